@@ -1,0 +1,35 @@
+"""Api numbers. Public apis follow Kafka's numbering; internal ones start at 1000."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ApiKey(IntEnum):
+    """Api number in every request header. Never renumber a member."""
+
+    PRODUCE = 0
+    FETCH = 1
+    LIST_OFFSETS = 2
+    METADATA = 3
+    OFFSET_COMMIT = 8
+    OFFSET_FETCH = 9
+    FIND_COORDINATOR = 10
+    JOIN_GROUP = 11
+    HEARTBEAT = 12
+    LEAVE_GROUP = 13
+    SYNC_GROUP = 14
+    API_VERSIONS = 18
+    CREATE_TOPICS = 19
+    DELETE_TOPICS = 20
+    # internal, broker to broker / broker to controller
+    REPLICA_FETCH = 1000
+    BROKER_REGISTRATION = 1001
+    BROKER_HEARTBEAT = 1002
+    ALTER_PARTITION = 1003
+    METADATA_FETCH = 1004
+
+
+EARLIEST_TIMESTAMP = -2
+LATEST_TIMESTAMP = -1
+CONSUMER_REPLICA_ID = -1

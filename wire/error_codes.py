@@ -1,0 +1,112 @@
+"""Stable protocol error codes, numbered like Kafka's where Kafka has the same error.
+
+The numbers are part of the wire format: never renumber a member. Each code knows whether a
+client may retry the request (possibly after refreshing metadata).
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ErrorCode(IntEnum):
+    """Error code carried in responses; ``NONE`` means success."""
+
+    UNKNOWN_SERVER_ERROR = -1
+    NONE = 0
+    OFFSET_OUT_OF_RANGE = 1
+    CORRUPT_MESSAGE = 2
+    UNKNOWN_TOPIC_OR_PARTITION = 3
+    LEADER_NOT_AVAILABLE = 5
+    NOT_LEADER_OR_FOLLOWER = 6
+    REQUEST_TIMED_OUT = 7
+    MESSAGE_TOO_LARGE = 10
+    NETWORK_EXCEPTION = 13
+    COORDINATOR_LOAD_IN_PROGRESS = 14
+    COORDINATOR_NOT_AVAILABLE = 15
+    NOT_COORDINATOR = 16
+    INVALID_TOPIC = 17
+    RECORD_LIST_TOO_LARGE = 18
+    NOT_ENOUGH_REPLICAS = 19
+    NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20
+    INVALID_REQUIRED_ACKS = 21
+    ILLEGAL_GENERATION = 22
+    UNKNOWN_MEMBER_ID = 25
+    INVALID_SESSION_TIMEOUT = 26
+    REBALANCE_IN_PROGRESS = 27
+    AUTHORIZATION_FAILED = 29
+    UNSUPPORTED_VERSION = 35
+    TOPIC_ALREADY_EXISTS = 36
+    INVALID_PARTITIONS = 37
+    INVALID_REPLICATION_FACTOR = 38
+    NOT_CONTROLLER = 41
+    INVALID_REQUEST = 42
+    OUT_OF_ORDER_SEQUENCE = 45
+    DUPLICATE_SEQUENCE = 46
+    INVALID_PRODUCER_EPOCH = 47
+    INVALID_CONFIG = 40
+    STORAGE_ERROR = 56
+    AUTHENTICATION_FAILED = 58
+    FENCED_LEADER_EPOCH = 74
+    UNKNOWN_LEADER_EPOCH = 75
+    UNSUPPORTED_COMPRESSION_TYPE = 76
+    UNKNOWN_PRODUCER_ID = 59
+    GROUP_ID_NOT_FOUND = 69
+    INVALID_RECORD = 87
+    UNKNOWN_API = 1000
+
+    @property
+    def retriable(self) -> bool:
+        """True when the same request may succeed if sent again (perhaps elsewhere)."""
+        return self in _RETRIABLE
+
+    @property
+    def needs_metadata_refresh(self) -> bool:
+        """True when the client's view of leaders or coordinators is probably stale."""
+        return self in _REFRESH
+
+    @classmethod
+    def from_wire(cls, value: object) -> ErrorCode:
+        """Map a received integer to a member; unknown numbers become UNKNOWN_SERVER_ERROR."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            try:
+                return cls(value)
+            except ValueError:
+                return cls.UNKNOWN_SERVER_ERROR
+        return cls.UNKNOWN_SERVER_ERROR
+
+
+_RETRIABLE = frozenset(
+    {
+        ErrorCode.CORRUPT_MESSAGE,  # corrupted in transit: resending the same bytes may pass
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,  # metadata may not have propagated yet
+        ErrorCode.LEADER_NOT_AVAILABLE,
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.REQUEST_TIMED_OUT,
+        ErrorCode.NETWORK_EXCEPTION,
+        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+        ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        ErrorCode.NOT_COORDINATOR,
+        ErrorCode.NOT_ENOUGH_REPLICAS,
+        ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        ErrorCode.REBALANCE_IN_PROGRESS,
+        ErrorCode.NOT_CONTROLLER,
+        ErrorCode.STORAGE_ERROR,
+        ErrorCode.FENCED_LEADER_EPOCH,
+        ErrorCode.UNKNOWN_LEADER_EPOCH,
+    }
+)
+
+_REFRESH = frozenset(
+    {
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.LEADER_NOT_AVAILABLE,
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.NOT_COORDINATOR,
+        ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        ErrorCode.NOT_CONTROLLER,
+        ErrorCode.FENCED_LEADER_EPOCH,
+        ErrorCode.UNKNOWN_LEADER_EPOCH,
+        ErrorCode.NETWORK_EXCEPTION,
+    }
+)

@@ -1,0 +1,145 @@
+"""Sans-I/O frame codec (DESIGN.md §4).
+
+A frame is a 4-byte big-endian length, then a CBOR map (the header), then zero or more raw
+blobs whose lengths the header lists under ``"blobs"``. Record batches travel as blobs so the
+broker can append produced bytes without re-encoding and send fetched bytes with sendfile.
+
+The decoder is fed bytes and hands back frames; it never reads a socket. An oversized frame is
+fatal for the connection (the stream cannot be trusted after it); a frame whose bytes are
+bounded but whose content is malformed is consumed whole and reported, so the connection can
+answer INVALID_REQUEST and carry on.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import cbor2
+
+from rillet.wire.errors import FrameTooLarge, MalformedFrame
+
+LENGTH = struct.Struct(">I")
+DEFAULT_MAX_FRAME_BYTES = 100 * 1024 * 1024
+MAX_BLOBS_PER_FRAME = 100_000
+
+
+class FileRegion(NamedTuple):
+    """A byte range of an open file, to be sent with sendfile by a driver."""
+
+    fd: int
+    position: int
+    length: int
+
+
+BlobPart = bytes | bytearray | memoryview | FileRegion
+
+
+def blob_length(blob: BlobPart) -> int:
+    """Length in bytes of any blob part."""
+    if isinstance(blob, FileRegion):
+        return blob.length
+    if isinstance(blob, memoryview):
+        return blob.nbytes
+    return len(blob)
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One decoded frame: the CBOR header map and the raw blobs after it."""
+
+    header: dict[str, Any]
+    blobs: list[memoryview]
+
+
+def encode_frame(header: dict[str, Any], blobs: Sequence[BlobPart] = ()) -> list[BlobPart]:
+    """Parts of one frame in write order: the prefix (length + header), then each blob."""
+    if blobs:
+        header = {**header, "blobs": [blob_length(b) for b in blobs]}
+    encoded = cbor2.dumps(header)
+    total = len(encoded) + sum(blob_length(b) for b in blobs)
+    return [LENGTH.pack(total) + encoded, *blobs]
+
+
+def frame_bytes(header: dict[str, Any], blobs: Sequence[bytes | memoryview] = ()) -> bytes:
+    """A whole frame as one bytes object (tests, small messages)."""
+    parts = encode_frame(header, blobs)
+    return b"".join(p for p in parts if not isinstance(p, FileRegion))
+
+
+class FrameDecoder:
+    """Incremental frame decoder with a hard size limit.
+
+    ``feed`` bytes as they arrive, then call ``next_frame`` until it returns None.
+    """
+
+    def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
+        self._max = max_frame_bytes
+        self._buf = bytearray()
+        self._need: int | None = None  # length of the frame in progress, once known
+
+    @property
+    def buffered_bytes(self) -> int:
+        return len(self._buf)
+
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
+        self._buf += data
+
+    def next_frame(self) -> Frame | None:
+        """The next complete frame, or None if more bytes are needed.
+
+        Raises FrameTooLarge (the connection must be closed) or MalformedFrame (the frame's
+        bytes were consumed; the caller may answer and continue). MalformedFrame carries the
+        correlation id when the header was readable enough to have one.
+        """
+        buf = self._buf
+        if self._need is None:
+            if len(buf) < LENGTH.size:
+                return None
+            (n,) = LENGTH.unpack_from(buf, 0)
+            if n > self._max:
+                raise FrameTooLarge(f"frame of {n} bytes exceeds max_frame_bytes={self._max}")
+            self._need = n
+        n = self._need
+        if len(buf) < LENGTH.size + n:
+            return None
+        body = bytes(buf[LENGTH.size : LENGTH.size + n])
+        del buf[: LENGTH.size + n]
+        self._need = None
+        return parse_frame_body(body)
+
+
+def parse_frame_body(body: bytes) -> Frame:
+    """Split a frame body into header and blobs, checking every length."""
+    stream = io.BytesIO(body)
+    try:
+        header = cbor2.CBORDecoder(stream).decode()
+    except Exception as exc:  # cbor2 raises assorted types on garbage
+        raise MalformedFrame(f"frame header is not valid CBOR: {exc}") from None
+    if not isinstance(header, dict):
+        raise MalformedFrame("frame header is not a CBOR map")
+    correlation_id = header.get("correlation_id")
+    lengths = header.get("blobs", [])
+    end = stream.tell()
+    if not isinstance(lengths, list) or len(lengths) > MAX_BLOBS_PER_FRAME:
+        raise _malformed("blob list is not a list of lengths", correlation_id)
+    blobs: list[memoryview] = []
+    view = memoryview(body)
+    for length in lengths:
+        if not isinstance(length, int) or isinstance(length, bool) or length < 0:
+            raise _malformed("blob length is not a non-negative integer", correlation_id)
+        if end + length > len(body):
+            raise _malformed("blob lengths exceed the frame", correlation_id)
+        blobs.append(view[end : end + length])
+        end += length
+    if end != len(body):
+        raise _malformed(f"{len(body) - end} unaccounted bytes after the blobs", correlation_id)
+    return Frame(header, blobs)
+
+
+def _malformed(reason: str, correlation_id: object) -> MalformedFrame:
+    cid = correlation_id if isinstance(correlation_id, int) else None
+    return MalformedFrame(reason, cid)

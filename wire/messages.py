@@ -1,0 +1,240 @@
+"""Request and response bodies of the data-path and admin apis.
+
+Each request and response is a frozen dataclass; :mod:`rillet.wire.schema` encodes and
+validates them. Partition-level lists are flat (topic and partition on every entry), which
+keeps handlers and clients simple. Record sets are :data:`~rillet.wire.schema.Blob` fields, so
+they travel as raw bytes after the CBOR header.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rillet.wire.api import ApiKey
+from rillet.wire.schema import Blob
+
+# -- Produce -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ProducePartitionData:
+    topic: str
+    partition: int
+    records: Blob
+
+
+@dataclass(frozen=True, slots=True)
+class ProduceRequest:
+    """acks: 0 (no response), 1 (leader appended), -1 (all in-sync replicas have it)."""
+
+    acks: int
+    timeout_ms: int
+    partitions: list[ProducePartitionData]
+
+
+@dataclass(frozen=True, slots=True)
+class ProducePartitionResponse:
+    topic: str
+    partition: int
+    error_code: int
+    base_offset: int = -1
+    log_append_time_ms: int = -1
+    log_start_offset: int = -1
+    error_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProduceResponse:
+    partitions: list[ProducePartitionResponse]
+
+
+# -- Fetch -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPartition:
+    topic: str
+    partition: int
+    fetch_offset: int
+    partition_max_bytes: int
+    current_leader_epoch: int = -1
+    last_fetched_epoch: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class FetchRequest:
+    """Long poll: answer once ``min_bytes`` are available or ``max_wait_ms`` has passed."""
+
+    max_wait_ms: int
+    min_bytes: int
+    max_bytes: int
+    partitions: list[FetchPartition]
+    replica_id: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPartitionResponse:
+    topic: str
+    partition: int
+    error_code: int
+    high_watermark: int
+    log_start_offset: int
+    records: Blob
+    log_end_offset: int = -1
+    diverging_epoch: int = -1
+    diverging_end_offset: int = -1
+    leader_id: int = -1
+    leader_epoch: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResponse:
+    partitions: list[FetchPartitionResponse]
+
+
+# -- ListOffsets -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ListOffsetsPartition:
+    """timestamp: -2 earliest, -1 latest, else the first offset with a timestamp >= it."""
+
+    topic: str
+    partition: int
+    timestamp: int
+
+
+@dataclass(frozen=True, slots=True)
+class ListOffsetsRequest:
+    partitions: list[ListOffsetsPartition]
+
+
+@dataclass(frozen=True, slots=True)
+class ListOffsetsPartitionResponse:
+    topic: str
+    partition: int
+    error_code: int
+    offset: int = -1
+    timestamp_ms: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class ListOffsetsResponse:
+    partitions: list[ListOffsetsPartitionResponse]
+
+
+# -- Metadata ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataRequest:
+    """topics None means all topics."""
+
+    topics: list[str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerInfo:
+    node_id: int
+    host: str
+    port: int
+    rack: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionMetadata:
+    partition: int
+    leader_id: int
+    leader_epoch: int
+    replicas: list[int]
+    isr: list[int]
+    error_code: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TopicMetadata:
+    name: str
+    error_code: int
+    partitions: list[PartitionMetadata]
+    configs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataResponse:
+    cluster_id: str
+    controller_id: int
+    brokers: list[BrokerInfo]
+    topics: list[TopicMetadata]
+
+
+# -- CreateTopics / DeleteTopics ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NewTopic:
+    name: str
+    num_partitions: int
+    replication_factor: int = 1
+    configs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CreateTopicsRequest:
+    topics: list[NewTopic]
+    timeout_ms: int = 30_000
+    validate_only: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TopicResult:
+    name: str
+    error_code: int
+    error_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CreateTopicsResponse:
+    topics: list[TopicResult]
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteTopicsRequest:
+    topics: list[str]
+    timeout_ms: int = 30_000
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteTopicsResponse:
+    topics: list[TopicResult]
+
+
+# -- ApiVersions -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ApiVersionsRequest:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ApiVersionRange:
+    api: int
+    min_version: int
+    max_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class ApiVersionsResponse:
+    apis: list[ApiVersionRange]
+
+
+REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
+    ApiKey.PRODUCE: (ProduceRequest, ProduceResponse),
+    ApiKey.FETCH: (FetchRequest, FetchResponse),
+    ApiKey.LIST_OFFSETS: (ListOffsetsRequest, ListOffsetsResponse),
+    ApiKey.METADATA: (MetadataRequest, MetadataResponse),
+    ApiKey.CREATE_TOPICS: (CreateTopicsRequest, CreateTopicsResponse),
+    ApiKey.DELETE_TOPICS: (DeleteTopicsRequest, DeleteTopicsResponse),
+    ApiKey.API_VERSIONS: (ApiVersionsRequest, ApiVersionsResponse),
+}
+API_OF_REQUEST: dict[type, ApiKey] = {req: api for api, (req, _) in REQUEST_TYPES.items()}

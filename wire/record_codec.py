@@ -1,0 +1,134 @@
+"""CBOR encoding of the records inside a batch payload.
+
+A payload is one CBOR array of records ``[timestamp_delta_ms, key|null, value|null,
+headers|null]`` with headers an array of ``[text key, bytes value]`` pairs. Encoding is done by
+hand for these few shapes because the producer pays it per record: it is about six times
+faster than ``cbor2.dumps`` and produces the same canonical bytes (a property test checks that).
+Decoding uses cbor2's C decoder, which is already fast.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from typing import Any
+
+import cbor2
+
+from rillet.wire.errors import CorruptBatch
+
+HeaderPairs = Sequence[tuple[str, bytes]]
+
+_PACK_B = struct.Struct(">B").pack
+_PACK_H = struct.Struct(">H").pack
+_PACK_I = struct.Struct(">I").pack
+_PACK_Q = struct.Struct(">Q").pack
+_NULL = b"\xf6"
+
+# Heads for short byte strings, precomputed: the common value sizes skip all arithmetic.
+_BYTES_HEADS = [bytes([0x40 | n]) for n in range(24)] + [
+    b"\x58" + bytes([n]) for n in range(24, 256)
+]
+_UINT_SMALL = [bytes([n]) for n in range(24)]
+
+
+def _head(major: int, n: int) -> bytes:
+    """CBOR initial byte(s) for major type ``major`` and argument ``n`` (n >= 0)."""
+    mt = major << 5
+    if n < 24:
+        return _PACK_B(mt | n)
+    if n < 0x100:
+        return _PACK_B(mt | 24) + _PACK_B(n)
+    if n < 0x10000:
+        return _PACK_B(mt | 25) + _PACK_H(n)
+    if n < 0x100000000:
+        return _PACK_B(mt | 26) + _PACK_I(n)
+    return _PACK_B(mt | 27) + _PACK_Q(n)
+
+
+def encode_int(n: int) -> bytes:
+    """CBOR integer (major type 0 or 1)."""
+    if 0 <= n < 24:
+        return _UINT_SMALL[n]
+    if n >= 0:
+        return _head(0, n)
+    return _head(1, -1 - n)
+
+
+def encode_bytes(b: bytes) -> bytes:
+    """CBOR byte string, head and content."""
+    n = len(b)
+    if n < 256:
+        return _BYTES_HEADS[n] + b
+    return _head(2, n) + b
+
+
+def _encode_text(s: str) -> bytes:
+    raw = s.encode("utf-8")
+    return _head(3, len(raw)) + raw
+
+
+def encode_headers(headers: HeaderPairs) -> bytes:
+    """CBOR array of ``[key, value]`` pairs; keys are text, values bytes."""
+    parts = [_head(4, len(headers))]
+    for key, value in headers:
+        parts.append(b"\x82")
+        parts.append(_encode_text(key))
+        parts.append(encode_bytes(value))
+    return b"".join(parts)
+
+
+def encode_record(
+    timestamp_delta_ms: int,
+    key: bytes | None,
+    value: bytes | None,
+    headers: HeaderPairs | None,
+) -> bytes:
+    """One record as a CBOR array of four items."""
+    return b"".join(
+        (
+            b"\x84",
+            encode_int(timestamp_delta_ms),
+            _NULL if key is None else encode_bytes(key),
+            _NULL if value is None else encode_bytes(value),
+            _NULL if not headers else encode_headers(headers),
+        )
+    )
+
+
+def array_head(count: int) -> bytes:
+    """CBOR head of a definite-length array of ``count`` items."""
+    return _head(4, count)
+
+
+def decode_payload(payload: bytes | memoryview, expected_count: int) -> list[list[Any]]:
+    """Decode a payload into its record arrays, checking each record's shape.
+
+    Raises CorruptBatch on anything but an array of ``expected_count`` well-formed records;
+    a CRC-valid batch can still have been built by a buggy producer.
+    """
+    try:
+        records = cbor2.loads(payload)
+    except Exception as exc:  # cbor2 raises several unrelated types on garbage
+        raise CorruptBatch(f"record payload is not valid CBOR: {exc}") from exc
+    if not isinstance(records, list) or len(records) != expected_count:
+        raise CorruptBatch(f"payload does not hold {expected_count} records")
+    for rec in records:
+        if not (isinstance(rec, list) and len(rec) == 4 and isinstance(rec[0], int)):
+            raise CorruptBatch("record is not [timestamp_delta, key, value, headers]")
+        key, value, headers = rec[1], rec[2], rec[3]
+        if key is not None and not isinstance(key, bytes):
+            raise CorruptBatch("record key is neither bytes nor null")
+        if value is not None and not isinstance(value, bytes):
+            raise CorruptBatch("record value is neither bytes nor null")
+        if headers is not None:
+            if not isinstance(headers, list) or not all(
+                isinstance(h, list)
+                and len(h) == 2
+                and isinstance(h[0], str)
+                and isinstance(h[1], bytes)
+                for h in headers
+            ):
+                raise CorruptBatch("record headers are not [[text, bytes], ...]")
+            rec[3] = [(h[0], h[1]) for h in headers]
+    return records

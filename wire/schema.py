@@ -1,0 +1,231 @@
+"""Dataclass <-> CBOR-ready values, with strict type checking on the way in.
+
+Messages are plain frozen dataclasses. ``to_wire`` turns one into maps and lists for CBOR;
+``from_wire`` checks every field against its annotation and raises MalformedMessage with the
+path of the first bad field, so bad input becomes a typed INVALID_REQUEST, never a crash deep
+in a handler. Fields typed :data:`Blob` carry raw bytes out of band: ``to_wire`` moves them to
+the frame's blob list and leaves their index in the map; ``from_wire`` puts them back.
+
+A field missing on the wire takes its dataclass default, so a newer peer may add fields with
+defaults without breaking an older one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Callable
+from enum import IntEnum
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
+
+from rillet.wire.errors import MalformedMessage
+from rillet.wire.frame import BlobPart, FileRegion
+
+
+class _BlobMarker:
+    """Annotation marker: this field travels as a raw frame blob."""
+
+
+Blob = Annotated[bytes | memoryview | FileRegion, _BlobMarker]
+
+T = TypeVar("T")
+Decoder = Callable[[Any, list[memoryview], str], Any]
+Encoder = Callable[[Any, list[BlobPart]], Any]
+
+_MAX_LIST_ITEMS = 1_000_000
+_decoders: dict[Any, Decoder] = {}
+_encoders: dict[Any, Encoder] = {}
+
+
+def to_wire(obj: Any, blobs: list[BlobPart]) -> Any:
+    """Encode a message dataclass, appending blob fields to ``blobs``."""
+    return _encoder_for(type(obj))(obj, blobs)
+
+
+def from_wire(cls: type[T], value: Any, blobs: list[memoryview]) -> T:
+    """Decode and validate ``value`` as ``cls``; raises MalformedMessage."""
+    result: T = _decoder_for(cls)(value, blobs, cls.__name__)
+    return result
+
+
+def _fail(path: str, expected: str, value: Any) -> MalformedMessage:
+    shown = type(value).__name__
+    return MalformedMessage(f"{path}: expected {expected}, got {shown}")
+
+
+def _decoder_for(tp: Any) -> Decoder:
+    dec = _decoders.get(tp)
+    if dec is None:
+        dec = _build_decoder(tp)
+        _decoders[tp] = dec
+    return dec
+
+
+def _encoder_for(tp: Any) -> Encoder:
+    enc = _encoders.get(tp)
+    if enc is None:
+        enc = _build_encoder(tp)
+        _encoders[tp] = enc
+    return enc
+
+
+def _is_blob(tp: Any) -> bool:
+    return get_origin(tp) is Annotated and _BlobMarker in get_args(tp)[1:]
+
+
+def _build_decoder(tp: Any) -> Decoder:
+    if _is_blob(tp):
+
+        def dec_blob(v: Any, blobs: list[memoryview], path: str) -> Any:
+            if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < len(blobs):
+                raise _fail(path, "a blob index", v)
+            return blobs[v]
+
+        return dec_blob
+    if dataclasses.is_dataclass(tp):
+        return _dataclass_decoder(tp)
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        options = get_args(tp)
+        non_none = [o for o in options if o is not type(None)]
+        if len(non_none) != 1:
+            raise TypeError(f"unsupported union {tp}")
+        inner = _decoder_for(non_none[0])
+
+        def dec_optional(v: Any, blobs: list[memoryview], path: str) -> Any:
+            return None if v is None else inner(v, blobs, path)
+
+        return dec_optional
+    if origin is list:
+        (item_tp,) = get_args(tp)
+        item = _decoder_for(item_tp)
+
+        def dec_list(v: Any, blobs: list[memoryview], path: str) -> Any:
+            if not isinstance(v, list):
+                raise _fail(path, "a list", v)
+            if len(v) > _MAX_LIST_ITEMS:
+                raise MalformedMessage(f"{path}: list of {len(v)} items is too long")
+            return [item(x, blobs, f"{path}[{i}]") for i, x in enumerate(v)]
+
+        return dec_list
+    if origin is dict:
+        key_tp, val_tp = get_args(tp)
+        if key_tp is not str:
+            raise TypeError("only str-keyed dicts are supported")
+        val = _decoder_for(val_tp)
+
+        def dec_dict(v: Any, blobs: list[memoryview], path: str) -> Any:
+            if not isinstance(v, dict) or not all(isinstance(k, str) for k in v):
+                raise _fail(path, "a map with text keys", v)
+            return {k: val(x, blobs, f"{path}.{k}") for k, x in v.items()}
+
+        return dec_dict
+    if isinstance(tp, type) and issubclass(tp, IntEnum):
+        enum_tp = tp
+
+        def dec_enum(v: Any, blobs: list[memoryview], path: str) -> Any:
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise _fail(path, enum_tp.__name__, v)
+            try:
+                return enum_tp(v)
+            except ValueError:
+                raise MalformedMessage(f"{path}: {v} is not a valid {enum_tp.__name__}") from None
+
+        return dec_enum
+    if tp is bool:
+        return _scalar(lambda v: isinstance(v, bool), "a bool")
+    if tp is int:
+        return _scalar(lambda v: isinstance(v, int) and not isinstance(v, bool), "an int")
+    if tp is float:
+        return _scalar(lambda v: isinstance(v, int | float) and not isinstance(v, bool), "a number")
+    if tp is str:
+        return _scalar(lambda v: isinstance(v, str), "text")
+    if tp is bytes:
+        return _scalar(lambda v: isinstance(v, bytes), "bytes")
+    raise TypeError(f"unsupported schema type {tp!r}")
+
+
+def _scalar(check: Callable[[Any], bool], expected: str) -> Decoder:
+    def dec(v: Any, blobs: list[memoryview], path: str) -> Any:
+        if not check(v):
+            raise _fail(path, expected, v)
+        return v
+
+    return dec
+
+
+def _dataclass_decoder(cls: Any) -> Decoder:
+    hints = typing.get_type_hints(cls, include_extras=True)
+    fields = []
+    for f in dataclasses.fields(cls):
+        has_default = (
+            f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        )
+        fields.append((f.name, _decoder_for(hints[f.name]), has_default))
+    name = cls.__name__
+
+    def dec(v: Any, blobs: list[memoryview], path: str) -> Any:
+        if not isinstance(v, dict):
+            raise _fail(path, f"a {name} map", v)
+        kwargs = {}
+        for fname, fdec, has_default in fields:
+            if fname in v:
+                kwargs[fname] = fdec(v[fname], blobs, f"{path}.{fname}")
+            elif not has_default:
+                raise MalformedMessage(f"{path}: missing field {fname!r}")
+        return cls(**kwargs)
+
+    return dec
+
+
+def _build_encoder(tp: Any) -> Encoder:
+    if not dataclasses.is_dataclass(tp):
+        raise TypeError(f"{tp!r} is not a message dataclass")
+    hints = typing.get_type_hints(tp, include_extras=True)
+    plan: list[tuple[str, Encoder | None, bool]] = []
+    for f in dataclasses.fields(tp):
+        ftp = hints[f.name]
+        plan.append((f.name, _field_encoder(ftp), _is_blob(ftp)))
+
+    def enc(obj: Any, blobs: list[BlobPart]) -> Any:
+        out: dict[str, Any] = {}
+        for fname, fenc, is_blob in plan:
+            value = getattr(obj, fname)
+            if is_blob:
+                blobs.append(value)
+                out[fname] = len(blobs) - 1
+            elif fenc is None or value is None:
+                out[fname] = value
+            else:
+                out[fname] = fenc(value, blobs)
+        return out
+
+    return enc
+
+
+def _field_encoder(tp: Any) -> Encoder | None:
+    """Encoder for a field value, or None when the value is already CBOR-ready."""
+    if _is_blob(tp):
+        return None
+    if dataclasses.is_dataclass(tp):
+        return _encoder_for(tp)
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        non_none = [o for o in get_args(tp) if o is not type(None)]
+        return _field_encoder(non_none[0])
+    if origin is list:
+        item = _field_encoder(get_args(tp)[0])
+        if item is None:
+            return None
+        item_enc = item
+        return lambda v, blobs: [item_enc(x, blobs) for x in v]
+    if origin is dict:
+        val = _field_encoder(get_args(tp)[1])
+        if val is None:
+            return None
+        val_enc = val
+        return lambda v, blobs: {k: val_enc(x, blobs) for k, x in v.items()}
+    if isinstance(tp, type) and issubclass(tp, IntEnum):
+        return lambda v, blobs: int(v)
+    return None
