@@ -1,0 +1,58 @@
+"""``rillet`` command line: one sub-command module per area, registered here."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from types import ModuleType
+
+from rillet.broker.cli import node_command
+
+# Each module exposes register(subparsers) and sets a "run" default on its parsers.
+COMMAND_MODULES: list[ModuleType] = [node_command]
+
+
+def _optional_modules() -> list[ModuleType]:
+    """Command modules that depend on the client package (always present once built)."""
+    mods = []
+    for name in ("topics_command", "console_command", "perf_command"):
+        try:
+            mods.append(__import__(f"rillet.broker.cli.{name}", fromlist=["register"]))
+        except ModuleNotFoundError as exc:
+            if exc.name != f"rillet.broker.cli.{name}":
+                raise
+    return mods
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rillet", description="rillet: a replicated log service (Kafka's model, in Python)"
+    )
+    parser.add_argument(
+        "--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR (default INFO)"
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in [*COMMAND_MODULES, *_optional_modules()]:
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    run: Callable[[argparse.Namespace], int] = args.run
+    try:
+        return run(args)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""Node configuration: a TOML file with documented defaults (docs/configuration.md).
+
+Every key has a default, so an empty file runs a single local node. Unknown keys are refused
+by name: a misspelt setting that is silently ignored is worse than a node that won't start.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rillet.broker.errors import ConfigError
+from rillet.partition_store.config import LogConfig
+
+
+@dataclass(frozen=True, slots=True)
+class ListenerConfig:
+    host: str = "127.0.0.1"
+    port: int = 9092  # 0 picks an ephemeral port; the node prints the bound one
+    advertised_host: str = ""  # empty: same as host
+
+
+@dataclass(frozen=True, slots=True)
+class LimitsConfig:
+    max_frame_bytes: int = 100 * 1024 * 1024
+    max_in_flight_requests_per_connection: int = 64
+    max_connections: int = 10_000
+    receive_buffer_bytes: int = 1024 * 1024
+    max_fetch_wait_ms: int = 30_000  # upper bound on a client's fetch long poll
+    max_produce_timeout_ms: int = 300_000
+
+
+@dataclass(frozen=True, slots=True)
+class TopicDefaults:
+    num_partitions: int = 1
+    replication_factor: int = 1
+    auto_create_topics: bool = False
+    max_partitions_per_topic: int = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class TasksConfig:
+    retention_check_interval_ms: int = 300_000
+    flush_check_interval_ms: int = 1_000
+    deleted_files_check_interval_ms: int = 30_000
+
+
+@dataclass(frozen=True, slots=True)
+class NodeConfig:
+    node_id: int = 1
+    cluster_id: str = "rillet-local"
+    data_dir: Path = Path("rillet-data")
+    rack: str | None = None
+    listener: ListenerConfig = field(default_factory=ListenerConfig)
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
+    topics: TopicDefaults = field(default_factory=TopicDefaults)
+    tasks: TasksConfig = field(default_factory=TasksConfig)
+    log: LogConfig = field(default_factory=LogConfig)
+
+    @property
+    def advertised_host(self) -> str:
+        return self.listener.advertised_host or self.listener.host
+
+    def with_overrides(self, **changes: Any) -> NodeConfig:
+        return dataclasses.replace(self, **changes)
+
+
+def load_config(path: Path | None, overrides: dict[str, Any] | None = None) -> NodeConfig:
+    """Read a TOML file (or none) and apply dotted-key overrides like ``listener.port``."""
+    raw: dict[str, Any] = {}
+    if path is not None:
+        try:
+            raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+    for dotted, value in (overrides or {}).items():
+        if value is None:
+            continue
+        node = raw
+        *parents, leaf = dotted.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[leaf] = value
+    return _build(NodeConfig, raw, "")
+
+
+def _build(cls: Any, raw: dict[str, Any], prefix: str) -> Any:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{prefix.rstrip('.') or 'config'} must be a table")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(raw) - set(fields))
+    if unknown:
+        raise ConfigError(f"unknown config key(s): {', '.join(prefix + k for k in unknown)}")
+    kwargs: dict[str, Any] = {}
+    for name, f in fields.items():
+        if name not in raw:
+            continue
+        value = raw[name]
+        default = (
+            f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        )
+        key = prefix + name
+        if dataclasses.is_dataclass(default):
+            kwargs[name] = _build(type(default), value, key + ".")
+        else:
+            kwargs[name] = _coerce(key, value, default)
+    try:
+        return cls(**kwargs)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"invalid {prefix.rstrip('.') or 'config'}: {exc}") from exc
+
+
+def _coerce(key: str, value: Any, default: Any) -> Any:
+    if isinstance(default, Path):
+        if not isinstance(value, str):
+            raise ConfigError(f"{key} must be a path string")
+        return Path(value)
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ConfigError(f"{key} must be true or false")
+        return value
+    if isinstance(default, int):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ConfigError(f"{key} must be an integer")
+        return value
+    if isinstance(default, str) or default is None:
+        if not isinstance(value, str):
+            raise ConfigError(f"{key} must be a string")
+        return value
+    raise ConfigError(f"{key}: unsupported value {value!r}")

@@ -1,0 +1,204 @@
+"""One client connection: a reader task and a writer task around the sans-I/O codec.
+
+The reader decodes frames and dispatches each request immediately, so appends happen in the
+order requests arrive. Replies go through a bounded channel to the writer, which waits for
+each in turn and sends it: responses leave in request order, and the channel bound is the
+per-connection limit on requests in flight (back-pressure on a client that pipelines too
+much). Log bytes leave with ``os.sendfile``.
+
+Bad input is contained here: an oversized frame or an unreadable header closes this one
+connection; a malformed request with a readable correlation id gets INVALID_REQUEST.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+import trio
+
+from rillet.broker.dispatcher import Dispatcher, PendingReply
+from rillet.wire.error_codes import ErrorCode
+from rillet.wire.errors import FrameTooLarge, MalformedFrame, MalformedMessage
+from rillet.wire.frame import BlobPart, FileRegion, FrameDecoder
+from rillet.wire.protocol import decode_request, encode_error_response, encode_response
+
+log = logging.getLogger(__name__)
+
+_COALESCE_BYTES = 64 * 1024
+
+
+class Connection:
+    def __init__(
+        self,
+        stream: trio.SocketStream,
+        dispatcher: Dispatcher,
+        max_frame_bytes: int,
+        max_in_flight: int,
+        receive_bytes: int,
+    ) -> None:
+        self._stream = stream
+        self._dispatcher = dispatcher
+        self._decoder = FrameDecoder(max_frame_bytes)
+        self._max_in_flight = max_in_flight
+        self._receive_bytes = receive_bytes
+        try:
+            self.peer = "%s:%s" % stream.socket.getpeername()[:2]
+        except OSError:
+            self.peer = "?"
+
+    async def serve(self) -> None:
+        """Serve until the peer closes, misbehaves or the node shuts down; never raises."""
+        send, receive = trio.open_memory_channel[PendingReply](self._max_in_flight)
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._write_loop, receive)
+                async with send:
+                    await self._read_loop(send)
+        except* (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError) as group:
+            log.debug("connection %s ended: %s", self.peer, group.exceptions[0])
+        except* Exception:
+            log.exception("connection %s failed", self.peer)
+        finally:
+            _discard_pending(receive)
+            receive.close()
+            await trio.aclose_forcefully(self._stream)
+
+    async def _read_loop(self, send: trio.MemorySendChannel[PendingReply]) -> None:
+        while True:
+            data = await self._stream.receive_some(self._receive_bytes)
+            if not data:
+                return
+            self._decoder.feed(data)
+            while True:
+                try:
+                    frame = self._decoder.next_frame()
+                except FrameTooLarge as exc:
+                    log.warning("closing %s: %s", self.peer, exc)
+                    return
+                except MalformedFrame as exc:
+                    if exc.correlation_id is None:
+                        log.warning("closing %s: unaddressable bad frame: %s", self.peer, exc)
+                        return
+                    log.info("bad frame from %s: %s", self.peer, exc)
+                    await send.send(_invalid(exc.correlation_id, str(exc)))
+                    continue
+                if frame is None:
+                    break
+                try:
+                    header, body = decode_request(frame)
+                except MalformedMessage as exc:
+                    if exc.correlation_id is None:
+                        log.warning("closing %s: %s", self.peer, exc)
+                        return
+                    log.info("bad request from %s: %s", self.peer, exc)
+                    await send.send(_invalid(exc.correlation_id, str(exc)))
+                    continue
+                reply = self._dispatcher.dispatch(header, body)
+                if reply is not None:
+                    await send.send(reply)
+
+    async def _write_loop(self, receive: trio.MemoryReceiveChannel[PendingReply]) -> None:
+        # Replies that are ready back to back are coalesced into one send.
+        out: list[BlobPart] = []
+        buffered = 0
+        try:
+            while True:
+                try:
+                    reply = receive.receive_nowait()
+                except trio.WouldBlock:
+                    await self._send_parts(out)
+                    out, buffered = [], 0
+                    try:
+                        reply = await receive.receive()
+                    except trio.EndOfChannel:
+                        return
+                except trio.EndOfChannel:
+                    await self._send_parts(out)
+                    return
+                parts = await _materialize(reply)
+                out.extend(parts)
+                buffered += sum(_buffered_len(p) for p in parts)
+                if buffered >= _COALESCE_BYTES:
+                    await self._send_parts(out)
+                    out, buffered = [], 0
+        finally:
+            _close_regions(out)
+
+    async def _send_parts(self, parts: list[BlobPart]) -> None:
+        try:
+            buffered: list[bytes | bytearray | memoryview] = []
+            for i, part in enumerate(parts):
+                if isinstance(part, FileRegion):
+                    if buffered:
+                        await self._stream.send_all(b"".join(buffered))
+                        buffered = []
+                    await self._sendfile(part)
+                    parts[i] = b""
+                    os.close(part.fd)
+                else:
+                    buffered.append(part)
+            if buffered:
+                await self._stream.send_all(b"".join(buffered))
+        finally:
+            _close_regions(parts)
+
+    async def _sendfile(self, region: FileRegion) -> None:
+        sock = self._stream.socket
+        sock_fd = sock.fileno()
+        position, remaining = region.position, region.length
+        while remaining > 0:
+            try:
+                sent = os.sendfile(sock_fd, region.fd, position, remaining)
+            except BlockingIOError:
+                await trio.lowlevel.wait_writable(sock)
+                continue
+            if sent == 0:
+                raise trio.BrokenResourceError("file region ended early (segment truncated?)")
+            position += sent
+            remaining -= sent
+        await trio.lowlevel.checkpoint()
+
+
+async def _materialize(reply: PendingReply) -> list[BlobPart]:
+    if reply.error is not None:
+        return encode_error_response(reply.correlation_id, reply.error, reply.error_message)
+    message: Any = reply.message
+    if reply.waiting is not None:
+        try:
+            message = await reply.waiting
+        except Exception:
+            log.exception("deferred handler failed")
+            return encode_error_response(reply.correlation_id, ErrorCode.UNKNOWN_SERVER_ERROR)
+    return encode_response(reply.correlation_id, message)
+
+
+def _invalid(correlation_id: int, reason: str) -> PendingReply:
+    return PendingReply(correlation_id, error=ErrorCode.INVALID_REQUEST, error_message=reason)
+
+
+def _buffered_len(part: BlobPart) -> int:
+    return 0 if isinstance(part, FileRegion) else len(part)
+
+
+def _close_regions(parts: list[BlobPart]) -> None:
+    """Close every region's fd once: each is blanked in place, so a second call is a no-op."""
+    for i, part in enumerate(parts):
+        if isinstance(part, FileRegion):
+            parts[i] = b""
+            try:
+                os.close(part.fd)
+            except OSError:
+                pass
+
+
+def _discard_pending(receive: trio.MemoryReceiveChannel[PendingReply]) -> None:
+    """Close coroutines of replies that will never be sent (connection gone)."""
+    while True:
+        try:
+            reply = receive.receive_nowait()
+        except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+            return
+        if reply.waiting is not None:
+            reply.waiting.close()

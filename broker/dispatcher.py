@@ -1,0 +1,89 @@
+"""Routes a decoded request to its handler and shapes what the connection must send.
+
+A handler returns a message, a coroutine that will produce one, or None (no response, for
+acks=0). Any exception a handler raises is logged and answered with UNKNOWN_SERVER_ERROR: one
+bad request never takes the connection, let alone the node, down.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.handlers.fetch import handle_fetch
+from rillet.broker.handlers.list_offsets import handle_list_offsets
+from rillet.broker.handlers.metadata import handle_metadata
+from rillet.broker.handlers.produce import handle_produce
+from rillet.broker.handlers.topics import handle_create_topics, handle_delete_topics
+from rillet.wire.api import ApiKey
+from rillet.wire.error_codes import ErrorCode
+from rillet.wire.messages import (
+    REQUEST_TYPES,
+    ApiVersionRange,
+    ApiVersionsRequest,
+    ApiVersionsResponse,
+)
+from rillet.wire.protocol import PROTOCOL_VERSION, RequestHeader
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[BrokerContext, Any], Any]
+
+
+@dataclass(slots=True)
+class PendingReply:
+    """A response to send, in request order: ready now, or once ``waiting`` completes."""
+
+    correlation_id: int
+    message: Any = None
+    waiting: Coroutine[Any, Any, Any] | None = None
+    error: ErrorCode | None = None
+    error_message: str | None = None
+
+
+def _api_versions(ctx: BrokerContext, req: ApiVersionsRequest) -> ApiVersionsResponse:
+    return ApiVersionsResponse(
+        [ApiVersionRange(int(api), PROTOCOL_VERSION, PROTOCOL_VERSION) for api in HANDLERS]
+    )
+
+
+HANDLERS: dict[ApiKey, Handler] = {
+    ApiKey.PRODUCE: handle_produce,
+    ApiKey.FETCH: handle_fetch,
+    ApiKey.LIST_OFFSETS: handle_list_offsets,
+    ApiKey.METADATA: handle_metadata,
+    ApiKey.CREATE_TOPICS: handle_create_topics,
+    ApiKey.DELETE_TOPICS: handle_delete_topics,
+    ApiKey.API_VERSIONS: _api_versions,
+}
+assert set(HANDLERS) <= set(REQUEST_TYPES)
+
+
+class Dispatcher:
+    def __init__(self, ctx: BrokerContext) -> None:
+        self.ctx = ctx
+
+    def dispatch(self, header: RequestHeader, body: Any) -> PendingReply | None:
+        cid = header.correlation_id
+        handler = HANDLERS.get(header.api)
+        if handler is None:
+            return PendingReply(cid, error=ErrorCode.UNKNOWN_API, error_message=header.api.name)
+        if header.version != PROTOCOL_VERSION:
+            return PendingReply(
+                cid,
+                error=ErrorCode.UNSUPPORTED_VERSION,
+                error_message=f"version {header.version} of {header.api.name} is not supported",
+            )
+        try:
+            result = handler(self.ctx, body)
+        except Exception:
+            log.exception("handler for %s failed", header.api.name)
+            return PendingReply(cid, error=ErrorCode.UNKNOWN_SERVER_ERROR)
+        if result is None:
+            return None
+        if isinstance(result, Coroutine):
+            return PendingReply(cid, waiting=result)
+        return PendingReply(cid, message=result)

@@ -1,0 +1,119 @@
+"""Fetch: return whole batches below the high watermark, long-polling for ``min_bytes``.
+
+Reads never decode records: the log returns a file region (fd, position, length) per
+partition and the connection driver sends it with ``os.sendfile``. Each region holds its own
+duplicated fd, so deleting a segment or a topic while the response is in flight is safe.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Coroutine
+from typing import Any
+
+import trio
+
+from rillet.broker.handlers.context import BrokerContext
+from rillet.partition_store.errors import OffsetOutOfRange
+from rillet.wire.error_codes import ErrorCode
+from rillet.wire.frame import FileRegion
+from rillet.wire.messages import (
+    FetchPartition,
+    FetchPartitionResponse,
+    FetchRequest,
+    FetchResponse,
+)
+
+_EMPTY = b""
+
+
+def handle_fetch(
+    ctx: BrokerContext, req: FetchRequest
+) -> Coroutine[Any, Any, FetchResponse]:
+    return _fetch(ctx, req)
+
+
+async def _fetch(ctx: BrokerContext, req: FetchRequest) -> FetchResponse:
+    max_wait_ms = min(max(req.max_wait_ms, 0), ctx.config.limits.max_fetch_wait_ms)
+    deadline = trio.current_time() + max_wait_ms / 1000
+    while True:
+        response, total_bytes, has_error = _read_once(ctx, req)
+        if total_bytes >= req.min_bytes or has_error or trio.current_time() >= deadline:
+            return response
+        _close_regions(response)
+        await _wait_for_data(ctx, req, deadline)
+
+
+def _read_once(ctx: BrokerContext, req: FetchRequest) -> tuple[FetchResponse, int, bool]:
+    remaining = max(req.max_bytes, 0)
+    out: list[FetchPartitionResponse] = []
+    total = 0
+    has_error = False
+    for p in req.partitions:
+        resp = _read_partition(ctx, p, remaining, first=total == 0)
+        if resp.error_code != ErrorCode.NONE:
+            has_error = True
+        size = resp.records.length if isinstance(resp.records, FileRegion) else 0
+        total += size
+        remaining = max(remaining - size, 0)
+        out.append(resp)
+    return FetchResponse(out), total, has_error
+
+
+def _read_partition(
+    ctx: BrokerContext, p: FetchPartition, remaining: int, first: bool
+) -> FetchPartitionResponse:
+    replica = ctx.replicas.get(p.topic, p.partition)
+    if replica is None:
+        return FetchPartitionResponse(
+            p.topic, p.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, _EMPTY
+        )
+    plog = replica.log
+    hw = replica.high_watermark
+    base = (p.topic, p.partition)
+    if p.fetch_offset > plog.log_end_offset or p.fetch_offset < plog.log_start_offset:
+        return FetchPartitionResponse(
+            *base, ErrorCode.OFFSET_OUT_OF_RANGE, hw, plog.log_start_offset, _EMPTY,
+            log_end_offset=plog.log_end_offset, leader_epoch=replica.leader_epoch,
+        )
+    limit = min(max(p.partition_max_bytes, 0), remaining)
+    region = None
+    if p.fetch_offset < hw and (limit > 0 or first):
+        try:
+            # KIP-74: the first partition of a response returns at least one whole batch.
+            result = plog.read(p.fetch_offset, limit, max_offset=hw, min_one_batch=first)
+        except OffsetOutOfRange:
+            return FetchPartitionResponse(
+                *base, ErrorCode.OFFSET_OUT_OF_RANGE, hw, plog.log_start_offset, _EMPTY,
+                log_end_offset=plog.log_end_offset, leader_epoch=replica.leader_epoch,
+            )
+        if result.region is not None and result.region.length > 0:
+            r = result.region
+            region = FileRegion(os.dup(r.fd), r.position, r.length)
+    return FetchPartitionResponse(
+        *base, ErrorCode.NONE, hw, plog.log_start_offset,
+        region if region is not None else _EMPTY,
+        log_end_offset=plog.log_end_offset, leader_epoch=replica.leader_epoch,
+    )
+
+
+async def _wait_for_data(ctx: BrokerContext, req: FetchRequest, deadline: float) -> None:
+    event = trio.Event()
+    replicas = []
+    for p in req.partitions:
+        replica = ctx.replicas.get(p.topic, p.partition)
+        if replica is not None:
+            replica.register_waiter(event)
+            replicas.append(replica)
+    try:
+        with trio.move_on_at(deadline):
+            await event.wait()
+    finally:
+        for replica in replicas:
+            replica.unregister_waiter(event)
+
+
+def _close_regions(response: FetchResponse) -> None:
+    for p in response.partitions:
+        if isinstance(p.records, FileRegion):
+            os.close(p.records.fd)

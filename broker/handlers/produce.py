@@ -1,0 +1,115 @@
+"""Produce: validate and append each partition's batches, then answer per ``acks``.
+
+The append happens synchronously in request order; no records are decoded (batch headers and
+CRCs only). acks=0 gets no response, acks=1 answers after the local append, acks=all answers
+once the high watermark has passed the appended batches or ``timeout_ms`` expired.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
+import trio
+
+from rillet.broker.handlers.context import BrokerContext
+from rillet.partition_store.errors import StoreError
+from rillet.wire.error_codes import ErrorCode
+from rillet.wire.errors import WireError
+from rillet.wire.messages import ProducePartitionResponse, ProduceRequest, ProduceResponse
+
+log = logging.getLogger(__name__)
+
+ACKS_ALL = -1
+_VALID_ACKS = (0, 1, ACKS_ALL)
+
+
+def handle_produce(
+    ctx: BrokerContext, req: ProduceRequest
+) -> ProduceResponse | Coroutine[Any, Any, ProduceResponse] | None:
+    if req.acks not in _VALID_ACKS:
+        return ProduceResponse(
+            [
+                ProducePartitionResponse(
+                    p.topic, p.partition, ErrorCode.INVALID_REQUIRED_ACKS, error_message="acks"
+                )
+                for p in req.partitions
+            ]
+        )
+    now = ctx.now_ms()
+    results: list[ProducePartitionResponse] = []
+    waits: list[tuple[int, int]] = []  # (index in results, offset the HW must reach)
+    for p in req.partitions:
+        replica = ctx.replicas.get(p.topic, p.partition)
+        if replica is None:
+            results.append(
+                ProducePartitionResponse(
+                    p.topic, p.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    error_message=f"unknown topic-partition {p.topic}-{p.partition}",
+                )
+            )
+            continue
+        try:
+            info = replica.append_as_leader(p.records, now)
+        except (StoreError, WireError) as exc:
+            results.append(_append_error(p.topic, p.partition, exc))
+            continue
+        except OSError as exc:
+            log.error("append to %s failed: %s", replica.key, exc)
+            results.append(
+                ProducePartitionResponse(
+                    p.topic, p.partition, ErrorCode.STORAGE_ERROR, error_message=str(exc)
+                )
+            )
+            continue
+        results.append(
+            ProducePartitionResponse(
+                p.topic, p.partition, ErrorCode.NONE, info.first_offset, -1,
+                replica.log.log_start_offset,
+            )
+        )
+        if req.acks == ACKS_ALL:
+            waits.append((len(results) - 1, info.last_offset + 1))
+    if req.acks == 0:
+        return None
+    if not waits:
+        return ProduceResponse(results)
+    timeout_ms = min(max(req.timeout_ms, 0), ctx.config.limits.max_produce_timeout_ms)
+    return _await_high_watermarks(ctx, results, waits, timeout_ms)
+
+
+async def _await_high_watermarks(
+    ctx: BrokerContext,
+    results: list[ProducePartitionResponse],
+    waits: list[tuple[int, int]],
+    timeout_ms: int,
+) -> ProduceResponse:
+    with trio.move_on_after(timeout_ms / 1000):
+        for index, target in waits:
+            r = results[index]
+            replica = ctx.replicas.get(r.topic, r.partition)
+            if replica is not None and not replica.deleted:
+                await replica.wait_for_high_watermark(target)
+    final = list(results)
+    for index, target in waits:
+        r = results[index]
+        replica = ctx.replicas.get(r.topic, r.partition)
+        if replica is None or replica.deleted:
+            final[index] = ProducePartitionResponse(
+                r.topic, r.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                error_message="partition deleted while waiting for acks=all",
+            )
+        elif replica.high_watermark < target:
+            final[index] = ProducePartitionResponse(
+                r.topic, r.partition, ErrorCode.REQUEST_TIMED_OUT,
+                error_message="high watermark did not reach the batch within timeout_ms",
+            )
+    return ProduceResponse(final)
+
+
+def _append_error(topic: str, partition: int, exc: Exception) -> ProducePartitionResponse:
+    from rillet.partition_store.errors import RecordTooLarge
+
+    code = ErrorCode.MESSAGE_TOO_LARGE if isinstance(exc, RecordTooLarge) else ErrorCode.CORRUPT_MESSAGE
+    return ProducePartitionResponse(topic, partition, code, error_message=str(exc))

@@ -1,0 +1,65 @@
+"""Per-topic configuration overrides, spelt as Kafka spells them (``retention.ms``).
+
+A topic stores only the keys it overrides; the effective LogConfig is the node's ``[log]``
+defaults with those applied, so changing a node default changes every topic that did not
+override it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from rillet.broker.errors import TopicError
+from rillet.partition_store.config import LogConfig
+from rillet.wire.error_codes import ErrorCode
+
+# topic config key -> LogConfig field
+TOPIC_CONFIG_KEYS: dict[str, str] = {
+    "segment.bytes": "segment_bytes",
+    "segment.ms": "segment_ms",
+    "retention.ms": "retention_ms",
+    "retention.bytes": "retention_bytes",
+    "segment.index.interval.bytes": "index_interval_bytes",
+    "index.interval.bytes": "index_interval_bytes",
+    "max.message.bytes": "max_batch_bytes",
+    "flush.messages": "flush_messages",
+    "flush.ms": "flush_ms",
+    "file.delete.delay.ms": "file_delete_delay_ms",
+}
+# Accepted for compatibility with Kafka tooling but only one value is supported.
+FIXED_TOPIC_CONFIGS: dict[str, str] = {"cleanup.policy": "delete"}
+
+
+def validate_topic_configs(configs: dict[str, str], defaults: LogConfig) -> dict[str, str]:
+    """Check overrides and return them normalised; raises TopicError(INVALID_CONFIG)."""
+    out: dict[str, str] = {}
+    for key, value in configs.items():
+        if key in FIXED_TOPIC_CONFIGS:
+            if value != FIXED_TOPIC_CONFIGS[key]:
+                raise TopicError(
+                    ErrorCode.INVALID_CONFIG,
+                    f"{key}={value!r} is not supported (only {FIXED_TOPIC_CONFIGS[key]!r})",
+                )
+            out[key] = value
+            continue
+        if key not in TOPIC_CONFIG_KEYS:
+            known = ", ".join(sorted([*TOPIC_CONFIG_KEYS, *FIXED_TOPIC_CONFIGS]))
+            raise TopicError(ErrorCode.INVALID_CONFIG, f"unknown topic config {key!r}; known: {known}")
+        try:
+            int(value)
+        except (TypeError, ValueError):
+            raise TopicError(ErrorCode.INVALID_CONFIG, f"{key} must be an integer") from None
+        out[key] = str(int(value))
+    effective_log_config(defaults, out)  # runs LogConfig's own validation
+    return out
+
+
+def effective_log_config(defaults: LogConfig, configs: dict[str, str]) -> LogConfig:
+    """The node defaults with a topic's overrides applied."""
+    changes = {
+        TOPIC_CONFIG_KEYS[k]: int(v) for k, v in configs.items() if k in TOPIC_CONFIG_KEYS
+    }
+    try:
+        return dataclasses.replace(defaults, **changes)
+    except (ValueError, TypeError) as exc:
+        raise TopicError(ErrorCode.INVALID_CONFIG, f"invalid topic config: {exc}") from exc
