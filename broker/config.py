@@ -86,7 +86,8 @@ def load_config(path: Path | None, overrides: dict[str, Any] | None = None) -> N
         for p in parents:
             node = node.setdefault(p, {})
         node[leaf] = value
-    return _build(NodeConfig, raw, "")
+    config: NodeConfig = _build(NodeConfig, raw, "")
+    return config
 
 
 def _build(cls: Any, raw: dict[str, Any], prefix: str) -> Any:
@@ -101,9 +102,7 @@ def _build(cls: Any, raw: dict[str, Any], prefix: str) -> Any:
         if name not in raw:
             continue
         value = raw[name]
-        default = (
-            f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
-        )
+        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
         key = prefix + name
         if dataclasses.is_dataclass(default):
             kwargs[name] = _build(type(default), value, key + ".")

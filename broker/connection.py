@@ -44,7 +44,8 @@ class Connection:
         self._max_in_flight = max_in_flight
         self._receive_bytes = receive_bytes
         try:
-            self.peer = "%s:%s" % stream.socket.getpeername()[:2]
+            host, port = stream.socket.getpeername()[:2]
+            self.peer = f"{host}:{port}"
         except OSError:
             self.peer = "?"
 

@@ -69,9 +69,7 @@ class Node:
                 nursery.start_soon(manager.run_flush_task)
                 nursery.start_soon(manager.run_retention_task)
                 nursery.start_soon(manager.purge_deleted_dirs)
-                await nursery.start(
-                    trio.serve_listeners, self._handler_for(dispatcher), listeners
-                )
+                await nursery.start(trio.serve_listeners, self._handler_for(dispatcher), listeners)
                 self._announce_ready()
                 task_status.started(self.port)
         finally:

@@ -19,6 +19,7 @@ import trio
 
 from rillet.partition_store.config import LogConfig
 from rillet.partition_store.log import AppendResult, PartitionLog
+from rillet.wire.frame import FileRegion
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +61,11 @@ class PartitionReplica:
     def high_watermark(self) -> int:
         return self._high_watermark
 
-    def append_as_leader(self, records: bytes | memoryview, now_ms: int) -> AppendResult:
+    def append_as_leader(
+        self, records: bytes | bytearray | memoryview | FileRegion, now_ms: int
+    ) -> AppendResult:
+        if isinstance(records, FileRegion):
+            raise TypeError("produced records arrive as bytes, never as a file region")
         result = self.log.append_as_leader(records, self.leader_epoch, now_ms)
         if self._flush_driven:
             if self.log.needs_flush(now_ms):

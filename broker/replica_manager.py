@@ -60,9 +60,7 @@ class ReplicaManager:
         started = time.monotonic()
         for topic in self.registry.all():
             self._open_topic(topic)
-        log.info(
-            "opened %d partitions in %.2fs", len(self._replicas), time.monotonic() - started
-        )
+        log.info("opened %d partitions in %.2fs", len(self._replicas), time.monotonic() - started)
 
     def close_all(self) -> None:
         for replica in self._replicas.values():

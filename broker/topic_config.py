@@ -44,7 +44,9 @@ def validate_topic_configs(configs: dict[str, str], defaults: LogConfig) -> dict
             continue
         if key not in TOPIC_CONFIG_KEYS:
             known = ", ".join(sorted([*TOPIC_CONFIG_KEYS, *FIXED_TOPIC_CONFIGS]))
-            raise TopicError(ErrorCode.INVALID_CONFIG, f"unknown topic config {key!r}; known: {known}")
+            raise TopicError(
+                ErrorCode.INVALID_CONFIG, f"unknown topic config {key!r}; known: {known}"
+            )
         try:
             int(value)
         except (TypeError, ValueError):
@@ -56,9 +58,7 @@ def validate_topic_configs(configs: dict[str, str], defaults: LogConfig) -> dict
 
 def effective_log_config(defaults: LogConfig, configs: dict[str, str]) -> LogConfig:
     """The node defaults with a topic's overrides applied."""
-    changes = {
-        TOPIC_CONFIG_KEYS[k]: int(v) for k, v in configs.items() if k in TOPIC_CONFIG_KEYS
-    }
+    changes = {TOPIC_CONFIG_KEYS[k]: int(v) for k, v in configs.items() if k in TOPIC_CONFIG_KEYS}
     try:
         return dataclasses.replace(defaults, **changes)
     except (ValueError, TypeError) as exc:

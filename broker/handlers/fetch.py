@@ -27,9 +27,7 @@ from rillet.wire.messages import (
 _EMPTY = b""
 
 
-def handle_fetch(
-    ctx: BrokerContext, req: FetchRequest
-) -> Coroutine[Any, Any, FetchResponse]:
+def handle_fetch(ctx: BrokerContext, req: FetchRequest) -> Coroutine[Any, Any, FetchResponse]:
     return _fetch(ctx, req)
 
 
@@ -73,8 +71,13 @@ def _read_partition(
     base = (p.topic, p.partition)
     if p.fetch_offset > plog.log_end_offset or p.fetch_offset < plog.log_start_offset:
         return FetchPartitionResponse(
-            *base, ErrorCode.OFFSET_OUT_OF_RANGE, hw, plog.log_start_offset, _EMPTY,
-            log_end_offset=plog.log_end_offset, leader_epoch=replica.leader_epoch,
+            *base,
+            ErrorCode.OFFSET_OUT_OF_RANGE,
+            hw,
+            plog.log_start_offset,
+            _EMPTY,
+            log_end_offset=plog.log_end_offset,
+            leader_epoch=replica.leader_epoch,
         )
     limit = min(max(p.partition_max_bytes, 0), remaining)
     region = None
@@ -84,16 +87,25 @@ def _read_partition(
             result = plog.read(p.fetch_offset, limit, max_offset=hw, min_one_batch=first)
         except OffsetOutOfRange:
             return FetchPartitionResponse(
-                *base, ErrorCode.OFFSET_OUT_OF_RANGE, hw, plog.log_start_offset, _EMPTY,
-                log_end_offset=plog.log_end_offset, leader_epoch=replica.leader_epoch,
+                *base,
+                ErrorCode.OFFSET_OUT_OF_RANGE,
+                hw,
+                plog.log_start_offset,
+                _EMPTY,
+                log_end_offset=plog.log_end_offset,
+                leader_epoch=replica.leader_epoch,
             )
         if result.region is not None and result.region.length > 0:
             r = result.region
             region = FileRegion(os.dup(r.fd), r.position, r.length)
     return FetchPartitionResponse(
-        *base, ErrorCode.NONE, hw, plog.log_start_offset,
+        *base,
+        ErrorCode.NONE,
+        hw,
+        plog.log_start_offset,
         region if region is not None else _EMPTY,
-        log_end_offset=plog.log_end_offset, leader_epoch=replica.leader_epoch,
+        log_end_offset=plog.log_end_offset,
+        leader_epoch=replica.leader_epoch,
     )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import trio
 
 from rillet.broker.handlers.context import BrokerContext
-from rillet.partition_store.errors import StoreError
+from rillet.partition_store.errors import InvalidRecords, RecordTooLarge, StoreError
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import WireError
 from rillet.wire.messages import ProducePartitionResponse, ProduceRequest, ProduceResponse
@@ -45,7 +45,9 @@ def handle_produce(
         if replica is None:
             results.append(
                 ProducePartitionResponse(
-                    p.topic, p.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    p.topic,
+                    p.partition,
+                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                     error_message=f"unknown topic-partition {p.topic}-{p.partition}",
                 )
             )
@@ -65,7 +67,11 @@ def handle_produce(
             continue
         results.append(
             ProducePartitionResponse(
-                p.topic, p.partition, ErrorCode.NONE, info.first_offset, -1,
+                p.topic,
+                p.partition,
+                ErrorCode.NONE,
+                info.first_offset,
+                -1,
                 replica.log.log_start_offset,
             )
         )
@@ -97,19 +103,26 @@ async def _await_high_watermarks(
         replica = ctx.replicas.get(r.topic, r.partition)
         if replica is None or replica.deleted:
             final[index] = ProducePartitionResponse(
-                r.topic, r.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                r.topic,
+                r.partition,
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                 error_message="partition deleted while waiting for acks=all",
             )
         elif replica.high_watermark < target:
             final[index] = ProducePartitionResponse(
-                r.topic, r.partition, ErrorCode.REQUEST_TIMED_OUT,
+                r.topic,
+                r.partition,
+                ErrorCode.REQUEST_TIMED_OUT,
                 error_message="high watermark did not reach the batch within timeout_ms",
             )
     return ProduceResponse(final)
 
 
 def _append_error(topic: str, partition: int, exc: Exception) -> ProducePartitionResponse:
-    from rillet.partition_store.errors import RecordTooLarge
-
-    code = ErrorCode.MESSAGE_TOO_LARGE if isinstance(exc, RecordTooLarge) else ErrorCode.CORRUPT_MESSAGE
+    if isinstance(exc, RecordTooLarge):
+        code = ErrorCode.MESSAGE_TOO_LARGE
+    elif isinstance(exc, StoreError) and not isinstance(exc, InvalidRecords):
+        code = ErrorCode.STORAGE_ERROR
+    else:
+        code = ErrorCode.CORRUPT_MESSAGE
     return ProducePartitionResponse(topic, partition, code, error_message=str(exc))

@@ -30,7 +30,9 @@ def frame_of(parts: list) -> bytes:  # type: ignore[type-arg]
 
 def valid_produce_frame(topic: str, cid: int) -> bytes:
     batch = build_batch([(1_700_000_000_000, b"k", b"fuzz-value", None)])
-    req = ProduceRequest(acks=1, timeout_ms=1000, partitions=[ProducePartitionData(topic, 0, batch)])
+    req = ProduceRequest(
+        acks=1, timeout_ms=1000, partitions=[ProducePartitionData(topic, 0, batch)]
+    )
     return frame_of(encode_request(cid, req))
 
 
@@ -52,8 +54,12 @@ def mutate(frame: bytes, rng: random.Random) -> bytes:
         body = rng.randbytes(rng.randint(0, 200))
         data = bytearray(struct.pack(">I", len(body))) + body
     else:  # CBOR header with wrong field types
-        header = {"api": 0, "version": 0, "correlation_id": 9,
-                  "body": {"acks": "one", "timeout_ms": [], "partitions": {"x": 1}}}
+        header = {
+            "api": 0,
+            "version": 0,
+            "correlation_id": 9,
+            "body": {"acks": "one", "timeout_ms": [], "partitions": {"x": 1}},
+        }
         body = cbor2.dumps(header)
         data = bytearray(struct.pack(">I", len(body))) + body
     return bytes(data)
@@ -91,7 +97,8 @@ async def test_specific_bad_frames_get_typed_answers(node: NodeProcess) -> None:
         send_and_read, port, struct.pack(">I", len(bad)) + bad + good
     )
     assert [(h["correlation_id"], h["error_code"]) for h in answers] == [
-        (5, ErrorCode.INVALID_REQUEST), (6, 0)
+        (5, ErrorCode.INVALID_REQUEST),
+        (6, 0),
     ]
     # 2. unknown api -> INVALID_REQUEST with the correlation id
     unk = cbor2.dumps({"api": 4242, "version": 0, "correlation_id": 7, "body": {}})

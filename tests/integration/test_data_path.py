@@ -44,7 +44,11 @@ async def test_produce_each_acks_level_and_consume_back_identical_in_order(
 ) -> None:
     topic = f"acks-{acks}"
     await create_topic(node.bootstrap, topic, 3)
-    sent: dict[int, list[tuple[bytes | None, bytes, list[tuple[str, bytes]]]]] = {0: [], 1: [], 2: []}
+    sent: dict[int, list[tuple[bytes | None, bytes, list[tuple[str, bytes]]]]] = {
+        0: [],
+        1: [],
+        2: [],
+    }
     async with Producer(node.bootstrap, acks=acks, linger_ms=2) as producer:  # type: ignore[arg-type]
         futures = []
         for i in range(3000):
@@ -53,7 +57,9 @@ async def test_produce_each_acks_level_and_consume_back_identical_in_order(
             value = os.urandom(i % 300)  # includes empty values
             headers = [("i", str(i).encode())] if i % 5 == 0 else []
             sent[p].append((key, value, headers))
-            futures.append((p, await producer.send(topic, value, key=key, headers=headers, partition=p)))
+            futures.append(
+                (p, await producer.send(topic, value, key=key, headers=headers, partition=p))
+            )
         await producer.flush()
         if acks != 0:
             offsets: dict[int, list[int]] = {0: [], 1: [], 2: []}
@@ -61,8 +67,8 @@ async def test_produce_each_acks_level_and_consume_back_identical_in_order(
                 md = await fut
                 assert md.partition == p
                 offsets[p].append(md.offset)
-            for p in offsets:
-                assert offsets[p] == list(range(len(sent[p])))
+            for p, got_offsets in offsets.items():
+                assert got_offsets == list(range(len(sent[p])))
     records = await read_all(node.bootstrap, topic, 3, 3000)
     assert len(records) == 3000
     for p in range(3):
@@ -110,17 +116,17 @@ async def test_restart_after_sigkill_mid_produce_keeps_every_acknowledged_record
                 return  # the node is gone: later futures can only fail too
             acknowledged.append((md.partition, md.offset, value))
 
-    async with Producer(
-        node.bootstrap, acks="all", linger_ms=1, delivery_timeout_ms=2000
-    ) as producer:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(sender, producer)
-            nursery.start_soon(acker)
-            with trio.fail_after(30):
-                while len(acknowledged) < 2000:
-                    await trio.sleep(0.005)
-            node.kill()  # SIGKILL mid-produce: batches are in flight
-            nursery.cancel_scope.cancel()
+    async with (
+        Producer(node.bootstrap, acks="all", linger_ms=1, delivery_timeout_ms=2000) as producer,
+        trio.open_nursery() as nursery,
+    ):
+        nursery.start_soon(sender, producer)
+        nursery.start_soon(acker)
+        with trio.fail_after(30):
+            while len(acknowledged) < 2000:
+                await trio.sleep(0.005)
+        node.kill()  # SIGKILL mid-produce: batches are in flight
+        nursery.cancel_scope.cancel()
 
     node.start()
     by_position = {(p, o): v for p, o, v in acknowledged}

@@ -20,8 +20,13 @@ STOP_TIMEOUT_S = 15.0
 
 
 class NodeProcess:
-    def __init__(self, data_dir: Path, log_dir: Path, extra_args: list[str] | None = None,
-                 config_text: str | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        log_dir: Path,
+        extra_args: list[str] | None = None,
+        config_text: str | None = None,
+    ) -> None:
         self.data_dir = data_dir
         self.log_dir = log_dir
         self.extra_args = extra_args or []
@@ -41,8 +46,18 @@ class NodeProcess:
         ready = self.log_dir / f"ready-{self.starts}.json"
         ready.unlink(missing_ok=True)
         args = [
-            sys.executable, "-m", "rillet.broker.cli.main", "--log-level", "INFO", "node",
-            "--data-dir", str(self.data_dir), "--host", "127.0.0.1", "--ready-file", str(ready),
+            sys.executable,
+            "-m",
+            "rillet.broker.cli.main",
+            "--log-level",
+            "INFO",
+            "node",
+            "--data-dir",
+            str(self.data_dir),
+            "--host",
+            "127.0.0.1",
+            "--ready-file",
+            str(ready),
         ]
         if self.config_text is not None:
             cfg = self.log_dir / "node.toml"

@@ -7,8 +7,16 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-TOP_LEVEL = ["wire", "partition_store", "raft", "metadata_quorum", "broker", "client",
-             "spark_io", "chaos"]
+TOP_LEVEL = [
+    "wire",
+    "partition_store",
+    "raft",
+    "metadata_quorum",
+    "broker",
+    "client",
+    "spark_io",
+    "chaos",
+]
 
 
 def _pyproject() -> dict:  # type: ignore[type-arg]
