@@ -150,22 +150,25 @@ class RecordAccumulator:
         value: bytes | None,
         headers: HeaderPairs | None,
         now_s: float,
-    ) -> tuple[RecordFuture, bool]:
-        """Add a record; returns its future and whether its batch is now full."""
+    ) -> tuple[RecordFuture, bool, bool]:
+        """Add a record; returns its future, whether its batch is now full, and whether the
+        record opened a new batch (the sender must then learn the batch's linger deadline)."""
         queue = self.queues.get(tp)
         if queue is None:
             queue = self.queues[tp] = deque()
         batch = queue[-1] if queue else None
+        opened = False
         if batch is None or batch.encoded is not None or batch.size >= self.batch_bytes:
             batch = ProducerBatch(tp[0], tp[1], self.compression, now_s, self.delivery_timeout_s)
             queue.append(batch)
+            opened = True
         builder = batch.builder
         before = builder.size_bytes
         index = builder.append(timestamp_ms, key, value, headers)
         added = builder.size_bytes - before
         batch.size += added
         self.buffered_bytes += added
-        return RecordFuture(batch, index, timestamp_ms), batch.size >= self.batch_bytes
+        return RecordFuture(batch, index, timestamp_ms), batch.size >= self.batch_bytes, opened
 
     def ready_partitions(self, now_s: float) -> tuple[list[TP], float | None]:
         """Partitions whose first batch may be sent now, and the next linger deadline."""

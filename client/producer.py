@@ -154,12 +154,14 @@ class Producer:
         if self._acc.buffered_bytes >= self._buffer_bytes:
             await self._wait_for_space()
         ts = timestamp_ms if timestamp_ms is not None else time.time_ns() // 1_000_000
-        future, full = self._acc.append(
+        future, full, opened = self._acc.append(
             (topic, partition), ts, key, value, headers, trio.current_time()
         )
         if full:
             if key is None:
                 self._partitioner.batch_full(topic, partition, count)
+            self._wakeup.set()
+        elif opened:
             self._wakeup.set()
         return future
 
