@@ -37,6 +37,7 @@ from rillet.wire.messages import (
 
 log = logging.getLogger(__name__)
 
+_RECHECK_S = 0.2
 _RESET_POLICIES = {"earliest": EARLIEST_TIMESTAMP, "latest": LATEST_TIMESTAMP, "none": None}
 
 
@@ -239,19 +240,22 @@ class Consumer:
         """Records ready for the application; empty after ``timeout_ms`` with none."""
         self._raise_pending_error()
         await self._resolve_positions()
-        self._ensure_fetchers()
+        await self._ensure_fetchers()
         records = self._take(max_records)
         if records:
             return records
-        with trio.move_on_after(timeout_ms / 1000):
-            while True:
-                self._data_ready = trio.Event()
+        deadline = trio.current_time() + timeout_ms / 1000
+        while trio.current_time() < deadline:
+            self._data_ready = trio.Event()
+            # Wake up now and then even without data: leaders may have become known.
+            with trio.move_on_at(min(deadline, trio.current_time() + _RECHECK_S)):
                 await self._data_ready.wait()
-                self._raise_pending_error()
-                records = self._take(max_records)
-                if records:
-                    return records
-                await self._resolve_positions()
+            self._raise_pending_error()
+            records = self._take(max_records)
+            if records:
+                return records
+            await self._resolve_positions()
+            await self._ensure_fetchers()
         return []
 
     def _raise_pending_error(self) -> None:
@@ -274,8 +278,15 @@ class Consumer:
             self._kick()
         return out
 
-    def _ensure_fetchers(self) -> None:
+    async def _ensure_fetchers(self) -> None:
+        """Start a fetcher for every leader of an assigned partition, learning leaders first."""
         assert self._nursery is not None
+        unknown = {tp.topic for tp in self._states if self._cluster.leader_for(*tp) is None}
+        if unknown:
+            try:
+                await self._cluster.refresh_metadata(sorted(unknown))
+            except RilletError as exc:
+                log.debug("metadata refresh failed: %s", exc)
         for tp in self._states:
             leader = self._cluster.leader_for(tp.topic, tp.partition)
             if leader is not None and leader not in self._fetchers:

@@ -8,22 +8,22 @@ import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
 
-from rillet.broker.cli import node_command
+from rillet.broker.cli import (
+    console_command,
+    demo_command,
+    node_command,
+    perf_command,
+    topics_command,
+)
 
 # Each module exposes register(subparsers) and sets a "run" default on its parsers.
-COMMAND_MODULES: list[ModuleType] = [node_command]
-
-
-def _optional_modules() -> list[ModuleType]:
-    """Command modules that depend on the client package (always present once built)."""
-    mods = []
-    for name in ("topics_command", "console_command", "perf_command"):
-        try:
-            mods.append(__import__(f"rillet.broker.cli.{name}", fromlist=["register"]))
-        except ModuleNotFoundError as exc:
-            if exc.name != f"rillet.broker.cli.{name}":
-                raise
-    return mods
+COMMAND_MODULES: list[ModuleType] = [
+    node_command,
+    topics_command,
+    console_command,
+    perf_command,
+    demo_command,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR (default INFO)"
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in [*COMMAND_MODULES, *_optional_modules()]:
+    for module in COMMAND_MODULES:
         module.register(sub)
     return parser
 
