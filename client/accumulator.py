@@ -29,6 +29,7 @@ class ProducerBatch:
         "base_offset",
         "builder",
         "callbacks",
+        "count",
         "created_s",
         "deadline_s",
         "done",
@@ -60,6 +61,7 @@ class ProducerBatch:
         self.retry_at_s = 0.0
         self.encoded: bytes | None = None
         self.size = 0
+        self.count = 0
         self.callbacks: list[Callable[[ProducerBatch], None]] | None = None
 
     def encode(self) -> bytes:
@@ -149,7 +151,6 @@ class RecordAccumulator:
         key: bytes | None,
         value: bytes | None,
         headers: HeaderPairs | None,
-        now_s: float,
     ) -> tuple[RecordFuture, bool, bool]:
         """Add a record; returns its future, whether its batch is now full, and whether the
         record opened a new batch (the sender must then learn the batch's linger deadline)."""
@@ -159,16 +160,17 @@ class RecordAccumulator:
         batch = queue[-1] if queue else None
         opened = False
         if batch is None or batch.encoded is not None or batch.size >= self.batch_bytes:
-            batch = ProducerBatch(tp[0], tp[1], self.compression, now_s, self.delivery_timeout_s)
+            batch = ProducerBatch(
+                tp[0], tp[1], self.compression, trio.current_time(), self.delivery_timeout_s
+            )
             queue.append(batch)
             opened = True
-        builder = batch.builder
-        before = builder.size_bytes
-        index = builder.append(timestamp_ms, key, value, headers)
-        added = builder.size_bytes - before
-        batch.size += added
+        index = batch.count
+        batch.count = index + 1
+        added = batch.builder.append(timestamp_ms, key, value, headers)
+        size = batch.size = batch.size + added
         self.buffered_bytes += added
-        return RecordFuture(batch, index, timestamp_ms), batch.size >= self.batch_bytes, opened
+        return RecordFuture(batch, index, timestamp_ms), size >= self.batch_bytes, opened
 
     def ready_partitions(self, now_s: float) -> tuple[list[TP], float | None]:
         """Partitions whose first batch may be sent now, and the next linger deadline."""

@@ -154,9 +154,7 @@ class Producer:
         if self._acc.buffered_bytes >= self._buffer_bytes:
             await self._wait_for_space()
         ts = timestamp_ms if timestamp_ms is not None else time.time_ns() // 1_000_000
-        future, full, opened = self._acc.append(
-            (topic, partition), ts, key, value, headers, trio.current_time()
-        )
+        future, full, opened = self._acc.append((topic, partition), ts, key, value, headers)
         if full:
             if key is None:
                 self._partitioner.batch_full(topic, partition, count)

@@ -23,7 +23,13 @@ import crc32c
 
 from rillet.wire.compression import CODEC_MASK, Compression, compress, decompress
 from rillet.wire.errors import CorruptBatch
-from rillet.wire.record_codec import HeaderPairs, array_head, decode_payload, encode_record
+from rillet.wire.record_codec import (
+    BYTES_HEADS,
+    HeaderPairs,
+    array_head,
+    decode_payload,
+    encode_record,
+)
 
 MAGIC = 1
 HEADER = struct.Struct(">qiibIhiqqqhii")
@@ -202,6 +208,10 @@ def decode_records(buf: bytes | bytearray | memoryview, position: int = 0) -> li
     return [Record(base_off + i, base_ts + r[0], r[1], r[2], r[3] or []) for i, r in enumerate(raw)]
 
 
+# b"\x84" (array of 4) + delta as a small CBOR uint + b"\xf6" (null key)
+_UNKEYED_HEADS = [b"\x84" + bytes([d]) + b"\xf6" for d in range(24)]
+
+
 class BatchBuilder:
     """Accumulates records and produces one encoded batch.
 
@@ -255,16 +265,26 @@ class BatchBuilder:
         value: bytes | None,
         headers: HeaderPairs | None = None,
     ) -> int:
-        """Add a record; returns its index (offset delta) within the batch."""
-        if self._first_ts < 0:
-            self._first_ts = timestamp_ms
-            self._max_ts = timestamp_ms
+        """Add a record; returns the bytes its encoding added to the batch."""
+        first = self._first_ts
+        if first < 0:
+            first = self._first_ts = self._max_ts = timestamp_ms
         elif timestamp_ms > self._max_ts:
             self._max_ts = timestamp_ms
-        encoded = encode_record(timestamp_ms - self._first_ts, key, value, headers)
+        delta = timestamp_ms - first
+        if key is None and not headers and value is not None and 0 <= delta < 24:
+            n = len(value)
+            if n < 256:
+                # The common shape, encoded inline: [delta, null, value, null].
+                encoded = _UNKEYED_HEADS[delta] + BYTES_HEADS[n] + value + b"\xf6"
+            else:
+                encoded = encode_record(delta, key, value, headers)
+        else:
+            encoded = encode_record(delta, key, value, headers)
         self._parts.append(encoded)
-        self._size += len(encoded)
-        return len(self._parts) - 1
+        size = len(encoded)
+        self._size += size
+        return size
 
     def build(self) -> bytes:
         """Encode the batch with base_offset 0 and leader_epoch -1 (the leader sets both)."""

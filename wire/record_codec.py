@@ -26,7 +26,7 @@ _PACK_Q = struct.Struct(">Q").pack
 _NULL = b"\xf6"
 
 # Heads for short byte strings, precomputed: the common value sizes skip all arithmetic.
-_BYTES_HEADS = [bytes([0x40 | n]) for n in range(24)] + [
+BYTES_HEADS = [bytes([0x40 | n]) for n in range(24)] + [
     b"\x58" + bytes([n]) for n in range(24, 256)
 ]
 _UINT_SMALL = [bytes([n]) for n in range(24)]
@@ -59,7 +59,7 @@ def encode_bytes(b: bytes) -> bytes:
     """CBOR byte string, head and content."""
     n = len(b)
     if n < 256:
-        return _BYTES_HEADS[n] + b
+        return BYTES_HEADS[n] + b
     return _head(2, n) + b
 
 
