@@ -2,51 +2,22 @@
 
 from __future__ import annotations
 
-import contextlib
-from types import TracebackType
-
-import trio
-
 from rillet.client.cluster import ClusterClient
 from rillet.client.errors import RilletError, error_for
+from rillet.client.lifecycle import ClientLifecycle
 from rillet.client.types import NewTopic, PartitionInfo, TopicDescription
 from rillet.wire import messages as m
 from rillet.wire.error_codes import ErrorCode
 
 
-class Admin:
+class Admin(ClientLifecycle):
     """Async admin client; use as ``async with Admin(bootstrap) as admin``."""
 
     def __init__(
         self, bootstrap: str, *, request_timeout_ms: int = 30_000, client_id: str | None = None
     ) -> None:
-        self._cluster = ClusterClient(bootstrap, client_id, request_timeout_ms)
+        super().__init__(ClusterClient(bootstrap, client_id, request_timeout_ms))
         self._timeout_ms = request_timeout_ms
-        self._exit_stack: contextlib.AsyncExitStack | None = None
-        self._nursery: trio.Nursery | None = None
-
-    async def __aenter__(self) -> Admin:
-        stack = contextlib.AsyncExitStack()
-        await stack.__aenter__()
-        try:
-            self._nursery = await stack.enter_async_context(trio.open_nursery())
-            self._cluster.start(self._nursery)
-            stack.push_async_callback(self._cluster.close)
-        except BaseException:
-            await stack.aclose()
-            raise
-        self._exit_stack = stack
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        assert self._nursery is not None and self._exit_stack is not None
-        self._nursery.cancel_scope.cancel()
-        await self._exit_stack.__aexit__(exc_type, exc, tb)
 
     async def create_topics(self, topics: list[NewTopic], validate_only: bool = False) -> None:
         """Create topics; raises the first per-topic error (e.g. TopicAlreadyExistsError)."""

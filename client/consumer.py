@@ -8,11 +8,9 @@ waits up to its timeout for the next response.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
-from types import TracebackType
 
 import trio
 
@@ -23,6 +21,7 @@ from rillet.client.errors import (
     error_for,
 )
 from rillet.client.fetch_decoder import decode_record_set
+from rillet.client.lifecycle import ClientLifecycle
 from rillet.client.types import ConsumerRecord, OffsetAndTimestamp, TopicPartition
 from rillet.wire.api import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from rillet.wire.error_codes import ErrorCode
@@ -52,7 +51,7 @@ class _PartitionState:
     high_watermark: int = -1
 
 
-class Consumer:
+class Consumer(ClientLifecycle):
     """Async consumer; use as ``async with Consumer(bootstrap) as consumer``."""
 
     def __init__(
@@ -79,37 +78,12 @@ class Consumer:
         self._check_crcs = check_crcs
         self._request_timeout_s = request_timeout_ms / 1000
         self._backoff_s = retry_backoff_ms / 1000
-        self._cluster = ClusterClient(bootstrap, client_id, request_timeout_ms)
+        super().__init__(ClusterClient(bootstrap, client_id, request_timeout_ms))
         self._states: dict[TopicPartition, _PartitionState] = {}
         self._data_ready = trio.Event()
         self._work: dict[int, trio.Event] = {}  # one wake-up per fetcher task
         self._fetchers: set[int] = set()
         self._error: BaseException | None = None
-        self._nursery: trio.Nursery | None = None
-        self._exit_stack: contextlib.AsyncExitStack | None = None
-
-    async def __aenter__(self) -> Consumer:
-        stack = contextlib.AsyncExitStack()
-        await stack.__aenter__()
-        try:
-            self._nursery = await stack.enter_async_context(trio.open_nursery())
-            self._cluster.start(self._nursery)
-            stack.push_async_callback(self._cluster.close)
-        except BaseException:
-            await stack.aclose()
-            raise
-        self._exit_stack = stack
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        assert self._nursery is not None and self._exit_stack is not None
-        self._nursery.cancel_scope.cancel()
-        await self._exit_stack.__aexit__(exc_type, exc, tb)
 
     # -- assignment and positions ---------------------------------------------------------
 
@@ -287,11 +261,7 @@ class Consumer:
                 await self._cluster.refresh_metadata(sorted(unknown))
             except RilletError as exc:
                 log.debug("metadata refresh failed: %s", exc)
-        for tp in self._states:
-            leader = self._cluster.leader_for(tp.topic, tp.partition)
-            if leader is not None and leader not in self._fetchers:
-                self._fetchers.add(leader)
-                self._nursery.start_soon(self._fetch_loop, leader)
+        self._start_missing_fetchers()
         self._kick()
 
     def _fetchable(self, leader: int) -> list[tuple[TopicPartition, _PartitionState]]:
@@ -323,13 +293,13 @@ class Consumer:
                         await self._cluster.refresh_metadata(list({tp.topic for tp, _ in parts}))
                     except RilletError:
                         pass
-                    self._ensure_fetchers_later()
+                    self._start_missing_fetchers()
         finally:
             self._fetchers.discard(leader)
             self._work.pop(leader, None)
 
-    def _ensure_fetchers_later(self) -> None:
-        # A partition may have moved to another node: start fetchers for new leaders.
+    def _start_missing_fetchers(self) -> None:
+        """One fetcher per node leading an assigned partition (leaders move, nodes appear)."""
         if self._nursery is not None:
             for tp in self._states:
                 leader = self._cluster.leader_for(tp.topic, tp.partition)
@@ -408,6 +378,6 @@ class Consumer:
                 got_data = True
         if refresh:
             await self._cluster.refresh_metadata(list({tp.topic for tp, _ in parts}))
-            self._ensure_fetchers_later()
+            self._start_missing_fetchers()
         if got_data:
             self._data_ready.set()

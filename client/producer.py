@@ -9,12 +9,10 @@ metadata refresh where the error says the leader moved) until ``delivery_timeout
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import random
 import time
 from collections import defaultdict
-from types import TracebackType
 
 import trio
 
@@ -27,6 +25,7 @@ from rillet.client.errors import (
     RilletError,
     error_for,
 )
+from rillet.client.lifecycle import ClientLifecycle
 from rillet.client.partitioner import StickyPartitioner
 from rillet.wire.compression import Compression
 from rillet.wire.error_codes import ErrorCode
@@ -46,7 +45,7 @@ def parse_acks(acks: int | str) -> int:
     raise ValueError(f"acks must be 0, 1, -1 or 'all', not {acks!r}")
 
 
-class Producer:
+class Producer(ClientLifecycle):
     """Async producer; use as ``async with Producer(bootstrap) as producer``."""
 
     def __init__(
@@ -75,7 +74,7 @@ class Producer:
         self._buffer_bytes = buffer_bytes
         self._max_block_s = max_block_ms / 1000
         self._delivery_timeout_s = delivery_timeout_ms / 1000
-        self._cluster = ClusterClient(bootstrap, client_id, request_timeout_ms)
+        super().__init__(ClusterClient(bootstrap, client_id, request_timeout_ms))
         self._acc = RecordAccumulator(
             batch_bytes,
             linger_ms / 1000,
@@ -89,32 +88,14 @@ class Producer:
         self._in_flight: dict[int, int] = defaultdict(int)
         self._in_flight_batches: set[ProducerBatch] = set()
         self._idle = trio.Event()
-        self._exit_stack: contextlib.AsyncExitStack | None = None
-        self._nursery: trio.Nursery | None = None
         self._closed = False
 
     # -- lifecycle ------------------------------------------------------------------------
 
-    async def __aenter__(self) -> Producer:
-        stack = contextlib.AsyncExitStack()
-        await stack.__aenter__()
-        try:
-            self._nursery = await stack.enter_async_context(trio.open_nursery())
-            self._cluster.start(self._nursery)
-            stack.push_async_callback(self._cluster.close)
-            self._nursery.start_soon(self._sender)
-        except BaseException:
-            await stack.aclose()
-            raise
-        self._exit_stack = stack
-        return self
+    def _started(self, nursery: trio.Nursery) -> None:
+        nursery.start_soon(self._sender)
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def _closing(self, exc_type: type[BaseException] | None) -> None:
         try:
             if exc_type is None:
                 await self.flush()
@@ -123,9 +104,6 @@ class Producer:
             for batch in self._acc.pending_batches():
                 if not batch.done.is_set():
                     batch.fail(RilletError("producer closed before the record was sent"))
-            assert self._nursery is not None and self._exit_stack is not None
-            self._nursery.cancel_scope.cancel()
-            await self._exit_stack.__aexit__(exc_type, exc, tb)
 
     # -- sending --------------------------------------------------------------------------
 

@@ -98,7 +98,8 @@ class LogSegment:
         """Re-validate every batch, truncate at the first bad one, rebuild both indexes.
 
         Returns the number of bytes truncated. A batch is kept only if it is whole, passes
-        its CRC and structure checks, and continues the offset chain of the batch before it.
+        its CRC and structure checks, continues the offset chain of the batch before it, and
+        does not lower the leader epoch.
         """
         self.index.reset()
         self.time_index.reset()
@@ -106,6 +107,7 @@ class LogSegment:
         self.max_timestamp_ms = -1
         self.first_batch_timestamp_ms = -1
         expected = self.base_offset
+        last_epoch = 0
         position = 0
         chunk = b""
         chunk_start = 0
@@ -126,8 +128,12 @@ class LogSegment:
                 )
             except CorruptBatch:
                 break
-            if header.base_offset != expected:
+            # base_offset and leader_epoch sit outside the CRC (the leader writes them in
+            # place), so they are checked by their own invariants: offsets continue the
+            # chain, epochs never go below zero or backwards.
+            if header.base_offset != expected or header.leader_epoch < last_epoch:
                 break
+            last_epoch = header.leader_epoch
             self._index_batch(
                 BatchPosition(
                     position, header.base_offset, header.next_offset, header.max_timestamp_ms

@@ -14,6 +14,7 @@ from typing import Any
 import trio
 
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.partition_replica import PartitionReplica
 from rillet.partition_store.errors import OffsetOutOfRange
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FileRegion
@@ -70,15 +71,7 @@ def _read_partition(
     hw = replica.high_watermark
     base = (p.topic, p.partition)
     if p.fetch_offset > plog.log_end_offset or p.fetch_offset < plog.log_start_offset:
-        return FetchPartitionResponse(
-            *base,
-            ErrorCode.OFFSET_OUT_OF_RANGE,
-            hw,
-            plog.log_start_offset,
-            _EMPTY,
-            log_end_offset=plog.log_end_offset,
-            leader_epoch=replica.leader_epoch,
-        )
+        return _out_of_range(p, replica)
     limit = min(max(p.partition_max_bytes, 0), remaining)
     region = None
     if p.fetch_offset < hw and (limit > 0 or first):
@@ -86,15 +79,7 @@ def _read_partition(
             # KIP-74: the first partition of a response returns at least one whole batch.
             result = plog.read(p.fetch_offset, limit, max_offset=hw, min_one_batch=first)
         except OffsetOutOfRange:
-            return FetchPartitionResponse(
-                *base,
-                ErrorCode.OFFSET_OUT_OF_RANGE,
-                hw,
-                plog.log_start_offset,
-                _EMPTY,
-                log_end_offset=plog.log_end_offset,
-                leader_epoch=replica.leader_epoch,
-            )
+            return _out_of_range(p, replica)
         if result.region is not None and result.region.length > 0:
             r = result.region
             region = FileRegion(os.dup(r.fd), r.position, r.length)
@@ -104,6 +89,20 @@ def _read_partition(
         hw,
         plog.log_start_offset,
         region if region is not None else _EMPTY,
+        log_end_offset=plog.log_end_offset,
+        leader_epoch=replica.leader_epoch,
+    )
+
+
+def _out_of_range(p: FetchPartition, replica: PartitionReplica) -> FetchPartitionResponse:
+    plog = replica.log
+    return FetchPartitionResponse(
+        p.topic,
+        p.partition,
+        ErrorCode.OFFSET_OUT_OF_RANGE,
+        replica.high_watermark,
+        plog.log_start_offset,
+        _EMPTY,
         log_end_offset=plog.log_end_offset,
         leader_epoch=replica.leader_epoch,
     )
