@@ -15,6 +15,8 @@ from rillet.wire.errors import WireError
 from rillet.wire.record_codec import decode_payload
 
 _UNLIMITED = 1 << 62
+_new = tuple.__new__
+_RECORD = ConsumerRecord
 
 
 def decode_record_set(
@@ -38,11 +40,11 @@ def decode_record_set(
             base = h.base_offset
             ts = h.first_timestamp_ms
             skip = fetch_offset - base if base < fetch_offset else 0
-            for i in range(skip, len(raw)):
-                r = raw[i]
-                records.append(
-                    ConsumerRecord(topic, partition, base + i, ts + r[0], r[1], r[2], r[3] or [])
-                )
+            # tuple.__new__ directly: the NamedTuple's own __new__ is a Python frame per record.
+            records.extend(
+                _new(_RECORD, (topic, partition, base + i, ts + r[0], r[1], r[2], r[3] or []))
+                for i, r in enumerate(raw[skip:], skip)
+            )
             next_offset = h.next_offset
     except WireError as exc:
         raise CorruptMessageError(f"{topic}-{partition} at offset {next_offset}: {exc}") from exc
