@@ -75,23 +75,15 @@ class Connection:
             while True:
                 try:
                     frame = self._decoder.next_frame()
+                    if frame is None:
+                        break
+                    header, body = decode_request(frame)
                 except FrameTooLarge as exc:
                     log.warning("closing %s: %s", self.peer, exc)
                     return
-                except MalformedFrame as exc:
+                except (MalformedFrame, MalformedMessage) as exc:
                     if exc.correlation_id is None:
-                        log.warning("closing %s: unaddressable bad frame: %s", self.peer, exc)
-                        return
-                    log.info("bad frame from %s: %s", self.peer, exc)
-                    await send.send(_invalid(exc.correlation_id, str(exc)))
-                    continue
-                if frame is None:
-                    break
-                try:
-                    header, body = decode_request(frame)
-                except MalformedMessage as exc:
-                    if exc.correlation_id is None:
-                        log.warning("closing %s: %s", self.peer, exc)
+                        log.warning("closing %s: unaddressable bad request: %s", self.peer, exc)
                         return
                     log.info("bad request from %s: %s", self.peer, exc)
                     await send.send(_invalid(exc.correlation_id, str(exc)))
