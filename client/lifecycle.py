@@ -23,6 +23,7 @@ class ClientLifecycle:
         self._cluster = cluster
         self._nursery: trio.Nursery | None = None
         self._exit_stack: contextlib.AsyncExitStack | None = None
+        self._lifecycle_closed = False
 
     def _started(self, nursery: trio.Nursery) -> None:
         """Hook: start background tasks once the nursery is open."""
@@ -50,9 +51,20 @@ class ClientLifecycle:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if self._lifecycle_closed:
+            return  # close() already ran
+        self._lifecycle_closed = True
         assert self._nursery is not None and self._exit_stack is not None
         try:
             await self._closing(exc_type)
         finally:
             self._nursery.cancel_scope.cancel()
             await self._exit_stack.__aexit__(exc_type, exc, tb)
+
+    async def close(self) -> None:
+        """Close now (a producer flushes first); the end of the ``async with`` is then a no-op.
+
+        Call it at the nesting level of the ``async with`` block, not from inside a nursery or
+        cancel scope opened within that block.
+        """
+        await self.__aexit__(None, None, None)

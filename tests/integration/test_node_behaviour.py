@@ -95,3 +95,12 @@ async def test_segments_on_disk_follow_the_documented_layout(node_factory: objec
         assert len(stem) == 20 and stem.isdigit()
         assert f"{stem}.index" in files and f"{stem}.timeindex" in files
     assert "partition.meta" in files
+
+
+async def test_explicit_close_flushes_and_makes_exit_a_no_op(node: NodeProcess) -> None:
+    async with Admin(node.bootstrap) as admin:
+        await admin.create_topics([NewTopic("closing", 1)])
+    async with Producer(node.bootstrap, acks="all", linger_ms=1000) as producer:
+        fut = await producer.send("closing", b"last words")
+        await producer.close()  # flushes despite the long linger
+        assert fut.done() and fut.result().offset == 0
