@@ -1,0 +1,172 @@
+"""Versioned metadata records: what the controller writes to the Raft log.
+
+Each record is a CBOR map ``{"type": int, "version": int, "body": {...}}``; bodies are
+dataclasses validated by :mod:`rillet.wire.schema`, so a malformed or unknown record is a
+typed error, never a crash of the state machine. Type numbers are part of the log format:
+never renumber one. Group and offset records (the consumer-groups issue) take 30-49.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any
+
+import cbor2
+
+from rillet.metadata_quorum.errors import MetadataRecordError
+from rillet.wire.errors import WireError
+from rillet.wire.frame import BlobPart
+from rillet.wire.schema import from_wire, to_wire
+
+RECORD_VERSION = 1
+NO_LEADER = -1
+
+
+class RecordType(IntEnum):
+    REGISTER_BROKER = 1
+    FENCE_BROKER = 2
+    UNFENCE_BROKER = 3
+    UNREGISTER_BROKER = 4
+    TOPIC = 10
+    PARTITION = 11
+    PARTITION_CHANGE = 12
+    REMOVE_TOPIC = 13
+    PRODUCER_IDS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterBroker:
+    """A broker (re)joins; its broker epoch becomes this record's log index."""
+
+    broker_id: int
+    incarnation_id: str
+    host: str
+    port: int
+    rack: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FenceBroker:
+    """The broker's lease expired (or it shut down): it may lead nothing."""
+
+    broker_id: int
+    broker_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class UnfenceBroker:
+    broker_id: int
+    broker_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class UnregisterBroker:
+    broker_id: int
+    broker_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class TopicRecord:
+    name: str
+    topic_id: str
+    configs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionRecord:
+    topic_id: str
+    partition: int
+    replicas: list[int]
+    isr: list[int]
+    leader: int
+    leader_epoch: int = 0
+    partition_epoch: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionChange:
+    """A leader and/or ISR change. None leaves a field unchanged; leader -1 means none.
+
+    A leader change bumps the leader epoch; any change bumps the partition epoch, against
+    which partition leaders' ISR requests are checked.
+    """
+
+    topic_id: str
+    partition: int
+    leader: int | None = None
+    isr: list[int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveTopic:
+    topic_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerIds:
+    """A block of producer ids handed to a broker: ids [first, first + size)."""
+
+    broker_id: int
+    first_producer_id: int
+    block_size: int
+
+
+MetadataRecord = (
+    RegisterBroker
+    | FenceBroker
+    | UnfenceBroker
+    | UnregisterBroker
+    | TopicRecord
+    | PartitionRecord
+    | PartitionChange
+    | RemoveTopic
+    | ProducerIds
+)
+
+TYPES: dict[RecordType, type] = {
+    RecordType.REGISTER_BROKER: RegisterBroker,
+    RecordType.FENCE_BROKER: FenceBroker,
+    RecordType.UNFENCE_BROKER: UnfenceBroker,
+    RecordType.UNREGISTER_BROKER: UnregisterBroker,
+    RecordType.TOPIC: TopicRecord,
+    RecordType.PARTITION: PartitionRecord,
+    RecordType.PARTITION_CHANGE: PartitionChange,
+    RecordType.REMOVE_TOPIC: RemoveTopic,
+    RecordType.PRODUCER_IDS: ProducerIds,
+}
+TYPE_OF: dict[type, RecordType] = {cls: t for t, cls in TYPES.items()}
+
+
+def encode_record(record: MetadataRecord) -> bytes:
+    blobs: list[BlobPart] = []
+    body = to_wire(record, blobs)
+    assert not blobs, "metadata records carry no blobs"
+    return cbor2.dumps(
+        {"type": int(TYPE_OF[type(record)]), "version": RECORD_VERSION, "body": body},
+        canonical=True,
+    )
+
+
+def decode_record(data: bytes) -> MetadataRecord:
+    try:
+        raw: Any = cbor2.loads(data)
+    except Exception as exc:  # cbor2 raises assorted types on garbage
+        raise MetadataRecordError(f"metadata record is not CBOR: {exc}") from None
+    if not isinstance(raw, dict):
+        raise MetadataRecordError("metadata record is not a map")
+    version = raw.get("version")
+    if version != RECORD_VERSION:
+        raise MetadataRecordError(f"unsupported metadata record version {version!r}")
+    type_id = raw.get("type")
+    try:
+        if not isinstance(type_id, int):
+            raise TypeError(type_id)
+        cls = TYPES[RecordType(type_id)]
+    except (ValueError, KeyError, TypeError):
+        raise MetadataRecordError(f"unknown metadata record type {type_id!r}") from None
+    try:
+        record: MetadataRecord = from_wire(cls, raw.get("body"), [])
+    except WireError as exc:
+        raise MetadataRecordError(f"malformed {cls.__name__}: {exc}") from None
+    return record

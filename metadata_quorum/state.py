@@ -1,0 +1,201 @@
+"""The metadata state machine: the registries every node derives from the metadata log.
+
+``apply`` is deterministic and does no I/O: given the same records at the same indexes,
+every node ends with the same state (compared byte for byte through ``to_snapshot``). It
+mutates in place, so applying a record costs O(1) instead of copying the registries; a
+snapshot is the immutable, canonical form.
+
+A record that no longer makes sense when applied (fencing a broker by a stale epoch, changing
+a removed topic) is ignored, deterministically: the controller validated it against the
+state it knew, and the log may have moved on since.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import cbor2
+
+from rillet.metadata_quorum.errors import SnapshotError
+from rillet.metadata_quorum.records import (
+    NO_LEADER,
+    FenceBroker,
+    MetadataRecord,
+    PartitionChange,
+    PartitionRecord,
+    ProducerIds,
+    RegisterBroker,
+    RemoveTopic,
+    TopicRecord,
+    UnfenceBroker,
+    UnregisterBroker,
+)
+
+SNAPSHOT_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerRegistration:
+    broker_id: int
+    broker_epoch: int  # log index of its RegisterBroker record
+    incarnation_id: str
+    host: str
+    port: int
+    rack: str | None
+    fenced: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionState:
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class TopicState:
+    name: str
+    topic_id: str
+    configs: dict[str, str]
+
+
+class MetadataState:
+    def __init__(self) -> None:
+        self.last_applied_index = 0
+        self.brokers: dict[int, BrokerRegistration] = {}
+        self.topics: dict[str, TopicState] = {}  # by topic id
+        self.topic_ids: dict[str, str] = {}  # name -> topic id
+        self.partitions: dict[tuple[str, int], PartitionState] = {}  # (topic id, partition)
+        self.next_producer_id = 0
+
+    # -- applying -------------------------------------------------------------------------
+
+    def apply(self, index: int, record: MetadataRecord) -> None:
+        if index <= self.last_applied_index:
+            raise ValueError(f"index {index} already applied (at {self.last_applied_index})")
+        self.last_applied_index = index
+        match record:
+            case RegisterBroker():
+                self.brokers[record.broker_id] = BrokerRegistration(
+                    record.broker_id,
+                    index,
+                    record.incarnation_id,
+                    record.host,
+                    record.port,
+                    record.rack,
+                    fenced=True,  # unfenced once it has caught up
+                )
+            case FenceBroker() | UnfenceBroker():
+                b = self.brokers.get(record.broker_id)
+                if b is not None and b.broker_epoch == record.broker_epoch:
+                    fenced = isinstance(record, FenceBroker)
+                    self.brokers[record.broker_id] = replace(b, fenced=fenced)
+            case UnregisterBroker():
+                b = self.brokers.get(record.broker_id)
+                if b is not None and b.broker_epoch == record.broker_epoch:
+                    del self.brokers[record.broker_id]
+            case TopicRecord():
+                if record.name not in self.topic_ids and record.topic_id not in self.topics:
+                    self.topics[record.topic_id] = TopicState(
+                        record.name, record.topic_id, dict(record.configs)
+                    )
+                    self.topic_ids[record.name] = record.topic_id
+            case PartitionRecord():
+                if record.topic_id in self.topics:
+                    self.partitions[(record.topic_id, record.partition)] = PartitionState(
+                        tuple(record.replicas),
+                        tuple(record.isr),
+                        record.leader,
+                        record.leader_epoch,
+                        record.partition_epoch,
+                    )
+            case PartitionChange():
+                self._apply_partition_change(record)
+            case RemoveTopic():
+                topic = self.topics.pop(record.topic_id, None)
+                if topic is not None:
+                    del self.topic_ids[topic.name]
+                    for key in [k for k in self.partitions if k[0] == record.topic_id]:
+                        del self.partitions[key]
+            case ProducerIds():
+                self.next_producer_id = max(
+                    self.next_producer_id, record.first_producer_id + record.block_size
+                )
+
+    def _apply_partition_change(self, change: PartitionChange) -> None:
+        key = (change.topic_id, change.partition)
+        current = self.partitions.get(key)
+        if current is None:
+            return
+        leader, leader_epoch = current.leader, current.leader_epoch
+        if change.leader is not None and change.leader != current.leader:
+            leader, leader_epoch = change.leader, current.leader_epoch + 1
+        isr = tuple(change.isr) if change.isr is not None else current.isr
+        self.partitions[key] = PartitionState(
+            current.replicas, isr, leader, leader_epoch, current.partition_epoch + 1
+        )
+
+    # -- queries --------------------------------------------------------------------------
+
+    def topic_by_name(self, name: str) -> TopicState | None:
+        topic_id = self.topic_ids.get(name)
+        return self.topics.get(topic_id) if topic_id is not None else None
+
+    def partitions_of(self, topic_id: str) -> dict[int, PartitionState]:
+        return {p: s for (t, p), s in self.partitions.items() if t == topic_id}
+
+    def unfenced_brokers(self) -> list[int]:
+        return sorted(b.broker_id for b in self.brokers.values() if not b.fenced)
+
+    def leaderless_partitions(self) -> list[tuple[str, int]]:
+        return sorted(k for k, s in self.partitions.items() if s.leader == NO_LEADER)
+
+    # -- snapshots ------------------------------------------------------------------------
+
+    def to_snapshot(self) -> bytes:
+        """Canonical CBOR of the whole state: equal states give equal bytes."""
+        doc: dict[str, Any] = {
+            "version": SNAPSHOT_VERSION,
+            "last_applied_index": self.last_applied_index,
+            "next_producer_id": self.next_producer_id,
+            "brokers": [
+                [b.broker_id, b.broker_epoch, b.incarnation_id, b.host, b.port, b.rack, b.fenced]
+                for b in sorted(self.brokers.values(), key=lambda b: b.broker_id)
+            ],
+            "topics": [
+                [t.topic_id, t.name, t.configs]
+                for t in sorted(self.topics.values(), key=lambda t: t.topic_id)
+            ],
+            "partitions": [
+                [t, p, list(s.replicas), list(s.isr), s.leader, s.leader_epoch, s.partition_epoch]
+                for (t, p), s in sorted(self.partitions.items())
+            ],
+        }
+        return bytes(cbor2.dumps(doc, canonical=True))
+
+    @classmethod
+    def from_snapshot(cls, data: bytes) -> MetadataState:
+        try:
+            doc = cbor2.loads(data)
+            if doc["version"] != SNAPSHOT_VERSION:
+                raise SnapshotError(f"unsupported snapshot version {doc['version']!r}")
+            state = cls()
+            state.last_applied_index = int(doc["last_applied_index"])
+            state.next_producer_id = int(doc["next_producer_id"])
+            for bid, epoch, inc, host, port, rack, fenced in doc["brokers"]:
+                state.brokers[bid] = BrokerRegistration(bid, epoch, inc, host, port, rack, fenced)
+            for tid, name, configs in doc["topics"]:
+                state.topics[tid] = TopicState(name, tid, dict(configs))
+                state.topic_ids[name] = tid
+            for tid, p, replicas, isr, leader, le, pe in doc["partitions"]:
+                state.partitions[(tid, p)] = PartitionState(
+                    tuple(replicas), tuple(isr), leader, le, pe
+                )
+        except SnapshotError:
+            raise
+        except Exception as exc:
+            raise SnapshotError(f"metadata snapshot is unreadable: {exc}") from exc
+        return state

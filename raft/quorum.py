@@ -1,0 +1,85 @@
+"""The ``Quorum`` interface: everything above raft/ sees consensus only through this.
+
+Records are opaque bytes (CBOR produced by the layer above), so no engine ever pickles an
+object of ours. A member proposes records, reads the committed stream in order, knows who
+leads in which term, and stores snapshots that let the log be compacted. Engines: pysyncobj,
+our own Raft, and ``SimQuorum`` for deterministic tests of the layers above.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A committed record: its position in the log, the term that wrote it, its bytes."""
+
+    index: int
+    term: int
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Leadership:
+    leader_id: int | None
+    term: int
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """State-machine bytes covering every entry up to and including ``index``."""
+
+    index: int
+    term: int
+    data: bytes
+
+
+class Quorum(abc.ABC):
+    """One member's handle on the replicated log. Indexes start at 1; 0 means "none"."""
+
+    node_id: int
+
+    @property
+    @abc.abstractmethod
+    def voters(self) -> frozenset[int]:
+        """The fixed voter set."""
+
+    @abc.abstractmethod
+    def leadership(self) -> Leadership:
+        """Who leads, as this member currently believes."""
+
+    def is_leader(self) -> bool:
+        return self.leadership().leader_id == self.node_id
+
+    @abc.abstractmethod
+    async def propose(self, data: bytes) -> int:
+        """Append ``data`` and return its index once committed.
+
+        Raises NotLeaderError (with a hint) when this member does not lead, and
+        ProposalOutcomeUnknown when leadership changed while the proposal was pending.
+        """
+
+    @abc.abstractmethod
+    async def read_committed(self, after_index: int, max_entries: int = 1000) -> list[Entry]:
+        """Committed entries with index > ``after_index``, waiting until there is one.
+
+        Raises SnapshotRequired when ``after_index`` precedes the compacted prefix.
+        """
+
+    @abc.abstractmethod
+    def commit_index(self) -> int:
+        """The highest index this member knows to be committed."""
+
+    @abc.abstractmethod
+    async def wait_for_leadership_change(self, known: Leadership) -> Leadership:
+        """Return once leadership differs from ``known``."""
+
+    @abc.abstractmethod
+    def save_snapshot(self, snapshot: Snapshot) -> None:
+        """Store a state-machine snapshot; entries up to its index may then be compacted."""
+
+    @abc.abstractmethod
+    def latest_snapshot(self) -> Snapshot | None:
+        """The newest stored snapshot, for a member whose reader fell behind compaction."""
