@@ -1,0 +1,218 @@
+"""The controller's decisions, as a sans-I/O core that runs on the Raft leader.
+
+Every method takes the committed metadata state and the time as arguments and returns the
+records to propose (plus an answer for the caller); nothing here touches the network, the
+disk or the clock. The driver proposes the records, waits until they are committed and
+applied, and only then asks for the next decision, so decisions always see the state their
+records will land on. Broker liveness is a lease: a broker that has not heartbeated within
+``broker_session_timeout_ms`` is fenced, and partitions it led get a new leader from their
+ISR, never from outside it unless the topic allows unclean election.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from dataclasses import dataclass
+
+from rillet.metadata_quorum.assignment import AssignmentError, assign_replicas
+from rillet.metadata_quorum.records import (
+    NO_LEADER,
+    FenceBroker,
+    MetadataRecord,
+    PartitionChange,
+    PartitionRecord,
+    RegisterBroker,
+    TopicRecord,
+    UnfenceBroker,
+)
+from rillet.metadata_quorum.state import MetadataState, PartitionState
+from rillet.wire.error_codes import ErrorCode
+
+UNCLEAN_ELECTION_CONFIG = "unclean.leader.election.enable"
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerConfig:
+    broker_session_timeout_ms: int = 9_000
+    default_unclean_election: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """Records to propose, and the error to answer with (NONE when accepted)."""
+
+    records: list[MetadataRecord]
+    error: ErrorCode = ErrorCode.NONE
+    message: str | None = None
+
+
+class Controller:
+    """Leader-only controller state (heartbeat deadlines) plus pure decision functions."""
+
+    def __init__(self, config: ControllerConfig, rng: random.Random) -> None:
+        self.config = config
+        self._rng = rng
+        self._deadline_ms: dict[int, int] = {}
+
+    def on_become_leader(self, state: MetadataState, now_ms: int) -> None:
+        """A new controller gives every registered broker one full session to heartbeat."""
+        timeout = self.config.broker_session_timeout_ms
+        self._deadline_ms = {b: now_ms + timeout for b in state.brokers}
+
+    # -- brokers --------------------------------------------------------------------------
+
+    def register_broker(
+        self, state: MetadataState, record: RegisterBroker, now_ms: int
+    ) -> Decision:
+        current = state.brokers.get(record.broker_id)
+        self._deadline_ms[record.broker_id] = now_ms + self.config.broker_session_timeout_ms
+        if current is not None and current.incarnation_id == record.incarnation_id:
+            return Decision([])  # a retried registration: already done
+        return Decision([record])
+
+    def heartbeat(
+        self,
+        state: MetadataState,
+        broker_id: int,
+        broker_epoch: int,
+        caught_up: bool,
+        now_ms: int,
+    ) -> Decision:
+        broker = state.brokers.get(broker_id)
+        if broker is None or broker.broker_epoch != broker_epoch:
+            return Decision([], ErrorCode.UNKNOWN_MEMBER_ID, "stale or unknown broker epoch")
+        self._deadline_ms[broker_id] = now_ms + self.config.broker_session_timeout_ms
+        if broker.fenced and caught_up:
+            records: list[MetadataRecord] = [UnfenceBroker(broker_id, broker_epoch)]
+            records += self._elect_where_possible(state, extra_live={broker_id})
+            return Decision(records)
+        return Decision([])
+
+    def tick(self, state: MetadataState, now_ms: int) -> Decision:
+        """Fence brokers whose lease expired and move leadership and ISR off every broker
+        that is not live.
+
+        The reconciliation covers all partitions, not only those of brokers expiring now: a
+        previous controller may have committed a FenceBroker and lost the partition changes
+        that should have followed it.
+        """
+        expired = sorted(
+            b.broker_id
+            for b in state.brokers.values()
+            if not b.fenced and self._deadline_ms.get(b.broker_id, now_ms) <= now_ms
+        )
+        records: list[MetadataRecord] = [
+            FenceBroker(b, state.brokers[b].broker_epoch) for b in expired
+        ]
+        live = set(state.unfenced_brokers()) - set(expired)
+        for key, p in sorted(state.partitions.items()):
+            if (p.leader != NO_LEADER and p.leader not in live) or any(
+                r not in live for r in p.isr
+            ):
+                change = self._reassign(state, key[0], p, live)
+                if change is not None:
+                    records.append(PartitionChange(key[0], key[1], change[0], change[1]))
+        return Decision(records)
+
+    # -- partitions -----------------------------------------------------------------------
+
+    def _unclean_allowed(self, state: MetadataState, topic_id: str) -> bool:
+        topic = state.topics.get(topic_id)
+        configured = topic.configs.get(UNCLEAN_ELECTION_CONFIG) if topic else None
+        if configured is None:
+            return self.config.default_unclean_election
+        return configured.lower() == "true"
+
+    def _reassign(
+        self, state: MetadataState, topic_id: str, p: PartitionState, live: set[int]
+    ) -> tuple[int | None, list[int] | None] | None:
+        """New (leader, isr) when some of the partition's brokers are no longer live."""
+        isr = [r for r in p.isr if r in live]
+        if not isr:
+            # The last in-sync replica stays in the ISR: it holds every committed record.
+            isr = list(p.isr)
+        leader = p.leader if p.leader in live else None
+        if leader is None:
+            candidates = [r for r in p.replicas if r in live and r in isr]
+            if not candidates and self._unclean_allowed(state, topic_id):
+                candidates = [r for r in p.replicas if r in live]
+                isr = candidates[:1]
+            leader = candidates[0] if candidates else NO_LEADER
+        new_isr = isr if list(p.isr) != isr else None
+        new_leader = leader if leader != p.leader else None
+        if new_leader is None and new_isr is None:
+            return None
+        return new_leader, new_isr
+
+    def _elect_where_possible(
+        self, state: MetadataState, extra_live: set[int]
+    ) -> list[MetadataRecord]:
+        live = set(state.unfenced_brokers()) | extra_live
+        out: list[MetadataRecord] = []
+        for (topic_id, partition), p in sorted(state.partitions.items()):
+            if p.leader == NO_LEADER:
+                change = self._reassign(state, topic_id, p, live)
+                if change is not None and change[0] not in (None, NO_LEADER):
+                    out.append(PartitionChange(topic_id, partition, change[0], change[1]))
+        return out
+
+    def alter_partition(
+        self,
+        state: MetadataState,
+        topic_id: str,
+        partition: int,
+        leader_id: int,
+        leader_epoch: int,
+        partition_epoch: int,
+        new_isr: list[int],
+    ) -> Decision:
+        """An ISR change asked for by the partition leader, checked against its epochs."""
+        p = state.partitions.get((topic_id, partition))
+        if p is None:
+            return Decision([], ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        if leader_id != p.leader or leader_epoch != p.leader_epoch:
+            return Decision([], ErrorCode.FENCED_LEADER_EPOCH, "not the current leader")
+        if partition_epoch != p.partition_epoch:
+            return Decision([], ErrorCode.INVALID_REQUEST, "stale partition epoch")
+        live = set(state.unfenced_brokers())
+        if leader_id not in new_isr or any(r not in p.replicas or r not in live for r in new_isr):
+            return Decision(
+                [], ErrorCode.INVALID_REQUEST, "ISR must hold the leader and live replicas"
+            )
+        if sorted(new_isr) == sorted(p.isr):
+            return Decision([])
+        return Decision([PartitionChange(topic_id, partition, None, sorted(new_isr))])
+
+    def preferred_leaders(self, state: MetadataState) -> Decision:
+        """Move leadership back to each partition's first replica when it is live and in sync."""
+        live = set(state.unfenced_brokers())
+        out: list[MetadataRecord] = []
+        for (topic_id, partition), p in sorted(state.partitions.items()):
+            preferred = p.replicas[0] if p.replicas else NO_LEADER
+            if preferred != p.leader and preferred in live and preferred in p.isr:
+                out.append(PartitionChange(topic_id, partition, preferred, None))
+        return Decision(out)
+
+    # -- topics ---------------------------------------------------------------------------
+
+    def create_topic(
+        self,
+        state: MetadataState,
+        name: str,
+        partitions: int,
+        replication_factor: int,
+        configs: dict[str, str],
+    ) -> Decision:
+        if state.topic_by_name(name) is not None:
+            return Decision([], ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} exists")
+        live = {b.broker_id: b.rack for b in state.brokers.values() if not b.fenced}
+        try:
+            assignment = assign_replicas(live, partitions, replication_factor, self._rng)
+        except AssignmentError as exc:
+            return Decision([], ErrorCode.INVALID_REPLICATION_FACTOR, str(exc))
+        topic_id = str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+        records: list[MetadataRecord] = [TopicRecord(name, topic_id, dict(configs))]
+        for p, replicas in enumerate(assignment):
+            records.append(PartitionRecord(topic_id, p, replicas, list(replicas), replicas[0]))
+        return Decision(records)

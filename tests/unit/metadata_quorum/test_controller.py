@@ -1,0 +1,221 @@
+"""Controller decisions on the in-memory quorum: registration, leases, elections from the ISR,
+topic placement, AlterPartition checks, and a controller change mid-action."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import trio
+import trio.testing
+
+from rillet.metadata_quorum.assignment import assign_replicas
+from rillet.metadata_quorum.controller import Controller, ControllerConfig, Decision
+from rillet.metadata_quorum.records import NO_LEADER, RegisterBroker, decode_record, encode_record
+from rillet.metadata_quorum.state import MetadataState
+from rillet.raft.errors import ProposalOutcomeUnknown
+from rillet.raft.quorum import Quorum
+from rillet.raft.sim_quorum import SimCluster
+from rillet.wire.error_codes import ErrorCode
+
+TIMEOUT_MS = 9000
+
+
+def apply_all(state: MetadataState, decision: Decision) -> None:
+    for record in decision.records:
+        state.apply(state.last_applied_index + 1, record)
+
+
+def cluster_of(brokers: dict[int, str | None]) -> tuple[Controller, MetadataState]:
+    ctl = Controller(ControllerConfig(TIMEOUT_MS), random.Random(1))
+    state = MetadataState()
+    for b, rack in brokers.items():
+        apply_all(state, ctl.register_broker(state, RegisterBroker(b, f"inc{b}", "h", b, rack), 0))
+        apply_all(state, ctl.heartbeat(state, b, state.brokers[b].broker_epoch, True, 0))
+    return ctl, state
+
+
+def test_rack_aware_assignment_spreads_replicas_and_leaders() -> None:
+    brokers = {1: "a", 2: "a", 3: "b", 4: "b", 5: "c", 6: "c"}
+    plan = assign_replicas(brokers, 12, 3, random.Random(5))
+    for replicas in plan:
+        assert len(set(replicas)) == 3
+        assert len({brokers[r] for r in replicas}) == 3  # one replica per rack
+    leaders = [r[0] for r in plan]
+    assert {leaders.count(b) for b in brokers} == {2}  # leadership evenly spread
+
+
+def test_registration_is_idempotent_and_heartbeats_unfence() -> None:
+    ctl, state = cluster_of({1: None})
+    again = ctl.register_broker(state, RegisterBroker(1, "inc1", "h", 1), 10)
+    assert again.records == []
+    bad = ctl.heartbeat(state, 1, 999, True, 10)
+    assert bad.error == ErrorCode.UNKNOWN_MEMBER_ID
+    assert state.unfenced_brokers() == [1]
+
+
+def test_create_topic_refuses_too_few_brokers_and_duplicates() -> None:
+    ctl, state = cluster_of({1: None, 2: None})
+    assert ctl.create_topic(state, "t", 3, 3, {}).error == ErrorCode.INVALID_REPLICATION_FACTOR
+    ok = ctl.create_topic(state, "t", 3, 2, {})
+    apply_all(state, ok)
+    topic = state.topic_by_name("t")
+    assert topic is not None and len(state.partitions_of(topic.topic_id)) == 3
+    assert ctl.create_topic(state, "t", 1, 1, {}).error == ErrorCode.TOPIC_ALREADY_EXISTS
+
+
+def test_expired_lease_fences_and_elects_from_the_isr_only() -> None:
+    ctl, state = cluster_of({1: None, 2: None, 3: None})
+    apply_all(state, ctl.create_topic(state, "t", 6, 3, {}))
+    apply_all(state, ctl.create_topic(state, "solo", 1, 1, {}))
+    solo = state.topic_by_name("solo")
+    assert solo is not None
+    solo_leader = state.partitions[(solo.topic_id, 0)].leader
+    for b in (1, 2, 3):
+        if b != solo_leader:
+            ctl.heartbeat(state, b, state.brokers[b].broker_epoch, True, TIMEOUT_MS - 1)
+    assert ctl.tick(state, TIMEOUT_MS - 1).records == []
+    apply_all(state, ctl.tick(state, TIMEOUT_MS))
+    assert state.brokers[solo_leader].fenced
+    for (topic_id, _), p in state.partitions.items():
+        if topic_id == solo.topic_id:
+            # its only replica is gone: no leader, and it stays the (last) ISR member
+            assert p.leader == NO_LEADER and p.isr == (solo_leader,)
+        else:
+            assert p.leader != solo_leader and p.leader in p.isr
+            assert solo_leader not in p.isr
+
+
+def test_unclean_election_only_when_the_topic_allows_it() -> None:
+    ctl, state = cluster_of({1: None, 2: None})
+    apply_all(
+        state, ctl.create_topic(state, "dirty", 1, 2, {"unclean.leader.election.enable": "true"})
+    )
+    topic = state.topic_by_name("dirty")
+    assert topic is not None
+    key = (topic.topic_id, 0)
+    p = state.partitions[key]
+    follower = next(r for r in p.replicas if r != p.leader)
+    apply_all(
+        state,
+        ctl.alter_partition(state, *key, p.leader, p.leader_epoch, p.partition_epoch, [p.leader]),
+    )
+    old_leader = p.leader
+    ctl.heartbeat(state, follower, state.brokers[follower].broker_epoch, True, TIMEOUT_MS)
+    apply_all(state, ctl.tick(state, TIMEOUT_MS + 1))
+    assert state.partitions[key].leader == follower  # out-of-sync replica elected: allowed
+    assert state.brokers[old_leader].fenced
+
+
+def test_alter_partition_is_checked_against_epochs() -> None:
+    ctl, state = cluster_of({1: None, 2: None, 3: None})
+    apply_all(state, ctl.create_topic(state, "t", 1, 3, {}))
+    topic = state.topic_by_name("t")
+    assert topic is not None
+    key = (topic.topic_id, 0)
+    p = state.partitions[key]
+    shrink = [p.leader, p.replicas[1]]
+    stale = ctl.alter_partition(
+        state, *key, p.leader, p.leader_epoch, p.partition_epoch - 1, shrink
+    )
+    assert stale.error == ErrorCode.INVALID_REQUEST
+    wrong = ctl.alter_partition(
+        state, *key, p.replicas[1], p.leader_epoch, p.partition_epoch, shrink
+    )
+    assert wrong.error == ErrorCode.FENCED_LEADER_EPOCH
+    ok = ctl.alter_partition(state, *key, p.leader, p.leader_epoch, p.partition_epoch, shrink)
+    apply_all(state, ok)
+    assert state.partitions[key].isr == tuple(sorted(shrink))
+    assert state.partitions[key].partition_epoch == p.partition_epoch + 1
+
+
+def test_preferred_leader_returns_when_in_sync() -> None:
+    ctl, state = cluster_of({1: None, 2: None})
+    apply_all(state, ctl.create_topic(state, "t", 1, 2, {}))
+    topic = state.topic_by_name("t")
+    assert topic is not None
+    key = (topic.topic_id, 0)
+    preferred = state.partitions[key].replicas[0]
+    other = state.partitions[key].replicas[1]
+    ctl.heartbeat(state, other, state.brokers[other].broker_epoch, True, TIMEOUT_MS)
+    apply_all(state, ctl.tick(state, TIMEOUT_MS + 1))
+    assert state.partitions[key].leader == other
+    # the preferred broker restarts (new epoch), catches up, rejoins the ISR
+    apply_all(
+        state,
+        ctl.register_broker(state, RegisterBroker(preferred, "again", "h", 1), TIMEOUT_MS + 2),
+    )
+    epoch = state.brokers[preferred].broker_epoch
+    apply_all(state, ctl.heartbeat(state, preferred, epoch, True, TIMEOUT_MS + 3))
+    p = state.partitions[key]
+    apply_all(
+        state,
+        ctl.alter_partition(
+            state, *key, p.leader, p.leader_epoch, p.partition_epoch, [other, preferred]
+        ),
+    )
+    apply_all(state, ctl.preferred_leaders(state))
+    assert state.partitions[key].leader == preferred
+
+
+async def drive(quorum: Quorum, state: MetadataState, decision: Decision) -> None:
+    """What the controller driver does: propose each record, then apply the committed log
+    (also when a proposal's outcome is unknown: the log is the truth)."""
+    try:
+        for record in decision.records:
+            await quorum.propose(encode_record(record))
+    finally:
+        if quorum.commit_index() > state.last_applied_index:
+            for entry in await quorum.read_committed(state.last_applied_index, 10_000):
+                state.apply(entry.index, decode_record(entry.data))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_controller_change_in_the_middle_of_fencing_converges(seed: int) -> None:
+    async def main() -> None:
+        cluster = SimCluster([1, 2, 3], random.Random(seed), commit_delay_s=0.01)
+        q1, q2 = cluster.member(1), cluster.member(2)
+        ctl1 = Controller(ControllerConfig(TIMEOUT_MS), random.Random(seed))
+        state1 = MetadataState()
+        for b in (1, 2, 3):
+            await drive(
+                q1, state1, ctl1.register_broker(state1, RegisterBroker(b, f"i{b}", "h", b), 0)
+            )
+            await drive(
+                q1, state1, ctl1.heartbeat(state1, b, state1.brokers[b].broker_epoch, True, 0)
+            )
+        await drive(q1, state1, ctl1.create_topic(state1, "t", 8, 3, {}))
+        for b in (2, 3):
+            ctl1.heartbeat(state1, b, state1.brokers[b].broker_epoch, True, TIMEOUT_MS - 1)
+        # broker 1's lease expires: fence it and move its partitions ... and lose leadership
+        # while those records are in flight.
+        decision = ctl1.tick(state1, TIMEOUT_MS)
+        assert len(decision.records) > 1
+        async with trio.open_nursery() as nursery:
+
+            async def fence() -> None:
+                try:
+                    await drive(q1, state1, decision)
+                except ProposalOutcomeUnknown:
+                    pass
+
+            nursery.start_soon(fence)
+            await trio.sleep(0.015)
+            cluster.elect(2)
+        # The new controller rebuilds its state from the log and carries on.
+        state2 = MetadataState()
+        await drive(q2, state2, Decision([]))
+        ctl2 = Controller(ControllerConfig(TIMEOUT_MS), random.Random(seed + 1))
+        ctl2.on_become_leader(state2, TIMEOUT_MS)
+        for b in (2, 3):
+            ctl2.heartbeat(state2, b, state2.brokers[b].broker_epoch, True, 2 * TIMEOUT_MS - 1)
+        await drive(q2, state2, ctl2.tick(state2, 2 * TIMEOUT_MS))
+        assert state2.brokers[1].fenced
+        for p in state2.partitions.values():
+            assert p.leader in (2, 3) and p.leader in p.isr and 1 not in p.isr
+        # every member derives the same state
+        state3 = MetadataState()
+        await drive(cluster.member(3), state3, Decision([]))
+        assert state3.to_snapshot() == state2.to_snapshot()
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
