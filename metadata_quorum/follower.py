@@ -1,0 +1,65 @@
+"""Every node's view of the metadata: follow the committed log and apply it.
+
+The follower reads committed entries from the quorum in order and applies them to a
+:class:`MetadataState`; every ``snapshot_every`` records it hands a snapshot to the quorum so
+the log can be compacted. A follower that fell behind compaction restores the latest
+snapshot and continues from there. Waiters can ask to be woken once a given index is applied,
+which is how a controller waits until its own records are visible before deciding again.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import trio
+
+from rillet.metadata_quorum.records import decode_record
+from rillet.metadata_quorum.state import MetadataState
+from rillet.raft.errors import SnapshotRequired
+from rillet.raft.quorum import Quorum, Snapshot
+
+log = logging.getLogger(__name__)
+
+
+class MetadataFollower:
+    def __init__(self, quorum: Quorum, snapshot_every: int = 10_000) -> None:
+        self.quorum = quorum
+        self.state = MetadataState()
+        self._snapshot_every = snapshot_every
+        self._since_snapshot = 0
+        self._applied = trio.Event()
+
+    async def wait_applied(self, index: int) -> None:
+        """Return once every entry up to ``index`` is applied to ``state``."""
+        while self.state.last_applied_index < index:
+            await self._applied.wait()
+
+    async def run(self) -> None:
+        """Apply committed entries forever (cancel to stop)."""
+        while True:
+            try:
+                entries = await self.quorum.read_committed(self.state.last_applied_index)
+            except SnapshotRequired:
+                self._restore()
+                continue
+            for entry in entries:
+                self.state.apply(entry.index, decode_record(entry.data))
+            self._since_snapshot += len(entries)
+            if self._since_snapshot >= self._snapshot_every:
+                self._take_snapshot(entries[-1].term)
+            self._applied.set()
+            self._applied = trio.Event()
+
+    def _take_snapshot(self, term: int) -> None:
+        self.quorum.save_snapshot(
+            Snapshot(self.state.last_applied_index, term, self.state.to_snapshot())
+        )
+        self._since_snapshot = 0
+
+    def _restore(self) -> None:
+        snapshot = self.quorum.latest_snapshot()
+        if snapshot is None:
+            raise RuntimeError("entries were compacted but no snapshot is available")
+        log.info("restoring metadata from the snapshot at index %d", snapshot.index)
+        self.state = MetadataState.from_snapshot(snapshot.data)
+        self._since_snapshot = 0
