@@ -1,0 +1,94 @@
+"""The controller's trio driver: active only while this member leads the quorum.
+
+On becoming leader it first applies every committed entry (so it decides on the latest
+state), then starts a fresh :class:`Controller`, which gives every broker a full session to
+heartbeat. Decisions are serialized: one decision is proposed and applied before the next is
+taken. When leadership is lost the running controller is cancelled and its leader-only state
+discarded; requests in flight get NotLeaderError or ProposalOutcomeUnknown, and callers
+retry against the new controller (decisions are idempotent against the committed state).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable
+
+import trio
+
+from rillet.metadata_quorum.controller import Controller, ControllerConfig, Decision
+from rillet.metadata_quorum.follower import MetadataFollower
+from rillet.metadata_quorum.records import encode_record
+from rillet.metadata_quorum.state import MetadataState
+from rillet.raft.errors import NotLeaderError
+
+log = logging.getLogger(__name__)
+
+DecideFn = Callable[[Controller, MetadataState, int], Decision]
+
+
+class ControllerService:
+    def __init__(
+        self,
+        follower: MetadataFollower,
+        config: ControllerConfig,
+        rng: random.Random,
+        clock_ms: Callable[[], int],
+        tick_interval_ms: int = 500,
+    ) -> None:
+        self._follower = follower
+        self._quorum = follower.quorum
+        self._config = config
+        self._rng = rng
+        self._clock_ms = clock_ms
+        self._tick_s = tick_interval_ms / 1000
+        self._controller: Controller | None = None
+        self._lock = trio.Lock()
+        self.terms_led: list[int] = []
+
+    @property
+    def active(self) -> bool:
+        return self._controller is not None
+
+    async def run(self) -> None:
+        """Follow leadership forever: lead while leader, stand by otherwise."""
+        while True:
+            lead = self._quorum.leadership()
+            if lead.leader_id != self._quorum.node_id:
+                await self._quorum.wait_for_leadership_change(lead)
+                continue
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._lead, lead.term)
+                await self._quorum.wait_for_leadership_change(lead)
+                nursery.cancel_scope.cancel()
+            self._controller = None
+            log.info("controller for term %d stopped", lead.term)
+
+    async def _lead(self, term: int) -> None:
+        await self._follower.wait_applied(self._quorum.commit_index())
+        controller = Controller(self._config, self._rng)
+        controller.on_become_leader(self._follower.state, self._clock_ms())
+        self._controller = controller
+        self.terms_led.append(term)
+        log.info("controller active for term %d", term)
+        while True:
+            await trio.sleep(self._tick_s)
+            await self.submit(lambda ctl, state, now: ctl.tick(state, now))
+
+    async def submit(self, decide: DecideFn) -> Decision:
+        """Take one decision on the current state, commit its records and wait until applied.
+
+        Raises NotLeaderError when this member is not the active controller.
+        """
+        async with self._lock:
+            controller = self._controller
+            if controller is None:
+                lead = self._quorum.leadership()
+                raise NotLeaderError(lead.leader_id, lead.term)
+            decision = decide(controller, self._follower.state, self._clock_ms())
+            last = 0
+            for record in decision.records:
+                last = await self._quorum.propose(encode_record(record))
+            if last:
+                await self._follower.wait_applied(last)
+            return decision

@@ -1,0 +1,98 @@
+"""The controller service on the in-memory quorum: it runs only on the leader, moves with
+leadership, and the new controller carries on from the committed state."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import trio
+import trio.testing
+
+from rillet.metadata_quorum.controller import Controller, ControllerConfig, Decision
+from rillet.metadata_quorum.controller_service import ControllerService, DecideFn
+from rillet.metadata_quorum.follower import MetadataFollower
+from rillet.metadata_quorum.records import NO_LEADER, RegisterBroker
+from rillet.metadata_quorum.state import MetadataState
+from rillet.raft.errors import NotLeaderError, ProposalOutcomeUnknown
+from rillet.raft.sim_quorum import SimCluster
+
+TIMEOUT_MS = 3000
+
+
+def now_ms() -> int:
+    return int(trio.current_time() * 1000)
+
+
+@pytest.mark.parametrize("seed", range(5))
+async def test_controller_follows_leadership_and_fences_silent_brokers(
+    seed: int, autojump_clock: trio.testing.MockClock
+) -> None:
+    cluster = SimCluster([1, 2, 3], random.Random(seed), commit_delay_s=0.005)
+    services = {}
+    async with trio.open_nursery() as nursery:
+        for node_id, quorum in cluster.members.items():
+            follower = MetadataFollower(quorum)
+            service = ControllerService(
+                follower, ControllerConfig(TIMEOUT_MS), random.Random(seed), now_ms, 100
+            )
+            services[node_id] = (follower, service)
+            nursery.start_soon(follower.run)
+            nursery.start_soon(service.run)
+        await trio.sleep(0.01)
+        assert services[1][1].active and not services[2][1].active
+        with pytest.raises(NotLeaderError):
+            await services[2][1].submit(lambda c, s, n: c.tick(s, n))
+
+        async def call(decide: DecideFn) -> Decision:
+            """A client: retry against whichever member is the active controller."""
+            with trio.fail_after(30):
+                while True:
+                    for _, service in services.values():
+                        if service.active:
+                            try:
+                                return await service.submit(decide)
+                            except (NotLeaderError, ProposalOutcomeUnknown):
+                                pass
+                    await trio.sleep(0.05)
+
+        async def heartbeats(broker: int) -> None:
+            while True:
+
+                def beat(c: Controller, s: MetadataState, n: int, b: int = broker) -> Decision:
+                    reg = s.brokers.get(b)
+                    epoch = reg.broker_epoch if reg else -1
+                    return c.heartbeat(s, b, epoch, True, n)
+
+                await call(beat)
+                await trio.sleep(0.5)
+
+        for b in (1, 2, 3):
+            await call(
+                lambda c, s, n, b=b: c.register_broker(s, RegisterBroker(b, f"inc{b}", "h", b), n)
+            )
+        async with trio.open_nursery() as beats:
+            for b in (1, 2, 3):
+                beats.start_soon(heartbeats, b)
+            await trio.sleep(1)
+            await call(lambda c, s, n: c.create_topic(s, "t", 6, 3, {}))
+            # the controller moves while brokers keep heartbeating
+            cluster.elect(2)
+            await trio.sleep(1)
+            assert services[2][1].active and not services[1][1].active
+            state = services[2][0].state
+            assert state.unfenced_brokers() == [1, 2, 3]
+            # broker 3 goes silent: the new controller fences it and moves its leadership
+            beats.cancel_scope.cancel()
+        async with trio.open_nursery() as beats:
+            for b in (1, 2):
+                beats.start_soon(heartbeats, b)
+            await trio.sleep(TIMEOUT_MS / 1000 + 1)
+            beats.cancel_scope.cancel()
+        state = services[2][0].state
+        assert state.brokers[3].fenced and not state.brokers[1].fenced
+        for p in state.partitions.values():
+            assert p.leader in (1, 2) and p.leader != NO_LEADER and 3 not in p.isr
+        snapshots = {f.state.to_snapshot() for f, _ in services.values()}
+        assert len(snapshots) == 1  # every member derived the same registries
+        nursery.cancel_scope.cancel()
