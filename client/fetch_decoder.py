@@ -41,10 +41,13 @@ def decode_record_set(
             ts = h.first_timestamp_ms
             skip = fetch_offset - base if base < fetch_offset else 0
             # tuple.__new__ directly: the NamedTuple's own __new__ is a Python frame per record.
-            records.extend(
-                _new(_RECORD, (topic, partition, base + i, ts + r[0], r[1], r[2], r[3] or []))
-                for i, r in enumerate(raw[skip:], skip)
-            )
+            append = records.append
+            offset = base + skip
+            for delta, key, value, headers in raw[skip:] if skip else raw:
+                append(
+                    _new(_RECORD, (topic, partition, offset, ts + delta, key, value, headers or []))
+                )
+                offset += 1
             next_offset = h.next_offset
     except WireError as exc:
         raise CorruptMessageError(f"{topic}-{partition} at offset {next_offset}: {exc}") from exc

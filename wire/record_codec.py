@@ -113,22 +113,26 @@ def decode_payload(payload: bytes | memoryview, expected_count: int) -> list[lis
         raise CorruptBatch(f"record payload is not valid CBOR: {exc}") from exc
     if not isinstance(records, list) or len(records) != expected_count:
         raise CorruptBatch(f"payload does not hold {expected_count} records")
+    # Exact type checks (bool is not an int here) in one pass: this loop runs per record.
     for rec in records:
-        if not (isinstance(rec, list) and len(rec) == 4 and isinstance(rec[0], int)):
+        if type(rec) is not list or len(rec) != 4:
             raise CorruptBatch("record is not [timestamp_delta, key, value, headers]")
-        key, value, headers = rec[1], rec[2], rec[3]
-        if key is not None and not isinstance(key, bytes):
+        delta, key, value, headers = rec
+        if type(delta) is not int:
+            raise CorruptBatch("record timestamp delta is not an integer")
+        if key is not None and type(key) is not bytes:
             raise CorruptBatch("record key is neither bytes nor null")
-        if value is not None and not isinstance(value, bytes):
+        if value is not None and type(value) is not bytes:
             raise CorruptBatch("record value is neither bytes nor null")
         if headers is not None:
-            if not isinstance(headers, list) or not all(
-                isinstance(h, list)
-                and len(h) == 2
-                and isinstance(h[0], str)
-                and isinstance(h[1], bytes)
-                for h in headers
-            ):
-                raise CorruptBatch("record headers are not [[text, bytes], ...]")
-            rec[3] = [(h[0], h[1]) for h in headers]
+            rec[3] = _checked_headers(headers)
     return records
+
+
+def _checked_headers(headers: Any) -> list[tuple[str, bytes]]:
+    if type(headers) is not list or not all(
+        type(h) is list and len(h) == 2 and type(h[0]) is str and type(h[1]) is bytes
+        for h in headers
+    ):
+        raise CorruptBatch("record headers are not [[text, bytes], ...]")
+    return [(h[0], h[1]) for h in headers]
