@@ -1,4 +1,10 @@
-"""Exception root of the partition store."""
+"""Exception root of the partition store.
+
+Every error the store raises on purpose is a :class:`StoreError`, so the broker can answer a
+request with a typed error code instead of losing a connection task. ``OSError`` from the
+file system is deliberately *not* wrapped: a full disk or an I/O error is a storage failure
+the broker reports as such (KAFKA_STORAGE_ERROR), not a property of the request.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ class StoreError(Exception):
 
 
 class StoreConfigError(StoreError, ValueError):
-    """A LogConfig value is out of range."""
+    """A LogConfig value is out of range (also a ValueError, for config loaders)."""
 
 
 class OffsetOutOfRange(StoreError):
@@ -22,20 +28,39 @@ class OffsetOutOfRange(StoreError):
 
 
 class InvalidRecords(StoreError):
-    """Appended bytes are not a sequence of valid batches (structure or CRC)."""
+    """Appended bytes are not a sequence of valid batches (structure or CRC): CORRUPT_MESSAGE."""
 
 
 class RecordTooLarge(InvalidRecords):
-    """A batch exceeds ``max_batch_bytes``."""
+    """A batch exceeds ``max_batch_bytes``: MESSAGE_TOO_LARGE."""
 
 
 class NonContiguousAppend(StoreError):
-    """A follower append does not start at the log end or its batches leave gaps."""
+    """A follower append does not start at the log end, or its batches leave gaps."""
+
+
+class InvalidLeaderEpoch(StoreError):
+    """An append would lower the leader epoch recorded in the log (or use a negative one).
+
+    Epochs in a log never decrease (replication's divergence check relies on it), and
+    recovery treats a lowered epoch as corruption, so the store refuses to write one.
+    """
 
 
 class InvalidTruncation(StoreError):
     """truncate_to was asked for an offset that is not a batch boundary of this log."""
 
 
+class PartitionMismatch(StoreError):
+    """``partition.meta`` names another topic or partition than the one being opened."""
+
+
+class LogClosed(StoreError):
+    """The log was closed or deleted; it serves nothing any more."""
+
+
 class CorruptLog(StoreError):
-    """On-disk state that recovery cannot repair (never raised for a torn tail)."""
+    """Data the store trusted turned out malformed (e.g. a bad header in a trusted segment).
+
+    Recovery never raises this for a torn or corrupt tail: it truncates instead.
+    """

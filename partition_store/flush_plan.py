@@ -1,29 +1,66 @@
-"""An fsync to run off the event loop.
+"""An fsync prepared on the event loop and run on a worker thread.
 
-The plan holds duplicated file descriptors, so the log may roll, close or delete segments
-while the fsync runs in a worker thread; ``run`` touches nothing but its own fds.
+``PartitionLog.flush_plan()`` captures what must reach the disk for every offset below
+``up_to_offset`` to be durable: duplicates of the descriptors of the segments holding
+unflushed data (and of the indexes of sealed ones, which a restart trusts), plus the
+partition directory (new segment files). :meth:`FlushPlan.run` fsyncs them and writes the
+new recovery point to a temp file, touching nothing but its own descriptors and that file,
+so the log may append, roll, truncate or delete segments meanwhile. Back on the event loop,
+``PartitionLog.flush_completed(plan)`` renames the temp file over
+``recovery-point-checkpoint`` (unless a truncation made the plan stale) and advances the
+recovery point.
+
+The checkpoint's rename is made durable by the next plan's directory fsync or by ``close()``;
+until then a crash shows the previous recovery point, which only costs extra recovery work.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rillet.partition_store.checkpoint import encode_int, write_synced
+from rillet.partition_store.errors import StoreError
+
+_fdatasync = getattr(os, "fdatasync", os.fsync)
 
 
 @dataclass(slots=True)
 class FlushPlan:
-    fds: list[int]
     up_to_offset: int  # every offset below this is durable once run() returns
-    records: int  # appended records this flush covers (for flush_messages accounting)
+    generation: int  # the log's truncation generation when planned
+    checkpoint_tmp: Path  # run() writes up_to_offset here; flush_completed() renames it
+    fds: list[int] = field(repr=False)  # duplicated descriptors, closed by run()
+    dir_fd: int = field(repr=False)
     done: bool = False
 
     def run(self) -> None:
-        """fdatasync every fd, then close them. Blocking: call from a worker thread."""
+        """fdatasync every file, fsync the directory, write the checkpoint temp file.
+
+        Blocking: call it from a worker thread. The descriptors are closed even if an fsync
+        fails; the plan is then spent, and the next one covers the same data again.
+        """
+        if self.dir_fd < 0:
+            raise StoreError("a flush plan runs only once")
         try:
             for fd in self.fds:
-                os.fdatasync(fd)
+                _fdatasync(fd)
+            os.fsync(self.dir_fd)
+            # Relative to the directory's fd: a topic deletion may rename it meanwhile, or
+            # remove it (then there is nothing left to checkpoint).
+            try:
+                write_synced(self.checkpoint_tmp, encode_int(self.up_to_offset), self.dir_fd)
+            except FileNotFoundError:
+                pass
+            self.done = True
         finally:
-            for fd in self.fds:
+            self.discard()
+
+    def discard(self) -> None:
+        """Close the descriptors without syncing (a plan the caller decides not to run)."""
+        fds, self.fds = self.fds, []
+        dir_fd, self.dir_fd = self.dir_fd, -1
+        for fd in [*fds, dir_fd]:
+            if fd >= 0:
                 os.close(fd)
-            self.fds = []
-        self.done = True

@@ -1,9 +1,13 @@
-"""One partition's log: an ordered list of segments with one active segment at the end.
+"""One partition's log: an ordered list of segments, the last one active.
 
-Appends validate every batch (structure and CRC, never the records) before writing a byte,
-then assign offsets in place. Reads return byte ranges of whole batches as file regions for
-``sendfile``. Retention deletes whole segments; flushing happens through :class:`FlushPlan`
-so the fsync can run off the caller's thread.
+Modelled on Kafka's UnifiedLog. Appends validate every batch (structure and CRC, never the
+records) before writing a byte, then assign offsets in place. Reads return byte ranges of
+whole batches as file regions for ``sendfile``. Retention deletes whole segments. Flushing
+is split in three (plan on the event loop, fsync on a worker thread, complete on the event
+loop) so that no fsync ever blocks appends.
+
+Not thread-safe: one owner (the broker's event loop) calls every method; only
+:meth:`FlushPlan.run` may run elsewhere. Time comes in as ``now_ms`` arguments.
 """
 
 from __future__ import annotations
@@ -14,31 +18,33 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from rillet.partition_store.checkpoint import read_int, write_atomically, write_int
+from rillet.partition_store.append_validation import (
+    FOLLOWER_MAX_BATCH_BYTES,
+    place_follower_batches,
+    place_leader_batches,
+    validate_batches,
+)
 from rillet.partition_store.config import LogConfig
+from rillet.partition_store.deferred_deletion import DeferredDeletions
 from rillet.partition_store.errors import (
-    InvalidRecords,
+    CorruptLog,
     InvalidTruncation,
-    NonContiguousAppend,
+    LogClosed,
     OffsetOutOfRange,
-    RecordTooLarge,
     StoreError,
 )
 from rillet.partition_store.flush_plan import FlushPlan
-from rillet.partition_store.log_loader import (
-    CLEAN_SHUTDOWN_FILE,
-    RECOVERY_POINT_FILE,
-    RecoveryStats,
-    load_segments,
-    purge_leftovers,
-)
-from rillet.partition_store.segment import BatchPosition, LogSegment, SegmentInfo
-from rillet.wire.batch import BatchView, assign_offset_and_epoch, iter_batches, peek_length
-from rillet.wire.errors import CorruptBatch
+from rillet.partition_store.flush_policy import FlushPolicy
+from rillet.partition_store.layout import RECOVERY_POINT_FILE, TMP_SUFFIX
+from rillet.partition_store.log_loader import RecoveryStats, load_log
+from rillet.partition_store.partition_files import PartitionFiles
+from rillet.partition_store.retention import deletable_segment_count
+from rillet.partition_store.segment import LogSegment, PlacedBatch, SegmentInfo
+from rillet.wire.batch import assign_offset_and_epoch
 from rillet.wire.frame import FileRegion
 
-LOG_START_OFFSET_FILE = "log-start-offset-checkpoint"
-PARTITION_META_FILE = "partition.meta"
+# Relative offsets in the offset index are uint32; Kafka rolls before Int.MaxValue too.
+MAX_RELATIVE_OFFSET = 0x7FFFFFFF
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,77 +59,44 @@ class AppendResult:
 
 @dataclass(frozen=True, slots=True)
 class ReadResult:
+    """``region`` is a range of a segment's fd, valid until the segment is deleted and
+    ``file_delete_delay_ms`` has passed; None when there is nothing to return."""
+
     region: FileRegion | None
-    first_offset: int
-
-
-@dataclass(slots=True)
-class _PendingDeletion:
-    segment: LogSegment
-    delete_at_ms: int
+    first_offset: int  # base offset of the first batch returned, else the fetch offset
 
 
 class PartitionLog:
-    """Not thread-safe: one owner (the broker's event loop) calls every method."""
-
     def __init__(
-        self,
-        directory: Path,
-        config: LogConfig,
-        segments: list[LogSegment],
-        log_start_offset: int,
-        recovery_point: int,
-        stats: RecoveryStats,
+        self, directory: Path, config: LogConfig, now_ms: int, topic: str, partition: int
     ) -> None:
+        """Use :meth:`open`."""
         self.directory = directory
         self.config = config
-        self._segments = segments
-        self._bases = [s.base_offset for s in segments]
-        self._log_start_offset = log_start_offset
-        self._recovery_point = recovery_point
-        self.recovery_stats = stats
-        self._pending_deletions: list[_PendingDeletion] = []
-        self._unflushed_records = 0
-        self._first_unflushed_ms = -1
-        self._rolled_unflushed = False
+        directory.mkdir(parents=True, exist_ok=True)
+        self._files = PartitionFiles(directory)
+        self._files.ensure_meta(topic, partition, now_ms)
+        loaded = load_log(directory, config, self._files, now_ms)
+        self.recovery_stats: RecoveryStats = loaded.stats
+        self._segments = loaded.segments
+        self._bases = [s.base_offset for s in self._segments]
+        self._log_start_offset = loaded.log_start_offset
+        self._flush = FlushPolicy(config, loaded.recovery_point, self.log_end_offset, now_ms)
+        self._last_epoch = self._latest_segment_epoch()
+        self._deletions = DeferredDeletions()
+        self._now_ms = now_ms  # latest time a caller told us; dates deferred deletions
         self._closed = False
-
-    # -- opening ----------------------------------------------------------------------------
+        # Issue 5: load leader-epoch-checkpoint and producer-state here, truncated to the
+        # log end offset just recovered (PartitionFiles, layout.py reserve their names).
 
     @classmethod
     def open(
         cls, directory: Path, config: LogConfig, now_ms: int, topic: str, partition: int
     ) -> PartitionLog:
-        """Open or create the partition directory, recovering from a crash if needed."""
-        directory.mkdir(parents=True, exist_ok=True)
-        meta = directory / PARTITION_META_FILE
-        if not meta.exists():
-            write_atomically(meta, f"topic={topic}\npartition={partition}\nversion=1\n".encode())
-        purge_leftovers(directory)
-        marker = directory / CLEAN_SHUTDOWN_FILE
-        clean = marker.exists()
-        recovery_point = read_int(directory / RECOVERY_POINT_FILE) or 0
-        segments, stats = load_segments(
-            directory, config.index_interval_bytes, config.max_batch_bytes, clean, recovery_point
-        )
-        marker.unlink(missing_ok=True)
-        if not segments:
-            segments = [
-                LogSegment(
-                    directory,
-                    read_int(directory / LOG_START_OFFSET_FILE) or 0,
-                    config.index_interval_bytes,
-                )
-            ]
-        start = max(read_int(directory / LOG_START_OFFSET_FILE) or 0, segments[0].base_offset)
-        end = segments[-1].next_offset
-        start = min(start, end)
-        log = cls(directory, config, segments, start, min(recovery_point, end), stats)
-        if segments[-1].size == 0 and segments[-1].first_batch_timestamp_ms < 0:
-            segments[-1].first_batch_timestamp_ms = -1
-        return log
+        """Open the partition directory (creating it if missing), recovering after a crash."""
+        return cls(directory, config, now_ms, topic, partition)
 
-    # -- offsets ----------------------------------------------------------------------------
+    # -- state ------------------------------------------------------------------------------
 
     @property
     def log_start_offset(self) -> int:
@@ -131,11 +104,18 @@ class PartitionLog:
 
     @property
     def log_end_offset(self) -> int:
+        """The offset the next appended record gets (LEO)."""
         return self._segments[-1].next_offset
 
     @property
     def recovery_point(self) -> int:
-        return self._recovery_point
+        """Offsets below this are fsynced (survive a power loss, not just a crash)."""
+        return self._flush.recovery_point
+
+    @property
+    def latest_epoch(self) -> int:
+        """Leader epoch of the last batch in the log; -1 when empty."""
+        return self._last_epoch
 
     @property
     def size_bytes(self) -> int:
@@ -150,121 +130,83 @@ class PartitionLog:
 
     # -- appending --------------------------------------------------------------------------
 
-    def _validate(self, records: bytes | bytearray | memoryview) -> list[BatchView]:
-        if len(records) == 0:
-            raise InvalidRecords("no batches to append")
-        try:
-            return list(iter_batches(records, self.config.max_batch_bytes))
-        except CorruptBatch as exc:
-            if len(records) >= 12:
-                _, size = peek_length(records, 0)
-                if size > self.config.max_batch_bytes:
-                    raise RecordTooLarge(str(exc)) from exc
-            raise InvalidRecords(str(exc)) from exc
-
     def append_as_leader(
         self, records: bytes | bytearray | memoryview, leader_epoch: int, now_ms: int
     ) -> AppendResult:
-        """Validate, assign offsets from the log end and the leader epoch, write."""
-        views = self._validate(records)
+        """Validate all batches, assign offsets from the log end and the epoch, write.
+
+        Raises InvalidRecords / RecordTooLarge (nothing written) or InvalidLeaderEpoch.
+        """
+        self._check_open()
+        views = validate_batches(records, self.config.max_batch_bytes)
+        placed = place_leader_batches(views, self.log_end_offset, leader_epoch, self._last_epoch)
         data = bytearray(records)
-        next_offset = self.log_end_offset
-        positions = []
-        record_count = 0
-        max_ts = -1
-        for view in views:
-            h = view.header
-            assign_offset_and_epoch(data, view.position, next_offset, leader_epoch)
-            positions.append(
-                BatchPosition(
-                    view.position, next_offset, next_offset + h.record_count, h.max_timestamp_ms
-                )
-            )
-            next_offset += h.record_count
-            record_count += h.record_count
-            max_ts = max(max_ts, h.max_timestamp_ms)
-        return self._write(data, positions, record_count, max_ts, now_ms)
+        for b in placed:
+            assign_offset_and_epoch(data, b.position, b.base_offset, leader_epoch)
+        return self._append(data, placed, leader_epoch, now_ms)
 
     def append_as_follower(
         self, records: bytes | bytearray | memoryview, now_ms: int
     ) -> AppendResult:
-        """Append batches that already carry their offsets (replication)."""
-        views = self._validate(records)
-        expected = self.log_end_offset
-        positions = []
-        record_count = 0
-        max_ts = -1
-        for view in views:
-            h = view.header
-            if h.base_offset != expected:
-                raise NonContiguousAppend(
-                    f"batch at offset {h.base_offset} does not continue the log at {expected}"
-                )
-            positions.append(
-                BatchPosition(view.position, h.base_offset, h.next_offset, h.max_timestamp_ms)
-            )
-            expected = h.next_offset
-            record_count += h.record_count
-            max_ts = max(max_ts, h.max_timestamp_ms)
-        return self._write(records, positions, record_count, max_ts, now_ms)
+        """Append replicated batches that already carry offsets and epochs, unchanged.
 
-    def _write(
+        They must start at the log end and be contiguous (NonContiguousAppend otherwise).
+        """
+        self._check_open()
+        views = validate_batches(records, FOLLOWER_MAX_BATCH_BYTES)
+        placed, epoch = place_follower_batches(views, self.log_end_offset, self._last_epoch)
+        return self._append(records, placed, epoch, now_ms)
+
+    def _append(
         self,
         data: bytes | bytearray | memoryview,
-        positions: list[BatchPosition],
-        record_count: int,
-        max_ts: int,
+        placed: list[PlacedBatch],
+        epoch: int,
         now_ms: int,
     ) -> AppendResult:
-        self._maybe_roll(len(data), now_ms)
+        self._note_time(now_ms)
+        first, end = placed[0].base_offset, placed[-1].next_offset
+        self._maybe_roll(len(data), end - 1, now_ms)
         segment = self.active_segment
-        if segment.size == 0:
-            segment.first_batch_timestamp_ms = now_ms  # time-based roll counts from here
-        segment.append(data, positions)
-        if self._unflushed_records == 0:
-            self._first_unflushed_ms = now_ms
-        self._unflushed_records += record_count
-        return AppendResult(
-            positions[0].base_offset,
-            positions[-1].next_offset - 1,
-            len(positions),
-            record_count,
-            len(data),
-            max_ts,
-        )
+        if segment.first_append_ms < 0:
+            segment.first_append_ms = now_ms
+        segment.append(data, placed, epoch)
+        self._last_epoch = epoch
+        self._flush.on_append(now_ms)
+        max_ts = max(b.max_timestamp_ms for b in placed)
+        return AppendResult(first, end - 1, len(placed), end - first, len(data), max_ts)
 
-    def _maybe_roll(self, incoming_bytes: int, now_ms: int) -> None:
+    def _maybe_roll(self, incoming_bytes: int, last_offset: int, now_ms: int) -> None:
         segment = self.active_segment
         if segment.size == 0:
-            return
-        too_big = segment.size + incoming_bytes > self.config.segment_bytes
-        too_old = (
-            segment.first_batch_timestamp_ms >= 0
-            and now_ms - segment.first_batch_timestamp_ms >= self.config.segment_ms
-        )
-        relative_overflow = self.log_end_offset - segment.base_offset > 0x7FFF0000
-        if too_big or too_old or relative_overflow:
+            return  # an append always fits an empty segment, however large
+        cfg = self.config
+        if (
+            segment.size + incoming_bytes > cfg.segment_bytes
+            or (segment.first_append_ms >= 0 and now_ms - segment.first_append_ms >= cfg.segment_ms)
+            or last_offset - segment.base_offset > MAX_RELATIVE_OFFSET
+        ):
             self.roll(now_ms)
 
     def roll(self, now_ms: int) -> None:
-        """Start a new active segment at the log end (no-op if the active one is empty)."""
+        """Seal the active segment and start a new one at the log end (no-op if empty).
+
+        The sealed segment's data becomes due for an fsync (:meth:`needs_flush`), as Kafka
+        flushes a segment when it rolls, so the recovery point keeps up by default.
+        """
+        self._check_open()
+        self._note_time(now_ms)
         active = self.active_segment
         if active.size == 0:
             return
         active.seal()
-        segment = LogSegment(self.directory, self.log_end_offset, self.config.index_interval_bytes)
+        segment = LogSegment(
+            self.directory, self.log_end_offset, self.config.index_interval_bytes, fresh=True
+        )
         self._segments.append(segment)
         self._bases.append(segment.base_offset)
-        self._rolled_unflushed = True
 
     # -- reading ----------------------------------------------------------------------------
-
-    def _segment_index(self, offset: int) -> int:
-        return max(bisect.bisect_right(self._bases, offset) - 1, 0)
-
-    def _check_range(self, offset: int) -> None:
-        if offset < self._log_start_offset or offset > self.log_end_offset:
-            raise OffsetOutOfRange(offset, self._log_start_offset, self.log_end_offset)
 
     def read(
         self,
@@ -273,149 +215,186 @@ class PartitionLog:
         max_offset: int | None = None,
         min_one_batch: bool = True,
     ) -> ReadResult:
-        """Whole batches from the one holding ``fetch_offset``, within one segment."""
-        self._check_range(fetch_offset)
-        limit = self.log_end_offset if max_offset is None else max_offset
-        i = self._segment_index(fetch_offset)
-        while i < len(self._segments):
-            segment = self._segments[i]
-            position, base = segment.find_batch(fetch_offset)
-            if position < segment.size:
-                length = segment.span(position, max_bytes, limit, min_one_batch)
-                if length == 0:
-                    return ReadResult(None, fetch_offset)
-                return ReadResult(FileRegion(segment.fd, position, length), base)
-            i += 1  # the offset is at this segment's end: the next segment starts there
-        return ReadResult(None, fetch_offset)
+        """Whole batches from the one holding ``fetch_offset``, within one segment.
+
+        Stops before any batch reaching ``max_offset`` (exclusive: the high watermark) and
+        within ``max_bytes``, except that with ``min_one_batch`` a first batch larger than
+        ``max_bytes`` is returned whole (KIP-74). Raises OffsetOutOfRange outside
+        ``[log_start_offset, log_end_offset]``.
+        """
+        self._check_open()
+        log_end = self.log_end_offset
+        if not self._log_start_offset <= fetch_offset <= log_end:
+            raise OffsetOutOfRange(fetch_offset, self._log_start_offset, log_end)
+        limit = log_end if max_offset is None else min(max_offset, log_end)
+        if fetch_offset >= limit:
+            return ReadResult(None, fetch_offset)
+        segment = self._segments[bisect.bisect_right(self._bases, fetch_offset) - 1]
+        found = segment.read(fetch_offset, limit, max_bytes, min_one_batch)
+        if found is None:
+            return ReadResult(None, fetch_offset)
+        base_offset, position, length = found
+        return ReadResult(FileRegion(segment.fd, position, length), base_offset)
 
     def read_bytes(self, fetch_offset: int, max_bytes: int, max_offset: int | None = None) -> bytes:
-        result = self.read(fetch_offset, max_bytes, max_offset)
-        if result.region is None:
+        """Like :meth:`read` (with ``min_one_batch``), copied out with ``pread``."""
+        region = self.read(fetch_offset, max_bytes, max_offset).region
+        if region is None:
             return b""
-        r = result.region
-        return os.pread(r.fd, r.length, r.position)
+        data = os.pread(region.fd, region.length, region.position)
+        if len(data) != region.length:
+            raise CorruptLog(f"short read at offset {fetch_offset}")
+        return data
 
     def offset_for_timestamp(self, timestamp_ms: int) -> tuple[int, int] | None:
-        """(base offset, max timestamp) of the first batch with max timestamp >= the time."""
-        for segment in self._segments:
-            if segment.max_timestamp_ms < timestamp_ms:
-                continue
-            found = segment.first_position_at_time(timestamp_ms)
-            if found is not None:
-                _, header = found
-                if header.next_offset <= self._log_start_offset:
-                    continue
-                return max(header.base_offset, self._log_start_offset), header.max_timestamp_ms
+        """``(offset, max timestamp)`` of the first batch whose max timestamp is at least
+        ``timestamp_ms`` (batch granularity; the offset is at least the log start), or None.
+        """
+        self._check_open()
+        start = self._log_start_offset
+        for segment in self._segments[bisect.bisect_right(self._bases, start) - 1 :]:
+            header = segment.first_batch_at_time(timestamp_ms, start)
+            if header is not None:
+                return max(header.base_offset, start), header.max_timestamp_ms
         return None
 
     # -- truncation and retention -----------------------------------------------------------
 
     def truncate_to(self, offset: int) -> None:
-        """Remove every batch at or after ``offset``; used by replication to drop a suffix."""
-        if offset >= self.log_end_offset:
-            if offset == self.log_end_offset:
-                return
-            raise InvalidTruncation(f"{offset} is beyond the log end {self.log_end_offset}")
-        if offset < self._log_start_offset:
-            raise InvalidTruncation(f"{offset} is below the log start {self._log_start_offset}")
-        i = self._segment_index(offset)
-        for segment in self._segments[i + 1 :]:
-            self._delete_now(segment)
+        """Drop every batch at or after ``offset`` (a batch boundary, or the log end).
+
+        For replication: a follower cuts a diverging suffix before fetching from a new
+        leader. Raises InvalidTruncation inside a batch, above the log end or below the log
+        start (see :meth:`truncate_fully_and_start_at`).
+        """
+        self._check_open()
+        log_end = self.log_end_offset
+        if offset == log_end:
+            return
+        if not self._log_start_offset <= offset < log_end:
+            raise InvalidTruncation(
+                f"{offset} is outside [{self._log_start_offset}, {log_end}] of this log"
+            )
+        i = bisect.bisect_right(self._bases, offset) - 1
+        segment = self._segments[i]
+        found = segment.find_batch(offset)
+        if found is None or found[1].base_offset != offset:
+            raise InvalidTruncation(f"offset {offset} is inside a batch, not at its start")
+        for later in self._segments[i + 1 :]:
+            self._deletions.schedule(later, self._now_ms + self.config.file_delete_delay_ms)
         del self._segments[i + 1 :]
         del self._bases[i + 1 :]
-        self._segments[i].truncate_to(offset)
-        self._recovery_point = min(self._recovery_point, offset)
-        write_int(self.directory / RECOVERY_POINT_FILE, self._recovery_point)
+        segment.truncate_to(offset)
+        self._after_truncation(min(self.recovery_point, offset))
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Drop the whole log and restart it empty at ``offset`` (log start = log end).
+
+        For a follower whose log lies wholly below the leader's log start offset.
+        """
+        self._check_open()
+        if offset < 0:
+            raise InvalidTruncation(f"offset {offset} is negative")
+        for segment in self._segments:
+            self._deletions.schedule(segment, self._now_ms + self.config.file_delete_delay_ms)
+        fresh = LogSegment(self.directory, offset, self.config.index_interval_bytes, fresh=True)
+        self._segments, self._bases = [fresh], [offset]
+        self._log_start_offset = offset
+        self._files.write_log_start_offset(offset)
+        self._after_truncation(offset)
+
+    def _after_truncation(self, recovery_point: int) -> None:
+        self._last_epoch = self._latest_segment_epoch()
+        if recovery_point != self.recovery_point:
+            self._files.write_recovery_point(recovery_point)
+        self._flush.on_truncation(recovery_point, self.log_end_offset)
+        # Issue 5: truncate the leader-epoch cache and producer state to the log end here.
 
     def advance_log_start_offset(self, offset: int) -> None:
-        if offset <= self._log_start_offset:
-            return
+        """Move the log start forward (Kafka's DeleteRecords); offsets below it are no longer
+        served, and segments wholly below it are deleted by the next retention pass."""
+        self._check_open()
         if offset > self.log_end_offset:
             raise OffsetOutOfRange(offset, self._log_start_offset, self.log_end_offset)
-        self._log_start_offset = offset
-        write_int(self.directory / LOG_START_OFFSET_FILE, offset)
+        if offset > self._log_start_offset:
+            self._log_start_offset = offset
+            self._files.write_log_start_offset(offset)
 
     def delete_expired_segments(self, now_ms: int) -> int:
-        """Apply retention by time, size and log start offset; whole segments only."""
-        self._purge_deleted(now_ms)
-        cfg = self.config
-        excess = self.size_bytes - cfg.retention_bytes if cfg.retention_bytes >= 0 else 0
-        count = 0
-        while len(self._segments) > 1:
-            oldest = self._segments[0]
-            expired_by_time = (
-                cfg.retention_ms >= 0
-                and oldest.max_timestamp_ms >= 0
-                and now_ms - oldest.max_timestamp_ms > cfg.retention_ms
-            )
-            expired_by_size = excess >= oldest.size > 0 or (excess > 0 and oldest.size == 0)
-            below_start = oldest.next_offset <= self._log_start_offset
-            if not (expired_by_time or expired_by_size or below_start):
-                break
-            excess -= oldest.size
-            self._segments.pop(0)
-            self._bases.pop(0)
-            oldest.mark_deleted()
-            self._pending_deletions.append(
-                _PendingDeletion(oldest, now_ms + cfg.file_delete_delay_ms)
-            )
-            count += 1
-        if count:
+        """Apply retention (see :mod:`retention`); returns how many segments it removed.
+
+        Removed segments are renamed ``*.deleted`` and closed and unlinked once
+        ``file_delete_delay_ms`` has passed, by this or :meth:`purge_deleted_segments`.
+        """
+        self._check_open()
+        self._note_time(now_ms)
+        infos = [s.info() for s in self._segments]
+        count = deletable_segment_count(infos, self.config, now_ms, self._log_start_offset)
+        for segment in self._segments[:count]:
+            self._deletions.schedule(segment, now_ms + self.config.file_delete_delay_ms)
+        del self._segments[:count]
+        del self._bases[:count]
+        if self._segments[0].base_offset > self._log_start_offset:
             self.advance_log_start_offset(self._segments[0].base_offset)
-        self._purge_deleted(now_ms)
+        self._deletions.purge(now_ms)
         return count
 
-    def _purge_deleted(self, now_ms: int) -> None:
-        keep = []
-        for pending in self._pending_deletions:
-            if pending.delete_at_ms <= now_ms:
-                pending.segment.close()
-                for path in self.directory.glob(f"{pending.segment.log_path.stem}.*.deleted"):
-                    path.unlink(missing_ok=True)
-            else:
-                keep.append(pending)
-        self._pending_deletions = keep
-
-    def _delete_now(self, segment: LogSegment) -> None:
-        segment.close()
-        for path in (segment.log_path, segment.index.path, segment.time_index.path):
-            path.unlink(missing_ok=True)
+    def purge_deleted_segments(self, now_ms: int) -> int:
+        """Close and unlink deleted segments whose delay has passed; returns how many."""
+        self._note_time(now_ms)
+        return self._deletions.purge(now_ms)
 
     # -- flushing ---------------------------------------------------------------------------
 
     def needs_flush(self, now_ms: int) -> bool:
-        cfg = self.config
-        if self._rolled_unflushed:
-            return True
-        if self._unflushed_records == 0:
+        """Whether the flush policy wants an fsync now (see :mod:`flush_policy`): always
+        after a roll, else per ``flush_messages`` / ``flush_ms``."""
+        if self._closed:
             return False
-        if cfg.flush_messages > 0 and self._unflushed_records >= cfg.flush_messages:
-            return True
-        return cfg.flush_ms >= 0 and now_ms - self._first_unflushed_ms >= cfg.flush_ms
+        sealed_end = self._segments[-2].next_offset if len(self._segments) > 1 else 0
+        return self._flush.needs_flush(now_ms, self.log_end_offset, sealed_end)
 
     def flush_plan(self) -> FlushPlan | None:
-        """What to fsync to make everything appended so far durable, or None."""
-        end = self.log_end_offset
-        if end <= self._recovery_point and not self._rolled_unflushed:
+        """What to fsync so that every offset appended so far is durable; None if nothing.
+
+        Run the plan anywhere (it holds duplicated descriptors), then hand it back to
+        :meth:`flush_completed` on this log's thread.
+        """
+        self._check_open()
+        up_to, recovery_point = self.log_end_offset, self.recovery_point
+        if up_to <= recovery_point:
             return None
-        fds = [
-            os.dup(s.fd)
-            for s in self._segments
-            if s.next_offset > self._recovery_point or s is self.active_segment
-        ]
-        plan = FlushPlan(fds, end, self._unflushed_records)
-        self._unflushed_records = 0
-        self._rolled_unflushed = False
-        return plan
+        active = self.active_segment
+        fds: list[int] = []
+        try:
+            for segment in self._segments:
+                if segment.next_offset > recovery_point or segment is active:
+                    fds += segment.dup_fds(with_indexes=segment is not active)
+            dir_fd = os.open(self.directory, os.O_RDONLY)
+        except OSError:
+            for fd in fds:
+                os.close(fd)
+            raise
+        seq = self._flush.on_plan()
+        tmp = self.directory / f"{RECOVERY_POINT_FILE}.{seq}{TMP_SUFFIX}"
+        return FlushPlan(up_to, self._flush.generation, tmp, fds, dir_fd)
 
     def flush_completed(self, plan: FlushPlan) -> None:
+        """Adopt a plan that ran: advance the recovery point and its checkpoint.
+
+        A plan made stale by a truncation (or beaten by a newer plan) changes nothing.
+        """
         if not plan.done:
-            raise StoreError("flush_completed called before the plan ran")
-        if plan.up_to_offset > self._recovery_point and not self._closed:
-            self._recovery_point = min(plan.up_to_offset, self.log_end_offset)
-            write_int(self.directory / RECOVERY_POINT_FILE, self._recovery_point)
+            raise StoreError("flush_completed called for a plan that has not run")
+        if self._closed or not self._flush.adopt(
+            plan.generation, plan.up_to_offset, self.log_end_offset, self._now_ms
+        ):
+            plan.checkpoint_tmp.unlink(missing_ok=True)
+            return
+        os.replace(plan.checkpoint_tmp, self._files.recovery_point_path)
 
     def flush(self) -> None:
+        """Blocking flush on this thread: plan, run, complete."""
         plan = self.flush_plan()
         if plan is not None:
             plan.run()
@@ -424,26 +403,41 @@ class PartitionLog:
     # -- lifecycle --------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Flush, seal and close; leave the clean-shutdown marker for a fast reopen."""
+        """Flush everything, seal the indexes and leave the clean-shutdown marker, so the
+        next open trusts the segments instead of re-validating them."""
         if self._closed:
             return
         self.flush()
+        self.active_segment.seal()
         for segment in self._segments:
-            segment.seal()
             segment.sync_indexes()
-            segment.close()
-        for pending in self._pending_deletions:
-            pending.segment.close()
-        self._pending_deletions = []
-        write_int(self.directory / LOG_START_OFFSET_FILE, self._log_start_offset)
-        write_atomically(self.directory / CLEAN_SHUTDOWN_FILE, b"clean\n")
-        self._closed = True
+        self._files.write_log_start_offset(self._log_start_offset)
+        self._files.write_clean_shutdown({s.base_offset: s.size for s in self._segments})
+        self._release()
 
     def delete(self) -> None:
+        """Close without flushing and remove the partition directory and everything in it."""
         if not self._closed:
-            for segment in self._segments:
-                segment.close()
-            for pending in self._pending_deletions:
-                pending.segment.close()
-            self._closed = True
+            self._release()
         shutil.rmtree(self.directory, ignore_errors=True)
+
+    def _release(self) -> None:
+        self._closed = True
+        for segment in self._segments:
+            segment.close()
+        self._deletions.purge_all()
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise LogClosed(f"{self.directory} is closed")
+
+    def _note_time(self, now_ms: int) -> None:
+        self._now_ms = max(self._now_ms, now_ms)
+
+    def _latest_segment_epoch(self) -> int:
+        for segment in reversed(self._segments):
+            if segment.last_epoch >= 0:
+                return segment.last_epoch
+        return -1

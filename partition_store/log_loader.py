@@ -1,83 +1,135 @@
-"""Opening a partition directory: find segments, recover what a crash left, rebuild indexes.
+"""Opening a partition directory: find the segments, recover what a crash left, check indexes.
 
-After a clean shutdown (marker present) segments are trusted and only their indexes are
-sanity-checked. Otherwise every segment from the one holding the recovery point onward is
-re-validated batch by batch; at the first torn or corrupt batch the log is truncated there and
-every later segment is deleted, so the log is again a gap-free chain of intact batches.
+Modelled on Kafka's LogLoader. The rule is simple: a segment is *trusted* (only its indexes
+are checked, and its tail after the last index entry walked) when either
+
+- the last run closed cleanly and the segment still has the size recorded at close, or
+- it lies wholly below the recovery point (its bytes were fsynced before the crash).
+
+Every other segment is *recovered*: re-validated batch by batch (structure, CRC, offset chain,
+leader epoch), cut at the first batch that is not intact, and re-indexed. A trusted segment
+whose indexes fail a check is recovered too. Once a segment has been cut, every later one is
+deleted, and so is any segment that does not start where the previous one ends: the log is
+again one gap-free chain of intact batches.
+
+Guarantee: after a crash at any byte of any write, the reopened log holds exactly the batches
+whose bytes are intact up to the first damage, and appends continue at their end.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from rillet.partition_store.segment import (
+from rillet.partition_store.config import LogConfig
+from rillet.partition_store.errors import CorruptLog
+from rillet.partition_store.layout import (
     DELETED_SUFFIX,
     INDEX_SUFFIX,
     LOG_SUFFIX,
     TIME_INDEX_SUFFIX,
-    LogSegment,
+    TMP_SUFFIX,
+    parse_segment_base,
+    segment_paths,
 )
-
-CLEAN_SHUTDOWN_FILE = "clean-shutdown"
-RECOVERY_POINT_FILE = "recovery-point-checkpoint"
+from rillet.partition_store.partition_files import PartitionFiles
+from rillet.partition_store.segment import LogSegment
+from rillet.partition_store.sparse_index import IndexCorrupt
 
 
 @dataclass(slots=True)
 class RecoveryStats:
-    clean_shutdown: bool = False
+    """What opening the log did; exposed as ``PartitionLog.recovery_stats`` for tests/ops."""
+
+    clean_shutdown: bool = False  # the clean-shutdown marker was found
     segments_loaded: int = 0
-    segments_recovered: int = 0
-    segments_deleted: int = 0
+    segments_trusted: int = 0  # loaded without re-reading their batches
+    segments_recovered: int = 0  # re-validated batch by batch
+    indexes_rebuilt: int = 0  # trusted segments whose indexes failed a check
+    segments_deleted: int = 0  # after a cut, or a break in the offset chain
+    batches_validated: int = 0
     bytes_truncated: int = 0
+    stray_files_removed: int = 0  # *.deleted, *.tmp, indexes without a .log
 
 
-def purge_leftovers(directory: Path) -> None:
-    """Remove files a crash may have left half-done: temp files and deferred deletions."""
-    for path in directory.iterdir():
-        if path.name.endswith((DELETED_SUFFIX, ".tmp")):
-            path.unlink(missing_ok=True)
-    # An index without its .log is garbage (its segment was deleted mid-way).
-    logs = {p.stem for p in directory.glob(f"*{LOG_SUFFIX}")}
-    for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
-        for path in directory.glob(f"*{suffix}"):
-            if path.stem not in logs:
-                path.unlink(missing_ok=True)
+@dataclass(slots=True)
+class LoadedLog:
+    segments: list[LogSegment]
+    log_start_offset: int
+    recovery_point: int
+    stats: RecoveryStats
 
 
-def load_segments(
-    directory: Path,
-    index_interval_bytes: int,
-    max_batch_bytes: int,
-    clean: bool,
-    recovery_point: int,
-) -> tuple[list[LogSegment], RecoveryStats]:
-    stats = RecoveryStats(clean_shutdown=clean)
-    bases = sorted(int(p.stem) for p in directory.glob(f"*{LOG_SUFFIX}") if p.stem.isdigit())
+def load_log(directory: Path, config: LogConfig, files: PartitionFiles, now_ms: int) -> LoadedLog:
+    """Load (and if needed repair) every segment of an existing or new partition directory."""
+    stats = RecoveryStats()
+    stats.stray_files_removed = remove_strays(directory)
+    clean_sizes = files.take_clean_shutdown()
+    stats.clean_shutdown = clean_sizes is not None
+    recovery_point = files.read_recovery_point()
+    bases = sorted(b for p in directory.iterdir() if (b := parse_segment_base(p.name)) is not None)
+    interval = config.index_interval_bytes
     segments: list[LogSegment] = []
-    truncated_at: int | None = None
+    broken = False
+    epoch_floor = 0
     for i, base in enumerate(bases):
-        segment = LogSegment(directory, base, index_interval_bytes)
-        if truncated_at is not None or (segments and base != segments[-1].next_offset):
-            # After a truncation (or a gap in the chain) nothing later can be trusted.
-            segment.close()
-            for path in (segment.log_path, segment.index.path, segment.time_index.path):
+        if broken or (segments and base != segments[-1].next_offset):
+            broken = True
+            for path in segment_paths(directory, base):
                 path.unlink(missing_ok=True)
             stats.segments_deleted += 1
-            truncated_at = truncated_at if truncated_at is not None else base
             continue
-        next_base = bases[i + 1] if i + 1 < len(bases) else None
-        needs_recovery = not clean and (next_base is None or next_base > recovery_point)
-        if needs_recovery:
-            cut = segment.recover(max_batch_bytes)
-            stats.segments_recovered += 1
-            stats.bytes_truncated += cut
-            if cut:
-                truncated_at = segment.next_offset
-        else:
-            segment.load_trusted(max_batch_bytes)
-        if segments:
-            segments[-1].seal()
+        segment = LogSegment(directory, base, interval, fresh=False)
         segments.append(segment)
-        stats.segments_loaded += 1
-    return segments, stats
+        if clean_sizes is not None:
+            trusted = clean_sizes.get(base) == segment.size
+        else:
+            trusted = i + 1 < len(bases) and bases[i + 1] <= recovery_point
+        if trusted:
+            try:
+                segment.load_trusted()
+                stats.segments_trusted += 1
+            except (IndexCorrupt, CorruptLog):
+                trusted = False
+                stats.indexes_rebuilt += 1
+        if not trusted:
+            outcome = segment.recover(epoch_floor)
+            stats.segments_recovered += 1
+            stats.batches_validated += outcome.batches
+            stats.bytes_truncated += outcome.bytes_truncated
+            broken = outcome.bytes_truncated > 0
+        if segment.last_epoch >= 0:
+            epoch_floor = segment.last_epoch
+    if not segments:
+        start = files.read_log_start_offset() or 0
+        segments.append(LogSegment(directory, start, interval, fresh=True))
+    for segment in segments[:-1]:
+        segment.seal()  # a recovered, rolled segment needs its final time entry back
+    active = segments[-1]
+    if active.size:
+        active.first_append_ms = min(active.first_batch_timestamp_ms(), now_ms)
+    stats.segments_loaded = len(segments)
+    log_end = active.next_offset
+    start = max(files.read_log_start_offset() or 0, segments[0].base_offset)
+    return LoadedLog(segments, min(start, log_end), min(recovery_point, log_end), stats)
+
+
+def remove_strays(directory: Path) -> int:
+    """Remove what an interrupted run left half-done; returns how many files.
+
+    ``*.deleted`` segments were already out of the log; ``*.tmp`` checkpoints were never
+    renamed into place; an index without its ``.log`` belonged to a deleted segment.
+    """
+    removed = 0
+    names = {p.name for p in directory.iterdir()}
+    logs = {n[: -len(LOG_SUFFIX)] for n in names if n.endswith(LOG_SUFFIX)}
+    for name in names:
+        stray = name.endswith((DELETED_SUFFIX, TMP_SUFFIX))
+        for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+            if name.endswith(suffix) and parse_segment_base(name, suffix) is not None:
+                stray = stray or name[: -len(suffix)] not in logs
+        if stray:
+            os.unlink(directory / name)
+            removed += 1
+    return removed

@@ -1,287 +1,336 @@
 """One log segment: a ``.log`` file of whole batches plus its offset and time indexes.
 
-The ``.log`` is the truth; both indexes are sparse accelerators rebuilt from it whenever they
-look wrong. Reads locate batches by reading only their fixed headers (``pread`` of 61 bytes),
-never their records.
+Modelled on Kafka's LogSegment. The ``.log`` is the truth; both indexes are sparse
+accelerators kept in step with every append and rebuilt from the log whenever they look
+wrong. The segment locates batches by reading their fixed headers only (never records), and
+writes with plain ``pwrite`` into the page cache: making data durable is the job of a
+:class:`~rillet.partition_store.flush_plan.FlushPlan` on a duplicate descriptor.
 """
 
 from __future__ import annotations
 
+import bisect
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-from rillet.partition_store.errors import InvalidTruncation
-from rillet.partition_store.sparse_index import (
-    IndexCorrupt,
-    open_offset_index,
-    open_time_index,
-)
-from rillet.wire.batch import HEADER_SIZE, BatchHeader, check_batch, read_header
-from rillet.wire.errors import CorruptBatch
+from rillet.partition_store.batch_scan import iter_headers, iter_valid_batches
+from rillet.partition_store.errors import CorruptLog, InvalidTruncation
+from rillet.partition_store.layout import DELETED_SUFFIX, segment_paths
+from rillet.partition_store.sparse_index import IndexCorrupt, OffsetIndex, TimeIndex
+from rillet.wire.batch import HEADER_SIZE, BatchHeader, read_header
 
-LOG_SUFFIX = ".log"
-INDEX_SUFFIX = ".index"
-TIME_INDEX_SUFFIX = ".timeindex"
-DELETED_SUFFIX = ".deleted"
-_RECOVERY_CHUNK_BYTES = 4 * 1024 * 1024
+NO_TIMESTAMP = -1
 
 
-def segment_name(base_offset: int) -> str:
-    return f"{base_offset:020d}"
-
-
-@dataclass(frozen=True, slots=True)
-class BatchPosition:
-    """Where one appended batch went, for index maintenance."""
+class PlacedBatch(NamedTuple):
+    """A validated batch of an append, located inside the appended buffer."""
 
     position: int
+    size: int
     base_offset: int
     next_offset: int
     max_timestamp_ms: int
+
+
+class RecoveredSegment(NamedTuple):
+    batches: int
+    bytes_truncated: int
 
 
 @dataclass(frozen=True, slots=True)
 class SegmentInfo:
+    """A snapshot of a segment for admin tools and tests."""
+
     base_offset: int
     next_offset: int
     size_bytes: int
-    log_path: Path
     max_timestamp_ms: int
+    log_path: Path
+    index_path: Path
+    time_index_path: Path
 
 
 class LogSegment:
-    """A segment file and its indexes. Not thread-safe: owned by one event loop."""
+    """A segment's files and in-memory state. Not thread-safe: one owner calls everything.
 
-    def __init__(self, directory: Path, base_offset: int, index_interval_bytes: int) -> None:
+    ``first_append_ms`` is the roll clock for ``segment_ms``: the caller's time at the first
+    append (or, after a restart, the first batch's timestamp capped at the open time).
+    """
+
+    def __init__(
+        self, directory: Path, base_offset: int, index_interval_bytes: int, fresh: bool
+    ) -> None:
+        """Open the segment's files; ``fresh`` creates a new, empty segment."""
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
-        stem = segment_name(base_offset)
-        self.log_path = directory / (stem + LOG_SUFFIX)
-        self.fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644)
+        self.paths = segment_paths(directory, base_offset)
+        flags = os.O_RDWR | os.O_CREAT | (os.O_EXCL if fresh else 0)
+        self.fd = os.open(self.paths.log, flags, 0o644)
+        try:
+            self.index = OffsetIndex(self.paths.offset_index, fresh)
+            self.time_index = TimeIndex(self.paths.time_index, fresh)
+        except BaseException:
+            os.close(self.fd)
+            raise
         self.size = os.fstat(self.fd).st_size
-        self.index = open_offset_index(directory / (stem + INDEX_SUFFIX))
-        self.time_index = open_time_index(directory / (stem + TIME_INDEX_SUFFIX))
         self.next_offset = base_offset
-        self.max_timestamp_ms = -1
-        self.first_batch_timestamp_ms = -1
+        self.max_timestamp_ms = NO_TIMESTAMP
+        self._max_ts_relative = 0
+        self.last_epoch = -1  # leader epoch of the last batch; -1 while empty
+        self.first_append_ms = -1
         self._bytes_since_index = 0
-        self._pending_time_entry: tuple[int, int] | None = None
+        self._indexes_dirty = fresh
+        self._scan_chunk = max(index_interval_bytes + 2 * HEADER_SIZE, 4096)
         self.closed = False
 
-    # -- opening ----------------------------------------------------------------------------
+    # -- loading ----------------------------------------------------------------------------
 
-    def load_trusted(self, max_batch_bytes: int) -> None:
-        """Open after a clean shutdown: trust the log, check the indexes, find the end."""
-        try:
-            self.index.load()
-            self.time_index.load()
-            if self.index.values and self.index.values[-1] >= max(self.size, 1):
-                raise IndexCorrupt("offset index points past the log")
-        except IndexCorrupt:
-            self.recover(max_batch_bytes)
+    def load_trusted(self) -> None:
+        """Load a segment whose ``.log`` is trusted (fsynced or cleanly closed).
+
+        Only the indexes are checked, and the tail after the last index entry is walked to
+        find the end. Raises IndexCorrupt or CorruptLog when the indexes do not hold up; the
+        caller then runs :meth:`recover`, which rebuilds them.
+        """
+        self.index.load()
+        self.time_index.load()
+        self.index.check(self.size)
+        if self.size == 0:
+            if len(self.time_index):
+                raise IndexCorrupt(f"{self.paths.time_index.name}: entries for an empty log")
             return
-        position = self.index.values[-1] if self.index.values else 0
-        last: BatchHeader | None = None
-        while position < self.size:
-            last = self.header_at(position)
-            position += last.size
-        if last is not None:
-            self.next_offset = last.next_offset
-        elif self.index.keys:
-            self.next_offset = self.base_offset + self.index.keys[-1]
-        if self.size:
-            self.first_batch_timestamp_ms = self.header_at(0).max_timestamp_ms
-        self.max_timestamp_ms = self._scan_max_timestamp()
+        last_time = self.time_index.last_entry()
+        if last_time is None:
+            raise IndexCorrupt(f"{self.paths.time_index.name}: the first batch has no entry")
+        self.max_timestamp_ms, self._max_ts_relative = last_time
+        self._scan_tail()
+        timestamp, relative = last_time
+        found = self.find_batch(self.base_offset + relative)
+        if found is None or found[1].base_offset != self.base_offset + relative:
+            raise IndexCorrupt(f"{self.paths.time_index.name}: entry off a batch boundary")
+        if found[1].max_timestamp_ms != timestamp:
+            raise IndexCorrupt(f"{self.paths.time_index.name}: entry disagrees with the log")
 
-    def recover(self, max_batch_bytes: int) -> int:
-        """Re-validate every batch, truncate at the first bad one, rebuild both indexes.
+    def _scan_tail(self) -> None:
+        """Walk the batches after the last offset-index entry: end, epoch, max timestamp."""
+        if not self.index.keys:
+            self.next_offset, self.last_epoch, self._bytes_since_index = self.base_offset, -1, 0
+            return
+        expected = self.base_offset + self.index.keys[-1]
+        start = self.index.values[-1]
+        for _, header in iter_headers(self.fd, start, self.size, self._scan_chunk):
+            if header.base_offset != expected:
+                raise IndexCorrupt(f"{self.paths.offset_index.name}: batch at {expected} not found")
+            if header.max_timestamp_ms > self.max_timestamp_ms:
+                self.max_timestamp_ms = header.max_timestamp_ms
+                self._max_ts_relative = header.base_offset - self.base_offset
+            expected = header.next_offset
+            self.last_epoch = header.leader_epoch
+        self.next_offset = expected
+        self._bytes_since_index = self.size - start
 
-        Returns the number of bytes truncated. A batch is kept only if it is whole, passes
-        its CRC and structure checks, continues the offset chain of the batch before it, and
-        does not lower the leader epoch.
+    def recover(self, min_epoch: int) -> RecoveredSegment:
+        """Re-validate every batch, cut the log at the first bad one, rebuild both indexes.
+
+        A batch is kept only if it is whole, passes its structure and CRC checks, continues
+        the offset chain, and does not lower the leader epoch (``min_epoch`` is the epoch of
+        the previous segment's last batch). ``base_offset`` and ``leader_epoch`` sit outside
+        the CRC, since the leader writes them in place, so these invariants protect them.
         """
         self.index.reset()
         self.time_index.reset()
+        self._indexes_dirty = True
+        self.max_timestamp_ms, self._max_ts_relative = NO_TIMESTAMP, 0
         self._bytes_since_index = 0
-        self.max_timestamp_ms = -1
-        self.first_batch_timestamp_ms = -1
-        expected = self.base_offset
-        last_epoch = 0
-        position = 0
-        chunk = b""
-        chunk_start = 0
-        while position < self.size:
-            offset_in_chunk = position - chunk_start
-            if len(chunk) - offset_in_chunk < HEADER_SIZE:
-                chunk_start = position
-                chunk = os.pread(self.fd, _RECOVERY_CHUNK_BYTES, position)
-                offset_in_chunk = 0
-            try:
-                header = read_header(chunk, offset_in_chunk)
-                if header.size > len(chunk) - offset_in_chunk and header.size <= max_batch_bytes:
-                    chunk_start = position
-                    chunk = os.pread(self.fd, max(_RECOVERY_CHUNK_BYTES, header.size), position)
-                    offset_in_chunk = 0
-                header = check_batch(
-                    chunk, offset_in_chunk, len(chunk) - offset_in_chunk, max_batch_bytes
-                )
-            except CorruptBatch:
+        expected, epoch, end, count = self.base_offset, min_epoch, 0, 0
+        for position, header in iter_valid_batches(self.fd, self.size):
+            if header.base_offset != expected or header.leader_epoch < epoch:
                 break
-            # base_offset and leader_epoch sit outside the CRC (the leader writes them in
-            # place), so they are checked by their own invariants: offsets continue the
-            # chain, epochs never go below zero or backwards.
-            if header.base_offset != expected or header.leader_epoch < last_epoch:
-                break
-            last_epoch = header.leader_epoch
-            self._index_batch(
-                BatchPosition(
-                    position, header.base_offset, header.next_offset, header.max_timestamp_ms
-                ),
-                header.size,
-            )
-            expected = header.next_offset
-            position += header.size
-        truncated = self.size - position
+            self._index_batch(position, header.size, header.base_offset, header.max_timestamp_ms)
+            expected, epoch = header.next_offset, header.leader_epoch
+            end = position + header.size
+            count += 1
+        truncated = self.size - end
         if truncated:
-            os.ftruncate(self.fd, position)
-            self.size = position
+            os.ftruncate(self.fd, end)
+            self.size = end
         self.next_offset = expected
-        return truncated
+        self.last_epoch = epoch if count else -1
+        return RecoveredSegment(count, truncated)
+
+    def first_batch_timestamp_ms(self) -> int:
+        """Max timestamp of the first batch (the roll clock's origin after a restart)."""
+        data = os.pread(self.fd, HEADER_SIZE, 0) if self.size >= HEADER_SIZE else b""
+        return read_header(data).max_timestamp_ms if data else NO_TIMESTAMP
 
     # -- writing ----------------------------------------------------------------------------
 
-    def append(self, data: bytes | bytearray | memoryview, batches: list[BatchPosition]) -> None:
-        """Write ``data`` (whole batches) at the end; ``batches`` positions are relative."""
+    def append(
+        self, data: bytes | bytearray | memoryview, batches: list[PlacedBatch], epoch: int
+    ) -> None:
+        """Write whole, validated batches at the end of the log and index them.
+
+        On a failed or short write the file is cut back, so it stays a sequence of whole
+        batches, and the OSError propagates (the broker answers KAFKA_STORAGE_ERROR).
+        """
         start = self.size
-        written = os.pwrite(self.fd, data, start)
-        if written != len(data):
-            # A short write leaves a torn tail; cut it so the file stays a sequence of batches.
+        view = memoryview(data).cast("B")
+        written = 0
+        try:
+            while written < len(view):
+                n = os.pwrite(self.fd, view[written:], start + written)
+                if n == 0:
+                    raise OSError(f"no progress writing {self.paths.log}")
+                written += n
+        except OSError:
             os.ftruncate(self.fd, start)
-            raise OSError(f"short write to {self.log_path}: {written} of {len(data)} bytes")
-        self.size = start + len(data)
-        for i, b in enumerate(batches):
-            end = batches[i + 1].position if i + 1 < len(batches) else len(data)
-            self._index_batch(
-                BatchPosition(start + b.position, b.base_offset, b.next_offset, b.max_timestamp_ms),
-                end - b.position,
-            )
+            raise
+        self.size = start + written
+        for b in batches:
+            self._index_batch(start + b.position, b.size, b.base_offset, b.max_timestamp_ms)
         self.next_offset = batches[-1].next_offset
+        self.last_epoch = epoch
+        self._indexes_dirty = True
 
-    def _index_batch(self, b: BatchPosition, size: int) -> None:
-        if self.first_batch_timestamp_ms < 0:
-            self.first_batch_timestamp_ms = b.max_timestamp_ms
-        relative = b.base_offset - self.base_offset
-        if self._bytes_since_index >= self.index_interval_bytes or not self.index.keys:
-            if not self.index.keys or relative > self.index.keys[-1]:
-                self.index.append(relative, b.position)
+    def _index_batch(self, position: int, size: int, base_offset: int, max_ts: int) -> None:
+        """Kafka's rule: an index entry for the first batch, then for the first batch after
+        every ``index_interval_bytes``; a time entry with it when the max timestamp grew."""
+        relative = base_offset - self.base_offset
+        if max_ts > self.max_timestamp_ms or not self.index.keys:
+            self.max_timestamp_ms, self._max_ts_relative = max_ts, relative
+        if not self.index.keys or self._bytes_since_index > self.index_interval_bytes:
+            self.index.append(relative, position)
+            self.time_index.maybe_append(self.max_timestamp_ms, self._max_ts_relative)
             self._bytes_since_index = 0
-            if b.max_timestamp_ms > self.max_timestamp_ms:
-                self._append_time_entry(b.max_timestamp_ms, relative)
         self._bytes_since_index += size
-        if b.max_timestamp_ms > self.max_timestamp_ms:
-            self.max_timestamp_ms = b.max_timestamp_ms
-            self._pending_time_entry = (b.max_timestamp_ms, relative)
-
-    def _append_time_entry(self, timestamp_ms: int, relative: int) -> None:
-        t = self.time_index
-        if (not t.keys or timestamp_ms > t.keys[-1]) and (not t.values or relative > t.values[-1]):
-            t.append(timestamp_ms, relative)
 
     def seal(self) -> None:
-        """Called when the segment stops being active: record its final max timestamp."""
-        if self._pending_time_entry is not None:
-            self._append_time_entry(*self._pending_time_entry)
+        """The segment stops being active (roll, close): record its final max timestamp, so
+        the time index's last entry is the segment's largest timestamp."""
+        if self.size:
+            self.time_index.maybe_append(self.max_timestamp_ms, self._max_ts_relative)
+            self._indexes_dirty = True
 
     def truncate_to(self, offset: int) -> None:
-        """Drop every batch at or after ``offset`` (a batch boundary)."""
-        if offset >= self.next_offset:
-            if offset == self.next_offset:
-                return
-            raise InvalidTruncation(f"offset {offset} is beyond segment end {self.next_offset}")
-        position, base = self.find_batch(offset)
-        if base != offset:
-            raise InvalidTruncation(f"offset {offset} is inside a batch starting at {base}")
+        """Drop every batch at or after ``offset``, which must start a batch of this segment."""
+        found = self.find_batch(offset)
+        if found is None or found[1].base_offset != offset:
+            raise InvalidTruncation(f"offset {offset} does not start a batch of this segment")
+        position = found[0]
         relative = offset - self.base_offset
         os.ftruncate(self.fd, position)
         self.size = position
-        self.index.truncate_entries(self.index.last_below(relative) + 1)
-        keep = 0
-        while keep < len(self.time_index) and self.time_index.values[keep] < relative:
-            keep += 1
-        self.time_index.truncate_entries(keep)
-        self.next_offset = offset
-        self.max_timestamp_ms = self._scan_max_timestamp()
-        self._pending_time_entry = None
+        self.index.truncate_entries(self.index.count_below(relative))
+        self.time_index.truncate_entries(self.time_index.count_below(relative))
+        self._indexes_dirty = True
+        last_time = self.time_index.last_entry()
+        self.max_timestamp_ms, self._max_ts_relative = last_time or (NO_TIMESTAMP, 0)
+        self.last_epoch = -1
+        self._scan_tail()
         if self.size == 0:
-            self.first_batch_timestamp_ms = -1
-        self._bytes_since_index = self.index_interval_bytes  # next batch gets an entry
+            self.first_append_ms = -1
 
     # -- reading ----------------------------------------------------------------------------
 
-    def header_at(self, position: int) -> BatchHeader:
-        return read_header(os.pread(self.fd, HEADER_SIZE, position))
-
-    def find_batch(self, offset: int) -> tuple[int, int]:
-        """(position, base offset) of the batch holding ``offset``; (size, end) if none."""
-        i = self.index.floor(offset - self.base_offset)
-        position = self.index.values[i] if i >= 0 else 0
-        while position < self.size:
-            header = self.header_at(position)
+    def find_batch(self, offset: int) -> tuple[int, BatchHeader] | None:
+        """``(position, header)`` of the batch holding ``offset``; None if not in this segment."""
+        if not self.base_offset <= offset < self.next_offset:
+            return None
+        _, position = self.index.lookup(offset - self.base_offset)
+        for pos, header in iter_headers(self.fd, position, self.size, self._scan_chunk):
             if header.next_offset > offset:
-                return position, header.base_offset
-            position += header.size
-        return self.size, self.next_offset
+                return pos, header
+        raise CorruptLog(f"{self.paths.log.name}: offset {offset} is missing")
 
-    def span(self, position: int, max_bytes: int, max_offset: int, min_one_batch: bool) -> int:
-        """Bytes of whole batches from ``position``: within max_bytes, below max_offset."""
-        length = 0
-        while position + length < self.size:
-            header = self.header_at(position + length)
-            if header.next_offset > max_offset:
-                break
-            if length + header.size > max_bytes and not (min_one_batch and length == 0):
+    def read(
+        self, fetch_offset: int, max_offset: int, max_bytes: int, min_one_batch: bool
+    ) -> tuple[int, int, int] | None:
+        """``(base offset, position, length)`` of the whole batches to return for a fetch:
+        from the batch holding ``fetch_offset``, none reaching ``max_offset``, within
+        ``max_bytes`` except one whole first batch with ``min_one_batch`` (KIP-74).
+        None when there is nothing to return."""
+        found = self.find_batch(fetch_offset)
+        if found is None:
+            raise CorruptLog(f"{self.paths.log.name}: offset {fetch_offset} is missing")
+        position, header = found
+        if header.next_offset > max_offset:
+            return None
+        end = self.size if max_offset >= self.next_offset else self.position_of(max_offset)
+        length = self.span(position, end, max_bytes, min_one_batch)
+        return (header.base_offset, position, length) if length else None
+
+    def position_of(self, offset: int) -> int:
+        """Start of the batch holding ``offset``; the log's size if it lies beyond the end."""
+        if offset <= self.base_offset:
+            return 0
+        found = self.find_batch(offset)
+        return self.size if found is None else found[0]
+
+    def span(self, position: int, end: int, max_bytes: int, min_one_batch: bool) -> int:
+        """Bytes of whole batches from ``position`` to at most ``end``, within ``max_bytes``
+        (except one whole first batch when ``min_one_batch``). Both ends are batch starts.
+
+        Index entries are batch starts too, so the walk begins at the last one that still
+        fits and reads at most an index interval of headers.
+        """
+        if end - position <= max_bytes:
+            return end - position
+        limit = position + max(max_bytes, 0)
+        values = self.index.values
+        i = bisect.bisect_right(values, limit) - 1
+        walk_from = max(position, values[i]) if i >= 0 else position
+        length = walk_from - position
+        for _, header in iter_headers(self.fd, walk_from, end, self._scan_chunk):
+            if length + header.size > max_bytes:
+                if length == 0 and min_one_batch:
+                    return header.size
                 break
             length += header.size
         return length
 
-    def first_position_at_time(self, timestamp_ms: int) -> tuple[int, BatchHeader] | None:
-        """The first batch whose max timestamp is >= ``timestamp_ms``, or None."""
-        i = self.time_index.last_below(timestamp_ms)
-        position = 0
-        if i >= 0:
-            j = self.index.floor(self.time_index.values[i])
-            position = self.index.values[j] if j >= 0 else 0
-        while position < self.size:
-            header = self.header_at(position)
+    def first_batch_at_time(self, timestamp_ms: int, from_offset: int) -> BatchHeader | None:
+        """The first batch at or after ``from_offset`` whose max timestamp is at least
+        ``timestamp_ms``; None if none in this segment."""
+        if self.max_timestamp_ms < timestamp_ms or from_offset >= self.next_offset:
+            return None
+        below = self.time_index.last_offset_below(timestamp_ms)
+        start = self.base_offset + (below if below is not None else 0)
+        found = self.find_batch(max(start, from_offset, self.base_offset))
+        if found is None:
+            return None
+        for _, header in iter_headers(self.fd, found[0], self.size, self._scan_chunk):
             if header.max_timestamp_ms >= timestamp_ms:
-                return position, header
-            position += header.size
+                return header
         return None
-
-    def _scan_max_timestamp(self) -> int:
-        best = -1
-        i = len(self.time_index) - 1
-        j = self.index.floor(self.time_index.values[i]) if i >= 0 else -1
-        position = self.index.values[j] if j >= 0 else 0
-        if i >= 0:
-            best = self.time_index.keys[i]
-        while position < self.size:
-            header = self.header_at(position)
-            best = max(best, header.max_timestamp_ms)
-            position += header.size
-        return best
 
     # -- lifecycle --------------------------------------------------------------------------
 
     def info(self) -> SegmentInfo:
+        p = self.paths
         return SegmentInfo(
-            self.base_offset, self.next_offset, self.size, self.log_path, self.max_timestamp_ms
+            self.base_offset,
+            self.next_offset,
+            self.size,
+            self.max_timestamp_ms,
+            p.log,
+            p.offset_index,
+            p.time_index,
         )
 
+    def dup_fds(self, with_indexes: bool) -> list[int]:
+        """Duplicate descriptors for a flush on another thread (which closes them)."""
+        fds = [os.dup(self.fd)]
+        if with_indexes:
+            fds += [self.index.dup_fd(), self.time_index.dup_fd()]
+        return fds
+
     def sync_indexes(self) -> None:
-        self.index.sync()
-        self.time_index.sync()
+        if self._indexes_dirty:
+            self.index.sync()
+            self.time_index.sync()
+            self._indexes_dirty = False
 
     def close(self) -> None:
         if self.closed:
@@ -291,12 +340,15 @@ class LogSegment:
         self.index.close()
         self.time_index.close()
 
-    def mark_deleted(self) -> list[Path]:
-        """Rename the files to ``*.deleted``; the fds stay open until :meth:`close`."""
+    def rename_for_deletion(self) -> list[Path]:
+        """Rename the files to ``*.deleted``; the descriptors stay open, so reads in flight
+        (sendfile on a duplicated fd) finish. Returns the new paths."""
         renamed = []
-        for path in (self.log_path, self.index.path, self.time_index.path):
+        for path in self.paths:
             target = path.with_name(path.name + DELETED_SUFFIX)
-            if path.exists():
-                path.rename(target)
-                renamed.append(target)
+            try:
+                os.replace(path, target)
+            except FileNotFoundError:
+                continue
+            renamed.append(target)
         return renamed

@@ -1,67 +1,86 @@
-"""A sparse index file of fixed-size entries kept in memory and appended to disk.
+"""Sparse indexes of a segment: fixed-size big-endian entries, in memory and appended to disk.
 
-Both the offset index and the time index are this structure with different entries. Index
-files are derived data: when one is missing, damaged or inconsistent with its log, the segment
-rebuilds it from the ``.log`` (see :mod:`rillet.partition_store.segment`).
+Two kinds, as in Kafka:
+
+- :class:`OffsetIndex` — ``(relative offset uint32, byte position uint32)``: where the batch
+  starting at that offset lies in the ``.log``. A read bisects it, then walks batch headers
+  forward from the entry, so lookups cost one short scan instead of a scan of the segment.
+- :class:`TimeIndex` — ``(timestamp int64, relative offset uint32)``: "the largest timestamp
+  of the batches up to and including the one at this offset". A time lookup bisects it for
+  the last entry *below* the wanted time; no batch up to that offset can match, so the
+  header walk starts there.
+
+In both, keys and values strictly increase. The entries live in ``array`` objects (compact,
+bisectable) and every append is also written to the file, so an index survives a clean
+restart without being rebuilt. Index files are derived data: when one fails a check here or
+in :mod:`segment`, the segment rebuilds it from its ``.log``.
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
+import operator
 import os
 import struct
+from array import array
 from pathlib import Path
+from typing import ClassVar
 
 from rillet.partition_store.errors import StoreError
 
+_U32 = "I" if array("I").itemsize == 4 else "L"
+_I64 = "q"
+
 
 class IndexCorrupt(StoreError):
-    """An index file failed its sanity checks; the segment rebuilds it."""
+    """An index file failed its sanity checks; the segment rebuilds it from the log."""
 
 
-class SparseIndex:
-    """Entries ``(key, value)`` with strictly increasing keys and non-decreasing values."""
+def _strictly_increasing(values: array[int]) -> bool:
+    return all(map(operator.lt, values, itertools.islice(values, 1, None)))
 
-    def __init__(self, path: Path, entry: struct.Struct, strict_values: bool) -> None:
+
+class _SparseIndex:
+    """Shared mechanics: an fd opened for appending, two parallel arrays, bisection."""
+
+    ENTRY: ClassVar[struct.Struct]
+    KEY_TYPE: ClassVar[str]
+    VALUE_TYPE: ClassVar[str]
+
+    def __init__(self, path: Path, fresh: bool) -> None:
+        """Open ``path``; ``fresh`` empties it (a new segment, or a rebuild to follow)."""
         self.path = path
-        self._entry = entry
-        self._strict_values = strict_values
-        self.keys: list[int] = []
-        self.values: list[int] = []
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if fresh else 0)
+        self._fd = os.open(path, flags, 0o644)
+        self.keys: array[int] = array(self.KEY_TYPE)
+        self.values: array[int] = array(self.VALUE_TYPE)
 
     def load(self) -> None:
-        """Read the file; raises IndexCorrupt when it is not a valid index."""
+        """Read the file into memory; raise IndexCorrupt unless it is well-formed."""
         size = os.fstat(self._fd).st_size
-        if size % self._entry.size:
-            raise IndexCorrupt(f"{self.path.name}: size {size} is not a multiple of entries")
+        if size % self.ENTRY.size:
+            raise IndexCorrupt(f"{self.path.name}: {size} bytes is not a whole number of entries")
         data = os.pread(self._fd, size, 0)
-        keys: list[int] = []
-        values: list[int] = []
-        for key, value in self._entry.iter_unpack(data):
-            if keys and (key <= keys[-1] or value < values[-1]):
-                raise IndexCorrupt(f"{self.path.name}: entries out of order")
-            if self._strict_values and values and value <= values[-1]:
-                raise IndexCorrupt(f"{self.path.name}: positions not increasing")
-            keys.append(key)
-            values.append(value)
+        if len(data) != size:
+            raise IndexCorrupt(f"{self.path.name}: short read")
+        keys: array[int] = array(self.KEY_TYPE)
+        values: array[int] = array(self.VALUE_TYPE)
+        if data:
+            k, v = zip(*self.ENTRY.iter_unpack(data), strict=True)
+            keys.extend(k)
+            values.extend(v)
+        if not (_strictly_increasing(keys) and _strictly_increasing(values)):
+            raise IndexCorrupt(f"{self.path.name}: entries are not in increasing order")
         self.keys, self.values = keys, values
 
     def __len__(self) -> int:
         return len(self.keys)
 
     def append(self, key: int, value: int) -> None:
-        os.write(self._fd, self._entry.pack(key, value))
+        os.write(self._fd, self.ENTRY.pack(key, value))
         self.keys.append(key)
         self.values.append(value)
-
-    def floor(self, key: int) -> int:
-        """Index of the last entry with key <= ``key``, or -1."""
-        return bisect.bisect_right(self.keys, key) - 1
-
-    def last_below(self, key: int) -> int:
-        """Index of the last entry with key < ``key``, or -1."""
-        return bisect.bisect_left(self.keys, key) - 1
 
     def truncate_entries(self, count: int) -> None:
         """Keep only the first ``count`` entries."""
@@ -69,10 +88,16 @@ class SparseIndex:
             return
         del self.keys[count:]
         del self.values[count:]
-        os.ftruncate(self._fd, count * self._entry.size)
+        os.ftruncate(self._fd, count * self.ENTRY.size)
 
     def reset(self) -> None:
-        self.truncate_entries(0)
+        del self.keys[:]
+        del self.values[:]
+        os.ftruncate(self._fd, 0)
+
+    def dup_fd(self) -> int:
+        """A duplicate descriptor for a flush running on another thread."""
+        return os.dup(self._fd)
 
     def sync(self) -> None:
         os.fsync(self._fd)
@@ -81,13 +106,60 @@ class SparseIndex:
         os.close(self._fd)
 
 
-OFFSET_ENTRY = struct.Struct(">II")  # relative offset, byte position in the .log
-TIME_ENTRY = struct.Struct(">qI")  # max timestamp so far, relative offset of that batch
+class OffsetIndex(_SparseIndex):
+    ENTRY = struct.Struct(">II")
+    KEY_TYPE = _U32
+    VALUE_TYPE = _U32
+
+    def lookup(self, relative_offset: int) -> tuple[int, int]:
+        """``(relative offset, position)`` of the last entry at or below the offset.
+
+        ``(0, 0)`` when there is none: the first batch of a segment is at position 0.
+        """
+        i = bisect.bisect_right(self.keys, relative_offset) - 1
+        if i < 0:
+            return 0, 0
+        return self.keys[i], self.values[i]
+
+    def count_below(self, relative_offset: int) -> int:
+        """How many entries describe batches starting before ``relative_offset``."""
+        return bisect.bisect_left(self.keys, relative_offset)
+
+    def check(self, log_size: int) -> None:
+        """Checks that need only the log's size; the segment verifies the last entry."""
+        if log_size == 0:
+            if self.keys:
+                raise IndexCorrupt(f"{self.path.name}: entries for an empty log")
+            return
+        if not self.keys or self.keys[0] != 0 or self.values[0] != 0:
+            raise IndexCorrupt(f"{self.path.name}: the first batch has no entry")
+        if self.values[-1] >= log_size:
+            raise IndexCorrupt(f"{self.path.name}: points past the end of the log")
 
 
-def open_offset_index(path: Path) -> SparseIndex:
-    return SparseIndex(path, OFFSET_ENTRY, strict_values=True)
+class TimeIndex(_SparseIndex):
+    ENTRY = struct.Struct(">qI")
+    KEY_TYPE = _I64
+    VALUE_TYPE = _U32
 
+    def last_offset_below(self, timestamp_ms: int) -> int | None:
+        """Relative offset of the last entry whose timestamp is below ``timestamp_ms``.
 
-def open_time_index(path: Path) -> SparseIndex:
-    return SparseIndex(path, TIME_ENTRY, strict_values=False)
+        No batch up to and including that offset has a timestamp at or after it.
+        """
+        i = bisect.bisect_left(self.keys, timestamp_ms) - 1
+        return self.values[i] if i >= 0 else None
+
+    def last_entry(self) -> tuple[int, int] | None:
+        if not self.keys:
+            return None
+        return self.keys[-1], self.values[-1]
+
+    def maybe_append(self, timestamp_ms: int, relative_offset: int) -> None:
+        """Add an entry only if it raises the segment's largest timestamp."""
+        if not self.keys or timestamp_ms > self.keys[-1]:
+            self.append(timestamp_ms, relative_offset)
+
+    def count_below(self, relative_offset: int) -> int:
+        """How many entries point at batches starting before ``relative_offset``."""
+        return bisect.bisect_left(self.values, relative_offset)

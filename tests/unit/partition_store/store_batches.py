@@ -1,0 +1,41 @@
+"""Shared by the partition-store tests: building batches, reading them back, crashing a log.
+
+(A uniquely named module rather than a conftest: hypothesis tests call these directly.)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rillet.partition_store.config import LogConfig
+from rillet.partition_store.log import PartitionLog
+from rillet.wire.batch import build_batch, decode_records, iter_batches
+
+T0 = 1_700_000_000_000
+TOPIC = "t"
+
+
+def batch(values: list[bytes], ts: int = T0, step: int = 0) -> bytes:
+    """One batch of unkeyed records, the i-th stamped ``ts + i * step``."""
+    return build_batch([(ts + i * step, None, v, None) for i, v in enumerate(values)])
+
+
+def records_of(data: bytes) -> list[tuple[int, bytes | None]]:
+    """``(offset, value)`` of every record of the whole batches in ``data``."""
+    return [
+        (r.offset, r.value)
+        for view in iter_batches(data, 1 << 31)
+        for r in decode_records(data, view.position)
+    ]
+
+
+def open_log(directory: Path, now_ms: int = T0, **config: int) -> PartitionLog:
+    return PartitionLog.open(directory, LogConfig(**config), now_ms, TOPIC, 0)
+
+
+def crash(log: PartitionLog) -> None:
+    """Drop the log like SIGKILL would: descriptors closed, nothing flushed, no marker.
+
+    Bytes already written stay in the page cache, exactly as after a process crash.
+    """
+    log._release()

@@ -1,0 +1,57 @@
+"""The small files beside the segments: atomic checkpoints, meta, clean-shutdown marker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rillet.partition_store.checkpoint import read_int, write_atomically, write_int
+from rillet.partition_store.errors import StoreError
+from rillet.partition_store.partition_files import PartitionFiles, PartitionMeta
+
+
+def test_atomic_writes_leave_no_temp_file(tmp_path: Path) -> None:
+    path = tmp_path / "recovery-point-checkpoint"
+    write_int(path, 5)
+    write_int(path, 6)
+    assert path.read_text() == "6\n" and read_int(path) == 6
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["recovery-point-checkpoint"]
+    write_atomically(path, b"garbage")
+    assert read_int(path) is None
+    assert read_int(tmp_path / "missing") is None
+
+
+def test_unreadable_checkpoints_fall_back_safely(tmp_path: Path) -> None:
+    files = PartitionFiles(tmp_path)
+    assert files.read_recovery_point() == 0  # absent: recover everything
+    (tmp_path / "recovery-point-checkpoint").write_text("-3\n")
+    assert files.read_recovery_point() == 0
+    assert files.read_log_start_offset() is None
+    files.write_log_start_offset(17)
+    assert files.read_log_start_offset() == 17
+
+
+def test_clean_shutdown_marker_records_segment_sizes_and_is_taken_once(tmp_path: Path) -> None:
+    files = PartitionFiles(tmp_path)
+    assert files.take_clean_shutdown() is None
+    files.write_clean_shutdown({0: 1000, 50: 20})
+    assert (tmp_path / "clean-shutdown").read_text().splitlines()[1:] == ["0 1000", "50 20"]
+    assert files.take_clean_shutdown() == {0: 1000, 50: 20}
+    assert files.take_clean_shutdown() is None
+    (tmp_path / "clean-shutdown").write_text("rillet clean-shutdown v1\n0 x\n")
+    assert files.take_clean_shutdown() is None
+    assert not (tmp_path / "clean-shutdown").exists()
+
+
+def test_partition_meta_round_trips_and_tolerates_new_fields() -> None:
+    meta = PartitionMeta("orders", 3, 1234)
+    assert PartitionMeta.decode(meta.encode()) == meta
+    assert PartitionMeta.decode(meta.encode() + b"future_field=1\n") == meta
+    assert PartitionMeta.decode(b"topic=orders\n") is None
+    assert PartitionMeta.decode(b"\xff\xfe") is None
+
+
+def test_topic_names_that_would_break_the_meta_file_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(StoreError):
+        PartitionFiles(tmp_path).ensure_meta("a\nb", 0, 0)
