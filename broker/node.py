@@ -69,6 +69,7 @@ class Node:
                 nursery.start_soon(self._watch_signals, nursery.cancel_scope)
                 nursery.start_soon(manager.run_flush_task)
                 nursery.start_soon(manager.run_retention_task)
+                nursery.start_soon(manager.run_deleted_files_task)
                 nursery.start_soon(manager.purge_deleted_dirs)
                 await nursery.start(trio.serve_listeners, self._handler_for(dispatcher), listeners)
                 # Everything allocated so far (config, open logs, code) lives for the whole

@@ -156,7 +156,14 @@ class ReplicaManager:
                 plan = replica.log.flush_plan()
                 if plan is None:
                     continue
-                await trio.to_thread.run_sync(plan.run)
+                try:
+                    await trio.to_thread.run_sync(plan.run)
+                except OSError as exc:
+                    # After a failed fsync the kernel may have dropped the dirty pages: what
+                    # is on disk is unknown. Stop the node rather than go on acknowledging
+                    # (fail-stop; recovery on restart re-validates the log).
+                    log.critical("fsync of %s failed, stopping the node: %s", replica.key, exc)
+                    raise
                 if not replica.deleted:
                     replica.log.flush_completed(plan)
                     replica.on_flushed()
@@ -167,6 +174,18 @@ class ReplicaManager:
             await trio.sleep(interval_s)
             self.enforce_retention()
             await self.purge_deleted_dirs()
+
+    async def run_deleted_files_task(self) -> None:
+        """Unlink segments retention deleted once their file_delete_delay_ms has passed."""
+        interval_s = self.config.tasks.deleted_files_check_interval_ms / 1000
+        while True:
+            await trio.sleep(interval_s)
+            now = now_ms()
+            for replica in list(self._replicas.values()):
+                try:
+                    replica.log.purge_deleted_segments(now)
+                except OSError:
+                    log.exception("removing deleted segments of %s failed", replica.key)
 
     def enforce_retention(self) -> int:
         """Delete expired segments in every partition; returns how many were deleted."""

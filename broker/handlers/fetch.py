@@ -7,6 +7,7 @@ duplicated fd, so deleting a segment or a topic while the response is in flight 
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Coroutine
 from typing import Any
@@ -15,7 +16,7 @@ import trio
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.partition_replica import PartitionReplica
-from rillet.partition_store.errors import OffsetOutOfRange
+from rillet.partition_store.errors import OffsetOutOfRange, StoreError
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FileRegion
 from rillet.wire.messages import (
@@ -24,6 +25,8 @@ from rillet.wire.messages import (
     FetchRequest,
     FetchResponse,
 )
+
+log = logging.getLogger(__name__)
 
 _EMPTY = b""
 
@@ -80,6 +83,12 @@ def _read_partition(
             result = plog.read(p.fetch_offset, limit, max_offset=hw, min_one_batch=first)
         except OffsetOutOfRange:
             return _out_of_range(p, replica)
+        except (StoreError, OSError) as exc:
+            # A damaged segment fails its own partition, not the whole fetch.
+            log.error("read of %s-%d failed: %s", p.topic, p.partition, exc)
+            return FetchPartitionResponse(
+                p.topic, p.partition, ErrorCode.STORAGE_ERROR, hw, plog.log_start_offset, _EMPTY
+            )
         if result.region is not None and result.region.length > 0:
             r = result.region
             region = FileRegion(os.dup(r.fd), r.position, r.length)

@@ -14,7 +14,12 @@ from typing import Any
 import trio
 
 from rillet.broker.handlers.context import BrokerContext
-from rillet.partition_store.errors import InvalidRecords, RecordTooLarge, StoreError
+from rillet.partition_store.errors import (
+    InvalidLeaderEpoch,
+    InvalidRecords,
+    RecordTooLarge,
+    StoreError,
+)
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import WireError
 from rillet.wire.messages import ProducePartitionResponse, ProduceRequest, ProduceResponse
@@ -121,6 +126,8 @@ async def _await_high_watermarks(
 def _append_error(topic: str, partition: int, exc: Exception) -> ProducePartitionResponse:
     if isinstance(exc, RecordTooLarge):
         code = ErrorCode.MESSAGE_TOO_LARGE
+    elif isinstance(exc, InvalidLeaderEpoch):
+        code = ErrorCode.FENCED_LEADER_EPOCH
     elif isinstance(exc, StoreError) and not isinstance(exc, InvalidRecords):
         code = ErrorCode.STORAGE_ERROR
     else:
