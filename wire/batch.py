@@ -114,6 +114,8 @@ def read_header(buf: bytes | bytearray | memoryview, position: int = 0) -> Batch
 
 def peek_length(buf: bytes | bytearray | memoryview, position: int = 0) -> tuple[int, int]:
     """(base_offset, total size) of the batch at ``position`` from its first 12 bytes."""
+    if len(buf) - position < LENGTH_PREFIX_SIZE:
+        raise CorruptBatch("buffer too short for a batch length")
     base, length = _BASE_AND_LENGTH.unpack_from(buf, position)
     return base, LENGTH_PREFIX_SIZE + length
 
@@ -267,7 +269,7 @@ class BatchBuilder:
     ) -> int:
         """Add a record; returns the bytes its encoding added to the batch."""
         first = self._first_ts
-        if first < 0:
+        if not self._parts:  # the first record (timestamps may be negative)
             first = self._first_ts = self._max_ts = timestamp_ms
         elif timestamp_ms > self._max_ts:
             self._max_ts = timestamp_ms

@@ -52,5 +52,7 @@ def decompress(codec_id: int, payload: bytes | memoryview) -> bytes | memoryview
             raise CorruptBatch(f"zlib payload does not decompress: {exc}") from exc
         if d.unconsumed_tail:
             raise CorruptBatch("decompressed payload exceeds the size limit")
+        if not d.eof or d.unused_data:
+            raise CorruptBatch("zlib payload is truncated or followed by extra bytes")
         return out
     raise UnsupportedCompression(f"batch uses unknown compression codec {codec_id}")

@@ -39,7 +39,8 @@ class UnknownApi(WireError):
     """The api number in a request header is not one this build serves."""
 
     def __init__(self, api: object) -> None:
-        super().__init__(f"unknown api {api!r}")
+        shown = api if isinstance(api, int) and -(10**9) < api < 10**9 else type(api).__name__
+        super().__init__(f"unknown api {shown!r}")
         self.api = api
 
 

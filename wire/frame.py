@@ -141,5 +141,6 @@ def parse_frame_body(body: bytes) -> Frame:
 
 
 def _malformed(reason: str, correlation_id: object) -> MalformedFrame:
-    cid = correlation_id if isinstance(correlation_id, int) else None
+    ok = isinstance(correlation_id, int) and not isinstance(correlation_id, bool)
+    cid = correlation_id if ok else None
     return MalformedFrame(reason, cid)

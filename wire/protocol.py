@@ -67,7 +67,7 @@ def decode_request(frame: Frame) -> tuple[RequestHeader, Any]:
         raise MalformedMessage("request has no integer correlation_id")
     api_raw = h.get("api")
     try:
-        if not isinstance(api_raw, int):
+        if not isinstance(api_raw, int) or isinstance(api_raw, bool):
             raise TypeError(api_raw)
         api = ApiKey(api_raw)
     except (ValueError, TypeError):
@@ -77,7 +77,11 @@ def decode_request(frame: Frame) -> tuple[RequestHeader, Any]:
         raise MalformedMessage(f"api {api.name} is not served here", cid)
     version = h.get("version", 0)
     client_id = h.get("client_id")
-    if not isinstance(version, int) or (client_id is not None and not isinstance(client_id, str)):
+    if (
+        not isinstance(version, int)
+        or isinstance(version, bool)
+        or (client_id is not None and not isinstance(client_id, str))
+    ):
         raise MalformedMessage("bad version or client_id in request header", cid)
     request_type = REQUEST_TYPES[api][0]
     try:

@@ -9,6 +9,7 @@ Decoding uses cbor2's C decoder, which is already fast.
 
 from __future__ import annotations
 
+import io
 import struct
 from collections.abc import Sequence
 from typing import Any
@@ -107,10 +108,13 @@ def decode_payload(payload: bytes | memoryview, expected_count: int) -> list[lis
     Raises CorruptBatch on anything but an array of ``expected_count`` well-formed records;
     a CRC-valid batch can still have been built by a buggy producer.
     """
+    stream = io.BytesIO(payload)
     try:
-        records = cbor2.loads(payload)
+        records = cbor2.CBORDecoder(stream).decode()
     except Exception as exc:  # cbor2 raises several unrelated types on garbage
         raise CorruptBatch(f"record payload is not valid CBOR: {exc}") from exc
+    if stream.tell() != len(payload):
+        raise CorruptBatch("bytes follow the records array in the payload")
     if not isinstance(records, list) or len(records) != expected_count:
         raise CorruptBatch(f"payload does not hold {expected_count} records")
     # Exact type checks (bool is not an int here) in one pass: this loop runs per record.

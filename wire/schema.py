@@ -130,7 +130,7 @@ def _build_decoder(tp: Any) -> Decoder:
             try:
                 return enum_tp(v)
             except ValueError:
-                raise MalformedMessage(f"{path}: {v} is not a valid {enum_tp.__name__}") from None
+                raise MalformedMessage(f"{path}: not a valid {enum_tp.__name__}") from None
 
         return dec_enum
     if tp is bool:
