@@ -141,6 +141,7 @@ def parse_frame_body(body: bytes) -> Frame:
 
 
 def _malformed(reason: str, correlation_id: object) -> MalformedFrame:
-    ok = isinstance(correlation_id, int) and not isinstance(correlation_id, bool)
-    cid = correlation_id if ok else None
+    cid: int | None = None
+    if isinstance(correlation_id, int) and not isinstance(correlation_id, bool):
+        cid = correlation_id
     return MalformedFrame(reason, cid)
