@@ -1,8 +1,13 @@
 """Producer-side batching: records accumulate per partition into batches.
 
-``append`` is the producer's per-record hot path: it encodes the record into the open batch
-of its partition and returns a small handle, nothing more. A batch is ready to send when it
-is full, when it is older than ``linger_ms``, or when the producer is flushing.
+``append`` is the producer's per-record hot path. It encodes the record into the open batch of
+its partition (wire.batch.BatchBuilder does the encoding) and returns a small handle; it
+allocates no event, no future and no task per record. All records of a batch share the
+batch's single completion event, and a record's handle is just (batch, index).
+
+A partition's unsent batches wait in a queue, oldest first; the newest may still be open for
+appends. A batch is closed when the next record would not fit in ``batch_bytes``, and it is
+ready to send once closed, once older than ``linger_ms``, or while the producer flushes.
 """
 
 from __future__ import annotations
@@ -14,11 +19,13 @@ from typing import Any
 import trio
 
 from rillet.client.types import RecordMetadata
-from rillet.wire.batch import BatchBuilder
+from rillet.wire.batch import HEADER_SIZE, BatchBuilder
 from rillet.wire.compression import Compression
 from rillet.wire.record_codec import HeaderPairs
 
 TP = tuple[str, int]
+EMPTY_BATCH_BYTES = HEADER_SIZE + 5
+RECORD_OVERHEAD_BYTES = 16  # CBOR heads of one record, an upper bound for the usual shapes
 
 
 class ProducerBatch:
@@ -35,9 +42,10 @@ class ProducerBatch:
         "done",
         "encoded",
         "error",
+        "log_append_time_ms",
         "partition",
         "retry_at_s",
-        "size",
+        "room",
         "topic",
     )
 
@@ -46,31 +54,40 @@ class ProducerBatch:
         topic: str,
         partition: int,
         compression: Compression,
+        batch_bytes: int,
         now_s: float,
-        delivery_timeout_s: float,
+        timeout_s: float,
     ) -> None:
         self.topic = topic
         self.partition = partition
         self.builder = BatchBuilder(compression)
+        self.count = 0
+        self.room = batch_bytes - EMPTY_BATCH_BYTES  # bytes left before the batch is full
         self.created_s = now_s
-        self.deadline_s = now_s + delivery_timeout_s
+        self.deadline_s = now_s + timeout_s  # delivery timeout
         self.done = trio.Event()
         self.base_offset = -1
+        self.log_append_time_ms = -1
         self.error: BaseException | None = None
         self.attempts = 0
         self.retry_at_s = 0.0
-        self.encoded: bytes | None = None
-        self.size = 0
-        self.count = 0
+        self.encoded: bytes | None = None  # set when the batch is closed for good
         self.callbacks: list[Callable[[ProducerBatch], None]] | None = None
 
+    @property
+    def size(self) -> int:
+        """Encoded size in bytes before compression (what the buffer accounts)."""
+        return self.builder.size_bytes
+
     def encode(self) -> bytes:
+        """The batch's bytes (built once: retries resend the very same bytes)."""
         if self.encoded is None:
             self.encoded = self.builder.build()
         return self.encoded
 
-    def complete(self, base_offset: int) -> None:
+    def complete(self, base_offset: int, log_append_time_ms: int = -1) -> None:
         self.base_offset = base_offset
+        self.log_append_time_ms = log_append_time_ms
         self._finish()
 
     def fail(self, error: BaseException) -> None:
@@ -78,23 +95,26 @@ class ProducerBatch:
         self._finish()
 
     def _finish(self) -> None:
+        if self.done.is_set():
+            return
         self.done.set()
         if self.callbacks:
-            for callback in self.callbacks:
+            callbacks, self.callbacks = self.callbacks, None
+            for callback in callbacks:
                 callback(self)
 
     def add_callback(self, callback: Callable[[ProducerBatch], None]) -> None:
-        """Run ``callback(batch)`` on completion (immediately if already complete)."""
+        """Run ``callback(batch)`` on completion (at once if the batch is complete)."""
         if self.done.is_set():
             callback(self)
-            return
-        if self.callbacks is None:
-            self.callbacks = []
-        self.callbacks.append(callback)
+        elif self.callbacks is None:
+            self.callbacks = [callback]
+        else:
+            self.callbacks.append(callback)
 
 
 class RecordFuture:
-    """Awaitable result of one ``send``: RecordMetadata, or the error of its batch."""
+    """The outcome of one ``send``: await it for RecordMetadata or the batch's error."""
 
     __slots__ = ("_batch", "_index", "_timestamp_ms")
 
@@ -106,110 +126,219 @@ class RecordFuture:
     def done(self) -> bool:
         return self._batch.done.is_set()
 
+    def exception(self) -> BaseException | None:
+        """The error of a completed send, None if it succeeded."""
+        if not self._batch.done.is_set():
+            raise RuntimeError("the record is not acknowledged yet")
+        return self._batch.error
+
     def result(self) -> RecordMetadata:
-        """The outcome of a completed send (raises its error)."""
+        """The metadata of a completed send (raises its error)."""
         b = self._batch
         if not b.done.is_set():
             raise RuntimeError("the record is not acknowledged yet")
         if b.error is not None:
             raise b.error
         offset = b.base_offset + self._index if b.base_offset >= 0 else -1
-        return RecordMetadata(b.topic, b.partition, offset, self._timestamp_ms)
+        ts = b.log_append_time_ms if b.log_append_time_ms >= 0 else self._timestamp_ms
+        return RecordMetadata(b.topic, b.partition, offset, ts)
 
     def add_done_callback(self, callback: Callable[[RecordFuture], None]) -> None:
+        """Run ``callback(future)`` once the record is acknowledged or has failed.
+
+        Callbacks run in the producer's sender task: they must be quick and must not raise.
+        """
         self._batch.add_callback(lambda _batch: callback(self))
 
-    async def wait(self) -> RecordMetadata:
-        if not self._batch.done.is_set():
-            await self._batch.done.wait()
-        return self.result()
-
     def __await__(self) -> Generator[Any, None, RecordMetadata]:
-        return self.wait().__await__()
+        done = self._batch.done
+        if not done.is_set():
+            yield from done.wait().__await__()
+        return self.result()
 
 
 class RecordAccumulator:
+    """Per-partition queues of batches.
+
+    ``on_close(topic, partition)`` runs whenever a partition's open batch is closed (full,
+    or taken by the sender): the sticky partitioner moves on then. ``wakeup`` is the sender's
+    event, set when there is something new to look at.
+    """
+
     def __init__(
         self,
         batch_bytes: int,
         linger_s: float,
         compression: Compression,
         delivery_timeout_s: float,
+        on_close: Callable[[str, int], None] | None = None,
     ) -> None:
         self.batch_bytes = batch_bytes
         self.linger_s = linger_s
         self.compression = compression
         self.delivery_timeout_s = delivery_timeout_s
+        self._on_close = on_close
         self.queues: dict[TP, deque[ProducerBatch]] = {}
+        self.open: dict[str, list[ProducerBatch | None]] = {}
         self.buffered_bytes = 0
         self.flushing = 0
+        self.wakeup = trio.Event()
+
+    def add_topic(self, topic: str, num_partitions: int) -> None:
+        """Make room for a topic's open batches (called when its partition count is known)."""
+        slots = self.open.setdefault(topic, [])
+        if len(slots) < num_partitions:
+            slots.extend([None] * (num_partitions - len(slots)))
 
     def append(
         self,
-        tp: TP,
+        topic: str,
+        partition: int,
         timestamp_ms: int,
         key: bytes | None,
         value: bytes | None,
         headers: HeaderPairs | None,
-    ) -> tuple[RecordFuture, bool, bool]:
-        """Add a record; returns its future, whether its batch is now full, and whether the
-        record opened a new batch (the sender must then learn the batch's linger deadline)."""
+        move_if_full: bool = False,
+    ) -> RecordFuture | None:
+        """Add a record to the open batch of the partition (``add_topic`` first).
+
+        Returns its future; or None, appending nothing, when ``move_if_full`` is set and the
+        record does not fit the open batch: that batch is then closed and the caller may
+        choose another partition (the sticky partitioner's request).
+        """
+        slots = self.open[topic]
+        batch = slots[partition]
+        if batch is None:
+            batch = self._open_batch(topic, partition, slots)
+        elif batch.room < RECORD_OVERHEAD_BYTES + (len(value) if value is not None else 0) + (
+            len(key) if key is not None else 0
+        ):
+            self.close(batch)
+            if move_if_full:
+                return None
+            batch = self._open_batch(topic, partition, slots)
+        try:
+            added = batch.builder.append(timestamp_ms, key, value, headers)
+        except BaseException:  # e.g. TypeError for a str value: leave no empty batch behind
+            if batch.count == 0:
+                self._discard(batch)
+            raise
+        index = batch.count
+        batch.count = index + 1
+        self.buffered_bytes += added
+        room = batch.room = batch.room - added
+        if room <= 0:
+            self.close(batch)
+        return RecordFuture(batch, index, timestamp_ms)
+
+    def _open_batch(
+        self, topic: str, partition: int, slots: list[ProducerBatch | None]
+    ) -> ProducerBatch:
+        batch = ProducerBatch(
+            topic,
+            partition,
+            self.compression,
+            self.batch_bytes,
+            trio.current_time(),
+            self.delivery_timeout_s,
+        )
+        tp = (topic, partition)
         queue = self.queues.get(tp)
         if queue is None:
             queue = self.queues[tp] = deque()
-        batch = queue[-1] if queue else None
-        opened = False
-        if batch is None or batch.encoded is not None or batch.size >= self.batch_bytes:
-            batch = ProducerBatch(
-                tp[0], tp[1], self.compression, trio.current_time(), self.delivery_timeout_s
-            )
-            queue.append(batch)
-            opened = True
-        index = batch.count
-        batch.count = index + 1
-        added = batch.builder.append(timestamp_ms, key, value, headers)
-        size = batch.size = batch.size + added
-        self.buffered_bytes += added
-        return RecordFuture(batch, index, timestamp_ms), size >= self.batch_bytes, opened
+        queue.append(batch)
+        slots[partition] = batch
+        self.buffered_bytes += batch.size
+        self.wakeup.set()  # the sender must learn this batch's linger deadline
+        return batch
 
-    def ready_partitions(self, now_s: float) -> tuple[list[TP], float | None]:
-        """Partitions whose first batch may be sent now, and the next linger deadline."""
-        ready = []
-        next_deadline: float | None = None
+    def _discard(self, batch: ProducerBatch) -> None:
+        """Drop a batch that never received a record."""
+        slots = self.open[batch.topic]
+        if slots[batch.partition] is batch:
+            slots[batch.partition] = None
+        self.queues[(batch.topic, batch.partition)].remove(batch)
+        self.buffered_bytes -= batch.size
+
+    def close(self, batch: ProducerBatch) -> None:
+        """Take the batch out of the open slot of its partition: no more appends."""
+        slots = self.open.get(batch.topic)
+        if slots is not None and batch.partition < len(slots) and slots[batch.partition] is batch:
+            slots[batch.partition] = None
+            if self._on_close is not None:
+                self._on_close(batch.topic, batch.partition)
+            self.wakeup.set()
+
+    def is_open(self, batch: ProducerBatch) -> bool:
+        slots = self.open.get(batch.topic)
+        return (
+            slots is not None and batch.partition < len(slots) and slots[batch.partition] is batch
+        )
+
+    def sendable(self, batch: ProducerBatch, now_s: float) -> bool:
+        """May ``batch`` (the head of its queue) go now? Closed, lingered long enough, or
+        the producer is flushing; and not backing off after a failure."""
+        return batch.retry_at_s <= now_s and (
+            self.flushing > 0 or now_s - batch.created_s >= self.linger_s or not self.is_open(batch)
+        )
+
+    def ready(self, now_s: float, muted: set[TP]) -> tuple[list[TP], float | None]:
+        """Partitions whose first batch may be sent now, and the next time one will be."""
+        ready: list[TP] = []
+        wake_at: float | None = None
         for tp, queue in self.queues.items():
-            if not queue:
+            if not queue or tp in muted:
                 continue
             batch = queue[0]
-            if batch.retry_at_s > now_s:
-                wake = batch.retry_at_s
-            elif (
-                self.flushing
-                or batch.size >= self.batch_bytes
-                or len(queue) > 1
-                or batch.encoded is not None
-                or now_s - batch.created_s >= self.linger_s
-            ):
+            if self.sendable(batch, now_s):
                 ready.append(tp)
                 continue
-            else:
-                wake = batch.created_s + self.linger_s
-            if next_deadline is None or wake < next_deadline:
-                next_deadline = wake
-        return ready, next_deadline
+            at = batch.retry_at_s if batch.retry_at_s > now_s else batch.created_s + self.linger_s
+            if wake_at is None or at < wake_at:
+                wake_at = at
+        return ready, wake_at
 
     def pop(self, tp: TP) -> ProducerBatch:
+        """Take the partition's first batch for sending (closing it if it was open)."""
         batch = self.queues[tp].popleft()
+        self.close(batch)
         batch.encode()
         return batch
 
     def requeue(self, batch: ProducerBatch, retry_at_s: float) -> None:
-        """Put a batch back at the front of its partition for a retry."""
+        """Put a batch back at the front of its partition for a retry after ``retry_at_s``."""
         batch.retry_at_s = retry_at_s
         batch.attempts += 1
-        self.queues.setdefault((batch.topic, batch.partition), deque()).appendleft(batch)
+        tp = (batch.topic, batch.partition)
+        queue = self.queues.get(tp)
+        if queue is None:
+            queue = self.queues[tp] = deque()
+        queue.appendleft(batch)
+        self.wakeup.set()
 
     def release(self, batch: ProducerBatch) -> None:
+        """The batch is finished: its bytes leave the buffer."""
         self.buffered_bytes -= batch.size
 
-    def pending_batches(self) -> list[ProducerBatch]:
+    def expired(self, now_s: float) -> list[ProducerBatch]:
+        """Remove and return queued batches whose delivery timeout has passed."""
+        out: list[ProducerBatch] = []
+        for queue in self.queues.values():
+            # Later batches of a partition were created later: stop at the first live one.
+            while queue and queue[0].deadline_s <= now_s:
+                batch = queue.popleft()
+                self.close(batch)
+                out.append(batch)
+        return out
+
+    def pending(self) -> list[ProducerBatch]:
+        """Every queued batch, open ones included."""
         return [b for q in self.queues.values() for b in q]
+
+    def drain_all(self) -> list[ProducerBatch]:
+        """Remove and return every queued batch (the producer is closing)."""
+        out = self.pending()
+        for batch in out:
+            self.close(batch)
+        self.queues.clear()
+        return out

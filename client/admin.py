@@ -1,74 +1,197 @@
-"""Admin operations: create, delete, list and describe topics."""
+"""Admin operations: create, delete, list and describe topics.
+
+Topic changes go to the controller when the metadata names one, to any node otherwise; a
+node that says it is not (or no longer) the controller makes the client refresh its metadata
+and resend the topics it failed, until the operation's timeout. Per-topic failures are raised
+as their typed errors (TopicAlreadyExistsError, InvalidTopicError, ...).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import trio
+
 from rillet.client.cluster import ClusterClient
-from rillet.client.errors import RilletError, error_for
+from rillet.client.errors import (
+    BrokerError,
+    ClientTimeoutError,
+    ConnectionFailedError,
+    RilletError,
+    error_for,
+)
 from rillet.client.lifecycle import ClientLifecycle
-from rillet.client.types import NewTopic, PartitionInfo, TopicDescription
+from rillet.client.types import (
+    ClusterDescription,
+    NewTopic,
+    NodeInfo,
+    PartitionInfo,
+    TopicDescription,
+)
 from rillet.wire import messages as m
 from rillet.wire.error_codes import ErrorCode
+
+MAX_BACKOFF_S = 1.0
+# Per-topic answers worth resending: the node could not act (not the controller, no leader
+# for the metadata log yet). Anything else, even UNKNOWN_TOPIC_OR_PARTITION, is final here.
+_RESEND = frozenset(
+    {
+        ErrorCode.NOT_CONTROLLER,
+        ErrorCode.LEADER_NOT_AVAILABLE,
+        ErrorCode.NETWORK_EXCEPTION,
+        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    }
+)
 
 
 class Admin(ClientLifecycle):
     """Async admin client; use as ``async with Admin(bootstrap) as admin``."""
 
     def __init__(
-        self, bootstrap: str, *, request_timeout_ms: int = 30_000, client_id: str | None = None
+        self,
+        bootstrap: str,
+        *,
+        request_timeout_ms: int = 30_000,
+        retry_backoff_ms: int = 100,
+        client_id: str | None = None,
     ) -> None:
-        super().__init__(ClusterClient(bootstrap, client_id, request_timeout_ms))
+        super().__init__(
+            ClusterClient(bootstrap, client_id=client_id, request_timeout_ms=request_timeout_ms)
+        )
         self._timeout_ms = request_timeout_ms
+        self._backoff_s = retry_backoff_ms / 1000
 
-    async def create_topics(self, topics: list[NewTopic], validate_only: bool = False) -> None:
-        """Create topics; raises the first per-topic error (e.g. TopicAlreadyExistsError)."""
-        request = m.CreateTopicsRequest(
-            [
-                m.NewTopic(t.name, t.num_partitions, t.replication_factor, dict(t.configs))
-                for t in topics
-            ],
-            self._timeout_ms,
-            validate_only,
-        )
-        response: m.CreateTopicsResponse = await self._cluster.request_any(request)
-        _raise_first(response.topics)
+    async def create_topics(
+        self,
+        new_topics: Sequence[NewTopic],
+        timeout_ms: int | None = None,
+        validate_only: bool = False,
+    ) -> None:
+        """Create topics; raises the first per-topic error (e.g. TopicAlreadyExistsError).
 
-    async def delete_topics(self, names: list[str]) -> None:
-        response: m.DeleteTopicsResponse = await self._cluster.request_any(
-            m.DeleteTopicsRequest(list(names), self._timeout_ms)
+        Topics without an error are created even when another one fails.
+        """
+        self._check_open()
+        by_name = {t.name: t for t in new_topics}
+        timeout = self._timeout_ms if timeout_ms is None else timeout_ms
+
+        def request(names: list[str]) -> m.CreateTopicsRequest:
+            return m.CreateTopicsRequest(
+                [
+                    m.NewTopic(
+                        n,
+                        by_name[n].num_partitions,
+                        by_name[n].replication_factor,
+                        dict(by_name[n].configs),
+                    )
+                    for n in names
+                ],
+                timeout,
+                validate_only,
+            )
+
+        await self._topic_operation(list(by_name), request, timeout)
+
+    async def delete_topics(self, names: Sequence[str], timeout_ms: int | None = None) -> None:
+        """Delete topics; raises the first per-topic error (e.g. UnknownTopicOrPartitionError)."""
+        self._check_open()
+        timeout = self._timeout_ms if timeout_ms is None else timeout_ms
+        await self._topic_operation(
+            list(dict.fromkeys(names)), lambda ns: m.DeleteTopicsRequest(ns, timeout), timeout
         )
-        _raise_first(response.topics)
+
+    async def _topic_operation(
+        self, names: list[str], make_request: Callable[[list[str]], Any], timeout_ms: int
+    ) -> None:
+        """Send the request for ``names``, resending retriable per-topic failures."""
+        failures: dict[str, BrokerError] = {}
+        last: RilletError | None = None
+        backoff = self._backoff_s
+        pending = names
+        with trio.move_on_after(timeout_ms / 1000 + self._cluster.request_timeout_s):
+            while pending:
+                retry: list[str] = []
+                try:
+                    response = await self._to_controller(make_request(pending))
+                except (ConnectionFailedError, ClientTimeoutError) as exc:
+                    last, retry = exc, pending
+                except BrokerError as exc:
+                    if exc.code not in _RESEND:
+                        raise
+                    last, retry = exc, pending
+                else:
+                    for r in response.topics:
+                        if r.error_code == ErrorCode.NONE:
+                            continue
+                        err = error_for(r.error_code, r.error_message or f"topic {r.name!r}")
+                        if err.code in _RESEND:
+                            last = err
+                            retry.append(r.name)
+                        else:
+                            failures[r.name] = err
+                pending = retry
+                if pending:
+                    await trio.sleep(backoff)  # a backoff between attempts
+                    backoff = min(backoff * 2, MAX_BACKOFF_S)
+                    await self._refresh_quietly()
+        for name in names:
+            if name in failures:
+                raise failures[name]
+        if pending:
+            raise ClientTimeoutError(f"topic operation on {pending} did not complete") from last
+
+    async def _to_controller(self, request: Any) -> Any:
+        cluster = self._cluster
+        if not cluster.metadata.brokers:
+            await cluster.refresh_metadata([])
+        controller = cluster.metadata.controller_id
+        if controller in cluster.metadata.brokers:
+            conn = await cluster.connection(controller)
+            return await conn.request(request, cluster.request_timeout_s)
+        return await cluster.request_any(request)
+
+    async def _refresh_quietly(self) -> None:
+        try:
+            await self._cluster.refresh_metadata([])
+        except (ConnectionFailedError, ClientTimeoutError):
+            pass  # the next attempt will tell
 
     async def list_topics(self) -> list[str]:
+        """Names of all topics, sorted."""
+        self._check_open()
         response = await self._cluster.refresh_metadata(None)
         return sorted(t.name for t in response.topics if t.error_code == ErrorCode.NONE)
 
-    async def describe_topics(self, names: list[str] | None = None) -> list[TopicDescription]:
-        response = await self._cluster.refresh_metadata(names)
+    async def describe_topics(self, names: Sequence[str] | None = None) -> list[TopicDescription]:
+        """Partitions (leader, replicas, ISR) and configs of each topic (all when None).
+
+        Raises UnknownTopicOrPartitionError (or another typed error) for a named topic the
+        cluster cannot describe.
+        """
+        self._check_open()
+        response = await self._cluster.refresh_metadata(None if names is None else list(names))
+        found = {t.name: t for t in response.topics}
+        order = sorted(found) if names is None else list(names)
         out = []
-        for t in response.topics:
+        for name in order:
+            t = found.get(name)
+            if t is None:
+                raise error_for(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r}")
             if t.error_code != ErrorCode.NONE:
-                raise error_for(t.error_code, f"topic {t.name!r}")
-            out.append(
-                TopicDescription(
-                    t.name,
-                    [
-                        PartitionInfo(
-                            p.partition, p.leader_id, p.leader_epoch, list(p.replicas), list(p.isr)
-                        )
-                        for p in t.partitions
-                    ],
-                    dict(t.configs),
+                raise error_for(t.error_code, f"topic {name!r}")
+            partitions = [
+                PartitionInfo(
+                    p.partition, p.leader_id, p.leader_epoch, list(p.replicas), list(p.isr)
                 )
-            )
+                for p in sorted(t.partitions, key=lambda p: p.partition)
+            ]
+            out.append(TopicDescription(t.name, partitions, dict(t.configs)))
         return out
 
-    async def describe_cluster(self) -> m.MetadataResponse:
-        return await self._cluster.refresh_metadata([])
-
-
-def _raise_first(results: list[m.TopicResult]) -> None:
-    for r in results:
-        if r.error_code != ErrorCode.NONE:
-            raise error_for(r.error_code, r.error_message or f"topic {r.name!r}")
-    if not isinstance(results, list):
-        raise RilletError("malformed admin response")
+    async def describe_cluster(self) -> ClusterDescription:
+        """Cluster id, controller and nodes."""
+        self._check_open()
+        response = await self._cluster.refresh_metadata([])
+        nodes = [NodeInfo(b.node_id, b.host, b.port, b.rack) for b in response.brokers]
+        return ClusterDescription(response.cluster_id, response.controller_id, sorted(nodes))

@@ -1,26 +1,33 @@
-"""Blocking facade over the trio clients, for scripts and Spark executors.
+"""Blocking facade over the trio clients, for scripts, notebooks and Spark executors.
 
-Each facade owns one background thread running ``trio.run``; the async client lives inside
-it for its whole life (so its nursery is entered and exited by the same task), and calls
-cross over with ``trio.from_thread``. ``close()`` (or the ``with`` block) stops the thread.
+Each facade owns one background thread running ``trio.run``; the async client lives inside it
+for its whole life (so its nursery is entered and left by the same task) and every method
+crosses over with ``trio.from_thread``. ``close()`` (or the end of the ``with`` block) closes
+the client (a producer flushes) and joins the thread.
+
+Misuse fails loudly: a blocking client cannot be created or called from inside a trio run
+(it would block the event loop its own calls need; use the async clients there), nor used
+after ``close()``.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 import trio
 
 from rillet.client.accumulator import RecordFuture
 from rillet.client.admin import Admin
 from rillet.client.consumer import Consumer
-from rillet.client.errors import RilletError
+from rillet.client.errors import ClientClosedError, ClientTimeoutError, RilletError
+from rillet.client.lifecycle import ClientLifecycle
 from rillet.client.producer import Producer
 from rillet.client.types import (
+    ClusterDescription,
     ConsumerRecord,
     NewTopic,
     OffsetAndTimestamp,
@@ -31,21 +38,25 @@ from rillet.client.types import (
 from rillet.wire.record_codec import HeaderPairs
 
 T = TypeVar("T")
-C = TypeVar("C")
-_START_TIMEOUT_S = 60.0
+C = TypeVar("C", bound=ClientLifecycle)
+START_TIMEOUT_S = 60.0
+
+
+def _refuse_inside_trio(what: str) -> None:
+    try:
+        trio.lowlevel.current_trio_token()
+    except RuntimeError:
+        return
+    raise RilletError(f"{what}: blocking clients cannot be used inside trio; use the async clients")
 
 
 class _Host(Generic[C]):
-    """Runs ``async with factory() as client`` in a private trio thread."""
+    """Runs ``async with factory() as client`` in a private trio thread until closed."""
 
-    def __init__(self, factory: Callable[[], Any], name: str) -> None:
-        try:
-            trio.lowlevel.current_trio_token()
-        except RuntimeError:
-            pass
-        else:
-            raise RilletError("blocking clients cannot be used inside trio; use the async ones")
+    def __init__(self, factory: Callable[[], C], name: str) -> None:
+        _refuse_inside_trio(name)
         self._factory = factory
+        self._name = name
         self._ready = threading.Event()
         self._token: trio.lowlevel.TrioToken | None = None
         self._stop: trio.Event | None = None
@@ -53,10 +64,15 @@ class _Host(Generic[C]):
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._main, name=name, daemon=True)
         self._thread.start()
-        if not self._ready.wait(_START_TIMEOUT_S):
-            raise RilletError(f"{name} did not start in {_START_TIMEOUT_S}s")
-        if self._error is not None:
-            raise self._error
+        if not self._ready.wait(START_TIMEOUT_S):
+            raise ClientTimeoutError(f"{name} did not start within {START_TIMEOUT_S}s")
+        self._raise_error()
+
+    def _raise_error(self) -> None:
+        """Raise (once) what the client's thread failed with."""
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
 
     def _main(self) -> None:
         try:
@@ -64,6 +80,7 @@ class _Host(Generic[C]):
         except BaseException as exc:
             self._error = exc
         finally:
+            self._token = None
             self._ready.set()
 
     async def _serve(self) -> None:
@@ -77,38 +94,52 @@ class _Host(Generic[C]):
     @property
     def client(self) -> C:
         if self._client is None or self._token is None:
-            raise RilletError("client is closed")
+            raise ClientClosedError(f"{self._name} is closed")
         return self._client
 
     def call(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
-        if self._token is None:
-            raise RilletError("client is closed")
-        return trio.from_thread.run(fn, *args, trio_token=self._token)
+        """Run ``await fn(*args)`` in the client's thread and return its result."""
+        _refuse_inside_trio(self._name)
+        token = self._token
+        if token is None:
+            raise ClientClosedError(f"{self._name} is closed") from self._error
+        try:
+            return trio.from_thread.run(fn, *args, trio_token=token)
+        except trio.RunFinishedError:
+            raise ClientClosedError(f"{self._name} stopped") from self._error
 
     def call_sync(self, fn: Callable[..., T], *args: Any) -> T:
-        if self._token is None:
-            raise RilletError("client is closed")
-        return trio.from_thread.run_sync(fn, *args, trio_token=self._token)
+        """Run ``fn(*args)`` in the client's thread and return its result."""
+        _refuse_inside_trio(self._name)
+        token = self._token
+        if token is None:
+            raise ClientClosedError(f"{self._name} is closed") from self._error
+        try:
+            return trio.from_thread.run_sync(fn, *args, trio_token=token)
+        except trio.RunFinishedError:
+            raise ClientClosedError(f"{self._name} stopped") from self._error
 
     def close(self) -> None:
-        if self._token is not None and self._stop is not None:
+        """Close the client and join its thread; raises what the closing raised (if any)."""
+        token, stop = self._token, self._stop
+        if token is not None and stop is not None:
+            _refuse_inside_trio(self._name)
             try:
-                trio.from_thread.run_sync(self._stop.set, trio_token=self._token)
+                trio.from_thread.run_sync(stop.set, trio_token=token)
             except trio.RunFinishedError:
                 pass
-            self._thread.join()
-            self._token = None
-        if self._error is not None:
-            raise self._error
+        self._thread.join()
+        self._raise_error()
 
 
-class _Blocking:
-    _host: _Host[Any]
+class _Blocking(Generic[C]):
+    _host: _Host[C]
 
     def close(self) -> None:
+        """Close the client (a producer first sends what it holds) and stop its thread."""
         self._host.close()
 
-    def __enter__(self: T) -> T:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
@@ -120,11 +151,11 @@ class _Blocking:
         self.close()
 
 
-class BlockingProducer(_Blocking):
+class BlockingProducer(_Blocking[Producer]):
+    """``Producer`` with plain methods; ``send`` returns a ``concurrent.futures.Future``."""
+
     def __init__(self, bootstrap: str, **options: Any) -> None:
-        self._host: _Host[Producer] = _Host(
-            lambda: Producer(bootstrap, **options), "rillet-producer"
-        )
+        self._host = _Host(lambda: Producer(bootstrap, **options), "rillet-producer")
 
     def send(
         self,
@@ -135,36 +166,43 @@ class BlockingProducer(_Blocking):
         partition: int | None = None,
         timestamp_ms: int | None = None,
     ) -> concurrent.futures.Future[RecordMetadata]:
-        """Queue a record; the returned future resolves when it is acknowledged."""
+        """Queue a record; the future resolves once it is acknowledged (or fails)."""
         producer = self._host.client
         future: concurrent.futures.Future[RecordMetadata] = concurrent.futures.Future()
 
-        async def send() -> RecordFuture:
-            return await producer.send(topic, value, key, headers, partition, timestamp_ms)
-
-        record_future = self._host.call(send)
-
         def resolve(done: RecordFuture) -> None:
-            try:
+            error = done.exception()
+            if error is None:
                 future.set_result(done.result())
-            except BaseException as exc:
-                future.set_exception(exc)
+            else:
+                future.set_exception(error)
 
-        self._host.call_sync(record_future.add_done_callback, resolve)
+        async def send() -> None:
+            queued = await producer.send(topic, value, key, headers, partition, timestamp_ms)
+            queued.add_done_callback(resolve)
+
+        self._host.call(send)
         return future
 
     def flush(self) -> None:
+        """Block until every record sent so far is acknowledged or failed."""
         self._host.call(self._host.client.flush)
 
+    def partitions_for(self, topic: str) -> list[int]:
+        return self._host.call(self._host.client.partitions_for, topic)
 
-class BlockingConsumer(_Blocking):
+
+class BlockingConsumer(_Blocking[Consumer]):
+    """``Consumer`` with plain methods."""
+
     def __init__(self, bootstrap: str, **options: Any) -> None:
-        self._host: _Host[Consumer] = _Host(
-            lambda: Consumer(bootstrap, **options), "rillet-consumer"
-        )
+        self._host = _Host(lambda: Consumer(bootstrap, **options), "rillet-consumer")
 
     def assign(self, partitions: list[TopicPartition]) -> None:
         self._host.call_sync(self._host.client.assign, partitions)
+
+    def assignment(self) -> set[TopicPartition]:
+        return self._host.call_sync(self._host.client.assignment)
 
     def seek(self, tp: TopicPartition, offset: int) -> None:
         self._host.call_sync(self._host.client.seek, tp, offset)
@@ -177,6 +215,9 @@ class BlockingConsumer(_Blocking):
 
     def position(self, tp: TopicPartition) -> int:
         return self._host.call(self._host.client.position, tp)
+
+    def highwater(self, tp: TopicPartition) -> int | None:
+        return self._host.call_sync(self._host.client.highwater, tp)
 
     def poll(self, timeout_ms: int = 1000, max_records: int | None = None) -> list[ConsumerRecord]:
         return self._host.call(self._host.client.poll, timeout_ms, max_records)
@@ -193,18 +234,28 @@ class BlockingConsumer(_Blocking):
         return self._host.call(self._host.client.offsets_for_times, query)
 
 
-class BlockingAdmin(_Blocking):
+class BlockingAdmin(_Blocking[Admin]):
+    """``Admin`` with plain methods."""
+
     def __init__(self, bootstrap: str, **options: Any) -> None:
-        self._host: _Host[Admin] = _Host(lambda: Admin(bootstrap, **options), "rillet-admin")
+        self._host = _Host(lambda: Admin(bootstrap, **options), "rillet-admin")
 
-    def create_topics(self, topics: list[NewTopic], validate_only: bool = False) -> None:
-        self._host.call(self._host.client.create_topics, topics, validate_only)
+    def create_topics(
+        self,
+        new_topics: Sequence[NewTopic],
+        timeout_ms: int | None = None,
+        validate_only: bool = False,
+    ) -> None:
+        self._host.call(self._host.client.create_topics, new_topics, timeout_ms, validate_only)
 
-    def delete_topics(self, names: list[str]) -> None:
-        self._host.call(self._host.client.delete_topics, names)
+    def delete_topics(self, names: Sequence[str], timeout_ms: int | None = None) -> None:
+        self._host.call(self._host.client.delete_topics, names, timeout_ms)
 
     def list_topics(self) -> list[str]:
         return self._host.call(self._host.client.list_topics)
 
-    def describe_topics(self, names: list[str] | None = None) -> list[TopicDescription]:
+    def describe_topics(self, names: Sequence[str] | None = None) -> list[TopicDescription]:
         return self._host.call(self._host.client.describe_topics, names)
+
+    def describe_cluster(self) -> ClusterDescription:
+        return self._host.call(self._host.client.describe_cluster)

@@ -1,29 +1,48 @@
-"""The client's view of the cluster: brokers, topic metadata, one connection per node."""
+"""The client's view of the cluster: a metadata cache and one connection per node.
+
+Producer, Consumer and Admin each own one ClusterClient. It learns the cluster from any
+bootstrap address, keeps partition leadership in a :class:`ClusterMetadata`, and opens at
+most one connection per node, even when many tasks ask for it at once. Its connections' tasks
+run in a nursery it is given (``start``) or opens itself (``async with``).
+"""
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Iterable
+from types import TracebackType
+from typing import Any, Self
 
 import trio
 
-from rillet.client.connection import BrokerConnection
-from rillet.client.errors import ConnectionFailedError, RilletError, error_for
+from rillet.client.connection import DEFAULT_MAX_IN_FLIGHT, BrokerConnection
+from rillet.client.errors import (
+    ClientClosedError,
+    ClientTimeoutError,
+    ConnectionFailedError,
+    RilletError,
+    UnknownTopicOrPartitionError,
+    error_for,
+)
+from rillet.client.metadata import ClusterMetadata
+from rillet.client.types import TopicPartition
 from rillet.wire.error_codes import ErrorCode
-from rillet.wire.messages import BrokerInfo, MetadataRequest, MetadataResponse, TopicMetadata
+from rillet.wire.messages import MetadataRequest, MetadataResponse
 
 log = logging.getLogger(__name__)
 
+MAX_METADATA_BACKOFF_S = 1.0
+
 
 def parse_bootstrap(bootstrap: str) -> list[tuple[str, int]]:
-    """ "host:port[,host:port...]" -> [(host, port)]; raises ValueError with the culprit."""
+    """ "host:port[,host:port...]" -> [(host, port)]; raises ValueError naming the culprit."""
     out = []
     for raw in bootstrap.split(","):
         item = raw.strip()
         if not item:
             continue
         host, sep, port = item.rpartition(":")
-        if not sep or not host or not port.isdigit():
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
             raise ValueError(f"bootstrap address {item!r} is not host:port")
         out.append((host.strip("[]"), int(port)))
     if not out:
@@ -32,128 +51,280 @@ def parse_bootstrap(bootstrap: str) -> list[tuple[str, int]]:
 
 
 class ClusterClient:
-    """Metadata cache and connection pool; ``start`` must be given a live nursery."""
+    """Metadata cache and connection pool.
 
-    def __init__(self, bootstrap: str, client_id: str | None, request_timeout_ms: int) -> None:
+    Use ``async with ClusterClient(...) as cluster`` or call ``start(nursery)`` and
+    ``await close()`` yourself.
+    """
+
+    def __init__(
+        self,
+        bootstrap: str,
+        *,
+        client_id: str | None = None,
+        request_timeout_ms: int = 30_000,
+        connect_timeout_ms: int = 10_000,
+        max_in_flight_per_connection: int = DEFAULT_MAX_IN_FLIGHT,
+    ) -> None:
         self._bootstrap = parse_bootstrap(bootstrap)
         self.client_id = client_id
         self.request_timeout_s = request_timeout_ms / 1000
-        self.brokers: dict[int, BrokerInfo] = {}
-        self.topics: dict[str, TopicMetadata] = {}
-        self._connections: dict[int, BrokerConnection] = {}
-        self._bootstrap_conn: BrokerConnection | None = None
-        self._nursery: trio.Nursery | None = None
+        self.connect_timeout_s = connect_timeout_ms / 1000
+        self._max_in_flight = max_in_flight_per_connection
+        self.metadata = ClusterMetadata()
+        # Keys: a node id, or ("bootstrap", host, port) before node ids are known.
+        self._connections: dict[object, BrokerConnection] = {}
+        self._connecting: dict[object, trio.Event] = {}
+        self._nursery: trio.Nursery | None = None  # where background tasks run
+        self._nursery_cm: Any = None  # the outer nursery of ``async with``
+        self._service_scope: trio.CancelScope | None = None
+        self._stopped = trio.Event()
         self._refresh_lock = trio.Lock()
-        self.metadata_version = 0
+        self._last_refresh: tuple[int, frozenset[str] | None, MetadataResponse] | None = None
+        self._closed = False
+
+    # -- lifecycle ------------------------------------------------------------------------
+    #
+    # With ``async with``, background tasks (connections, and the clients' own tasks) run in
+    # an inner nursery hosted by one service task of the outer nursery. ``stop`` cancels that
+    # inner nursery only, so it may be called from anywhere (another task, a nested scope)
+    # without touching the caller's own cancel scopes; the outer nursery is left by
+    # ``__aexit__`` at the nesting level of the ``async with``.
 
     def start(self, nursery: trio.Nursery) -> None:
+        """Run background tasks in ``nursery`` (which must outlive the client) instead."""
         self._nursery = nursery
 
-    async def close(self) -> None:
-        for conn in list(self._connections.values()):
-            await conn.aclose()
-        if self._bootstrap_conn is not None:
-            await self._bootstrap_conn.aclose()
+    @property
+    def nursery(self) -> trio.Nursery:
+        """The nursery background tasks run in (clients add their own tasks to it)."""
+        if self._nursery is None:
+            raise RilletError("ClusterClient is not started (use async with, or start())")
+        return self._nursery
+
+    async def _serve(self, *, task_status: trio.TaskStatus[trio.Nursery]) -> None:
+        try:
+            async with trio.open_nursery() as inner:
+                self._service_scope = inner.cancel_scope
+                task_status.started(inner)
+                await trio.sleep_forever()
+        finally:
+            self._stopped.set()
+
+    async def __aenter__(self) -> Self:
+        self._nursery_cm = trio.open_nursery()
+        outer = await self._nursery_cm.__aenter__()
+        try:
+            self._nursery = await outer.start(self._serve)
+        except BaseException as exc:
+            outer.cancel_scope.cancel()
+            await self._nursery_cm.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        """Stop every background task, close connections, leave the nursery.
+
+        The caller's own exception leaves as itself, not wrapped in an ExceptionGroup by the
+        nursery: ``except TopicAlreadyExistsError`` around the block works.
+        """
+        self.stop_nowait()
+        try:
+            result: bool | None = await self._nursery_cm.__aexit__(exc_type, exc, tb)
+        except BaseExceptionGroup as group:
+            single = _single_leaf(group)
+            if single is None:
+                raise
+            leaf = single
+        else:
+            return result
+        raise leaf  # outside the except block: no "during handling" chain to the group
+
+    def stop_nowait(self) -> None:
+        """Close every connection (pending requests fail with ClientClosedError) and cancel
+        the background tasks; returns at once."""
+        self._closed = True
+        if self._service_scope is not None:
+            # First: tasks blocked on a request then see Cancelled, not the closed connection.
+            self._service_scope.cancel()
+        connections = list(self._connections.values())
         self._connections.clear()
+        for conn in connections:
+            conn.close()
+
+    async def stop(self) -> None:
+        """``stop_nowait``, then wait until the background tasks have ended."""
+        self.stop_nowait()
+        if self._service_scope is not None:
+            await self._stopped.wait()
+        else:
+            await trio.lowlevel.checkpoint()
 
     # -- connections ----------------------------------------------------------------------
 
-    async def _open(self, host: str, port: int) -> BrokerConnection:
-        assert self._nursery is not None, "ClusterClient.start() was not called"
-        conn = BrokerConnection(host, port, self.client_id)
-        await conn.connect(self._nursery, self.request_timeout_s)
-        return conn
+    async def _connection(self, key: object, host: str, port: int) -> BrokerConnection:
+        """The live connection for ``key``, opening it once however many tasks ask."""
+        while True:
+            if self._closed:
+                raise ClientClosedError("client is closed")
+            conn = self._connections.get(key)
+            if conn is not None and not conn.closed:
+                return conn
+            opening = self._connecting.get(key)
+            if opening is None:
+                break
+            await opening.wait()  # another task is connecting: use its result
+        done = self._connecting[key] = trio.Event()
+        try:
+            if self._nursery is None:
+                raise RilletError("ClusterClient is not started (use async with, or start())")
+            conn = BrokerConnection(
+                host, port, client_id=self.client_id, max_in_flight=self._max_in_flight
+            )
+            await conn.connect(self._nursery, self.connect_timeout_s)
+            self._connections[key] = conn
+            return conn
+        finally:
+            del self._connecting[key]
+            done.set()
 
     async def connection(self, node_id: int) -> BrokerConnection:
-        conn = self._connections.get(node_id)
-        if conn is not None and not conn.closed:
-            return conn
-        info = self.brokers.get(node_id)
+        """The connection to node ``node_id`` (refreshing metadata if the node is unknown)."""
+        info = self.metadata.brokers.get(node_id)
         if info is None:
             await self.refresh_metadata()
-            info = self.brokers.get(node_id)
+            info = self.metadata.brokers.get(node_id)
             if info is None:
                 raise ConnectionFailedError(f"node {node_id} is not in the cluster metadata")
-        conn = await self._open(info.host, info.port)
-        self._connections[node_id] = conn
-        return conn
+        return await self._connection(node_id, info.host, info.port)
+
+    def live_connection(self, node_id: int) -> BrokerConnection | None:
+        """The open connection to ``node_id`` if there is one (never waits, never opens)."""
+        conn = self._connections.get(node_id)
+        return conn if conn is not None and not conn.closed else None
+
+    async def connection_for_leader(self, tp: TopicPartition) -> BrokerConnection:
+        """The connection to the partition's leader, refreshing metadata once if unknown."""
+        leader = self.leader_for(tp)
+        if leader is None:
+            await self.refresh_metadata([tp.topic])
+            leader = self.leader_for(tp)
+            if leader is None:
+                code = self.metadata.topic_errors.get(tp.topic, ErrorCode.LEADER_NOT_AVAILABLE)
+                raise error_for(code, f"no leader known for {tp.topic}-{tp.partition}")
+        return await self.connection(leader)
 
     async def any_connection(self) -> BrokerConnection:
+        """A live connection to some node: an open one, a known node, or a bootstrap one."""
         for conn in self._connections.values():
             if not conn.closed:
                 return conn
-        for node_id in list(self.brokers):
+        errors: list[str] = []
+        for node_id, info in list(self.metadata.brokers.items()):
             try:
-                return await self.connection(node_id)
-            except ConnectionFailedError:
-                continue
-        if self._bootstrap_conn is not None and not self._bootstrap_conn.closed:
-            return self._bootstrap_conn
-        errors = []
-        for host, port in self._bootstrap:
-            try:
-                self._bootstrap_conn = await self._open(host, port)
-                return self._bootstrap_conn
+                return await self._connection(node_id, info.host, info.port)
             except ConnectionFailedError as exc:
                 errors.append(str(exc))
-        raise ConnectionFailedError("; ".join(errors))
+        for host, port in self._bootstrap:
+            try:
+                return await self._connection(("bootstrap", host, port), host, port)
+            except ConnectionFailedError as exc:
+                errors.append(str(exc))
+        raise ConnectionFailedError("no node reachable: " + "; ".join(errors))
 
-    async def request_any(self, request: Any) -> Any:
-        conn = await self.any_connection()
-        return await conn.request(request, self.request_timeout_s)
+    async def request_any(self, request: Any, timeout_s: float | None = None) -> Any:
+        """Send ``request`` to any node, moving to another if a connection fails.
+
+        Each reachable node is tried at most once, so this ends after a bounded number of
+        attempts.
+        """
+        timeout = self.request_timeout_s if timeout_s is None else timeout_s
+        attempts = len(self._bootstrap) + len(self.metadata.brokers) + 1
+        last: RilletError | None = None
+        for _ in range(attempts):
+            conn = await self.any_connection()
+            try:
+                return await conn.request(request, timeout)
+            except (ConnectionFailedError, ClientTimeoutError) as exc:
+                last = exc
+                conn.close()  # try another node next time round
+        assert last is not None
+        raise last
 
     # -- metadata -------------------------------------------------------------------------
 
-    async def refresh_metadata(self, topics: list[str] | None = None) -> MetadataResponse:
-        """Fetch metadata (all topics when None) and merge it into the cache."""
+    async def refresh_metadata(self, topics: Iterable[str] | None = None) -> MetadataResponse:
+        """Fetch metadata (all topics when None) and merge it into ``self.metadata``.
+
+        Concurrent calls are coalesced: a caller that waited for another task's refresh of a
+        superset of its topics takes that answer instead of asking again.
+        """
+        wanted = None if topics is None else frozenset(topics)
+        version = self.metadata.version
         async with self._refresh_lock:
-            response: MetadataResponse = await self.request_any(MetadataRequest(topics))
-            self.brokers = {b.node_id: b for b in response.brokers}
-            for t in response.topics:
-                if t.error_code == ErrorCode.NONE:
-                    self.topics[t.name] = t
-                else:
-                    self.topics.pop(t.name, None)
-            if topics is None:
-                present = {t.name for t in response.topics}
-                for name in list(self.topics):
-                    if name not in present:
-                        del self.topics[name]
-            for node_id in list(self._connections):
-                if node_id not in self.brokers:
-                    await self._connections.pop(node_id).aclose()
-            self.metadata_version += 1
+            last = self._last_refresh
+            if last is not None and last[0] > version and _covers(last[1], wanted):
+                return last[2]
+            request = MetadataRequest(None if wanted is None else sorted(wanted))
+            response: MetadataResponse = await self.request_any(request)
+            self.metadata.update(response, wanted)
+            self._last_refresh = (self.metadata.version, wanted, response)
+            for key in [k for k in self._connections if isinstance(k, int)]:
+                if key not in self.metadata.brokers:
+                    self._connections.pop(key).close()
             return response
 
+    def leader_for(self, tp: TopicPartition | tuple[str, int]) -> int | None:
+        return self.metadata.leader_for(tp)
+
     def partition_count(self, topic: str) -> int | None:
-        t = self.topics.get(topic)
-        return len(t.partitions) if t is not None else None
+        return self.metadata.partition_count(topic)
 
-    def leader_for(self, topic: str, partition: int) -> int | None:
-        t = self.topics.get(topic)
-        if t is None or not 0 <= partition < len(t.partitions):
-            return None
-        leader = t.partitions[partition].leader_id
-        return leader if leader >= 0 else None
+    async def wait_for_topic(self, topic: str, timeout_s: float, backoff_s: float = 0.05) -> int:
+        """Partition count of ``topic``, refreshing metadata until it exists or time is up.
 
-    async def wait_for_topic(self, topic: str, timeout_s: float) -> int:
-        """Partition count of ``topic``, refreshing metadata until it exists or time is up."""
+        Raises UnknownTopicOrPartitionError (or the last error) after ``timeout_s``.
+        """
         count = self.partition_count(topic)
         if count is not None:
             return count
-        last: RilletError = error_for(
-            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"unknown topic {topic!r}"
-        )
+        last: RilletError = UnknownTopicOrPartitionError(f"topic {topic!r} does not exist")
         with trio.move_on_after(timeout_s):
-            backoff = 0.05
             while True:
                 try:
                     await self.refresh_metadata([topic])
-                except RilletError as exc:
+                except (ConnectionFailedError, ClientTimeoutError) as exc:
                     last = exc
                 count = self.partition_count(topic)
                 if count is not None:
                     return count
-                await trio.sleep(backoff)
-                backoff = min(backoff * 2, 1.0)
+                code = self.metadata.topic_errors.get(topic)
+                if code is not None:
+                    last = error_for(code, f"topic {topic!r}")
+                    if not code.retriable:
+                        raise last
+                # Nothing announces a topic's creation: poll, backing off.
+                await trio.sleep(backoff_s)
+                backoff_s = min(backoff_s * 2, MAX_METADATA_BACKOFF_S)
         raise last
+
+
+def _single_leaf(group: BaseExceptionGroup[Any]) -> BaseException | None:
+    """The only exception inside (possibly nested) groups, or None if there are several."""
+    exc: BaseException = group
+    while isinstance(exc, BaseExceptionGroup):
+        if len(exc.exceptions) != 1:
+            return None
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _covers(done: frozenset[str] | None, wanted: frozenset[str] | None) -> bool:
+    if done is None:
+        return True
+    return wanted is not None and wanted <= done

@@ -1,14 +1,18 @@
 """One TCP connection to a node, with pipelined requests matched by correlation id.
 
-Requests are written under a lock (a trio stream allows one writer) and may be many in
-flight; a reader task decodes responses and wakes the waiting caller. When the connection
-breaks, every waiter fails with ConnectionFailedError: nothing waits forever.
+Callers never touch the socket. A request registers a waiter under a fresh correlation id and
+puts its frame in an outbox; a writer task sends whatever the outbox holds in as few
+``send_all`` calls as possible (small frames joined, large record sets sent as they are), and a
+reader task feeds a FrameDecoder and wakes the waiter whose correlation id came back. So many
+requests can be in flight at once, a cancelled caller never leaves half a frame on the wire,
+and when the connection breaks every waiter fails at once: nothing waits forever.
 """
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+import logging
+from collections import deque
 from typing import Any
 
 import trio
@@ -30,137 +34,273 @@ from rillet.wire.protocol import (
     response_type_for,
 )
 
-_RECEIVE_BYTES = 1024 * 1024
+log = logging.getLogger(__name__)
+
+RECEIVE_BYTES = 1024 * 1024
+# Frame parts at least this large are written as they are; smaller ones are joined first
+# (one copy is cheaper than one more system call).
+LARGE_PART_BYTES = 64 * 1024
+DEFAULT_MAX_IN_FLIGHT = 64  # the node's default max_in_flight_requests_per_connection
+BytesPart = bytes | bytearray | memoryview
 
 
-@dataclass(slots=True)
-class _Waiter:
-    response_type: type
-    event: trio.Event = field(default_factory=trio.Event)
-    response: Any = None
-    error: BaseException | None = None
+class PendingResponse:
+    """A request on the wire, waiting for its response (or for the connection to fail)."""
+
+    __slots__ = ("correlation_id", "error", "event", "response", "response_type")
+
+    def __init__(self, correlation_id: int, response_type: type) -> None:
+        self.correlation_id = correlation_id
+        self.response_type = response_type
+        self.event = trio.Event()
+        self.response: Any = None
+        self.error: BaseException | None = None
 
 
 class BrokerConnection:
+    """A pipelined connection; ``connect`` starts its reader and writer in a nursery."""
+
     def __init__(
         self,
         host: str,
         port: int,
+        *,
         client_id: str | None = None,
-        max_in_flight: int = 1000,
+        max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        write_timeout_s: float = 30.0,
     ) -> None:
+        if max_in_flight < 1:
+            raise ValueError("max_in_flight must be at least 1")
         self.host = host
         self.port = port
         self.client_id = client_id
+        self._write_timeout_s = write_timeout_s
         self._stream: trio.SocketStream | None = None
-        self._send_lock = trio.Lock()
         self._in_flight = trio.Semaphore(max_in_flight)
-        self._pending: dict[int, _Waiter] = {}
+        self._pending: dict[int, PendingResponse] = {}
         self._ids = itertools.count(1)
         self._decoder = FrameDecoder(max_frame_bytes)
-        self.closed = False
-        self._failure: BaseException | None = None
+        self._outbox: deque[tuple[list[BytesPart], trio.Event | None]] = deque()
+        self._outbox_ready = trio.Event()
+        self._scope = trio.CancelScope()
+        self._failure: RilletError | None = None
 
     @property
     def address(self) -> str:
         return f"{self.host}:{self.port}"
 
+    @property
+    def closed(self) -> bool:
+        """True once the connection failed or was closed; it is never reopened."""
+        return self._failure is not None
+
+    @property
+    def in_flight(self) -> int:
+        """Requests sent and not answered yet."""
+        return len(self._pending)
+
     async def connect(self, nursery: trio.Nursery, timeout_s: float) -> None:
+        """Open the TCP connection and start the reader and writer tasks in ``nursery``."""
         try:
             with trio.fail_after(timeout_s):
-                self._stream = await trio.open_tcp_stream(self.host, self.port)
+                stream = await trio.open_tcp_stream(self.host, self.port)
         except (OSError, trio.TooSlowError) as exc:
             raise ConnectionFailedError(f"cannot connect to {self.address}: {exc}") from exc
-        nursery.start_soon(self._read_loop)
+        self._stream = stream
+        nursery.start_soon(self._run, stream)
 
     async def request(self, request: Any, timeout_s: float) -> Any:
-        """Send a request and return its response body; raises BrokerError for top-level
-        errors, ConnectionFailedError, ClientTimeoutError."""
-        waiter = _Waiter(response_type_for(request))
-        async with self._in_flight:
-            cid = await self._send(request, waiter)
-            try:
-                with trio.fail_after(timeout_s):
-                    await waiter.event.wait()
-            except trio.TooSlowError:
-                self._pending.pop(cid, None)
-                raise ClientTimeoutError(
-                    f"no response from {self.address} within {timeout_s:.1f}s"
-                ) from None
-        if waiter.error is not None:
-            raise waiter.error
-        if isinstance(waiter.response, ErrorResponse):
-            raise error_for(waiter.response.error_code, waiter.response.error_message)
-        return waiter.response
+        """Send ``request`` and return its response body.
 
-    async def send_only(self, request: Any) -> None:
-        """Send a request that gets no response (produce with acks=0)."""
-        await self._send(request, None)
+        Raises BrokerError for a top-level error response, ConnectionFailedError when the
+        connection breaks, ClientTimeoutError after ``timeout_s`` (which includes waiting for
+        an in-flight slot), ClientClosedError when the connection is closed meanwhile.
+        """
+        pending: PendingResponse | None = None
+        with trio.move_on_after(timeout_s):
+            async with self._in_flight:
+                pending = self.submit(request)
+                try:
+                    await pending.event.wait()
+                finally:
+                    # Whatever happened (answer, timeout, cancellation), this id is finished;
+                    # a late response for it is dropped by the reader.
+                    self._pending.pop(pending.correlation_id, None)
+        return self._outcome(pending, timeout_s)
 
-    async def _send(self, request: Any, waiter: _Waiter | None) -> int:
-        if self.closed or self._stream is None:
-            raise ConnectionFailedError(f"connection to {self.address} is closed") from (
-                self._failure
-            )
+    def submit(self, request: Any) -> PendingResponse:
+        """Queue ``request`` for sending now, without waiting: frames leave in submit order.
+
+        For callers that must keep several requests in a fixed order on the wire (the
+        producer's pipelined Produce requests); they bound their own requests in flight.
+        Collect the answer with :meth:`wait_for`.
+        """
+        self._check_open()
         cid = next(self._ids)
-        parts = encode_request(cid, request, self.client_id)
-        data = b"".join(p for p in parts if not isinstance(p, FileRegion))
-        if waiter is not None:
-            self._pending[cid] = waiter
-        try:
-            async with self._send_lock:
-                await self._stream.send_all(data)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
-            self._pending.pop(cid, None)
-            self._fail(ConnectionFailedError(f"send to {self.address} failed: {exc}"))
-            raise ConnectionFailedError(f"send to {self.address} failed: {exc}") from exc
-        return cid
+        pending = PendingResponse(cid, response_type_for(request))
+        self._pending[cid] = pending
+        self._enqueue(encode_request(cid, request, self.client_id), None)
+        return pending
 
-    async def _read_loop(self) -> None:
-        stream = self._stream
-        assert stream is not None
+    async def wait_for(self, pending: PendingResponse, timeout_s: float) -> Any:
+        """The response to a submitted request; raises like :meth:`request`."""
         try:
+            with trio.move_on_after(timeout_s):
+                await pending.event.wait()
+        finally:
+            self._pending.pop(pending.correlation_id, None)
+        return self._outcome(pending, timeout_s)
+
+    def _outcome(self, pending: PendingResponse | None, timeout_s: float) -> Any:
+        if pending is None or not pending.event.is_set():
+            raise ClientTimeoutError(f"no response from {self.address} within {timeout_s:.3g}s")
+        if pending.error is not None:
+            raise pending.error
+        response = pending.response
+        if isinstance(response, ErrorResponse):
+            raise error_for(response.error_code, response.error_message)
+        return response
+
+    def submit_no_response(self, request: Any) -> trio.Event:
+        """Queue a request the node will not answer (produce with acks=0).
+
+        The returned event is set once the frame is handed to the operating system (all the
+        delivery acks=0 promises) or the connection failed: check ``closed`` then.
+        """
+        self._check_open()
+        written = trio.Event()
+        self._enqueue(encode_request(next(self._ids), request, self.client_id), written)
+        return written
+
+    async def send_no_response(self, request: Any) -> None:
+        """Send a request the node will not answer; returns once it is written.
+
+        Raises ConnectionFailedError (or ClientClosedError) if the connection ended first.
+        """
+        await self.submit_no_response(request).wait()
+        self._check_open()
+
+    def _check_open(self) -> None:
+        if self._failure is not None:
+            raise type(self._failure)(str(self._failure))
+        if self._stream is None:
+            raise ConnectionFailedError(f"connection to {self.address} is not open")
+
+    def _enqueue(self, parts: list[Any], written: trio.Event | None) -> None:
+        if any(isinstance(p, FileRegion) for p in parts):
+            raise TypeError("clients send bytes only")
+        self._outbox.append((parts, written))
+        self._outbox_ready.set()
+
+    # -- tasks ----------------------------------------------------------------------------
+
+    async def _run(self, stream: trio.SocketStream) -> None:
+        failure: RilletError = ClientClosedError(f"connection to {self.address} closed")
+        try:
+            with self._scope:
+                try:
+                    async with trio.open_nursery() as nursery:
+                        nursery.start_soon(self._write_loop, stream)
+                        nursery.start_soon(self._read_loop, stream)
+                except* (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as group:
+                    failure = ConnectionFailedError(
+                        f"connection to {self.address} broke: {group.exceptions[0]}"
+                    )
+                except* ConnectionFailedError as group:
+                    failure = ConnectionFailedError(str(group.exceptions[0]))
+                except* trio.TooSlowError:
+                    failure = ConnectionFailedError(
+                        f"writing to {self.address} took over {self._write_timeout_s}s"
+                    )
+                except* Exception as group:
+                    # A bug here must not take the whole client down with it: the connection
+                    # is lost, its callers get a typed error, the traceback goes to the log.
+                    log.error("connection to %s failed", self.address, exc_info=group)
+                    failure = ConnectionFailedError(f"connection to {self.address} failed")
+        finally:
+            # Also on cancellation (the client is closing): nobody may keep waiting on us.
+            self._fail(failure)
+            await trio.aclose_forcefully(stream)
+
+    async def _write_loop(self, stream: trio.SocketStream) -> None:
+        outbox = self._outbox
+        while True:
+            if not outbox:
+                self._outbox_ready = trio.Event()
+                await self._outbox_ready.wait()
+                continue
+            chunks: list[BytesPart] = []
+            small: list[BytesPart] = []
+            done: list[trio.Event] = []
+            while outbox:
+                parts, written = outbox.popleft()
+                for part in parts:
+                    if len(part) >= LARGE_PART_BYTES:
+                        if small:
+                            chunks.append(b"".join(small))
+                            small = []
+                        chunks.append(part)
+                    else:
+                        small.append(part)
+                if written is not None:
+                    done.append(written)
+            if small:
+                chunks.append(small[0] if len(small) == 1 else b"".join(small))
+            with trio.fail_after(self._write_timeout_s):
+                for chunk in chunks:
+                    await stream.send_all(chunk)
+            for event in done:
+                event.set()
+
+    async def _read_loop(self, stream: trio.SocketStream) -> None:
+        decoder = self._decoder
+        pending = self._pending
+        while True:
+            data = await stream.receive_some(RECEIVE_BYTES)
+            if not data:
+                raise ConnectionFailedError(f"{self.address} closed the connection")
+            decoder.feed(data)
             while True:
-                data = await stream.receive_some(_RECEIVE_BYTES)
-                if not data:
-                    raise ConnectionFailedError(f"{self.address} closed the connection")
-                self._decoder.feed(data)
-                while (frame := self._decoder.next_frame()) is not None:
+                try:
+                    frame = decoder.next_frame()
+                    if frame is None:
+                        break
                     cid = response_correlation_id(frame)
-                    waiter = self._pending.pop(cid, None)
-                    if waiter is None:
-                        continue  # its caller timed out
-                    try:
-                        waiter.response = decode_response(frame, waiter.response_type)
-                    except WireError as exc:
-                        waiter.error = RilletError(f"bad response from {self.address}: {exc}")
-                    waiter.event.set()
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
-            self._fail(ConnectionFailedError(f"connection to {self.address} broke: {exc}"))
-        except (ConnectionFailedError, WireError) as exc:
-            self._fail(ConnectionFailedError(str(exc)))
-        except trio.Cancelled:
-            self._fail(ClientClosedError("client closed"))
-            raise
+                except WireError as exc:
+                    raise ConnectionFailedError(f"bad frame from {self.address}: {exc}") from exc
+                waiter = pending.pop(cid, None)
+                if waiter is None:
+                    continue  # its caller gave up (timeout or cancellation)
+                try:
+                    waiter.response = decode_response(frame, waiter.response_type)
+                except WireError as exc:
+                    waiter.error = RilletError(f"malformed response from {self.address}: {exc}")
+                waiter.event.set()
 
-    def _fail(self, error: BaseException) -> None:
-        if self.closed:
+    def _fail(self, error: RilletError) -> None:
+        """Mark the connection dead and fail every waiter with ``error``."""
+        if self._failure is not None:
             return
-        self.closed = True
         self._failure = error
+        log.debug("%s", error)
         pending, self._pending = self._pending, {}
         for waiter in pending.values():
             waiter.error = error
             waiter.event.set()
-        if self._stream is not None:
-            # Closing without awaiting: wakes the reader if it is still receiving.
-            try:
-                self._stream.socket.close()
-            except OSError:
-                pass
+        for _, written in self._outbox:
+            if written is not None:
+                written.set()
+        self._outbox.clear()
+        self._scope.cancel()
+
+    def close(self) -> None:
+        """Close the connection without blocking; pending requests fail with
+        ClientClosedError and the connection's task closes the socket as it ends."""
+        self._fail(ClientClosedError(f"connection to {self.address} closed by the client"))
 
     async def aclose(self) -> None:
-        self._fail(ClientClosedError("connection closed by the client"))
+        """Close the connection and its socket."""
+        self.close()
         if self._stream is not None:
             await trio.aclose_forcefully(self._stream)

@@ -1,6 +1,16 @@
-"""Client exceptions: one root, one class per protocol error the caller may act on."""
+"""Client exceptions: one root, one class per protocol error code.
+
+Everything ``rillet.client`` raises on purpose derives from :class:`RilletError`, so a caller
+can catch the client's failures without catching its own bugs. Errors the node reports are
+:class:`BrokerError` subclasses carrying the wire :class:`ErrorCode`; the class lets callers
+``except TopicAlreadyExistsError`` while ``.retriable`` lets generic code decide whether
+trying again can help. Failures on the client's side of the wire (no connection, no answer
+in time, a closed client, a full buffer) have their own classes.
+"""
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 from rillet.wire.error_codes import ErrorCode
 
@@ -10,7 +20,7 @@ class RilletError(Exception):
 
 
 class ConnectionFailedError(RilletError):
-    """A node could not be reached, or the connection broke."""
+    """A node could not be reached, or the connection broke while a request was pending."""
 
 
 class ClientTimeoutError(RilletError):
@@ -18,149 +28,355 @@ class ClientTimeoutError(RilletError):
 
 
 class ClientClosedError(RilletError):
-    """The client (or its connection) was closed while the operation was pending."""
+    """The client (or one of its connections) was closed while the operation was pending."""
 
 
 class BufferFullError(RilletError):
     """The producer's buffer stayed full for longer than ``max_block_ms``."""
 
 
+class NoOffsetForPartitionError(RilletError):
+    """A partition has no position and ``auto_offset_reset`` is "none": seek first."""
+
+
 class BrokerError(RilletError):
-    """The node answered with an error code."""
+    """The node answered with an error code.
+
+    Subclasses fix ``code``; a code without a subclass of its own becomes a plain
+    BrokerError that still carries it.
+    """
 
     code: ErrorCode = ErrorCode.UNKNOWN_SERVER_ERROR
+    default_code: ClassVar[ErrorCode] = ErrorCode.UNKNOWN_SERVER_ERROR
 
     def __init__(self, message: str | None = None, code: ErrorCode | None = None) -> None:
-        if code is not None:
-            self.code = code
-        super().__init__(message or self.code.name)
+        self.code = code if code is not None else self.default_code
+        self.message = message or self.code.name
+        super().__init__(self.message)
 
     @property
     def retriable(self) -> bool:
+        """True when sending the same request again (perhaps elsewhere) may succeed."""
         return self.code.retriable
+
+    @property
+    def needs_metadata_refresh(self) -> bool:
+        """True when the client's view of leaders is probably stale."""
+        return self.code.needs_metadata_refresh
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Keep the code when pickled (Spark ships executor exceptions to the driver).
+        return (_rebuild, (type(self), self.message, self.code))
+
+
+def _rebuild(cls: type[BrokerError], message: str, code: ErrorCode) -> BrokerError:
+    return cls(message, code)
 
 
 class UnknownServerError(BrokerError):
-    code = ErrorCode.UNKNOWN_SERVER_ERROR
+    """The node failed in a way it could not describe."""
+
+    default_code = ErrorCode.UNKNOWN_SERVER_ERROR
 
 
 class OffsetOutOfRangeError(BrokerError):
-    code = ErrorCode.OFFSET_OUT_OF_RANGE
+    """The requested offset is before the log start or after the log end."""
+
+    default_code = ErrorCode.OFFSET_OUT_OF_RANGE
 
 
 class CorruptMessageError(BrokerError):
-    code = ErrorCode.CORRUPT_MESSAGE
+    """A record batch failed its CRC or structure check."""
+
+    default_code = ErrorCode.CORRUPT_MESSAGE
 
 
 class UnknownTopicOrPartitionError(BrokerError):
-    code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    """The topic or partition does not exist (or is not known to this node yet)."""
+
+    default_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
 class LeaderNotAvailableError(BrokerError):
-    code = ErrorCode.LEADER_NOT_AVAILABLE
+    """The partition has no leader right now (an election is in progress)."""
+
+    default_code = ErrorCode.LEADER_NOT_AVAILABLE
 
 
 class NotLeaderOrFollowerError(BrokerError):
-    code = ErrorCode.NOT_LEADER_OR_FOLLOWER
+    """The node is not the partition's leader: the client's metadata is stale."""
+
+    default_code = ErrorCode.NOT_LEADER_OR_FOLLOWER
 
 
 class RequestTimedOutError(BrokerError):
-    code = ErrorCode.REQUEST_TIMED_OUT
+    """The node could not complete the request in time (e.g. acks=all replication)."""
+
+    default_code = ErrorCode.REQUEST_TIMED_OUT
 
 
 class MessageTooLargeError(BrokerError):
-    code = ErrorCode.MESSAGE_TOO_LARGE
+    """A batch is larger than the node or the topic accepts."""
+
+    default_code = ErrorCode.MESSAGE_TOO_LARGE
+
+
+class NetworkExceptionError(BrokerError):
+    """The node lost a connection it needed to answer (e.g. to a replica)."""
+
+    default_code = ErrorCode.NETWORK_EXCEPTION
+
+
+class CoordinatorLoadInProgressError(BrokerError):
+    """The group coordinator is still loading its state."""
+
+    default_code = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+
+
+class CoordinatorNotAvailableError(BrokerError):
+    """No group coordinator is available right now."""
+
+    default_code = ErrorCode.COORDINATOR_NOT_AVAILABLE
+
+
+class NotCoordinatorError(BrokerError):
+    """The node is not the coordinator of the group."""
+
+    default_code = ErrorCode.NOT_COORDINATOR
 
 
 class InvalidTopicError(BrokerError):
-    code = ErrorCode.INVALID_TOPIC
+    """The topic name is not valid."""
+
+    default_code = ErrorCode.INVALID_TOPIC
+
+
+class RecordListTooLargeError(BrokerError):
+    """A produce request's record set exceeds the node's limit."""
+
+    default_code = ErrorCode.RECORD_LIST_TOO_LARGE
 
 
 class NotEnoughReplicasError(BrokerError):
-    code = ErrorCode.NOT_ENOUGH_REPLICAS
+    """Fewer in-sync replicas than ``min_insync_replicas``: the write was rejected."""
+
+    default_code = ErrorCode.NOT_ENOUGH_REPLICAS
+
+
+class NotEnoughReplicasAfterAppendError(BrokerError):
+    """The write was appended but the ISR shrank below ``min_insync_replicas`` meanwhile."""
+
+    default_code = ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
 
 
 class InvalidRequiredAcksError(BrokerError):
-    code = ErrorCode.INVALID_REQUIRED_ACKS
+    """acks is not 0, 1 or -1."""
+
+    default_code = ErrorCode.INVALID_REQUIRED_ACKS
 
 
-class TopicAlreadyExistsError(BrokerError):
-    code = ErrorCode.TOPIC_ALREADY_EXISTS
+class IllegalGenerationError(BrokerError):
+    """The group member's generation is stale."""
+
+    default_code = ErrorCode.ILLEGAL_GENERATION
 
 
-class InvalidPartitionsError(BrokerError):
-    code = ErrorCode.INVALID_PARTITIONS
+class UnknownMemberIdError(BrokerError):
+    """The group does not know this member (it was removed after its session expired)."""
+
+    default_code = ErrorCode.UNKNOWN_MEMBER_ID
 
 
-class InvalidReplicationFactorError(BrokerError):
-    code = ErrorCode.INVALID_REPLICATION_FACTOR
+class InvalidSessionTimeoutError(BrokerError):
+    """The requested session timeout is outside the node's bounds."""
+
+    default_code = ErrorCode.INVALID_SESSION_TIMEOUT
 
 
-class InvalidConfigError(BrokerError):
-    code = ErrorCode.INVALID_CONFIG
+class RebalanceInProgressError(BrokerError):
+    """The group is rebalancing; rejoin."""
 
-
-class InvalidRequestError(BrokerError):
-    code = ErrorCode.INVALID_REQUEST
-
-
-class UnsupportedVersionError(BrokerError):
-    code = ErrorCode.UNSUPPORTED_VERSION
-
-
-class StorageError(BrokerError):
-    code = ErrorCode.STORAGE_ERROR
-
-
-class FencedLeaderEpochError(BrokerError):
-    code = ErrorCode.FENCED_LEADER_EPOCH
-
-
-class OutOfOrderSequenceError(BrokerError):
-    code = ErrorCode.OUT_OF_ORDER_SEQUENCE
-
-
-class AuthenticationFailedError(BrokerError):
-    code = ErrorCode.AUTHENTICATION_FAILED
+    default_code = ErrorCode.REBALANCE_IN_PROGRESS
 
 
 class AuthorizationFailedError(BrokerError):
-    code = ErrorCode.AUTHORIZATION_FAILED
+    """The client is not allowed to do this."""
+
+    default_code = ErrorCode.AUTHORIZATION_FAILED
 
 
-_BY_CODE: dict[ErrorCode, type[BrokerError]] = {
-    cls.code: cls
-    for cls in (
-        UnknownServerError,
-        OffsetOutOfRangeError,
-        CorruptMessageError,
-        UnknownTopicOrPartitionError,
-        LeaderNotAvailableError,
-        NotLeaderOrFollowerError,
-        RequestTimedOutError,
-        MessageTooLargeError,
-        InvalidTopicError,
-        NotEnoughReplicasError,
-        InvalidRequiredAcksError,
-        TopicAlreadyExistsError,
-        InvalidPartitionsError,
-        InvalidReplicationFactorError,
-        InvalidConfigError,
-        InvalidRequestError,
-        UnsupportedVersionError,
-        StorageError,
-        FencedLeaderEpochError,
-        OutOfOrderSequenceError,
-        AuthenticationFailedError,
-        AuthorizationFailedError,
-    )
-}
+class UnsupportedVersionError(BrokerError):
+    """The node does not serve this version of the api."""
+
+    default_code = ErrorCode.UNSUPPORTED_VERSION
+
+
+class TopicAlreadyExistsError(BrokerError):
+    """A topic of that name exists already."""
+
+    default_code = ErrorCode.TOPIC_ALREADY_EXISTS
+
+
+class InvalidPartitionsError(BrokerError):
+    """The partition count is out of bounds."""
+
+    default_code = ErrorCode.INVALID_PARTITIONS
+
+
+class InvalidReplicationFactorError(BrokerError):
+    """The replication factor is out of bounds (e.g. larger than the number of nodes)."""
+
+    default_code = ErrorCode.INVALID_REPLICATION_FACTOR
+
+
+class InvalidConfigError(BrokerError):
+    """A topic configuration key or value is not valid."""
+
+    default_code = ErrorCode.INVALID_CONFIG
+
+
+class NotControllerError(BrokerError):
+    """The node is not the controller: the client's metadata is stale."""
+
+    default_code = ErrorCode.NOT_CONTROLLER
+
+
+class InvalidRequestError(BrokerError):
+    """The node could not parse or accept the request."""
+
+    default_code = ErrorCode.INVALID_REQUEST
+
+
+class OutOfOrderSequenceError(BrokerError):
+    """An idempotent producer's sequence number skipped ahead."""
+
+    default_code = ErrorCode.OUT_OF_ORDER_SEQUENCE
+
+
+class DuplicateSequenceError(BrokerError):
+    """An idempotent producer's batch was written already."""
+
+    default_code = ErrorCode.DUPLICATE_SEQUENCE
+
+
+class InvalidProducerEpochError(BrokerError):
+    """A newer instance of this producer exists: this one is fenced."""
+
+    default_code = ErrorCode.INVALID_PRODUCER_EPOCH
+
+
+class StorageError(BrokerError):
+    """The node's disk failed for this partition."""
+
+    default_code = ErrorCode.STORAGE_ERROR
+
+
+class AuthenticationFailedError(BrokerError):
+    """The client could not be authenticated."""
+
+    default_code = ErrorCode.AUTHENTICATION_FAILED
+
+
+class UnknownProducerIdError(BrokerError):
+    """The node no longer knows this producer id."""
+
+    default_code = ErrorCode.UNKNOWN_PRODUCER_ID
+
+
+class GroupIdNotFoundError(BrokerError):
+    """No such consumer group."""
+
+    default_code = ErrorCode.GROUP_ID_NOT_FOUND
+
+
+class FencedLeaderEpochError(BrokerError):
+    """The request named an older leader epoch than the node's: metadata is stale."""
+
+    default_code = ErrorCode.FENCED_LEADER_EPOCH
+
+
+class UnknownLeaderEpochError(BrokerError):
+    """The request named a newer leader epoch than the node knows: it is behind."""
+
+    default_code = ErrorCode.UNKNOWN_LEADER_EPOCH
+
+
+class UnsupportedCompressionTypeError(BrokerError):
+    """The batch uses a compression codec the node does not accept."""
+
+    default_code = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+
+
+class InvalidRecordError(BrokerError):
+    """A record in the batch failed the node's validation."""
+
+    default_code = ErrorCode.INVALID_RECORD
+
+
+class UnknownApiError(BrokerError):
+    """The node does not serve this api."""
+
+    default_code = ErrorCode.UNKNOWN_API
+
+
+_ALL: tuple[type[BrokerError], ...] = (
+    UnknownServerError,
+    OffsetOutOfRangeError,
+    CorruptMessageError,
+    UnknownTopicOrPartitionError,
+    LeaderNotAvailableError,
+    NotLeaderOrFollowerError,
+    RequestTimedOutError,
+    MessageTooLargeError,
+    NetworkExceptionError,
+    CoordinatorLoadInProgressError,
+    CoordinatorNotAvailableError,
+    NotCoordinatorError,
+    InvalidTopicError,
+    RecordListTooLargeError,
+    NotEnoughReplicasError,
+    NotEnoughReplicasAfterAppendError,
+    InvalidRequiredAcksError,
+    IllegalGenerationError,
+    UnknownMemberIdError,
+    InvalidSessionTimeoutError,
+    RebalanceInProgressError,
+    AuthorizationFailedError,
+    UnsupportedVersionError,
+    TopicAlreadyExistsError,
+    InvalidPartitionsError,
+    InvalidReplicationFactorError,
+    InvalidConfigError,
+    NotControllerError,
+    InvalidRequestError,
+    OutOfOrderSequenceError,
+    DuplicateSequenceError,
+    InvalidProducerEpochError,
+    StorageError,
+    AuthenticationFailedError,
+    UnknownProducerIdError,
+    GroupIdNotFoundError,
+    FencedLeaderEpochError,
+    UnknownLeaderEpochError,
+    UnsupportedCompressionTypeError,
+    InvalidRecordError,
+    UnknownApiError,
+)
+_BY_CODE: dict[ErrorCode, type[BrokerError]] = {cls.default_code: cls for cls in _ALL}
+
+
+def error_class_for(code: ErrorCode) -> type[BrokerError]:
+    """The exception class of ``code`` (BrokerError itself for a code without one)."""
+    return _BY_CODE.get(code, BrokerError)
 
 
 def error_for(code: int, message: str | None = None) -> BrokerError:
-    """The exception for a protocol error code (a generic BrokerError for the rest)."""
+    """The exception for a protocol error code received from a node.
+
+    Unknown numbers map to UNKNOWN_SERVER_ERROR (a newer node may send codes this client
+    does not know); the original number then survives in the message.
+    """
     ec = ErrorCode.from_wire(code)
-    cls = _BY_CODE.get(ec)
-    if cls is not None:
-        return cls(message)
-    return BrokerError(message, ec)
+    if ec is ErrorCode.UNKNOWN_SERVER_ERROR and code != ErrorCode.UNKNOWN_SERVER_ERROR:
+        message = f"{message or 'error'} (unknown error code {code})"
+    return error_class_for(ec)(message, ec)

@@ -1,7 +1,8 @@
-"""Value types of the client api."""
+"""Value types of the client api: small, immutable, cheap to build."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -12,7 +13,11 @@ class TopicPartition(NamedTuple):
 
 
 class RecordMetadata(NamedTuple):
-    """Where an acknowledged record went (offset -1 with acks=0: nothing was confirmed)."""
+    """Where an acknowledged record went (offset -1 with acks=0: nothing was confirmed).
+
+    ``timestamp_ms`` is the record's own timestamp, or the node's append time for topics
+    that use log-append time.
+    """
 
     topic: str
     partition: int
@@ -21,13 +26,19 @@ class RecordMetadata(NamedTuple):
 
 
 class ConsumerRecord(NamedTuple):
+    """One record as ``poll`` returns it.
+
+    A NamedTuple because one is built per record and must be cheap; ``headers`` is an empty
+    tuple (shared, immutable) when the record has none.
+    """
+
     topic: str
     partition: int
     offset: int
     timestamp_ms: int
     key: bytes | None
     value: bytes | None
-    headers: list[tuple[str, bytes]]
+    headers: Sequence[tuple[str, bytes]]
 
 
 class OffsetAndTimestamp(NamedTuple):
@@ -37,16 +48,19 @@ class OffsetAndTimestamp(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class NewTopic:
+    """A topic to create; -1 means the node's default (``num_partitions``,
+    ``replication_factor`` in its configuration), like Kafka's ``Optional.empty()``."""
+
     name: str
-    num_partitions: int = -1  # -1: the node's default
-    replication_factor: int = -1  # -1: the node's default
+    num_partitions: int = -1
+    replication_factor: int = -1
     configs: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
 class PartitionInfo:
     partition: int
-    leader: int
+    leader: int  # node id, -1 when the partition has no leader
     leader_epoch: int
     replicas: list[int]
     isr: list[int]
@@ -57,3 +71,17 @@ class TopicDescription:
     name: str
     partitions: list[PartitionInfo]
     configs: dict[str, str]
+
+
+class NodeInfo(NamedTuple):
+    node_id: int
+    host: str
+    port: int
+    rack: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterDescription:
+    cluster_id: str
+    controller_id: int
+    nodes: list[NodeInfo]

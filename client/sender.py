@@ -1,0 +1,342 @@
+"""The producer's background sender: ready batches -> Produce requests -> completed batches.
+
+One task loops over the accumulator: it expires batches past their delivery timeout, groups
+the ready ones by partition leader, and puts Produce requests on each leader's connection,
+keeping at most ``max_in_flight`` requests in flight per node. Each request carries at most
+one batch per partition. The loop itself submits the requests (``BrokerConnection.submit``
+never waits), so they leave in the order the batches were drained: without errors, a
+partition's batches are appended in ``send`` order however many requests are in flight. A
+task per request then waits for the answer and completes its batches, or puts retriable
+failures back at the front of their partition's queue with exponential backoff (asking for a
+metadata refresh first when the error says the leader moved); every batch ends by
+``delivery_timeout_ms`` or ``retries``. Connections are opened by separate tasks, so a node
+that is slow to connect holds up only its own partitions.
+
+With ``max_in_flight == 1`` a partition with a batch in flight is not drained again until
+that batch completes, so retries cannot reorder records (Kafka's guarantee for
+``max.in.flight.requests.per.connection=1``).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections import defaultdict
+from collections.abc import Callable
+
+import trio
+
+from rillet.client.accumulator import TP, ProducerBatch, RecordAccumulator
+from rillet.client.cluster import ClusterClient
+from rillet.client.connection import BrokerConnection, PendingResponse
+from rillet.client.errors import (
+    BrokerError,
+    ClientTimeoutError,
+    ConnectionFailedError,
+    RilletError,
+    UnknownServerError,
+    error_for,
+)
+from rillet.client.types import TopicPartition
+from rillet.wire.error_codes import ErrorCode
+from rillet.wire.messages import ProducePartitionData, ProduceRequest, ProduceResponse
+
+log = logging.getLogger(__name__)
+
+MAX_REQUEST_BYTES = 8 * 1024 * 1024
+# Extra time to wait for a response beyond the request timeout given to the node, so the
+# node's own REQUEST_TIMED_OUT answer (retriable, precise) normally arrives first.
+RESPONSE_GRACE_S = 1.0
+# With nothing scheduled, the loop still looks around this often (a safety net: every state
+# change that matters sets the accumulator's wakeup event).
+IDLE_WAKEUP_S = 1.0
+
+
+class Sender:
+    """Drains ``acc`` to the cluster; ``run`` is the task, ``nursery`` hosts requests."""
+
+    def __init__(
+        self,
+        acc: RecordAccumulator,
+        cluster: ClusterClient,
+        *,
+        acks: int,
+        request_timeout_ms: int,
+        max_in_flight: int,
+        retries: int,
+        retry_backoff_s: float,
+        retry_backoff_max_s: float,
+        rng: random.Random,
+        on_metadata: Callable[[], None],
+        max_request_bytes: int = MAX_REQUEST_BYTES,
+    ) -> None:
+        self._acc = acc
+        self._cluster = cluster
+        self._acks = acks
+        self._request_timeout_ms = request_timeout_ms
+        self._max_in_flight = max_in_flight
+        self._retries = retries
+        self._backoff_s = retry_backoff_s
+        self._backoff_max_s = retry_backoff_max_s
+        self._rng = rng
+        self._on_metadata = on_metadata
+        self._max_request_bytes = max_request_bytes
+        self._in_flight: dict[int, int] = defaultdict(int)
+        self.in_flight_batches: set[ProducerBatch] = set()
+        self._muted: set[TP] = set()
+        self._drain_start: dict[int, int] = defaultdict(int)
+        self._connecting: set[int] = set()
+        self._refreshing = False
+        self._next_refresh_s = 0.0
+        self._closed = False
+        self._nursery: trio.Nursery | None = None
+        self.space = trio.Event()  # set whenever batches finish (buffer space came back)
+
+    # -- main loop ------------------------------------------------------------------------
+
+    async def run(self, nursery: trio.Nursery) -> None:
+        self._nursery = nursery
+        acc = self._acc
+        while True:
+            acc.wakeup = trio.Event()  # fresh before looking: later changes wake us again
+            now = trio.current_time()
+            for batch in acc.expired(now):
+                self._finish(batch, _expired(batch, "while waiting to be sent"))
+            ready, wake_at = acc.ready(now, self._muted)
+            by_leader: dict[int, list[TP]] = defaultdict(list)
+            leaderless = False
+            for tp in ready:
+                leader = self._cluster.leader_for(tp)
+                if leader is None:
+                    leaderless = True
+                else:
+                    by_leader[leader].append(tp)
+            if leaderless:
+                self.request_metadata()
+                wake_at = min(wake_at or now + self._backoff_s, now + self._backoff_s)
+            for leader, tps in by_leader.items():
+                conn = self._cluster.live_connection(leader)
+                if conn is None:
+                    self._connect(leader, tps)
+                    continue
+                while self._in_flight[leader] < self._max_in_flight:
+                    batches = self._drain(leader, tps, now)
+                    if not batches:
+                        break
+                    self._submit(leader, conn, batches)
+            timeout = IDLE_WAKEUP_S if wake_at is None else max(wake_at - now, 0.0)
+            with trio.move_on_after(timeout):
+                await acc.wakeup.wait()
+
+    def _drain(self, leader: int, tps: list[TP], now: float) -> list[ProducerBatch]:
+        """At most one batch per partition, within the request size limit.
+
+        The scan starts where the previous request of this leader stopped, so under a size
+        limit every partition gets its turn.
+        """
+        out: list[ProducerBatch] = []
+        total = 0
+        n = len(tps)
+        start = self._drain_start[leader] % n if n else 0
+        for i in range(n):
+            tp = tps[(start + i) % n]
+            queue = self._acc.queues.get(tp)
+            if not queue or tp in self._muted or not self._acc.sendable(queue[0], now):
+                continue
+            size = queue[0].size
+            if out and total + size > self._max_request_bytes:
+                self._drain_start[leader] = start + i
+                break
+            batch = self._acc.pop(tp)
+            self.in_flight_batches.add(batch)
+            if self._max_in_flight == 1:
+                self._muted.add(tp)
+            out.append(batch)
+            total += size
+        return out
+
+    # -- metadata -------------------------------------------------------------------------
+
+    def request_metadata(self) -> None:
+        """Refresh metadata in the background: at most one refresh at a time, and not more
+        often than once per ``retry_backoff_ms``."""
+        if self._refreshing or self._closed or self._nursery is None:
+            return
+        self._refreshing = True
+        self._nursery.start_soon(self._refresh)
+
+    async def _refresh(self) -> None:
+        try:
+            await trio.sleep_until(self._next_refresh_s)
+            topics = list(self._acc.open)
+            if topics:
+                await self._cluster.refresh_metadata(topics)
+                self._on_metadata()
+        except RilletError as exc:
+            log.debug("metadata refresh failed: %s", exc)
+        finally:
+            self._next_refresh_s = trio.current_time() + self._backoff_s
+            self._refreshing = False
+            self._acc.wakeup.set()
+
+    # -- requests -------------------------------------------------------------------------
+
+    def _connect(self, leader: int, tps: list[TP]) -> None:
+        """Open the connection to ``leader`` in the background (one attempt at a time)."""
+        if leader in self._connecting or self._nursery is None:
+            return
+        self._connecting.add(leader)
+        self._nursery.start_soon(self._open_connection, leader, tps)
+
+    async def _open_connection(self, leader: int, tps: list[TP]) -> None:
+        try:
+            await self._cluster.connection(leader)
+        except RilletError as exc:
+            log.debug("cannot connect to node %d: %s", leader, exc)
+            # The node may be gone: look the leaders up again, and back off the batches
+            # (they still expire after delivery_timeout_ms).
+            retry_at = trio.current_time() + self._backoff_s
+            for tp in tps:
+                self._cluster.metadata.mark_stale(TopicPartition(*tp))
+                queue = self._acc.queues.get(tp)
+                if queue:
+                    queue[0].retry_at_s = max(queue[0].retry_at_s, retry_at)
+            self.request_metadata()
+        finally:
+            self._connecting.discard(leader)
+            self._acc.wakeup.set()
+
+    def _submit(self, leader: int, conn: BrokerConnection, batches: list[ProducerBatch]) -> None:
+        """Put one Produce request on the wire now, and a task to wait for its answer."""
+        request = ProduceRequest(
+            self._acks,
+            self._request_timeout_ms,
+            [ProducePartitionData(b.topic, b.partition, b.encode()) for b in batches],
+        )
+        try:
+            if self._acks == 0:
+                waiting: PendingResponse | trio.Event = conn.submit_no_response(request)
+            else:
+                waiting = conn.submit(request)
+        except RilletError as exc:  # the connection just closed
+            for b in batches:
+                self._muted.discard((b.topic, b.partition))
+            self._handle_errors(batches, exc, refresh=True)
+            return
+        assert self._nursery is not None
+        self._in_flight[leader] += 1
+        self._nursery.start_soon(self._complete, leader, conn, batches, waiting)
+
+    async def _complete(
+        self,
+        leader: int,
+        conn: BrokerConnection,
+        batches: list[ProducerBatch],
+        waiting: PendingResponse | trio.Event,
+    ) -> None:
+        try:
+            try:
+                if isinstance(waiting, trio.Event):  # acks=0: written is all we learn
+                    await waiting.wait()
+                    if conn.closed:
+                        raise ConnectionFailedError(f"connection to {conn.address} closed")
+                    for b in batches:
+                        self._finish(b, None)
+                    return
+                response: ProduceResponse = await conn.wait_for(
+                    waiting, self._request_timeout_ms / 1000 + RESPONSE_GRACE_S
+                )
+            except (ConnectionFailedError, ClientTimeoutError) as exc:
+                self._handle_errors(batches, exc, refresh=True)
+                return
+            except BrokerError as exc:  # a top-level error: the request was not understood
+                self._handle_errors(batches, exc, refresh=exc.needs_metadata_refresh)
+                return
+            except RilletError as exc:
+                for b in batches:
+                    self._finish(b, exc)
+                return
+            self._handle_response(batches, response)
+        finally:
+            self._in_flight[leader] -= 1
+            for b in batches:
+                self._muted.discard((b.topic, b.partition))
+            self._acc.wakeup.set()
+
+    def _handle_response(self, batches: list[ProducerBatch], response: ProduceResponse) -> None:
+        results = {(r.topic, r.partition): r for r in response.partitions}
+        refresh = False
+        for b in batches:
+            r = results.get((b.topic, b.partition))
+            if r is None:
+                self._finish(
+                    b, UnknownServerError(f"response did not mention {b.topic}-{b.partition}")
+                )
+                continue
+            if r.error_code == ErrorCode.NONE:
+                self._finish(b, None, r.base_offset, r.log_append_time_ms)
+                continue
+            err = error_for(r.error_code, r.error_message or f"{b.topic}-{b.partition}")
+            if err.needs_metadata_refresh:
+                self._cluster.metadata.mark_stale(TopicPartition(b.topic, b.partition))
+                refresh = True
+            if err.retriable:
+                self._retry_or_fail(b, err)
+            else:
+                self._finish(b, err)
+        if refresh:
+            self.request_metadata()
+
+    def _handle_errors(
+        self, batches: list[ProducerBatch], error: RilletError, refresh: bool
+    ) -> None:
+        retriable = not isinstance(error, BrokerError) or error.retriable
+        for b in batches:
+            if retriable:
+                self._retry_or_fail(b, error)
+            else:
+                self._finish(b, error)
+        if refresh:
+            self.request_metadata()
+
+    def _retry_or_fail(self, batch: ProducerBatch, error: BaseException) -> None:
+        self.in_flight_batches.discard(batch)
+        now = trio.current_time()
+        backoff = min(self._backoff_s * 2**batch.attempts, self._backoff_max_s)
+        backoff *= self._rng.uniform(0.8, 1.2)  # jitter: clients do not retry in lockstep
+        if self._closed or batch.attempts >= self._retries:
+            self._finish(batch, error)
+        elif now + backoff >= batch.deadline_s:
+            self._finish(batch, _expired(batch, f"after {batch.attempts + 1} attempts: {error}"))
+        else:
+            log.debug("retrying %s-%s in %.3fs: %s", batch.topic, batch.partition, backoff, error)
+            self._acc.requeue(batch, now + backoff)
+
+    def _finish(
+        self,
+        batch: ProducerBatch,
+        error: BaseException | None,
+        base_offset: int = -1,
+        log_append_time_ms: int = -1,
+    ) -> None:
+        self.in_flight_batches.discard(batch)
+        self._acc.release(batch)
+        if error is None:
+            batch.complete(base_offset, log_append_time_ms)
+        else:
+            batch.fail(error)
+        self.space.set()
+
+    def fail_all(self, error: RilletError) -> None:
+        """Fail every batch not completed yet (the producer is closing)."""
+        self._closed = True
+        for batch in self._acc.drain_all() + list(self.in_flight_batches):
+            if not batch.done.is_set():
+                self._finish(batch, error)
+
+
+def _expired(batch: ProducerBatch, when: str) -> ClientTimeoutError:
+    return ClientTimeoutError(
+        f"{batch.count} record(s) for {batch.topic}-{batch.partition} expired {when}: "
+        "delivery_timeout_ms passed"
+    )

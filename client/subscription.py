@@ -1,0 +1,131 @@
+"""The consumer's per-partition state: assignment, positions, pending resets, buffered records.
+
+Two offsets per partition: ``position`` is the next offset the application will receive,
+``fetch_offset`` the next offset to fetch (ahead of the position while fetched records wait
+in the buffer). Every seek bumps the partition's ``epoch``; a fetch or lookup started under an
+older epoch is dropped when it completes, so a seek is never undone by a response in flight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rillet.client.errors import RilletError
+from rillet.client.types import ConsumerRecord, TopicPartition
+
+
+class PartitionState:
+    __slots__ = (
+        "epoch",
+        "fetch_offset",
+        "high_watermark",
+        "in_flight",
+        "log_start_offset",
+        "position",
+        "read_index",
+        "records",
+        "reset_to",
+        "retry_at_s",
+    )
+
+    def __init__(self) -> None:
+        self.position: int | None = None
+        self.fetch_offset: int | None = None
+        self.reset_to: int | None = None  # EARLIEST/LATEST timestamp of a pending reset
+        self.records: list[ConsumerRecord] = []
+        self.read_index = 0  # records[:read_index] were handed to the application
+        self.epoch = 0
+        self.in_flight = False
+        self.retry_at_s = 0.0
+        self.high_watermark = -1
+        self.log_start_offset = -1
+
+    @property
+    def buffered(self) -> int:
+        return len(self.records) - self.read_index
+
+    def set_position(self, offset: int) -> None:
+        """Move to ``offset``: buffered records are dropped, fetches in flight ignored."""
+        self.position = self.fetch_offset = offset
+        self.reset_to = None
+        self.records = []
+        self.read_index = 0
+        self.epoch += 1
+
+    def request_reset(self, timestamp: int) -> None:
+        """Move to the earliest (-2) or latest (-1) offset, looked up later."""
+        self.position = self.fetch_offset = None
+        self.reset_to = timestamp
+        self.records = []
+        self.read_index = 0
+        self.epoch += 1
+
+
+class Subscription:
+    """Manually assigned partitions and their states."""
+
+    def __init__(self) -> None:
+        self.states: dict[TopicPartition, PartitionState] = {}
+        self._next_start = 0  # round-robin start of ``take``
+
+    def assign(self, partitions: Iterable[TopicPartition | tuple[str, int]]) -> None:
+        """Replace the assignment; partitions kept keep their positions."""
+        wanted = {TopicPartition(*tp) for tp in partitions}
+        for tp in [tp for tp in self.states if tp not in wanted]:
+            del self.states[tp]
+        for tp in sorted(wanted):
+            if tp not in self.states:
+                self.states[tp] = PartitionState()
+
+    def state(self, tp: TopicPartition | tuple[str, int]) -> PartitionState:
+        state = self.states.get(TopicPartition(*tp))
+        if state is None:
+            raise RilletError(f"{tp[0]}-{tp[1]} is not assigned to this consumer")
+        return state
+
+    def resets_needed(self, default: int | None) -> dict[TopicPartition, int | None]:
+        """Partitions without a position, and the timestamp to look their offset up at
+        (None: no reset policy, the caller must raise)."""
+        out: dict[TopicPartition, int | None] = {}
+        for tp, s in self.states.items():
+            if s.position is None:
+                out[tp] = s.reset_to if s.reset_to is not None else default
+        return out
+
+    def has_buffered(self) -> bool:
+        return any(s.read_index < len(s.records) for s in self.states.values())
+
+    def take(self, max_records: int | None) -> list[ConsumerRecord]:
+        """Hand buffered records to the application, advancing positions.
+
+        Partitions take turns (the start rotates), so with ``max_records`` no partition's
+        backlog starves the others.
+        """
+        out: list[ConsumerRecord] = []
+        limit = max_records if max_records is not None else 1 << 62
+        states = list(self.states.values())
+        n = len(states)
+        if not n:
+            return out
+        start = self._next_start % n
+        for i in range(n):
+            s = states[(start + i) % n]
+            available = len(s.records) - s.read_index
+            if available <= 0:
+                continue
+            room = limit - len(out)
+            if room <= 0:
+                self._next_start = start + i
+                return out
+            if s.read_index == 0 and available <= room:
+                chunk = s.records
+            else:
+                chunk = s.records[s.read_index : s.read_index + room]
+            out.extend(chunk)
+            s.read_index += len(chunk)
+            s.position = chunk[-1].offset + 1
+            if s.read_index >= len(s.records):
+                s.records = []
+                s.read_index = 0
+        self._next_start = start + 1
+        return out

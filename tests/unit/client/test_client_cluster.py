@@ -1,0 +1,68 @@
+"""ClusterClient: bootstrap, one connection per node, metadata refresh, failover."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+import trio
+from client_fakes import FakeCluster
+
+from rillet.client.cluster import ClusterClient, parse_bootstrap
+from rillet.client.errors import ConnectionFailedError, UnknownTopicOrPartitionError
+from rillet.client.types import TopicPartition
+from rillet.wire.messages import MetadataRequest
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_parse_bootstrap() -> None:
+    assert parse_bootstrap("a:1, b:2,") == [("a", 1), ("b", 2)]
+    assert parse_bootstrap("[::1]:9092") == [("::1", 9092)]
+    for bad in ("", "host", "host:x", ":9", "h:0", "h:70000"):
+        with pytest.raises(ValueError):
+            parse_bootstrap(bad)
+
+
+async def test_metadata_and_one_connection_per_node(cluster: FakeCluster) -> None:
+    cluster.create_topic("t", 3, leader=1)
+    async with ClusterClient(cluster.bootstrap) as client:
+        await client.refresh_metadata(["t"])
+        tp = TopicPartition("t", 2)
+        assert client.leader_for(tp) == 1 and client.partition_count("t") == 3
+        async with trio.open_nursery() as nursery:
+            for _ in range(10):
+                nursery.start_soon(client.connection_for_leader, tp)
+        conn = await client.connection_for_leader(tp)
+        assert conn.port == cluster.ports[1]
+        assert cluster.accepted[1] == 1  # ten concurrent callers, one connection
+
+
+async def test_concurrent_refreshes_are_coalesced(cluster: FakeCluster) -> None:
+    cluster.create_topic("t", 1)
+    async with ClusterClient(cluster.bootstrap) as client:
+        async with trio.open_nursery() as nursery:
+            for _ in range(5):
+                nursery.start_soon(client.refresh_metadata, ["t"])
+        assert 1 <= len(cluster.of_type(MetadataRequest)) < 5
+
+
+async def test_bootstrap_moves_past_a_dead_address(cluster: FakeCluster) -> None:
+    async with ClusterClient(f"127.0.0.1:{free_port()},{cluster.bootstrap}") as client:
+        response = await client.refresh_metadata([])
+        assert sorted(b.node_id for b in response.brokers) == [0, 1]
+    with pytest.raises(ConnectionFailedError, match="no node reachable"):
+        async with ClusterClient(f"127.0.0.1:{free_port()}") as client:
+            await client.refresh_metadata()
+
+
+async def test_waiting_for_a_topic_is_bounded(cluster: FakeCluster) -> None:
+    async with ClusterClient(cluster.bootstrap) as client:
+        with trio.fail_after(5), pytest.raises(UnknownTopicOrPartitionError):
+            await client.wait_for_topic("missing", 0.2)
+        cluster.create_topic("late", 2)
+        assert await client.wait_for_topic("late", 1) == 2
