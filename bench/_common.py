@@ -1,4 +1,11 @@
-"""Shared plumbing for bench scripts: a node to run against and the JSON line to print."""
+"""Shared plumbing of the bench scripts: a node to run against and the JSON line they print.
+
+Every script prints exactly one JSON line on stdout (progress, if any, goes to stderr), with
+its figures, its parameters, the git revision of the checkout and what the machine is, so a
+result can be compared with another one later without guessing how it was obtained.
+Without ``--bootstrap`` a script starts a node of its own (the same code as ``rillet demo``,
+rillet.broker.cli.local_node) in a temporary directory, and always stops it.
+"""
 
 from __future__ import annotations
 
@@ -7,39 +14,110 @@ import contextlib
 import json
 import os
 import platform
-import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+from rillet.broker.cli.common import bootstrap_arg
 from rillet.broker.cli.local_node import local_node
+from rillet.client import Admin, NewTopic
+from rillet.client.errors import TopicAlreadyExistsError
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def parser(description: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=description)
-    p.add_argument("--bootstrap", help="an existing node; default: start a local one")
+    p.add_argument(
+        "--bootstrap",
+        type=bootstrap_arg,
+        help="host:port of a running node (default: start a local node for this run)",
+    )
     return p
 
 
 @contextlib.contextmanager
 def target(bootstrap: str | None) -> Iterator[str]:
+    """The given cluster, or a node started for this run (stopped on exit)."""
     if bootstrap:
         yield bootstrap
-    else:
-        with local_node() as started:
-            yield started
+        return
+    with local_node() as started:
+        print(f"started a local node at {started}", file=sys.stderr)
+        yield started
 
 
-def emit(result: dict[str, Any]) -> None:
+async def ensure_topic(bootstrap: str, topic: str, partitions: int) -> bool:
+    """Create ``topic`` unless it exists; True if it was created now."""
+    async with Admin(bootstrap) as admin:
+        try:
+            await admin.create_topics([NewTopic(topic, partitions)])
+        except TopicAlreadyExistsError:
+            return False
+    return True
+
+
+def git_rev(repo: Path = REPO) -> str | None:
+    """The checked-out commit, read from .git without running git (None when unknown)."""
     try:
-        rev = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-        ).stdout.strip()
+        git = _git_dir(repo)
+        head = (git / "HEAD").read_text().strip()
+        if not head.startswith("ref: "):
+            return head[:12] or None
+        ref = head.removeprefix("ref: ")
+        common = git
+        if (git / "commondir").exists():  # a linked worktree keeps its refs in the main one
+            common = (git / (git / "commondir").read_text().strip()).resolve()
+        for base in (git, common):
+            if (base / ref).exists():
+                return (base / ref).read_text().strip()[:12]
+        for line in (common / "packed-refs").read_text().splitlines():
+            sha, _, name = line.partition(" ")
+            if name == ref:
+                return sha[:12]
     except OSError:
-        rev = ""
-    result = {
-        **result,
-        "git_rev": rev or None,
+        pass
+    return None
+
+
+def _git_dir(repo: Path) -> Path:
+    git = repo / ".git"
+    if git.is_file():  # "gitdir: <path>" in worktrees and submodules
+        return (repo / git.read_text().strip().removeprefix("gitdir: ")).resolve()
+    return git
+
+
+def machine() -> dict[str, Any]:
+    """What the figures depend on: cores, CPU model, memory, OS and Python."""
+    info: dict[str, Any] = {
         "nproc": os.cpu_count(),
-        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "system": f"{platform.system()} {platform.release()}",
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
     }
-    print(json.dumps(result))
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                info["cpu"] = line.partition(":")[2].strip()
+                break
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                info["mem_gib"] = round(int(line.split()[1]) / 2**20, 1)
+                break
+    with contextlib.suppress(OSError):
+        info["loadavg_1m"] = os.getloadavg()[0]  # a busy machine explains a bad run
+    return info
+
+
+def emit(bench: str, params: dict[str, Any], result: dict[str, Any]) -> None:
+    """Print the one JSON line: bench name, figures, parameters, revision and machine."""
+    line = {
+        "bench": bench,
+        **result,
+        "params": params,
+        "git_rev": git_rev(),
+        "host": machine(),
+    }
+    print(json.dumps(line), flush=True)

@@ -1,40 +1,77 @@
-"""Produce N records, then consume them from the beginning: records/s as one JSON line."""
+"""Consumer throughput: read N records (default 1,000,000 x 100 B) from the beginning of a
+topic; prints records/s and MB/s as one JSON line.
+
+The records are produced first (acks=1, not timed) into a new topic, or ``--topic`` reuses
+an existing topic that already holds at least N records (nothing is produced then).
+"""
 
 from __future__ import annotations
 
 import time
 
 import trio
-from _common import emit, parser, target
+from _common import emit, ensure_topic, parser, target
 
-from rillet.broker.cli.perf_command import consume_perf, produce_perf
-from rillet.client import Admin, NewTopic
+from rillet.broker.cli.perf_command import (
+    ConsumePerfSpec,
+    ProducePerfSpec,
+    consume_perf,
+    produce_perf,
+)
+from rillet.client import Admin, Consumer, TopicPartition
+
+
+async def records_in(bootstrap: str, topic: str) -> int:
+    """How many records the topic holds (sum over partitions of end - start)."""
+    async with Admin(bootstrap) as admin:
+        (description,) = await admin.describe_topics([topic])
+    tps = [TopicPartition(topic, p.partition) for p in description.partitions]
+    async with Consumer(bootstrap) as consumer:
+        starts = await consumer.beginning_offsets(tps)
+        ends = await consumer.end_offsets(tps)
+    return sum(ends[tp] - starts[tp] for tp in tps)
 
 
 def main() -> None:
     p = parser(__doc__ or "")
     p.add_argument("--num-records", type=int, default=1_000_000)
     p.add_argument("--record-size", type=int, default=100)
+    p.add_argument("--partitions", type=int, default=1)
+    p.add_argument("--fetch-max-wait-ms", type=int, default=500)
+    p.add_argument("--max-partition-fetch-bytes", type=int, default=1 << 20)
+    p.add_argument("--topic", help="reuse this topic if it holds enough records")
     args = p.parse_args()
-    topic = f"bench-consume-{time.time_ns()}"
+    topic = args.topic or f"bench-consume-{time.time_ns()}"
 
     async def run(bootstrap: str) -> None:
-        async with Admin(bootstrap) as admin:
-            await admin.create_topics([NewTopic(topic, 1)])
-        await produce_perf(
+        await ensure_topic(bootstrap, topic, args.partitions)
+        held = await records_in(bootstrap, topic)
+        produced = 0
+        if held < args.num_records:
+            produced = args.num_records - held
+            await produce_perf(
+                bootstrap, ProducePerfSpec(topic, produced, args.record_size, acks="1")
+            )
+        result = await consume_perf(
             bootstrap,
-            topic,
-            args.num_records,
-            args.record_size,
-            "1",
-            256 * 1024,
-            5,
-            -1,
-            1000,
-            progress=False,
+            ConsumePerfSpec(
+                topic,
+                args.num_records,
+                fetch_max_wait_ms=args.fetch_max_wait_ms,
+                max_partition_fetch_bytes=args.max_partition_fetch_bytes,
+            ),
         )
-        result = await consume_perf(bootstrap, topic, args.num_records)
-        emit({**result, "record_size": args.record_size})
+        emit(
+            "consume_throughput",
+            {**vars(args), "topic": topic, "produced_first": produced, "bootstrap": bootstrap},
+            {
+                "records": result["records"],
+                "complete": result["complete"],
+                "records_per_s": result["records_per_s"],
+                "mb_per_s": result["mb_per_s"],
+                "elapsed_s": result["elapsed_s"],
+            },
+        )
 
     with target(args.bootstrap) as bootstrap:
         trio.run(run, bootstrap)

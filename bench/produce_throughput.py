@@ -1,42 +1,55 @@
-"""One producer, N x B-byte records, acks=1 by default: records/s and MB/s as one JSON line."""
+"""Producer throughput: one Producer sends N x B-byte records (default 1,000,000 x 100 B,
+acks=1) as fast as it can; prints records/s, MB/s and elapsed time as one JSON line.
+
+The engine is ``rillet perf produce`` (rillet.broker.cli.perf_command.produce_perf), so the
+script and the command measure the same thing; the JSON adds parameters and machine facts.
+"""
 
 from __future__ import annotations
 
+import sys
 import time
 
 import trio
-from _common import emit, parser, target
+from _common import emit, ensure_topic, parser, target
 
-from rillet.broker.cli.perf_command import produce_perf
-from rillet.client import Admin, NewTopic
+from rillet.broker.cli.perf_command import COMPRESSIONS, ProducePerfSpec, produce_perf
 
 
 def main() -> None:
     p = parser(__doc__ or "")
     p.add_argument("--num-records", type=int, default=1_000_000)
     p.add_argument("--record-size", type=int, default=100)
-    p.add_argument("--acks", default="1")
+    p.add_argument("--acks", default="1", choices=["all", "-1", "0", "1"])
     p.add_argument("--batch-bytes", type=int, default=256 * 1024)
     p.add_argument("--linger-ms", type=int, default=5)
+    p.add_argument("--compression", default="none", choices=COMPRESSIONS)
+    p.add_argument("--partitions", type=int, default=1)
+    p.add_argument("--topic", help="default: a new topic per run")
     args = p.parse_args()
-    topic = f"bench-produce-{time.time_ns()}"
+    spec = ProducePerfSpec(
+        topic=args.topic or f"bench-produce-{time.time_ns()}",
+        num_records=args.num_records,
+        record_size=args.record_size,
+        acks=args.acks,
+        batch_bytes=args.batch_bytes,
+        linger_ms=args.linger_ms,
+        compression=args.compression,
+    )
 
     async def run(bootstrap: str) -> None:
-        async with Admin(bootstrap) as admin:
-            await admin.create_topics([NewTopic(topic, 1)])
+        await ensure_topic(bootstrap, spec.topic, args.partitions)
+        result = await produce_perf(bootstrap, spec, progress=sys.stderr)
         emit(
-            await produce_perf(
-                bootstrap,
-                topic,
-                args.num_records,
-                args.record_size,
-                args.acks,
-                args.batch_bytes,
-                args.linger_ms,
-                -1,
-                100,
-                progress=False,
-            )
+            "produce_throughput",
+            {**vars(args), "topic": spec.topic, "bootstrap": bootstrap},
+            {
+                "records": spec.num_records,
+                "records_per_s": result["records_per_s"],
+                "mb_per_s": result["mb_per_s"],
+                "elapsed_s": result["elapsed_s"],
+                "send_to_ack_latency_ms": result["latency_ms"],
+            },
         )
 
     with target(args.bootstrap) as bootstrap:

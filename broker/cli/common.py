@@ -1,4 +1,9 @@
-"""What every client-side command shares: the --bootstrap option and error reporting."""
+"""What every client-side command shares: --bootstrap, KEY=VALUE options and error reporting.
+
+Commands are run for people at a terminal and for scripts: a typed client error (no node
+reachable, topic exists, ...) must come out as one readable line and exit status 1, never as a
+traceback; bad arguments are caught by argparse (exit status 2) before any connection is made.
+"""
 
 from __future__ import annotations
 
@@ -9,25 +14,86 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
+from rillet.client.cluster import parse_bootstrap
 from rillet.client.errors import RilletError
 
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
+BOOTSTRAP_ENV = "RILLET_BOOTSTRAP"
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what `seq 1000 | head -1` gives seq
+
+
+def bootstrap_arg(text: str) -> str:
+    """argparse type for host:port[,host:port]: checked here so a typo is a usage error."""
+    try:
+        parse_bootstrap(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def add_bootstrap(parser: argparse.ArgumentParser) -> None:
+    """Add --bootstrap; the default is read when the parser is built (env overrides it)."""
     parser.add_argument(
         "--bootstrap",
-        default=os.environ.get("RILLET_BOOTSTRAP", DEFAULT_BOOTSTRAP),
-        help="host:port[,host:port] of any node (env RILLET_BOOTSTRAP; default %(default)s)",
+        type=bootstrap_arg,
+        default=os.environ.get(BOOTSTRAP_ENV, DEFAULT_BOOTSTRAP),
+        help=f"host:port[,host:port] of any node (env {BOOTSTRAP_ENV}; default %(default)s)",
     )
 
 
+def key_value_arg(text: str) -> tuple[str, str]:
+    """argparse type for KEY=VALUE options (--config, --header); VALUE may be empty."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), value
+
+
+def non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
 def run_async(main: Callable[[], Awaitable[int]]) -> int:
-    """Run a command's coroutine; typed client errors become one line and exit code 1."""
-    code = 1
+    """Run a command's coroutine under trio and turn its expected failures into exit codes.
+
+    RilletError -> one line on stderr and 1; Ctrl-C -> 130; a closed stdout (``| head``) ->
+    141 without a word. Anything else is a bug and keeps its traceback.
+    """
+    code = EXIT_FAILED
     try:
         code = trio.run(main)
     except* RilletError as group:
         for exc in group.exceptions:
             print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        code = EXIT_FAILED
+    except* KeyboardInterrupt:
+        code = EXIT_INTERRUPTED
+    except* BrokenPipeError:
+        silence_stdout()
+        code = EXIT_BROKEN_PIPE
     return code
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again.
+
+    (The recipe from the Python docs' note on SIGPIPE.)
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)

@@ -1,125 +1,263 @@
-"""``rillet produce`` (stdin lines -> records) and ``rillet consume`` (records -> stdout)."""
+"""``rillet produce`` (stdin lines -> records) and ``rillet consume`` (records -> stdout).
+
+The console pair is how people poke at a topic and how shell pipelines feed one, so both
+stream: ``produce`` reads stdin in chunks on a worker thread (the event loop keeps sending
+while a person types, and lines reach the node as they are entered), and ``consume`` writes
+and flushes each poll's records as they arrive.
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 import time
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TextIO
 
 import trio
 
-from rillet.broker.cli.common import add_bootstrap, run_async
-from rillet.client import Admin, Consumer, Producer, TopicPartition
+from rillet.broker.cli.common import (
+    add_bootstrap,
+    key_value_arg,
+    non_negative_int,
+    positive_int,
+    run_async,
+)
+from rillet.client import Admin, Consumer, ConsumerRecord, Producer, RecordFuture, TopicPartition
+from rillet.client.errors import UnknownTopicOrPartitionError
+
+READ_CHUNK_BYTES = 64 * 1024
+POLL_MS = 1000  # how long one poll waits when no --timeout-ms bounds the wait
+EXIT_USAGE = 2
 
 
 def register(sub: Any) -> None:
-    produce = sub.add_parser("produce", help="send stdin lines as records")
+    produce = sub.add_parser("produce", help="send stdin lines as records, one per line")
     produce.add_argument("topic")
-    produce.add_argument("--key-separator", help="split each line into KEY<sep>VALUE")
+    produce.add_argument(
+        "--key-separator", help="split each line at the first SEP into KEY and VALUE"
+    )
     produce.add_argument("--acks", default="all", choices=["all", "-1", "0", "1"])
-    produce.add_argument("--partition", type=int)
-    produce.add_argument("--header", action="append", default=[], metavar="KEY=VALUE")
-    produce.add_argument("--linger-ms", type=int, default=5)
+    produce.add_argument("--partition", type=non_negative_int, help="default: by key, or sticky")
+    produce.add_argument(
+        "--header",
+        dest="headers",
+        type=key_value_arg,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="add this header to every record (repeatable)",
+    )
+    produce.add_argument("--linger-ms", type=non_negative_int, default=5)
+    produce.add_argument(
+        "--max-block-ms",
+        type=positive_int,
+        default=10_000,
+        help="give up when the topic is unknown or the buffer stays full this long",
+    )
     add_bootstrap(produce)
     produce.set_defaults(run=run_produce)
 
     consume = sub.add_parser("consume", help="print records to stdout")
     consume.add_argument("topic")
     start = consume.add_mutually_exclusive_group()
-    start.add_argument("--from-beginning", action="store_true")
-    start.add_argument("--offset", type=int, help="start offset (needs --partition)")
-    consume.add_argument("--partition", type=int)
-    consume.add_argument("--max-messages", type=int)
+    start.add_argument(
+        "--from-beginning", action="store_true", help="start at the log start (default: the end)"
+    )
+    start.add_argument("--offset", type=non_negative_int, help="start offset (needs --partition)")
+    consume.add_argument("--partition", type=non_negative_int, help="only this partition")
+    consume.add_argument("--max-messages", type=positive_int, help="exit after this many records")
     consume.add_argument(
-        "--timeout-ms", type=int, help="exit after this long with no new record (default: never)"
+        "--timeout-ms",
+        type=non_negative_int,
+        help="exit after this long without a new record (default: run until Ctrl-C)",
     )
     consume.add_argument("--print-key", action="store_true")
-    consume.add_argument("--print-offset", action="store_true")
-    consume.add_argument("--key-separator", default="\t")
+    consume.add_argument(
+        "--print-headers", action="store_true", help="print headers as k=v,k=v (before the key)"
+    )
+    consume.add_argument("--print-offset", action="store_true", help="print PARTITION:OFFSET")
+    consume.add_argument("--print-timestamp", action="store_true", help="print the timestamp (ms)")
+    consume.add_argument(
+        "--key-separator", default="\t", help="between printed fields (default: a tab)"
+    )
     add_bootstrap(consume)
     consume.set_defaults(run=run_consume)
 
 
+# -- produce ----------------------------------------------------------------------------
+
+
+def split_lines(rest: bytes, chunk: bytes) -> tuple[list[bytes], bytes]:
+    """Complete lines (without "\\n" or "\\r\\n") in ``rest + chunk``, and what follows them."""
+    lines = (rest + chunk).split(b"\n")
+    tail = lines.pop()
+    return [line.removesuffix(b"\r") for line in lines], tail
+
+
+def split_key(line: bytes, separator: bytes | None) -> tuple[bytes | None, bytes]:
+    """(key, value): the key is what precedes the first separator; no separator, no key."""
+    if separator:
+        key, sep, value = line.partition(separator)
+        if sep:
+            return key, value
+    return None, line
+
+
+@dataclass
+class DeliveryTally:
+    """Counts acknowledgements as they come back (callbacks run in the producer's task)."""
+
+    sent: int = 0
+    acked: int = 0
+    failed: int = 0
+    first_error: BaseException | None = field(default=None, repr=False)
+
+    def on_done(self, future: RecordFuture) -> None:
+        error = future.exception()
+        if error is None:
+            self.acked += 1
+            return
+        self.failed += 1
+        if self.first_error is None:
+            self.first_error = error
+
+
 def run_produce(args: argparse.Namespace) -> int:
-    headers = []
-    for item in args.header:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"error: --header expects KEY=VALUE, got {item!r}")
-        headers.append((key, value.encode()))
+    headers = [(k, v.encode()) for k, v in args.headers] or None
+    separator = args.key_separator.encode() if args.key_separator else None
+    return run_async(lambda: produce_lines(args, sys.stdin.fileno(), headers, separator))
 
-    async def main() -> int:
-        count = 0
-        started = time.perf_counter()
-        async with Producer(args.bootstrap, acks=args.acks, linger_ms=args.linger_ms) as producer:
-            futures = []
-            for raw in sys.stdin.buffer:
-                line = raw.rstrip(b"\r\n")
-                key = None
-                if args.key_separator:
-                    k, sep, v = line.partition(args.key_separator.encode())
-                    if sep:
-                        key, line = k, v
-                futures.append(
-                    await producer.send(
-                        args.topic, line, key=key, headers=headers or None, partition=args.partition
-                    )
+
+async def produce_lines(
+    args: argparse.Namespace,
+    fd: int,
+    headers: list[tuple[str, bytes]] | None,
+    separator: bytes | None,
+) -> int:
+    tally = DeliveryTally()
+    started = time.perf_counter()
+    async with Producer(
+        args.bootstrap, acks=args.acks, linger_ms=args.linger_ms, max_block_ms=args.max_block_ms
+    ) as producer:
+        # Learn the topic before reading stdin: a missing one fails after --max-block-ms.
+        await producer.partitions_for(args.topic)
+        rest = b""
+        eof = False
+        while not eof:  # ends at EOF on stdin
+            # One read(2) on a worker thread: a terminal hands over each line as it is typed.
+            chunk = await trio.to_thread.run_sync(
+                os.read, fd, READ_CHUNK_BYTES, abandon_on_cancel=True
+            )
+            eof = not chunk
+            lines, rest = split_lines(rest, chunk)
+            if eof and rest:
+                lines.append(rest.removesuffix(b"\r"))
+            for line in lines:
+                key, value = split_key(line, separator)
+                future = await producer.send(
+                    args.topic, value, key=key, headers=headers, partition=args.partition
                 )
-                count += 1
-            await producer.flush()
-            for fut in futures:
-                await fut  # raises the first delivery error
-        elapsed = time.perf_counter() - started
-        print(f"produced {count} records to {args.topic} in {elapsed:.2f}s", file=sys.stderr)
-        return 0
+                future.add_done_callback(tally.on_done)
+                tally.sent += 1
+        await producer.flush()
+    elapsed = time.perf_counter() - started
+    summary = f"produced {tally.acked} of {tally.sent} records to {args.topic} in {elapsed:.2f}s"
+    if tally.failed:
+        error = tally.first_error
+        first = f"{type(error).__name__}: {error}"
+        print(f"{summary}; {tally.failed} failed, first error: {first}", file=sys.stderr)
+        return 1
+    print(summary, file=sys.stderr)
+    return 0
 
-    return run_async(main)
+
+# -- consume ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RecordFormat:
+    """How ``consume`` prints a record, one line each: the optional fields in the order
+    partition:offset, timestamp, headers, key, then the value."""
+
+    separator: str = "\t"
+    offset: bool = False
+    timestamp: bool = False
+    key: bool = False
+    headers: bool = False
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> RecordFormat:
+        return cls(
+            args.key_separator,
+            args.print_offset,
+            args.print_timestamp,
+            args.print_key,
+            args.print_headers,
+        )
+
+    def line(self, r: ConsumerRecord) -> str:
+        parts = []
+        if self.offset:
+            parts.append(f"{r.partition}:{r.offset}")
+        if self.timestamp:
+            parts.append(str(r.timestamp_ms))
+        if self.headers:
+            parts.append(
+                ",".join(f"{k}={v.decode('utf-8', errors='replace')}" for k, v in r.headers or ())
+            )
+        if self.key:
+            parts.append("" if r.key is None else r.key.decode("utf-8", errors="replace"))
+        parts.append("" if r.value is None else r.value.decode("utf-8", errors="replace"))
+        return self.separator.join(parts)
 
 
 def run_consume(args: argparse.Namespace) -> int:
     if args.offset is not None and args.partition is None:
-        raise SystemExit("error: --offset needs --partition")
+        print("rillet consume: error: --offset needs --partition", file=sys.stderr)
+        return EXIT_USAGE
+    return run_async(lambda: consume_records(args, sys.stdout))
 
-    async def main() -> int:
-        async with Admin(args.bootstrap) as admin:
-            (description,) = await admin.describe_topics([args.topic])
-        partitions = [p.partition for p in description.partitions]
-        if args.partition is not None:
-            partitions = [args.partition]
-        tps = [TopicPartition(args.topic, p) for p in partitions]
-        seen = 0
-        out = sys.stdout
-        async with Consumer(args.bootstrap, fetch_max_wait_ms=200) as consumer:
-            consumer.assign(tps)
-            if args.offset is not None:
-                consumer.seek(tps[0], args.offset)
-            elif args.from_beginning:
-                await consumer.seek_to_beginning(*tps)
-            else:
-                await consumer.seek_to_end(*tps)
-            idle_since = trio.current_time()
-            while args.max_messages is None or seen < args.max_messages:
-                records = await consumer.poll(timeout_ms=200)
-                if not records:
-                    idle = (trio.current_time() - idle_since) * 1000
-                    if args.timeout_ms is not None and idle >= args.timeout_ms:
-                        break
-                    continue
-                idle_since = trio.current_time()
-                for r in records:
-                    if args.max_messages is not None and seen >= args.max_messages:
-                        break
-                    parts = []
-                    if args.print_offset:
-                        parts.append(f"{r.partition}:{r.offset}")
-                    if args.print_key:
-                        parts.append("" if r.key is None else r.key.decode(errors="replace"))
-                    parts.append("" if r.value is None else r.value.decode(errors="replace"))
-                    out.write(args.key_separator.join(parts) + "\n")
-                    seen += 1
-                out.flush()
-        print(f"consumed {seen} records", file=sys.stderr)
-        return 0
 
-    return run_async(main)
+async def consume_records(args: argparse.Namespace, out: TextIO) -> int:
+    async with Admin(args.bootstrap) as admin:
+        (description,) = await admin.describe_topics([args.topic])
+    partitions = [p.partition for p in description.partitions]
+    if args.partition is not None:
+        if args.partition not in partitions:
+            raise UnknownTopicOrPartitionError(
+                f"topic {args.topic!r} has no partition {args.partition}"
+            )
+        partitions = [args.partition]
+    tps = [TopicPartition(args.topic, p) for p in partitions]
+    fmt = RecordFormat.from_args(args)
+    seen = 0
+    async with Consumer(args.bootstrap) as consumer:
+        consumer.assign(tps)
+        if args.offset is not None:
+            consumer.seek(tps[0], args.offset)
+        elif args.from_beginning:
+            await consumer.seek_to_beginning(*tps)
+        else:
+            await consumer.seek_to_end(*tps)
+        idle_s = None if args.timeout_ms is None else args.timeout_ms / 1000
+        idle_deadline = math.inf if idle_s is None else trio.current_time() + idle_s
+        # Ends after --max-messages, after --timeout-ms without a record, or on Ctrl-C.
+        while args.max_messages is None or seen < args.max_messages:
+            left_s = idle_deadline - trio.current_time()
+            if left_s <= 0:
+                break
+            wait_ms = POLL_MS if idle_s is None else min(POLL_MS, math.ceil(left_s * 1000))
+            wanted = None if args.max_messages is None else args.max_messages - seen
+            records = await consumer.poll(timeout_ms=wait_ms, max_records=wanted)
+            if not records:
+                continue
+            out.write("".join(fmt.line(r) + "\n" for r in records))
+            out.flush()
+            seen += len(records)
+            if idle_s is not None:
+                idle_deadline = trio.current_time() + idle_s
+    print(f"consumed {seen} records", file=sys.stderr)
+    return 0

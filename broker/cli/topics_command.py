@@ -1,12 +1,20 @@
-"""``rillet topics create|list|describe|delete``."""
+"""``rillet topics create|list|describe|delete``: the admin client for people and scripts.
+
+``describe`` joins two sources a Kafka operator expects to see side by side: the metadata
+(leader, replicas, ISR) from the admin client and each partition's log start and end offsets
+from a consumer's offset lookups.
+"""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import Any
 
-from rillet.broker.cli.common import add_bootstrap, run_async
-from rillet.client import Admin, Consumer, NewTopic, TopicPartition
+from rillet.broker.cli.common import add_bootstrap, key_value_arg, run_async
+from rillet.client import Admin, Consumer, NewTopic, TopicDescription, TopicPartition
+
+TABLE_HEADER = ("TOPIC", "PARTITION", "LEADER", "EPOCH", "REPLICAS", "ISR", "START", "END")
 
 
 def register(sub: Any) -> None:
@@ -15,10 +23,19 @@ def register(sub: Any) -> None:
 
     create = tsub.add_parser("create", help="create a topic")
     create.add_argument("name")
-    create.add_argument("--partitions", type=int, default=-1, help="default: the node's")
-    create.add_argument("--replication-factor", type=int, default=-1)
+    create.add_argument(
+        "--partitions", type=int, default=-1, help="partition count (default: the node's)"
+    )
+    create.add_argument(
+        "--replication-factor",
+        type=int,
+        default=-1,
+        help="replicas per partition (default: the node's)",
+    )
     create.add_argument(
         "--config",
+        dest="configs",
+        type=key_value_arg,
         action="append",
         default=[],
         metavar="KEY=VALUE",
@@ -29,35 +46,23 @@ def register(sub: Any) -> None:
     lst = tsub.add_parser("list", help="list topic names")
     lst.set_defaults(run=run_list)
 
-    describe = tsub.add_parser("describe", help="partitions, leaders, replicas and offsets")
-    describe.add_argument("names", nargs="*")
+    describe = tsub.add_parser("describe", help="partitions, leaders, replicas, ISR and offsets")
+    describe.add_argument("names", nargs="*", metavar="NAME", help="default: every topic")
     describe.set_defaults(run=run_describe)
 
     delete = tsub.add_parser("delete", help="delete topics")
-    delete.add_argument("names", nargs="+")
+    delete.add_argument("names", nargs="+", metavar="NAME")
     delete.set_defaults(run=run_delete)
     for p in (create, lst, describe, delete):
         add_bootstrap(p)
 
 
-def parse_configs(items: list[str]) -> dict[str, str]:
-    out = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"error: --config expects KEY=VALUE, got {item!r}")
-        out[key.strip()] = value.strip()
-    return out
-
-
 def run_create(args: argparse.Namespace) -> int:
-    configs = parse_configs(args.config)
+    topic = NewTopic(args.name, args.partitions, args.replication_factor, dict(args.configs))
 
     async def main() -> int:
         async with Admin(args.bootstrap) as admin:
-            await admin.create_topics(
-                [NewTopic(args.name, args.partitions, args.replication_factor, configs)]
-            )
+            await admin.create_topics([topic])
         print(f"created topic {args.name}")
         return 0
 
@@ -67,8 +72,9 @@ def run_create(args: argparse.Namespace) -> int:
 def run_list(args: argparse.Namespace) -> int:
     async def main() -> int:
         async with Admin(args.bootstrap) as admin:
-            for name in await admin.list_topics():
-                print(name)
+            names = await admin.list_topics()
+        for name in names:
+            print(name)
         return 0
 
     return run_async(main)
@@ -79,33 +85,45 @@ def run_describe(args: argparse.Namespace) -> int:
         async with Admin(args.bootstrap) as admin:
             topics = await admin.describe_topics(args.names or None)
         tps = [TopicPartition(t.name, p.partition) for t in topics for p in t.partitions]
-        async with Consumer(args.bootstrap) as consumer:
-            starts = await consumer.beginning_offsets(tps) if tps else {}
-            ends = await consumer.end_offsets(tps) if tps else {}
-        rows: list[tuple[str, ...]] = [
-            ("TOPIC", "PARTITION", "LEADER", "REPLICAS", "ISR", "START", "END")
-        ]
-        for t in topics:
-            for p in t.partitions:
-                tp = TopicPartition(t.name, p.partition)
-                rows.append(
-                    (
-                        t.name,
-                        str(p.partition),
-                        str(p.leader),
-                        ",".join(map(str, p.replicas)),
-                        ",".join(map(str, p.isr)),
-                        str(starts.get(tp, "?")),
-                        str(ends.get(tp, "?")),
-                    )
-                )
-        print_table(rows)
+        starts: dict[TopicPartition, int] = {}
+        ends: dict[TopicPartition, int] = {}
+        if tps:
+            async with Consumer(args.bootstrap) as consumer:
+                starts = await consumer.beginning_offsets(tps)
+                ends = await consumer.end_offsets(tps)
+        print_table(describe_rows(topics, starts, ends))
         for t in topics:
             if t.configs:
-                print(f"{t.name} configs: " + ", ".join(f"{k}={v}" for k, v in t.configs.items()))
+                configs = ", ".join(f"{k}={v}" for k, v in sorted(t.configs.items()))
+                print(f"{t.name} configs: {configs}")
         return 0
 
     return run_async(main)
+
+
+def describe_rows(
+    topics: Sequence[TopicDescription],
+    starts: dict[TopicPartition, int],
+    ends: dict[TopicPartition, int],
+) -> list[tuple[str, ...]]:
+    """The describe table, header first; "?" where an offset is unknown, "-" for no leader."""
+    rows: list[tuple[str, ...]] = [TABLE_HEADER]
+    for t in topics:
+        for p in t.partitions:
+            tp = TopicPartition(t.name, p.partition)
+            rows.append(
+                (
+                    t.name,
+                    str(p.partition),
+                    str(p.leader) if p.leader >= 0 else "-",
+                    str(p.leader_epoch),
+                    ",".join(map(str, p.replicas)),
+                    ",".join(map(str, p.isr)),
+                    str(starts.get(tp, "?")),
+                    str(ends.get(tp, "?")),
+                )
+            )
+    return rows
 
 
 def run_delete(args: argparse.Namespace) -> int:
@@ -119,6 +137,7 @@ def run_delete(args: argparse.Namespace) -> int:
 
 
 def print_table(rows: list[tuple[str, ...]]) -> None:
+    """Left-aligned columns two spaces apart (no trailing blanks: easy to diff and grep)."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
