@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rillet.broker.errors import ConfigError
+from rillet.broker.quorum_config import QuorumConfig
 from rillet.partition_store.config import LogConfig
 
 
@@ -59,6 +60,7 @@ class NodeConfig:
     topics: TopicDefaults = field(default_factory=TopicDefaults)
     tasks: TasksConfig = field(default_factory=TasksConfig)
     log: LogConfig = field(default_factory=LogConfig)
+    quorum: QuorumConfig = field(default_factory=QuorumConfig)
 
     @property
     def advertised_host(self) -> str:
@@ -106,6 +108,12 @@ def _build(cls: Any, raw: dict[str, Any], prefix: str) -> Any:
         key = prefix + name
         if dataclasses.is_dataclass(default):
             kwargs[name] = _build(type(default), value, key + ".")
+        elif "item" in f.metadata:  # a list of tables, e.g. quorum.voters
+            if not isinstance(value, list):
+                raise ConfigError(f"{key} must be a list of tables")
+            kwargs[name] = tuple(
+                _build(f.metadata["item"], item, f"{key}[{i}].") for i, item in enumerate(value)
+            )
         else:
             kwargs[name] = _coerce(key, value, default)
     try:

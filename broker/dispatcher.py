@@ -12,6 +12,12 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+from rillet.broker.handlers.cluster import (
+    handle_broker_heartbeat,
+    handle_broker_registration,
+    handle_describe_quorum,
+    handle_metadata_fetch,
+)
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.fetch import handle_fetch
 from rillet.broker.handlers.list_offsets import handle_list_offsets
@@ -58,6 +64,10 @@ HANDLERS: dict[ApiKey, Handler] = {
     ApiKey.CREATE_TOPICS: handle_create_topics,
     ApiKey.DELETE_TOPICS: handle_delete_topics,
     ApiKey.API_VERSIONS: _api_versions,
+    ApiKey.DESCRIBE_QUORUM: handle_describe_quorum,
+    ApiKey.BROKER_REGISTRATION: handle_broker_registration,
+    ApiKey.BROKER_HEARTBEAT: handle_broker_heartbeat,
+    ApiKey.METADATA_FETCH: handle_metadata_fetch,
 }
 assert set(HANDLERS) <= set(REQUEST_TYPES)
 

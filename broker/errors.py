@@ -17,3 +17,7 @@ class TopicError(BrokerError):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+class ControllerUnreachable(BrokerError):
+    """No controller answered a broker's request before its deadline."""

@@ -1,9 +1,12 @@
-"""The node process: the composition root that wires storage, handlers and the listener.
+"""The node process: the composition root that wires the quorum, storage and handlers.
 
-Start-up opens (and recovers) every partition before the port is bound, so a client never
-reaches a node whose logs are half-loaded. SIGTERM and SIGINT stop accepting, cancel request
-tasks and close every log cleanly (a clean-shutdown marker lets the next start skip full
-re-validation). After SIGKILL, the next start recovers from the logs themselves.
+Start-up binds the listener (voters must answer each other's brokers before any of them is
+ready), joins the Raft quorum when this node is a voter, registers the broker with the
+controller, waits until its metadata has caught up and its partitions are open, and only then
+reports ready. SIGTERM and SIGINT first ask the controller to move this broker's leaderships
+(controlled shutdown), then stop accepting, cancel request tasks and close every log cleanly
+(a clean-shutdown marker lets the next start skip full re-validation). After SIGKILL, the next
+start recovers from the logs and the Raft journal.
 """
 
 from __future__ import annotations
@@ -13,18 +16,32 @@ import gc
 import json
 import logging
 import os
+import random
 import signal
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import trio
 
+from rillet.broker.broker_lifecycle import CONTROLLED_SHUTDOWN_TIMEOUT_S, BrokerLifecycle
+from rillet.broker.cluster_auth import ClusterAuth
 from rillet.broker.config import NodeConfig
 from rillet.broker.connection import Connection
+from rillet.broker.controller_link import ControllerLink
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.errors import BrokerError
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.metadata_view import MetadataView
+from rillet.broker.partition_reconciler import PartitionReconciler
+from rillet.broker.quorum_setup import build_quorum, resolve_voters
+from rillet.broker.remote_metadata_log import RemoteMetadataLog
 from rillet.broker.replica_manager import ReplicaManager
+from rillet.metadata_quorum.controller import ControllerConfig
+from rillet.metadata_quorum.controller_service import ControllerService
+from rillet.metadata_quorum.follower import MetadataFollower
+from rillet.raft.quorum import Quorum
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +66,8 @@ class DataDirLock:
 
 
 class Node:
+    """One rillet node: a Raft voter and broker (combined), or a broker only."""
+
     def __init__(self, config: NodeConfig, ready_file: Path | None = None) -> None:
         self.config = config
         self.ready_file = ready_file
@@ -57,31 +76,75 @@ class Node:
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         cfg = self.config
+        secret = cfg.quorum.load_secret()
         lock = DataDirLock(cfg.data_dir)
         manager = ReplicaManager(cfg)
+        quorum: Quorum | None = None
         try:
-            manager.open_all()
             listeners = await trio.open_tcp_listeners(cfg.listener.port, host=cfg.listener.host)
-            self.port = listeners[0].socket.getsockname()[1]
-            ctx = BrokerContext(cfg, manager, self.port)
-            dispatcher = Dispatcher(ctx)
+            self.port = port = listeners[0].socket.getsockname()[1]
+            voters = resolve_voters(cfg, port)
+            auth = ClusterAuth(cfg.cluster_id, secret)
+            if voters.is_voter(cfg.node_id):
+                quorum = build_quorum(cfg, voters, secret, trio.lowlevel.current_trio_token())
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._watch_signals, nursery.cancel_scope)
+                link = ControllerLink(
+                    nursery,
+                    voters.listeners,
+                    cfg.quorum.request_timeout_ms / 1000,
+                    local_hint=_leader_of(quorum),
+                    client_id=f"rillet-broker-{cfg.node_id}",
+                )
+                view = self._metadata_view(quorum, link, auth)
+                lifecycle = BrokerLifecycle(cfg, view, link, port)
+                reconciler = PartitionReconciler(cfg.node_id, manager, view.follower)
+                dispatcher = Dispatcher(BrokerContext(cfg, manager, port, view))
+                nursery.start_soon(self._watch_signals, nursery.cancel_scope, lifecycle)
+                nursery.start_soon(view.follower.run)
+                if view.controller is not None:
+                    nursery.start_soon(view.controller.run)
+                await nursery.start(trio.serve_listeners, self._handler_for(dispatcher), listeners)
+                nursery.start_soon(lifecycle.run)
+                nursery.start_soon(reconciler.run, lifecycle.caught_up)
                 nursery.start_soon(manager.run_flush_task)
                 nursery.start_soon(manager.run_retention_task)
                 nursery.start_soon(manager.run_deleted_files_task)
                 nursery.start_soon(manager.purge_deleted_dirs)
-                await nursery.start(trio.serve_listeners, self._handler_for(dispatcher), listeners)
+                await lifecycle.unfenced.wait()
+                await reconciler.wait_reconciled(view.state.last_applied_index)
                 # Everything allocated so far (config, open logs, code) lives for the whole
                 # run: move it out of the collector's sight so GC pauses stay short.
                 gc.collect()
                 gc.freeze()
                 self._announce_ready()
-                task_status.started(self.port)
+                task_status.started(port)
         finally:
             manager.close_all()
+            if quorum is not None:
+                quorum.close()
             lock.release()
             log.info("node %d stopped", cfg.node_id)
+
+    def _metadata_view(
+        self, quorum: Quorum | None, link: ControllerLink, auth: ClusterAuth
+    ) -> MetadataView:
+        q = self.config.quorum
+        if quorum is None:
+            remote = RemoteMetadataLog(link, auth, q.request_timeout_ms / 1000)
+            view = MetadataView(self.config.node_id, MetadataFollower(remote), auth)
+        else:
+            follower = MetadataFollower(quorum, q.snapshot_every_records)
+            controller = ControllerService(
+                quorum,
+                follower,
+                ControllerConfig(q.broker_session_timeout_ms),
+                random.Random(),
+                _wall_clock_ms,
+                q.controller_tick_ms,
+            )
+            view = MetadataView(self.config.node_id, follower, auth, quorum, controller)
+        view.link = link
+        return view
 
     def _handler_for(self, dispatcher: Dispatcher) -> Any:
         limits = self.config.limits
@@ -120,9 +183,34 @@ class Node:
             tmp.write_text(json.dumps(info))
             os.replace(tmp, self.ready_file)
 
-    async def _watch_signals(self, scope: trio.CancelScope) -> None:
+    async def _watch_signals(self, scope: trio.CancelScope, lifecycle: BrokerLifecycle) -> None:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async for signum in signals:
                 log.info("received %s, shutting down", signal.Signals(signum).name)
+                # Controlled shutdown: hand leaderships over before the port closes. A
+                # second signal skips the wait.
+                with trio.move_on_after(CONTROLLED_SHUTDOWN_TIMEOUT_S) as wait:
+                    async with trio.open_nursery() as inner:
+                        inner.start_soon(_cancel_on_next_signal, signals, inner.cancel_scope)
+                        await lifecycle.controlled_shutdown()
+                        inner.cancel_scope.cancel()
+                if wait.cancelled_caught:
+                    log.warning("controlled shutdown timed out")
                 scope.cancel()
                 return
+
+
+async def _cancel_on_next_signal(signals: Any, scope: trio.CancelScope) -> None:
+    async for _ in signals:
+        scope.cancel()
+        return
+
+
+def _leader_of(quorum: Quorum | None) -> Callable[[], int | None] | None:
+    if quorum is None:
+        return None
+    return lambda: quorum.leadership().leader_id
+
+
+def _wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000

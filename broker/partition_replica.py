@@ -23,6 +23,21 @@ from rillet.wire.frame import FileRegion
 
 
 @dataclass(frozen=True, slots=True)
+class ReplicaRole:
+    """What the committed metadata says about this replica: leader or follower, in which
+    leader epoch, and the partition's in-sync replica set."""
+
+    is_leader: bool
+    leader_epoch: int
+    isr: tuple[int, ...]
+    node_id: int
+
+    @property
+    def sole_in_sync_replica(self) -> bool:
+        return self.isr == (self.node_id,)
+
+
+@dataclass(frozen=True, slots=True)
 class TopicPartitionKey:
     topic: str
     partition: int
@@ -32,7 +47,12 @@ class TopicPartitionKey:
 
 
 class PartitionReplica:
-    """Driver-side state of one local partition replica (single-node leader for now)."""
+    """Driver-side state of one local partition replica.
+
+    Until follower replication lands (DESIGN §6), the high watermark advances on append only
+    when this replica is the partition's sole in-sync replica: a partition whose ISR names
+    other brokers waits for them, so nothing is reported committed that only one broker has.
+    """
 
     def __init__(
         self,
@@ -40,10 +60,14 @@ class PartitionReplica:
         log: PartitionLog,
         request_flush: Callable[[], None],
         leader_epoch: int = 0,
+        topic_id: str = "",
     ) -> None:
         self.key = key
         self.log = log
+        self.topic_id = topic_id
         self.leader_epoch = leader_epoch
+        self.is_leader = True
+        self._sole_in_sync = True
         self._flush_driven = log.config.flush_messages > 0 or log.config.flush_ms > 0
         # Everything recovered from disk is committed: a single replica has no one to disagree.
         self._high_watermark = log.log_end_offset
@@ -52,6 +76,15 @@ class PartitionReplica:
         self._request_flush = request_flush
         self.flush_requested = False
         self.deleted = False
+
+    def set_role(self, role: ReplicaRole) -> None:
+        """Apply the committed leadership of this partition (called on every change)."""
+        was_leader = self.is_leader
+        self.is_leader = role.is_leader
+        self.leader_epoch = role.leader_epoch
+        self._sole_in_sync = role.sole_in_sync_replica
+        if was_leader and not role.is_leader:
+            self.wake_all()  # long polls on a deposed leader answer NOT_LEADER promptly
 
     @property
     def config(self) -> LogConfig:
@@ -71,13 +104,13 @@ class PartitionReplica:
             if self.log.needs_flush(now_ms):
                 self.flush_requested = True
                 self._request_flush()
-        else:
+        elif self._sole_in_sync:
             self._advance_high_watermark(self.log.log_end_offset)
         return result
 
     def on_flushed(self) -> None:
         """Called by the flush task after ``flush_completed``; exposes what is durable."""
-        if self._flush_driven:
+        if self._flush_driven and self._sole_in_sync:
             self._advance_high_watermark(self.log.recovery_point)
 
     def _advance_high_watermark(self, offset: int) -> None:

@@ -1,7 +1,8 @@
 """All partition replicas on this node, and the background work they need.
 
-Owns opening logs at start-up (recovery happens there), creating and deleting topics' logs,
-the flush task (fsync in a worker thread, never on the event loop) and the retention task.
+Owns opening logs (recovery happens there) and removing them as the metadata assigns and
+unassigns partitions, the flush task (fsync in a worker thread, never on the event loop) and
+the retention task.
 """
 
 from __future__ import annotations
@@ -15,16 +16,14 @@ from pathlib import Path
 import trio
 
 from rillet.broker.config import NodeConfig
-from rillet.broker.errors import TopicError
-from rillet.broker.partition_replica import PartitionReplica, TopicPartitionKey
-from rillet.broker.topic_config import effective_log_config, validate_topic_configs
-from rillet.broker.topic_registry import TopicInfo, TopicRegistry, validate_topic_name
+from rillet.broker.partition_replica import PartitionReplica, ReplicaRole, TopicPartitionKey
+from rillet.broker.topic_config import effective_log_config
+from rillet.partition_store.errors import TopicIdMismatch
 from rillet.partition_store.log import PartitionLog
-from rillet.wire.error_codes import ErrorCode
+from rillet.partition_store.partition_files import PartitionFiles
 
 log = logging.getLogger(__name__)
 
-META_DIR = "__meta"
 DELETE_SUFFIX = "-delete"
 
 
@@ -33,13 +32,17 @@ def now_ms() -> int:
 
 
 class ReplicaManager:
-    """Maps (topic, partition) to the local replica; creates and deletes topics' logs."""
+    """Maps (topic, partition) to the local replica; opens and removes partitions' logs.
+
+    Which partitions this node hosts is decided by the metadata quorum; the
+    :class:`~rillet.broker.partition_reconciler.PartitionReconciler` calls
+    :meth:`ensure_replica` and :meth:`remove_replica` as the committed metadata changes.
+    """
 
     def __init__(self, config: NodeConfig) -> None:
         self.config = config
         self.data_dir = config.data_dir
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.registry = TopicRegistry(self.data_dir / META_DIR)
         self._replicas: dict[TopicPartitionKey, PartitionReplica] = {}
         self._flush_wakeup = trio.Event()
 
@@ -51,16 +54,10 @@ class ReplicaManager:
     def replicas(self) -> list[PartitionReplica]:
         return list(self._replicas.values())
 
-    # -- lifecycle ------------------------------------------------------------------------
+    def hosted(self) -> set[TopicPartitionKey]:
+        return set(self._replicas)
 
-    def open_all(self) -> None:
-        """Open (and recover) every partition of every known topic; purge deleted dirs."""
-        for stale in self.data_dir.glob(f"*{DELETE_SUFFIX}"):
-            shutil.rmtree(stale, ignore_errors=True)
-        started = time.monotonic()
-        for topic in self.registry.all():
-            self._open_topic(topic)
-        log.info("opened %d partitions in %.2fs", len(self._replicas), time.monotonic() - started)
+    # -- lifecycle ------------------------------------------------------------------------
 
     def close_all(self) -> None:
         for replica in self._replicas.values():
@@ -74,62 +71,76 @@ class ReplicaManager:
     def _partition_dir(self, topic: str, partition: int) -> Path:
         return self.data_dir / f"{topic}-{partition}"
 
-    def _open_topic(self, topic: TopicInfo) -> None:
-        log_config = effective_log_config(self.config.log, topic.configs)
-        for p in range(topic.num_partitions):
-            key = TopicPartitionKey(topic.name, p)
-            plog = PartitionLog.open(
-                self._partition_dir(topic.name, p), log_config, now_ms(), topic.name, p
-            )
-            self._replicas[key] = PartitionReplica(key, plog, self.request_flush)
+    def ensure_replica(
+        self,
+        topic: str,
+        topic_id: str,
+        partition: int,
+        configs: dict[str, str],
+        role: ReplicaRole,
+    ) -> PartitionReplica:
+        """Host this partition (opening or creating its log) in the given role."""
+        key = TopicPartitionKey(topic, partition)
+        replica = self._replicas.get(key)
+        if replica is not None and replica.topic_id != topic_id:
+            self.remove_replica(topic, partition)  # an earlier topic of the same name
+            replica = None
+        if replica is None:
+            directory = self._partition_dir(topic, partition)
+            log_config = effective_log_config(self.config.log, configs)
+            try:
+                plog = PartitionLog.open(
+                    directory, log_config, now_ms(), topic, partition, topic_id
+                )
+            except TopicIdMismatch:
+                log.info("%s belongs to a deleted topic of that name: removing it", directory)
+                self._move_aside(directory)
+                plog = PartitionLog.open(
+                    directory, log_config, now_ms(), topic, partition, topic_id
+                )
+            replica = PartitionReplica(key, plog, self.request_flush, topic_id=topic_id)
+            self._replicas[key] = replica
+        replica.set_role(role)
+        return replica
 
-    # -- topic admin ----------------------------------------------------------------------
-
-    def validate_new_topic(
-        self, name: str, num_partitions: int, replication_factor: int, configs: dict[str, str]
-    ) -> dict[str, str]:
-        validate_topic_name(name)
-        if name in self.registry:
-            raise TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
-        limit = self.config.topics.max_partitions_per_topic
-        if num_partitions == -1:
-            num_partitions = self.config.topics.num_partitions
-        if not 1 <= num_partitions <= limit:
-            raise TopicError(
-                ErrorCode.INVALID_PARTITIONS, f"num_partitions must be between 1 and {limit}"
-            )
-        if replication_factor == -1:
-            replication_factor = self.config.topics.replication_factor
-        if replication_factor != 1:
-            raise TopicError(
-                ErrorCode.INVALID_REPLICATION_FACTOR,
-                f"replication factor {replication_factor} exceeds the 1 available broker",
-            )
-        return validate_topic_configs(configs, self.config.log)
-
-    def create_topic(self, name: str, num_partitions: int, configs: dict[str, str]) -> TopicInfo:
-        if num_partitions == -1:
-            num_partitions = self.config.topics.num_partitions
-        info = self.registry.add(name, num_partitions, configs)
-        self._open_topic(info)
-        return info
-
-    def delete_topic(self, name: str) -> None:
-        info = self.registry.remove(name)
-        for p in range(info.num_partitions):
-            replica = self._replicas.pop(TopicPartitionKey(name, p), None)
-            if replica is None:
-                continue
+    def remove_replica(self, topic: str, partition: int) -> None:
+        """Stop hosting the partition and delete its data (the directory is renamed first)."""
+        replica = self._replicas.pop(TopicPartitionKey(topic, partition), None)
+        if replica is not None:
             replica.mark_deleted()
             try:
                 replica.log.close()
             except OSError:
                 log.exception("closing %s for deletion failed", replica.key)
-            src = self._partition_dir(name, p)
-            if src.exists():
-                # Rename first (atomic), remove later: a restart mid-delete finds the
-                # -delete directory and finishes the job.
-                src.rename(src.with_name(f"{src.name}.{uuid.uuid4().hex[:8]}{DELETE_SUFFIX}"))
+        directory = self._partition_dir(topic, partition)
+        if directory.exists():
+            self._move_aside(directory)
+
+    def _move_aside(self, directory: Path) -> None:
+        # Rename first (atomic), remove later: a restart mid-delete finds the -delete
+        # directory and finishes the job.
+        directory.rename(
+            directory.with_name(f"{directory.name}.{uuid.uuid4().hex[:8]}{DELETE_SUFFIX}")
+        )
+
+    def remove_unassigned_dirs(self) -> int:
+        """Delete partition directories on disk that this node no longer hosts.
+
+        Called only once the node's metadata has caught up with the quorum, so a partition
+        missing from it was really deleted or moved while the node was down.
+        """
+        removed = 0
+        for directory in sorted(self.data_dir.iterdir()):
+            if not directory.is_dir() or directory.name.endswith(DELETE_SUFFIX):
+                continue
+            meta = PartitionFiles(directory).read_meta()
+            if meta is None:
+                continue  # not a partition directory (raft files, operator's files)
+            if TopicPartitionKey(meta.topic, meta.partition) not in self._replicas:
+                log.info("removing %s: no longer assigned to this node", directory.name)
+                self._move_aside(directory)
+                removed += 1
+        return removed
 
     async def purge_deleted_dirs(self) -> None:
         stale = list(self.data_dir.glob(f"*{DELETE_SUFFIX}"))

@@ -8,6 +8,7 @@ override it.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from rillet.broker.errors import TopicError
 from rillet.partition_store.config import LogConfig
@@ -26,8 +27,27 @@ TOPIC_CONFIG_KEYS: dict[str, str] = {
     "flush.ms": "flush_ms",
     "file.delete.delay.ms": "file_delete_delay_ms",
 }
+# Replication settings the controller reads (true/false).
+BOOLEAN_TOPIC_CONFIGS = ("unclean.leader.election.enable",)
+MAX_TOPIC_NAME_LENGTH = 249
+_LEGAL_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 # Accepted for compatibility with Kafka tooling but only one value is supported.
 FIXED_TOPIC_CONFIGS: dict[str, str] = {"cleanup.policy": "delete"}
+
+
+def validate_topic_name(name: str) -> None:
+    """Kafka's rules: 1-249 chars of [A-Za-z0-9._-], not "." or ".."."""
+    if not name or name in (".", ".."):
+        raise TopicError(ErrorCode.INVALID_TOPIC, f"illegal topic name {name!r}")
+    if len(name) > MAX_TOPIC_NAME_LENGTH:
+        raise TopicError(
+            ErrorCode.INVALID_TOPIC, f"topic name longer than {MAX_TOPIC_NAME_LENGTH} chars"
+        )
+    if not _LEGAL_NAME.match(name):
+        raise TopicError(
+            ErrorCode.INVALID_TOPIC,
+            f"topic name {name!r} may contain only ASCII letters, digits, '.', '_' and '-'",
+        )
 
 
 def validate_topic_configs(configs: dict[str, str], defaults: LogConfig) -> dict[str, str]:
@@ -42,8 +62,15 @@ def validate_topic_configs(configs: dict[str, str], defaults: LogConfig) -> dict
                 )
             out[key] = value
             continue
+        if key in BOOLEAN_TOPIC_CONFIGS:
+            if str(value).lower() not in ("true", "false"):
+                raise TopicError(ErrorCode.INVALID_CONFIG, f"{key} must be true or false")
+            out[key] = str(value).lower()
+            continue
         if key not in TOPIC_CONFIG_KEYS:
-            known = ", ".join(sorted([*TOPIC_CONFIG_KEYS, *FIXED_TOPIC_CONFIGS]))
+            known = ", ".join(
+                sorted([*TOPIC_CONFIG_KEYS, *FIXED_TOPIC_CONFIGS, *BOOLEAN_TOPIC_CONFIGS])
+            )
             raise TopicError(
                 ErrorCode.INVALID_CONFIG, f"unknown topic config {key!r}; known: {known}"
             )

@@ -23,6 +23,7 @@ from rillet.metadata_quorum.records import (
     PartitionChange,
     PartitionRecord,
     RegisterBroker,
+    RemoveTopic,
     TopicRecord,
     UnfenceBroker,
 )
@@ -106,14 +107,33 @@ class Controller:
             FenceBroker(b, state.brokers[b].broker_epoch) for b in expired
         ]
         live = set(state.unfenced_brokers()) - set(expired)
+        return Decision(records + self._move_off_dead_brokers(state, live))
+
+    def controlled_shutdown(
+        self, state: MetadataState, broker_id: int, broker_epoch: int
+    ) -> Decision:
+        """A broker stopping cleanly: fence it now and move its leaderships, instead of
+        leaving its partitions leaderless for a whole session timeout."""
+        broker = state.brokers.get(broker_id)
+        if broker is None or broker.broker_epoch != broker_epoch:
+            return Decision([], ErrorCode.UNKNOWN_MEMBER_ID, "stale or unknown broker epoch")
+        self._deadline_ms.pop(broker_id, None)
+        records: list[MetadataRecord] = []
+        if not broker.fenced:
+            records.append(FenceBroker(broker_id, broker_epoch))
+        live = set(state.unfenced_brokers()) - {broker_id}
+        return Decision(records + self._move_off_dead_brokers(state, live))
+
+    def _move_off_dead_brokers(self, state: MetadataState, live: set[int]) -> list[MetadataRecord]:
+        out: list[MetadataRecord] = []
         for key, p in sorted(state.partitions.items()):
             if (p.leader != NO_LEADER and p.leader not in live) or any(
                 r not in live for r in p.isr
             ):
                 change = self._reassign(state, key[0], p, live)
                 if change is not None:
-                    records.append(PartitionChange(key[0], key[1], change[0], change[1]))
-        return Decision(records)
+                    out.append(PartitionChange(key[0], key[1], change[0], change[1]))
+        return out
 
     # -- partitions -----------------------------------------------------------------------
 
@@ -216,3 +236,9 @@ class Controller:
         for p, replicas in enumerate(assignment):
             records.append(PartitionRecord(topic_id, p, replicas, list(replicas), replicas[0]))
         return Decision(records)
+
+    def delete_topic(self, state: MetadataState, name: str) -> Decision:
+        topic = state.topic_by_name(name)
+        if topic is None:
+            return Decision([], ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"unknown topic {name!r}")
+        return Decision([RemoveTopic(topic.topic_id)])

@@ -21,6 +21,7 @@ from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.metadata_quorum.records import encode_record
 from rillet.metadata_quorum.state import MetadataState
 from rillet.raft.errors import NotLeaderError
+from rillet.raft.quorum import Quorum
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,7 @@ DecideFn = Callable[[Controller, MetadataState, int], Decision]
 class ControllerService:
     def __init__(
         self,
+        quorum: Quorum,
         follower: MetadataFollower,
         config: ControllerConfig,
         rng: random.Random,
@@ -37,7 +39,7 @@ class ControllerService:
         tick_interval_ms: int = 500,
     ) -> None:
         self._follower = follower
-        self._quorum = follower.quorum
+        self._quorum = quorum
         self._config = config
         self._rng = rng
         self._clock_ms = clock_ms

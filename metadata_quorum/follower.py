@@ -10,20 +10,31 @@ which is how a controller waits until its own records are visible before decidin
 from __future__ import annotations
 
 import logging
+from typing import Protocol
 
 import trio
 
 from rillet.metadata_quorum.records import decode_record
 from rillet.metadata_quorum.state import MetadataState
 from rillet.raft.errors import SnapshotRequired
-from rillet.raft.quorum import Quorum, Snapshot
+from rillet.raft.quorum import Entry, Snapshot
 
 log = logging.getLogger(__name__)
 
 
+class CommittedLog(Protocol):
+    """What a follower reads: a voter's Quorum, or a broker's remote view of a voter's log."""
+
+    async def read_committed(self, after_index: int, max_entries: int = 1000) -> list[Entry]: ...
+
+    def save_snapshot(self, snapshot: Snapshot) -> None: ...
+
+    def latest_snapshot(self) -> Snapshot | None: ...
+
+
 class MetadataFollower:
-    def __init__(self, quorum: Quorum, snapshot_every: int = 10_000) -> None:
-        self.quorum = quorum
+    def __init__(self, source: CommittedLog, snapshot_every: int = 10_000) -> None:
+        self.source = source
         self.state = MetadataState()
         self._snapshot_every = snapshot_every
         self._since_snapshot = 0
@@ -38,7 +49,7 @@ class MetadataFollower:
         """Apply committed entries forever (cancel to stop)."""
         while True:
             try:
-                entries = await self.quorum.read_committed(self.state.last_applied_index)
+                entries = await self.source.read_committed(self.state.last_applied_index)
             except SnapshotRequired:
                 self._restore()
                 continue
@@ -51,13 +62,13 @@ class MetadataFollower:
             self._applied = trio.Event()
 
     def _take_snapshot(self, term: int) -> None:
-        self.quorum.save_snapshot(
+        self.source.save_snapshot(
             Snapshot(self.state.last_applied_index, term, self.state.to_snapshot())
         )
         self._since_snapshot = 0
 
     def _restore(self) -> None:
-        snapshot = self.quorum.latest_snapshot()
+        snapshot = self.source.latest_snapshot()
         if snapshot is None:
             raise RuntimeError("entries were compacted but no snapshot is available")
         log.info("restoring metadata from the snapshot at index %d", snapshot.index)

@@ -55,6 +55,10 @@ class PartitionMismatch(StoreError):
     """``partition.meta`` names another topic or partition than the one being opened."""
 
 
+class TopicIdMismatch(PartitionMismatch):
+    """The directory belongs to an earlier topic of the same name (deleted since)."""
+
+
 class LogClosed(StoreError):
     """The log was closed or deleted; it serves nothing any more."""
 

@@ -68,14 +68,20 @@ class ReadResult:
 
 class PartitionLog:
     def __init__(
-        self, directory: Path, config: LogConfig, now_ms: int, topic: str, partition: int
+        self,
+        directory: Path,
+        config: LogConfig,
+        now_ms: int,
+        topic: str,
+        partition: int,
+        topic_id: str = "",
     ) -> None:
         """Use :meth:`open`."""
         self.directory = directory
         self.config = config
         directory.mkdir(parents=True, exist_ok=True)
         self._files = PartitionFiles(directory)
-        self._files.ensure_meta(topic, partition, now_ms)
+        self._files.ensure_meta(topic, partition, now_ms, topic_id)
         loaded = load_log(directory, config, self._files, now_ms)
         self.recovery_stats: RecoveryStats = loaded.stats
         self._segments = loaded.segments
@@ -91,10 +97,20 @@ class PartitionLog:
 
     @classmethod
     def open(
-        cls, directory: Path, config: LogConfig, now_ms: int, topic: str, partition: int
+        cls,
+        directory: Path,
+        config: LogConfig,
+        now_ms: int,
+        topic: str,
+        partition: int,
+        topic_id: str = "",
     ) -> PartitionLog:
-        """Open the partition directory (creating it if missing), recovering after a crash."""
-        return cls(directory, config, now_ms, topic, partition)
+        """Open the partition directory (creating it if missing), recovering after a crash.
+
+        ``topic_id`` (when given) tells incarnations of a topic name apart: a directory left
+        by a deleted topic of the same name is refused with TopicIdMismatch.
+        """
+        return cls(directory, config, now_ms, topic, partition, topic_id)
 
     # -- state ------------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rillet.partition_store.checkpoint import fsync_dir, read_int, write_atomically, write_int
-from rillet.partition_store.errors import PartitionMismatch, StoreError
+from rillet.partition_store.errors import PartitionMismatch, StoreError, TopicIdMismatch
 from rillet.partition_store.layout import (
     CLEAN_SHUTDOWN_FILE,
     LOG_START_OFFSET_FILE,
@@ -43,6 +43,7 @@ class PartitionMeta:
     partition: int
     created_ms: int
     version: int = META_FORMAT_VERSION
+    topic_id: str = ""  # the metadata quorum's id of this topic incarnation
 
     def encode(self) -> bytes:
         lines = [
@@ -51,6 +52,8 @@ class PartitionMeta:
             f"partition={self.partition}",
             f"created_ms={self.created_ms}",
         ]
+        if self.topic_id:
+            lines.append(f"topic_id={self.topic_id}")
         return ("\n".join(lines) + "\n").encode("utf-8")
 
     @classmethod
@@ -68,6 +71,7 @@ class PartitionMeta:
                 int(fields["partition"]),
                 int(fields["created_ms"]),
                 int(fields["version"]),
+                fields.get("topic_id", ""),
             )
         except (UnicodeDecodeError, KeyError, ValueError):
             return None
@@ -85,7 +89,16 @@ class PartitionFiles:
 
     # -- identity ---------------------------------------------------------------------------
 
-    def ensure_meta(self, topic: str, partition: int, now_ms: int) -> PartitionMeta:
+    def read_meta(self) -> PartitionMeta | None:
+        """The directory's identity, or None when it has no readable meta file."""
+        try:
+            return PartitionMeta.decode((self.directory / PARTITION_META_FILE).read_bytes())
+        except FileNotFoundError:
+            return None
+
+    def ensure_meta(
+        self, topic: str, partition: int, now_ms: int, topic_id: str = ""
+    ) -> PartitionMeta:
         """Create ``partition.meta``, or check that it names this topic and partition.
 
         An unreadable meta file is rewritten: it guards identity only, and the directory
@@ -94,18 +107,24 @@ class PartitionFiles:
         if not topic or any(c in topic for c in "\r\n\0"):
             raise StoreError(f"invalid topic name {topic!r}")
         path = self.directory / PARTITION_META_FILE
-        try:
-            existing = PartitionMeta.decode(path.read_bytes())
-        except FileNotFoundError:
-            existing = None
+        existing = self.read_meta()
         if existing is not None:
             if (existing.topic, existing.partition) != (topic, partition):
                 raise PartitionMismatch(
                     f"{self.directory} holds {existing.topic}-{existing.partition}, "
                     f"not {topic}-{partition}"
                 )
+            if topic_id and existing.topic_id and existing.topic_id != topic_id:
+                raise TopicIdMismatch(
+                    f"{self.directory} holds topic id {existing.topic_id}, not {topic_id}"
+                )
+            if topic_id and not existing.topic_id:
+                existing = PartitionMeta(
+                    existing.topic, existing.partition, existing.created_ms, topic_id=topic_id
+                )
+                write_atomically(path, existing.encode())
             return existing
-        meta = PartitionMeta(topic, partition, now_ms)
+        meta = PartitionMeta(topic, partition, now_ms, topic_id=topic_id)
         write_atomically(path, meta.encode())
         return meta
 

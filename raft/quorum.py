@@ -83,3 +83,6 @@ class Quorum(abc.ABC):
     @abc.abstractmethod
     def latest_snapshot(self) -> Snapshot | None:
         """The newest stored snapshot, for a member whose reader fell behind compaction."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook, engines without resources skip it
+        """Stop the member and release its threads, sockets and files."""

@@ -22,6 +22,7 @@ class ApiKey(IntEnum):
     API_VERSIONS = 18
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
+    DESCRIBE_QUORUM = 55
     # internal, broker to broker / broker to controller
     REPLICA_FETCH = 1000
     BROKER_REGISTRATION = 1001

@@ -11,6 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rillet.wire.api import ApiKey
+from rillet.wire.cluster_messages import (
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+    DescribeQuorumRequest,
+    DescribeQuorumResponse,
+    MetadataFetchRequest,
+    MetadataFetchResponse,
+)
 from rillet.wire.schema import Blob
 
 # -- Produce -----------------------------------------------------------------------------------
@@ -236,5 +246,9 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
     ApiKey.CREATE_TOPICS: (CreateTopicsRequest, CreateTopicsResponse),
     ApiKey.DELETE_TOPICS: (DeleteTopicsRequest, DeleteTopicsResponse),
     ApiKey.API_VERSIONS: (ApiVersionsRequest, ApiVersionsResponse),
+    ApiKey.DESCRIBE_QUORUM: (DescribeQuorumRequest, DescribeQuorumResponse),
+    ApiKey.BROKER_REGISTRATION: (BrokerRegistrationRequest, BrokerRegistrationResponse),
+    ApiKey.BROKER_HEARTBEAT: (BrokerHeartbeatRequest, BrokerHeartbeatResponse),
+    ApiKey.METADATA_FETCH: (MetadataFetchRequest, MetadataFetchResponse),
 }
 API_OF_REQUEST: dict[type, ApiKey] = {req: api for api, (req, _) in REQUEST_TYPES.items()}

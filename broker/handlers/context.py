@@ -1,4 +1,4 @@
-"""What every handler may use: the node config, the replica manager and the clock."""
+"""What every handler may use: the node config, the replicas, the metadata and the clock."""
 
 from __future__ import annotations
 
@@ -6,7 +6,10 @@ import time
 from dataclasses import dataclass
 
 from rillet.broker.config import NodeConfig
+from rillet.broker.metadata_view import MetadataView
+from rillet.broker.partition_replica import PartitionReplica
 from rillet.broker.replica_manager import ReplicaManager
+from rillet.wire.error_codes import ErrorCode
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,7 +17,22 @@ class BrokerContext:
     config: NodeConfig
     replicas: ReplicaManager
     advertised_port: int
+    metadata: MetadataView
 
     @staticmethod
     def now_ms() -> int:
         return time.time_ns() // 1_000_000
+
+    def leader_replica(self, topic: str, partition: int) -> PartitionReplica | ErrorCode:
+        """The local replica when this node leads the partition, else the error to answer.
+
+        NOT_LEADER_OR_FOLLOWER (clients refresh metadata and retry) when the partition exists
+        but another node leads it, or this node has not opened it yet; UNKNOWN_TOPIC_OR_PARTITION
+        when the committed metadata does not know it.
+        """
+        replica = self.replicas.get(topic, partition)
+        if replica is not None and replica.is_leader and not replica.deleted:
+            return replica
+        if self.metadata.has_partition(topic, partition):
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

@@ -65,11 +65,9 @@ def _read_once(ctx: BrokerContext, req: FetchRequest) -> tuple[FetchResponse, in
 def _read_partition(
     ctx: BrokerContext, p: FetchPartition, remaining: int, first: bool
 ) -> FetchPartitionResponse:
-    replica = ctx.replicas.get(p.topic, p.partition)
-    if replica is None:
-        return FetchPartitionResponse(
-            p.topic, p.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, _EMPTY
-        )
+    replica = ctx.leader_replica(p.topic, p.partition)
+    if isinstance(replica, ErrorCode):
+        return FetchPartitionResponse(p.topic, p.partition, replica, -1, -1, _EMPTY)
     plog = replica.log
     hw = replica.high_watermark
     base = (p.topic, p.partition)

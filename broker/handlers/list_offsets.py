@@ -19,13 +19,9 @@ from rillet.wire.messages import (
 def handle_list_offsets(ctx: BrokerContext, req: ListOffsetsRequest) -> ListOffsetsResponse:
     out = []
     for p in req.partitions:
-        replica = ctx.replicas.get(p.topic, p.partition)
-        if replica is None:
-            out.append(
-                ListOffsetsPartitionResponse(
-                    p.topic, p.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                )
-            )
+        replica = ctx.leader_replica(p.topic, p.partition)
+        if isinstance(replica, ErrorCode):
+            out.append(ListOffsetsPartitionResponse(p.topic, p.partition, replica))
             continue
         hw = replica.high_watermark
         if p.timestamp == EARLIEST_TIMESTAMP:

@@ -1,4 +1,4 @@
-"""Metadata: brokers, topics and partition leadership as this node knows them."""
+"""Metadata: brokers, topics and partition leadership from the committed metadata state."""
 
 from __future__ import annotations
 
@@ -14,21 +14,24 @@ from rillet.wire.messages import (
 
 
 def handle_metadata(ctx: BrokerContext, req: MetadataRequest) -> MetadataResponse:
-    cfg = ctx.config
-    node = cfg.node_id
-    registry = ctx.replicas.registry
-    names = [t.name for t in registry.all()] if req.topics is None else req.topics
+    state = ctx.metadata.state
+    names = sorted(state.topic_ids) if req.topics is None else req.topics
     topics = []
     for name in names:
-        info = registry.get(name)
-        if info is None:
+        topic = state.topic_by_name(name)
+        if topic is None:
             topics.append(TopicMetadata(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, []))
             continue
         partitions = []
-        for p in range(info.num_partitions):
-            replica = ctx.replicas.get(name, p)
-            epoch = replica.leader_epoch if replica is not None else 0
-            partitions.append(PartitionMetadata(p, node, epoch, [node], [node]))
-        topics.append(TopicMetadata(name, ErrorCode.NONE, partitions, dict(info.configs)))
-    brokers = [BrokerInfo(node, cfg.advertised_host, ctx.advertised_port, cfg.rack)]
-    return MetadataResponse(cfg.cluster_id, node, brokers, topics)
+        for p, s in sorted(state.partitions_of(topic.topic_id).items()):
+            error = ErrorCode.NONE if s.leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE
+            partitions.append(
+                PartitionMetadata(p, s.leader, s.leader_epoch, list(s.replicas), list(s.isr), error)
+            )
+        topics.append(TopicMetadata(name, ErrorCode.NONE, partitions, dict(topic.configs)))
+    brokers = [
+        BrokerInfo(b.broker_id, b.host, b.port, b.rack)
+        for b in sorted(state.brokers.values(), key=lambda b: b.broker_id)
+        if not b.fenced
+    ]
+    return MetadataResponse(ctx.config.cluster_id, ctx.metadata.controller_id(), brokers, topics)

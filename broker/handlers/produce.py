@@ -46,14 +46,14 @@ def handle_produce(
     results: list[ProducePartitionResponse] = []
     waits: list[tuple[int, int]] = []  # (index in results, offset the HW must reach)
     for p in req.partitions:
-        replica = ctx.replicas.get(p.topic, p.partition)
-        if replica is None:
+        replica = ctx.leader_replica(p.topic, p.partition)
+        if isinstance(replica, ErrorCode):
             results.append(
                 ProducePartitionResponse(
                     p.topic,
                     p.partition,
-                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                    error_message=f"unknown topic-partition {p.topic}-{p.partition}",
+                    replica,
+                    error_message=f"{p.topic}-{p.partition}: {replica.name}",
                 )
             )
             continue
@@ -112,6 +112,13 @@ async def _await_high_watermarks(
                 r.partition,
                 ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                 error_message="partition deleted while waiting for acks=all",
+            )
+        elif not replica.is_leader:
+            final[index] = ProducePartitionResponse(
+                r.topic,
+                r.partition,
+                ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                error_message="leadership moved while waiting for acks=all",
             )
         elif replica.high_watermark < target:
             final[index] = ProducePartitionResponse(

@@ -8,8 +8,13 @@ import pytest
 
 from rillet.broker.config import NodeConfig, load_config
 from rillet.broker.errors import ConfigError, TopicError
-from rillet.broker.topic_config import effective_log_config, validate_topic_configs
-from rillet.broker.topic_registry import TopicRegistry, validate_topic_name
+from rillet.broker.quorum_config import QuorumConfig, VoterConfig
+from rillet.broker.quorum_setup import resolve_voters
+from rillet.broker.topic_config import (
+    effective_log_config,
+    validate_topic_configs,
+    validate_topic_name,
+)
 from rillet.partition_store.config import LogConfig
 from rillet.wire.error_codes import ErrorCode
 
@@ -86,14 +91,90 @@ def test_illegal_topic_names(name: str) -> None:
     assert info.value.code == ErrorCode.INVALID_TOPIC
 
 
-def test_topic_registry_persists_and_refuses_duplicates(tmp_path: Path) -> None:
-    reg = TopicRegistry(tmp_path)
-    reg.add("a.b-c_d", 3, {"retention.ms": "5"})
-    with pytest.raises(TopicError) as info:
-        reg.add("a.b-c_d", 1, {})
-    assert info.value.code == ErrorCode.TOPIC_ALREADY_EXISTS
-    again = TopicRegistry(tmp_path)
-    t = again.get("a.b-c_d")
-    assert t is not None and t.num_partitions == 3 and t.configs == {"retention.ms": "5"}
-    again.remove("a.b-c_d")
-    assert TopicRegistry(tmp_path).all() == []
+def _three_voters(tmp_path: Path, extra: str = "") -> Path:
+    path = tmp_path / "node.toml"
+    path.write_text(
+        """
+node_id = 2
+[listener]
+port = 9002
+[quorum]
+secret = "0123456789abcdef-secret"
+voters = [
+  { id = 1, raft = "127.0.0.1:9101", listener = "127.0.0.1:9001" },
+  { id = 2, raft = "127.0.0.1:9102", listener = "127.0.0.1:9002" },
+  { id = 3, raft = "127.0.0.1:9103", listener = "127.0.0.1:9003" },
+]
+"""
+        + extra
+    )
+    return path
+
+
+def test_quorum_voters_are_read_as_a_list_of_tables(tmp_path: Path) -> None:
+    cfg = load_config(_three_voters(tmp_path))
+    assert cfg.quorum.voters[1] == VoterConfig(2, "127.0.0.1:9102", "127.0.0.1:9002")
+    voters = resolve_voters(cfg, 9002)
+    assert voters.is_voter(2) and voters.raft[3] == "127.0.0.1:9103"
+    assert voters.listeners == {
+        1: ("127.0.0.1", 9001),
+        2: ("127.0.0.1", 9002),
+        3: ("127.0.0.1", 9003),
+    }
+
+
+def test_a_node_outside_the_voters_is_broker_only(tmp_path: Path) -> None:
+    cfg = load_config(_three_voters(tmp_path), {"node_id": 7, "listener.port": 9007})
+    assert not resolve_voters(cfg, 9007).is_voter(7)
+
+
+def test_no_voters_means_a_cluster_of_one() -> None:
+    voters = resolve_voters(NodeConfig(), 9092)
+    assert voters.is_voter(1) and voters.listeners == {1: ("127.0.0.1", 9092)}
+
+
+def test_a_voter_must_listen_where_the_voters_say(tmp_path: Path) -> None:
+    cfg = load_config(_three_voters(tmp_path))
+    with pytest.raises(ConfigError, match=r"listener\.port"):
+        resolve_voters(cfg, 9555)
+
+
+def test_multi_voter_quorum_refuses_to_start_without_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RILLET_CLUSTER_SECRET", raising=False)
+    cfg = load_config(_three_voters(tmp_path), {"quorum.secret": ""})
+    with pytest.raises(ConfigError, match="secret"):
+        resolve_voters(cfg, 9002)
+
+
+def test_secret_file_and_short_secrets(tmp_path: Path) -> None:
+    (tmp_path / "secret").write_text("a-long-enough-cluster-secret\n")
+    assert QuorumConfig(secret_file=str(tmp_path / "secret")).load_secret() == (
+        "a-long-enough-cluster-secret"
+    )
+    with pytest.raises(ConfigError, match="at least"):
+        QuorumConfig(secret="short").load_secret()
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        'engine = "zookeeper"\n',
+        "election_timeout_min_ms = 700\n",
+        "broker_heartbeat_interval_ms = 10000\n",
+    ],
+)
+def test_bad_quorum_settings_are_refused(tmp_path: Path, extra: str) -> None:
+    with pytest.raises(ConfigError):
+        load_config(_three_voters(tmp_path, extra))
+
+
+def test_duplicate_voter_ids_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "n.toml"
+    path.write_text(
+        '[quorum]\nvoters = [{ id = 1, raft = "h:1", listener = "h:2" },'
+        ' { id = 1, raft = "h:3", listener = "h:4" }]\n'
+    )
+    with pytest.raises(ConfigError, match="duplicate"):
+        load_config(path)

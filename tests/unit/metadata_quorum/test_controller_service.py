@@ -34,7 +34,7 @@ async def test_controller_follows_leadership_and_fences_silent_brokers(
         for node_id, quorum in cluster.members.items():
             follower = MetadataFollower(quorum)
             service = ControllerService(
-                follower, ControllerConfig(TIMEOUT_MS), random.Random(seed), now_ms, 100
+                quorum, follower, ControllerConfig(TIMEOUT_MS), random.Random(seed), now_ms, 100
             )
             services[node_id] = (follower, service)
             nursery.start_soon(follower.run)

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from wire_helpers import header_frame, join_parts, one_frame, strategy_for
 
+from rillet.wire import cluster_messages as cm
 from rillet.wire import messages as m
 from rillet.wire.api import ApiKey
 from rillet.wire.batch import build_batch
@@ -52,6 +53,12 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     ),
     m.DeleteTopicsRequest: m.DeleteTopicsRequest(["t", "u"], 10),
     m.ApiVersionsRequest: m.ApiVersionsRequest(),
+    cm.DescribeQuorumRequest: cm.DescribeQuorumRequest(),
+    cm.BrokerRegistrationRequest: cm.BrokerRegistrationRequest(
+        "c", b"\x01" * 32, 2, "inc-1", "127.0.0.1", 9092, "rack-a"
+    ),
+    cm.BrokerHeartbeatRequest: cm.BrokerHeartbeatRequest("c", b"", 2, 17, 40, True),
+    cm.MetadataFetchRequest: cm.MetadataFetchRequest("c", b"a", 12, 100, 250),
 }
 SAMPLE_RESPONSES: dict[type, Any] = {
     m.ProduceResponse: m.ProduceResponse(
@@ -78,6 +85,23 @@ SAMPLE_RESPONSES: dict[type, Any] = {
     m.CreateTopicsResponse: m.CreateTopicsResponse([m.TopicResult("t", 36, "exists")]),
     m.DeleteTopicsResponse: m.DeleteTopicsResponse([m.TopicResult("t", 0)]),
     m.ApiVersionsResponse: m.ApiVersionsResponse([m.ApiVersionRange(0, 0, 0)]),
+    cm.DescribeQuorumResponse: cm.DescribeQuorumResponse(
+        0,
+        1,
+        2,
+        7,
+        [1, 2, 3],
+        99,
+        [cm.BrokerStatus(1, "h", 9092, 5, False, "r"), cm.BrokerStatus(2, "h", 9093, 6, True)],
+        1,
+        3,
+        ["t-0"],
+    ),
+    cm.BrokerRegistrationResponse: cm.BrokerRegistrationResponse(0, 1, 44),
+    cm.BrokerHeartbeatResponse: cm.BrokerHeartbeatResponse(41, 3, True, "not the controller"),
+    cm.MetadataFetchResponse: cm.MetadataFetchResponse(
+        0, [cm.MetadataEntry(13, 2, b"\xa1")], 12, 2, b"snap"
+    ),
 }
 
 
@@ -87,7 +111,11 @@ def test_samples_cover_every_api_and_every_message_class() -> None:
     all_classes = {
         obj
         for obj in vars(m).values()
-        if inspect.isclass(obj) and dataclasses.is_dataclass(obj) and obj.__module__ == m.__name__
+        for module in (m, cm)
+        for obj in vars(module).values()
+        if inspect.isclass(obj)
+        and dataclasses.is_dataclass(obj)
+        and obj.__module__ == module.__name__
     }
     reachable: set[type] = set()
 
@@ -123,6 +151,7 @@ def test_api_numbers_are_stable() -> None:
         "API_VERSIONS": 18,
         "CREATE_TOPICS": 19,
         "DELETE_TOPICS": 20,
+        "DESCRIBE_QUORUM": 55,
         "REPLICA_FETCH": 1000,
         "BROKER_REGISTRATION": 1001,
         "BROKER_HEARTBEAT": 1002,
@@ -406,6 +435,8 @@ def _wrong_values(tp: Any, optional: bool, n_blobs: int) -> list[Any]:
         return [1, b"text", True, ["t"], {"t": 1}, *none]
     if tp is bool:
         return [1, 0, "true", [True], *none]
+    if tp is bytes:
+        return ["text", 1, True, [1], {"b": 1}, *none]
     if get_origin(tp) is list:
         return [{"a": 1}, "list", 1, b"", *none]
     if get_origin(tp) is dict:

@@ -1,0 +1,143 @@
+"""A broker's membership in the cluster: register, catch up, heartbeat, shut down cleanly.
+
+1. Register with the controller under a fresh incarnation id; the answer is the broker
+   epoch (the index of the registration record).
+2. Wait until the local metadata has applied that index: from then on it is at least as new
+   as the cluster was when the broker joined, so hosting and deleting partitions by it is
+   safe (``caught_up`` is set; the partition reconciler starts).
+3. Heartbeat every ``broker_heartbeat_interval_ms`` with ``caught_up``: the controller
+   unfences the broker and renews its lease; ``unfenced`` is set on the first answer that
+   says so. A heartbeat refused for a stale epoch sends the broker back to step 1.
+4. On shutdown, one heartbeat with ``shutting_down`` asks the controller to fence the
+   broker and move its leaderships now rather than after the session timeout.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+import trio
+
+from rillet.broker.config import NodeConfig
+from rillet.broker.controller_link import ControllerLink
+from rillet.broker.errors import ControllerUnreachable
+from rillet.broker.metadata_view import MetadataView
+from rillet.wire.cluster_messages import (
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+)
+from rillet.wire.error_codes import ErrorCode
+
+log = logging.getLogger(__name__)
+
+RETRY_S = 0.1
+CONTROLLED_SHUTDOWN_TIMEOUT_S = 5.0
+
+
+class BrokerLifecycle:
+    def __init__(
+        self,
+        config: NodeConfig,
+        view: MetadataView,
+        link: ControllerLink,
+        advertised_port: int,
+    ) -> None:
+        self._config = config
+        self._view = view
+        self._link = link
+        self._port = advertised_port
+        self._request_timeout_s = config.quorum.request_timeout_ms / 1000
+        self._interval_s = config.quorum.broker_heartbeat_interval_ms / 1000
+        self.broker_epoch: int | None = None
+        self.caught_up = trio.Event()
+        self.unfenced = trio.Event()
+        self.fenced = True
+
+    async def run(self) -> None:
+        """Register and heartbeat forever (cancel to stop)."""
+        while True:
+            epoch = await self._register()
+            self.broker_epoch = epoch
+            await self._view.follower.wait_applied(epoch)
+            self.caught_up.set()
+            await self._heartbeat_until_stale(epoch)
+            log.warning("broker epoch %d is no longer current: registering again", epoch)
+
+    async def _register(self) -> int:
+        cfg = self._config
+        auth = self._view.auth
+        request = BrokerRegistrationRequest(
+            cfg.cluster_id,
+            auth.token,
+            cfg.node_id,
+            uuid.uuid4().hex,
+            cfg.advertised_host,
+            self._port,
+            cfg.rack,
+        )
+        while True:
+            try:
+                response: BrokerRegistrationResponse = await self._link.call(
+                    request, self._request_timeout_s
+                )
+            except ControllerUnreachable as exc:
+                log.info("registration pending: %s", exc)
+                continue
+            if response.error_code == ErrorCode.NONE:
+                log.info("registered as broker %d, epoch %d", cfg.node_id, response.broker_epoch)
+                return response.broker_epoch
+            if response.error_code == ErrorCode.AUTHENTICATION_FAILED:
+                log.error("registration refused: %s", response.error_message)
+            else:
+                log.info("registration not accepted yet: %s", ErrorCode(response.error_code).name)
+            await trio.sleep(RETRY_S)
+
+    async def _heartbeat_until_stale(self, epoch: int) -> None:
+        while True:
+            try:
+                response: BrokerHeartbeatResponse = await self._link.call(
+                    self._heartbeat_request(epoch, shutting_down=False), self._request_timeout_s
+                )
+            except ControllerUnreachable as exc:
+                log.warning("heartbeat failed: %s", exc)
+            else:
+                if response.error_code == ErrorCode.UNKNOWN_MEMBER_ID:
+                    return
+                if response.error_code == ErrorCode.NONE:
+                    if self.fenced != response.fenced:
+                        log.info("broker %s", "fenced" if response.fenced else "unfenced")
+                    self.fenced = response.fenced
+                    if not response.fenced:
+                        self.unfenced.set()
+                        await trio.sleep(self._interval_s)
+                        continue
+            await trio.sleep(min(self._interval_s, RETRY_S if self.fenced else self._interval_s))
+
+    def _heartbeat_request(self, epoch: int, shutting_down: bool) -> BrokerHeartbeatRequest:
+        cfg = self._config
+        return BrokerHeartbeatRequest(
+            cfg.cluster_id,
+            self._view.auth.token,
+            cfg.node_id,
+            epoch,
+            self._view.state.last_applied_index,
+            self.caught_up.is_set(),
+            shutting_down,
+        )
+
+    async def controlled_shutdown(self) -> bool:
+        """Ask the controller to fence this broker now; True when it did."""
+        epoch = self.broker_epoch
+        if epoch is None:
+            return False
+        try:
+            response = await self._link.call(
+                self._heartbeat_request(epoch, shutting_down=True), CONTROLLED_SHUTDOWN_TIMEOUT_S
+            )
+        except ControllerUnreachable as exc:
+            log.warning("controlled shutdown not acknowledged: %s", exc)
+            return False
+        return bool(response.error_code == ErrorCode.NONE)

@@ -1,0 +1,117 @@
+"""A broker's line to the active controller, wherever it runs.
+
+The controller lives on whichever voter leads the Raft quorum. The link sends a request to
+the voter it believes is the controller (a hint from the local quorum, or from the last
+NOT_CONTROLLER answer), and on NOT_CONTROLLER, a broken connection or a timeout tries again
+on the hinted voter or the next one, with bounded exponential backoff, until the caller's
+deadline. One connection per voter is kept and replaced when it breaks.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import trio
+
+from rillet.broker.errors import ControllerUnreachable
+from rillet.client.connection import BrokerConnection
+from rillet.client.errors import RilletError
+from rillet.wire.error_codes import ErrorCode
+
+log = logging.getLogger(__name__)
+
+INITIAL_BACKOFF_S = 0.02
+MAX_BACKOFF_S = 0.5
+
+
+class ControllerLink:
+    def __init__(
+        self,
+        nursery: trio.Nursery,
+        voters: dict[int, tuple[str, int]],
+        request_timeout_s: float,
+        local_hint: Callable[[], int | None] | None = None,
+        client_id: str = "rillet-broker",
+    ) -> None:
+        self._nursery = nursery
+        self._voters = dict(sorted(voters.items()))
+        self._request_timeout_s = request_timeout_s
+        self._local_hint = local_hint
+        self._client_id = client_id
+        self._hint: int | None = None
+        self._connections: dict[int, BrokerConnection] = {}
+        self._next = 0
+
+    @property
+    def controller_hint(self) -> int | None:
+        """The voter believed to be the controller, or None."""
+        local = self._local_hint() if self._local_hint is not None else None
+        return local if local is not None else self._hint
+
+    def _target(self) -> int:
+        hint = self.controller_hint
+        if hint is not None and hint in self._voters:
+            return hint
+        ids = list(self._voters)
+        self._next = (self._next + 1) % len(ids)
+        return ids[self._next]
+
+    async def _connection(self, voter: int) -> BrokerConnection:
+        conn = self._connections.get(voter)
+        if conn is None or conn.closed:
+            host, port = self._voters[voter]
+            conn = BrokerConnection(host, port, client_id=self._client_id)
+            await conn.connect(self._nursery, self._request_timeout_s)
+            self._connections[voter] = conn
+        return conn
+
+    async def call(
+        self,
+        request: Any,
+        deadline_s: float,
+        not_controller: Callable[[Any], int | None] | None = None,
+    ) -> Any:
+        """Send ``request`` to the controller and return its answer.
+
+        ``not_controller(response)`` returns the controller hint (or -1) when the answer says
+        "not the controller"; by default the response's ``error_code`` and ``controller_id``
+        fields are read. Raises ControllerUnreachable after ``deadline_s`` seconds.
+        """
+        check = not_controller or _default_not_controller
+        backoff_s = INITIAL_BACKOFF_S
+        failure = "no attempt"
+        with trio.move_on_after(deadline_s):
+            while True:
+                voter = self._target()
+                try:
+                    conn = await self._connection(voter)
+                    response = await conn.request(request, self._request_timeout_s)
+                except RilletError as exc:
+                    failure = f"voter {voter}: {exc}"
+                    conn_failed = self._connections.pop(voter, None)
+                    if conn_failed is not None:
+                        conn_failed.close()
+                    self._hint = None
+                else:
+                    hint = check(response)
+                    if hint is None:
+                        self._hint = voter
+                        return response
+                    failure = f"voter {voter} is not the controller"
+                    self._hint = hint if hint in self._voters and hint != voter else None
+                await trio.sleep(backoff_s)
+                backoff_s = min(backoff_s * 2, MAX_BACKOFF_S)
+        raise ControllerUnreachable(f"no controller answered within {deadline_s:.3g}s ({failure})")
+
+    def close(self) -> None:
+        for conn in self._connections.values():
+            conn.close()
+        self._connections.clear()
+
+
+def _default_not_controller(response: Any) -> int | None:
+    if getattr(response, "error_code", ErrorCode.NONE) == ErrorCode.NOT_CONTROLLER:
+        return int(getattr(response, "controller_id", -1))
+    return None

@@ -1,0 +1,152 @@
+"""The cluster-internal apis a voter serves: broker registration and heartbeats (decided by
+the controller), metadata fetch for broker-only nodes, and DescribeQuorum for operators."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
+import trio
+
+from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.handlers.controller_calls import decide_on_controller, refused_auth
+from rillet.metadata_quorum.records import RegisterBroker
+from rillet.raft.errors import RaftError, SnapshotRequired
+from rillet.wire.cluster_messages import (
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+    BrokerStatus,
+    DescribeQuorumRequest,
+    DescribeQuorumResponse,
+    MetadataEntry,
+    MetadataFetchRequest,
+    MetadataFetchResponse,
+)
+from rillet.wire.error_codes import ErrorCode
+
+log = logging.getLogger(__name__)
+
+MAX_METADATA_FETCH_RECORDS = 10_000
+MAX_METADATA_FETCH_WAIT_MS = 5_000
+
+
+def handle_broker_registration(
+    ctx: BrokerContext, req: BrokerRegistrationRequest
+) -> BrokerRegistrationResponse | Coroutine[Any, Any, BrokerRegistrationResponse]:
+    refusal = refused_auth(ctx, req.cluster_id, req.auth)
+    if refusal is not None:
+        log.warning("refused registration of broker %d: %s", req.broker_id, refusal)
+        return BrokerRegistrationResponse(ErrorCode.AUTHENTICATION_FAILED, error_message=refusal)
+    return _register(ctx, req)
+
+
+async def _register(
+    ctx: BrokerContext, req: BrokerRegistrationRequest
+) -> BrokerRegistrationResponse:
+    record = RegisterBroker(req.broker_id, req.incarnation_id, req.host, req.port, req.rack)
+    outcome = await decide_on_controller(
+        ctx, lambda ctl, state, now: ctl.register_broker(state, record, now)
+    )
+    controller_id = ctx.metadata.controller_id()
+    if outcome.error != ErrorCode.NONE:
+        return BrokerRegistrationResponse(outcome.error, controller_id, -1, outcome.message)
+    broker = ctx.metadata.state.brokers[req.broker_id]
+    log.info("broker %d registered with epoch %d", req.broker_id, broker.broker_epoch)
+    return BrokerRegistrationResponse(ErrorCode.NONE, controller_id, broker.broker_epoch)
+
+
+def handle_broker_heartbeat(
+    ctx: BrokerContext, req: BrokerHeartbeatRequest
+) -> BrokerHeartbeatResponse | Coroutine[Any, Any, BrokerHeartbeatResponse]:
+    refusal = refused_auth(ctx, req.cluster_id, req.auth)
+    if refusal is not None:
+        return BrokerHeartbeatResponse(ErrorCode.AUTHENTICATION_FAILED, error_message=refusal)
+    return _heartbeat(ctx, req)
+
+
+async def _heartbeat(ctx: BrokerContext, req: BrokerHeartbeatRequest) -> BrokerHeartbeatResponse:
+    if req.shutting_down:
+        outcome = await decide_on_controller(
+            ctx,
+            lambda ctl, state, now: ctl.controlled_shutdown(state, req.broker_id, req.broker_epoch),
+        )
+    else:
+        outcome = await decide_on_controller(
+            ctx,
+            lambda ctl, state, now: ctl.heartbeat(
+                state, req.broker_id, req.broker_epoch, req.caught_up, now
+            ),
+        )
+    controller_id = ctx.metadata.controller_id()
+    if outcome.error != ErrorCode.NONE:
+        return BrokerHeartbeatResponse(outcome.error, controller_id, True, outcome.message)
+    broker = ctx.metadata.state.brokers.get(req.broker_id)
+    fenced = broker is None or broker.fenced
+    return BrokerHeartbeatResponse(ErrorCode.NONE, controller_id, fenced)
+
+
+def handle_metadata_fetch(
+    ctx: BrokerContext, req: MetadataFetchRequest
+) -> MetadataFetchResponse | Coroutine[Any, Any, MetadataFetchResponse]:
+    refusal = refused_auth(ctx, req.cluster_id, req.auth)
+    if refusal is not None:
+        return MetadataFetchResponse(ErrorCode.AUTHENTICATION_FAILED, error_message=refusal)
+    if ctx.metadata.quorum is None:
+        return MetadataFetchResponse(
+            ErrorCode.NOT_CONTROLLER, error_message="only voters serve the metadata log"
+        )
+    return _metadata_fetch(ctx, req)
+
+
+async def _metadata_fetch(ctx: BrokerContext, req: MetadataFetchRequest) -> MetadataFetchResponse:
+    quorum = ctx.metadata.quorum
+    assert quorum is not None
+    max_records = min(max(req.max_records, 1), MAX_METADATA_FETCH_RECORDS)
+    wait_s = min(max(req.max_wait_ms, 0), MAX_METADATA_FETCH_WAIT_MS) / 1000
+    entries = []
+    try:
+        with trio.move_on_after(wait_s):
+            entries = await quorum.read_committed(req.after_index, max_records)
+    except SnapshotRequired:
+        # The log before after_index was compacted: send this node's whole state instead.
+        state = ctx.metadata.state
+        return MetadataFetchResponse(
+            ErrorCode.NONE,
+            [],
+            state.last_applied_index,
+            quorum.leadership().term,
+            state.to_snapshot(),
+        )
+    except RaftError as exc:
+        return MetadataFetchResponse(ErrorCode.REQUEST_TIMED_OUT, error_message=str(exc))
+    return MetadataFetchResponse(
+        ErrorCode.NONE, [MetadataEntry(e.index, e.term, e.data) for e in entries]
+    )
+
+
+def handle_describe_quorum(
+    ctx: BrokerContext, req: DescribeQuorumRequest
+) -> DescribeQuorumResponse:
+    view = ctx.metadata
+    state = view.state
+    term = view.quorum.leadership().term if view.quorum is not None else -1
+    voters = sorted(view.quorum.voters) if view.quorum is not None else []
+    names = {tid: t.name for tid, t in state.topics.items()}
+    return DescribeQuorumResponse(
+        ErrorCode.NONE,
+        ctx.config.node_id,
+        view.controller_id(),
+        term,
+        voters or sorted(v.id for v in ctx.config.quorum.voters),
+        state.last_applied_index,
+        [
+            BrokerStatus(b.broker_id, b.host, b.port, b.broker_epoch, b.fenced, b.rack)
+            for b in sorted(state.brokers.values(), key=lambda b: b.broker_id)
+        ],
+        len(state.topics),
+        len(state.partitions),
+        [f"{names.get(t, t)}-{p}" for t, p in state.leaderless_partitions()],
+    )

@@ -1,0 +1,40 @@
+"""Running a decision on this node's controller and mapping the outcome to error codes.
+
+Shared by the cluster apis and topic administration: NotLeaderError becomes NOT_CONTROLLER
+(with the leader as hint), a proposal whose fate is unknown after a leadership change becomes
+REQUEST_TIMED_OUT (callers retry; decisions are idempotent against the committed state).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rillet.broker.handlers.context import BrokerContext
+from rillet.metadata_quorum.controller import Decision
+from rillet.metadata_quorum.controller_service import DecideFn
+from rillet.raft.errors import NotLeaderError, RaftError
+from rillet.wire.error_codes import ErrorCode
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerOutcome:
+    error: ErrorCode
+    message: str | None = None
+    decision: Decision | None = None
+
+
+async def decide_on_controller(ctx: BrokerContext, decide: DecideFn) -> ControllerOutcome:
+    controller = ctx.metadata.controller
+    if controller is None or not controller.active:
+        return ControllerOutcome(ErrorCode.NOT_CONTROLLER, "this node is not the controller")
+    try:
+        decision = await controller.submit(decide)
+    except NotLeaderError:
+        return ControllerOutcome(ErrorCode.NOT_CONTROLLER, "leadership moved")
+    except RaftError as exc:
+        return ControllerOutcome(ErrorCode.REQUEST_TIMED_OUT, f"metadata commit failed: {exc}")
+    return ControllerOutcome(ErrorCode(decision.error), decision.message, decision)
+
+
+def refused_auth(ctx: BrokerContext, cluster_id: str, auth: bytes) -> str | None:
+    return ctx.metadata.auth.check(cluster_id, auth)

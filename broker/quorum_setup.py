@@ -1,0 +1,87 @@
+"""Turning the ``[quorum]`` config into a running Raft member (voters only).
+
+Resolves who the voters are and where they listen, refuses configurations that cannot work
+(a multi-voter quorum without a secret, a voter whose listener differs from the configured
+one), and builds the engine. With no voters configured the node is a cluster of one: it is
+the only voter, and its Raft port is ``quorum.raft_port`` (0 picks a free one at start).
+"""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+import trio
+
+from rillet.broker.config import NodeConfig
+from rillet.broker.errors import ConfigError
+from rillet.broker.quorum_config import parse_address
+from rillet.raft.pysyncobj_engine import PysyncobjQuorum, PysyncobjSettings
+from rillet.raft.quorum import Quorum
+
+RAFT_DIR = "__raft"
+
+
+@dataclass(frozen=True, slots=True)
+class VoterAddresses:
+    raft: dict[int, str]  # node id -> host:port of its Raft transport
+    listeners: dict[int, tuple[str, int]]  # node id -> its client listener
+
+    def is_voter(self, node_id: int) -> bool:
+        return node_id in self.raft
+
+
+def resolve_voters(config: NodeConfig, bound_port: int) -> VoterAddresses:
+    q = config.quorum
+    if not q.voters:
+        raft_port = q.raft_port or _free_port(q.raft_host)
+        return VoterAddresses(
+            {config.node_id: f"{q.raft_host}:{raft_port}"},
+            {config.node_id: (config.advertised_host, bound_port)},
+        )
+    listeners = {
+        v.id: parse_address(v.listener, f"quorum.voters[{v.id}].listener") for v in q.voters
+    }
+    me = q.voter(config.node_id)
+    if me is not None and listeners[me.id][1] != bound_port:
+        raise ConfigError(
+            f"node {config.node_id} is voter with listener {me.listener}, but it listens on "
+            f"port {bound_port}: set listener.port to the voter's port"
+        )
+    if len(q.voters) > 1 and not q.load_secret():
+        raise ConfigError(
+            "a multi-node quorum needs a cluster secret: set quorum.secret_file or the "
+            "RILLET_CLUSTER_SECRET environment variable"
+        )
+    return VoterAddresses({v.id: v.raft for v in q.voters}, listeners)
+
+
+def build_quorum(
+    config: NodeConfig, voters: VoterAddresses, secret: str, token: trio.lowlevel.TrioToken
+) -> Quorum:
+    """Construct the Raft member. Call on the trio thread (pysyncobj's tick thread stops
+    when the thread that built it exits)."""
+    q = config.quorum
+    settings = PysyncobjSettings(
+        election_timeout_min_s=q.election_timeout_min_ms / 1000,
+        election_timeout_max_s=q.election_timeout_max_ms / 1000,
+        heartbeat_s=q.raft_heartbeat_ms / 1000,
+        commit_timeout_s=q.request_timeout_ms / 1000,
+    )
+    return PysyncobjQuorum(
+        config.node_id,
+        voters.raft,
+        Path(config.data_dir) / RAFT_DIR,
+        secret or None,
+        token,
+        bind_host=q.raft_host,
+        settings=settings,
+    )
+
+
+def _free_port(host: str) -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        port: int = s.getsockname()[1]
+        return port

@@ -1,0 +1,131 @@
+"""Bodies of the cluster-internal apis: broker registration, heartbeats, metadata fetch, and
+the quorum description that ``rillet cluster status`` shows.
+
+Brokers call these on a voter's listener. Every internal request carries the cluster id and a
+proof of the cluster secret (``auth``, an HMAC of the cluster id under the secret): a node of
+another cluster, or a process without the secret, is refused before anything is decided. A
+voter that is not the active controller answers NOT_CONTROLLER with ``controller_id`` as a
+hint, and the caller retries there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# -- BrokerRegistration ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerRegistrationRequest:
+    """A broker (re)joins. ``incarnation_id`` is fresh per process start."""
+
+    cluster_id: str
+    auth: bytes
+    broker_id: int
+    incarnation_id: str
+    host: str
+    port: int
+    rack: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerRegistrationResponse:
+    error_code: int
+    controller_id: int = -1
+    broker_epoch: int = -1
+    error_message: str | None = None
+
+
+# -- BrokerHeartbeat ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerHeartbeatRequest:
+    """Renews the broker's lease; ``caught_up`` asks to be unfenced, ``shutting_down`` to be
+    fenced at once with its leaderships moved (controlled shutdown)."""
+
+    cluster_id: str
+    auth: bytes
+    broker_id: int
+    broker_epoch: int
+    applied_index: int
+    caught_up: bool
+    shutting_down: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerHeartbeatResponse:
+    error_code: int
+    controller_id: int = -1
+    fenced: bool = True
+    error_message: str | None = None
+
+
+# -- MetadataFetch -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataFetchRequest:
+    """Committed metadata records after ``after_index`` (long poll up to ``max_wait_ms``)."""
+
+    cluster_id: str
+    auth: bytes
+    after_index: int
+    max_records: int = 1000
+    max_wait_ms: int = 500
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataEntry:
+    index: int
+    term: int
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataFetchResponse:
+    """Either entries after the requested index, or (when the log was compacted past it) a
+    snapshot of the whole state at ``snapshot_index`` and the entries after that."""
+
+    error_code: int
+    entries: list[MetadataEntry] = field(default_factory=list)
+    snapshot_index: int = 0
+    snapshot_term: int = 0
+    snapshot: bytes | None = None
+    error_message: str | None = None
+
+
+# -- DescribeQuorum ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DescribeQuorumRequest:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerStatus:
+    broker_id: int
+    host: str
+    port: int
+    broker_epoch: int
+    fenced: bool
+    rack: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DescribeQuorumResponse:
+    """This node's view: leader and term of the Raft quorum, its voters, the broker registry
+    and the partitions without a leader, as of ``applied_index``."""
+
+    error_code: int
+    node_id: int
+    leader_id: int
+    term: int
+    voters: list[int]
+    applied_index: int
+    brokers: list[BrokerStatus]
+    topics: int
+    partitions: int
+    leaderless_partitions: list[str]
+    error_message: str | None = None
