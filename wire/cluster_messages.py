@@ -128,4 +128,5 @@ class DescribeQuorumResponse:
     topics: int
     partitions: int
     leaderless_partitions: list[str]
+    state_sha256: str = ""  # of the canonical metadata snapshot: equal on nodes that agree
     error_message: str | None = None

@@ -1,16 +1,19 @@
 """``rillet demo``: a first-run check that the whole data path works, end to end.
 
-Unless ``--bootstrap`` names a running cluster, it starts a node of its own (local_node.py,
-always stopped on exit). Then it creates topic ``demo`` (3 partitions) if missing, produces
-1,000 keyed records with acks=all, reads the topic back from the beginning and checks what a
-Kafka user relies on: every acknowledged record is there, each partition returns its records
-in the order they were acknowledged, byte for byte, and each key stays on one partition.
+Unless ``--bootstrap`` names a running cluster, it starts a 3-node cluster of its own
+(local_cluster.py: three Raft voters that are also brokers, always stopped on exit). Then it
+creates topic ``demo`` (3 partitions, spread over the brokers) if missing, produces 1,000
+keyed records with acks=all, reads the topic back from the beginning and checks what a Kafka
+user relies on: every acknowledged record is there, each partition returns its records in
+the order they were acknowledged, byte for byte, and each key stays on one partition.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -20,7 +23,8 @@ from typing import Any, TextIO
 import trio
 
 from rillet.broker.cli.common import bootstrap_arg, positive_int, run_async
-from rillet.broker.cli.local_node import NodeStartError, running_node
+from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
+from rillet.broker.cli.local_node import NodeStartError
 from rillet.client import (
     Admin,
     Consumer,
@@ -41,15 +45,20 @@ POLL_MS = 500
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("demo", help="start a local node and check a produce/consume round trip")
+    p = sub.add_parser(
+        "demo", help="start a local 3-node cluster and check a produce/consume round trip"
+    )
     p.add_argument(
         "--bootstrap",
         type=bootstrap_arg,
-        help="use this running cluster (default: start a node of its own, then stop it)",
+        help="use this running cluster (default: start a cluster of its own, then stop it)",
     )
     p.add_argument(
-        "--data-dir", type=Path, help="data dir of the node the demo starts (default: temporary)"
+        "--data-dir",
+        type=Path,
+        help="directory of the cluster the demo starts (default: temporary)",
     )
+    p.add_argument("--nodes", type=positive_int, default=3, help="nodes to start (default 3)")
     p.add_argument("--records", type=positive_int, default=RECORDS, help=f"default {RECORDS}")
     p.set_defaults(run=run)
 
@@ -58,20 +67,29 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     if args.bootstrap is not None:
         return run_async(lambda: demo(args.bootstrap, args.records, out))
-    print("starting a local node ...", file=out, flush=True)
-    try:
-        with running_node(args.data_dir) as node:
-            print(
-                f"node {node.bootstrap} (pid {node.proc.pid}), data in {node.data_dir}",
-                file=out,
-                flush=True,
-            )
-            code = run_async(lambda: demo(node.bootstrap, args.records, out))
-            print("stopping the node", file=out, flush=True)
-            return code
-    except NodeStartError as exc:
-        print(f"error: could not start a node: {exc}", file=sys.stderr)
-        return 1
+    print(f"starting a local {args.nodes}-node cluster ...", file=out, flush=True)
+    with contextlib.ExitStack() as stack:
+        if args.data_dir is None:
+            base = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rillet-demo-")))
+        else:
+            base = args.data_dir
+        try:
+            cluster = stack.enter_context(LocalCluster(plan_cluster(base, args.nodes)))
+            started = time.monotonic()
+            cluster.start()
+        except NodeStartError as exc:
+            print(f"error: could not start the cluster: {exc}", file=sys.stderr)
+            return 1
+        print(
+            f"{args.nodes} nodes ready in {time.monotonic() - started:.1f}s "
+            f"(Raft quorum elected, brokers registered): {cluster.bootstrap}",
+            file=out,
+            flush=True,
+        )
+        code = run_async(lambda: demo(cluster.bootstrap, args.records, out))
+        print("stopping the cluster", file=out, flush=True)
+        cluster.stop_all()
+        return code
 
 
 @dataclass

@@ -60,25 +60,34 @@ class LocalNode:
 
 
 def node_command(
-    data_dir: Path, ready_file: Path, config_file: Path | None, extra_args: Sequence[str]
+    data_dir: Path,
+    ready_file: Path,
+    config_file: Path | None,
+    extra_args: Sequence[str],
+    *,
+    port: int | None = 0,
+    log_level: str = "WARNING",
 ) -> list[str]:
-    """The argv that runs a node with this interpreter (so it finds this rillet install)."""
+    """The argv that runs a node with this interpreter (so it finds this rillet install).
+
+    ``port`` None keeps the config file's listener port (cluster nodes have fixed ports).
+    """
     args = [
         sys.executable,
         "-m",
         "rillet.broker.cli.main",
         "--log-level",
-        "WARNING",
+        log_level,
         "node",
         "--data-dir",
         str(data_dir),
         "--host",
         "127.0.0.1",
-        "--port",
-        "0",
         "--ready-file",
         str(ready_file),
     ]
+    if port is not None:
+        args += ["--port", str(port)]
     if config_file is not None:
         args += ["--config", str(config_file)]
     return args + list(extra_args)

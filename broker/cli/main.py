@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 
 from rillet.broker.cli import (
+    cluster_command,
     console_command,
     demo_command,
     node_command,
@@ -19,6 +20,7 @@ from rillet.broker.cli import (
 # Each module exposes register(subparsers) and sets a "run" default on its parsers.
 COMMAND_MODULES: list[ModuleType] = [
     node_command,
+    cluster_command,
     topics_command,
     console_command,
     perf_command,

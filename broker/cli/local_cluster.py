@@ -1,0 +1,267 @@
+"""A cluster of local nodes on 127.0.0.1: ``rillet cluster up``, the demo, the pytest plugin
+and the integration tests all start clusters through this one module.
+
+``plan_cluster`` writes everything a cluster needs into one directory: a random cluster
+secret (mode 0600), one TOML config per node naming all voters with fixed ports, and
+``cluster.json`` describing the nodes. ``LocalCluster`` starts, stops, kills and restarts
+node processes from that directory; restarts keep ports and data, so a stopped cluster comes
+back with its metadata and logs. Standard library only, and no trio.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from rillet.broker.cli.local_node import (
+    READY_POLL_S,
+    STOP_TIMEOUT_S,
+    NodeStartError,
+    node_command,
+)
+
+CLUSTER_FILE = "cluster.json"
+SECRET_FILE = "cluster.secret"
+READY_TIMEOUT_S = 60.0
+HOST = "127.0.0.1"
+
+
+@dataclass(frozen=True, slots=True)
+class NodePlan:
+    node_id: int
+    port: int
+    raft_port: int
+    work_dir: str
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{HOST}:{self.port}"
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterPlan:
+    base_dir: str
+    cluster_id: str
+    nodes: list[NodePlan]
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(n.bootstrap for n in self.nodes)
+
+    def node(self, node_id: int) -> NodePlan:
+        return next(n for n in self.nodes if n.node_id == node_id)
+
+
+def plan_cluster(
+    base_dir: Path, nodes: int = 3, extra_config: str = "", broker_only: int = 0
+) -> ClusterPlan:
+    """Write configs for ``nodes`` voters (each also a broker) and ``broker_only`` further
+    brokers that follow the voters' metadata log, all on free loopback ports.
+
+    ``extra_config`` is appended inside the ``[quorum]`` table (timeouts for tests).
+    """
+    base_dir.mkdir(parents=True, exist_ok=True)
+    secret_path = base_dir / SECRET_FILE
+    fd = os.open(secret_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(secrets.token_urlsafe(32) + "\n")
+    total = nodes + broker_only
+    ports = _free_ports(2 * total)
+    plans = [
+        NodePlan(i + 1, ports[2 * i], ports[2 * i + 1], str(base_dir / f"node{i + 1}"))
+        for i in range(total)
+    ]
+    cluster_id = f"rillet-{secrets.token_hex(4)}"
+    voters = ",\n".join(
+        f'  {{ id = {n.node_id}, raft = "{HOST}:{n.raft_port}", listener = "{HOST}:{n.port}" }}'
+        for n in plans[:nodes]
+    )
+    for n in plans:
+        work = Path(n.work_dir)
+        work.mkdir(parents=True, exist_ok=True)
+        (work / "node.toml").write_text(
+            f'node_id = {n.node_id}\ncluster_id = "{cluster_id}"\n'
+            f'data_dir = "{work / "data"}"\n\n'
+            f'[listener]\nhost = "{HOST}"\nport = {n.port}\n\n'
+            f'[quorum]\nsecret_file = "{secret_path}"\nraft_host = "{HOST}"\n'
+            f"voters = [\n{voters},\n]\n" + extra_config
+        )
+    plan = ClusterPlan(str(base_dir), cluster_id, plans)
+    (base_dir / CLUSTER_FILE).write_text(json.dumps(asdict(plan), indent=2) + "\n")
+    return plan
+
+
+def load_plan(base_dir: Path) -> ClusterPlan:
+    raw: dict[str, Any] = json.loads((base_dir / CLUSTER_FILE).read_text())
+    return ClusterPlan(raw["base_dir"], raw["cluster_id"], [NodePlan(**n) for n in raw["nodes"]])
+
+
+class LocalCluster:
+    """Node processes of one planned cluster. Use as a context manager to always stop them."""
+
+    def __init__(self, plan: ClusterPlan, log_level: str = "INFO", detach: bool = False) -> None:
+        self.plan = plan
+        self._log_level = log_level
+        self._detach = detach
+        self._procs: dict[int, subprocess.Popen[bytes]] = {}
+        self._starts: dict[int, int] = {}
+
+    def __enter__(self) -> LocalCluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.kill_all()
+
+    @property
+    def bootstrap(self) -> str:
+        return self.plan.bootstrap
+
+    # -- processes ------------------------------------------------------------------------
+
+    def _ready_file(self, node_id: int) -> Path:
+        return Path(self.plan.node(node_id).work_dir) / "ready.json"
+
+    def log_path(self, node_id: int) -> Path:
+        return Path(self.plan.node(node_id).work_dir) / "node.log"
+
+    def spawn(self, node_id: int) -> None:
+        """Start one node without waiting (a lone voter cannot be ready without its peers)."""
+        if self.alive(node_id):
+            raise NodeStartError(f"node {node_id} is already running")
+        n = self.plan.node(node_id)
+        work = Path(n.work_dir)
+        ready = self._ready_file(node_id)
+        ready.unlink(missing_ok=True)
+        argv = node_command(
+            work / "data", ready, work / "node.toml", [], port=None, log_level=self._log_level
+        )
+        self._starts[node_id] = self._starts.get(node_id, 0) + 1
+        with open(self.log_path(node_id), "ab") as log_file:
+            self._procs[node_id] = subprocess.Popen(
+                argv,
+                stdout=subprocess.DEVNULL,
+                stderr=log_file,
+                stdin=subprocess.DEVNULL,
+                start_new_session=self._detach,
+            )
+        (work / "pid").write_text(str(self._procs[node_id].pid))
+
+    def wait_ready(self, node_ids: Iterable[int], timeout_s: float = READY_TIMEOUT_S) -> None:
+        """Poll the nodes' ready files until all exist; raise (with log tails) otherwise."""
+        deadline = time.monotonic() + timeout_s
+        waiting = set(node_ids)
+        while waiting:
+            for node_id in sorted(waiting):
+                proc = self._procs[node_id]
+                if self._ready_file(node_id).exists():
+                    waiting.discard(node_id)
+                elif proc.poll() is not None:
+                    raise NodeStartError(
+                        f"node {node_id} exited with status {proc.returncode}:\n"
+                        + self.log_tail(node_id)
+                    )
+            if waiting and time.monotonic() >= deadline:
+                tails = "\n".join(f"--- node {i}\n{self.log_tail(i)}" for i in sorted(waiting))
+                raise NodeStartError(
+                    f"nodes {sorted(waiting)} not ready in {timeout_s:g}s\n{tails}"
+                )
+            if waiting:
+                time.sleep(READY_POLL_S)
+
+    def start(
+        self, node_ids: Sequence[int] | None = None, timeout_s: float = READY_TIMEOUT_S
+    ) -> None:
+        ids = list(node_ids) if node_ids is not None else [n.node_id for n in self.plan.nodes]
+        try:
+            for node_id in ids:
+                self.spawn(node_id)
+            self.wait_ready(ids, timeout_s)
+        except BaseException:
+            if not self._detach:
+                self.kill_all()
+            raise
+
+    def alive(self, node_id: int) -> bool:
+        proc = self._procs.get(node_id)
+        return proc is not None and proc.poll() is None
+
+    def pid(self, node_id: int) -> int:
+        return self._procs[node_id].pid
+
+    def signal(self, node_id: int, signum: int) -> None:
+        if self.alive(node_id):
+            self._procs[node_id].send_signal(signum)
+
+    def kill(self, node_id: int) -> None:
+        """SIGKILL: no controlled shutdown; the restart recovers from disk."""
+        proc = self._procs.get(node_id)
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(STOP_TIMEOUT_S)
+
+    def stop(self, node_id: int, timeout_s: float = STOP_TIMEOUT_S) -> int | None:
+        """SIGTERM (controlled shutdown), SIGKILL if it overstays."""
+        proc = self._procs.get(node_id)
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout_s)
+        return proc.returncode
+
+    def stop_all(self) -> None:
+        for node_id in list(self._procs):
+            self.signal(node_id, signal.SIGTERM)
+        for node_id in list(self._procs):
+            self.stop(node_id)
+
+    def kill_all(self) -> None:
+        for node_id in list(self._procs):
+            self.kill(node_id)
+
+    def log_tail(self, node_id: int, lines: int = 30) -> str:
+        try:
+            text = self.log_path(node_id).read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+def running_pids(plan: ClusterPlan) -> dict[int, int]:
+    """Pids of the plan's nodes that still run (from their pid files): for ``cluster down``."""
+    out: dict[int, int] = {}
+    for n in plan.nodes:
+        try:
+            pid = int((Path(n.work_dir) / "pid").read_text())
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        if b"rillet" in cmdline and str(Path(n.work_dir)).encode() in cmdline:
+            out[n.node_id] = pid
+    return out
+
+
+def _free_ports(count: int) -> list[int]:
+    socks = []
+    try:
+        for _ in range(count):
+            s = socket.socket()
+            s.bind((HOST, 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
