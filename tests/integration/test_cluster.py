@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+import trio
 
 from rillet.broker.cli.cluster_command import describe_nodes
 from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
+from rillet.broker.cluster_auth import ClusterAuth
 from rillet.client import (
     BlockingAdmin,
     BlockingConsumer,
@@ -23,7 +25,14 @@ from rillet.client import (
     NewTopic,
     TopicPartition,
 )
-from rillet.wire.cluster_messages import DescribeQuorumResponse
+from rillet.client.connection import BrokerConnection
+from rillet.wire.cluster_messages import (
+    BrokerHeartbeatRequest,
+    BrokerRegistrationRequest,
+    DescribeQuorumResponse,
+    MetadataFetchRequest,
+)
+from rillet.wire.error_codes import ErrorCode
 
 pytestmark = pytest.mark.integration
 
@@ -241,3 +250,32 @@ def test_a_broker_only_node_follows_the_metadata_log_and_hosts_partitions(
         wait_for("the broker to catch up", lambda: agreed_state(c, [1, 2, 3, 4]))
         records = read_all(c.bootstrap, "spread", 8, len(values))
         assert {r.value: (r.partition, r.offset) for r in records} == acked
+
+
+def test_internal_apis_refuse_callers_without_the_cluster_secret(cluster: LocalCluster) -> None:
+    before = wait_for("agreement", lambda: agreed_state(cluster, [1, 2, 3]))
+    forged_token = ClusterAuth(cluster.plan.cluster_id, "not-the-cluster-secret-at-all").token
+    requests = [
+        BrokerRegistrationRequest(cluster.plan.cluster_id, forged_token, 9, "x", "10.0.0.9", 1),
+        BrokerRegistrationRequest("other-cluster", b"", 9, "x", "10.0.0.9", 1),
+        BrokerHeartbeatRequest(cluster.plan.cluster_id, forged_token, 1, 1, 0, True, True),
+        MetadataFetchRequest(cluster.plan.cluster_id, forged_token, 0),
+    ]
+    answers: list[Any] = []
+
+    async def send_all() -> None:
+        async with trio.open_nursery() as nursery:
+            for n in cluster.plan.nodes:
+                conn = BrokerConnection("127.0.0.1", n.port)
+                await conn.connect(nursery, 5)
+                for request in requests:
+                    answers.append(await conn.request(request, 5))
+                conn.close()
+
+    trio.run(send_all)
+    assert len(answers) == 3 * len(requests)
+    assert {a.error_code for a in answers} == {ErrorCode.AUTHENTICATION_FAILED}
+    assert all(not getattr(a, "entries", None) for a in answers)
+    after = agreed_state(cluster, [1, 2, 3])
+    assert after is not None and after.state_sha256 == before.state_sha256
+    assert all(cluster.alive(i) for i in (1, 2, 3))

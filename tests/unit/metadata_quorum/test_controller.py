@@ -219,3 +219,32 @@ def test_controller_change_in_the_middle_of_fencing_converges(seed: int) -> None
         assert state3.to_snapshot() == state2.to_snapshot()
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def test_controlled_shutdown_fences_at_once_and_moves_leaderships_within_the_isr() -> None:
+    ctl, state = cluster_of({1: None, 2: None, 3: None})
+    apply_all(state, ctl.create_topic(state, "t", 6, 3, {}))
+    apply_all(state, ctl.create_topic(state, "solo", 3, 1, {}))
+    epoch = state.brokers[2].broker_epoch
+    assert ctl.controlled_shutdown(state, 2, epoch + 1).error == ErrorCode.UNKNOWN_MEMBER_ID
+    apply_all(state, ctl.controlled_shutdown(state, 2, epoch))
+    assert state.brokers[2].fenced
+    for p in state.partitions.values():
+        if len(p.replicas) == 3:
+            assert p.leader in (1, 3) and 2 not in p.isr and p.leader in p.isr
+        elif p.replicas == (2,):
+            # The sole replica stays in the ISR (it holds every committed record); no leader
+            # until it comes back, since unclean election is off.
+            assert p.leader == NO_LEADER and p.isr == (2,)
+    # Back with a new incarnation: fenced until caught up, then leads its solo partitions again.
+    apply_all(state, ctl.register_broker(state, RegisterBroker(2, "inc2-b", "h", 2), 5))
+    apply_all(state, ctl.heartbeat(state, 2, state.brokers[2].broker_epoch, True, 5))
+    assert not state.leaderless_partitions()
+
+
+def test_delete_topic_removes_it_and_unknown_names_are_refused() -> None:
+    ctl, state = cluster_of({1: None})
+    apply_all(state, ctl.create_topic(state, "gone", 2, 1, {}))
+    apply_all(state, ctl.delete_topic(state, "gone"))
+    assert state.topic_by_name("gone") is None and not state.partitions
+    assert ctl.delete_topic(state, "gone").error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
