@@ -1,0 +1,109 @@
+"""The broker hosts exactly the partitions the committed metadata assigns to it, in the role
+it assigns, and never serves a deleted topic's data under a recreated topic of that name."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from rillet.broker.config import NodeConfig
+from rillet.broker.partition_reconciler import PartitionReconciler
+from rillet.broker.replica_manager import DELETE_SUFFIX, ReplicaManager
+from rillet.metadata_quorum.controller import Controller, ControllerConfig, Decision
+from rillet.metadata_quorum.follower import MetadataFollower
+from rillet.metadata_quorum.records import PartitionChange, RegisterBroker
+from rillet.metadata_quorum.state import MetadataState
+from rillet.raft.sim_quorum import SimCluster
+from rillet.wire.batch import build_batch
+
+NODE = 1
+
+
+def apply_all(state: MetadataState, decision: Decision) -> None:
+    assert decision.error == 0, decision.message
+    for record in decision.records:
+        state.apply(state.last_applied_index + 1, record)
+
+
+def two_brokers() -> tuple[Controller, MetadataState]:
+    ctl = Controller(ControllerConfig(), random.Random(7))
+    state = MetadataState()
+    for b in (1, 2):
+        apply_all(state, ctl.register_broker(state, RegisterBroker(b, f"i{b}", "h", b), 0))
+        apply_all(state, ctl.heartbeat(state, b, state.brokers[b].broker_epoch, True, 0))
+    return ctl, state
+
+
+def reconciler_over(data_dir: Path) -> tuple[ReplicaManager, PartitionReconciler]:
+    manager = ReplicaManager(NodeConfig(data_dir=data_dir))
+    follower = MetadataFollower(SimCluster([1], random.Random(1)).member(1))
+    return manager, PartitionReconciler(NODE, manager, follower)
+
+
+def mine(state: MetadataState, topic: str) -> set[int]:
+    t = state.topic_by_name(topic)
+    assert t is not None
+    return {p for p, s in state.partitions_of(t.topic_id).items() if NODE in s.replicas}
+
+
+def test_hosts_assigned_partitions_with_their_roles(tmp_path: Path) -> None:
+    ctl, state = two_brokers()
+    apply_all(state, ctl.create_topic(state, "t", 6, 1, {}))
+    apply_all(state, ctl.create_topic(state, "r", 2, 2, {}))
+    manager, reconciler = reconciler_over(tmp_path)
+    reconciler.reconcile(state)
+    hosted = {(k.topic, k.partition) for k in manager.hosted()}
+    assert hosted == {("t", p) for p in mine(state, "t")} | {("r", 0), ("r", 1)}
+    r = state.topic_by_name("r")
+    assert r is not None
+    for p, s in state.partitions_of(r.topic_id).items():
+        replica = manager.get("r", p)
+        assert replica is not None
+        assert replica.is_leader == (s.leader == NODE) and replica.leader_epoch == s.leader_epoch
+    # Leadership moves away: the replica follows, with the new epoch.
+    led = next(p for p, s in state.partitions_of(r.topic_id).items() if s.leader == NODE)
+    state.apply(state.last_applied_index + 1, PartitionChange(r.topic_id, led, 2, None))
+    reconciler.reconcile(state)
+    replica = manager.get("r", led)
+    assert replica is not None and not replica.is_leader and replica.leader_epoch == 1
+    manager.close_all()
+
+
+def test_a_recreated_topic_never_serves_the_deleted_ones_data(tmp_path: Path) -> None:
+    ctl, state = two_brokers()
+    apply_all(state, ctl.create_topic(state, "t", 2, 2, {}))
+    manager, reconciler = reconciler_over(tmp_path)
+    reconciler.reconcile(state)
+    replica = manager.get("t", 0)
+    assert replica is not None
+    replica.append_as_leader(build_batch([(1, b"k", b"old", None)]), 1)
+    assert replica.log.log_end_offset == 1
+    manager.close_all()  # the node stops; meanwhile the topic is deleted and recreated
+
+    apply_all(state, ctl.delete_topic(state, "t"))
+    apply_all(state, ctl.create_topic(state, "t", 2, 2, {}))
+    manager, reconciler = reconciler_over(tmp_path)
+    reconciler.reconcile(state)
+    fresh = manager.get("t", 0)
+    assert fresh is not None and fresh.log.log_end_offset == 0
+    assert any(d.name.endswith(DELETE_SUFFIX) for d in tmp_path.iterdir())
+    manager.close_all()
+
+
+def test_unassigned_directories_are_removed_only_when_asked(tmp_path: Path) -> None:
+    ctl, state = two_brokers()
+    apply_all(state, ctl.create_topic(state, "gone", 1, 2, {}))
+    apply_all(state, ctl.create_topic(state, "kept", 1, 2, {}))
+    manager, reconciler = reconciler_over(tmp_path)
+    reconciler.reconcile(state)
+    manager.close_all()
+    (tmp_path / "__raft").mkdir()  # not a partition directory: left alone
+
+    apply_all(state, ctl.delete_topic(state, "gone"))
+    manager, reconciler = reconciler_over(tmp_path)
+    reconciler.reconcile(state)  # opens "kept"; "gone" is not opened...
+    assert (tmp_path / "gone-0").exists()  # ...but not removed before catch-up is known
+    assert manager.remove_unassigned_dirs() == 1
+    assert not (tmp_path / "gone-0").exists() and (tmp_path / "kept-0").exists()
+    assert (tmp_path / "__raft").exists()
+    manager.close_all()
