@@ -42,6 +42,12 @@ class PysyncobjSettings:
     heartbeat_s: float = 0.05
     commit_timeout_s: float = 5.0
     leadership_poll_s: float = 0.05
+    # pysyncobj retries a lost peer connection only every connectionRetryTime (default 5 s),
+    # and a follower starts no election while connected to no one: after a restart, a
+    # leader death within those 5 s stalled elections for seconds. Loopback reconnects are
+    # cheap; retry often.
+    connection_retry_s: float = 0.1
+    tick_s: float = 0.02  # pysyncobj checks its timers once per tick (default 0.05 s)
 
 
 class _ReplicatedLog(SyncObj):  # type: ignore[misc]
@@ -124,6 +130,8 @@ class PysyncobjQuorum(Quorum):
             bindAddress=f"{bind_host}:{voters[node_id].rsplit(':', 1)[1]}",
             appendEntriesUseBatch=False,
             connectionTimeout=60,
+            connectionRetryTime=s.connection_retry_s,
+            autoTickPeriod=s.tick_s,
             raftMinTimeout=s.election_timeout_min_s,
             raftMaxTimeout=s.election_timeout_max_s,
             appendEntriesPeriod=s.heartbeat_s,
