@@ -147,9 +147,9 @@ def test_sigkill_of_the_raft_leader_elects_a_new_one_and_loses_nothing(
     elected_s = time.monotonic() - killed_at
     print(f"new Raft leader {new_leader} {elected_s * 1000:.0f} ms after SIGKILL of {leader}")
     assert new_leader != leader
-    # Usually one election round (0.35-0.5 s here); pysyncobj has no pre-vote and sometimes
-    # needs several rounds (up to ~4 s measured, docs/performance.md). Bound, not a benchmark.
-    assert elected_s < 10.0
+    # One election round: 0.3-0.52 s measured here over 12 kills (election timeout
+    # 0.3-0.6 s after the last heartbeat); the bound leaves room for a loaded CI machine.
+    assert elected_s < 2.0
 
     # The new controller commits: a topic created now is there, and so is every older one.
     with BlockingAdmin(cluster.plan.node(survivors[0]).bootstrap) as admin:
@@ -195,13 +195,19 @@ def test_a_killed_broker_is_fenced_and_its_partitions_get_leaders_from_the_isr(
     print(f"broker {victim} fenced {fenced_s * 1000:.0f} ms after SIGKILL")
     assert fenced_s >= SESSION_TIMEOUT_MS / 1000 * 0.5  # a lease, not a lost connection
     bootstrap = ",".join(cluster.plan.node(i).bootstrap for i in others)
-    with BlockingAdmin(bootstrap) as admin:
-        partitions = {p.partition: p for p in admin.describe_topics(["replicated"])[0].partitions}
+
+    def moved() -> dict[int, Any] | None:
+        # The fence and the leader changes are separate records: wait until both applied.
+        with BlockingAdmin(bootstrap) as admin:
+            found = {p.partition: p for p in admin.describe_topics(["replicated"])[0].partitions}
+        return found if all(found[p].leader in others for p in led) else None
+
+    partitions = wait_for("leaders from the ISR", moved, 10)
     for p in led:
-        assert partitions[p].leader in others
         assert partitions[p].leader in partitions[p].isr
         assert victim not in partitions[p].isr
-    assert not agreed_state(cluster, others).leaderless_partitions  # type: ignore[union-attr]
+    state = wait_for("agreement", lambda: agreed_state(cluster, others))
+    assert not state.leaderless_partitions
 
 
 def test_restarting_all_nodes_recovers_the_metadata_from_disk(cluster: LocalCluster) -> None:
