@@ -18,7 +18,7 @@ import trio
 
 from rillet.metadata_quorum.controller import Controller, ControllerConfig, Decision
 from rillet.metadata_quorum.follower import MetadataFollower
-from rillet.metadata_quorum.records import encode_record
+from rillet.metadata_quorum.records import encode_entry
 from rillet.metadata_quorum.state import MetadataState
 from rillet.raft.errors import NotLeaderError
 from rillet.raft.quorum import Quorum
@@ -88,9 +88,9 @@ class ControllerService:
                 lead = self._quorum.leadership()
                 raise NotLeaderError(lead.leader_id, lead.term)
             decision = decide(controller, self._follower.state, self._clock_ms())
-            last = 0
-            for record in decision.records:
-                last = await self._quorum.propose(encode_record(record))
-            if last:
-                await self._follower.wait_applied(last)
+            if decision.records:
+                # One entry per decision: a fence and the leader changes it implies commit
+                # together, so no node ever sees a fenced broker still leading.
+                index = await self._quorum.propose(encode_entry(decision.records))
+                await self._follower.wait_applied(index)
             return decision

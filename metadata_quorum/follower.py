@@ -14,7 +14,7 @@ from typing import Protocol
 
 import trio
 
-from rillet.metadata_quorum.records import decode_record
+from rillet.metadata_quorum.records import decode_entry
 from rillet.metadata_quorum.state import MetadataState
 from rillet.raft.errors import SnapshotRequired
 from rillet.raft.quorum import Entry, Snapshot
@@ -54,7 +54,7 @@ class MetadataFollower:
                 self._restore()
                 continue
             for entry in entries:
-                self.state.apply(entry.index, decode_record(entry.data))
+                self.state.apply_entry(entry.index, decode_entry(entry.data))
             self._since_snapshot += len(entries)
             if self._since_snapshot >= self._snapshot_every:
                 self._take_snapshot(entries[-1].term)

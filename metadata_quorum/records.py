@@ -8,6 +8,7 @@ never renumber one. Group and offset records (the consumer-groups issue) take 30
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
@@ -138,21 +139,49 @@ TYPES: dict[RecordType, type] = {
 TYPE_OF: dict[type, RecordType] = {cls: t for t, cls in TYPES.items()}
 
 
-def encode_record(record: MetadataRecord) -> bytes:
+def _to_map(record: MetadataRecord) -> dict[str, Any]:
     blobs: list[BlobPart] = []
     body = to_wire(record, blobs)
     assert not blobs, "metadata records carry no blobs"
-    return cbor2.dumps(
-        {"type": int(TYPE_OF[type(record)]), "version": RECORD_VERSION, "body": body},
-        canonical=True,
-    )
+    return {"type": int(TYPE_OF[type(record)]), "version": RECORD_VERSION, "body": body}
+
+
+def encode_record(record: MetadataRecord) -> bytes:
+    return bytes(cbor2.dumps(_to_map(record), canonical=True))
+
+
+def encode_entry(records: Sequence[MetadataRecord]) -> bytes:
+    """One Raft entry holding a decision's records: they commit (and apply) all or none,
+    like KRaft's atomic record batches. A single record is encoded as itself."""
+    if len(records) == 1:
+        return encode_record(records[0])
+    if not records:
+        raise MetadataRecordError("an entry needs at least one record")
+    return bytes(cbor2.dumps([_to_map(r) for r in records], canonical=True))
+
+
+def decode_entry(data: bytes) -> list[MetadataRecord]:
+    """The records of one Raft entry (a single record, or an atomic batch of them)."""
+    raw = _loads(data)
+    if isinstance(raw, list):
+        if not raw:
+            raise MetadataRecordError("empty metadata record batch")
+        return [_from_map(item) for item in raw]
+    return [_from_map(raw)]
 
 
 def decode_record(data: bytes) -> MetadataRecord:
+    return _from_map(_loads(data))
+
+
+def _loads(data: bytes) -> Any:
     try:
-        raw: Any = cbor2.loads(data)
+        return cbor2.loads(data)
     except Exception as exc:  # cbor2 raises assorted types on garbage
         raise MetadataRecordError(f"metadata record is not CBOR: {exc}") from None
+
+
+def _from_map(raw: Any) -> MetadataRecord:
     if not isinstance(raw, dict):
         raise MetadataRecordError("metadata record is not a map")
     version = raw.get("version")

@@ -74,9 +74,17 @@ class MetadataState:
     # -- applying -------------------------------------------------------------------------
 
     def apply(self, index: int, record: MetadataRecord) -> None:
+        self.apply_entry(index, [record])
+
+    def apply_entry(self, index: int, records: list[MetadataRecord]) -> None:
+        """Apply the records of the Raft entry at ``index`` (an atomic batch), in order."""
         if index <= self.last_applied_index:
             raise ValueError(f"index {index} already applied (at {self.last_applied_index})")
         self.last_applied_index = index
+        for record in records:
+            self._apply_one(index, record)
+
+    def _apply_one(self, index: int, record: MetadataRecord) -> None:
         match record:
             case RegisterBroker():
                 self.brokers[record.broker_id] = BrokerRegistration(

@@ -154,7 +154,10 @@ def test_sigkill_of_the_raft_leader_elects_a_new_one_and_loses_nothing(
     # The new controller commits: a topic created now is there, and so is every older one.
     with BlockingAdmin(cluster.plan.node(survivors[0]).bootstrap) as admin:
         admin.create_topics([NewTopic("after", 1)])
-        assert {t.name for t in admin.describe_topics(["before", "after"])} == {"before", "after"}
+        # Metadata reaches the other brokers asynchronously (as in Kafka): poll, bounded.
+        wait_for(
+            "both topics in metadata", lambda: sorted(admin.list_topics()) == ["after", "before"]
+        )
 
     cluster.spawn(leader)
     cluster.wait_ready([leader])
@@ -197,7 +200,7 @@ def test_a_killed_broker_is_fenced_and_its_partitions_get_leaders_from_the_isr(
     bootstrap = ",".join(cluster.plan.node(i).bootstrap for i in others)
 
     def moved() -> dict[int, Any] | None:
-        # The fence and the leader changes are separate records: wait until both applied.
+        # Fence and leader changes commit as one entry; wait until this node applied it.
         with BlockingAdmin(bootstrap) as admin:
             found = {p.partition: p for p in admin.describe_topics(["replicated"])[0].partitions}
         return found if all(found[p].leader in others for p in led) else None

@@ -22,7 +22,9 @@ from rillet.metadata_quorum.records import (
     TopicRecord,
     UnfenceBroker,
     UnregisterBroker,
+    decode_entry,
     decode_record,
+    encode_entry,
     encode_record,
 )
 from rillet.metadata_quorum.state import MetadataState
@@ -74,13 +76,37 @@ def test_records_round_trip(record: MetadataRecord) -> None:
     assert decode_record(encode_record(record)) == record
 
 
+@settings(max_examples=100, deadline=None)
+@given(batch=st.lists(records, min_size=1, max_size=8))
+def test_entries_round_trip_and_apply_atomically(batch: list[MetadataRecord]) -> None:
+    assert decode_entry(encode_entry(batch)) == batch
+    one_by_one, as_entry = MetadataState(), MetadataState()
+    for r in batch:
+        one_by_one.apply(one_by_one.last_applied_index + 1, r)
+    as_entry.apply_entry(1, decode_entry(encode_entry(batch)))
+    # Same registries (broker epochs differ: every record of an entry shares its index).
+    assert sorted(as_entry.topic_ids) == sorted(one_by_one.topic_ids)
+    assert as_entry.partitions.keys() == one_by_one.partitions.keys()
+    assert as_entry.last_applied_index == 1
+
+
+def test_an_entry_holds_at_least_one_record() -> None:
+    import cbor2
+
+    with pytest.raises(MetadataRecordError):
+        encode_entry([])
+    with pytest.raises(MetadataRecordError, match="empty"):
+        decode_entry(cbor2.dumps([]))
+
+
 @settings(max_examples=300, deadline=None)
 @given(data=st.binary(max_size=100))
 def test_garbage_is_a_typed_error(data: bytes) -> None:
-    try:
-        decode_record(data)
-    except MetadataRecordError:
-        pass
+    for decode in (decode_record, decode_entry):
+        try:
+            decode(data)
+        except MetadataRecordError:
+            pass
 
 
 def test_unknown_type_and_version_are_refused() -> None:
