@@ -136,10 +136,17 @@ class ReplicaManager:
             meta = PartitionFiles(directory).read_meta()
             if meta is None:
                 continue  # not a partition directory (raft files, operator's files)
-            if TopicPartitionKey(meta.topic, meta.partition) not in self._replicas:
-                log.info("removing %s: no longer assigned to this node", directory.name)
-                self._move_aside(directory)
-                removed += 1
+            key = TopicPartitionKey(meta.topic, meta.partition)
+            if key in self._replicas:
+                continue
+            if not meta.topic_id:
+                # Written before the metadata quorum existed: never delete data whose topic
+                # we cannot identify. The operator decides (docs/operations.md).
+                log.warning("%s holds data of no known topic: left in place", directory.name)
+                continue
+            log.info("removing %s: no longer assigned to this node", directory.name)
+            self._move_aside(directory)
+            removed += 1
         return removed
 
     async def purge_deleted_dirs(self) -> None:

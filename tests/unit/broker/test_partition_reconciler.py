@@ -98,6 +98,9 @@ def test_unassigned_directories_are_removed_only_when_asked(tmp_path: Path) -> N
     reconciler.reconcile(state)
     manager.close_all()
     (tmp_path / "__raft").mkdir()  # not a partition directory: left alone
+    legacy = tmp_path / "legacy-0"  # written before topics had ids: never deleted
+    legacy.mkdir()
+    (legacy / "partition.meta").write_text("version=1\ntopic=legacy\npartition=0\ncreated_ms=1\n")
 
     apply_all(state, ctl.delete_topic(state, "gone"))
     manager, reconciler = reconciler_over(tmp_path)
@@ -105,5 +108,5 @@ def test_unassigned_directories_are_removed_only_when_asked(tmp_path: Path) -> N
     assert (tmp_path / "gone-0").exists()  # ...but not removed before catch-up is known
     assert manager.remove_unassigned_dirs() == 1
     assert not (tmp_path / "gone-0").exists() and (tmp_path / "kept-0").exists()
-    assert (tmp_path / "__raft").exists()
+    assert (tmp_path / "__raft").exists() and legacy.exists()
     manager.close_all()
