@@ -6,9 +6,13 @@ Facts this module is built around (checked on this machine, shared/NOTES.md):
   cross to trio through ``TrioToken.run_sync_soon``. The tick thread stops when the thread
   that constructed the object exits, so construct this class on a long-lived thread (the
   node's main thread, before or inside ``trio.run``), never in ``trio.to_thread``.
-- Attributes created before ``SyncObj.__init__`` are not part of the replicated (pickled)
-  state: the lock, the callbacks and the trio token live there. The replicated state is only
-  the committed records (bytes) and counters.
+- pysyncobj pickles the replicated state into its full dump (log compaction: the file that a
+  restart reloads before replaying the journal's tail) and sends that dump to a follower that
+  lags behind the leader's compacted journal. Only attributes created after
+  ``SyncObjConsumer.__init__`` are part of it: the lock and the pending snapshot live before.
+  The replicated state is only builtins: the committed records (bytes) after the installed
+  metadata snapshot, that snapshot (index, term, bytes) and a counter, so every dump is
+  self-consistent. It is mutated only on the tick thread, where the dump is also pickled.
 - pysyncobj unpickles what arrives on its port. A password (Fernet: HMAC checked before
   unpickling) is mandatory for more than one voter, and the port binds only ``bind_host``.
 - pysyncobj never fsyncs: it survives a killed process, not a power loss (docs/guarantees.md).
@@ -17,13 +21,12 @@ Facts this module is built around (checked on this machine, shared/NOTES.md):
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import trio
-from pysyncobj import FAIL_REASON, SyncObj, SyncObjConf, replicated
+from pysyncobj import FAIL_REASON, SyncObj, SyncObjConf, SyncObjConsumer, replicated
 
 from rillet.raft.errors import (
     NotLeaderError,
@@ -50,52 +53,93 @@ class PysyncobjSettings:
     tick_s: float = 0.02  # pysyncobj checks its timers once per tick (default 0.05 s)
 
 
-class _ReplicatedLog(SyncObj):  # type: ignore[misc]
-    """The replicated state: committed records since the last trim, and their count."""
+_SnapshotTuple = tuple[int, int, bytes]  # (index, term, data); index 0 means "none"
+_NO_SNAPSHOT: _SnapshotTuple = (0, 0, b"")
 
-    def __init__(
-        self,
-        self_addr: str,
-        others: list[str],
-        conf: SyncObjConf,
-        on_apply: Callable[[], None],
-    ) -> None:
-        # Created before SyncObj.__init__: not replicated, never pickled.
+
+class _LogState(SyncObjConsumer):  # type: ignore[misc]
+    """The replicated state: the latest installed snapshot and the records committed after it.
+
+    pysyncobj pickles the attributes created after ``SyncObjConsumer.__init__`` into every
+    full dump it writes (log compaction, reloaded on restart) and sends (to a follower that
+    lags behind the leader's compacted journal). They are plain builtins, and the snapshot
+    lives next to the entries it replaces, so every dump is self-consistent: ``_snapshot``
+    covers indexes ``1.._snapshot[0]`` and ``_entries`` holds ``_snapshot[0]+1.._applied``.
+
+    Every mutation of the replicated attributes happens on pysyncobj's tick thread (the
+    ``@replicated`` body, ``install_pending`` from an on-tick callback, ``_deserialize``), which
+    is also where the dumps are pickled (``useFork=False``). Readers on the trio thread take
+    ``_guard``; so do the writers, to keep each reader's view consistent.
+    """
+
+    def __init__(self) -> None:
+        # Created before SyncObjConsumer.__init__: not replicated, never pickled.
         self._guard = threading.Lock()
-        self._on_apply = on_apply
-        # Replicated state (pickled into pysyncobj's snapshots).
+        self._pending: _SnapshotTuple | None = None  # saved, not yet installed (any thread)
+        super().__init__()
+        # Replicated state (pickled into pysyncobj's dumps): builtins only.
         self._entries: list[tuple[int, int, bytes]] = []
         self._applied = 0
-        self._trimmed_through = 0
-        super().__init__(self_addr, others, conf)
+        self._snapshot: _SnapshotTuple = _NO_SNAPSHOT
 
     @replicated  # type: ignore[untyped-decorator]
-    def _append(self, data: bytes) -> int:
+    def _append(self, data: bytes) -> int:  # on the tick thread
+        term = int(self._syncObj._getTerm())
         with self._guard:
             self._applied += 1
-            self._entries.append((self._applied, self._getTerm(), bytes(data)))
-            index = self._applied
-        self._on_apply()
-        return index
+            self._entries.append((self._applied, term, bytes(data)))
+            return self._applied
+
+    def _deserialize(self, data: dict[str, Any]) -> None:  # on the tick thread
+        # A dump replaces the whole state at once: readers must not see half of it.
+        with self._guard:
+            super()._deserialize(data)
 
     def read(self, after_index: int, max_entries: int) -> list[Entry]:
         with self._guard:
-            if after_index < self._trimmed_through:
-                raise SnapshotRequired(self._trimmed_through)
-            start = after_index - self._trimmed_through
+            trimmed_through = self._snapshot[0]
+            if after_index < trimmed_through:
+                raise SnapshotRequired(trimmed_through)
+            start = after_index - trimmed_through
             chunk = self._entries[start : start + max_entries]
-            return [Entry(i, t, d) for i, t, d in chunk]
+        return [Entry(i, t, d) for i, t, d in chunk]
 
     def applied(self) -> int:
         with self._guard:
             return self._applied
 
-    def trim_through(self, index: int) -> None:
+    def save(self, snapshot: _SnapshotTuple) -> None:
+        """Record a snapshot to install on the tick thread (any thread)."""
         with self._guard:
-            drop = min(index, self._applied) - self._trimmed_through
-            if drop > 0:
-                del self._entries[:drop]
-                self._trimmed_through += drop
+            if self._pending is None or snapshot[0] > self._pending[0]:
+                self._pending = snapshot
+
+    def install_pending(self) -> bool:
+        """Install the pending snapshot once everything it covers is applied (tick thread).
+
+        Returns whether a snapshot was installed (and entries trimmed).
+        """
+        with self._guard:
+            pending = self._pending
+            if pending is None or pending[0] > self._applied:
+                return False  # never trim entries that are not applied yet
+            self._pending = None
+            current = self._snapshot[0]
+            if pending[0] <= current:
+                return False  # older than what is installed (e.g. a dump arrived meanwhile)
+            del self._entries[: pending[0] - current]
+            self._snapshot = pending
+            return True
+
+    def latest(self) -> _SnapshotTuple | None:
+        with self._guard:
+            snapshot = self._snapshot
+            pending = self._pending
+            # A pending snapshot covering only applied entries is about to be installed; a
+            # reader that restores it reads on after its index, which is still kept.
+            if pending is not None and snapshot[0] < pending[0] <= self._applied:
+                snapshot = pending
+        return None if snapshot[0] == 0 else snapshot
 
 
 class PysyncobjQuorum(Quorum):
@@ -121,8 +165,8 @@ class PysyncobjQuorum(Quorum):
         self._settings = settings or PysyncobjSettings()
         self._token = trio_token
         self._changed = trio.Event()
-        self._snapshot: Snapshot | None = None
         self._closed = False
+        self._seen_applied = 0  # touched only on the tick thread
         data_dir.mkdir(parents=True, exist_ok=True)
         s = self._settings
         conf = SyncObjConf(
@@ -143,9 +187,25 @@ class PysyncobjQuorum(Quorum):
             onStateChanged=lambda old, new: self._notify_threadsafe(),
         )
         others = [addr for nid, addr in voters.items() if nid != node_id]
-        self._log = _ReplicatedLog(voters[node_id], others, conf, self._notify_threadsafe)
+        # The state is a consumer: all its attributes exist before the tick thread starts
+        # (it may load a dump or replay the journal right away).
+        self._state = _LogState()
+        self._log = SyncObj(voters[node_id], others, conf, consumers=[self._state])
+        self._log.addOnTickCallback(self._on_tick)
 
     # -- thread bridge --------------------------------------------------------------------
+
+    def _on_tick(self) -> None:
+        """Once per pysyncobj tick, on its tick thread (after it applied and compacted)."""
+        if self._state.install_pending():
+            # Write a dump holding the new snapshot soon (next tick), so that it survives a
+            # restart and lagging followers get it. Skipped by pysyncobj when nothing was
+            # applied since its last dump: that dump stays consistent, with an older snapshot.
+            self._log.forceLogCompaction()
+        applied = self._state.applied()
+        if applied != self._seen_applied:  # new records, or a dump was loaded
+            self._seen_applied = applied
+            self._notify_threadsafe()
 
     def _notify_threadsafe(self) -> None:
         try:
@@ -187,7 +247,7 @@ class PysyncobjQuorum(Quorum):
             except trio.RunFinishedError:
                 pass
 
-        self._log._append(bytes(data), callback=callback)
+        self._state._append(bytes(data), callback=callback)
         with trio.move_on_after(self._settings.commit_timeout_s):
             await done.wait()
         if not outcome:
@@ -203,12 +263,12 @@ class PysyncobjQuorum(Quorum):
         raise ProposalOutcomeUnknown(f"pysyncobj failure reason {error}")
 
     def commit_index(self) -> int:
-        return self._log.applied()
+        return self._state.applied()
 
     async def read_committed(self, after_index: int, max_entries: int = 1000) -> list[Entry]:
         while True:
             changed = self._changed
-            entries = self._log.read(after_index, max_entries)
+            entries = self._state.read(after_index, max_entries)
             if entries:
                 return entries
             if self._closed:
@@ -223,15 +283,21 @@ class PysyncobjQuorum(Quorum):
         return current
 
     def save_snapshot(self, snapshot: Snapshot) -> None:
-        self._snapshot = snapshot
-        self._log.trim_through(snapshot.index)
+        """Hand the snapshot to the tick thread, which installs it with the log it replaces.
+
+        It is installed (and the entries it covers trimmed) once every entry up to its index
+        is applied here, then written into pysyncobj's next full dump.
+        """
+        self._state.save((int(snapshot.index), int(snapshot.term), bytes(snapshot.data)))
 
     def latest_snapshot(self) -> Snapshot | None:
-        return self._snapshot
+        latest = self._state.latest()
+        return None if latest is None else Snapshot(*latest)
 
     def close(self) -> None:
         """Stop the tick thread and close pysyncobj's sockets."""
         if not self._closed:
             self._closed = True
+            self._log.removeOnTickCallback(self._on_tick)
             self._log.destroy()
             self._notify_threadsafe()

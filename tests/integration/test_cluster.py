@@ -252,6 +252,8 @@ def test_a_broker_only_node_follows_the_metadata_log_and_hosts_partitions(
         assert {b.broker_id for b in vs[4].brokers if not b.fenced} == {1, 2, 3, 4}
         with BlockingAdmin(plan.node(4).bootstrap) as admin:  # forwarded to the controller
             admin.create_topics([NewTopic("spread", 8)])
+            # Node 4 answered once it applied the topic; the admin may ask another node next.
+            wait_for("every node to apply the topic", lambda: agreed_state(c, [1, 2, 3, 4]))
             leaders = {p.leader for p in admin.describe_topics(["spread"])[0].partitions}
         assert 4 in leaders
         values = [f"b{i}".encode() for i in range(200)]
