@@ -50,6 +50,21 @@ class TasksConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class ReplicationConfig:
+    """Partition replication between brokers (docs/configuration.md, ``[replication]``)."""
+
+    # A follower that has not caught up with the leader's log end for this long leaves the
+    # ISR (Kafka's replica.lag.time.max.ms, 30 s there; shorter here so acks=all stalls less).
+    replica_lag_time_max_ms: int = 10_000
+    fetch_wait_max_ms: int = 500  # a follower's long poll on its leader
+    fetch_partition_max_bytes: int = 4 * 1024 * 1024
+    fetch_response_max_bytes: int = 16 * 1024 * 1024
+    fetch_backoff_ms: int = 50  # after an error, before fetching from that leader again
+    high_watermark_checkpoint_interval_ms: int = 2_000
+    default_min_insync_replicas: int = 1  # topic config min.insync.replicas overrides it
+
+
+@dataclass(frozen=True, slots=True)
 class NodeConfig:
     node_id: int = 1
     cluster_id: str = "rillet-local"
@@ -61,6 +76,7 @@ class NodeConfig:
     tasks: TasksConfig = field(default_factory=TasksConfig)
     log: LogConfig = field(default_factory=LogConfig)
     quorum: QuorumConfig = field(default_factory=QuorumConfig)
+    replication: ReplicationConfig = field(default_factory=ReplicationConfig)
 
     @property
     def advertised_host(self) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rillet.broker.handlers.cluster import (
+    handle_alter_partition,
     handle_broker_heartbeat,
     handle_broker_registration,
     handle_describe_quorum,
@@ -68,6 +69,7 @@ HANDLERS: dict[ApiKey, Handler] = {
     ApiKey.BROKER_REGISTRATION: handle_broker_registration,
     ApiKey.BROKER_HEARTBEAT: handle_broker_heartbeat,
     ApiKey.METADATA_FETCH: handle_metadata_fetch,
+    ApiKey.ALTER_PARTITION: handle_alter_partition,
 }
 assert set(HANDLERS) <= set(REQUEST_TYPES)
 

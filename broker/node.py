@@ -38,6 +38,8 @@ from rillet.broker.partition_reconciler import PartitionReconciler
 from rillet.broker.quorum_setup import build_quorum, resolve_voters
 from rillet.broker.remote_metadata_log import RemoteMetadataLog
 from rillet.broker.replica_manager import ReplicaManager
+from rillet.broker.replication.isr_manager import IsrManager
+from rillet.broker.replication.replica_fetcher import ReplicaFetcherManager
 from rillet.metadata_quorum.controller import ControllerConfig
 from rillet.metadata_quorum.controller_service import ControllerService
 from rillet.metadata_quorum.follower import MetadataFollower
@@ -98,6 +100,15 @@ class Node:
                 view = self._metadata_view(quorum, link, auth)
                 lifecycle = BrokerLifecycle(cfg, view, link, port)
                 reconciler = PartitionReconciler(cfg.node_id, manager, view.follower)
+                fetchers = ReplicaFetcherManager(
+                    cfg.node_id,
+                    manager,
+                    view,
+                    cfg.replication,
+                    cfg.quorum.request_timeout_ms / 1000,
+                )
+                reconciler.on_reconciled(fetchers.reconcile)
+                isr = IsrManager(cfg, manager, link, auth, lambda: lifecycle.broker_epoch)
                 dispatcher = Dispatcher(BrokerContext(cfg, manager, port, view))
                 nursery.start_soon(self._watch_signals, nursery.cancel_scope, lifecycle)
                 nursery.start_soon(view.follower.run)
@@ -106,7 +117,10 @@ class Node:
                 await nursery.start(trio.serve_listeners, self._handler_for(dispatcher), listeners)
                 nursery.start_soon(lifecycle.run)
                 nursery.start_soon(reconciler.run, lifecycle.caught_up)
+                nursery.start_soon(fetchers.run)
+                nursery.start_soon(isr.run)
                 nursery.start_soon(manager.run_flush_task)
+                nursery.start_soon(manager.run_high_watermark_checkpoint_task)
                 nursery.start_soon(manager.run_retention_task)
                 nursery.start_soon(manager.run_deleted_files_task)
                 nursery.start_soon(manager.purge_deleted_dirs)

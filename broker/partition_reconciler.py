@@ -10,6 +10,7 @@ node restarting with stale metadata never deletes a partition that still exists.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import trio
 
@@ -28,6 +29,11 @@ class PartitionReconciler:
         self._follower = follower
         self.reconciled_index = 0
         self._changed = trio.Event()
+        self._listeners: list[Callable[[], None]] = []
+
+    def on_reconciled(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` after every pass (the replica fetchers follow leader moves)."""
+        self._listeners.append(listener)
 
     async def run(self, caught_up: trio.Event) -> None:
         await caught_up.wait()
@@ -53,7 +59,15 @@ class PartitionReconciler:
             log.info("no longer hosting %s: removing it", key)
             self._replicas.remove_replica(key.topic, key.partition)
         for key, (topic, p) in sorted(wanted.items(), key=lambda kv: str(kv[0])):
-            role = ReplicaRole(p.leader == self._node_id, p.leader_epoch, p.isr, self._node_id)
+            role = ReplicaRole(
+                is_leader=p.leader == self._node_id,
+                leader_epoch=p.leader_epoch,
+                isr=p.isr,
+                node_id=self._node_id,
+                replicas=p.replicas,
+                partition_epoch=p.partition_epoch,
+                leader_id=p.leader,
+            )
             try:
                 self._replicas.ensure_replica(
                     topic.name, topic.topic_id, key.partition, topic.configs, role
@@ -61,5 +75,7 @@ class PartitionReconciler:
             except OSError:
                 log.exception("cannot open %s", key)
         self.reconciled_index = state.last_applied_index
+        for listener in self._listeners:
+            listener()
         self._changed.set()
         self._changed = trio.Event()

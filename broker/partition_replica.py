@@ -1,40 +1,54 @@
 """One partition hosted on this node: its log, its high watermark and who waits on them.
 
-The high watermark is the end of what consumers may see. With replication (DESIGN §6) it is
-the smallest log end offset over the ISR; on a single node it is the end of what the flush
-policy has made durable: the log end offset when the policy relies on the page cache (the
-default, like Kafka), or the fsynced end when ``flush_messages`` / ``flush_ms`` are set. Only
-records below it are ever returned to consumers, and acks=all waits for it.
+The high watermark is the end of what consumers may see (DESIGN §6): the smallest log end
+offset over the in-sync replicas. As leader, this replica keeps a
+:class:`~rillet.broker.replication.leader_state.LeaderState` fed by its appends and its
+followers' fetches; as follower, it takes the high watermark its leader reports (capped at
+its own log end). The leader's own contribution is its log end offset when the flush policy
+relies on the page cache (the default, like Kafka), or its fsynced end when
+``flush_messages`` / ``flush_ms`` are set. Only records below the high watermark are ever
+returned to consumers, and acks=all waits for it.
 
-Waiters are trio events: a long-polling fetch registers one event with every partition it
-reads, and any high-watermark advance sets them all, so one wake-up serves many partitions.
+Waiters are trio events in two sets: consumer fetches wake when the high watermark moves,
+follower fetches when the log end moves (they copy records before they are committed). One
+wake-up serves a long poll over many partitions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import trio
 
+from rillet.broker.replication.leader_state import LeaderState
 from rillet.partition_store.config import LogConfig
 from rillet.partition_store.log import AppendResult, PartitionLog
+from rillet.partition_store.partition_files import PartitionFiles
 from rillet.wire.frame import FileRegion
 
 
 @dataclass(frozen=True, slots=True)
 class ReplicaRole:
-    """What the committed metadata says about this replica: leader or follower, in which
-    leader epoch, and the partition's in-sync replica set."""
+    """What the committed metadata says about this replica: leader or follower (and of
+    whom), in which leader epoch, and the partition's replicas, ISR and partition epoch."""
 
     is_leader: bool
     leader_epoch: int
     isr: tuple[int, ...]
     node_id: int
+    replicas: tuple[int, ...] = ()
+    partition_epoch: int = 0
+    leader_id: int = -1
 
-    @property
-    def sole_in_sync_replica(self) -> bool:
-        return self.isr == (self.node_id,)
+
+@dataclass(eq=False, slots=True)
+class _AcksWaiter:
+    """An acks=all produce waiting for the high watermark to pass its batches."""
+
+    target: int
+    event: trio.Event = field(default_factory=trio.Event)
+    reached: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,12 +61,7 @@ class TopicPartitionKey:
 
 
 class PartitionReplica:
-    """Driver-side state of one local partition replica.
-
-    Until follower replication lands (DESIGN §6), the high watermark advances on append only
-    when this replica is the partition's sole in-sync replica: a partition whose ISR names
-    other brokers waits for them, so nothing is reported committed that only one broker has.
-    """
+    """Driver-side state of one local partition replica (leader or follower)."""
 
     def __init__(
         self,
@@ -66,25 +75,64 @@ class PartitionReplica:
         self.log = log
         self.topic_id = topic_id
         self.leader_epoch = leader_epoch
-        self.is_leader = True
-        self._sole_in_sync = True
+        self.role: ReplicaRole | None = None
+        self.leader: LeaderState | None = None
         self._flush_driven = log.config.flush_messages > 0 or log.config.flush_ms > 0
-        # Everything recovered from disk is committed: a single replica has no one to disagree.
-        self._high_watermark = log.log_end_offset
+        self._files = PartitionFiles(log.directory)
+        # What this replica last knew to be committed; the leader (or the election of this
+        # one) moves it on. Nothing above it is served before then.
+        checkpoint = self._files.read_high_watermark()
+        self._high_watermark = min(checkpoint or 0, log.log_end_offset)
+        self.checkpointed_high_watermark = checkpoint
         self._waiters: set[trio.Event] = set()
-        self._hw_waiters: list[tuple[int, trio.Event]] = []
+        self._follower_waiters: set[trio.Event] = set()
+        self._hw_waiters: list[_AcksWaiter] = []
         self._request_flush = request_flush
         self.flush_requested = False
         self.deleted = False
+        self.min_insync_replicas = 1  # topic config min.insync.replicas (acks=all)
 
-    def set_role(self, role: ReplicaRole) -> None:
-        """Apply the committed leadership of this partition (called on every change)."""
-        was_leader = self.is_leader
-        self.is_leader = role.is_leader
+    # -- role -------------------------------------------------------------------------------
+
+    @property
+    def is_leader(self) -> bool:
+        return self.leader is not None
+
+    def set_role(self, role: ReplicaRole, now_ms: int) -> None:
+        """Apply the committed state of this partition (called on every change)."""
+        previous = self.role
+        self.role = role
         self.leader_epoch = role.leader_epoch
-        self._sole_in_sync = role.sole_in_sync_replica
-        if was_leader and not role.is_leader:
-            self.wake_all()  # long polls on a deposed leader answer NOT_LEADER promptly
+        if not role.is_leader:
+            if self.leader is not None:
+                self.leader = None
+                self._release_acks_waiters()  # acks=all on a deposed leader: NOT_LEADER now
+                self.wake_all()
+            return
+        if (
+            self.leader is None
+            or previous is None
+            or previous.leader_epoch != role.leader_epoch
+            or not previous.is_leader
+        ):
+            self.leader = LeaderState(
+                node_id=role.node_id,
+                replicas=role.replicas or (role.node_id,),
+                isr=role.isr,
+                leader_epoch=role.leader_epoch,
+                partition_epoch=role.partition_epoch,
+                high_watermark=self._high_watermark,
+                epoch_start_offset=self.log.log_end_offset,
+                now_ms=now_ms,
+            )
+            self.log.start_leader_epoch(role.leader_epoch)
+        else:
+            self.leader.on_committed(role.isr, role.partition_epoch)
+        self._leader_end_moved()
+
+    def in_sync_count(self) -> int:
+        """Size of the committed ISR (0 when not leading)."""
+        return len(self.leader.isr) if self.leader is not None else 0
 
     @property
     def config(self) -> LogConfig:
@@ -94,68 +142,126 @@ class PartitionReplica:
     def high_watermark(self) -> int:
         return self._high_watermark
 
+    @property
+    def local_committable_end(self) -> int:
+        """How far this replica's own log counts towards the high watermark."""
+        return self.log.recovery_point if self._flush_driven else self.log.log_end_offset
+
+    # -- leader -----------------------------------------------------------------------------
+
     def append_as_leader(
         self, records: bytes | bytearray | memoryview | FileRegion, now_ms: int
     ) -> AppendResult:
         if isinstance(records, FileRegion):
             raise TypeError("produced records arrive as bytes, never as a file region")
         result = self.log.append_as_leader(records, self.leader_epoch, now_ms)
-        if self._flush_driven:
-            if self.log.needs_flush(now_ms):
-                self.flush_requested = True
-                self._request_flush()
-        elif self._sole_in_sync:
-            self._advance_high_watermark(self.log.log_end_offset)
+        self._wake_followers()
+        if self._flush_driven and self.log.needs_flush(now_ms):
+            self.flush_requested = True
+            self._request_flush()
+        self._leader_end_moved()
         return result
+
+    def on_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int) -> None:
+        """A follower asked for records from ``fetch_offset``: it holds everything below."""
+        if self.leader is not None and self.leader.on_follower_fetch(
+            replica_id, fetch_offset, self.local_committable_end, now_ms
+        ):
+            self._high_watermark_moved(self.leader.high_watermark)
 
     def on_flushed(self) -> None:
         """Called by the flush task after ``flush_completed``; exposes what is durable."""
-        if self._flush_driven and self._sole_in_sync:
-            self._advance_high_watermark(self.log.recovery_point)
+        if self._flush_driven:
+            self._leader_end_moved()
 
-    def _advance_high_watermark(self, offset: int) -> None:
+    def _leader_end_moved(self) -> None:
+        if self.leader is not None:
+            self.leader.update_high_watermark(self.local_committable_end)
+            self._high_watermark_moved(self.leader.high_watermark)
+
+    # -- follower ---------------------------------------------------------------------------
+
+    def append_as_follower(self, records: bytes | bytearray | memoryview, now_ms: int) -> None:
+        self.log.append_as_follower(records, now_ms)
+
+    def follow_high_watermark(self, leader_high_watermark: int) -> None:
+        """The leader's high watermark, as reported in a fetch response."""
+        self._high_watermark_moved(min(leader_high_watermark, self.log.log_end_offset))
+
+    def after_truncation(self) -> None:
+        """The log was cut (divergence): nothing above its new end is committed here."""
+        self._high_watermark = min(self._high_watermark, self.log.log_end_offset)
+
+    # -- waiting ----------------------------------------------------------------------------
+
+    def _high_watermark_moved(self, offset: int) -> None:
         if offset <= self._high_watermark:
             return
         self._high_watermark = offset
-        self.wake_all()
-        if self._hw_waiters:
+        for event in self._waiters:
+            event.set()
+        self._waiters.clear()
+        if self._hw_waiters and self.is_leader:
             still = []
-            for target, event in self._hw_waiters:
-                if offset >= target:
-                    event.set()
+            for waiter in self._hw_waiters:
+                if offset >= waiter.target:
+                    waiter.reached = True
+                    waiter.event.set()
                 else:
-                    still.append((target, event))
+                    still.append(waiter)
             self._hw_waiters = still
+
+    def _wake_followers(self) -> None:
+        for event in self._follower_waiters:
+            event.set()
+        self._follower_waiters.clear()
 
     def wake_all(self) -> None:
         """Wake every long-polling fetch on this partition (new data, deletion, shutdown)."""
         for event in self._waiters:
             event.set()
         self._waiters.clear()
+        self._wake_followers()
+
+    def _release_acks_waiters(self) -> None:
+        for waiter in self._hw_waiters:
+            waiter.event.set()
+        self._hw_waiters.clear()
 
     def mark_deleted(self) -> None:
         """The partition is being deleted: release every waiter so none hangs on it."""
         self.deleted = True
+        self.leader = None
         self.wake_all()
-        for _, event in self._hw_waiters:
-            event.set()
-        self._hw_waiters.clear()
+        self._release_acks_waiters()
 
-    def register_waiter(self, event: trio.Event) -> None:
-        self._waiters.add(event)
+    def register_waiter(self, event: trio.Event, follower: bool = False) -> None:
+        (self._follower_waiters if follower else self._waiters).add(event)
 
     def unregister_waiter(self, event: trio.Event) -> None:
         self._waiters.discard(event)
+        self._follower_waiters.discard(event)
 
-    async def wait_for_high_watermark(self, offset: int) -> None:
-        """Return once the high watermark is at least ``offset`` (acks=all)."""
-        if self._high_watermark >= offset:
-            return
-        event = trio.Event()
-        entry = (offset, event)
-        self._hw_waiters.append(entry)
+    async def wait_for_high_watermark(self, offset: int) -> bool:
+        """Wait until the high watermark reaches ``offset`` while this replica leads (True),
+        or it stops leading or is deleted first (False): records appended by a deposed
+        leader may be truncated, so reaching the offset later as a follower proves nothing."""
+        if self._high_watermark >= offset and self.is_leader:
+            return True
+        waiter = _AcksWaiter(offset)
+        self._hw_waiters.append(waiter)
         try:
-            await event.wait()
+            await waiter.event.wait()
         finally:
-            if not event.is_set() and entry in self._hw_waiters:
-                self._hw_waiters.remove(entry)
+            if not waiter.event.is_set() and waiter in self._hw_waiters:
+                self._hw_waiters.remove(waiter)
+        return waiter.reached
+
+    # -- checkpoint -------------------------------------------------------------------------
+
+    def checkpoint_high_watermark(self) -> None:
+        """Blocking: persist the high watermark if it moved (run it off the event loop)."""
+        value = self._high_watermark
+        if value != self.checkpointed_high_watermark:
+            self._files.write_high_watermark(value)
+            self.checkpointed_high_watermark = value

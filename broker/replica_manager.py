@@ -17,7 +17,7 @@ import trio
 
 from rillet.broker.config import NodeConfig
 from rillet.broker.partition_replica import PartitionReplica, ReplicaRole, TopicPartitionKey
-from rillet.broker.topic_config import effective_log_config
+from rillet.broker.topic_config import effective_log_config, min_insync_replicas
 from rillet.partition_store.errors import TopicIdMismatch
 from rillet.partition_store.log import PartitionLog
 from rillet.partition_store.partition_files import PartitionFiles
@@ -63,6 +63,7 @@ class ReplicaManager:
         for replica in self._replicas.values():
             replica.wake_all()
             try:
+                replica.checkpoint_high_watermark()
                 replica.log.close()
             except OSError:
                 log.exception("closing %s failed", replica.key)
@@ -100,7 +101,10 @@ class ReplicaManager:
                 )
             replica = PartitionReplica(key, plog, self.request_flush, topic_id=topic_id)
             self._replicas[key] = replica
-        replica.set_role(role)
+        replica.min_insync_replicas = min_insync_replicas(
+            configs, self.config.replication.default_min_insync_replicas
+        )
+        replica.set_role(role, now_ms())
         return replica
 
     def remove_replica(self, topic: str, partition: int) -> None:
@@ -185,6 +189,27 @@ class ReplicaManager:
                 if not replica.deleted:
                     replica.log.flush_completed(plan)
                     replica.on_flushed()
+
+    async def run_high_watermark_checkpoint_task(self) -> None:
+        """Persist moved high watermarks every few seconds (and on close), off the loop.
+
+        A restarted replica serves nothing above its checkpoint until its leader (or its
+        own election and its followers' fetches) says more is committed.
+        """
+        interval_s = self.config.replication.high_watermark_checkpoint_interval_ms / 1000
+        while True:
+            await trio.sleep(interval_s)
+            await self.checkpoint_high_watermarks()
+
+    async def checkpoint_high_watermarks(self) -> None:
+        for replica in list(self._replicas.values()):
+            if replica.deleted or replica.high_watermark == replica.checkpointed_high_watermark:
+                continue
+            try:
+                await trio.to_thread.run_sync(replica.checkpoint_high_watermark)
+            except OSError as exc:
+                if not replica.deleted:
+                    log.warning("high-watermark checkpoint of %s failed: %s", replica.key, exc)
 
     async def run_retention_task(self) -> None:
         interval_s = self.config.tasks.retention_check_interval_ms / 1000

@@ -29,6 +29,9 @@ TOPIC_CONFIG_KEYS: dict[str, str] = {
 }
 # Replication settings the controller reads (true/false).
 BOOLEAN_TOPIC_CONFIGS = ("unclean.leader.election.enable",)
+# Replication settings the partition leader reads (positive integers).
+MIN_INSYNC_REPLICAS_CONFIG = "min.insync.replicas"
+REPLICATION_INT_CONFIGS = (MIN_INSYNC_REPLICAS_CONFIG,)
 MAX_TOPIC_NAME_LENGTH = 249
 _LEGAL_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 # Accepted for compatibility with Kafka tooling but only one value is supported.
@@ -67,9 +70,21 @@ def validate_topic_configs(configs: dict[str, str], defaults: LogConfig) -> dict
                 raise TopicError(ErrorCode.INVALID_CONFIG, f"{key} must be true or false")
             out[key] = str(value).lower()
             continue
+        if key in REPLICATION_INT_CONFIGS:
+            if not str(value).isdigit() or int(value) < 1:
+                raise TopicError(ErrorCode.INVALID_CONFIG, f"{key} must be an integer >= 1")
+            out[key] = str(int(value))
+            continue
         if key not in TOPIC_CONFIG_KEYS:
             known = ", ".join(
-                sorted([*TOPIC_CONFIG_KEYS, *FIXED_TOPIC_CONFIGS, *BOOLEAN_TOPIC_CONFIGS])
+                sorted(
+                    [
+                        *TOPIC_CONFIG_KEYS,
+                        *FIXED_TOPIC_CONFIGS,
+                        *BOOLEAN_TOPIC_CONFIGS,
+                        *REPLICATION_INT_CONFIGS,
+                    ]
+                )
             )
             raise TopicError(
                 ErrorCode.INVALID_CONFIG, f"unknown topic config {key!r}; known: {known}"
@@ -90,3 +105,8 @@ def effective_log_config(defaults: LogConfig, configs: dict[str, str]) -> LogCon
         return dataclasses.replace(defaults, **changes)
     except (ValueError, TypeError) as exc:
         raise TopicError(ErrorCode.INVALID_CONFIG, f"invalid topic config: {exc}") from exc
+
+
+def min_insync_replicas(configs: dict[str, str], default: int) -> int:
+    """How many in-sync replicas an acks=all write needs (NOT_ENOUGH_REPLICAS below it)."""
+    return int(configs.get(MIN_INSYNC_REPLICAS_CONFIG, default))

@@ -27,6 +27,9 @@ CLEAN_SHUTDOWN_FILE = "clean-shutdown"
 # the idempotent producers' last sequences. Both are small checkpoints written like the
 # others (partition_files.py) and must be truncated whenever the log is (see log.py).
 LEADER_EPOCH_CHECKPOINT_FILE = "leader-epoch-checkpoint"
+# The replica's last known high watermark (written by the broker every few seconds and on
+# close): a restarted replica exposes nothing above it until its leader says more is committed.
+HIGH_WATERMARK_FILE = "high-watermark-checkpoint"
 PRODUCER_STATE_FILE = "producer-state"
 
 

@@ -36,6 +36,7 @@ from rillet.partition_store.errors import (
 from rillet.partition_store.flush_plan import FlushPlan
 from rillet.partition_store.flush_policy import FlushPolicy
 from rillet.partition_store.layout import RECOVERY_POINT_FILE, TMP_SUFFIX
+from rillet.partition_store.leader_epoch_file import LeaderEpochFile
 from rillet.partition_store.log_loader import RecoveryStats, load_log
 from rillet.partition_store.partition_files import PartitionFiles
 from rillet.partition_store.retention import deletable_segment_count
@@ -92,8 +93,9 @@ class PartitionLog:
         self._deletions = DeferredDeletions()
         self._now_ms = now_ms  # latest time a caller told us; dates deferred deletions
         self._closed = False
-        # Issue 5: load leader-epoch-checkpoint and producer-state here, truncated to the
-        # log end offset just recovered (PartitionFiles, layout.py reserve their names).
+        self._epochs = LeaderEpochFile.open(
+            directory, self._segments, self._log_start_offset, self._last_epoch
+        )
 
     @classmethod
     def open(
@@ -133,6 +135,22 @@ class PartitionLog:
         """Leader epoch of the last batch in the log; -1 when empty."""
         return self._last_epoch
 
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """(epoch, end offset) of ``epoch`` in this log, for a follower's divergence check
+        (KIP-101/279): the largest known epoch not above it and where that epoch ended."""
+        return self._epochs.end_offset_for(epoch, self.log_end_offset)
+
+    def start_leader_epoch(self, epoch: int) -> None:
+        """This replica became leader in ``epoch``: the epoch starts at the log end now, even
+        before it appends (as Kafka's makeLeader does), so followers of older epochs learn
+        where those ended in this log."""
+        if epoch > self._epochs.latest_epoch():
+            self._epochs.note_batch(epoch, self.log_end_offset)
+
+    @property
+    def epoch_history(self) -> LeaderEpochFile:
+        return self._epochs
+
     @property
     def size_bytes(self) -> int:
         return sum(s.size for s in self._segments)
@@ -159,7 +177,9 @@ class PartitionLog:
         data = bytearray(records)
         for b in placed:
             assign_offset_and_epoch(data, b.position, b.base_offset, leader_epoch)
-        return self._append(data, placed, leader_epoch, now_ms)
+        result = self._append(data, placed, leader_epoch, now_ms)
+        self._epochs.note_batch(leader_epoch, placed[0].base_offset)  # once it is written
+        return result
 
     def append_as_follower(
         self, records: bytes | bytearray | memoryview, now_ms: int
@@ -171,7 +191,10 @@ class PartitionLog:
         self._check_open()
         views = validate_batches(records, FOLLOWER_MAX_BATCH_BYTES)
         placed, epoch = place_follower_batches(views, self.log_end_offset, self._last_epoch)
-        return self._append(records, placed, epoch, now_ms)
+        result = self._append(records, placed, epoch, now_ms)
+        for view in views:  # per batch: a new epoch is rare, the check is one comparison
+            self._epochs.note_batch(view.header.leader_epoch, view.header.base_offset)
+        return result
 
     def _append(
         self,
@@ -286,6 +309,9 @@ class PartitionLog:
         self._check_open()
         log_end = self.log_end_offset
         if offset == log_end:
+            # Nothing to cut, but an epoch this replica started as leader without writing
+            # to it may begin here: a follower must forget it to fetch the new leader's.
+            self._epochs.truncate_from_end(offset)
             return
         if not self._log_start_offset <= offset < log_end:
             raise InvalidTruncation(
@@ -303,6 +329,23 @@ class PartitionLog:
         segment.truncate_to(offset)
         self._after_truncation(min(self.recovery_point, offset))
 
+    def truncate_at_or_below(self, offset: int) -> int:
+        """Truncate at ``offset``, or at the start of the batch holding it; returns where.
+
+        For a follower told where its log diverges from the leader's: the leader's offset is
+        a batch boundary in the leader's log, which need not be one in a diverged suffix
+        here. Cutting lower is safe (the follower fetches the rest again).
+        """
+        self._check_open()
+        offset = max(min(offset, self.log_end_offset), self._log_start_offset)
+        if offset < self.log_end_offset:
+            segment = self._segments[bisect.bisect_right(self._bases, offset) - 1]
+            found = segment.find_batch(offset)
+            if found is not None:
+                offset = max(found[1].base_offset, self._log_start_offset)
+        self.truncate_to(offset)
+        return offset
+
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Drop the whole log and restart it empty at ``offset`` (log start = log end).
 
@@ -317,6 +360,7 @@ class PartitionLog:
         self._segments, self._bases = [fresh], [offset]
         self._log_start_offset = offset
         self._files.write_log_start_offset(offset)
+        self._epochs.truncate_from_end(-1)  # an empty log has no epochs
         self._after_truncation(offset)
 
     def _after_truncation(self, recovery_point: int) -> None:
@@ -324,7 +368,7 @@ class PartitionLog:
         if recovery_point != self.recovery_point:
             self._files.write_recovery_point(recovery_point)
         self._flush.on_truncation(recovery_point, self.log_end_offset)
-        # Issue 5: truncate the leader-epoch cache and producer state to the log end here.
+        self._epochs.truncate_from_end(self.log_end_offset)
 
     def advance_log_start_offset(self, offset: int) -> None:
         """Move the log start forward (Kafka's DeleteRecords); offsets below it are no longer
@@ -335,6 +379,7 @@ class PartitionLog:
         if offset > self._log_start_offset:
             self._log_start_offset = offset
             self._files.write_log_start_offset(offset)
+            self._epochs.truncate_from_start(offset)
 
     def delete_expired_segments(self, now_ms: int) -> int:
         """Apply retention (see :mod:`retention`); returns how many segments it removed.

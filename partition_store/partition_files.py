@@ -26,6 +26,7 @@ from rillet.partition_store.checkpoint import fsync_dir, read_int, write_atomica
 from rillet.partition_store.errors import PartitionMismatch, StoreError, TopicIdMismatch
 from rillet.partition_store.layout import (
     CLEAN_SHUTDOWN_FILE,
+    HIGH_WATERMARK_FILE,
     LOG_START_OFFSET_FILE,
     PARTITION_META_FILE,
     RECOVERY_POINT_FILE,
@@ -148,6 +149,14 @@ class PartitionFiles:
 
     def write_log_start_offset(self, offset: int) -> None:
         write_int(self.directory / LOG_START_OFFSET_FILE, offset)
+
+    def read_high_watermark(self) -> int | None:
+        value = read_int(self.directory / HIGH_WATERMARK_FILE)
+        return value if value is not None and value >= 0 else None
+
+    def write_high_watermark(self, offset: int) -> None:
+        """Blocking (fsyncs): call it off the event loop."""
+        write_int(self.directory / HIGH_WATERMARK_FILE, offset)
 
     # -- clean shutdown ---------------------------------------------------------------------
 

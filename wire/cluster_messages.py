@@ -95,6 +95,37 @@ class MetadataFetchResponse:
     error_message: str | None = None
 
 
+# -- AlterPartition ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AlterPartitionRequest:
+    """A partition leader asks the controller for a new ISR, based on ``partition_epoch``
+    (a stale one is refused: the leader retries from the newer committed state)."""
+
+    cluster_id: str
+    auth: bytes
+    broker_id: int
+    broker_epoch: int
+    topic_id: str
+    partition: int
+    leader_epoch: int
+    partition_epoch: int
+    new_isr: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class AlterPartitionResponse:
+    """The partition as committed after the decision (its ISR and epochs)."""
+
+    error_code: int
+    controller_id: int = -1
+    isr: list[int] = field(default_factory=list)
+    leader_epoch: int = -1
+    partition_epoch: int = -1
+    error_message: str | None = None
+
+
 # -- DescribeQuorum ----------------------------------------------------------------------------
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 from rillet.wire.api import ApiKey
 from rillet.wire.cluster_messages import (
+    AlterPartitionRequest,
+    AlterPartitionResponse,
     BrokerHeartbeatRequest,
     BrokerHeartbeatResponse,
     BrokerRegistrationRequest,
@@ -79,7 +81,8 @@ class FetchRequest:
     min_bytes: int
     max_bytes: int
     partitions: list[FetchPartition]
-    replica_id: int = -1
+    replica_id: int = -1  # a follower broker's id; -1 for consumers
+    replica_auth: bytes = b""  # a follower's proof of the cluster secret (cluster_auth)
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,5 +253,6 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
     ApiKey.BROKER_REGISTRATION: (BrokerRegistrationRequest, BrokerRegistrationResponse),
     ApiKey.BROKER_HEARTBEAT: (BrokerHeartbeatRequest, BrokerHeartbeatResponse),
     ApiKey.METADATA_FETCH: (MetadataFetchRequest, MetadataFetchResponse),
+    ApiKey.ALTER_PARTITION: (AlterPartitionRequest, AlterPartitionResponse),
 }
 API_OF_REQUEST: dict[type, ApiKey] = {req: api for api, (req, _) in REQUEST_TYPES.items()}

@@ -12,9 +12,13 @@ import trio
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller, refused_auth
+from rillet.metadata_quorum.controller import Controller, Decision
 from rillet.metadata_quorum.records import RegisterBroker
+from rillet.metadata_quorum.state import MetadataState
 from rillet.raft.errors import RaftError, SnapshotRequired
 from rillet.wire.cluster_messages import (
+    AlterPartitionRequest,
+    AlterPartitionResponse,
     BrokerHeartbeatRequest,
     BrokerHeartbeatResponse,
     BrokerRegistrationRequest,
@@ -87,6 +91,49 @@ async def _heartbeat(ctx: BrokerContext, req: BrokerHeartbeatRequest) -> BrokerH
     broker = ctx.metadata.state.brokers.get(req.broker_id)
     fenced = broker is None or broker.fenced
     return BrokerHeartbeatResponse(ErrorCode.NONE, controller_id, fenced)
+
+
+def handle_alter_partition(
+    ctx: BrokerContext, req: AlterPartitionRequest
+) -> AlterPartitionResponse | Coroutine[Any, Any, AlterPartitionResponse]:
+    refusal = refused_auth(ctx, req.cluster_id, req.auth)
+    if refusal is not None:
+        return AlterPartitionResponse(ErrorCode.AUTHENTICATION_FAILED, error_message=refusal)
+    return _alter_partition(ctx, req)
+
+
+async def _alter_partition(
+    ctx: BrokerContext, req: AlterPartitionRequest
+) -> AlterPartitionResponse:
+    def decide(ctl: Controller, state: MetadataState, now_ms: int) -> Decision:
+        broker = state.brokers.get(req.broker_id)
+        if broker is None or broker.broker_epoch != req.broker_epoch:
+            return Decision([], ErrorCode.UNKNOWN_MEMBER_ID, "stale or unknown broker epoch")
+        return ctl.alter_partition(
+            state,
+            req.topic_id,
+            req.partition,
+            req.broker_id,
+            req.leader_epoch,
+            req.partition_epoch,
+            list(req.new_isr),
+        )
+
+    outcome = await decide_on_controller(ctx, decide)
+    controller_id = ctx.metadata.controller_id()
+    p = ctx.metadata.state.partitions.get((req.topic_id, req.partition))
+    if p is None:
+        return AlterPartitionResponse(
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, controller_id, error_message=outcome.message
+        )
+    return AlterPartitionResponse(
+        outcome.error,
+        controller_id,
+        list(p.isr),
+        p.leader_epoch,
+        p.partition_epoch,
+        outcome.message,
+    )
 
 
 def handle_metadata_fetch(

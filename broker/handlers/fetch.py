@@ -15,6 +15,11 @@ from typing import Any
 import trio
 
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.handlers.replica_fetch import (
+    is_diverging,
+    read_for_follower,
+    refused_follower,
+)
 from rillet.broker.partition_replica import PartitionReplica
 from rillet.partition_store.errors import OffsetOutOfRange, StoreError
 from rillet.wire.error_codes import ErrorCode
@@ -36,6 +41,18 @@ def handle_fetch(ctx: BrokerContext, req: FetchRequest) -> Coroutine[Any, Any, F
 
 
 async def _fetch(ctx: BrokerContext, req: FetchRequest) -> FetchResponse:
+    if req.replica_id >= 0:
+        refusal = refused_follower(ctx, req.replica_auth)
+        if refusal is not None:
+            log.warning("refused a fetch claiming replica %d: %s", req.replica_id, refusal)
+            return FetchResponse(
+                [
+                    FetchPartitionResponse(
+                        p.topic, p.partition, ErrorCode.AUTHENTICATION_FAILED, -1, -1, _EMPTY
+                    )
+                    for p in req.partitions
+                ]
+            )
     max_wait_ms = min(max(req.max_wait_ms, 0), ctx.config.limits.max_fetch_wait_ms)
     deadline = trio.current_time() + max_wait_ms / 1000
     while True:
@@ -52,8 +69,11 @@ def _read_once(ctx: BrokerContext, req: FetchRequest) -> tuple[FetchResponse, in
     total = 0
     has_error = False
     for p in req.partitions:
-        resp = _read_partition(ctx, p, remaining, first=total == 0)
-        if resp.error_code != ErrorCode.NONE:
+        if req.replica_id >= 0:
+            resp = read_for_follower(ctx, p, req.replica_id, remaining, first=total == 0)
+        else:
+            resp = _read_partition(ctx, p, remaining, first=total == 0)
+        if resp.error_code != ErrorCode.NONE or is_diverging(resp):
             has_error = True
         size = resp.records.length if isinstance(resp.records, FileRegion) else 0
         total += size
@@ -121,7 +141,7 @@ async def _wait_for_data(ctx: BrokerContext, req: FetchRequest, deadline: float)
     for p in req.partitions:
         replica = ctx.replicas.get(p.topic, p.partition)
         if replica is not None:
-            replica.register_waiter(event)
+            replica.register_waiter(event, follower=req.replica_id >= 0)
             replicas.append(replica)
     try:
         with trio.move_on_at(deadline):

@@ -57,6 +57,17 @@ def handle_produce(
                 )
             )
             continue
+        if req.acks == ACKS_ALL and replica.in_sync_count() < replica.min_insync_replicas:
+            results.append(
+                ProducePartitionResponse(
+                    p.topic,
+                    p.partition,
+                    ErrorCode.NOT_ENOUGH_REPLICAS,
+                    error_message=f"{replica.in_sync_count()} in-sync replicas, "
+                    f"min.insync.replicas is {replica.min_insync_replicas}",
+                )
+            )
+            continue
         try:
             info = replica.append_as_leader(p.records, now)
         except (StoreError, WireError) as exc:
@@ -96,37 +107,44 @@ async def _await_high_watermarks(
     waits: list[tuple[int, int]],
     timeout_ms: int,
 ) -> ProduceResponse:
+    reached: set[int] = set()
     with trio.move_on_after(timeout_ms / 1000):
         for index, target in waits:
             r = results[index]
             replica = ctx.replicas.get(r.topic, r.partition)
-            if replica is not None and not replica.deleted:
-                await replica.wait_for_high_watermark(target)
+            if (
+                replica is not None
+                and not replica.deleted
+                and await replica.wait_for_high_watermark(target)
+            ):
+                reached.add(index)
     final = list(results)
-    for index, target in waits:
+    for index, _ in waits:
+        if index in reached:
+            continue
         r = results[index]
         replica = ctx.replicas.get(r.topic, r.partition)
         if replica is None or replica.deleted:
-            final[index] = ProducePartitionResponse(
-                r.topic,
-                r.partition,
+            code, message = (
                 ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                error_message="partition deleted while waiting for acks=all",
+                "partition deleted while waiting for acks=all",
             )
         elif not replica.is_leader:
-            final[index] = ProducePartitionResponse(
-                r.topic,
-                r.partition,
+            code, message = (
                 ErrorCode.NOT_LEADER_OR_FOLLOWER,
-                error_message="leadership moved while waiting for acks=all",
+                "leadership moved while waiting for acks=all",
             )
-        elif replica.high_watermark < target:
-            final[index] = ProducePartitionResponse(
-                r.topic,
-                r.partition,
+        elif replica.in_sync_count() < replica.min_insync_replicas:
+            code, message = (
+                ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+                "the ISR shrank below min.insync.replicas while waiting for acks=all",
+            )
+        else:
+            code, message = (
                 ErrorCode.REQUEST_TIMED_OUT,
-                error_message="high watermark did not reach the batch within timeout_ms",
+                "high watermark did not reach the batch within timeout_ms",
             )
+        final[index] = ProducePartitionResponse(r.topic, r.partition, code, error_message=message)
     return ProduceResponse(final)
 
 

@@ -8,28 +8,24 @@ deadlines; the measured times are printed (``pytest -s``) rather than asserted t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 import trio
+from cluster_checks import agreed_state, produce_all, raft_leader, read_all, views, wait_for
 
-from rillet.broker.cli.cluster_command import describe_nodes
 from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
 from rillet.broker.cluster_auth import ClusterAuth
 from rillet.client import (
     BlockingAdmin,
-    BlockingConsumer,
-    BlockingProducer,
     NewTopic,
-    TopicPartition,
 )
 from rillet.client.connection import BrokerConnection
 from rillet.wire.cluster_messages import (
     BrokerHeartbeatRequest,
     BrokerRegistrationRequest,
-    DescribeQuorumResponse,
     MetadataFetchRequest,
 )
 from rillet.wire.error_codes import ErrorCode
@@ -48,62 +44,6 @@ def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
     with LocalCluster(plan_cluster(tmp_path, 3, TEST_QUORUM_CONFIG)) as c:
         c.start()
         yield c
-
-
-def views(cluster: LocalCluster, ids: list[int] | None = None) -> dict[int, DescribeQuorumResponse]:
-    nodes = [n for n in cluster.plan.nodes if ids is None or n.node_id in ids]
-    answers = describe_nodes([(n.node_id, n.port) for n in nodes])
-    return {nid: v for nid, v in answers.items() if v is not None}
-
-
-def wait_for(what: str, probe: Callable[[], T | None], timeout_s: float = 20.0) -> T:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = probe()
-        if value is not None and value is not False:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
-        time.sleep(0.02)
-
-
-def raft_leader(cluster: LocalCluster, ids: list[int] | None = None) -> int | None:
-    leaders = {v.leader_id for v in views(cluster, ids).values()}
-    if len(leaders) == 1 and (leader := leaders.pop()) >= 0:
-        return leader
-    return None
-
-
-def agreed_state(cluster: LocalCluster, ids: list[int]) -> DescribeQuorumResponse | None:
-    """The common view once every listed node has applied the same state (same digest)."""
-    vs = views(cluster, ids)
-    if set(vs) != set(ids):
-        return None
-    digests = {(v.applied_index, v.state_sha256) for v in vs.values()}
-    return next(iter(vs.values())) if len(digests) == 1 else None
-
-
-def produce_all(bootstrap: str, topic: str, values: list[bytes]) -> dict[bytes, tuple[int, int]]:
-    acked = {}
-    with BlockingProducer(bootstrap, acks=-1) as producer:
-        futures = [(v, producer.send(topic, v, key=v)) for v in values]
-        for v, f in futures:
-            md = f.result(timeout=30)
-            acked[v] = (md.partition, md.offset)
-    return acked
-
-
-def read_all(bootstrap: str, topic: str, partitions: int, expected: int) -> list[Any]:
-    tps = [TopicPartition(topic, p) for p in range(partitions)]
-    records: list[Any] = []
-    with BlockingConsumer(bootstrap) as consumer:
-        consumer.assign(tps)
-        for tp in tps:
-            consumer.seek(tp, 0)
-        deadline = time.monotonic() + 30
-        while len(records) < expected and time.monotonic() < deadline:
-            records += consumer.poll(timeout_ms=200)
-    return records
 
 
 def test_topics_are_created_and_deleted_through_any_node(cluster: LocalCluster) -> None:

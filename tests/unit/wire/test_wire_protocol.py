@@ -45,7 +45,9 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     m.ProduceRequest: m.ProduceRequest(
         -1, 1000, [m.ProducePartitionData("t", 0, BATCH), m.ProducePartitionData("ü", 3, BATCH2)]
     ),
-    m.FetchRequest: m.FetchRequest(500, 1, 1 << 20, [m.FetchPartition("t", 0, 5, 1024, 2, 1)], 7),
+    m.FetchRequest: m.FetchRequest(
+        500, 1, 1 << 20, [m.FetchPartition("t", 0, 5, 1024, 2, 1)], 7, b"\x02" * 32
+    ),
     m.ListOffsetsRequest: m.ListOffsetsRequest([m.ListOffsetsPartition("t", 0, -2)]),
     m.MetadataRequest: m.MetadataRequest(["a", "b"]),
     m.CreateTopicsRequest: m.CreateTopicsRequest(
@@ -59,6 +61,7 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     ),
     cm.BrokerHeartbeatRequest: cm.BrokerHeartbeatRequest("c", b"", 2, 17, 40, True),
     cm.MetadataFetchRequest: cm.MetadataFetchRequest("c", b"a", 12, 100, 250),
+    cm.AlterPartitionRequest: cm.AlterPartitionRequest("c", b"a", 2, 17, "tid", 3, 4, 9, [1, 2]),
 }
 SAMPLE_RESPONSES: dict[type, Any] = {
     m.ProduceResponse: m.ProduceResponse(
@@ -102,6 +105,7 @@ SAMPLE_RESPONSES: dict[type, Any] = {
     cm.MetadataFetchResponse: cm.MetadataFetchResponse(
         0, [cm.MetadataEntry(13, 2, b"\xa1")], 12, 2, b"snap"
     ),
+    cm.AlterPartitionResponse: cm.AlterPartitionResponse(0, 1, [1, 2], 4, 10),
 }
 
 

@@ -1,0 +1,105 @@
+"""Partition leaders ask the controller to shrink or expand their ISR (AlterPartition).
+
+A periodic pass over the partitions this node leads asks each leader core
+(:class:`~rillet.broker.replication.leader_state.LeaderState`) for the change it wants, and
+sends each proposal to the controller in its own task. The leader keeps computing the high
+watermark over the maximal ISR until the change is committed and reconciled back into it
+(``on_committed``); a refusal or a lost answer clears the proposal so the next pass
+proposes again from the committed state.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import trio
+
+from rillet.broker.cluster_auth import ClusterAuth
+from rillet.broker.config import NodeConfig
+from rillet.broker.controller_link import ControllerLink
+from rillet.broker.errors import ControllerUnreachable
+from rillet.broker.partition_replica import PartitionReplica
+from rillet.broker.replica_manager import ReplicaManager, now_ms
+from rillet.broker.replication.leader_state import IsrProposal
+from rillet.wire.cluster_messages import AlterPartitionRequest, AlterPartitionResponse
+from rillet.wire.error_codes import ErrorCode
+
+log = logging.getLogger(__name__)
+
+# Expansion should follow a follower catching up promptly; a pass is a loop over the
+# partitions this node leads, with no I/O unless a change is due.
+ISR_CHECK_INTERVAL_MS = 200
+
+
+class IsrManager:
+    def __init__(
+        self,
+        config: NodeConfig,
+        replicas: ReplicaManager,
+        link: ControllerLink,
+        auth: ClusterAuth,
+        broker_epoch: Callable[[], int | None],
+    ) -> None:
+        self._config = config
+        self._replicas = replicas
+        self._link = link
+        self._auth = auth
+        self._broker_epoch = broker_epoch
+
+    async def run(self) -> None:
+        lag_max_ms = self._config.replication.replica_lag_time_max_ms
+        interval_s = min(ISR_CHECK_INTERVAL_MS, lag_max_ms // 2) / 1000
+        async with trio.open_nursery() as nursery:
+            while True:
+                await trio.sleep(interval_s)
+                epoch = self._broker_epoch()
+                if epoch is None:
+                    continue
+                now = now_ms()
+                for replica in self._replicas.replicas():
+                    leader = replica.leader
+                    if leader is None or replica.deleted:
+                        continue
+                    proposal = leader.isr_change(replica.local_committable_end, now, lag_max_ms)
+                    if proposal is not None:
+                        nursery.start_soon(self._propose, replica, proposal, epoch)
+
+    async def _propose(self, replica: PartitionReplica, proposal: IsrProposal, epoch: int) -> None:
+        leader = replica.leader
+        if leader is None:
+            return
+        old_isr = leader.isr
+        log.info("%s: asking for ISR %s (was %s)", replica.key, list(proposal.isr), list(old_isr))
+        request = AlterPartitionRequest(
+            self._auth.cluster_id,
+            self._auth.token,
+            self._config.node_id,
+            epoch,
+            replica.topic_id,
+            replica.key.partition,
+            leader.leader_epoch,
+            proposal.partition_epoch,
+            list(proposal.isr),
+        )
+        timeout_s = self._config.quorum.request_timeout_ms / 1000
+        response: AlterPartitionResponse | None = None
+        try:
+            response = await self._link.call(request, timeout_s)
+        except ControllerUnreachable as exc:
+            log.warning("%s: ISR change not decided: %s", replica.key, exc)
+        current = replica.leader
+        if current is None or current.pending is not proposal:
+            return  # reconciled meanwhile (committed, or a newer state took its place)
+        if response is None or response.error_code != ErrorCode.NONE:
+            if response is not None:
+                log.info(
+                    "%s: ISR change refused (%s): %s",
+                    replica.key,
+                    ErrorCode(response.error_code).name,
+                    response.error_message,
+                )
+            current.proposal_failed()
+        elif response.partition_epoch <= current.partition_epoch:
+            current.proposal_failed()  # nothing changed (the ISR already was this)
+        # Otherwise committed: the reconciler applies it shortly and clears the proposal.

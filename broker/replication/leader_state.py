@@ -1,0 +1,155 @@
+"""What a partition leader knows about its followers: the pure core of ISR replication.
+
+Fed with follower fetches, the leader's own log end offset and the committed partition
+state, it answers three questions, with no I/O and time passed in as ``now_ms``:
+
+- the high watermark: the smallest log end offset over the in-sync replicas. It never moves
+  backwards, and it counts a follower only once that follower has fetched in this leadership
+  (a new leader does not know where its followers are, so until they fetch it keeps the high
+  watermark it had);
+- which ISR change to ask the controller for: remove a follower that has not caught up for
+  ``replica_lag_time_max_ms``, add one that has reached the high watermark and this leader's
+  first offset (so it holds everything this leader committed);
+- which ISR to rely on meanwhile. A change takes effect only once it is committed in the
+  metadata log; until then the high watermark uses the *maximal* ISR, the union of the
+  committed and the proposed one (Kafka's KIP-497). A shrink therefore never commits a record
+  on fewer replicas than the committed ISR names, and an expansion starts counting the new
+  member at once, so that it is safe whichever way the controller decides.
+
+A follower counts as caught up at a fetch when its fetch offset reaches the leader's log end
+offset at that moment, or the log end offset the leader had at the follower's previous fetch
+(then it was caught up when that previous fetch happened): a follower that keeps pace with a
+steady stream of appends never looks behind just because new records keep arriving.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+UNKNOWN_OFFSET = -1
+
+
+@dataclass(slots=True)
+class FollowerProgress:
+    log_end_offset: int = UNKNOWN_OFFSET  # its fetch offset; unknown until it fetches
+    last_caught_up_ms: int = 0
+    last_fetch_ms: int = 0
+    leader_end_at_last_fetch: int = UNKNOWN_OFFSET
+
+
+@dataclass(frozen=True, slots=True)
+class IsrProposal:
+    """An ISR change sent to the controller, against the partition epoch it was based on."""
+
+    isr: tuple[int, ...]
+    partition_epoch: int
+
+
+@dataclass(slots=True)
+class LeaderState:
+    node_id: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]  # committed
+    leader_epoch: int
+    partition_epoch: int
+    high_watermark: int
+    epoch_start_offset: int  # this leader's first offset (its log end when it was elected)
+    now_ms: int
+    pending: IsrProposal | None = None
+    followers: dict[int, FollowerProgress] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for replica in self.replicas:
+            if replica != self.node_id:
+                # ISR members get a full lag window from the election to prove themselves.
+                caught_up = self.now_ms if replica in self.isr else 0
+                self.followers[replica] = FollowerProgress(last_caught_up_ms=caught_up)
+
+    # -- the ISR ------------------------------------------------------------------------------
+
+    @property
+    def maximal_isr(self) -> tuple[int, ...]:
+        if self.pending is None:
+            return self.isr
+        return tuple(sorted(set(self.isr) | set(self.pending.isr)))
+
+    def on_committed(self, isr: tuple[int, ...], partition_epoch: int) -> None:
+        """The metadata log committed a partition state for this leadership."""
+        if partition_epoch == self.partition_epoch and isr == self.isr:
+            return
+        self.isr = isr
+        self.partition_epoch = partition_epoch
+        self.pending = None  # whatever was proposed was decided (or overtaken by this state)
+        for replica, progress in self.followers.items():
+            if replica in isr and progress.last_caught_up_ms == 0:
+                progress.last_caught_up_ms = self.now_ms
+
+    def proposal_failed(self) -> None:
+        """The controller refused or did not answer: propose again from the committed ISR."""
+        self.pending = None
+
+    def isr_change(
+        self, leader_end_offset: int, now_ms: int, lag_max_ms: int
+    ) -> IsrProposal | None:
+        """The ISR change to propose now, if any (at most one is in flight)."""
+        self.now_ms = max(self.now_ms, now_ms)
+        if self.pending is not None:
+            return None
+        isr = set(self.isr)
+        for replica, p in self.followers.items():
+            if replica in isr:
+                if self.now_ms - p.last_caught_up_ms > lag_max_ms:
+                    isr.discard(replica)
+            elif self._may_join(p, leader_end_offset):
+                isr.add(replica)
+        isr.add(self.node_id)
+        proposed = tuple(sorted(isr))
+        if proposed == tuple(sorted(self.isr)):
+            return None
+        self.pending = IsrProposal(proposed, self.partition_epoch)
+        return self.pending
+
+    def _may_join(self, p: FollowerProgress, leader_end_offset: int) -> bool:
+        """Caught up to the high watermark and to this leadership's first offset (so it
+        holds every record this leader may have committed), as Kafka requires."""
+        return p.log_end_offset != UNKNOWN_OFFSET and p.log_end_offset >= max(
+            self.high_watermark, self.epoch_start_offset
+        )
+
+    # -- fetches and the high watermark ------------------------------------------------------
+
+    def on_follower_fetch(
+        self, replica: int, fetch_offset: int, leader_end_offset: int, now_ms: int
+    ) -> bool:
+        """A follower fetched from ``fetch_offset`` (so it holds everything below it).
+
+        Returns whether the high watermark advanced. Fetches from brokers that are not
+        replicas of the partition are ignored.
+        """
+        self.now_ms = max(self.now_ms, now_ms)
+        p = self.followers.get(replica)
+        if p is None:
+            return False
+        p.log_end_offset = fetch_offset
+        if fetch_offset >= leader_end_offset:
+            p.last_caught_up_ms = self.now_ms
+        elif fetch_offset >= p.leader_end_at_last_fetch >= 0:
+            p.last_caught_up_ms = max(p.last_caught_up_ms, p.last_fetch_ms)
+        p.last_fetch_ms = self.now_ms
+        p.leader_end_at_last_fetch = leader_end_offset
+        return self.update_high_watermark(leader_end_offset)
+
+    def update_high_watermark(self, leader_end_offset: int) -> bool:
+        """Recompute from the maximal ISR; returns whether it advanced."""
+        candidate = leader_end_offset
+        for replica in self.maximal_isr:
+            if replica == self.node_id:
+                continue
+            p = self.followers.get(replica)
+            if p is None or p.log_end_offset == UNKNOWN_OFFSET:
+                return False  # an in-sync follower this leader has not heard from yet
+            candidate = min(candidate, p.log_end_offset)
+        if candidate > self.high_watermark:
+            self.high_watermark = candidate
+            return True
+        return False

@@ -1,0 +1,225 @@
+"""Followers pull from partition leaders: one fetch loop per leader broker (trio driver).
+
+After every metadata reconciliation the manager groups the partitions this node follows by
+their leader and makes sure a loop runs for each leader; a loop ends once it has nothing to
+fetch. Each loop sends one Fetch (``replica_id`` = this node, with the cluster-secret proof)
+for all its partitions, long-polling on the leader, and applies each partition's answer:
+append the records, take the leader's high watermark, or cut a diverging suffix first (see
+:mod:`follower_state`). An answer is dropped when the partition changed meanwhile (another
+leader or epoch, a truncation, an append by a newer loop), so two loops never interleave
+writes to one log.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import trio
+
+from rillet.broker.config import ReplicationConfig
+from rillet.broker.metadata_view import MetadataView
+from rillet.broker.partition_replica import PartitionReplica
+from rillet.broker.replica_manager import ReplicaManager, now_ms
+from rillet.broker.replication.follower_state import (
+    divergence_truncation_offset,
+    plan_out_of_range,
+)
+from rillet.client.connection import BrokerConnection
+from rillet.client.errors import RilletError
+from rillet.partition_store.errors import StoreError
+from rillet.wire.error_codes import ErrorCode
+from rillet.wire.errors import WireError
+from rillet.wire.messages import FetchPartition, FetchPartitionResponse, FetchRequest
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class _Sent:
+    """What a fetch asked for a partition: the answer applies only if this still holds."""
+
+    replica: PartitionReplica
+    fetch_offset: int
+    leader_epoch: int
+
+
+class ReplicaFetcherManager:
+    def __init__(
+        self,
+        node_id: int,
+        replicas: ReplicaManager,
+        metadata: MetadataView,
+        config: ReplicationConfig,
+        request_timeout_s: float,
+    ) -> None:
+        self._node_id = node_id
+        self._replicas = replicas
+        self._metadata = metadata
+        self._config = config
+        self._request_timeout_s = request_timeout_s
+        self._loops: set[int] = set()
+        self._nursery: trio.Nursery | None = None
+        self._changed = trio.Event()
+
+    async def run(self) -> None:
+        """Host the fetch loops (cancel to stop them)."""
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            self.reconcile()
+            await trio.sleep_forever()
+
+    def reconcile(self) -> None:
+        """Start a loop for every leader this node follows a partition of."""
+        self._changed.set()
+        self._changed = trio.Event()
+        if self._nursery is None:
+            return
+        for leader_id in {r.role.leader_id for r in self._followed() if r.role is not None}:
+            if leader_id >= 0 and leader_id not in self._loops:
+                self._loops.add(leader_id)
+                self._nursery.start_soon(self._fetch_loop, leader_id)
+
+    def _followed(self, leader_id: int | None = None) -> list[PartitionReplica]:
+        out = []
+        for replica in self._replicas.replicas():
+            role = replica.role
+            if replica.deleted or role is None or role.is_leader or role.leader_id < 0:
+                continue
+            if leader_id is None or role.leader_id == leader_id:
+                out.append(replica)
+        return out
+
+    # -- one leader -------------------------------------------------------------------------
+
+    async def _fetch_loop(self, leader_id: int) -> None:
+        conn: BrokerConnection | None = None
+        endpoint: tuple[str, int] | None = None
+        try:
+            while partitions := self._followed(leader_id):
+                broker = self._metadata.state.brokers.get(leader_id)
+                if broker is None:
+                    await self._wait_for_change(1.0)
+                    continue
+                if conn is None or conn.closed or endpoint != (broker.host, broker.port):
+                    if conn is not None:
+                        conn.close()
+                    endpoint = (broker.host, broker.port)
+                    conn = await self._connect(*endpoint)
+                    if conn is None:
+                        await self._wait_for_change(self._config.fetch_backoff_ms / 1000)
+                        continue
+                if not await self._fetch_once(conn, partitions):
+                    conn.close()
+                    await self._wait_for_change(self._config.fetch_backoff_ms / 1000)
+        finally:
+            self._loops.discard(leader_id)
+            if conn is not None:
+                conn.close()
+            # Partitions may have moved to this leader again while the loop was ending.
+            if self._followed(leader_id) and self._nursery is not None:
+                self.reconcile()
+
+    async def _connect(self, host: str, port: int) -> BrokerConnection | None:
+        assert self._nursery is not None
+        conn = BrokerConnection(host, port, client_id=f"rillet-replica-{self._node_id}")
+        try:
+            await conn.connect(self._nursery, self._request_timeout_s)
+        except RilletError as exc:
+            log.debug("cannot reach %s:%d for replication: %s", host, port, exc)
+            conn.close()
+            return None
+        return conn
+
+    async def _wait_for_change(self, timeout_s: float) -> None:
+        with trio.move_on_after(timeout_s):
+            await self._changed.wait()
+
+    async def _fetch_once(self, conn: BrokerConnection, partitions: list[PartitionReplica]) -> bool:
+        """One fetch round trip; False when the connection failed or every answer was an
+        error (back off before the next)."""
+        cfg = self._config
+        sent: dict[tuple[str, int], _Sent] = {}
+        wanted: list[FetchPartition] = []
+        for replica in partitions:
+            plog = replica.log
+            sent[(replica.key.topic, replica.key.partition)] = _Sent(
+                replica, plog.log_end_offset, replica.leader_epoch
+            )
+            wanted.append(
+                FetchPartition(
+                    replica.key.topic,
+                    replica.key.partition,
+                    plog.log_end_offset,
+                    cfg.fetch_partition_max_bytes,
+                    replica.leader_epoch,
+                    plog.epoch_history.latest_epoch(),
+                )
+            )
+        request = FetchRequest(
+            cfg.fetch_wait_max_ms,
+            1,
+            cfg.fetch_response_max_bytes,
+            wanted,
+            replica_id=self._node_id,
+            replica_auth=self._metadata.auth.token,
+        )
+        try:
+            response = await conn.request(
+                request, self._request_timeout_s + cfg.fetch_wait_max_ms / 1000
+            )
+        except RilletError as exc:
+            log.debug("replica fetch failed: %s", exc)
+            return False
+        progressed = False
+        for answer in response.partitions:
+            s = sent.get((answer.topic, answer.partition))
+            if s is not None and self._apply(s, answer):
+                progressed = True
+        return progressed
+
+    def _apply(self, s: _Sent, answer: FetchPartitionResponse) -> bool:
+        replica, plog = s.replica, s.replica.log
+        role = replica.role
+        if (
+            replica.deleted
+            or role is None
+            or role.is_leader
+            or replica.leader_epoch != s.leader_epoch
+            or plog.log_end_offset != s.fetch_offset
+        ):
+            return True  # the partition changed meanwhile: this answer is stale
+        diverging = answer.diverging_epoch >= 0 or answer.diverging_end_offset >= 0
+        try:
+            if answer.error_code == ErrorCode.NONE and not diverging:
+                if len(answer.records) > 0:
+                    replica.append_as_follower(bytes(answer.records), now_ms())
+                replica.follow_high_watermark(answer.high_watermark)
+            elif answer.error_code == ErrorCode.NONE:
+                target = divergence_truncation_offset(
+                    answer.diverging_epoch,
+                    answer.diverging_end_offset,
+                    plog.end_offset_for_epoch,
+                    plog.log_end_offset,
+                )
+                cut = plog.truncate_at_or_below(target)
+                replica.after_truncation()
+                log.info("%s diverged from its leader: truncated to %d", replica.key, cut)
+            else:
+                step = plan_out_of_range(
+                    answer.error_code,
+                    plog.log_end_offset,
+                    answer.log_start_offset,
+                    answer.log_end_offset,
+                )
+                if step.truncate_to is not None:
+                    plog.truncate_at_or_below(step.truncate_to)
+                elif step.restart_at is not None:
+                    plog.truncate_fully_and_start_at(step.restart_at)
+                else:
+                    return False  # not the leader (yet), an epoch mismatch: back off
+                replica.after_truncation()
+        except (StoreError, WireError) as exc:
+            log.error("replicating %s failed: %s", replica.key, exc)
+            return False
+        return True

@@ -1,0 +1,112 @@
+"""The leader-epoch cache of one partition log, kept in step with the log and on disk.
+
+:class:`~rillet.partition_store.leader_epoch_cache.LeaderEpochCache` is pure data; this is
+the part the log drives. It is written to ``leader-epoch-checkpoint`` only when an epoch
+starts or the log is truncated, which is rare (a leader change), so the fsynced rewrite costs
+nothing on the append path.
+
+The checkpoint and the log are two files, so a crash can leave them out of step: an epoch
+written to the log but not yet to the checkpoint, or a checkpoint naming offsets the log lost.
+On open the cache is therefore cut to the recovered log (start and end) and checked against
+the epoch of the log's last batch; when they disagree, or the checkpoint is missing or
+damaged, the cache is rebuilt from the batch headers (never the records) of every segment.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+from rillet.partition_store.batch_scan import iter_headers
+from rillet.partition_store.checkpoint import write_atomically
+from rillet.partition_store.layout import LEADER_EPOCH_CHECKPOINT_FILE
+from rillet.partition_store.leader_epoch_cache import LeaderEpochCache, LeaderEpochError
+from rillet.partition_store.segment import LogSegment
+
+log = logging.getLogger(__name__)
+
+
+class LeaderEpochFile:
+    """Epoch start offsets of a log, persisted whenever they change."""
+
+    def __init__(self, path: Path, cache: LeaderEpochCache) -> None:
+        """Use :meth:`open`."""
+        self._path = path
+        self._cache = cache
+        self.rebuilt = False  # True when open had to scan the log (recovery statistics)
+
+    @classmethod
+    def open(
+        cls,
+        directory: Path,
+        segments: Sequence[LogSegment],
+        log_start_offset: int,
+        last_epoch: int,
+    ) -> LeaderEpochFile:
+        """Load the checkpoint and make it agree with the recovered ``segments``."""
+        path = directory / LEADER_EPOCH_CHECKPOINT_FILE
+        log_end_offset = segments[-1].next_offset
+        cache: LeaderEpochCache | None
+        try:
+            cache = LeaderEpochCache.decode(path.read_bytes())
+        except FileNotFoundError:
+            cache = None
+        except (OSError, LeaderEpochError) as exc:
+            log.warning("%s: %s; rebuilding it from the log", path, exc)
+            cache = None
+        if cache is not None:
+            cache.truncate_from_end(log_end_offset)
+            cache.truncate_from_start(log_start_offset)
+            if cache.latest_epoch() != last_epoch:
+                cache = None  # the log has epochs the checkpoint missed (crash in between)
+        tracker = cls(path, cache or LeaderEpochCache())
+        if cache is None:
+            tracker._rebuild(segments, log_start_offset)
+        return tracker
+
+    def _rebuild(self, segments: Sequence[LogSegment], log_start_offset: int) -> None:
+        cache = LeaderEpochCache()
+        for segment in segments:
+            for _, header in iter_headers(segment.fd, 0, segment.size):
+                if header.leader_epoch != cache.latest_epoch() and header.leader_epoch >= 0:
+                    cache.assign(header.leader_epoch, header.base_offset)
+        cache.truncate_from_start(log_start_offset)
+        self._cache = cache
+        self.rebuilt = True
+        self._write()
+
+    # -- queries ----------------------------------------------------------------------------
+
+    @property
+    def cache(self) -> LeaderEpochCache:
+        return self._cache
+
+    def latest_epoch(self) -> int:
+        return self._cache.latest_epoch()
+
+    def end_offset_for(self, epoch: int, log_end_offset: int) -> tuple[int, int]:
+        """(epoch, end offset) answering a follower whose last fetched epoch is ``epoch``."""
+        return self._cache.end_offset_for(epoch, log_end_offset)
+
+    # -- changes ----------------------------------------------------------------------------
+
+    def note_batch(self, epoch: int, base_offset: int) -> None:
+        """A batch of ``epoch`` was appended at ``base_offset``; persists a new epoch."""
+        if epoch != self._cache.latest_epoch() and self._cache.assign(epoch, base_offset):
+            self._write()
+
+    def truncate_from_end(self, end_offset: int) -> None:
+        before = len(self._cache.entries)
+        self._cache.truncate_from_end(end_offset)
+        if len(self._cache.entries) != before:
+            self._write()
+
+    def truncate_from_start(self, start_offset: int) -> None:
+        before = self._cache.entries
+        self._cache.truncate_from_start(start_offset)
+        if self._cache.entries != before:
+            self._write()
+
+    def _write(self) -> None:
+        write_atomically(self._path, self._cache.encode())
