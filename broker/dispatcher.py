@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rillet.broker.handlers.cluster import (
+    handle_allocate_producer_ids,
     handle_alter_partition,
     handle_broker_heartbeat,
     handle_broker_registration,
@@ -24,6 +25,7 @@ from rillet.broker.handlers.fetch import handle_fetch
 from rillet.broker.handlers.list_offsets import handle_list_offsets
 from rillet.broker.handlers.metadata import handle_metadata
 from rillet.broker.handlers.produce import handle_produce
+from rillet.broker.handlers.producer_ids import handle_init_producer_id
 from rillet.broker.handlers.topics import handle_create_topics, handle_delete_topics
 from rillet.wire.api import ApiKey
 from rillet.wire.error_codes import ErrorCode
@@ -70,6 +72,8 @@ HANDLERS: dict[ApiKey, Handler] = {
     ApiKey.BROKER_HEARTBEAT: handle_broker_heartbeat,
     ApiKey.METADATA_FETCH: handle_metadata_fetch,
     ApiKey.ALTER_PARTITION: handle_alter_partition,
+    ApiKey.ALLOCATE_PRODUCER_IDS: handle_allocate_producer_ids,
+    ApiKey.INIT_PRODUCER_ID: handle_init_producer_id,
 }
 assert set(HANDLERS) <= set(REQUEST_TYPES)
 

@@ -35,6 +35,7 @@ from rillet.broker.errors import BrokerError
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.metadata_view import MetadataView
 from rillet.broker.partition_reconciler import PartitionReconciler
+from rillet.broker.producer_ids import ProducerIdSource
 from rillet.broker.quorum_setup import build_quorum, resolve_voters
 from rillet.broker.remote_metadata_log import RemoteMetadataLog
 from rillet.broker.replica_manager import ReplicaManager
@@ -109,7 +110,14 @@ class Node:
                 )
                 reconciler.on_reconciled(fetchers.reconcile)
                 isr = IsrManager(cfg, manager, link, auth, lambda: lifecycle.broker_epoch)
-                dispatcher = Dispatcher(BrokerContext(cfg, manager, port, view))
+                producer_ids = ProducerIdSource(
+                    cfg.node_id,
+                    link,
+                    auth,
+                    lambda: lifecycle.broker_epoch,
+                    cfg.quorum.request_timeout_ms / 1000,
+                )
+                dispatcher = Dispatcher(BrokerContext(cfg, manager, port, view, producer_ids))
                 nursery.start_soon(self._watch_signals, nursery.cancel_scope, lifecycle)
                 nursery.start_soon(view.follower.run)
                 if view.controller is not None:

@@ -18,6 +18,7 @@ import trio
 from rillet.client.accumulator import RecordAccumulator, RecordFuture
 from rillet.client.cluster import ClusterClient
 from rillet.client.errors import BufferFullError, ClientClosedError, UnknownTopicOrPartitionError
+from rillet.client.idempotence import IdempotenceState
 from rillet.client.lifecycle import ClientLifecycle
 from rillet.client.partitioner import StickyPartitioner
 from rillet.client.sender import Sender
@@ -28,6 +29,9 @@ from rillet.wire.record_codec import HeaderPairs
 # microsecond; one per 64 records keeps the sender and the connections running).
 YIELD_EVERY = 64
 MAX_RETRIES = 2**31 - 1
+
+
+ACKS_ALL = -1
 
 
 def parse_acks(acks: int | str) -> int:
@@ -64,8 +68,14 @@ class Producer(ClientLifecycle):
         max_request_bytes: int = 8 * 1024 * 1024,
         client_id: str | None = None,
         rng: random.Random | None = None,
+        enable_idempotence: bool | None = None,
     ) -> None:
         self.acks = parse_acks(acks)
+        if enable_idempotence is None:
+            enable_idempotence = self.acks == ACKS_ALL  # Kafka's default since 3.0
+        if enable_idempotence and self.acks != ACKS_ALL:
+            raise ValueError("enable_idempotence needs acks='all'")
+        self.idempotent = enable_idempotence
         if batch_bytes < 1 or max_in_flight < 1 or buffer_bytes < 1:
             raise ValueError("batch_bytes, buffer_bytes and max_in_flight must be at least 1")
         if linger_ms < 0 or retries < 0 or delivery_timeout_ms <= 0 or request_timeout_ms <= 0:
@@ -99,6 +109,7 @@ class Producer(ClientLifecycle):
             rng=self._rng,
             on_metadata=self._metadata_changed,
             max_request_bytes=max_request_bytes,
+            idempotence=IdempotenceState() if enable_idempotence else None,
         )
 
     # -- lifecycle ------------------------------------------------------------------------

@@ -37,9 +37,15 @@ from rillet.client.errors import (
     UnknownServerError,
     error_for,
 )
+from rillet.client.idempotence import IdempotenceState
 from rillet.client.types import TopicPartition
 from rillet.wire.error_codes import ErrorCode
-from rillet.wire.messages import ProducePartitionData, ProduceRequest, ProduceResponse
+from rillet.wire.messages import (
+    InitProducerIdRequest,
+    ProducePartitionData,
+    ProduceRequest,
+    ProduceResponse,
+)
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +75,7 @@ class Sender:
         rng: random.Random,
         on_metadata: Callable[[], None],
         max_request_bytes: int = MAX_REQUEST_BYTES,
+        idempotence: IdempotenceState | None = None,
     ) -> None:
         self._acc = acc
         self._cluster = cluster
@@ -91,6 +98,7 @@ class Sender:
         self._closed = False
         self._nursery: trio.Nursery | None = None
         self.space = trio.Event()  # set whenever batches finish (buffer space came back)
+        self._idempotence = idempotence
 
     # -- main loop ------------------------------------------------------------------------
 
@@ -103,6 +111,10 @@ class Sender:
             for batch in acc.expired(now):
                 self._finish(batch, _expired(batch, "while waiting to be sent"))
             ready, wake_at = acc.ready(now, self._muted)
+            idem = self._idempotence
+            if ready and idem is not None and not idem.has_producer_id:
+                self._ensure_producer_id()
+                ready = []  # nothing leaves before the batches can carry a producer id
             by_leader: dict[int, list[TP]] = defaultdict(list)
             leaderless = False
             for tp in ready:
@@ -147,13 +159,41 @@ class Sender:
             if out and total + size > self._max_request_bytes:
                 self._drain_start[leader] = start + i
                 break
+            if self._idempotence is not None:
+                self._idempotence.stamp(queue[0])  # before pop() closes and encodes it
             batch = self._acc.pop(tp)
             self.in_flight_batches.add(batch)
-            if self._max_in_flight == 1:
+            if self._idempotence is not None:
+                # One batch in flight per partition: a retry can never overtake the next
+                # sequence, so the leader sees every partition's sequences in order.
+                self._muted.add(tp)
+            elif self._max_in_flight == 1:
                 self._muted.add(tp)
             out.append(batch)
             total += size
         return out
+
+    def _ensure_producer_id(self) -> None:
+        idem = self._idempotence
+        if idem is None or idem.requesting or self._closed or self._nursery is None:
+            return
+        idem.requesting = True
+        self._nursery.start_soon(self._init_producer_id, idem)
+
+    async def _init_producer_id(self, idem: IdempotenceState) -> None:
+        try:
+            response = await self._cluster.request_any(
+                InitProducerIdRequest(), self._request_timeout_ms / 1000
+            )
+            if response.error_code != ErrorCode.NONE:
+                raise error_for(response.error_code, response.error_message or "InitProducerId")
+            idem.assign(response.producer_id, response.producer_epoch)
+        except RilletError as exc:
+            log.debug("no producer id yet: %s", exc)
+            await trio.sleep(self._backoff_s)
+        finally:
+            idem.requesting = False
+            self._acc.wakeup.set()
 
     # -- metadata -------------------------------------------------------------------------
 
@@ -324,6 +364,10 @@ class Sender:
         if error is None:
             batch.complete(base_offset, log_append_time_ms)
         else:
+            if self._idempotence is not None:
+                # Whether the leader wrote it is unknown: later batches of this partition
+                # cannot continue its sequence. Start over under a fresh producer id.
+                self._idempotence.reset()
             batch.fail(error)
         self.space.set()
 

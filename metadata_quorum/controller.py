@@ -22,6 +22,7 @@ from rillet.metadata_quorum.records import (
     MetadataRecord,
     PartitionChange,
     PartitionRecord,
+    ProducerIds,
     RegisterBroker,
     RemoveTopic,
     TopicRecord,
@@ -31,6 +32,8 @@ from rillet.metadata_quorum.state import MetadataState, PartitionState
 from rillet.wire.error_codes import ErrorCode
 
 UNCLEAN_ELECTION_CONFIG = "unclean.leader.election.enable"
+# Producer ids handed to a broker at a time (one metadata record per block, like KIP-730).
+PRODUCER_ID_BLOCK_SIZE = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +206,16 @@ class Controller:
         if sorted(new_isr) == sorted(p.isr):
             return Decision([])
         return Decision([PartitionChange(topic_id, partition, None, sorted(new_isr))])
+
+    def allocate_producer_ids(
+        self, state: MetadataState, broker_id: int, broker_epoch: int
+    ) -> Decision:
+        """The next block of producer ids for a broker to hand to idempotent producers."""
+        broker = state.brokers.get(broker_id)
+        if broker is None or broker.broker_epoch != broker_epoch:
+            return Decision([], ErrorCode.UNKNOWN_MEMBER_ID, "stale or unknown broker epoch")
+        first = state.next_producer_id
+        return Decision([ProducerIds(broker_id, first, PRODUCER_ID_BLOCK_SIZE)])
 
     def preferred_leaders(self, state: MetadataState) -> Decision:
         """Move leadership back to each partition's first replica when it is live and in sync."""

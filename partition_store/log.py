@@ -39,6 +39,7 @@ from rillet.partition_store.layout import RECOVERY_POINT_FILE, TMP_SUFFIX
 from rillet.partition_store.leader_epoch_file import LeaderEpochFile
 from rillet.partition_store.log_loader import RecoveryStats, load_log
 from rillet.partition_store.partition_files import PartitionFiles
+from rillet.partition_store.producer_state import load_producer_state, write_producer_state
 from rillet.partition_store.retention import deletable_segment_count
 from rillet.partition_store.segment import LogSegment, PlacedBatch, SegmentInfo
 from rillet.wire.batch import assign_offset_and_epoch
@@ -56,6 +57,7 @@ class AppendResult:
     record_count: int
     size_bytes: int
     max_timestamp_ms: int
+    duplicate: bool = False  # an idempotent retry: these are the original offsets
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +98,7 @@ class PartitionLog:
         self._epochs = LeaderEpochFile.open(
             directory, self._segments, self._log_start_offset, self._last_epoch
         )
+        self._producers = load_producer_state(directory, self._segments, self.log_end_offset)
 
     @classmethod
     def open(
@@ -173,12 +176,19 @@ class PartitionLog:
         """
         self._check_open()
         views = validate_batches(records, self.config.max_batch_bytes)
+        original = self._producers.check_append([v.header for v in views])
+        if original is not None:
+            return AppendResult(
+                original.first_offset, original.last_offset, 0, 0, 0, -1, duplicate=True
+            )
         placed = place_leader_batches(views, self.log_end_offset, leader_epoch, self._last_epoch)
         data = bytearray(records)
         for b in placed:
             assign_offset_and_epoch(data, b.position, b.base_offset, leader_epoch)
         result = self._append(data, placed, leader_epoch, now_ms)
         self._epochs.note_batch(leader_epoch, placed[0].base_offset)  # once it is written
+        for view, batch in zip(views, placed, strict=True):
+            self._producers.update(view.header, batch.base_offset)
         return result
 
     def append_as_follower(
@@ -194,6 +204,7 @@ class PartitionLog:
         result = self._append(records, placed, epoch, now_ms)
         for view in views:  # per batch: a new epoch is rare, the check is one comparison
             self._epochs.note_batch(view.header.leader_epoch, view.header.base_offset)
+            self._producers.update(view.header, view.header.base_offset)
         return result
 
     def _append(
@@ -244,6 +255,7 @@ class PartitionLog:
         )
         self._segments.append(segment)
         self._bases.append(segment.base_offset)
+        write_producer_state(self.directory, self._producers)  # bounds the scan on open
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -369,6 +381,9 @@ class PartitionLog:
             self._files.write_recovery_point(recovery_point)
         self._flush.on_truncation(recovery_point, self.log_end_offset)
         self._epochs.truncate_from_end(self.log_end_offset)
+        self._producers.truncate(self.log_end_offset)
+        # A snapshot past the cut would bring truncated batches back after a crash.
+        write_producer_state(self.directory, self._producers)
 
     def advance_log_start_offset(self, offset: int) -> None:
         """Move the log start forward (Kafka's DeleteRecords); offsets below it are no longer
@@ -473,6 +488,7 @@ class PartitionLog:
         for segment in self._segments:
             segment.sync_indexes()
         self._files.write_log_start_offset(self._log_start_offset)
+        write_producer_state(self.directory, self._producers)
         self._files.write_clean_shutdown({s.base_offset: s.size for s in self._segments})
         self._release()
 

@@ -22,6 +22,7 @@ class ApiKey(IntEnum):
     API_VERSIONS = 18
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
+    INIT_PRODUCER_ID = 22
     DESCRIBE_QUORUM = 55
     # internal, broker to broker / broker to controller
     REPLICA_FETCH = 1000
@@ -29,6 +30,7 @@ class ApiKey(IntEnum):
     BROKER_HEARTBEAT = 1002
     ALTER_PARTITION = 1003
     METADATA_FETCH = 1004
+    ALLOCATE_PRODUCER_IDS = 1005
 
 
 EARLIEST_TIMESTAMP = -2

@@ -126,6 +126,28 @@ class AlterPartitionResponse:
     error_message: str | None = None
 
 
+# -- AllocateProducerIds ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AllocateProducerIdsRequest:
+    """A broker asks the controller for a block of producer ids to hand out (KIP-730)."""
+
+    cluster_id: str
+    auth: bytes
+    broker_id: int
+    broker_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class AllocateProducerIdsResponse:
+    error_code: int
+    controller_id: int = -1
+    first_producer_id: int = -1
+    block_size: int = 0
+    error_message: str | None = None
+
+
 # -- DescribeQuorum ----------------------------------------------------------------------------
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 from rillet.wire.api import ApiKey
 from rillet.wire.cluster_messages import (
+    AllocateProducerIdsRequest,
+    AllocateProducerIdsResponse,
     AlterPartitionRequest,
     AlterPartitionResponse,
     BrokerHeartbeatRequest,
@@ -221,6 +223,25 @@ class DeleteTopicsResponse:
     topics: list[TopicResult]
 
 
+# -- InitProducerId ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class InitProducerIdRequest:
+    """An idempotent producer asks for its producer id and epoch (no transactions yet)."""
+
+    transactional_id: str | None = None
+    transaction_timeout_ms: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class InitProducerIdResponse:
+    error_code: int
+    producer_id: int = -1
+    producer_epoch: int = -1
+    error_message: str | None = None
+
+
 # -- ApiVersions -------------------------------------------------------------------------------
 
 
@@ -249,10 +270,12 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
     ApiKey.CREATE_TOPICS: (CreateTopicsRequest, CreateTopicsResponse),
     ApiKey.DELETE_TOPICS: (DeleteTopicsRequest, DeleteTopicsResponse),
     ApiKey.API_VERSIONS: (ApiVersionsRequest, ApiVersionsResponse),
+    ApiKey.INIT_PRODUCER_ID: (InitProducerIdRequest, InitProducerIdResponse),
     ApiKey.DESCRIBE_QUORUM: (DescribeQuorumRequest, DescribeQuorumResponse),
     ApiKey.BROKER_REGISTRATION: (BrokerRegistrationRequest, BrokerRegistrationResponse),
     ApiKey.BROKER_HEARTBEAT: (BrokerHeartbeatRequest, BrokerHeartbeatResponse),
     ApiKey.METADATA_FETCH: (MetadataFetchRequest, MetadataFetchResponse),
     ApiKey.ALTER_PARTITION: (AlterPartitionRequest, AlterPartitionResponse),
+    ApiKey.ALLOCATE_PRODUCER_IDS: (AllocateProducerIdsRequest, AllocateProducerIdsResponse),
 }
 API_OF_REQUEST: dict[type, ApiKey] = {req: api for api, (req, _) in REQUEST_TYPES.items()}

@@ -13,10 +13,12 @@ import trio
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller, refused_auth
 from rillet.metadata_quorum.controller import Controller, Decision
-from rillet.metadata_quorum.records import RegisterBroker
+from rillet.metadata_quorum.records import ProducerIds, RegisterBroker
 from rillet.metadata_quorum.state import MetadataState
 from rillet.raft.errors import RaftError, SnapshotRequired
 from rillet.wire.cluster_messages import (
+    AllocateProducerIdsRequest,
+    AllocateProducerIdsResponse,
     AlterPartitionRequest,
     AlterPartitionResponse,
     BrokerHeartbeatRequest,
@@ -133,6 +135,35 @@ async def _alter_partition(
         p.leader_epoch,
         p.partition_epoch,
         outcome.message,
+    )
+
+
+def handle_allocate_producer_ids(
+    ctx: BrokerContext, req: AllocateProducerIdsRequest
+) -> AllocateProducerIdsResponse | Coroutine[Any, Any, AllocateProducerIdsResponse]:
+    refusal = refused_auth(ctx, req.cluster_id, req.auth)
+    if refusal is not None:
+        return AllocateProducerIdsResponse(ErrorCode.AUTHENTICATION_FAILED, error_message=refusal)
+    return _allocate_producer_ids(ctx, req)
+
+
+async def _allocate_producer_ids(
+    ctx: BrokerContext, req: AllocateProducerIdsRequest
+) -> AllocateProducerIdsResponse:
+    outcome = await decide_on_controller(
+        ctx,
+        lambda ctl, state, now: ctl.allocate_producer_ids(state, req.broker_id, req.broker_epoch),
+    )
+    controller_id = ctx.metadata.controller_id()
+    decision = outcome.decision
+    if outcome.error != ErrorCode.NONE or decision is None or not decision.records:
+        return AllocateProducerIdsResponse(
+            outcome.error, controller_id, error_message=outcome.message
+        )
+    block = decision.records[0]
+    assert isinstance(block, ProducerIds)
+    return AllocateProducerIdsResponse(
+        ErrorCode.NONE, controller_id, block.first_producer_id, block.block_size
     )
 
 

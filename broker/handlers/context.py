@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from rillet.broker.config import NodeConfig
 from rillet.broker.metadata_view import MetadataView
 from rillet.broker.partition_replica import PartitionReplica
+from rillet.broker.producer_ids import ProducerIdSource
 from rillet.broker.replica_manager import ReplicaManager
 from rillet.wire.error_codes import ErrorCode
 
@@ -18,6 +19,7 @@ class BrokerContext:
     replicas: ReplicaManager
     advertised_port: int
     metadata: MetadataView
+    producer_ids: ProducerIdSource | None = None
 
     @staticmethod
     def now_ms() -> int:

@@ -20,6 +20,7 @@ from rillet.partition_store.errors import (
     RecordTooLarge,
     StoreError,
 )
+from rillet.partition_store.producer_state import InvalidProducerEpoch, OutOfOrderSequence
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import WireError
 from rillet.wire.messages import ProducePartitionResponse, ProduceRequest, ProduceResponse
@@ -151,6 +152,10 @@ async def _await_high_watermarks(
 def _append_error(topic: str, partition: int, exc: Exception) -> ProducePartitionResponse:
     if isinstance(exc, RecordTooLarge):
         code = ErrorCode.MESSAGE_TOO_LARGE
+    elif isinstance(exc, OutOfOrderSequence):
+        code = ErrorCode.OUT_OF_ORDER_SEQUENCE
+    elif isinstance(exc, InvalidProducerEpoch):
+        code = ErrorCode.INVALID_PRODUCER_EPOCH
     elif isinstance(exc, InvalidLeaderEpoch):
         code = ErrorCode.FENCED_LEADER_EPOCH
     elif isinstance(exc, StoreError) and not isinstance(exc, InvalidRecords):

@@ -32,6 +32,8 @@ from rillet.wire.messages import (
     FetchPartitionResponse,
     FetchRequest,
     FetchResponse,
+    InitProducerIdRequest,
+    InitProducerIdResponse,
     ListOffsetsPartitionResponse,
     ListOffsetsRequest,
     ListOffsetsResponse,
@@ -68,6 +70,7 @@ class FakeCluster:
         self.leaders: dict[TP, int] = {}
         self.controller_id = 0
         self.errors: dict[tuple[str, TP], deque[ErrorCode]] = defaultdict(deque)
+        self._producer_ids = 0
         self.requests: list[tuple[int, Any]] = []  # (node id, request) in arrival order
         self.hold = trio.Event()  # while produce_hold is True, produce waits for this
         self.produce_hold = False
@@ -177,6 +180,9 @@ class FakeCluster:
             return self._create(node, req)
         if isinstance(req, DeleteTopicsRequest):
             return self._delete(node, req)
+        if isinstance(req, InitProducerIdRequest):
+            self._producer_ids += 1  # ids only: this fake does not deduplicate retries
+            return InitProducerIdResponse(ErrorCode.NONE, self._producer_ids, 0)
         return ErrorCode.UNKNOWN_API
 
     def _injected(self, api: str, tp: TP) -> ErrorCode | None:

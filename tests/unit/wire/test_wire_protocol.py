@@ -62,6 +62,8 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     cm.BrokerHeartbeatRequest: cm.BrokerHeartbeatRequest("c", b"", 2, 17, 40, True),
     cm.MetadataFetchRequest: cm.MetadataFetchRequest("c", b"a", 12, 100, 250),
     cm.AlterPartitionRequest: cm.AlterPartitionRequest("c", b"a", 2, 17, "tid", 3, 4, 9, [1, 2]),
+    cm.AllocateProducerIdsRequest: cm.AllocateProducerIdsRequest("c", b"a", 2, 17),
+    m.InitProducerIdRequest: m.InitProducerIdRequest(),
 }
 SAMPLE_RESPONSES: dict[type, Any] = {
     m.ProduceResponse: m.ProduceResponse(
@@ -106,6 +108,8 @@ SAMPLE_RESPONSES: dict[type, Any] = {
         0, [cm.MetadataEntry(13, 2, b"\xa1")], 12, 2, b"snap"
     ),
     cm.AlterPartitionResponse: cm.AlterPartitionResponse(0, 1, [1, 2], 4, 10),
+    cm.AllocateProducerIdsResponse: cm.AllocateProducerIdsResponse(0, 1, 5000, 1000),
+    m.InitProducerIdResponse: m.InitProducerIdResponse(0, 5001, 0),
 }
 
 
@@ -155,12 +159,14 @@ def test_api_numbers_are_stable() -> None:
         "API_VERSIONS": 18,
         "CREATE_TOPICS": 19,
         "DELETE_TOPICS": 20,
+        "INIT_PRODUCER_ID": 22,
         "DESCRIBE_QUORUM": 55,
         "REPLICA_FETCH": 1000,
         "BROKER_REGISTRATION": 1001,
         "BROKER_HEARTBEAT": 1002,
         "ALTER_PARTITION": 1003,
         "METADATA_FETCH": 1004,
+        "ALLOCATE_PRODUCER_IDS": 1005,
     }
     assert {req: api for api, (req, _) in m.REQUEST_TYPES.items()} == m.API_OF_REQUEST
 
@@ -332,7 +338,7 @@ def test_correlation_id_must_be_an_int(cid: Any) -> None:
 
 @pytest.mark.parametrize(
     "api",
-    [4242, -1, 4, 999, 1005, 2**40, -(2**63), "0", "PRODUCE", None, 1.0, [0], {"a": 0}, b"\x00"],
+    [4242, -1, 4, 999, 1099, 2**40, -(2**63), "0", "PRODUCE", None, 1.0, [0], {"a": 0}, b"\x00"],
 )
 def test_unknown_api_is_malformed_with_correlation_id(api: Any) -> None:
     exc = _raises_malformed({"api": api, "correlation_id": 11, "body": {}})

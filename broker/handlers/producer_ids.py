@@ -1,0 +1,38 @@
+"""InitProducerId: an idempotent producer's id (epoch 0), from this broker's id block."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
+from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.producer_ids import ProducerIdUnavailable
+from rillet.wire.error_codes import ErrorCode
+from rillet.wire.messages import InitProducerIdRequest, InitProducerIdResponse
+
+log = logging.getLogger(__name__)
+
+
+def handle_init_producer_id(
+    ctx: BrokerContext, req: InitProducerIdRequest
+) -> InitProducerIdResponse | Coroutine[Any, Any, InitProducerIdResponse]:
+    if req.transactional_id is not None:
+        return InitProducerIdResponse(
+            ErrorCode.INVALID_REQUEST, error_message="transactions are not supported"
+        )
+    return _init_producer_id(ctx)
+
+
+async def _init_producer_id(ctx: BrokerContext) -> InitProducerIdResponse:
+    source = ctx.producer_ids
+    if source is None:
+        return InitProducerIdResponse(
+            ErrorCode.COORDINATOR_NOT_AVAILABLE, error_message="no producer id source"
+        )
+    try:
+        producer_id = await source.next_id()
+    except ProducerIdUnavailable as exc:
+        log.info("no producer id to hand out: %s", exc)
+        return InitProducerIdResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE, error_message=str(exc))
+    return InitProducerIdResponse(ErrorCode.NONE, producer_id, 0)

@@ -1,0 +1,216 @@
+"""Idempotent producers' recent batches in one partition: what makes a retry harmless.
+
+An idempotent producer numbers its records per partition (``base_sequence`` in the batch
+header, with its producer id and epoch). The partition keeps, per producer, the sequence
+ranges and offsets of its last :data:`MAX_BATCHES_PER_PRODUCER` batches (Kafka keeps 5, the
+most a producer may have in flight). A batch that repeats one of them is a retry whose first
+attempt was written: it is answered with the original offsets and not written again. A batch
+that skips ahead is OUT_OF_ORDER_SEQUENCE, an older producer epoch INVALID_PRODUCER_EPOCH.
+
+Leaders and followers keep the table alike (followers from the batches they copy), so a new
+leader dedupes retries of batches its predecessor wrote. It is rebuilt on open from the
+``producer-state`` snapshot (CBOR, written on clean close and segment roll) plus the batch
+headers after it — headers only, never records — and cut back when the log is truncated.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cbor2
+
+from rillet.partition_store.batch_scan import iter_headers
+from rillet.partition_store.checkpoint import write_atomically
+from rillet.partition_store.errors import StoreError
+from rillet.partition_store.layout import PRODUCER_STATE_FILE
+from rillet.partition_store.segment import LogSegment
+from rillet.wire.batch import NO_PRODUCER_ID, BatchHeader
+
+log = logging.getLogger(__name__)
+
+MAX_BATCHES_PER_PRODUCER = 5
+SNAPSHOT_VERSION = 1
+_SEQUENCE_MODULUS = 1 << 31  # sequences wrap after int32 max, as Kafka's do
+
+
+class OutOfOrderSequence(StoreError):
+    """A batch's first sequence does not follow the producer's last one."""
+
+
+class InvalidProducerEpoch(StoreError):
+    """A batch from an epoch older than the producer's current one (a zombie producer)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BatchMetadata:
+    first_sequence: int
+    last_sequence: int
+    first_offset: int
+    last_offset: int
+
+
+@dataclass(slots=True)
+class ProducerEntry:
+    epoch: int
+    batches: deque[BatchMetadata] = field(
+        default_factory=lambda: deque(maxlen=MAX_BATCHES_PER_PRODUCER)
+    )
+
+
+def _last_sequence(header: BatchHeader) -> int:
+    return (header.base_sequence + header.last_offset_delta) % _SEQUENCE_MODULUS
+
+
+class ProducerStateTable:
+    """Per producer id: its epoch and its last batches (pure data; the log drives it)."""
+
+    def __init__(self) -> None:
+        self.producers: dict[int, ProducerEntry] = {}
+        self.end_offset = 0  # every batch below this offset is accounted for
+
+    def check(self, header: BatchHeader) -> BatchMetadata | None:
+        """Validate a leader append; returns the original batch when it is a duplicate.
+
+        Raises OutOfOrderSequence / InvalidProducerEpoch. A producer this partition does not
+        know (new, or its batches left with retention) may start at any sequence.
+        """
+        if header.producer_id == NO_PRODUCER_ID or header.base_sequence < 0:
+            return None
+        entry = self.producers.get(header.producer_id)
+        if entry is None:
+            return None
+        if header.producer_epoch < entry.epoch:
+            raise InvalidProducerEpoch(
+                f"producer {header.producer_id} epoch {header.producer_epoch} is older than "
+                f"{entry.epoch}"
+            )
+        if header.producer_epoch > entry.epoch:
+            if header.base_sequence != 0:
+                raise OutOfOrderSequence(
+                    f"producer {header.producer_id}: a new epoch must start at sequence 0, "
+                    f"not {header.base_sequence}"
+                )
+            return None
+        last = _last_sequence(header)
+        for batch in entry.batches:
+            if batch.first_sequence == header.base_sequence and batch.last_sequence == last:
+                return batch
+        if entry.batches:
+            expected = (entry.batches[-1].last_sequence + 1) % _SEQUENCE_MODULUS
+            if header.base_sequence != expected:
+                raise OutOfOrderSequence(
+                    f"producer {header.producer_id}: sequence {header.base_sequence} after "
+                    f"{entry.batches[-1].last_sequence} (expected {expected})"
+                )
+        return None
+
+    def check_append(self, headers: Sequence[BatchHeader]) -> BatchMetadata | None:
+        """:meth:`check` for one leader append: the original batch when the append is a
+        retry of one already written (then it must be that single batch), else None."""
+        if len(headers) == 1:
+            return self.check(headers[0])
+        last_of: dict[int, int] = {}
+        for header in headers:
+            pid = header.producer_id
+            if pid == NO_PRODUCER_ID or header.base_sequence < 0:
+                continue
+            if pid in last_of:
+                if header.base_sequence != (last_of[pid] + 1) % _SEQUENCE_MODULUS:
+                    raise OutOfOrderSequence(f"producer {pid}: batches of one append skip")
+            elif self.check(header) is not None:
+                raise OutOfOrderSequence(f"producer {pid}: a retried batch among new ones")
+            last_of[pid] = _last_sequence(header)
+        return None
+
+    def update(self, header: BatchHeader, first_offset: int) -> None:
+        """Record an appended batch (leader or follower) written at ``first_offset``."""
+        last_offset = first_offset + header.last_offset_delta
+        self.end_offset = max(self.end_offset, last_offset + 1)
+        if header.producer_id == NO_PRODUCER_ID or header.base_sequence < 0:
+            return
+        entry = self.producers.get(header.producer_id)
+        if entry is None or header.producer_epoch > entry.epoch:
+            entry = self.producers[header.producer_id] = ProducerEntry(header.producer_epoch)
+        entry.batches.append(
+            BatchMetadata(header.base_sequence, _last_sequence(header), first_offset, last_offset)
+        )
+
+    def truncate(self, end_offset: int) -> None:
+        """The log was cut at ``end_offset``: forget batches at or after it."""
+        for pid in list(self.producers):
+            entry = self.producers[pid]
+            kept = [b for b in entry.batches if b.last_offset < end_offset]
+            if not kept:
+                del self.producers[pid]  # unknown again: its next batch is accepted
+            elif len(kept) != len(entry.batches):
+                entry.batches = deque(kept, maxlen=MAX_BATCHES_PER_PRODUCER)
+        self.end_offset = min(self.end_offset, end_offset)
+
+    # -- snapshot -----------------------------------------------------------------------------
+
+    def encode(self) -> bytes:
+        producers = [
+            [
+                pid,
+                e.epoch,
+                [
+                    [b.first_sequence, b.last_sequence, b.first_offset, b.last_offset]
+                    for b in e.batches
+                ],
+            ]
+            for pid, e in sorted(self.producers.items())
+        ]
+        return cbor2.dumps({"v": SNAPSHOT_VERSION, "end": self.end_offset, "producers": producers})
+
+    @classmethod
+    def decode(cls, data: bytes) -> ProducerStateTable:
+        try:
+            doc = cbor2.loads(data)
+            if doc["v"] != SNAPSHOT_VERSION:
+                raise StoreError(f"unsupported producer-state version {doc['v']!r}")
+            table = cls()
+            table.end_offset = int(doc["end"])
+            for pid, epoch, batches in doc["producers"]:
+                entry = table.producers[int(pid)] = ProducerEntry(int(epoch))
+                for fs, ls, fo, lo in batches:
+                    entry.batches.append(BatchMetadata(int(fs), int(ls), int(fo), int(lo)))
+        except (cbor2.CBORDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise StoreError(f"unreadable producer-state snapshot: {exc}") from None
+        return table
+
+
+def load_producer_state(
+    directory: Path, segments: Sequence[LogSegment], log_end_offset: int
+) -> ProducerStateTable:
+    """The snapshot (if usable) plus every batch header after it, up to the log end."""
+    path = directory / PRODUCER_STATE_FILE
+    table = ProducerStateTable()
+    try:
+        loaded = ProducerStateTable.decode(path.read_bytes())
+        if loaded.end_offset <= log_end_offset:
+            table = loaded
+    except FileNotFoundError:
+        pass
+    except (OSError, StoreError) as exc:
+        log.warning("%s: %s; rebuilding it from the log", path, exc)
+    for header in _headers_from(segments, table.end_offset):
+        table.update(header, header.base_offset)
+    return table
+
+
+def _headers_from(segments: Sequence[LogSegment], offset: int) -> Iterable[BatchHeader]:
+    for segment in segments:
+        if segment.next_offset <= offset:
+            continue
+        start = segment.position_of(offset) if offset > segment.base_offset else 0
+        for _, header in iter_headers(segment.fd, start, segment.size):
+            if header.last_offset >= offset:
+                yield header
+
+
+def write_producer_state(directory: Path, table: ProducerStateTable) -> None:
+    write_atomically(directory / PRODUCER_STATE_FILE, table.encode())
