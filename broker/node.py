@@ -159,7 +159,11 @@ class Node:
             controller = ControllerService(
                 quorum,
                 follower,
-                ControllerConfig(q.broker_session_timeout_ms),
+                ControllerConfig(
+                    q.broker_session_timeout_ms,
+                    auto_leader_rebalance=q.auto_leader_rebalance_enable,
+                    leader_rebalance_interval_ms=q.leader_rebalance_interval_ms,
+                ),
                 random.Random(),
                 _wall_clock_ms,
                 q.controller_tick_ms,

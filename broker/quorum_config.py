@@ -54,6 +54,8 @@ class QuorumConfig:
     broker_session_timeout_ms: int = 9_000
     broker_heartbeat_interval_ms: int = 1_000
     controller_tick_ms: int = 250
+    auto_leader_rebalance_enable: bool = True
+    leader_rebalance_interval_ms: int = 10_000  # how often the controller checks it
     snapshot_every_records: int = 10_000
     request_timeout_ms: int = 5_000
 

@@ -40,6 +40,10 @@ PRODUCER_ID_BLOCK_SIZE = 1000
 class ControllerConfig:
     broker_session_timeout_ms: int = 9_000
     default_unclean_election: bool = False
+    # Move leadership back to each partition's preferred (first) replica once it is live and
+    # in sync again, checked this often (Kafka's auto.leader.rebalance.enable).
+    auto_leader_rebalance: bool = True
+    leader_rebalance_interval_ms: int = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,11 +62,13 @@ class Controller:
         self.config = config
         self._rng = rng
         self._deadline_ms: dict[int, int] = {}
+        self._next_rebalance_ms = 0
 
     def on_become_leader(self, state: MetadataState, now_ms: int) -> None:
         """A new controller gives every registered broker one full session to heartbeat."""
         timeout = self.config.broker_session_timeout_ms
         self._deadline_ms = {b: now_ms + timeout for b in state.brokers}
+        self._next_rebalance_ms = now_ms + self.config.leader_rebalance_interval_ms
 
     # -- brokers --------------------------------------------------------------------------
 
@@ -110,7 +116,11 @@ class Controller:
             FenceBroker(b, state.brokers[b].broker_epoch) for b in expired
         ]
         live = set(state.unfenced_brokers()) - set(expired)
-        return Decision(records + self._move_off_dead_brokers(state, live))
+        records += self._move_off_dead_brokers(state, live)
+        if not records and self.config.auto_leader_rebalance and now_ms >= self._next_rebalance_ms:
+            self._next_rebalance_ms = now_ms + self.config.leader_rebalance_interval_ms
+            records += self.preferred_leaders(state).records
+        return Decision(records)
 
     def controlled_shutdown(
         self, state: MetadataState, broker_id: int, broker_epoch: int

@@ -248,3 +248,37 @@ def test_delete_topic_removes_it_and_unknown_names_are_refused() -> None:
     apply_all(state, ctl.delete_topic(state, "gone"))
     assert state.topic_by_name("gone") is None and not state.partitions
     assert ctl.delete_topic(state, "gone").error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_leadership_returns_to_the_preferred_replica_once_it_is_back_in_sync() -> None:
+    _, state = cluster_of({1: None, 2: None, 3: None})
+    ctl = Controller(
+        ControllerConfig(TIMEOUT_MS, leader_rebalance_interval_ms=1000), random.Random(1)
+    )
+    ctl.on_become_leader(state, 0)  # the first check is due one interval after this
+    apply_all(state, ctl.create_topic(state, "t", 3, 3, {}))
+    topic = state.topic_by_name("t")
+    assert topic is not None
+    moved = [
+        (topic.topic_id, p)
+        for p, s in state.partitions_of(topic.topic_id).items()
+        if s.leader == s.replicas[0]
+    ]
+    apply_all(state, ctl.controlled_shutdown(state, 1, state.brokers[1].broker_epoch))
+    away = {k: s for k, s in state.partitions.items() if s.replicas[0] == 1}
+    assert away and all(s.leader != 1 and 1 not in s.isr for s in away.values())
+    apply_all(state, ctl.register_broker(state, RegisterBroker(1, "inc1b", "h", 1), 100))
+    apply_all(state, ctl.heartbeat(state, 1, state.brokers[1].broker_epoch, True, 100))
+    interval = ctl.config.leader_rebalance_interval_ms
+    assert ctl.tick(state, interval - 1).records == []  # not yet due
+    assert ctl.tick(state, interval).records == []  # due, but broker 1 is not in sync yet
+    for key, s in away.items():  # its leaders let it back into the ISR once caught up
+        apply_all(
+            state,
+            ctl.alter_partition(
+                state, key[0], key[1], s.leader, s.leader_epoch, s.partition_epoch, [*s.isr, 1]
+            ),
+        )
+    apply_all(state, ctl.tick(state, 2 * interval))
+    assert all(state.partitions[k].leader == 1 for k in away)
+    assert all(state.partitions[k].leader == state.partitions[k].replicas[0] for k in moved)
