@@ -15,11 +15,13 @@ import json
 import os
 import platform
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from rillet.broker.cli.common import bootstrap_arg
+from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
 from rillet.broker.cli.local_node import local_node
 from rillet.client import Admin, NewTopic
 from rillet.client.errors import TopicAlreadyExistsError
@@ -34,25 +36,44 @@ def parser(description: str) -> argparse.ArgumentParser:
         type=bootstrap_arg,
         help="host:port of a running node (default: start a local node for this run)",
     )
+    p.add_argument(
+        "--nodes",
+        type=int,
+        default=1,
+        help="without --bootstrap: start a local cluster of this many voters (default 1)",
+    )
+    p.add_argument("--replication-factor", type=int, default=1, help="of the topic it creates")
     return p
 
 
 @contextlib.contextmanager
-def target(bootstrap: str | None) -> Iterator[str]:
-    """The given cluster, or a node started for this run (stopped on exit)."""
+def target(bootstrap: str | None, nodes: int = 1) -> Iterator[str]:
+    """The given cluster, or a node (or cluster) started for this run (stopped on exit)."""
     if bootstrap:
         yield bootstrap
+        return
+    if nodes > 1:
+        with contextlib.ExitStack() as stack:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="rillet-bench-"))
+            cluster = stack.enter_context(
+                LocalCluster(plan_cluster(Path(tmp), nodes), log_level="WARNING")
+            )
+            cluster.start()
+            print(f"started a local {nodes}-node cluster at {cluster.bootstrap}", file=sys.stderr)
+            yield cluster.bootstrap
         return
     with local_node() as started:
         print(f"started a local node at {started}", file=sys.stderr)
         yield started
 
 
-async def ensure_topic(bootstrap: str, topic: str, partitions: int) -> bool:
+async def ensure_topic(
+    bootstrap: str, topic: str, partitions: int, replication_factor: int = 1
+) -> bool:
     """Create ``topic`` unless it exists; True if it was created now."""
     async with Admin(bootstrap) as admin:
         try:
-            await admin.create_topics([NewTopic(topic, partitions)])
+            await admin.create_topics([NewTopic(topic, partitions, replication_factor)])
         except TopicAlreadyExistsError:
             return False
     return True

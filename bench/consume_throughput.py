@@ -44,7 +44,7 @@ def main() -> None:
     topic = args.topic or f"bench-consume-{time.time_ns()}"
 
     async def run(bootstrap: str) -> None:
-        await ensure_topic(bootstrap, topic, args.partitions)
+        await ensure_topic(bootstrap, topic, args.partitions, args.replication_factor)
         held = await records_in(bootstrap, topic)
         produced = 0
         if held < args.num_records:
@@ -73,7 +73,7 @@ def main() -> None:
             },
         )
 
-    with target(args.bootstrap) as bootstrap:
+    with target(args.bootstrap, args.nodes) as bootstrap:
         trio.run(run, bootstrap)
 
 

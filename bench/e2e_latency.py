@@ -100,7 +100,7 @@ def main() -> None:
     tp = TopicPartition(topic, 0)
 
     async def run(bootstrap: str) -> None:
-        await ensure_topic(bootstrap, topic, 1)
+        await ensure_topic(bootstrap, topic, 1, args.replication_factor)
         seen = Reception()
         async with (
             Consumer(bootstrap, fetch_max_wait_ms=args.fetch_max_wait_ms) as consumer,
@@ -128,7 +128,7 @@ def main() -> None:
             },
         )
 
-    with target(args.bootstrap) as bootstrap:
+    with target(args.bootstrap, args.nodes) as bootstrap:
         trio.run(run, bootstrap)
 
 

@@ -38,7 +38,7 @@ def main() -> None:
     )
 
     async def run(bootstrap: str) -> None:
-        await ensure_topic(bootstrap, spec.topic, args.partitions)
+        await ensure_topic(bootstrap, spec.topic, args.partitions, args.replication_factor)
         result = await produce_perf(bootstrap, spec, progress=sys.stderr)
         emit(
             "produce_throughput",
@@ -52,7 +52,7 @@ def main() -> None:
             },
         )
 
-    with target(args.bootstrap) as bootstrap:
+    with target(args.bootstrap, args.nodes) as bootstrap:
         trio.run(run, bootstrap)
 
 

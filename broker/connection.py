@@ -19,6 +19,7 @@ from typing import Any
 import trio
 
 from rillet.broker.dispatcher import Dispatcher, PendingReply
+from rillet.wire.cluster_messages import BrokerHeartbeatRequest
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import FrameTooLarge, MalformedFrame, MalformedMessage
 from rillet.wire.frame import BlobPart, FileRegion, FrameDecoder
@@ -48,6 +49,7 @@ class Connection:
             self.peer = f"{host}:{port}"
         except OSError:
             self.peer = "?"
+        self._heartbeats_of: tuple[int, int] | None = None  # (broker id, broker epoch)
 
     async def serve(self) -> None:
         """Serve until the peer closes, misbehaves or the node shuts down; never raises."""
@@ -64,7 +66,18 @@ class Connection:
         finally:
             _discard_pending(receive)
             receive.close()
+            if self._heartbeats_of is not None:
+                self._dispatcher.broker_connection_lost(*self._heartbeats_of)
             await trio.aclose_forcefully(self._stream)
+
+    def _note_heartbeat(self, request: BrokerHeartbeatRequest) -> None:
+        """Remember which broker heartbeats over this connection (once it proves the
+        secret): when the connection closes, the controller need not wait a whole session
+        to learn that the broker process is gone."""
+        if request.shutting_down:
+            self._heartbeats_of = None
+        elif self._dispatcher.proves_secret(request.cluster_id, request.auth):
+            self._heartbeats_of = (request.broker_id, request.broker_epoch)
 
     async def _read_loop(self, send: trio.MemorySendChannel[PendingReply]) -> None:
         while True:
@@ -88,6 +101,8 @@ class Connection:
                     log.info("bad request from %s: %s", self.peer, exc)
                     await send.send(_invalid(exc.correlation_id, str(exc)))
                     continue
+                if type(body) is BrokerHeartbeatRequest:
+                    self._note_heartbeat(body)
                 reply = self._dispatcher.dispatch(header, body)
                 if reply is not None:
                     await send.send(reply)

@@ -82,6 +82,15 @@ class Dispatcher:
     def __init__(self, ctx: BrokerContext) -> None:
         self.ctx = ctx
 
+    def proves_secret(self, cluster_id: str, auth: bytes) -> bool:
+        return self.ctx.metadata.auth.check(cluster_id, auth) is None
+
+    def broker_connection_lost(self, broker_id: int, broker_epoch: int) -> None:
+        """A broker's heartbeat connection closed: tell the controller, if it runs here."""
+        controller = self.ctx.metadata.controller
+        if controller is not None:
+            controller.broker_connection_lost(broker_id, broker_epoch)
+
     def dispatch(self, header: RequestHeader, body: Any) -> PendingReply | None:
         cid = header.correlation_id
         handler = HANDLERS.get(header.api)

@@ -163,6 +163,8 @@ class Node:
                     q.broker_session_timeout_ms,
                     auto_leader_rebalance=q.auto_leader_rebalance_enable,
                     leader_rebalance_interval_ms=q.leader_rebalance_interval_ms,
+                    connection_lost_grace_ms=q.broker_connection_lost_grace_ms,
+                    new_controller_grace_ms=q.new_controller_grace_ms,
                 ),
                 random.Random(),
                 _wall_clock_ms,

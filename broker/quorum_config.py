@@ -52,8 +52,10 @@ class QuorumConfig:
     election_timeout_max_ms: int = 600
     raft_heartbeat_ms: int = 50
     broker_session_timeout_ms: int = 9_000
-    broker_heartbeat_interval_ms: int = 1_000
-    controller_tick_ms: int = 250
+    broker_heartbeat_interval_ms: int = 250
+    broker_connection_lost_grace_ms: int = 500
+    new_controller_grace_ms: int = 2_000
+    controller_tick_ms: int = 100
     auto_leader_rebalance_enable: bool = True
     leader_rebalance_interval_ms: int = 10_000  # how often the controller checks it
     snapshot_every_records: int = 10_000

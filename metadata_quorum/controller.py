@@ -44,6 +44,16 @@ class ControllerConfig:
     # in sync again, checked this often (Kafka's auto.leader.rebalance.enable).
     auto_leader_rebalance: bool = True
     leader_rebalance_interval_ms: int = 10_000
+    # A broker whose heartbeat connection to this controller closed (its process died: the
+    # kernel closes its sockets) is fenced unless it heartbeats again within this grace,
+    # instead of after a whole session timeout. A network partition closes nothing: the
+    # session timeout still bounds that case.
+    connection_lost_grace_ms: int = 500
+    # A new controller waits this long (at most the session timeout) for each broker's
+    # first heartbeat: brokers find the new controller within a few backoff steps, and a
+    # broker that died with the previous controller must not keep its leaderships for a
+    # whole session.
+    new_controller_grace_ms: int = 2_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,9 +75,9 @@ class Controller:
         self._next_rebalance_ms = 0
 
     def on_become_leader(self, state: MetadataState, now_ms: int) -> None:
-        """A new controller gives every registered broker one full session to heartbeat."""
-        timeout = self.config.broker_session_timeout_ms
-        self._deadline_ms = {b: now_ms + timeout for b in state.brokers}
+        """A new controller gives every registered broker a grace period to heartbeat."""
+        grace = min(self.config.new_controller_grace_ms, self.config.broker_session_timeout_ms)
+        self._deadline_ms = {b: now_ms + grace for b in state.brokers}
         self._next_rebalance_ms = now_ms + self.config.leader_rebalance_interval_ms
 
     # -- brokers --------------------------------------------------------------------------
@@ -80,6 +90,17 @@ class Controller:
         if current is not None and current.incarnation_id == record.incarnation_id:
             return Decision([])  # a retried registration: already done
         return Decision([record])
+
+    def connection_lost(
+        self, state: MetadataState, broker_id: int, broker_epoch: int, now_ms: int
+    ) -> None:
+        """The broker's heartbeat connection closed: expire its lease after a short grace
+        unless it heartbeats again (leader-only state, no records)."""
+        broker = state.brokers.get(broker_id)
+        if broker is None or broker.broker_epoch != broker_epoch or broker.fenced:
+            return
+        at = now_ms + self.config.connection_lost_grace_ms
+        self._deadline_ms[broker_id] = min(self._deadline_ms.get(broker_id, at), at)
 
     def heartbeat(
         self,

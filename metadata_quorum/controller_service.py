@@ -77,6 +77,13 @@ class ControllerService:
             await trio.sleep(self._tick_s)
             await self.submit(lambda ctl, state, now: ctl.tick(state, now))
 
+    def broker_connection_lost(self, broker_id: int, broker_epoch: int) -> None:
+        """A registered broker's heartbeat connection to this node closed."""
+        if self._controller is not None:
+            self._controller.connection_lost(
+                self._follower.state, broker_id, broker_epoch, self._clock_ms()
+            )
+
     async def submit(self, decide: DecideFn) -> Decision:
         """Take one decision on the current state, commit its records and wait until applied.
 

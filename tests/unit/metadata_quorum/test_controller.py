@@ -252,9 +252,10 @@ def test_delete_topic_removes_it_and_unknown_names_are_refused() -> None:
 
 def test_leadership_returns_to_the_preferred_replica_once_it_is_back_in_sync() -> None:
     _, state = cluster_of({1: None, 2: None, 3: None})
-    ctl = Controller(
-        ControllerConfig(TIMEOUT_MS, leader_rebalance_interval_ms=1000), random.Random(1)
+    config = ControllerConfig(
+        TIMEOUT_MS, leader_rebalance_interval_ms=1000, new_controller_grace_ms=TIMEOUT_MS
     )
+    ctl = Controller(config, random.Random(1))
     ctl.on_become_leader(state, 0)  # the first check is due one interval after this
     apply_all(state, ctl.create_topic(state, "t", 3, 3, {}))
     topic = state.topic_by_name("t")
@@ -282,3 +283,20 @@ def test_leadership_returns_to_the_preferred_replica_once_it_is_back_in_sync() -
     apply_all(state, ctl.tick(state, 2 * interval))
     assert all(state.partitions[k].leader == 1 for k in away)
     assert all(state.partitions[k].leader == state.partitions[k].replicas[0] for k in moved)
+
+
+def test_a_lost_heartbeat_connection_expires_the_lease_after_a_grace() -> None:
+    ctl, state = cluster_of({1: None, 2: None})
+    grace = ctl.config.connection_lost_grace_ms
+    ctl.connection_lost(state, 2, state.brokers[2].broker_epoch, 1000)
+    ctl.connection_lost(state, 1, 999, 1000)  # a stale epoch changes nothing
+    assert ctl.tick(state, 1000 + grace - 1).records == []
+    apply_all(state, ctl.tick(state, 1000 + grace))
+    assert state.brokers[2].fenced and not state.brokers[1].fenced
+
+
+def test_a_heartbeat_after_a_lost_connection_keeps_the_broker() -> None:
+    ctl, state = cluster_of({1: None})
+    ctl.connection_lost(state, 1, state.brokers[1].broker_epoch, 1000)
+    ctl.heartbeat(state, 1, state.brokers[1].broker_epoch, True, 1100)  # it reconnected
+    assert ctl.tick(state, 1000 + ctl.config.connection_lost_grace_ms).records == []

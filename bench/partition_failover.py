@@ -1,0 +1,173 @@
+"""Write availability when a partition leader dies: the longest gap with no acknowledged write.
+
+A local 3-node cluster (LocalCluster: real node processes), one topic of one partition with
+replication factor 3, one idempotent acks=all producer writing in a steady loop (``--rate``
+records/s). ``--kills`` times, SIGKILL the partition's leader, measure the longest time
+between two consecutive acknowledgements around the kill, restart the node and wait until
+the ISR is full again. Also checks, at the end, that every acknowledged record is readable
+exactly once. Prints one JSON line (see bench/_common.py); progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from _common import emit, parser
+
+from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
+from rillet.client import (
+    BlockingAdmin,
+    BlockingConsumer,
+    BlockingProducer,
+    NewTopic,
+    TopicPartition,
+)
+from rillet.client.errors import RilletError
+
+TOPIC = "failover"
+
+
+class Writer:
+    """A producer thread that records the time of every acknowledgement."""
+
+    def __init__(self, bootstrap: str, rate: float, retry_backoff_max_ms: int) -> None:
+        self.acks: list[float] = []
+        self.values: dict[bytes, int] = {}
+        self.failed = 0
+        self._bootstrap = bootstrap
+        self._interval_s = 1 / rate
+        self._backoff_max_ms = retry_backoff_max_ms
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Writer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(60)
+
+    def _run(self) -> None:
+        with BlockingProducer(
+            self._bootstrap,
+            acks="all",
+            linger_ms=0,
+            retry_backoff_ms=20,
+            retry_backoff_max_ms=self._backoff_max_ms,
+        ) as producer:
+            pending: list[tuple[bytes, Any]] = []
+            i = 0
+            next_at = time.monotonic()
+            while not self._stop.is_set():
+                value = f"{i:012d}".encode()
+                i += 1
+                future = producer.send(TOPIC, value, partition=0)
+                future.add_done_callback(lambda f, v=value: self._done(v, f))
+                pending.append((value, future))
+                next_at += self._interval_s
+                delay = next_at - time.monotonic()
+                if delay > 0:
+                    self._stop.wait(delay)
+            producer.flush()
+
+    def _done(self, value: bytes, future: Any) -> None:
+        try:
+            md = future.result()
+        except RilletError:
+            self.failed += 1
+            return
+        self.acks.append(time.monotonic())
+        self.values[value] = md.offset
+
+    def longest_gap_s(self, start: float, end: float) -> float:
+        times = sorted(t for t in self.acks if start <= t <= end)
+        return max((b - a for a, b in itertools.pairwise(times)), default=end - start)
+
+
+def _poll(what: str, probe: Any, timeout_s: float = 30.0) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = probe()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise RuntimeError(f"timed out waiting for {what}")
+
+
+def _partition(bootstrap: str) -> Any:
+    with BlockingAdmin(bootstrap) as admin:
+        return admin.describe_topics([TOPIC])[0].partitions[0]
+
+
+def main() -> None:
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--kills", type=int, default=5)
+    p.add_argument("--rate", type=float, default=1000.0, help="records/s (default 1000)")
+    p.add_argument("--retry-backoff-max-ms", type=int, default=100)
+    args = p.parse_args()
+    if args.bootstrap:
+        p.error("this bench runs its own cluster; --bootstrap does not apply")
+    gaps: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="rillet-failover-") as tmp:
+        plan = plan_cluster(Path(tmp), 3)
+        with LocalCluster(plan, log_level="WARNING") as cluster:
+            cluster.start()
+            with BlockingAdmin(cluster.bootstrap) as admin:
+                admin.create_topics([NewTopic(TOPIC, 1, replication_factor=3)])
+            _poll("a full ISR", lambda: len(_partition(cluster.bootstrap).isr) == 3)
+            with Writer(cluster.bootstrap, args.rate, args.retry_backoff_max_ms) as writer:
+                _poll("writes", lambda: len(writer.acks) > args.rate)
+                for kill in range(args.kills):
+                    leader = _partition(cluster.bootstrap).leader
+                    killed_at = time.monotonic()
+                    cluster.kill(leader)
+                    others = ",".join(
+                        cluster.plan.node(i).bootstrap for i in (1, 2, 3) if i != leader
+                    )
+                    _poll("a new leader", lambda o=others, v=leader: _partition(o).leader != v)
+                    _poll("writes again", lambda t=killed_at: any(a > t + 1 for a in writer.acks))
+                    gap = writer.longest_gap_s(killed_at - 1, time.monotonic())
+                    gaps.append(gap)
+                    print(
+                        f"kill {kill + 1}: node {leader}, gap {gap * 1000:.0f} ms", file=sys.stderr
+                    )
+                    cluster.spawn(leader)
+                    cluster.wait_ready([leader])
+                    _poll("a full ISR", lambda: len(_partition(cluster.bootstrap).isr) == 3, 60)
+            acked = dict(writer.values)
+            with BlockingConsumer(cluster.bootstrap) as consumer:
+                consumer.assign([TopicPartition(TOPIC, 0)])
+                consumer.seek(TopicPartition(TOPIC, 0), 0)
+                seen: dict[bytes, int] = {}
+                duplicates = 0
+                deadline = time.monotonic() + 60
+                while len(seen) < len(acked) and time.monotonic() < deadline:
+                    for r in consumer.poll(timeout_ms=200):
+                        duplicates += r.value in seen
+                        seen[r.value] = r.offset
+    lost = sum(1 for v in acked if v not in seen)
+    emit(
+        "partition_failover",
+        {**vars(args), "nodes": 3, "replication_factor": 3},
+        {
+            "write_gap_ms": [round(g * 1000, 1) for g in gaps],
+            "write_gap_ms_median": round(statistics.median(gaps) * 1000, 1) if gaps else None,
+            "write_gap_ms_max": round(max(gaps) * 1000, 1) if gaps else None,
+            "acknowledged": len(acked),
+            "failed": writer.failed,
+            "lost": lost,
+            "duplicates": duplicates,
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()
