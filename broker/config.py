@@ -62,6 +62,10 @@ class ReplicationConfig:
     fetch_backoff_ms: int = 50  # after an error, before fetching from that leader again
     high_watermark_checkpoint_interval_ms: int = 2_000
     default_min_insync_replicas: int = 1  # topic config min.insync.replicas overrides it
+    # A follower whose fetch connection closed leaves the ISR after this unless it fetches
+    # and catches up again: acks=all writes wait for a dead follower this long, not for
+    # replica_lag_time_max_ms.
+    follower_disconnect_grace_ms: int = 300
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from rillet.wire.cluster_messages import BrokerHeartbeatRequest
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import FrameTooLarge, MalformedFrame, MalformedMessage
 from rillet.wire.frame import BlobPart, FileRegion, FrameDecoder
+from rillet.wire.messages import FetchRequest
 from rillet.wire.protocol import decode_request, encode_error_response, encode_response
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,7 @@ class Connection:
         except OSError:
             self.peer = "?"
         self._heartbeats_of: tuple[int, int] | None = None  # (broker id, broker epoch)
+        self._replica_of: int | None = None  # the follower broker fetching over it
 
     async def serve(self) -> None:
         """Serve until the peer closes, misbehaves or the node shuts down; never raises."""
@@ -68,7 +70,18 @@ class Connection:
             receive.close()
             if self._heartbeats_of is not None:
                 self._dispatcher.broker_connection_lost(*self._heartbeats_of)
+            if self._replica_of is not None:
+                self._dispatcher.replica_connection_lost(self._replica_of)
             await trio.aclose_forcefully(self._stream)
+
+    def _note_replica(self, request: FetchRequest) -> None:
+        """Remember the follower fetching over this connection (once it proves the secret),
+        so its leaders can drop it from their ISRs soon after the connection closes."""
+        cluster_id = self._dispatcher.ctx.metadata.auth.cluster_id
+        if request.replica_id >= 0 and self._dispatcher.proves_secret(
+            cluster_id, request.replica_auth
+        ):
+            self._replica_of = request.replica_id
 
     def _note_heartbeat(self, request: BrokerHeartbeatRequest) -> None:
         """Remember which broker heartbeats over this connection (once it proves the
@@ -103,6 +116,8 @@ class Connection:
                     continue
                 if type(body) is BrokerHeartbeatRequest:
                     self._note_heartbeat(body)
+                elif type(body) is FetchRequest and body.replica_id != self._replica_of:
+                    self._note_replica(body)
                 reply = self._dispatcher.dispatch(header, body)
                 if reply is not None:
                     await send.send(reply)

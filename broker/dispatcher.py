@@ -91,6 +91,10 @@ class Dispatcher:
         if controller is not None:
             controller.broker_connection_lost(broker_id, broker_epoch)
 
+    def replica_connection_lost(self, replica_id: int) -> None:
+        """A follower's replica-fetch connection closed."""
+        self.ctx.replicas.follower_connection_lost(replica_id)
+
     def dispatch(self, header: RequestHeader, body: Any) -> PendingReply | None:
         cid = header.correlation_id
         handler = HANDLERS.get(header.api)

@@ -158,6 +158,16 @@ class ReplicaManager:
         for d in stale:
             await trio.to_thread.run_sync(shutil.rmtree, d, True)
 
+    def follower_connection_lost(self, replica_id: int) -> None:
+        """A follower's replica-fetch connection closed: see LeaderState.follower_disconnected."""
+        cfg = self.config.replication
+        now = now_ms()
+        for replica in self._replicas.values():
+            if replica.leader is not None:
+                replica.leader.follower_disconnected(
+                    replica_id, now, cfg.replica_lag_time_max_ms, cfg.follower_disconnect_grace_ms
+                )
+
     # -- background tasks -----------------------------------------------------------------
 
     def request_flush(self) -> None:

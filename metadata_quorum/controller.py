@@ -53,7 +53,7 @@ class ControllerConfig:
     # first heartbeat: brokers find the new controller within a few backoff steps, and a
     # broker that died with the previous controller must not keep its leaderships for a
     # whole session.
-    new_controller_grace_ms: int = 2_000
+    new_controller_grace_ms: int = 1_000
 
 
 @dataclass(frozen=True, slots=True)

@@ -121,10 +121,20 @@ async def _await_high_watermarks(
                 reached.add(index)
     final = list(results)
     for index, _ in waits:
-        if index in reached:
-            continue
         r = results[index]
         replica = ctx.replicas.get(r.topic, r.partition)
+        if index in reached:
+            if replica is None or replica.in_sync_count() >= replica.min_insync_replicas:
+                continue
+            # Committed, but on fewer replicas than the topic demands (Kafka answers so too).
+            final[index] = ProducePartitionResponse(
+                r.topic,
+                r.partition,
+                ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+                error_message=f"{replica.in_sync_count()} in-sync replicas when the write "
+                f"was committed, min.insync.replicas is {replica.min_insync_replicas}",
+            )
+            continue
         if replica is None or replica.deleted:
             code, message = (
                 ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,

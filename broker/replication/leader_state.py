@@ -88,6 +88,17 @@ class LeaderState:
         """The controller refused or did not answer: propose again from the committed ISR."""
         self.pending = None
 
+    def follower_disconnected(
+        self, replica: int, now_ms: int, lag_max_ms: int, grace_ms: int
+    ) -> None:
+        """The follower's fetch connection closed (its process is likely gone): unless it
+        fetches and catches up again within ``grace_ms``, the next check drops it from the
+        ISR instead of waiting the whole ``lag_max_ms`` with acks=all writes stalled."""
+        p = self.followers.get(replica)
+        if p is not None:
+            self.now_ms = max(self.now_ms, now_ms)
+            p.last_caught_up_ms = min(p.last_caught_up_ms, self.now_ms - lag_max_ms + grace_ms)
+
     def isr_change(
         self, leader_end_offset: int, now_ms: int, lag_max_ms: int
     ) -> IsrProposal | None:

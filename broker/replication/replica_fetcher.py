@@ -12,6 +12,7 @@ writes to one log.
 
 from __future__ import annotations
 
+import enum
 import logging
 from dataclasses import dataclass
 
@@ -33,6 +34,12 @@ from rillet.wire.errors import WireError
 from rillet.wire.messages import FetchPartition, FetchPartitionResponse, FetchRequest
 
 log = logging.getLogger(__name__)
+
+
+class _Outcome(enum.Enum):
+    PROGRESS = "progress"
+    ERRORS = "errors"
+    BROKEN = "broken"
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +116,10 @@ class ReplicaFetcherManager:
                     if conn is None:
                         await self._wait_for_change(self._config.fetch_backoff_ms / 1000)
                         continue
-                if not await self._fetch_once(conn, partitions):
-                    conn.close()
+                outcome = await self._fetch_once(conn, partitions)
+                if outcome is _Outcome.BROKEN:
+                    conn.close()  # reconnect next round (the leader may have moved)
+                if outcome is not _Outcome.PROGRESS:
                     await self._wait_for_change(self._config.fetch_backoff_ms / 1000)
         finally:
             self._loops.discard(leader_id)
@@ -135,9 +144,11 @@ class ReplicaFetcherManager:
         with trio.move_on_after(timeout_s):
             await self._changed.wait()
 
-    async def _fetch_once(self, conn: BrokerConnection, partitions: list[PartitionReplica]) -> bool:
-        """One fetch round trip; False when the connection failed or every answer was an
-        error (back off before the next)."""
+    async def _fetch_once(
+        self, conn: BrokerConnection, partitions: list[PartitionReplica]
+    ) -> _Outcome:
+        """One fetch round trip: progress, only error answers (back off and fetch again on
+        the same connection), or a broken connection."""
         cfg = self._config
         sent: dict[tuple[str, int], _Sent] = {}
         wanted: list[FetchPartition] = []
@@ -170,13 +181,13 @@ class ReplicaFetcherManager:
             )
         except RilletError as exc:
             log.debug("replica fetch failed: %s", exc)
-            return False
+            return _Outcome.BROKEN
         progressed = False
         for answer in response.partitions:
             s = sent.get((answer.topic, answer.partition))
             if s is not None and self._apply(s, answer):
                 progressed = True
-        return progressed
+        return _Outcome.PROGRESS if progressed else _Outcome.ERRORS
 
     def _apply(self, s: _Sent, answer: FetchPartitionResponse) -> bool:
         replica, plog = s.replica, s.replica.log
