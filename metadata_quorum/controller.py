@@ -16,6 +16,8 @@ import uuid
 from dataclasses import dataclass
 
 from rillet.metadata_quorum.assignment import AssignmentError, assign_replicas
+from rillet.metadata_quorum.decision import Decision
+from rillet.metadata_quorum.group_coordinator import GroupCoordinator
 from rillet.metadata_quorum.records import (
     NO_LEADER,
     FenceBroker,
@@ -56,15 +58,6 @@ class ControllerConfig:
     new_controller_grace_ms: int = 1_000
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """Records to propose, and the error to answer with (NONE when accepted)."""
-
-    records: list[MetadataRecord]
-    error: ErrorCode = ErrorCode.NONE
-    message: str | None = None
-
-
 class Controller:
     """Leader-only controller state (heartbeat deadlines) plus pure decision functions."""
 
@@ -73,12 +66,14 @@ class Controller:
         self._rng = rng
         self._deadline_ms: dict[int, int] = {}
         self._next_rebalance_ms = 0
+        self.groups = GroupCoordinator()  # consumer groups, decided alongside
 
     def on_become_leader(self, state: MetadataState, now_ms: int) -> None:
         """A new controller gives every registered broker a grace period to heartbeat."""
         grace = min(self.config.new_controller_grace_ms, self.config.broker_session_timeout_ms)
         self._deadline_ms = {b: now_ms + grace for b in state.brokers}
         self._next_rebalance_ms = now_ms + self.config.leader_rebalance_interval_ms
+        self.groups.on_become_leader(state, now_ms)
 
     # -- brokers --------------------------------------------------------------------------
 
@@ -141,6 +136,8 @@ class Controller:
         if not records and self.config.auto_leader_rebalance and now_ms >= self._next_rebalance_ms:
             self._next_rebalance_ms = now_ms + self.config.leader_rebalance_interval_ms
             records += self.preferred_leaders(state).records
+        if not records:  # broker changes first: the groups re-target on the next tick
+            records += self.groups.tick(state, now_ms).records
         return Decision(records)
 
     def controlled_shutdown(

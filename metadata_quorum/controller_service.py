@@ -16,7 +16,8 @@ from collections.abc import Callable
 
 import trio
 
-from rillet.metadata_quorum.controller import Controller, ControllerConfig, Decision
+from rillet.metadata_quorum.controller import Controller, ControllerConfig
+from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.metadata_quorum.records import encode_entry
 from rillet.metadata_quorum.state import MetadataState

@@ -16,6 +16,14 @@ from typing import Any
 import cbor2
 
 from rillet.metadata_quorum.errors import MetadataRecordError
+from rillet.metadata_quorum.group_records import (
+    GroupDeleted,
+    GroupMember,
+    GroupMemberOwned,
+    GroupMemberRemoved,
+    GroupTargetAssignment,
+    OffsetsCommitted,
+)
 from rillet.wire.errors import WireError
 from rillet.wire.frame import BlobPart
 from rillet.wire.schema import from_wire, to_wire
@@ -34,6 +42,12 @@ class RecordType(IntEnum):
     PARTITION_CHANGE = 12
     REMOVE_TOPIC = 13
     PRODUCER_IDS = 20
+    GROUP_MEMBER = 30
+    GROUP_MEMBER_REMOVED = 31
+    GROUP_TARGET_ASSIGNMENT = 32
+    GROUP_MEMBER_OWNED = 33
+    OFFSETS_COMMITTED = 34
+    GROUP_DELETED = 35
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +137,12 @@ MetadataRecord = (
     | PartitionChange
     | RemoveTopic
     | ProducerIds
+    | GroupMember
+    | GroupMemberRemoved
+    | GroupTargetAssignment
+    | GroupMemberOwned
+    | OffsetsCommitted
+    | GroupDeleted
 )
 
 TYPES: dict[RecordType, type] = {
@@ -135,6 +155,12 @@ TYPES: dict[RecordType, type] = {
     RecordType.PARTITION_CHANGE: PartitionChange,
     RecordType.REMOVE_TOPIC: RemoveTopic,
     RecordType.PRODUCER_IDS: ProducerIds,
+    RecordType.GROUP_MEMBER: GroupMember,
+    RecordType.GROUP_MEMBER_REMOVED: GroupMemberRemoved,
+    RecordType.GROUP_TARGET_ASSIGNMENT: GroupTargetAssignment,
+    RecordType.GROUP_MEMBER_OWNED: GroupMemberOwned,
+    RecordType.OFFSETS_COMMITTED: OffsetsCommitted,
+    RecordType.GROUP_DELETED: GroupDeleted,
 }
 TYPE_OF: dict[type, RecordType] = {cls: t for t, cls in TYPES.items()}
 

@@ -18,6 +18,15 @@ from typing import Any
 import cbor2
 
 from rillet.metadata_quorum.errors import SnapshotError
+from rillet.metadata_quorum.group_records import (
+    GroupDeleted,
+    GroupMember,
+    GroupMemberOwned,
+    GroupMemberRemoved,
+    GroupTargetAssignment,
+    OffsetsCommitted,
+)
+from rillet.metadata_quorum.group_registry import GroupRegistry
 from rillet.metadata_quorum.records import (
     NO_LEADER,
     FenceBroker,
@@ -32,7 +41,7 @@ from rillet.metadata_quorum.records import (
     UnregisterBroker,
 )
 
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2  # 2: with the group registries
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +79,7 @@ class MetadataState:
         self.topic_ids: dict[str, str] = {}  # name -> topic id
         self.partitions: dict[tuple[str, int], PartitionState] = {}  # (topic id, partition)
         self.next_producer_id = 0
+        self.groups = GroupRegistry()  # consumer, ownership and offset registries
 
     # -- applying -------------------------------------------------------------------------
 
@@ -128,10 +138,20 @@ class MetadataState:
                     del self.topic_ids[topic.name]
                     for key in [k for k in self.partitions if k[0] == record.topic_id]:
                         del self.partitions[key]
+                    self.groups.remove_topic(record.topic_id)
             case ProducerIds():
                 self.next_producer_id = max(
                     self.next_producer_id, record.first_producer_id + record.block_size
                 )
+            case (
+                GroupMember()
+                | GroupMemberRemoved()
+                | GroupTargetAssignment()
+                | GroupMemberOwned()
+                | OffsetsCommitted()
+                | GroupDeleted()
+            ):
+                self.groups.apply(record)
 
     def _apply_partition_change(self, change: PartitionChange) -> None:
         key = (change.topic_id, change.partition)
@@ -181,6 +201,7 @@ class MetadataState:
                 [t, p, list(s.replicas), list(s.isr), s.leader, s.leader_epoch, s.partition_epoch]
                 for (t, p), s in sorted(self.partitions.items())
             ],
+            "groups": self.groups.to_doc(),
         }
         return bytes(cbor2.dumps(doc, canonical=True))
 
@@ -202,6 +223,7 @@ class MetadataState:
                 state.partitions[(tid, p)] = PartitionState(
                     tuple(replicas), tuple(isr), leader, le, pe
                 )
+            state.groups = GroupRegistry.from_doc(doc["groups"])
         except SnapshotError:
             raise
         except Exception as exc:

@@ -12,7 +12,8 @@ import trio
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller, refused_auth
-from rillet.metadata_quorum.controller import Controller, Decision
+from rillet.metadata_quorum.controller import Controller
+from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.records import ProducerIds, RegisterBroker
 from rillet.metadata_quorum.state import MetadataState
 from rillet.raft.errors import RaftError, SnapshotRequired

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rillet.broker.handlers.context import BrokerContext
-from rillet.metadata_quorum.controller import Decision
 from rillet.metadata_quorum.controller_service import DecideFn
+from rillet.metadata_quorum.decision import Decision
 from rillet.raft.errors import NotLeaderError, RaftError
 from rillet.wire.error_codes import ErrorCode
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from rillet.broker.config import NodeConfig
 from rillet.broker.partition_reconciler import PartitionReconciler
 from rillet.broker.replica_manager import DELETE_SUFFIX, ReplicaManager
-from rillet.metadata_quorum.controller import Controller, ControllerConfig, Decision
+from rillet.metadata_quorum.controller import Controller, ControllerConfig
+from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.metadata_quorum.records import PartitionChange, RegisterBroker
 from rillet.metadata_quorum.state import MetadataState

@@ -10,7 +10,8 @@ import trio
 import trio.testing
 
 from rillet.metadata_quorum.assignment import assign_replicas
-from rillet.metadata_quorum.controller import Controller, ControllerConfig, Decision
+from rillet.metadata_quorum.controller import Controller, ControllerConfig
+from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.records import NO_LEADER, RegisterBroker, decode_record, encode_record
 from rillet.metadata_quorum.state import MetadataState
 from rillet.raft.errors import ProposalOutcomeUnknown

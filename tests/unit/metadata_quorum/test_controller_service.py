@@ -9,8 +9,9 @@ import pytest
 import trio
 import trio.testing
 
-from rillet.metadata_quorum.controller import Controller, ControllerConfig, Decision
+from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.controller_service import ControllerService, DecideFn
+from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.metadata_quorum.records import NO_LEADER, RegisterBroker
 from rillet.metadata_quorum.state import MetadataState
