@@ -304,3 +304,29 @@ def _reconcile(
     if new_owned == recorded and told == generation:
         return []
     return [GroupMemberOwned(hb.group_id, hb.member_id, generation, to_list(new_owned))]
+
+
+@dataclass(frozen=True, slots=True)
+class MemberAssignment:
+    """What a heartbeat answers: the generation, the partitions the member should own now,
+    and whether it is still converging (then it should heartbeat again soon)."""
+
+    generation: int
+    assigned: frozenset[TopicPartitionId]
+    converging: bool
+
+
+def member_assignment(
+    state: MetadataState, group_id: str, member_id: str
+) -> MemberAssignment | None:
+    """The member's assignment in the committed state: what it owns and may keep (its target
+    minus what it must release). None for an unknown member."""
+    group = state.groups.group(group_id)
+    member = group.members.get(member_id) if group is not None else None
+    if group is None or member is None:
+        return None
+    target = group.target.get(member_id, frozenset())
+    assigned = member.owned & target
+    return MemberAssignment(
+        group.generation, assigned, assigned != target or member.owned != target
+    )
