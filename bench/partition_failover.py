@@ -5,7 +5,9 @@ replication factor 3, one idempotent acks=all producer writing in a steady loop 
 records/s). ``--kills`` times, SIGKILL the partition's leader, measure the longest time
 between two consecutive acknowledgements around the kill, restart the node and wait until
 the ISR is full again. Also checks, at the end, that every acknowledged record is readable
-exactly once. Prints one JSON line (see bench/_common.py); progress goes to stderr.
+exactly once. The JSON says for each kill whether the partition leader was also the Raft
+leader (the controller): then a controller election and its grace period come on top.
+Prints one JSON line (see bench/_common.py); progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 from _common import emit, parser
 
+from rillet.broker.cli.cluster_command import describe_nodes
 from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
 from rillet.client import (
     BlockingAdmin,
@@ -116,6 +119,7 @@ def main() -> None:
     if args.bootstrap:
         p.error("this bench runs its own cluster; --bootstrap does not apply")
     gaps: list[float] = []
+    also_controller: list[bool] = []  # the killed leader was also the Raft leader
     with tempfile.TemporaryDirectory(prefix="rillet-failover-") as tmp:
         plan = plan_cluster(Path(tmp), 3)
         with LocalCluster(plan, log_level="WARNING") as cluster:
@@ -127,6 +131,8 @@ def main() -> None:
                 _poll("writes", lambda: len(writer.acks) > args.rate)
                 for kill in range(args.kills):
                     leader = _partition(cluster.bootstrap).leader
+                    nodes = [(n.node_id, n.port) for n in plan.nodes]
+                    raft_leaders = {v.leader_id for v in describe_nodes(nodes).values() if v}
                     killed_at = time.monotonic()
                     cluster.kill(leader)
                     others = ",".join(
@@ -136,8 +142,11 @@ def main() -> None:
                     _poll("writes again", lambda t=killed_at: any(a > t + 1 for a in writer.acks))
                     gap = writer.longest_gap_s(killed_at - 1, time.monotonic())
                     gaps.append(gap)
+                    also_controller.append(raft_leaders == {leader})
                     print(
-                        f"kill {kill + 1}: node {leader}, gap {gap * 1000:.0f} ms", file=sys.stderr
+                        f"kill {kill + 1}: node {leader} (controller too: {also_controller[-1]}),"
+                        f" gap {gap * 1000:.0f} ms",
+                        file=sys.stderr,
                     )
                     cluster.spawn(leader)
                     cluster.wait_ready([leader])
@@ -159,6 +168,7 @@ def main() -> None:
         {**vars(args), "nodes": 3, "replication_factor": 3},
         {
             "write_gap_ms": [round(g * 1000, 1) for g in gaps],
+            "killed_was_controller": also_controller,
             "write_gap_ms_median": round(statistics.median(gaps) * 1000, 1) if gaps else None,
             "write_gap_ms_max": round(max(gaps) * 1000, 1) if gaps else None,
             "acknowledged": len(acked),
