@@ -69,6 +69,16 @@ class ReplicationConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class GroupsConfig:
+    """Consumer-group coordination (docs/consumer-groups.md, ``[groups]``)."""
+
+    heartbeat_interval_ms: int = 300  # how often a settled member heartbeats
+    # While a member still has partitions to release or to receive, it heartbeats this
+    # often, so a rebalance completes in a few round trips.
+    converging_heartbeat_interval_ms: int = 30
+
+
+@dataclass(frozen=True, slots=True)
 class NodeConfig:
     node_id: int = 1
     cluster_id: str = "rillet-local"
@@ -81,6 +91,7 @@ class NodeConfig:
     log: LogConfig = field(default_factory=LogConfig)
     quorum: QuorumConfig = field(default_factory=QuorumConfig)
     replication: ReplicationConfig = field(default_factory=ReplicationConfig)
+    groups: GroupsConfig = field(default_factory=GroupsConfig)
 
     @property
     def advertised_host(self) -> str:

@@ -22,6 +22,15 @@ from rillet.broker.handlers.cluster import (
 )
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.fetch import handle_fetch
+from rillet.broker.handlers.groups import (
+    handle_describe_groups,
+    handle_find_coordinator,
+    handle_heartbeat,
+    handle_leave,
+    handle_list_groups,
+    handle_offset_commit,
+    handle_offset_fetch,
+)
 from rillet.broker.handlers.list_offsets import handle_list_offsets
 from rillet.broker.handlers.metadata import handle_metadata
 from rillet.broker.handlers.produce import handle_produce
@@ -74,6 +83,13 @@ HANDLERS: dict[ApiKey, Handler] = {
     ApiKey.ALTER_PARTITION: handle_alter_partition,
     ApiKey.ALLOCATE_PRODUCER_IDS: handle_allocate_producer_ids,
     ApiKey.INIT_PRODUCER_ID: handle_init_producer_id,
+    ApiKey.FIND_COORDINATOR: handle_find_coordinator,
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: handle_heartbeat,
+    ApiKey.LEAVE_GROUP: handle_leave,
+    ApiKey.OFFSET_COMMIT: handle_offset_commit,
+    ApiKey.OFFSET_FETCH: handle_offset_fetch,
+    ApiKey.LIST_GROUPS: handle_list_groups,
+    ApiKey.DESCRIBE_GROUPS: handle_describe_groups,
 }
 assert set(HANDLERS) <= set(REQUEST_TYPES)
 

@@ -19,11 +19,14 @@ class ApiKey(IntEnum):
     HEARTBEAT = 12
     LEAVE_GROUP = 13
     SYNC_GROUP = 14
+    DESCRIBE_GROUPS = 15
+    LIST_GROUPS = 16
     API_VERSIONS = 18
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
     INIT_PRODUCER_ID = 22
     DESCRIBE_QUORUM = 55
+    CONSUMER_GROUP_HEARTBEAT = 68
     # internal, broker to broker / broker to controller
     REPLICA_FETCH = 1000
     BROKER_REGISTRATION = 1001

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rillet.wire import group_messages as gm
 from rillet.wire.api import ApiKey
 from rillet.wire.cluster_messages import (
     AllocateProducerIdsRequest,
@@ -277,5 +278,15 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
     ApiKey.METADATA_FETCH: (MetadataFetchRequest, MetadataFetchResponse),
     ApiKey.ALTER_PARTITION: (AlterPartitionRequest, AlterPartitionResponse),
     ApiKey.ALLOCATE_PRODUCER_IDS: (AllocateProducerIdsRequest, AllocateProducerIdsResponse),
+    ApiKey.FIND_COORDINATOR: (gm.FindCoordinatorRequest, gm.FindCoordinatorResponse),
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: (
+        gm.ConsumerGroupHeartbeatRequest,
+        gm.ConsumerGroupHeartbeatResponse,
+    ),
+    ApiKey.LEAVE_GROUP: (gm.LeaveGroupRequest, gm.LeaveGroupResponse),
+    ApiKey.OFFSET_COMMIT: (gm.OffsetCommitRequest, gm.OffsetCommitResponse),
+    ApiKey.OFFSET_FETCH: (gm.OffsetFetchRequest, gm.OffsetFetchResponse),
+    ApiKey.LIST_GROUPS: (gm.ListGroupsRequest, gm.ListGroupsResponse),
+    ApiKey.DESCRIBE_GROUPS: (gm.DescribeGroupsRequest, gm.DescribeGroupsResponse),
 }
 API_OF_REQUEST: dict[type, ApiKey] = {req: api for api, (req, _) in REQUEST_TYPES.items()}

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from wire_helpers import header_frame, join_parts, one_frame, strategy_for
 
 from rillet.wire import cluster_messages as cm
+from rillet.wire import group_messages as gm
 from rillet.wire import messages as m
 from rillet.wire.api import ApiKey
 from rillet.wire.batch import build_batch
@@ -64,6 +65,17 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     cm.AlterPartitionRequest: cm.AlterPartitionRequest("c", b"a", 2, 17, "tid", 3, 4, 9, [1, 2]),
     cm.AllocateProducerIdsRequest: cm.AllocateProducerIdsRequest("c", b"a", 2, 17),
     m.InitProducerIdRequest: m.InitProducerIdRequest(),
+    gm.FindCoordinatorRequest: gm.FindCoordinatorRequest("g"),
+    gm.ConsumerGroupHeartbeatRequest: gm.ConsumerGroupHeartbeatRequest(
+        "g", "m1", 10000, ["t"], None, "sticky", "host-a", "h", [gm.GroupTopicPartitions("t", [0])]
+    ),
+    gm.LeaveGroupRequest: gm.LeaveGroupRequest("g", "m1"),
+    gm.OffsetCommitRequest: gm.OffsetCommitRequest(
+        "g", "m1", 3, [gm.OffsetCommitPartition("t", 0, 42, "md")]
+    ),
+    gm.OffsetFetchRequest: gm.OffsetFetchRequest("g", None),
+    gm.ListGroupsRequest: gm.ListGroupsRequest(),
+    gm.DescribeGroupsRequest: gm.DescribeGroupsRequest(["g"]),
 }
 SAMPLE_RESPONSES: dict[type, Any] = {
     m.ProduceResponse: m.ProduceResponse(
@@ -110,6 +122,25 @@ SAMPLE_RESPONSES: dict[type, Any] = {
     cm.AlterPartitionResponse: cm.AlterPartitionResponse(0, 1, [1, 2], 4, 10),
     cm.AllocateProducerIdsResponse: cm.AllocateProducerIdsResponse(0, 1, 5000, 1000),
     m.InitProducerIdResponse: m.InitProducerIdResponse(0, 5001, 0),
+    gm.FindCoordinatorResponse: gm.FindCoordinatorResponse(0, 1, "h", 9092),
+    gm.ConsumerGroupHeartbeatResponse: gm.ConsumerGroupHeartbeatResponse(
+        0, "m1", 4, 300, [gm.GroupTopicPartitions("t", [0, 1])]
+    ),
+    gm.LeaveGroupResponse: gm.LeaveGroupResponse(0),
+    gm.OffsetCommitResponse: gm.OffsetCommitResponse(0, [gm.PartitionError("t", 0, 22)]),
+    gm.OffsetFetchResponse: gm.OffsetFetchResponse(0, [gm.FetchedOffset("t", 0, 42, "md", 5)]),
+    gm.ListGroupsResponse: gm.ListGroupsResponse(0, [gm.GroupListing("g", 3, 4)]),
+    gm.DescribeGroupsResponse: gm.DescribeGroupsResponse(
+        [
+            gm.GroupDescription(
+                "g",
+                0,
+                4,
+                "sticky",
+                [gm.MemberDescription("m1", None, "h", ["t"], None, [], [])],
+            )
+        ]
+    ),
 }
 
 
@@ -119,7 +150,7 @@ def test_samples_cover_every_api_and_every_message_class() -> None:
     all_classes = {
         obj
         for obj in vars(m).values()
-        for module in (m, cm)
+        for module in (m, cm, gm)
         for obj in vars(module).values()
         if inspect.isclass(obj)
         and dataclasses.is_dataclass(obj)
@@ -156,11 +187,14 @@ def test_api_numbers_are_stable() -> None:
         "HEARTBEAT": 12,
         "LEAVE_GROUP": 13,
         "SYNC_GROUP": 14,
+        "DESCRIBE_GROUPS": 15,
+        "LIST_GROUPS": 16,
         "API_VERSIONS": 18,
         "CREATE_TOPICS": 19,
         "DELETE_TOPICS": 20,
         "INIT_PRODUCER_ID": 22,
         "DESCRIBE_QUORUM": 55,
+        "CONSUMER_GROUP_HEARTBEAT": 68,
         "REPLICA_FETCH": 1000,
         "BROKER_REGISTRATION": 1001,
         "BROKER_HEARTBEAT": 1002,

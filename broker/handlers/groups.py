@@ -1,0 +1,224 @@
+"""Consumer-group apis. The coordinator is the controller (DESIGN §7): FindCoordinator names
+it, and the other group requests answer NOT_COORDINATOR anywhere else, so clients follow it
+when the Raft leadership moves. Decisions go through the controller and are committed to the
+metadata log before the answer leaves; reads (offsets, descriptions) come from the committed
+state of the node asked.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Coroutine
+from typing import Any
+
+from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.handlers.controller_calls import decide_on_controller
+from rillet.metadata_quorum.group_coordinator import MemberHeartbeat, member_assignment
+from rillet.metadata_quorum.group_registry import TopicPartitionId
+from rillet.metadata_quorum.state import MetadataState
+from rillet.wire import group_messages as gm
+from rillet.wire.error_codes import ErrorCode
+
+AsyncAnswer = Coroutine[Any, Any, Any]
+
+
+def handle_find_coordinator(
+    ctx: BrokerContext, req: gm.FindCoordinatorRequest
+) -> gm.FindCoordinatorResponse:
+    controller_id = ctx.metadata.controller_id()
+    broker = ctx.metadata.state.brokers.get(controller_id)
+    if broker is None:
+        return gm.FindCoordinatorResponse(
+            ErrorCode.COORDINATOR_NOT_AVAILABLE, error_message="no controller known yet"
+        )
+    return gm.FindCoordinatorResponse(ErrorCode.NONE, controller_id, broker.host, broker.port)
+
+
+def _not_here(ctx: BrokerContext) -> bool:
+    return not ctx.metadata.controller_is_local()
+
+
+def handle_heartbeat(
+    ctx: BrokerContext, req: gm.ConsumerGroupHeartbeatRequest
+) -> gm.ConsumerGroupHeartbeatResponse | AsyncAnswer:
+    if _not_here(ctx):
+        return gm.ConsumerGroupHeartbeatResponse(ErrorCode.NOT_COORDINATOR)
+    return _heartbeat(ctx, req)
+
+
+async def _heartbeat(
+    ctx: BrokerContext, req: gm.ConsumerGroupHeartbeatRequest
+) -> gm.ConsumerGroupHeartbeatResponse:
+    joining = not req.member_id
+    member_id = req.member_id or uuid.uuid4().hex
+    state = ctx.metadata.state
+    owned = None if req.owned is None else _ids(state, req.owned)
+    hb = MemberHeartbeat(
+        req.group_id,
+        member_id,
+        joining,
+        "",
+        req.client_host,
+        tuple(req.topics),
+        req.pattern,
+        req.session_timeout_ms,
+        req.assignor,
+        req.instance_id,
+        owned,
+    )
+    outcome = await decide_on_controller(ctx, lambda ctl, s, now: ctl.groups.heartbeat(s, hb, now))
+    if outcome.error != ErrorCode.NONE:
+        code = (
+            ErrorCode.NOT_COORDINATOR
+            if outcome.error == ErrorCode.NOT_CONTROLLER
+            else outcome.error
+        )
+        return gm.ConsumerGroupHeartbeatResponse(code, error_message=outcome.message)
+    state = ctx.metadata.state
+    answer = member_assignment(state, req.group_id, member_id)
+    if answer is None:
+        return gm.ConsumerGroupHeartbeatResponse(ErrorCode.UNKNOWN_MEMBER_ID)
+    cfg = ctx.config.groups
+    interval = (
+        cfg.converging_heartbeat_interval_ms if answer.converging else cfg.heartbeat_interval_ms
+    )
+    return gm.ConsumerGroupHeartbeatResponse(
+        ErrorCode.NONE, member_id, answer.generation, interval, _names(state, answer.assigned)
+    )
+
+
+def handle_leave(
+    ctx: BrokerContext, req: gm.LeaveGroupRequest
+) -> gm.LeaveGroupResponse | AsyncAnswer:
+    if _not_here(ctx):
+        return gm.LeaveGroupResponse(ErrorCode.NOT_COORDINATOR)
+    return _leave(ctx, req)
+
+
+async def _leave(ctx: BrokerContext, req: gm.LeaveGroupRequest) -> gm.LeaveGroupResponse:
+    outcome = await decide_on_controller(
+        ctx, lambda ctl, s, now: ctl.groups.leave(s, req.group_id, req.member_id)
+    )
+    code = ErrorCode.NOT_COORDINATOR if outcome.error == ErrorCode.NOT_CONTROLLER else outcome.error
+    return gm.LeaveGroupResponse(code, outcome.message)
+
+
+def handle_offset_commit(
+    ctx: BrokerContext, req: gm.OffsetCommitRequest
+) -> gm.OffsetCommitResponse | AsyncAnswer:
+    if _not_here(ctx):
+        return gm.OffsetCommitResponse(ErrorCode.NOT_COORDINATOR)
+    return _offset_commit(ctx, req)
+
+
+async def _offset_commit(
+    ctx: BrokerContext, req: gm.OffsetCommitRequest
+) -> gm.OffsetCommitResponse:
+    errors: dict[tuple[str, int], ErrorCode] = {}
+    offsets = [(o.topic, o.partition, o.offset, o.metadata) for o in req.offsets]
+    outcome = await decide_on_controller(
+        ctx,
+        lambda ctl, s, now: ctl.groups.commit_offsets(
+            s, req.group_id, req.member_id, req.generation, offsets, now, errors
+        ),
+    )
+    if outcome.error != ErrorCode.NONE:
+        code = (
+            ErrorCode.NOT_COORDINATOR
+            if outcome.error == ErrorCode.NOT_CONTROLLER
+            else outcome.error
+        )
+        return gm.OffsetCommitResponse(code, error_message=outcome.message)
+    return gm.OffsetCommitResponse(
+        ErrorCode.NONE,
+        [
+            gm.PartitionError(
+                o.topic, o.partition, errors.get((o.topic, o.partition), ErrorCode.NONE)
+            )
+            for o in req.offsets
+        ],
+    )
+
+
+def handle_offset_fetch(ctx: BrokerContext, req: gm.OffsetFetchRequest) -> gm.OffsetFetchResponse:
+    state = ctx.metadata.state
+    table = state.groups.offsets.get(req.group_id, {})
+    names = {tid: t.name for tid, t in state.topics.items()}
+    if req.partitions is None:
+        wanted = sorted((names[t], p) for t, p in table if t in names)
+    else:
+        wanted = [(tp.topic, p) for tp in req.partitions for p in tp.partitions]
+    out = []
+    for topic, partition in wanted:
+        topic_id = state.topic_ids.get(topic)
+        entry = table.get((topic_id, partition)) if topic_id is not None else None
+        if entry is None:
+            out.append(gm.FetchedOffset(topic, partition, -1))
+        else:
+            out.append(
+                gm.FetchedOffset(
+                    topic, partition, entry.offset, entry.metadata, entry.commit_time_ms
+                )
+            )
+    return gm.OffsetFetchResponse(ErrorCode.NONE, out)
+
+
+def handle_list_groups(ctx: BrokerContext, req: gm.ListGroupsRequest) -> gm.ListGroupsResponse:
+    registry = ctx.metadata.state.groups
+    ids = sorted(set(registry.groups) | set(registry.offsets))
+    listings = []
+    for gid in ids:
+        group = registry.groups.get(gid)
+        members = len(group.members) if group is not None else 0
+        listings.append(gm.GroupListing(gid, members, group.generation if group else 0))
+    return gm.ListGroupsResponse(ErrorCode.NONE, listings)
+
+
+def handle_describe_groups(
+    ctx: BrokerContext, req: gm.DescribeGroupsRequest
+) -> gm.DescribeGroupsResponse:
+    state = ctx.metadata.state
+    out = []
+    for gid in req.group_ids:
+        group = state.groups.groups.get(gid)
+        if group is None:
+            known = gid in state.groups.offsets
+            code = ErrorCode.NONE if known else ErrorCode.GROUP_ID_NOT_FOUND
+            out.append(gm.GroupDescription(gid, code))
+            continue
+        members = [
+            gm.MemberDescription(
+                mid,
+                m.member.instance_id,
+                m.member.client_host,
+                list(m.member.topics),
+                m.member.pattern,
+                _names(state, m.owned),
+                _names(state, group.target.get(mid, frozenset())),
+            )
+            for mid, m in sorted(group.members.items())
+        ]
+        out.append(
+            gm.GroupDescription(gid, ErrorCode.NONE, group.generation, group.assignor, members)
+        )
+    return gm.DescribeGroupsResponse(out)
+
+
+def _ids(state: MetadataState, parts: list[gm.GroupTopicPartitions]) -> frozenset[TopicPartitionId]:
+    out: set[TopicPartitionId] = set()
+    for tp in parts:
+        topic_id = state.topic_ids.get(tp.topic)
+        if topic_id is not None:
+            out.update((topic_id, p) for p in tp.partitions)
+    return frozenset(out)
+
+
+def _names(
+    state: MetadataState, parts: frozenset[TopicPartitionId]
+) -> list[gm.GroupTopicPartitions]:
+    by_topic: dict[str, list[int]] = {}
+    for topic_id, p in sorted(parts):
+        topic = state.topics.get(topic_id)
+        if topic is not None:
+            by_topic.setdefault(topic.name, []).append(p)
+    return [gm.GroupTopicPartitions(t, ps) for t, ps in sorted(by_topic.items())]

@@ -1,0 +1,186 @@
+"""Bodies of the consumer-group apis: finding the coordinator, membership heartbeats,
+leaving, offset commit and fetch, and listing / describing groups.
+
+Clients name partitions by topic name; the coordinator maps names to topic ids. Membership
+follows the heartbeat protocol of docs/consumer-groups.md: a member joins with an empty
+``member_id``, reports the partitions it owns in every heartbeat, and owns exactly what the
+answer assigns (releasing anything else first).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class GroupTopicPartitions:
+    topic: str
+    partitions: list[int]
+
+
+# -- FindCoordinator ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FindCoordinatorRequest:
+    key: str  # the group id
+    key_type: int = 0  # 0: consumer group
+
+
+@dataclass(frozen=True, slots=True)
+class FindCoordinatorResponse:
+    error_code: int
+    node_id: int = -1
+    host: str = ""
+    port: int = -1
+    error_message: str | None = None
+
+
+# -- ConsumerGroupHeartbeat --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupHeartbeatRequest:
+    group_id: str
+    member_id: str  # "" to join: the answer carries the new member id
+    session_timeout_ms: int
+    topics: list[str] = field(default_factory=list)
+    pattern: str | None = None  # a regular expression over topic names (full match)
+    assignor: str = ""  # "" for the group's (or the default, sticky)
+    instance_id: str | None = None  # static membership
+    client_host: str = ""
+    owned: list[GroupTopicPartitions] | None = None  # None while joining
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupHeartbeatResponse:
+    error_code: int
+    member_id: str = ""
+    generation: int = -1
+    heartbeat_interval_ms: int = 0
+    assignment: list[GroupTopicPartitions] = field(default_factory=list)
+    error_message: str | None = None
+
+
+# -- LeaveGroup --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LeaveGroupRequest:
+    group_id: str
+    member_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class LeaveGroupResponse:
+    error_code: int
+    error_message: str | None = None
+
+
+# -- OffsetCommit / OffsetFetch ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetCommitPartition:
+    topic: str
+    partition: int
+    offset: int  # the next offset to consume
+    metadata: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetCommitRequest:
+    """From a member (its id and generation), or with ``member_id`` "" from a tool while the
+    group has no members."""
+
+    group_id: str
+    member_id: str
+    generation: int
+    offsets: list[OffsetCommitPartition]
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionError:
+    topic: str
+    partition: int
+    error_code: int
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetCommitResponse:
+    error_code: int
+    partitions: list[PartitionError] = field(default_factory=list)
+    error_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetFetchRequest:
+    group_id: str
+    partitions: list[GroupTopicPartitions] | None = None  # None: every committed offset
+
+
+@dataclass(frozen=True, slots=True)
+class FetchedOffset:
+    topic: str
+    partition: int
+    offset: int  # -1: nothing committed
+    metadata: str = ""
+    commit_time_ms: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetFetchResponse:
+    error_code: int
+    offsets: list[FetchedOffset] = field(default_factory=list)
+    error_message: str | None = None
+
+
+# -- ListGroups / DescribeGroups ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ListGroupsRequest:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class GroupListing:
+    group_id: str
+    members: int
+    generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class ListGroupsResponse:
+    error_code: int
+    groups: list[GroupListing] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class DescribeGroupsRequest:
+    group_ids: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class MemberDescription:
+    member_id: str
+    instance_id: str | None
+    client_host: str
+    topics: list[str]
+    pattern: str | None
+    owned: list[GroupTopicPartitions]
+    target: list[GroupTopicPartitions]
+
+
+@dataclass(frozen=True, slots=True)
+class GroupDescription:
+    group_id: str
+    error_code: int
+    generation: int = -1
+    assignor: str = ""
+    members: list[MemberDescription] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class DescribeGroupsResponse:
+    groups: list[GroupDescription]
