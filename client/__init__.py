@@ -20,6 +20,7 @@ from rillet.client.admin import Admin
 from rillet.client.blocking import BlockingAdmin, BlockingConsumer, BlockingProducer
 from rillet.client.consumer import Consumer
 from rillet.client.errors import BrokerError, RilletError
+from rillet.client.group_consumer import GroupConsumer, RebalanceListener
 from rillet.client.producer import Producer
 from rillet.client.types import (
     ClusterDescription,
@@ -42,11 +43,13 @@ __all__ = [
     "ClusterDescription",
     "Consumer",
     "ConsumerRecord",
+    "GroupConsumer",
     "NewTopic",
     "NodeInfo",
     "OffsetAndTimestamp",
     "PartitionInfo",
     "Producer",
+    "RebalanceListener",
     "RecordFuture",
     "RecordMetadata",
     "RilletError",

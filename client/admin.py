@@ -13,6 +13,7 @@ from typing import Any
 
 import trio
 
+from rillet.client import group_admin
 from rillet.client.cluster import ClusterClient
 from rillet.client.errors import (
     BrokerError,
@@ -28,7 +29,9 @@ from rillet.client.types import (
     NodeInfo,
     PartitionInfo,
     TopicDescription,
+    TopicPartition,
 )
+from rillet.wire import group_messages as gm
 from rillet.wire import messages as m
 from rillet.wire.error_codes import ErrorCode
 
@@ -195,3 +198,19 @@ class Admin(ClientLifecycle):
         response = await self._cluster.refresh_metadata([])
         nodes = [NodeInfo(b.node_id, b.host, b.port, b.rack) for b in response.brokers]
         return ClusterDescription(response.cluster_id, response.controller_id, sorted(nodes))
+
+    # -- consumer groups ------------------------------------------------------------------
+
+    async def list_groups(self) -> list[gm.GroupListing]:
+        return await group_admin.list_groups(self._cluster)
+
+    async def describe_group(self, group_id: str) -> gm.GroupDescription:
+        return await group_admin.describe_group(self._cluster, group_id)
+
+    async def group_offsets(self, group_id: str) -> dict[TopicPartition, int]:
+        """The group's committed offsets (next offset to consume) per partition."""
+        return await group_admin.group_offsets(self._cluster, group_id)
+
+    async def set_group_offsets(self, group_id: str, offsets: dict[TopicPartition, int]) -> None:
+        """Reset a group's offsets; refused while the group has members."""
+        await group_admin.set_group_offsets(self._cluster, group_id, offsets)

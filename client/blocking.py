@@ -35,6 +35,7 @@ from rillet.client.types import (
     TopicDescription,
     TopicPartition,
 )
+from rillet.wire import group_messages as gm
 from rillet.wire.record_codec import HeaderPairs
 
 T = TypeVar("T")
@@ -259,3 +260,15 @@ class BlockingAdmin(_Blocking[Admin]):
 
     def describe_cluster(self) -> ClusterDescription:
         return self._host.call(self._host.client.describe_cluster)
+
+    def list_groups(self) -> list[gm.GroupListing]:
+        return self._host.call(self._host.client.list_groups)
+
+    def describe_group(self, group_id: str) -> gm.GroupDescription:
+        return self._host.call(self._host.client.describe_group, group_id)
+
+    def group_offsets(self, group_id: str) -> dict[TopicPartition, int]:
+        return self._host.call(self._host.client.group_offsets, group_id)
+
+    def set_group_offsets(self, group_id: str, offsets: dict[TopicPartition, int]) -> None:
+        self._host.call(self._host.client.set_group_offsets, group_id, offsets)

@@ -1,0 +1,70 @@
+"""Consumer-group administration: list and describe groups, read and reset their offsets.
+
+Listing and describing read the committed metadata of any node; offset changes go to the
+group coordinator (the controller) and are refused while the group has members, so a reset
+never races a running consumer (it would overwrite the reset with its next commit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rillet.client.cluster import ClusterClient
+from rillet.client.errors import error_for
+from rillet.client.types import TopicPartition
+from rillet.wire import group_messages as gm
+from rillet.wire.error_codes import ErrorCode
+
+
+async def list_groups(cluster: ClusterClient) -> list[gm.GroupListing]:
+    response: gm.ListGroupsResponse = await cluster.request_any(gm.ListGroupsRequest())
+    return sorted(response.groups, key=lambda g: g.group_id)
+
+
+async def describe_group(cluster: ClusterClient, group_id: str) -> gm.GroupDescription:
+    response: gm.DescribeGroupsResponse = await cluster.request_any(
+        gm.DescribeGroupsRequest([group_id])
+    )
+    description = response.groups[0]
+    if description.error_code != ErrorCode.NONE:
+        raise error_for(description.error_code, f"group {group_id!r}")
+    return description
+
+
+async def group_offsets(cluster: ClusterClient, group_id: str) -> dict[TopicPartition, int]:
+    response: gm.OffsetFetchResponse = await _to_coordinator(
+        cluster, group_id, gm.OffsetFetchRequest(group_id, None)
+    )
+    return {TopicPartition(o.topic, o.partition): o.offset for o in response.offsets}
+
+
+async def set_group_offsets(
+    cluster: ClusterClient, group_id: str, offsets: Mapping[TopicPartition, int]
+) -> None:
+    """Commit ``offsets`` for a group without members (raises UnknownMemberIdError while it
+    has some)."""
+    request = gm.OffsetCommitRequest(
+        group_id,
+        "",
+        -1,
+        [gm.OffsetCommitPartition(tp.topic, tp.partition, o) for tp, o in sorted(offsets.items())],
+    )
+    response: gm.OffsetCommitResponse = await _to_coordinator(cluster, group_id, request)
+    if response.error_code != ErrorCode.NONE:
+        raise error_for(
+            response.error_code, response.error_message or f"offsets of group {group_id!r}"
+        )
+    for p in response.partitions:
+        if p.error_code != ErrorCode.NONE:
+            raise error_for(p.error_code, f"offset of {p.topic}-{p.partition}")
+
+
+async def _to_coordinator(cluster: ClusterClient, group_id: str, request: object) -> Any:
+    found: gm.FindCoordinatorResponse = await cluster.request_any(
+        gm.FindCoordinatorRequest(group_id)
+    )
+    if found.error_code != ErrorCode.NONE:
+        raise error_for(found.error_code, found.error_message or "FindCoordinator")
+    conn = await cluster.connection_to(found.node_id, found.host, found.port)
+    return await conn.request(request, cluster.request_timeout_s)

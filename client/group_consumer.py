@@ -1,0 +1,312 @@
+"""A consumer in a consumer group: the coordinator assigns its partitions (docs/consumer-groups.md).
+
+A background task heartbeats the group coordinator (the controller node, found with
+FindCoordinator and followed when it moves) with the subscription and the partitions this
+member owns. Each answer is the assignment it should own now: partitions no longer in it
+are *revoked* first — the listener's ``on_partitions_revoked`` runs, positions are committed
+when auto-commit is on, and fetching stops — and only then reported released; new ones are
+*assigned* — the committed offset (or ``auto_offset_reset`` when there is none, or it lies
+before the log start) becomes the position and ``on_partitions_assigned`` runs. Heartbeats go
+on while the application processes, so a slow poll loop does not cost the membership.
+
+Delivery is at-least-once by default: auto-commit (every ``auto_commit_interval_ms``, on
+revoke and on close) commits the position of records already returned by ``poll``. For
+at-most-once, turn auto-commit off and call ``commit()`` right after ``poll`` and before
+processing the records.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import socket
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+import trio
+
+from rillet.client.connection import BrokerConnection
+from rillet.client.consumer import Consumer
+from rillet.client.errors import RilletError, error_for
+from rillet.client.types import ConsumerRecord, TopicPartition
+from rillet.wire import group_messages as gm
+from rillet.wire.error_codes import ErrorCode
+
+log = logging.getLogger(__name__)
+
+_REFIND = (ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_CONTROLLER)
+MAX_BACKOFF_S = 1.0
+
+
+class RebalanceListener(Protocol):
+    """Optional callbacks (plain or async functions) around ownership changes."""
+
+    def on_partitions_revoked(self, partitions: set[TopicPartition]) -> Any: ...
+
+    def on_partitions_assigned(self, partitions: set[TopicPartition]) -> Any: ...
+
+
+class GroupConsumer(Consumer):
+    def __init__(
+        self,
+        bootstrap: str,
+        group_id: str,
+        *,
+        topics: Iterable[str] = (),
+        pattern: str | None = None,
+        listener: RebalanceListener | None = None,
+        session_timeout_ms: int = 10_000,
+        assignor: str = "",
+        group_instance_id: str | None = None,
+        enable_auto_commit: bool = True,
+        auto_commit_interval_ms: int = 5_000,
+        **consumer_options: Any,
+    ) -> None:
+        super().__init__(bootstrap, **consumer_options)
+        if not group_id:
+            raise ValueError("group_id is required")
+        topics = sorted(set(topics))
+        if not topics and pattern is None:
+            raise ValueError("subscribe to topics or a pattern")
+        self.group_id = group_id
+        self._topics = topics
+        self._pattern = pattern
+        self._listener = listener
+        self._session_timeout_ms = session_timeout_ms
+        self._assignor = assignor
+        self._instance_id = group_instance_id
+        self._auto_commit = enable_auto_commit
+        self._auto_commit_s = auto_commit_interval_ms / 1000
+        self.member_id = ""
+        self.generation = -1
+        self._owned: set[TopicPartition] = set()
+        self._coordinator: BrokerConnection | None = None
+        self._assignment_changed = trio.Event()
+        self._stopping = False
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def _started(self, nursery: trio.Nursery) -> None:
+        super()._started(nursery)
+        nursery.start_soon(self._membership)
+        if self._auto_commit:
+            nursery.start_soon(self._auto_commit_loop)
+
+    async def _closing(self, exc_type: type[BaseException] | None) -> None:
+        """Commit (auto-commit), then leave the group so the others take over at once. A
+        static member does not leave: its partitions wait for it within its session."""
+        self._stopping = True
+        try:
+            if self._owned:
+                await self._revoke(set(self._owned), leaving=True)
+            if self.member_id and self._instance_id is None:
+                with trio.move_on_after(self._request_timeout_s):
+                    await self._call(gm.LeaveGroupRequest(self.group_id, self.member_id))
+        except RilletError as exc:
+            log.info("leaving group %s: %s", self.group_id, exc)
+        finally:
+            await super()._closing(exc_type)
+
+    # -- consuming ----------------------------------------------------------------------------
+
+    async def poll(
+        self, timeout_ms: int = 1000, max_records: int | None = None
+    ) -> list[ConsumerRecord]:
+        """Records of the partitions this member owns; waits for an assignment if it has
+        none yet (an empty list after ``timeout_ms``)."""
+        if not self.assignment():
+            with trio.move_on_after(max(timeout_ms, 0) / 1000):
+                while not self.assignment():
+                    await self._assignment_changed.wait()
+            if not self.assignment():
+                self._check_open()
+                return []
+        return await super().poll(timeout_ms, max_records)
+
+    async def commit(self, offsets: dict[TopicPartition, int] | None = None) -> None:
+        """Commit ``offsets`` (next offset to consume per partition), by default the position
+        of every owned partition. Raises the first refusal (e.g. IllegalGenerationError for
+        a partition this member no longer owns)."""
+        if offsets is None:
+            offsets = {tp: await self.position(tp) for tp in sorted(self._owned)}
+        if not offsets:
+            return
+        request = gm.OffsetCommitRequest(
+            self.group_id,
+            self.member_id,
+            self.generation,
+            [
+                gm.OffsetCommitPartition(tp.topic, tp.partition, o)
+                for tp, o in sorted(offsets.items())
+            ],
+        )
+        response = await self._call(request)
+        for p in response.partitions:
+            if p.error_code != ErrorCode.NONE:
+                raise error_for(p.error_code, f"commit of {p.topic}-{p.partition}")
+
+    def commit_async(self, offsets: dict[TopicPartition, int] | None = None) -> None:
+        """Commit in the background; a failure is logged (the next commit supersedes it)."""
+
+        async def run() -> None:
+            try:
+                await self.commit(offsets)
+            except RilletError as exc:
+                log.warning("asynchronous commit failed: %s", exc)
+
+        self._cluster.nursery.start_soon(run)
+
+    async def committed(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        """The group's committed offsets (-1 where none)."""
+        by_topic: dict[str, list[int]] = {}
+        for tp in partitions:
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        request = gm.OffsetFetchRequest(
+            self.group_id, [gm.GroupTopicPartitions(t, ps) for t, ps in sorted(by_topic.items())]
+        )
+        response = await self._call(request)
+        return {TopicPartition(o.topic, o.partition): o.offset for o in response.offsets}
+
+    # -- membership ---------------------------------------------------------------------------
+
+    async def _membership(self) -> None:
+        backoff = 0.05
+        while not self._stopping:
+            try:
+                response = await self._call(self._heartbeat_request())
+            except RilletError as exc:
+                log.debug("heartbeat of %s failed: %s", self.group_id, exc)
+                await trio.sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF_S)
+                continue
+            backoff = 0.05
+            code = response.error_code
+            if code == ErrorCode.UNKNOWN_MEMBER_ID:
+                # Fenced (our session ended): the partitions are someone else's already.
+                log.warning("member %s of %s was fenced: rejoining", self.member_id, self.group_id)
+                self._lose(set(self._owned))
+                self.member_id = ""
+                continue
+            if code != ErrorCode.NONE:
+                self._fetcher.report("group", error_for(code, response.error_message or ""))
+                self._wake_poll()
+                await trio.sleep(MAX_BACKOFF_S)
+                continue
+            self.member_id = response.member_id
+            self.generation = response.generation
+            assigned = {
+                TopicPartition(tp.topic, p) for tp in response.assignment for p in tp.partitions
+            }
+            revoked = self._owned - assigned
+            if revoked:
+                await self._revoke(revoked)
+            added = assigned - self._owned
+            if added:
+                await self._assign(added)
+            if not self._stopping:
+                await trio.sleep(response.heartbeat_interval_ms / 1000)
+
+    def _heartbeat_request(self) -> gm.ConsumerGroupHeartbeatRequest:
+        by_topic: dict[str, list[int]] = {}
+        for tp in sorted(self._owned):
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        return gm.ConsumerGroupHeartbeatRequest(
+            self.group_id,
+            self.member_id,
+            self._session_timeout_ms,
+            list(self._topics),
+            self._pattern,
+            self._assignor,
+            self._instance_id,
+            socket.gethostname(),
+            None
+            if not self.member_id
+            else [gm.GroupTopicPartitions(t, ps) for t, ps in by_topic.items()],
+        )
+
+    async def _revoke(self, revoked: set[TopicPartition], leaving: bool = False) -> None:
+        await self._notify("on_partitions_revoked", revoked)
+        if self._auto_commit and self.member_id:
+            try:
+                positions = {}
+                for tp in sorted(revoked):
+                    state = self._sub.states.get(tp)
+                    if state is not None and state.position is not None:
+                        positions[tp] = state.position
+                await self.commit(positions)
+            except RilletError as exc:
+                log.warning("commit on revoke failed: %s", exc)
+        self._owned -= revoked
+        if not leaving:
+            self.assign(sorted(self._owned))
+            self._assignment_changed.set()
+            self._assignment_changed = trio.Event()
+
+    def _lose(self, lost: set[TopicPartition]) -> None:
+        """Partitions taken away without a chance to commit (fenced): stop fetching them."""
+        self._owned -= lost
+        self.assign(sorted(self._owned))
+
+    async def _assign(self, added: set[TopicPartition]) -> None:
+        committed = await self.committed(added)
+        self._owned |= added
+        self.assign(sorted(self._owned))
+        for tp in sorted(added):
+            offset = committed.get(tp, -1)
+            if offset >= 0:
+                self.seek(tp, offset)  # out of range (retention) -> auto_offset_reset
+        await self._notify("on_partitions_assigned", added)
+        self._assignment_changed.set()
+        self._assignment_changed = trio.Event()
+
+    async def _notify(self, name: str, partitions: set[TopicPartition]) -> None:
+        callback = getattr(self._listener, name, None) if self._listener is not None else None
+        if callback is None:
+            return
+        try:
+            result = callback(set(partitions))
+            if inspect.isawaitable(result):
+                await result
+        except Exception:
+            log.exception("%s raised", name)
+
+    async def _auto_commit_loop(self) -> None:
+        while not self._stopping:
+            await trio.sleep(self._auto_commit_s)
+            if self._owned and self.member_id:
+                try:
+                    await self.commit()
+                except RilletError as exc:
+                    log.info("auto-commit failed: %s", exc)
+
+    # -- the coordinator ----------------------------------------------------------------------
+
+    async def _call(self, request: Any) -> Any:
+        """Send to the coordinator, finding it again (bounded) when it moved."""
+        deadline = trio.current_time() + self._request_timeout_s
+        backoff = 0.02
+        while True:
+            conn = await self._coordinator_connection()
+            try:
+                response = await conn.request(request, self._request_timeout_s)
+            except RilletError:
+                self._coordinator = None
+                raise
+            if getattr(response, "error_code", ErrorCode.NONE) not in _REFIND:
+                return response
+            self._coordinator = None
+            if trio.current_time() + backoff > deadline:
+                raise error_for(response.error_code, f"coordinator of {self.group_id}")
+            await trio.sleep(backoff)
+            backoff = min(backoff * 2, MAX_BACKOFF_S)
+
+    async def _coordinator_connection(self) -> BrokerConnection:
+        if self._coordinator is not None and not self._coordinator.closed:
+            return self._coordinator
+        found = await self._cluster.request_any(
+            gm.FindCoordinatorRequest(self.group_id), self._request_timeout_s
+        )
+        if found.error_code != ErrorCode.NONE:
+            raise error_for(found.error_code, found.error_message or "FindCoordinator")
+        self._coordinator = await self._cluster.connection_to(found.node_id, found.host, found.port)
+        return self._coordinator

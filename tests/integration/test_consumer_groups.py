@@ -1,0 +1,187 @@
+"""Consumer groups on a real 3-node cluster, with member processes that can be SIGKILLed.
+
+Each member (tests/support/group_member.py) appends every record it receives to its own file
+the moment it gets it; the test reads those files to check coverage, overlap and
+duplicates. The LocalCluster context and the ``members`` fixture stop every process, also
+when a test fails.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cluster_checks import agreed_state, produce_all, raft_leader, wait_for
+
+from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
+from rillet.client import BlockingAdmin, NewTopic, TopicPartition
+
+pytestmark = pytest.mark.integration
+
+MEMBER = Path(__file__).resolve().parent.parent / "support" / "group_member.py"
+TOPIC, PARTITIONS, GROUP = "orders", 12, "billing"
+SESSION_MS = 3000
+CONFIG = "broker_session_timeout_ms = 2000\n"
+
+
+class Members:
+    def __init__(self, base: Path, bootstrap: str) -> None:
+        self.base, self.bootstrap = base, bootstrap
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+
+    def start(self, name: str) -> None:
+        out = self.base / f"{name}.jsonl"
+        self.procs[name] = subprocess.Popen(
+            [sys.executable, str(MEMBER), self.bootstrap, GROUP, TOPIC, str(out), str(SESSION_MS)],
+            stdout=subprocess.DEVNULL,
+            stderr=open(self.base / f"{name}.err", "wb"),  # noqa: SIM115 - lives with the process
+        )
+
+    def kill(self, name: str) -> None:
+        self.procs[name].kill()
+        self.procs[name].wait(10)
+
+    def stop_all(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+
+    def received(self) -> dict[str, list[tuple[int, int, str]]]:
+        out: dict[str, list[tuple[int, int, str]]] = {}
+        for name in self.procs:
+            path = self.base / f"{name}.jsonl"
+            lines = path.read_text().splitlines() if path.exists() else []
+            rows = []
+            for line in lines:
+                try:
+                    r = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a line cut by SIGKILL
+                rows.append((r["p"], r["o"], r["v"]))
+            out[name] = rows
+        return out
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
+    with LocalCluster(plan_cluster(tmp_path / "cluster", 3, CONFIG)) as c:
+        c.start()
+        yield c
+
+
+@pytest.fixture
+def members(tmp_path: Path, cluster: LocalCluster) -> Iterator[Members]:
+    m = Members(tmp_path, cluster.bootstrap)
+    try:
+        yield m
+    finally:
+        m.stop_all()
+
+
+def describe(bootstrap: str) -> Any:
+    with BlockingAdmin(bootstrap) as admin:
+        return admin.describe_group(GROUP)
+
+
+def settled(bootstrap: str, count: int) -> dict[str, set[int]] | None:
+    """Each member's owned partitions once ``count`` members own all partitions, disjointly."""
+    try:
+        group = describe(bootstrap)
+    except Exception:
+        return None
+    if len(group.members) != count:
+        return None
+    owned = {m.member_id: {p for tp in m.owned for p in tp.partitions} for m in group.members}
+    targets = {m.member_id: {p for tp in m.target for p in tp.partitions} for m in group.members}
+    if owned != targets or set().union(*owned.values()) != set(range(PARTITIONS)):
+        return None
+    assert sum(len(o) for o in owned.values()) == PARTITIONS, "a partition with two owners"
+    return owned
+
+
+def setup_topic(cluster: LocalCluster, count: int) -> dict[bytes, tuple[int, int]]:
+    with BlockingAdmin(cluster.bootstrap) as admin:
+        admin.create_topics([NewTopic(TOPIC, PARTITIONS, replication_factor=3)])
+    wait_for("agreement", lambda: agreed_state(cluster, [1, 2, 3]))
+    return produce_all(cluster.bootstrap, TOPIC, [f"r{i}".encode() for i in range(count)])
+
+
+def delivered(members: Members) -> list[tuple[int, int, str]]:
+    return [row for rows in members.received().values() for row in rows]
+
+
+def test_three_members_share_the_partitions_and_receive_every_record(
+    cluster: LocalCluster, members: Members
+) -> None:
+    acked = setup_topic(cluster, 3000)
+    for name in ("a", "b", "c"):
+        members.start(name)
+    owned = wait_for("three members to share the topic", lambda: settled(cluster.bootstrap, 3), 30)
+    assert sorted(len(p) for p in owned.values()) == [4, 4, 4]
+    wait_for("every record", lambda: len({r[2] for r in delivered(members)}) >= len(acked), 30)
+    rows = delivered(members)
+    assert {r[2].encode() for r in rows} == set(acked)
+    assert len(rows) == len(acked), "a record delivered twice without any failure"
+
+
+def test_a_killed_member_s_partitions_move_and_resume_from_committed_offsets(
+    cluster: LocalCluster, members: Members
+) -> None:
+    acked = setup_topic(cluster, 3000)
+    for name in ("a", "b", "c"):
+        members.start(name)
+    wait_for("a settled group", lambda: settled(cluster.bootstrap, 3), 30)
+    wait_for("the first records", lambda: len(delivered(members)) >= 3000, 30)
+    victim_partitions = {r[0] for r in members.received()["a"]}
+    members.kill("a")
+    killed_at = time.monotonic()
+    more = produce_all(cluster.bootstrap, TOPIC, [f"s{i}".encode() for i in range(3000)])
+    wait_for("two members to take over", lambda: settled(cluster.bootstrap, 2), 30)
+    moved_s = time.monotonic() - killed_at
+    print(f"rebalance after SIGKILL: {moved_s * 1000:.0f} ms (session {SESSION_MS} ms)")
+    everything = set(acked) | set(more)
+    wait_for(
+        "every record after the kill",
+        lambda: {r[2].encode() for r in delivered(members)} >= everything,
+        30,
+    )
+    rows = delivered(members)
+    seen: dict[str, int] = {}
+    for r in rows:
+        seen[r[2]] = seen.get(r[2], 0) + 1
+    duplicates = {v for v, n in seen.items() if n > 1}
+    print(f"{len(duplicates)} duplicates, all from the killed member's uncommitted window")
+    dup_partitions = {r[0] for r in rows if r[2] in duplicates}
+    assert dup_partitions <= victim_partitions
+
+
+def test_the_group_converges_when_the_raft_leader_dies_mid_rebalance(
+    cluster: LocalCluster, members: Members
+) -> None:
+    setup_topic(cluster, 2000)
+    for name in ("a", "b"):
+        members.start(name)
+    wait_for("a settled group", lambda: settled(cluster.bootstrap, 2), 30)
+    wait_for("records flowing", lambda: len(delivered(members)) >= 2000, 30)
+    committed_before = wait_for("commits", lambda: group_offsets(cluster.bootstrap) or None, 10)
+    leader = raft_leader(cluster)
+    assert leader is not None
+    members.start("c")  # a rebalance starts...
+    cluster.kill(leader)  # ...and the controller dies in the middle of it
+    survivors = ",".join(cluster.plan.node(i).bootstrap for i in (1, 2, 3) if i != leader)
+    wait_for("the group to converge", lambda: settled(survivors, 3), 40)
+    committed_after = group_offsets(survivors)
+    for tp, offset in committed_before.items():
+        assert committed_after.get(tp, -1) >= offset, f"{tp} went back"
+
+
+def group_offsets(bootstrap: str) -> dict[TopicPartition, int]:
+    with BlockingAdmin(bootstrap) as admin:
+        return {tp: o for tp, o in admin.group_offsets(GROUP).items() if o >= 0}
