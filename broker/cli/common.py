@@ -97,3 +97,10 @@ def silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     finally:
         os.close(devnull)
+
+
+def print_table(rows: list[tuple[str, ...]]) -> None:
+    """Left-aligned columns two spaces apart (no trailing blanks: easy to diff and grep)."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())

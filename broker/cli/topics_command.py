@@ -11,7 +11,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from rillet.broker.cli.common import add_bootstrap, key_value_arg, run_async
+from rillet.broker.cli.common import add_bootstrap, key_value_arg, print_table, run_async
 from rillet.client import Admin, Consumer, NewTopic, TopicDescription, TopicPartition
 
 TABLE_HEADER = ("TOPIC", "PARTITION", "LEADER", "EPOCH", "REPLICAS", "ISR", "START", "END")
@@ -134,10 +134,3 @@ def run_delete(args: argparse.Namespace) -> int:
         return 0
 
     return run_async(main)
-
-
-def print_table(rows: list[tuple[str, ...]]) -> None:
-    """Left-aligned columns two spaces apart (no trailing blanks: easy to diff and grep)."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())

@@ -185,3 +185,38 @@ def test_the_group_converges_when_the_raft_leader_dies_mid_rebalance(
 def group_offsets(bootstrap: str) -> dict[TopicPartition, int]:
     with BlockingAdmin(bootstrap) as admin:
         return {tp: o for tp, o in admin.group_offsets(GROUP).items() if o >= 0}
+
+
+def rillet(cluster: LocalCluster, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rillet.broker.cli.main", *argv, "--bootstrap", cluster.bootstrap],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_groups_cli_lists_describes_and_resets_only_an_idle_group(
+    cluster: LocalCluster, members: Members
+) -> None:
+    setup_topic(cluster, 1200)
+    members.start("a")
+    wait_for("the member to own everything", lambda: settled(cluster.bootstrap, 1), 30)
+    wait_for("commits", lambda: sum(group_offsets(cluster.bootstrap).values()) >= 1200, 30)
+    listed = rillet(cluster, "groups", "list")
+    assert listed.returncode == 0 and GROUP in listed.stdout
+    described = rillet(cluster, "groups", "describe", GROUP)
+    assert described.returncode == 0, described.stderr
+    lines = [line.split() for line in described.stdout.splitlines() if line.startswith(TOPIC)]
+    assert len(lines) == PARTITIONS and all(line[4] == "0" for line in lines)  # no lag
+    refused = rillet(cluster, "groups", "reset-offsets", GROUP, "--to-earliest", "--execute")
+    assert refused.returncode == 1 and "active members" in refused.stdout
+    members.kill("a")
+    wait_for("the member to expire", lambda: not describe(cluster.bootstrap).members, 30)
+    plan = rillet(cluster, "groups", "reset-offsets", GROUP, "--to-earliest")
+    assert plan.returncode == 0 and "dry run" in plan.stdout
+    assert sum(group_offsets(cluster.bootstrap).values()) >= 1200  # unchanged
+    done = rillet(cluster, "groups", "reset-offsets", GROUP, "--to-earliest", "--execute")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert set(group_offsets(cluster.bootstrap).values()) == {0}

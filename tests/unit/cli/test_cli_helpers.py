@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from rillet.broker.cli.common import print_table
 from rillet.broker.cli.console_command import RecordFormat, split_key, split_lines
 from rillet.broker.cli.demo_command import RoundTrip
 from rillet.broker.cli.local_node import node_command
@@ -18,7 +19,7 @@ from rillet.broker.cli.perf_command import (
     percentile,
     sample_interval,
 )
-from rillet.broker.cli.topics_command import TABLE_HEADER, describe_rows, print_table
+from rillet.broker.cli.topics_command import TABLE_HEADER, describe_rows
 from rillet.client import ConsumerRecord, PartitionInfo, TopicDescription, TopicPartition
 
 

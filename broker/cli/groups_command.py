@@ -1,0 +1,158 @@
+"""``rillet groups list|describe|reset-offsets``: consumer groups for operators.
+
+``describe`` puts a group's members, who owns which partition, the committed offsets and the
+lag (high watermark minus committed offset) in one table, like Kafka's
+kafka-consumer-groups.sh. ``reset-offsets`` is refused while the group has members (a running
+member would overwrite the reset with its next commit) and, as in Kafka, only shows the plan
+unless ``--execute`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+from typing import Any
+
+from rillet.broker.cli.common import add_bootstrap, print_table, run_async
+from rillet.client import Admin, Consumer, TopicPartition
+from rillet.client.errors import UnknownMemberIdError
+
+DESCRIBE_HEADER = ("TOPIC", "PARTITION", "COMMITTED", "END", "LAG", "OWNER")
+RESET_HEADER = ("TOPIC", "PARTITION", "COMMITTED", "NEW")
+
+
+def register(sub: Any) -> None:
+    groups = sub.add_parser("groups", help="list, describe consumer groups and reset offsets")
+    gsub = groups.add_subparsers(dest="groups_command", required=True, metavar="ACTION")
+    lst = gsub.add_parser("list", help="groups with members or committed offsets")
+    lst.set_defaults(run=run_list)
+    describe = gsub.add_parser("describe", help="members, assignments, offsets and lag")
+    describe.add_argument("group")
+    describe.set_defaults(run=run_describe)
+    reset = gsub.add_parser("reset-offsets", help="move a group's committed offsets")
+    reset.add_argument("group")
+    target = reset.add_mutually_exclusive_group(required=True)
+    target.add_argument("--to-earliest", action="store_true", help="the log start")
+    target.add_argument("--to-latest", action="store_true", help="the high watermark")
+    target.add_argument("--to-offset", type=int, metavar="N", help="this offset (clamped)")
+    target.add_argument(
+        "--to-datetime", metavar="T", help="the first record at or after T (ISO 8601)"
+    )
+    reset.add_argument(
+        "--topic", action="append", default=[], help="topics to reset (default: committed)"
+    )
+    reset.add_argument("--execute", action="store_true", help="apply (default: show the plan)")
+    reset.set_defaults(run=run_reset)
+    for p in (lst, describe, reset):
+        add_bootstrap(p)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    async def main() -> int:
+        async with Admin(args.bootstrap) as admin:
+            groups = await admin.list_groups()
+        rows: list[tuple[str, ...]] = [("GROUP", "MEMBERS", "GENERATION")]
+        rows += [(g.group_id, str(g.members), str(g.generation)) for g in groups]
+        print_table(rows)
+        return 0
+
+    return run_async(main)
+
+
+def run_describe(args: argparse.Namespace) -> int:
+    async def main() -> int:
+        async with Admin(args.bootstrap) as admin:
+            group = await admin.describe_group(args.group)
+            committed = await admin.group_offsets(args.group)
+        owner: dict[TopicPartition, str] = {}
+        for m in group.members:
+            for owned in m.owned:
+                for p in owned.partitions:
+                    owner[TopicPartition(owned.topic, p)] = m.member_id[:12]
+        tps = sorted(set(committed) | set(owner))
+        ends: dict[TopicPartition, int] = {}
+        if tps:
+            async with Consumer(args.bootstrap) as consumer:
+                ends = await consumer.end_offsets(tps)
+        print(
+            f"group {group.group_id}: generation {group.generation}, "
+            f"assignor {group.assignor or '-'}, {len(group.members)} member(s)"
+        )
+        for m in group.members:
+            subscription = ",".join(m.topics) + (f" /{m.pattern}/" if m.pattern else "")
+            static = f" instance {m.instance_id}" if m.instance_id else ""
+            print(f"  member {m.member_id[:12]} on {m.client_host or '?'}{static}: {subscription}")
+        rows: list[tuple[str, ...]] = [DESCRIBE_HEADER]
+        for tp in tps:
+            offset = committed.get(tp, -1)
+            end = ends.get(tp)
+            lag = str(end - offset) if end is not None and offset >= 0 else "-"
+            rows.append(
+                (
+                    tp.topic,
+                    str(tp.partition),
+                    str(offset) if offset >= 0 else "-",
+                    str(end) if end is not None else "?",
+                    lag,
+                    owner.get(tp, "-"),
+                )
+            )
+        print_table(rows)
+        return 0
+
+    return run_async(main)
+
+
+def run_reset(args: argparse.Namespace) -> int:
+    async def main() -> int:
+        async with Admin(args.bootstrap) as admin:
+            committed = await admin.group_offsets(args.group)
+            topics = set(args.topic) or {tp.topic for tp in committed}
+            described = await admin.describe_topics(sorted(topics)) if topics else []
+            tps = [TopicPartition(t.name, p.partition) for t in described for p in t.partitions]
+            if not tps:
+                print(f"nothing to reset: give --topic (group {args.group} has no offsets)")
+                return 2
+            async with Consumer(args.bootstrap) as consumer:
+                new = await _targets(args, consumer, tps)
+            rows: list[tuple[str, ...]] = [RESET_HEADER]
+            for tp in sorted(new):
+                old = committed.get(tp, -1)
+                rows.append(
+                    (tp.topic, str(tp.partition), str(old) if old >= 0 else "-", str(new[tp]))
+                )
+            print_table(rows)
+            if not args.execute:
+                print("dry run: add --execute to apply")
+                return 0
+            try:
+                await admin.set_group_offsets(args.group, new)
+            except UnknownMemberIdError:
+                print(f"refused: group {args.group} has active members; stop them first")
+                return 1
+        print(f"reset {len(new)} partition(s) of group {args.group}")
+        return 0
+
+    return run_async(main)
+
+
+async def _targets(
+    args: argparse.Namespace, consumer: Consumer, tps: list[TopicPartition]
+) -> dict[TopicPartition, int]:
+    starts = await consumer.beginning_offsets(tps)
+    ends = await consumer.end_offsets(tps)
+    if args.to_earliest:
+        return starts
+    if args.to_latest:
+        return ends
+    if args.to_offset is not None:
+        return {tp: min(max(args.to_offset, starts[tp]), ends[tp]) for tp in tps}
+    when = datetime.datetime.fromisoformat(args.to_datetime)
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.UTC)
+    found = await consumer.offsets_for_times({tp: int(when.timestamp() * 1000) for tp in tps})
+    out = {}
+    for tp in tps:
+        hit = found.get(tp)
+        out[tp] = hit.offset if hit is not None else ends[tp]  # nothing that late: the end
+    return out
