@@ -21,7 +21,7 @@ from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.metadata_quorum.records import encode_entry
 from rillet.metadata_quorum.state import MetadataState
-from rillet.raft.errors import NotLeaderError
+from rillet.raft.errors import NotLeaderError, ProposalOutcomeUnknown
 from rillet.raft.quorum import Quorum
 
 log = logging.getLogger(__name__)
@@ -47,6 +47,9 @@ class ControllerService:
         self._tick_s = tick_interval_ms / 1000
         self._controller: Controller | None = None
         self._lock = trio.Lock()
+        self._queue: list[_Pending] = []  # commuting decisions waiting for the next entry
+        self._flushing = False
+        self._flushed = trio.Event()
         self.terms_led: list[int] = []
 
     @property
@@ -102,3 +105,66 @@ class ControllerService:
                 index = await self._quorum.propose(encode_entry(decision.records))
                 await self._follower.wait_applied(index)
             return decision
+
+    async def submit_commuting(self, decide: DecideFn) -> Decision:
+        """Like :meth:`submit`, for decisions whose records commute with each other (offset
+        commits: the last one for a partition wins, and none affects another's validity).
+
+        Such decisions queue while an entry is in flight and are then taken together, each
+        on the committed state, and committed as one entry: many commits per Raft round trip
+        (group commit) instead of one.
+        """
+        pending = _Pending(decide)
+        self._queue.append(pending)
+        while not pending.done:
+            if self._flushing:
+                await self._flushed.wait()
+                continue
+            self._flushing = True
+            try:
+                await self._flush_queue()
+            finally:
+                self._flushing = False
+                self._flushed.set()
+                self._flushed = trio.Event()
+        if pending.error is not None:
+            raise pending.error
+        assert pending.decision is not None
+        return pending.decision
+
+    async def _flush_queue(self) -> None:
+        batch, self._queue = self._queue, []
+        committed = False
+        try:
+            async with self._lock:
+                controller = self._controller
+                if controller is None:
+                    lead = self._quorum.leadership()
+                    raise NotLeaderError(lead.leader_id, lead.term)
+                now = self._clock_ms()
+                state = self._follower.state
+                for p in batch:
+                    p.decision = p.decide(controller, state, now)
+                records = [r for p in batch if p.decision is not None for r in p.decision.records]
+                if records:
+                    index = await self._quorum.propose(encode_entry(records))
+                    await self._follower.wait_applied(index)
+                committed = True
+        except Exception as exc:  # every decision of the batch shares its fate
+            for p in batch:
+                p.error = exc
+        finally:  # also when the flushing task is cancelled: its batch must not hang
+            for p in batch:
+                if not committed and p.error is None:
+                    p.error = ProposalOutcomeUnknown("the batch was abandoned")
+                p.done = True
+
+
+class _Pending:
+    __slots__ = ("decide", "decision", "done", "error")
+
+    def __init__(self, decide: DecideFn) -> None:
+        self.decide = decide
+        self.decision: Decision | None = None
+        self.error: Exception | None = None
+        self.done = False

@@ -23,12 +23,19 @@ class ControllerOutcome:
     decision: Decision | None = None
 
 
-async def decide_on_controller(ctx: BrokerContext, decide: DecideFn) -> ControllerOutcome:
+async def decide_on_controller(
+    ctx: BrokerContext, decide: DecideFn, commuting: bool = False
+) -> ControllerOutcome:
+    """Run ``decide`` on this node's controller; ``commuting`` decisions (offset commits) are
+    committed in batches with others of their kind."""
     controller = ctx.metadata.controller
     if controller is None or not controller.active:
         return ControllerOutcome(ErrorCode.NOT_CONTROLLER, "this node is not the controller")
     try:
-        decision = await controller.submit(decide)
+        if commuting:
+            decision = await controller.submit_commuting(decide)
+        else:
+            decision = await controller.submit(decide)
     except NotLeaderError:
         return ControllerOutcome(ErrorCode.NOT_CONTROLLER, "leadership moved")
     except RaftError as exc:

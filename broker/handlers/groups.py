@@ -121,6 +121,7 @@ async def _offset_commit(
         lambda ctl, s, now: ctl.groups.commit_offsets(
             s, req.group_id, req.member_id, req.generation, offsets, now, errors
         ),
+        commuting=True,
     )
     if outcome.error != ErrorCode.NONE:
         code = (
