@@ -23,12 +23,15 @@ from rillet.wire.cluster_messages import BrokerHeartbeatRequest
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import FrameTooLarge, MalformedFrame, MalformedMessage
 from rillet.wire.frame import BlobPart, FileRegion, FrameDecoder
+from rillet.wire.group_messages import ConsumerGroupHeartbeatRequest
 from rillet.wire.messages import FetchRequest
 from rillet.wire.protocol import decode_request, encode_error_response, encode_response
 
 log = logging.getLogger(__name__)
 
 _COALESCE_BYTES = 64 * 1024
+# Group members remembered per connection (a client runs a few): bounded, like everything.
+MAX_MEMBERS_PER_CONNECTION = 64
 
 
 class Connection:
@@ -52,6 +55,7 @@ class Connection:
             self.peer = "?"
         self._heartbeats_of: tuple[int, int] | None = None  # (broker id, broker epoch)
         self._replica_of: int | None = None  # the follower broker fetching over it
+        self._members: set[tuple[str, str]] = set()  # group members heartbeating over it
 
     async def serve(self) -> None:
         """Serve until the peer closes, misbehaves or the node shuts down; never raises."""
@@ -72,7 +76,15 @@ class Connection:
                 self._dispatcher.broker_connection_lost(*self._heartbeats_of)
             if self._replica_of is not None:
                 self._dispatcher.replica_connection_lost(self._replica_of)
+            if self._members:
+                self._dispatcher.members_connection_lost(self._members)
             await trio.aclose_forcefully(self._stream)
+
+    def _note_member(self, request: ConsumerGroupHeartbeatRequest) -> None:
+        """Remember group members heartbeating here: when the connection closes, the
+        coordinator expires them after a short grace instead of a whole session."""
+        if request.member_id and len(self._members) < MAX_MEMBERS_PER_CONNECTION:
+            self._members.add((request.group_id, request.member_id))
 
     def _note_replica(self, request: FetchRequest) -> None:
         """Remember the follower fetching over this connection (once it proves the secret),
@@ -118,6 +130,8 @@ class Connection:
                     self._note_heartbeat(body)
                 elif type(body) is FetchRequest and body.replica_id != self._replica_of:
                     self._note_replica(body)
+                elif type(body) is ConsumerGroupHeartbeatRequest:
+                    self._note_member(body)
                 reply = self._dispatcher.dispatch(header, body)
                 if reply is not None:
                     await send.send(reply)

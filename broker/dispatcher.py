@@ -107,6 +107,13 @@ class Dispatcher:
         if controller is not None:
             controller.broker_connection_lost(broker_id, broker_epoch)
 
+    def members_connection_lost(self, members: set[tuple[str, str]]) -> None:
+        """Consumer-group members heartbeating over a connection that closed."""
+        controller = self.ctx.metadata.controller
+        if controller is not None:
+            for group_id, member_id in sorted(members):
+                controller.member_connection_lost(group_id, member_id)
+
     def replica_connection_lost(self, replica_id: int) -> None:
         """A follower's replica-fetch connection closed."""
         self.ctx.replicas.follower_connection_lost(replica_id)

@@ -81,6 +81,13 @@ class ControllerService:
             await trio.sleep(self._tick_s)
             await self.submit(lambda ctl, state, now: ctl.tick(state, now))
 
+    def member_connection_lost(self, group_id: str, member_id: str) -> None:
+        """A consumer-group member's connection to this node closed."""
+        if self._controller is not None:
+            self._controller.groups.connection_lost(
+                self._follower.state, group_id, member_id, self._clock_ms()
+            )
+
     def broker_connection_lost(self, broker_id: int, broker_epoch: int) -> None:
         """A registered broker's heartbeat connection to this node closed."""
         if self._controller is not None:

@@ -64,8 +64,11 @@ class MemberHeartbeat:
 class GroupCoordinator:
     """Leader-only session deadlines plus pure decision functions over the metadata state."""
 
-    def __init__(self, retarget_interval_ms: int = 1_000) -> None:
+    def __init__(
+        self, retarget_interval_ms: int = 1_000, connection_lost_grace_ms: int = 500
+    ) -> None:
         self._deadline_ms: dict[tuple[str, str], int] = {}
+        self._connection_lost_grace_ms = connection_lost_grace_ms
         self._retarget_interval_ms = retarget_interval_ms
         self._next_retarget_ms = 0
 
@@ -113,6 +116,20 @@ class GroupCoordinator:
             records.append(_target_record(hb.group_id, generation, member.assignor, target))
         records += _reconcile(group, hb, removed, target, generation)
         return Decision(records)
+
+    def connection_lost(
+        self, state: MetadataState, group_id: str, member_id: str, now_ms: int
+    ) -> None:
+        """The member's connection to the coordinator closed (its process likely died):
+        expire it after a short grace unless it heartbeats again. Static members keep their
+        whole session: they are expected back after a restart."""
+        group = state.groups.group(group_id)
+        member = group.members.get(member_id) if group is not None else None
+        if member is None or member.member.instance_id is not None:
+            return
+        key = (group_id, member_id)
+        at = now_ms + self._connection_lost_grace_ms
+        self._deadline_ms[key] = min(self._deadline_ms.get(key, at), at)
 
     def leave(self, state: MetadataState, group_id: str, member_id: str) -> Decision:
         group = state.groups.group(group_id)

@@ -340,3 +340,15 @@ async def test_a_group_converges_under_a_new_controller_and_offsets_never_go_bac
         assert sizes == [3, 3, 3, 3], f"seed {seed}: {sizes}"
         assert services[2][1].active
         nursery.cancel_scope.cancel()
+
+
+def test_a_lost_connection_expires_a_dynamic_member_soon_and_a_static_one_not() -> None:
+    ctl, state, _ = cluster()
+    members = Members(ctl, state)
+    members.join("dyn")
+    members.join("stat", instance_id="host-s")
+    members.settle()
+    ctl.groups.connection_lost(state, GROUP, "dyn", 100)
+    ctl.groups.connection_lost(state, GROUP, "stat", 100)
+    apply(state, ctl.groups.tick(state, 700))  # past the grace, within the session
+    assert set(state.groups.groups[GROUP].members) == {"stat"}
