@@ -98,7 +98,7 @@ async def commit_rate(bootstrap: str, clients: int, seconds: float) -> float:
         group = f"bench-commits-{i % 8}"
         async with ClusterClient(bootstrap) as cluster:
             found = await cluster.request_any(gm.FindCoordinatorRequest(group))
-            conn = await cluster.connection_to(found.node_id, found.host, found.port)
+            conn = await cluster.coordinator_connection(found.node_id, found.host, found.port)
             n = 0
             while trio.current_time() < deadline:
                 n += 1

@@ -203,10 +203,11 @@ class ClusterClient:
                 raise ConnectionFailedError(f"node {node_id} is not in the cluster metadata")
         return await self._connection(node_id, info.host, info.port)
 
-    async def connection_to(self, node_id: int, host: str, port: int) -> BrokerConnection:
-        """The connection to node ``node_id`` at an address learnt elsewhere (a coordinator
-        lookup): shared with ``connection(node_id)``."""
-        return await self._connection(node_id, host, port)
+    async def coordinator_connection(self, node_id: int, host: str, port: int) -> BrokerConnection:
+        """A connection of its own to the group coordinator (node ``node_id``), as Kafka's
+        clients keep one: a node answers a connection's requests in order, so heartbeats and
+        commits must not queue behind this client's long-polling fetches to that node."""
+        return await self._connection(("coordinator", node_id), host, port)
 
     def live_connection(self, node_id: int) -> BrokerConnection | None:
         """The open connection to ``node_id`` if there is one (never waits, never opens)."""

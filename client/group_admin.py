@@ -66,5 +66,5 @@ async def _to_coordinator(cluster: ClusterClient, group_id: str, request: object
     )
     if found.error_code != ErrorCode.NONE:
         raise error_for(found.error_code, found.error_message or "FindCoordinator")
-    conn = await cluster.connection_to(found.node_id, found.host, found.port)
+    conn = await cluster.coordinator_connection(found.node_id, found.host, found.port)
     return await conn.request(request, cluster.request_timeout_s)

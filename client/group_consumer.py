@@ -308,5 +308,7 @@ class GroupConsumer(Consumer):
         )
         if found.error_code != ErrorCode.NONE:
             raise error_for(found.error_code, found.error_message or "FindCoordinator")
-        self._coordinator = await self._cluster.connection_to(found.node_id, found.host, found.port)
+        self._coordinator = await self._cluster.coordinator_connection(
+            found.node_id, found.host, found.port
+        )
         return self._coordinator
