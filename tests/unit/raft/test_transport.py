@@ -1,0 +1,105 @@
+"""The Raft transport on real loopback sockets: messages flow between voters that share the
+secret; a peer without it reaches nothing; a tampered frame ends its connection; queues are
+bounded; a restarted peer is reconnected."""
+
+from __future__ import annotations
+
+import socket
+
+import trio
+
+from rillet.raft.transport import MAGIC, NONCE_BYTES, PeerAddress, RaftTransport
+
+SECRET = "a-cluster-secret-of-some-length"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def pair(secret_b: str = SECRET) -> tuple[RaftTransport, RaftTransport]:
+    ports = {1: free_port(), 2: free_port()}
+    peers = {i: PeerAddress("127.0.0.1", p) for i, p in ports.items()}
+    a = RaftTransport(1, peers, SECRET, peers[1])
+    b = RaftTransport(2, peers, secret_b, peers[2])
+    return a, b
+
+
+async def test_messages_flow_both_ways_in_order() -> None:
+    a, b = pair()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(a.run)
+        await nursery.start(b.run)
+        for i in range(100):
+            assert a.send(2, f"m{i}".encode())
+        b.send(1, b"back")
+        with trio.fail_after(10):
+            got = [await b.receive() for _ in range(100)]
+            assert got == [(1, f"m{i}".encode()) for i in range(100)]
+            assert await a.receive() == (2, b"back")
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_peer_without_the_secret_delivers_nothing() -> None:
+    a, b = pair(secret_b="another-secret-entirely")
+    async with trio.open_nursery() as nursery:
+        await nursery.start(a.run)
+        await nursery.start(b.run)
+        b.send(1, b"forged")
+        with trio.move_on_after(1):
+            await a.receive()
+            raise AssertionError("a message from a peer without the secret arrived")
+        assert a.rejected >= 1
+        nursery.cancel_scope.cancel()
+
+
+async def test_garbage_and_tampered_frames_end_the_connection_only() -> None:
+    a, b = pair()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(a.run)
+        await nursery.start(b.run)
+        assert a.port is not None
+        raw = await trio.open_tcp_stream("127.0.0.1", a.port)
+        greeting = await raw.receive_some(len(MAGIC) + NONCE_BYTES)
+        assert greeting.startswith(MAGIC)
+        await raw.send_all(b"\x00\x00\x00\x05" + b"\x00" * 32 + b"junk!")
+        with trio.fail_after(5):
+            assert await raw.receive_some(100) == b""  # closed on us
+        b.send(1, b"still works")
+        with trio.fail_after(10):
+            assert await a.receive() == (2, b"still works")
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_full_queue_drops_instead_of_blocking() -> None:
+    ports = {1: free_port(), 2: free_port()}
+    peers = {i: PeerAddress("127.0.0.1", p) for i, p in ports.items()}
+    a = RaftTransport(1, peers, SECRET, peers[1], queue_messages=4)  # peer 2 is down
+    results = [a.send(2, b"x") for _ in range(10)]
+    assert results.count(True) == 4 and a.dropped == 6
+
+
+async def test_a_restarted_peer_is_reconnected() -> None:
+    a, b = pair()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(a.run)
+        async with trio.open_nursery() as first:
+            await first.start(b.run)
+            a.send(2, b"one")
+            with trio.fail_after(10):
+                assert await b.receive() == (1, b"one")
+            first.cancel_scope.cancel()
+        assert a.port is not None and b.port is not None
+        peers = {1: PeerAddress("127.0.0.1", a.port), 2: PeerAddress("127.0.0.1", b.port)}
+        b2 = RaftTransport(2, peers, SECRET, peers[2])  # the same voter, restarted
+        await nursery.start(b2.run)
+        with trio.fail_after(10):
+            while True:  # messages sent while it was down may be lost: Raft resends
+                a.send(2, b"two")
+                with trio.move_on_after(0.2):
+                    assert await b2.receive() == (1, b"two")
+                    break
+        nursery.cancel_scope.cancel()
