@@ -1,0 +1,160 @@
+"""Elections and leadership: ticks, pre-vote, vote, becoming leader, check-quorum, transfer.
+
+* Pre-vote: a node whose election timer fires first asks the voters whether they *would*
+  vote for it in term + 1, without anyone changing term. Only with a quorum of yeses does it
+  really campaign. A node that was cut off therefore comes back with its old term and
+  cannot force a healthy leader to step down.
+* Check-quorum: a leader that has not heard from a quorum within an election timeout steps
+  down, so a leader cut off from the majority stops believing it leads; and followers that
+  heard from a leader within that time ignore (pre-)votes (the leader's lease).
+* Transfer: the leader brings the target up to date, then sends TimeoutNow; the target
+  campaigns at once, flagged so that voters do not ignore it because of the lease.
+* One vote per term: the vote is part of the hard state, and the Ready contract persists it
+  before the VoteResponse leaves the node.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from rillet.raft.core_config import CoreFault
+from rillet.raft.core_errors import InvariantViolation
+from rillet.raft.messages import EntryKind, LogEntry, VoteRequest, VoteResponse
+from rillet.raft.progress import VoteResult
+from rillet.raft.ready import Role
+from rillet.raft.replication import Replication
+
+
+class CampaignKind(Enum):
+    PRE_ELECTION = "pre-election"
+    ELECTION = "election"
+    TRANSFER = "transfer"
+
+
+class Election(Replication):
+    # -- ticks --------------------------------------------------------------------------
+
+    def tick_election(self) -> None:
+        self.election_elapsed_ticks += 1
+        if self.election_elapsed_ticks >= self.randomized_election_timeout_ticks:
+            self.election_elapsed_ticks = 0
+            self.campaign(
+                CampaignKind.PRE_ELECTION if self.config.pre_vote else CampaignKind.ELECTION
+            )
+
+    def tick_heartbeat(self) -> None:
+        self.heartbeat_elapsed_ticks += 1
+        self.election_elapsed_ticks += 1
+        self.tick_snapshot_timeouts()
+        if self.election_elapsed_ticks >= self.config.election_timeout_ticks:
+            self.election_elapsed_ticks = 0
+            if self.config.check_quorum:
+                if not self.tracker.quorum_active(self.id):
+                    self.become_follower(self.term, None)
+                    return
+                for voter, progress in self.tracker.progress.items():
+                    progress.recent_active = voter == self.id
+            # A transfer that did not finish within an election timeout is abandoned.
+            self.transfer_target = None
+        if self.heartbeat_elapsed_ticks >= self.config.heartbeat_interval_ticks:
+            self.heartbeat_elapsed_ticks = 0
+            self.broadcast_heartbeat()
+
+    # -- campaigning --------------------------------------------------------------------
+
+    def campaign(self, kind: CampaignKind) -> None:
+        if kind is CampaignKind.PRE_ELECTION:
+            self.become_pre_candidate()
+            vote_term = self.term + 1
+        else:
+            self.become_candidate()
+            vote_term = self.term
+        self.tracker.record_vote(self.id, True)
+        if self.tracker.tally() is VoteResult.WON:  # a single voter
+            if kind is CampaignKind.PRE_ELECTION:
+                self.campaign(CampaignKind.ELECTION)
+            else:
+                self.become_leader()
+            return
+        last_index, last_term = self.log.last_index(), self.log.last_term()
+        for peer in self.peers:
+            self.send(
+                VoteRequest(
+                    vote_term,
+                    self.id,
+                    peer,
+                    last_index,
+                    last_term,
+                    pre_vote=kind is CampaignKind.PRE_ELECTION,
+                    transfer=kind is CampaignKind.TRANSFER,
+                )
+            )
+
+    def become_pre_candidate(self) -> None:
+        if self.role is Role.LEADER:
+            raise InvariantViolation("a leader does not pre-campaign")
+        # Term and vote stay as they are: a pre-election changes nothing durable.
+        self.role = Role.PRE_CANDIDATE
+        self.leader_id = None
+        self.tracker.votes = {}
+        self.reset_randomized_election_timeout()
+
+    def become_candidate(self) -> None:
+        if self.role is Role.LEADER:
+            raise InvariantViolation("a leader does not campaign")
+        self.reset(self.term + 1)
+        self.vote = self.id
+        self.role = Role.CANDIDATE
+
+    def become_leader(self) -> None:
+        if self.role is Role.FOLLOWER:
+            raise InvariantViolation("a follower cannot become leader without an election")
+        self.reset(self.term)
+        self.role = Role.LEADER
+        self.leader_id = self.id
+        own = self.tracker.progress[self.id]
+        own.become_replicate()
+        own.maybe_update(self.log.persisted_index())
+        own.recent_active = True
+        # An entry of our own term: committing it commits every earlier entry (Figure 8),
+        # and until then we neither know the true commit index nor serve reads.
+        noop = LogEntry(self.log.last_index() + 1, self.term, b"", EntryKind.LEADER_NOOP)
+        self.log.append([noop])
+        self.broadcast_pending = True
+
+    # -- votes --------------------------------------------------------------------------
+
+    def handle_vote_request(self, message: VoteRequest) -> None:
+        can_vote = (
+            self.vote == message.sender
+            or (self.vote is None and self.leader_id is None)
+            or (message.pre_vote and message.term > self.term)
+        )
+        log_ok = self.config.fault is CoreFault.GRANT_VOTE_WITHOUT_LOG_CHECK or (
+            self.log.is_up_to_date(message.last_index, message.last_term)
+        )
+        if can_vote and log_ok:
+            self.send(VoteResponse(message.term, self.id, message.sender, True, message.pre_vote))
+            if not message.pre_vote:
+                self.election_elapsed_ticks = 0
+                self.vote = message.sender
+        else:
+            self.send(VoteResponse(self.term, self.id, message.sender, False, message.pre_vote))
+
+    def handle_vote_response(self, message: VoteResponse) -> None:
+        expected_pre_vote = self.role is Role.PRE_CANDIDATE
+        if self.role not in (Role.PRE_CANDIDATE, Role.CANDIDATE):
+            return
+        if message.pre_vote != expected_pre_vote:
+            return  # an answer to a campaign we are no longer running
+        if message.pre_vote and message.granted and message.term != self.term + 1:
+            return  # a yes from an earlier pre-election, for a term we no longer propose
+        self.tracker.record_vote(message.sender, message.granted)
+        result = self.tracker.tally()
+        if result is VoteResult.WON:
+            if self.role is Role.PRE_CANDIDATE:
+                self.campaign(CampaignKind.ELECTION)
+            else:
+                self.become_leader()
+        elif result is VoteResult.LOST:
+            self.become_follower(self.term, None)

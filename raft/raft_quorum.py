@@ -1,0 +1,247 @@
+"""Our own Raft engine behind the ``Quorum`` interface: the trio driver of the pure core.
+
+Three tasks around :class:`~rillet.raft.core.RaftCore`: a ticker (one logical tick every
+``tick_ms``), a receiver (authenticated messages from :class:`RaftTransport` stepped into the
+core) and the Ready loop, which runs the core's contract in order — persist (snapshot,
+entries, hard state) → fdatasync when asked → send → apply → advance — so no message ever
+promises something that is not on disk (a vote, an append acknowledgement). Many proposals
+that arrive between two Readys share one fdatasync (group commit).
+
+Committed entries are kept in memory after the latest snapshot for ``read_committed``; the
+leader's no-op entries take an index but are never handed to readers. A proposal resolves
+when its entry commits with the term it was proposed in, fails as lost when another term's
+entry commits at its index, and is reported ``ProposalOutcomeUnknown`` when leadership
+changes before either.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+import trio
+
+from rillet.raft.core import RaftCore
+from rillet.raft.core_config import Config
+from rillet.raft.core_errors import CoreContractError
+from rillet.raft.durable_log import DurableLog
+from rillet.raft.errors import NotLeaderError, ProposalOutcomeUnknown, RaftError, SnapshotRequired
+from rillet.raft.message_codec import decode_message, encode_message
+from rillet.raft.messages import EntryKind
+from rillet.raft.quorum import Entry, Leadership, Quorum, Snapshot
+from rillet.raft.ready import Ready, Role
+from rillet.raft.transport import PeerAddress, RaftTransport
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class RaftSettings:
+    tick_ms: int = 50
+    election_timeout_ticks: int = 8  # 400-800 ms: the core randomises within [T, 2T)
+    heartbeat_interval_ticks: int = 1
+    commit_timeout_s: float = 5.0
+
+
+@dataclass(slots=True)
+class _Proposal:
+    term: int
+    done: trio.Event
+    index: int = 0
+    error: RaftError | None = None
+
+
+class RaftQuorum(Quorum):
+    """One voter of our own engine. Start :meth:`run` in a nursery before using it."""
+
+    def __init__(
+        self,
+        node_id: int,
+        voters: dict[int, PeerAddress],
+        data_dir: Path,
+        secret: str,
+        settings: RaftSettings | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.node_id = node_id
+        self._settings = s = settings or RaftSettings()
+        self._storage = DurableLog.open(data_dir)
+        config = Config(
+            election_timeout_ticks=s.election_timeout_ticks,
+            heartbeat_interval_ticks=s.heartbeat_interval_ticks,
+        )
+        self._core = RaftCore(node_id, set(voters), self._storage, config, rng or random.Random())
+        self._transport = RaftTransport(node_id, voters, secret, voters[node_id])
+        snapshot = self._storage.snapshot()
+        self._snapshot: Snapshot | None = snapshot if snapshot.index > 0 else None
+        self._trimmed_through = snapshot.index
+        self._committed: list[Entry] = []  # NORMAL entries after the snapshot, in order
+        self._applied_index = snapshot.index
+        self._pending: dict[int, _Proposal] = {}
+        self._leadership = Leadership(None, self._storage.hard_state().term)
+        self._work = trio.Event()  # the core may have a Ready
+        self._changed = trio.Event()  # new commits or a leadership change
+        self._closed = False
+
+    # -- tasks ---------------------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(self._transport.run)
+            nursery.start_soon(self._ticker)
+            nursery.start_soon(self._receiver)
+            nursery.start_soon(self._ready_loop)
+            task_status.started()
+
+    async def _ticker(self) -> None:
+        while True:
+            await trio.sleep(self._settings.tick_ms / 1000)
+            self._core.tick()
+            self._work.set()
+
+    async def _receiver(self) -> None:
+        while True:
+            _, payload = await self._transport.receive()
+            try:
+                message = decode_message(payload)
+            except Exception as exc:  # authenticated but unreadable: a bug, not an attack
+                log.warning("dropping an unreadable raft message: %s", exc)
+                continue
+            self._core.step(message)
+            self._work.set()
+
+    async def _ready_loop(self) -> None:
+        while True:
+            if not self._core.has_ready():
+                await self._work.wait()
+                self._work = trio.Event()
+                continue
+            self._handle(self._core.ready())
+
+    def _handle(self, ready: Ready) -> None:
+        storage = self._storage
+        if ready.snapshot is not None:
+            storage.apply_snapshot(ready.snapshot)
+            self._install(ready.snapshot)
+        if ready.compaction is not None:
+            storage.apply_snapshot(ready.compaction)
+        if ready.entries:
+            storage.append(ready.entries)
+        if ready.hard_state is not None:
+            storage.set_hard_state(ready.hard_state)
+        if ready.must_sync:
+            storage.sync()
+        for message in ready.messages:
+            self._transport.send(message.recipient, encode_message(message))
+        for entry in ready.committed_entries:
+            self._apply(entry.index, entry.term, entry.data, entry.kind)
+        if ready.soft_state is not None:
+            self._set_leadership(ready.soft_state.leader_id)
+        self._core.advance(ready)
+        self._notify()
+
+    def _install(self, snapshot: Snapshot) -> None:
+        """A snapshot from the leader replaces everything this member had applied."""
+        self._snapshot = snapshot
+        self._trimmed_through = snapshot.index
+        self._committed = []
+        self._applied_index = max(self._applied_index, snapshot.index)
+
+    def _apply(self, index: int, term: int, data: bytes, kind: EntryKind) -> None:
+        self._applied_index = index
+        if kind is EntryKind.NORMAL:
+            self._committed.append(Entry(index, term, data))
+        proposal = self._pending.pop(index, None)
+        if proposal is not None:
+            if proposal.term == term and kind is EntryKind.NORMAL:
+                proposal.index = index
+            else:
+                proposal.error = NotLeaderError(self._leadership.leader_id, term)
+            proposal.done.set()
+
+    def _set_leadership(self, leader_id: int | None) -> None:
+        term = self._core.status().term
+        changed = Leadership(leader_id, term)
+        if changed == self._leadership:
+            return
+        self._leadership = changed
+        if leader_id != self.node_id:
+            for proposal in self._pending.values():  # they may still commit, or not
+                proposal.error = ProposalOutcomeUnknown("leadership changed")
+                proposal.done.set()
+            self._pending.clear()
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
+
+    # -- Quorum --------------------------------------------------------------------------------
+
+    @property
+    def voters(self) -> frozenset[int]:
+        return frozenset(self._core.voters)
+
+    def leadership(self) -> Leadership:
+        return self._leadership
+
+    async def propose(self, data: bytes) -> int:
+        if self._core.status().role is not Role.LEADER:
+            raise NotLeaderError(self._leadership.leader_id, self._leadership.term)
+        try:
+            entry = self._core.propose(bytes(data))
+        except (NotLeaderError, CoreContractError) as exc:
+            raise NotLeaderError(self._leadership.leader_id, self._leadership.term) from exc
+        except RaftError as exc:  # dropped (a leadership transfer is under way)
+            raise NotLeaderError(self._leadership.leader_id, self._leadership.term) from exc
+        proposal = _Proposal(entry.term, trio.Event())
+        self._pending[entry.index] = proposal
+        self._work.set()
+        with trio.move_on_after(self._settings.commit_timeout_s):
+            await proposal.done.wait()
+        if not proposal.done.is_set():
+            self._pending.pop(entry.index, None)
+            raise ProposalOutcomeUnknown("not committed within the commit timeout")
+        if proposal.error is not None:
+            raise proposal.error
+        return proposal.index
+
+    async def read_committed(self, after_index: int, max_entries: int = 1000) -> list[Entry]:
+        while True:
+            if after_index < self._trimmed_through:
+                raise SnapshotRequired(self._trimmed_through)
+            changed = self._changed
+            out = [e for e in self._committed if e.index > after_index][:max_entries]
+            if out:
+                return out
+            await changed.wait()
+
+    def commit_index(self) -> int:
+        return self._applied_index
+
+    async def wait_for_leadership_change(self, known: Leadership) -> Leadership:
+        while self._leadership == known:
+            await self._changed.wait()
+        return self._leadership
+
+    def save_snapshot(self, snapshot: Snapshot) -> None:
+        """Compact the log up to the snapshot (taken by the state machine from applied
+        state); readers behind it restore from it."""
+        try:
+            self._core.compact(snapshot)
+        except CoreContractError as exc:
+            log.debug("snapshot at %d not taken: %s", snapshot.index, exc)
+            return
+        self._snapshot = snapshot
+        self._trimmed_through = snapshot.index
+        self._committed = [e for e in self._committed if e.index > snapshot.index]
+        self._work.set()
+
+    def latest_snapshot(self) -> Snapshot | None:
+        return self._snapshot
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._storage.close()

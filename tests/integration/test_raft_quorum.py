@@ -1,0 +1,125 @@
+"""Our own Raft engine (RaftQuorum) with real sockets and real files, three voters in one
+trio run: election, commits, losing the leader, and a voter restarting from its directory.
+"""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+import trio
+
+from rillet.raft.errors import NotLeaderError, ProposalOutcomeUnknown
+from rillet.raft.raft_quorum import RaftQuorum, RaftSettings
+from rillet.raft.transport import PeerAddress
+
+pytestmark = pytest.mark.integration
+
+SECRET = "a-cluster-secret-of-some-length"
+SETTINGS = RaftSettings(tick_ms=20, election_timeout_ticks=10)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class Voters:
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.addresses = {i: PeerAddress("127.0.0.1", free_port()) for i in (1, 2, 3)}
+        self.members: dict[int, RaftQuorum] = {}
+        self.scopes: dict[int, trio.CancelScope] = {}
+
+    async def start(self, nursery: trio.Nursery, node_id: int) -> None:
+        quorum = RaftQuorum(node_id, self.addresses, self.base / f"v{node_id}", SECRET, SETTINGS)
+        scope = trio.CancelScope()
+
+        async def run(task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+            with scope:
+                try:
+                    await quorum.run(task_status=task_status)
+                finally:
+                    quorum.close()
+
+        await nursery.start(run)
+        self.members[node_id] = quorum
+        self.scopes[node_id] = scope
+
+    def stop(self, node_id: int) -> None:
+        """Like a process kill: its tasks end, what it synced stays on disk."""
+        self.scopes.pop(node_id).cancel()
+        self.members.pop(node_id)
+
+    async def leader(self) -> RaftQuorum:
+        with trio.fail_after(10):
+            while True:
+                leaders = [m for m in self.members.values() if m.is_leader()]
+                if len(leaders) == 1:
+                    return leaders[0]
+                await trio.sleep(0.01)
+
+    async def propose(self, data: bytes) -> int:
+        with trio.fail_after(20):
+            while True:
+                leader = await self.leader()
+                try:
+                    return await leader.propose(data)
+                except (NotLeaderError, ProposalOutcomeUnknown):
+                    await trio.sleep(0.02)
+
+
+async def read_all(quorum: RaftQuorum, count: int) -> list[bytes]:
+    out: list[bytes] = []
+    after = 0
+    with trio.fail_after(10):
+        while len(out) < count:
+            entries = await quorum.read_committed(after)
+            out += [e.data for e in entries]
+            after = entries[-1].index
+    return out
+
+
+async def test_three_voters_elect_commit_fail_over_and_catch_up(tmp_path: Path) -> None:
+    voters = Voters(tmp_path)
+    async with trio.open_nursery() as nursery:
+        for i in (1, 2, 3):
+            await voters.start(nursery, i)
+        first = [f"a{i}".encode() for i in range(50)]
+        for data in first:
+            await voters.propose(data)
+        for member in voters.members.values():
+            assert await read_all(member, 50) == first
+        old = await voters.leader()
+        voters.stop(old.node_id)
+        started = trio.current_time()
+        await voters.propose(b"after")
+        print(f"new leader committed {1000 * (trio.current_time() - started):.0f} ms after")
+        await voters.start(nursery, old.node_id)  # from its directory
+        back = voters.members[old.node_id]
+        assert await read_all(back, 51) == [*first, b"after"]
+        nursery.cancel_scope.cancel()
+
+
+async def test_concurrent_proposals_commit_in_one_order_everywhere(tmp_path: Path) -> None:
+    voters = Voters(tmp_path)
+    async with trio.open_nursery() as nursery:
+        for i in (1, 2, 3):
+            await voters.start(nursery, i)
+        leader = await voters.leader()
+        indexes: list[int] = []
+
+        async def proposer(k: int) -> None:
+            for j in range(20):
+                indexes.append(await leader.propose(f"p{k}-{j}".encode()))
+
+        async with trio.open_nursery() as batch:
+            for k in range(20):
+                batch.start_soon(proposer, k)
+        assert len(set(indexes)) == 400
+        logs = [await read_all(m, 400) for m in voters.members.values()]
+        assert logs[0] == logs[1] == logs[2] and len(set(logs[0])) == 400
+        nursery.cancel_scope.cancel()

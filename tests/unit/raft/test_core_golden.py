@@ -1,0 +1,229 @@
+"""Golden-file (datadriven) tests of the Raft core's tricky paths.
+
+Each file in testdata/ is a script of blocks::
+
+    # comments and blank lines between blocks are ignored
+    <command> <args...>
+    ----
+    <expected output lines>
+
+The commands drive a ``LockstepCluster`` (messages move only when told to) and the output is
+everything that happened: messages delivered or dropped, role changes, entries applied,
+reads released. Set ``RILLET_REWRITE_GOLDEN=1`` to rewrite the expected output from the
+current behaviour (then review the diff: it *is* the behaviour change).
+
+Commands::
+
+    cluster voters=N [seed=S] [pre-vote=B] [check-quorum=B] [election=T] [heartbeat=T]
+            [max-append-entries=N] [max-inflight=N] [fault=NAME (a deliberately broken core)]
+    campaign N          tick N [xK]          tick-all [xK]       propose N DATA
+    run [xK] [quiet]    (K rounds of: tick every live node, deliver until quiet)
+    process             deliver [rounds=K]   drop                duplicate
+    partition A B | C   isolate N            cut A B             heal
+    crash N             restart N            compact N INDEX     read-index N CTX
+    transfer N TARGET   status               log N
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from rillet.raft.core_config import Config, CoreFault
+from rillet.raft.errors import RaftError
+from rillet.raft.quorum import Snapshot
+from rillet.raft.simulation.lockstep import LockstepCluster
+
+TESTDATA = Path(__file__).parent / "testdata"
+REWRITE = os.environ.get("RILLET_REWRITE_GOLDEN") == "1"
+
+
+@dataclass
+class Block:
+    command: str
+    expected: list[str]
+
+
+def parse(text: str) -> list[Block]:
+    blocks: list[Block] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i].strip()
+        if not line or line.startswith("#"):
+            i += 1
+            continue
+        if i + 1 >= len(lines) or lines[i + 1].strip() != "----":
+            raise ValueError(f"line {i + 1}: expected '----' after {line!r}")
+        i += 2
+        expected = []
+        while i < len(lines) and lines[i].strip():
+            expected.append(lines[i].rstrip())
+            i += 1
+        blocks.append(Block(line, expected))
+    return blocks
+
+
+def render(original: str, outputs: list[list[str]]) -> str:
+    """The file with each block's expected output replaced, comments kept."""
+    result: list[str] = []
+    lines = original.splitlines()
+    i = 0
+    block = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip() or line.strip().startswith("#"):
+            result.append(line)
+            i += 1
+            continue
+        result.extend([line, "----", *outputs[block]])
+        block += 1
+        i += 2
+        while i < len(lines) and lines[i].strip():
+            i += 1
+    return "\n".join(result) + "\n"
+
+
+def _flag(value: str) -> bool:
+    if value not in ("true", "false"):
+        raise ValueError(f"expected true or false, got {value!r}")
+    return value == "true"
+
+
+class Script:
+    def __init__(self) -> None:
+        self.cluster: LockstepCluster | None = None
+
+    def run(self, command: str) -> list[str]:
+        name, *args = command.split()
+        try:
+            lines = self._run(name, args)
+        except RaftError as exc:
+            lines = [f"error: {type(exc).__name__}: {exc}"]
+        return lines or ["ok"]
+
+    def _c(self) -> LockstepCluster:
+        if self.cluster is None:
+            raise ValueError("start with a 'cluster' command")
+        return self.cluster
+
+    def _run(self, name: str, args: list[str]) -> list[str]:
+        if name == "cluster":
+            return self._cluster(dict(a.split("=", 1) for a in args))
+        c = self._c()
+        nums = [int(a) for a in args if a.isdigit()]
+        times = next((int(a[1:]) for a in args if a[:1] == "x" and a[1:].isdigit()), 1)
+        if name == "campaign":
+            c.core(nums[0]).campaign()
+            c.process()
+        elif name == "tick":
+            c.tick(nums[0], times)
+        elif name == "tick-all":
+            for _ in range(times):
+                for node in c.voters:
+                    if c.up(node):
+                        c.tick(node)
+        elif name == "propose":
+            entry = c.core(nums[0]).propose(args[1].encode())
+            c.process()
+            return [f"proposed at {entry.index}/t{entry.term}", *c.take_output()]
+        elif name == "run":
+            c.log_messages = "quiet" not in args
+            try:
+                c.run(times)
+            finally:
+                c.log_messages = True
+        elif name == "process":
+            c.process()
+        elif name == "deliver":
+            rounds = next((int(a.split("=")[1]) for a in args if a.startswith("rounds=")), None)
+            if rounds is None:
+                c.deliver()
+            else:
+                for _ in range(rounds):
+                    c.deliver_round()
+        elif name == "drop":
+            return [f"dropped {c.drop_queued()} queued messages"]
+        elif name == "duplicate":
+            c.queue = [m for m in c.queue for _ in range(2)]
+        elif name == "partition":
+            groups = " ".join(args).split("|")
+            c.partition(*[[int(n) for n in g.split()] for g in groups])
+        elif name == "isolate":
+            c.partition(*[[n] for n in c.voters])
+        elif name == "cut":
+            c.cut(nums[0], nums[1])
+        elif name == "heal":
+            c.heal()
+        elif name == "crash":
+            c.crash(nums[0])
+        elif name == "restart":
+            c.restart(nums[0])
+        elif name == "compact":
+            node, index = nums
+            term = c.core(node).raft_log.term(index) or 0
+            c.core(node).compact(Snapshot(index, term, f"state@{index}".encode()))
+            c.process()
+        elif name == "read-index":
+            c.core(nums[0]).read_index(args[1].encode())
+            c.process()
+        elif name == "transfer":
+            c.core(nums[0]).transfer_leadership(nums[1])
+            c.process()
+        elif name == "status":
+            return c.take_output() + c.status_lines()
+        elif name == "log":
+            return c.take_output() + c.log_lines(nums[0])
+        else:
+            raise ValueError(f"unknown command {name!r}")
+        return c.take_output()
+
+    def _cluster(self, opts: dict[str, str]) -> list[str]:
+        config = Config(
+            pre_vote=_flag(opts.get("pre-vote", "true")),
+            check_quorum=_flag(opts.get("check-quorum", "true")),
+            election_timeout_ticks=int(opts.get("election", "10")),
+            heartbeat_interval_ticks=int(opts.get("heartbeat", "1")),
+            max_append_entries=int(opts.get("max-append-entries", "256")),
+            max_inflight_appends=int(opts.get("max-inflight", "64")),
+            fault=CoreFault(opts.get("fault", "none")),
+        )
+        voters = range(1, int(opts["voters"]) + 1)
+        self.cluster = LockstepCluster(voters, config, seed=int(opts.get("seed", "0")))
+        return [f"{len(voters)} voters, {config.election_timeout_ticks}-tick elections"]
+
+
+def golden_files() -> list[Path]:
+    return sorted(TESTDATA.glob("*.txt"))
+
+
+@pytest.mark.parametrize("path", golden_files(), ids=lambda p: p.stem)
+def test_golden(path: Path) -> None:
+    text = path.read_text()
+    blocks = parse(text)
+    script = Script()
+    outputs = [script.run(block.command) for block in blocks]
+    if REWRITE:
+        path.write_text(render(text, outputs))
+        return
+    for block, output in zip(blocks, outputs, strict=True):
+        assert output == block.expected, (
+            f"{path.name}: {block.command!r} produced:\n"
+            + "\n".join(output)
+            + "\n(rerun with RILLET_REWRITE_GOLDEN=1 to accept)"
+        )
+
+
+def test_the_golden_files_exist() -> None:
+    names = {p.stem for p in golden_files()}
+    assert {"elections", "prevote_rejoin", "figure8", "snapshot_install"} <= names
+
+
+def test_parse_and_render_round_trip() -> None:
+    text = "# note\ncampaign 1\n----\nold\n\nstatus\n----\na\nb\n"
+    blocks = parse(text)
+    assert [b.command for b in blocks] == ["campaign 1", "status"]
+    assert render(text, [["new"], ["c"]]) == "# note\ncampaign 1\n----\nnew\n\nstatus\n----\nc\n"
