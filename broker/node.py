@@ -98,6 +98,8 @@ class Node:
                     local_hint=_leader_of(quorum),
                     client_id=f"rillet-broker-{cfg.node_id}",
                 )
+                if quorum is not None:
+                    await nursery.start(quorum.run)  # our own engine's tasks (no-op otherwise)
                 view = self._metadata_view(quorum, link, auth)
                 lifecycle = BrokerLifecycle(cfg, view, link, port)
                 reconciler = PartitionReconciler(cfg.node_id, manager, view.follower)

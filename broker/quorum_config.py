@@ -27,6 +27,11 @@ def parse_address(text: str, key: str) -> tuple[str, int]:
     return host, int(port)
 
 
+# pysyncobj: the first engine (no fsync). raft: our own engine (fsynced log, authenticated
+# transport), selectable while it is being proven; it becomes the default afterwards.
+ENGINES = ("pysyncobj", "raft")
+
+
 @dataclass(frozen=True, slots=True)
 class VoterConfig:
     id: int = -1  # every key is required; defaults only let the loader check types
@@ -62,8 +67,10 @@ class QuorumConfig:
     request_timeout_ms: int = 5_000
 
     def __post_init__(self) -> None:
-        if self.engine != "pysyncobj":
-            raise ValueError(f"quorum.engine must be 'pysyncobj', got {self.engine!r}")
+        if self.engine not in ENGINES:
+            raise ValueError(
+                f"quorum.engine must be one of {', '.join(ENGINES)}, got {self.engine!r}"
+            )
         ids = [v.id for v in self.voters]
         if len(set(ids)) != len(ids):
             raise ValueError("quorum.voters has duplicate ids")

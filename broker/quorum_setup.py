@@ -8,6 +8,7 @@ the only voter, and its Raft port is ``quorum.raft_port`` (0 picks a free one at
 
 from __future__ import annotations
 
+import secrets
 import socket
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,8 @@ from rillet.broker.errors import ConfigError
 from rillet.broker.quorum_config import parse_address
 from rillet.raft.pysyncobj_engine import PysyncobjQuorum, PysyncobjSettings
 from rillet.raft.quorum import Quorum
+from rillet.raft.raft_quorum import RaftQuorum, RaftSettings
+from rillet.raft.transport import PeerAddress
 
 RAFT_DIR = "__raft"
 
@@ -63,6 +66,23 @@ def build_quorum(
     """Construct the Raft member. Call on the trio thread (pysyncobj's tick thread stops
     when the thread that built it exits)."""
     q = config.quorum
+    if q.engine == "raft":
+        if not secret:
+            # A cluster of one has no peer to share a secret with; the transport still
+            # authenticates, with a key nobody else has.
+            secret = secrets.token_urlsafe(32)
+        peers = {
+            nid: PeerAddress(*parse_address(addr, f"quorum.voters[{nid}].raft"))
+            for nid, addr in voters.raft.items()
+        }
+        raft_settings = RaftSettings(
+            tick_ms=q.raft_heartbeat_ms,
+            election_timeout_ticks=max(2, q.election_timeout_min_ms // q.raft_heartbeat_ms),
+            commit_timeout_s=q.request_timeout_ms / 1000,
+        )
+        return RaftQuorum(
+            config.node_id, peers, Path(config.data_dir) / RAFT_DIR / "raft", secret, raft_settings
+        )
     settings = PysyncobjSettings(
         election_timeout_min_s=q.election_timeout_min_ms / 1000,
         election_timeout_max_s=q.election_timeout_max_ms / 1000,

@@ -11,6 +11,8 @@ from __future__ import annotations
 import abc
 from dataclasses import dataclass
 
+import trio
+
 
 @dataclass(frozen=True, slots=True)
 class Entry:
@@ -83,6 +85,11 @@ class Quorum(abc.ABC):
     @abc.abstractmethod
     def latest_snapshot(self) -> Snapshot | None:
         """The newest stored snapshot, for a member whose reader fell behind compaction."""
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Engines with trio tasks run them here (the node starts this first and cancels it
+        on stop); engines with their own threads have nothing to run."""
+        task_status.started()
 
     def close(self) -> None:  # noqa: B027 - optional hook, engines without resources skip it
         """Stop the member and release its threads, sockets and files."""

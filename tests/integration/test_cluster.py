@@ -40,9 +40,16 @@ TEST_QUORUM_CONFIG = (
 T = TypeVar("T")
 
 
+@pytest.fixture(params=["pysyncobj", "raft"])
+def engine(request: pytest.FixtureRequest) -> str:
+    """Both Raft engines run the same cluster tests (the own engine is being proven)."""
+    return str(request.param)
+
+
 @pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
-    with LocalCluster(plan_cluster(tmp_path, 3, TEST_QUORUM_CONFIG)) as c:
+def cluster(tmp_path: Path, engine: str) -> Iterator[LocalCluster]:
+    config = TEST_QUORUM_CONFIG + f'engine = "{engine}"\n'
+    with LocalCluster(plan_cluster(tmp_path, 3, config)) as c:
         c.start()
         yield c
 
