@@ -160,6 +160,7 @@ def main() -> None:
     p.add_argument("--election-timeout-min-ms", type=int, default=300)
     p.add_argument("--election-timeout-max-ms", type=int, default=600)
     p.add_argument("--heartbeat-ms", type=int, default=50)
+    p.add_argument("--engine", choices=["pysyncobj", "raft"], default="pysyncobj")
     args = p.parse_args()
     if args.bootstrap:
         p.error("this bench runs its own voters; --bootstrap does not apply")
@@ -186,6 +187,7 @@ def main() -> None:
                         f"--election-timeout-min-ms={args.election_timeout_min_ms}",
                         f"--election-timeout-max-ms={args.election_timeout_max_ms}",
                         f"--heartbeat-ms={args.heartbeat_ms}",
+                        f"--engine={args.engine}",
                     ],
                 )
             leader = wait_for_leader(members)
@@ -213,7 +215,7 @@ def main() -> None:
             "in_flight": args.in_flight,
             "runs": args.runs,
             "kills": args.kills,
-            "engine": "pysyncobj",
+            "engine": args.engine,
             "election_timeout_ms": [args.election_timeout_min_ms, args.election_timeout_max_ms],
             "heartbeat_ms": args.heartbeat_ms,
         },

@@ -30,6 +30,9 @@ from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.metadata_quorum.records import ProducerIds, encode_entry
 from rillet.raft.errors import RaftError
 from rillet.raft.pysyncobj_engine import PysyncobjQuorum, PysyncobjSettings
+from rillet.raft.quorum import Quorum
+from rillet.raft.raft_quorum import RaftQuorum, RaftSettings
+from rillet.raft.transport import PeerAddress
 
 PRODUCER_ID_BLOCK = 1000
 
@@ -40,7 +43,7 @@ def _voters(text: str) -> dict[int, str]:
 
 
 class Member:
-    def __init__(self, quorum: PysyncobjQuorum, follower: MetadataFollower) -> None:
+    def __init__(self, quorum: Quorum, follower: MetadataFollower) -> None:
         self.quorum = quorum
         self.follower = follower
         self._next_block = 0
@@ -115,24 +118,43 @@ def _percentiles(sorted_ms: list[float]) -> dict[str, float]:
 
 
 async def serve(args: argparse.Namespace) -> None:
-    settings = PysyncobjSettings(
-        election_timeout_min_s=args.election_timeout_min_ms / 1000,
-        election_timeout_max_s=args.election_timeout_max_ms / 1000,
-        heartbeat_s=args.heartbeat_ms / 1000,
-    )
-    quorum = PysyncobjQuorum(  # on the trio thread: pysyncobj's tick thread lives with it
-        args.node_id,
-        _voters(args.voters),
-        Path(args.data_dir),
-        Path(args.secret_file).read_text().strip(),
-        trio.lowlevel.current_trio_token(),
-        settings=settings,
-    )
+    secret = Path(args.secret_file).read_text().strip()
+    quorum: Quorum
+    if args.engine == "raft":
+        peers = {
+            nid: PeerAddress(*addr.rsplit(":", 1)[:1], int(addr.rsplit(":", 1)[1]))
+            for nid, addr in _voters(args.voters).items()
+        }
+        quorum = RaftQuorum(
+            args.node_id,
+            peers,
+            Path(args.data_dir),
+            secret,
+            RaftSettings(
+                tick_ms=args.heartbeat_ms,
+                election_timeout_ticks=max(2, args.election_timeout_min_ms // args.heartbeat_ms),
+            ),
+        )
+    else:
+        settings = PysyncobjSettings(
+            election_timeout_min_s=args.election_timeout_min_ms / 1000,
+            election_timeout_max_s=args.election_timeout_max_ms / 1000,
+            heartbeat_s=args.heartbeat_ms / 1000,
+        )
+        quorum = PysyncobjQuorum(  # on the trio thread: pysyncobj's tick thread lives with it
+            args.node_id,
+            _voters(args.voters),
+            Path(args.data_dir),
+            secret,
+            trio.lowlevel.current_trio_token(),
+            settings=settings,
+        )
     follower = MetadataFollower(quorum, snapshot_every=args.snapshot_every_records)
     member = Member(quorum, follower)
     stdin = trio.wrap_file(sys.stdin)
     try:
         async with trio.open_nursery() as nursery:
+            await nursery.start(quorum.run)
             nursery.start_soon(follower.run)
             _reply({"ready": True})
             while line := await stdin.readline():
@@ -165,6 +187,7 @@ def main() -> None:
     p.add_argument("--election-timeout-max-ms", type=int, default=600)
     p.add_argument("--heartbeat-ms", type=int, default=50)
     p.add_argument("--snapshot-every-records", type=int, default=10_000)
+    p.add_argument("--engine", choices=["pysyncobj", "raft"], default="pysyncobj")
     trio.run(serve, p.parse_args())
 
 

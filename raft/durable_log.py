@@ -174,11 +174,18 @@ class DurableLog:
         self._unsynced = False
 
     def set_hard_state(self, hard_state: HardState) -> None:
-        """Persist term, vote and commit atomically and durably before returning."""
-        if hard_state != self.hard_state():
+        """Persist term and vote atomically and durably before returning.
+
+        The commit index rides along when term or vote change but is not written on its own:
+        it changes with nearly every Ready, Raft treats it as volatile (a restarted member
+        learns it again from the leader), and a rename plus two fsyncs per commit would
+        dominate the commit latency.
+        """
+        current = self.hard_state()
+        if (hard_state.term, hard_state.vote) != (current.term, current.vote):
             doc = [hard_state.term, hard_state.vote, hard_state.commit]
             self._write_checked(HARD_STATE_FILE, cbor2.dumps(doc))
-            self._view.set_hard_state(hard_state)
+        self._view.set_hard_state(hard_state)
 
     def apply_snapshot(self, snapshot: Snapshot) -> None:
         """Install ``snapshot`` durably; entries it covers are dropped (the log keeps the
