@@ -128,7 +128,7 @@ def describe_nodes(targets: list[tuple[int, int]]) -> dict[int, DescribeQuorumRe
                     views[node_id] = await conn.request(DescribeQuorumRequest(), STATUS_TIMEOUT_S)
                 finally:
                     conn.close()
-        except RilletError:
+        except* RilletError:  # the nursery wraps a failed connect in an ExceptionGroup
             views[node_id] = None
 
     async def main() -> int:

@@ -8,6 +8,7 @@ once the high watermark has passed the appended batches or ``timeout_ms`` expire
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Coroutine
 from typing import Any
 
@@ -29,6 +30,9 @@ log = logging.getLogger(__name__)
 
 ACKS_ALL = -1
 _VALID_ACKS = (0, 1, ACKS_ALL)
+# Test-only fault for the chaos harness's "checker is shown to fail" test (docs/chaos.md):
+# answer acks=all right after the local append, before the high watermark passes the batch.
+_TEST_ACK_BEFORE_HW = os.environ.get("RILLET_TEST_FAULT") == "ack-before-hw"
 
 
 def handle_produce(
@@ -92,7 +96,7 @@ def handle_produce(
                 replica.log.log_start_offset,
             )
         )
-        if req.acks == ACKS_ALL:
+        if req.acks == ACKS_ALL and not _TEST_ACK_BEFORE_HW:
             waits.append((len(results) - 1, info.last_offset + 1))
     if req.acks == 0:
         return None

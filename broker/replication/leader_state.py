@@ -14,7 +14,10 @@ state, it answers three questions, with no I/O and time passed in as ``now_ms``:
   metadata log; until then the high watermark uses the *maximal* ISR, the union of the
   committed and the proposed one (Kafka's KIP-497). A shrink therefore never commits a record
   on fewer replicas than the committed ISR names, and an expansion starts counting the new
-  member at once, so that it is safe whichever way the controller decides.
+  member at once, so that it is safe whichever way the controller decides. When the decision
+  is not known (no answer; or a refusal against a newer partition epoch, which a retry of a
+  proposal committed under a lost answer gets), the proposed members keep counting until the
+  metadata log shows a partition state newer than the one the proposal was based on.
 
 A follower counts as caught up at a fetch when its fetch offset reaches the leader's log end
 offset at that moment, or the log end offset the leader had at the follower's previous fetch
@@ -57,6 +60,8 @@ class LeaderState:
     now_ms: int
     pending: IsrProposal | None = None
     followers: dict[int, FollowerProgress] = field(default_factory=dict)
+    # Proposals whose outcome is unknown: the controller may have committed them.
+    unconfirmed: IsrProposal | None = None
 
     def __post_init__(self) -> None:
         for replica in self.replicas:
@@ -69,9 +74,13 @@ class LeaderState:
 
     @property
     def maximal_isr(self) -> tuple[int, ...]:
-        if self.pending is None:
+        if self.pending is None and self.unconfirmed is None:
             return self.isr
-        return tuple(sorted(set(self.isr) | set(self.pending.isr)))
+        members = set(self.isr)
+        for proposal in (self.pending, self.unconfirmed):
+            if proposal is not None:
+                members |= set(proposal.isr)
+        return tuple(sorted(members))
 
     def on_committed(self, isr: tuple[int, ...], partition_epoch: int) -> None:
         """The metadata log committed a partition state for this leadership."""
@@ -80,13 +89,38 @@ class LeaderState:
         self.isr = isr
         self.partition_epoch = partition_epoch
         self.pending = None  # whatever was proposed was decided (or overtaken by this state)
+        if self.unconfirmed is not None and partition_epoch > self.unconfirmed.partition_epoch:
+            self.unconfirmed = None  # this state reflects (or overrides) its decision
         for replica, progress in self.followers.items():
             if replica in isr and progress.last_caught_up_ms == 0:
                 progress.last_caught_up_ms = self.now_ms
 
     def proposal_failed(self) -> None:
-        """The controller refused or did not answer: propose again from the committed ISR."""
+        """The controller refused the proposal against the partition epoch it was based on,
+        so it did not happen: propose again from the committed ISR.
+
+        Not for a lost answer, nor for a refusal that names a newer partition epoch: the
+        proposal may have been committed (see :meth:`proposal_outcome_unknown`).
+        """
         self.pending = None
+
+    def proposal_outcome_unknown(self) -> None:
+        """No answer, or a refusal naming a newer partition epoch: the controller may have
+        committed the proposal (a retry of a committed proposal is refused as stale). Until
+        the metadata log shows a partition state newer than the proposal's, its members keep
+        counting towards the high watermark (an expansion may be in the committed ISR, and
+        the next election may pick the new member); a new proposal may be made meanwhile,
+        and the controller's answer to it settles the question at that epoch.
+        """
+        pending, self.pending = self.pending, None
+        if pending is None:
+            return
+        if self.unconfirmed is not None and (
+            self.unconfirmed.partition_epoch == pending.partition_epoch
+        ):
+            members = tuple(sorted(set(self.unconfirmed.isr) | set(pending.isr)))
+            pending = IsrProposal(members, pending.partition_epoch)
+        self.unconfirmed = pending
 
     def follower_disconnected(
         self, replica: int, now_ms: int, lag_max_ms: int, grace_ms: int

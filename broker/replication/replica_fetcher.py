@@ -73,8 +73,13 @@ class ReplicaFetcherManager:
         """Host the fetch loops (cancel to stop them)."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            self.reconcile()
-            await trio.sleep_forever()
+            try:
+                self.reconcile()
+                await trio.sleep_forever()
+            finally:
+                # Shutting down: ending loops must not start new ones (each would be
+                # cancelled at once and start another, and the nursery would never close).
+                self._nursery = None
 
     def reconcile(self) -> None:
         """Start a loop for every leader this node follows a partition of."""
@@ -103,7 +108,7 @@ class ReplicaFetcherManager:
         conn: BrokerConnection | None = None
         endpoint: tuple[str, int] | None = None
         try:
-            while partitions := self._followed(leader_id):
+            while self._nursery is not None and (partitions := self._followed(leader_id)):
                 broker = self._metadata.state.brokers.get(leader_id)
                 if broker is None:
                     await self._wait_for_change(1.0)
@@ -130,10 +135,12 @@ class ReplicaFetcherManager:
                 self.reconcile()
 
     async def _connect(self, host: str, port: int) -> BrokerConnection | None:
-        assert self._nursery is not None
+        nursery = self._nursery
+        if nursery is None:
+            return None  # shutting down
         conn = BrokerConnection(host, port, client_id=f"rillet-replica-{self._node_id}")
         try:
-            await conn.connect(self._nursery, self._request_timeout_s)
+            await conn.connect(nursery, self._request_timeout_s)
         except RilletError as exc:
             log.debug("cannot reach %s:%d for replication: %s", host, port, exc)
             conn.close()

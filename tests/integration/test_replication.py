@@ -206,3 +206,15 @@ def test_acks_all_writes_survive_partition_leader_kills(cluster: LocalCluster) -
     for p in range(partitions):  # per partition, the producer's records keep their order
         order = [int(r.value[1:]) for r in records if r.partition == p]
         assert order == sorted(order)
+
+
+def test_a_node_following_partitions_stops_cleanly_on_sigterm(cluster: LocalCluster) -> None:
+    with BlockingAdmin(cluster.bootstrap) as admin:
+        admin.create_topics([NewTopic("stopping", 3, replication_factor=3)])
+    wait_for("agreement", lambda: agreed_state(cluster, [1, 2, 3]))
+    produce_all(cluster.bootstrap, "stopping", [b"x"] * 100)
+    wait_for("a full ISR", lambda: full_isr(cluster.bootstrap, "stopping"))
+    started = time.monotonic()
+    code = cluster.stop(2, timeout_s=10)  # SIGTERM: controlled shutdown, then exit
+    print(f"node 2 stopped in {time.monotonic() - started:.2f} s")
+    assert code == 0, cluster.log_tail(2)
