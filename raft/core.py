@@ -46,8 +46,11 @@ __all__ = ["RaftCore"]
 
 
 class RaftCore(Election):
-    """One voter's Raft state. Construct it over the storage the driver persists into; on a
-    restart, the same storage (what survived) restores term, vote, snapshot and log."""
+    """One voter's Raft state: ``RaftCore(node_id, voters, storage_view, config, rng,
+    applied_index=None)``. ``storage_view`` is the storage the driver persists Readys into;
+    on a restart, the same storage (what survived) restores term, vote, snapshot and log,
+    and committed entries after ``applied_index`` (default: the snapshot's) are handed out
+    again for applying. ``voters`` is fixed for the life of the core."""
 
     # -- inputs -------------------------------------------------------------------------
 
@@ -182,7 +185,8 @@ class RaftCore(Election):
             entries=tuple(self.log.unstable.entries),
             snapshot=self.log.unstable.snapshot,
             compaction=self.log.pending_compaction,
-            must_sync=bool(
+            must_sync=self.config.fault is not CoreFault.SKIP_SYNC
+            and bool(
                 self.log.unstable.entries
                 or self.log.unstable.snapshot is not None
                 or self.log.pending_compaction is not None
@@ -259,20 +263,34 @@ class RaftCore(Election):
             return True  # the term is the one we proposed, not yet ours
         if isinstance(message, AppendEntries | Heartbeat | InstallSnapshot):
             self.become_follower(message.term, message.sender)
+        elif isinstance(message, VoteRequest):
+            # Adopt the term, but keep our election timer running (the paper resets it only
+            # on hearing from a leader or granting a vote): a candidate whose log is too
+            # short to win must not keep better candidates from ever timing out.
+            elapsed_ticks = self.election_elapsed_ticks
+            timeout_ticks = self.randomized_election_timeout_ticks
+            self.become_follower(message.term, None)
+            self.election_elapsed_ticks = elapsed_ticks
+            self.randomized_election_timeout_ticks = timeout_ticks
         else:
             self.become_follower(message.term, None)
         return True
 
     def _step_stale(self, message: Message) -> None:
-        if isinstance(message, AppendEntries | Heartbeat):
+        fault = self.config.fault
+        if isinstance(message, AppendEntries) and fault is CoreFault.ACCEPT_STALE_APPENDS:
+            self.handle_append_entries(message)
+        elif isinstance(message, AppendEntries | Heartbeat):
             if self.config.check_quorum or self.config.pre_vote:
                 # The sender believes it leads an old term; our answer makes it step down.
                 self.send(AppendResponse(self.term, self.id, message.sender, 0))
         elif isinstance(message, VoteRequest) and message.pre_vote:
             self.send(VoteResponse(self.term, self.id, message.sender, False, True))
+        elif isinstance(message, VoteResponse) and fault is CoreFault.ACCEPT_STALE_VOTES:
+            self.handle_vote_response(message)
         elif (
             isinstance(message, AppendResponse)
-            and self.config.fault is CoreFault.ACCEPT_STALE_ACKS
+            and fault is CoreFault.ACCEPT_STALE_ACKS
             and self.role is Role.LEADER
             and not message.reject
         ):

@@ -126,7 +126,10 @@ class Progress:
                 return False
             self.next_index = self.match_index + 1
             return True
-        if self.next_index - 1 != rejected:
+        if self.next_index - 1 != rejected or rejected <= self.match_index:
+            # Stale: it answers an older probe, or denies what the follower already
+            # acknowledged (only a follower that lost synced data does that; probing the
+            # same index again would loop at network speed).
             return False
         self.next_index = max(min(rejected, match_hint + 1), self.match_index + 1)
         self.probe_sent = False

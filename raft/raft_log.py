@@ -71,9 +71,12 @@ class RaftLog:
     def __init__(self, storage: LogStorage, applied_index: int | None = None) -> None:
         self.storage = storage
         self.unstable = Unstable(storage.last_index() + 1)
-        self.committed = storage.hard_state().commit
         snapshot_index = storage.snapshot().index
-        self.committed = max(self.committed, snapshot_index)
+        # The stored commit index is advisory: if the entries it covers did not all survive
+        # a crash, start lower and re-learn it from the leader (committed entries survive on
+        # a quorum; this node's copy only matters once it acknowledges them again).
+        commit = min(storage.hard_state().commit, storage.last_index())
+        self.committed = max(commit, snapshot_index)
         applied = snapshot_index if applied_index is None else applied_index
         if not snapshot_index <= applied <= self.committed:
             raise InvariantViolation(

@@ -2,10 +2,11 @@
 
 * ``lockstep``: a hand-driven cluster (deliver messages in rounds, partition, crash) for unit
   and golden-file tests of precise scenarios.
-* ``cluster`` over ``network`` and ``disk``: a seeded, randomized run of N cores with message
-  loss, delay, duplication, reordering, partitions, crashes that lose unsynced writes, and
-  safety checks (``checks``) after every step. ``python -m rillet.raft.simulation`` sweeps
-  seeds; a failure names its seed, and rerunning that seed replays the run exactly.
+* ``cluster`` (the engine) over ``network`` and ``disk``, driven by ``scenario``: a seeded,
+  randomized run of N cores (``node``) with message loss, delay, duplication, reordering,
+  partitions, crashes that lose unsynced writes, and safety checks (``checks``) after every
+  step. ``sweep`` runs seeds; ``python -m rillet.raft.simulation`` sweeps from the command
+  line. A failure names its seed, and rerunning that seed replays the run exactly.
 
 Like the core, nothing here does I/O, reads a clock or uses global randomness: a run is a
 pure function of its seed and parameters.

@@ -73,13 +73,19 @@ class SimDisk:
     def unsynced_writes(self) -> int:
         return len(self._unsynced)
 
-    def crash(self, rng: random.Random, torn_writes: bool) -> None:
-        """Power loss: keep the durable state and a random prefix of the unsynced writes."""
+    def crash(self, rng: random.Random, torn_writes: bool, lose_all_unsynced: bool = False) -> None:
+        """Power loss: keep the durable state and a random prefix of the unsynced writes
+        (none of them with ``lose_all_unsynced``)."""
         pending = self._unsynced
-        survivors = rng.randint(0, len(pending))
+        survivors = 0 if lose_all_unsynced else rng.randint(0, len(pending))
         for write in pending[:survivors]:
             write.apply_to(self._durable)
-        if torn_writes and survivors < len(pending) and len(pending[survivors].entries) > 1:
+        if (
+            torn_writes
+            and not lose_all_unsynced
+            and survivors < len(pending)
+            and len(pending[survivors].entries) > 1
+        ):
             torn = pending[survivors]
             kept = rng.randint(1, len(torn.entries) - 1)
             _Write(entries=torn.entries[:kept]).apply_to(self._durable)

@@ -162,6 +162,15 @@ class LockstepCluster:
                 return
         raise CoreContractError(f"messages still flowing after {max_rounds} rounds")
 
+    def elect(self, node: int) -> RaftCore:
+        """Make ``node`` campaign and deliver until the election is over; it must win."""
+        self.core(node).campaign()
+        self.deliver()
+        core = self.core(node)
+        if core.role is not Role.LEADER:
+            raise CoreContractError(f"node {node} did not win: {core.status()}")
+        return core
+
     def tick(self, node: int, times: int = 1) -> None:
         for _ in range(times):
             self.core(node).tick()

@@ -1,0 +1,163 @@
+"""Elections and leadership on hand-driven clusters: votes, pre-vote with a rejoining
+node, check-quorum, and leadership transfer. (testdata/ shows the same paths message by
+message.)"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from rillet.raft.core import RaftCore
+from rillet.raft.core_config import Config
+from rillet.raft.core_errors import CoreContractError, ProposalDropped
+from rillet.raft.election import CampaignKind
+from rillet.raft.errors import NotLeaderError
+from rillet.raft.log_storage import MemoryStorage
+from rillet.raft.messages import VoteRequest, VoteResponse
+from rillet.raft.ready import Role
+from rillet.raft.simulation.lockstep import LockstepCluster
+
+QUIET = Config(pre_vote=False, check_quorum=False)
+
+
+def applied_data(cluster: LockstepCluster, node: int) -> list[bytes]:
+    return [e.data for e in cluster.applied[node] if e.data]
+
+
+# -- elections -------------------------------------------------------------------------
+
+
+def test_a_single_voter_leads_at_once_and_commits_only_once_persisted() -> None:
+    storage = MemoryStorage()
+    core = RaftCore(1, [1], storage, Config(), random.Random(0))
+    core.campaign()
+    assert core.role is Role.LEADER and core.term == 1
+    entry = core.propose(b"x")
+    ready = core.ready()
+    assert ready.must_sync and [e.index for e in ready.entries] == [1, 2]
+    assert core.raft_log.committed == 0  # nothing counts before the driver persisted it
+    storage.append(ready.entries)
+    core.advance(ready)
+    assert core.raft_log.committed == entry.index == 2
+
+
+def test_three_voters_elect_one_leader_which_replicates_and_commits() -> None:
+    cluster = LockstepCluster([1, 2, 3])
+    leader = cluster.elect(1)
+    leader.propose(b"a")
+    cluster.deliver()
+    for node in (1, 2, 3):
+        assert applied_data(cluster, node) == [b"a"]
+        assert cluster.core(node).term == 1
+    assert [cluster.core(n).role for n in (2, 3)] == [Role.FOLLOWER, Role.FOLLOWER]
+
+
+def test_the_vote_is_persisted_in_the_ready_that_sends_it() -> None:
+    """pysyncobj #201/#202: term and vote must be durable before the vote leaves."""
+    storage = MemoryStorage()
+    voter = RaftCore(2, [1, 2, 3], storage, QUIET, random.Random(0))
+    voter.step(VoteRequest(1, 1, 2, 0, 0))
+    ready = voter.ready()
+    assert ready.must_sync
+    assert ready.hard_state is not None and ready.hard_state.vote == 1
+    assert ready.messages == (VoteResponse(1, 2, 1, True),)
+
+
+def test_one_vote_per_term_survives_a_restart() -> None:
+    cluster = LockstepCluster([1, 2, 3], QUIET)
+    cluster.core(1).campaign()
+    cluster.deliver_round()  # 2 and 3 vote for 1
+    cluster.crash(2)
+    cluster.restart(2)
+    core = cluster.core(2)
+    assert (core.term, core.vote) == (1, 1)
+    core.step(VoteRequest(1, 3, 2, 5, 1))
+    cluster.process()
+    assert VoteResponse(1, 2, 3, False) in cluster.queue
+
+
+def test_votes_go_only_to_logs_at_least_as_up_to_date() -> None:
+    cluster = LockstepCluster([1, 2, 3], QUIET)
+    leader = cluster.elect(1)
+    cluster.partition([1, 2], [3])
+    leader.propose(b"only on 1 and 2")
+    cluster.deliver()
+    cluster.heal()
+    cluster.core(3).campaign(CampaignKind.ELECTION)
+    cluster.deliver()
+    assert cluster.core(3).role is not Role.LEADER
+    assert cluster.core(1).raft_log.term(2) == 1
+
+
+# -- pre-vote and check-quorum ---------------------------------------------------------
+
+
+def test_a_rejoining_partitioned_node_does_not_disrupt_the_leader() -> None:
+    cluster = LockstepCluster([1, 2, 3])
+    cluster.elect(1)
+    cluster.partition([1, 2], [3])
+    cluster.run(40)
+    assert cluster.core(3).term == 1  # pre-votes never bumped its term
+    cluster.heal()
+    cluster.run(3)
+    assert cluster.leader() == 1 and cluster.core(1).term == 1
+    assert cluster.core(3).leader_id == 1
+
+
+def test_without_pre_vote_the_rejoining_node_deposes_the_leader() -> None:
+    cluster = LockstepCluster([1, 2, 3], QUIET)
+    cluster.elect(1)
+    cluster.partition([1, 2], [3])
+    cluster.run(40)
+    assert cluster.core(3).term > 1
+    cluster.heal()
+    cluster.run(20)
+    assert cluster.core(1).term > 1
+
+
+def test_check_quorum_makes_an_isolated_leader_step_down() -> None:
+    cluster = LockstepCluster([1, 2, 3])
+    cluster.elect(1)
+    cluster.partition([1], [2, 3])
+    for _ in range(2 * cluster.config.election_timeout_ticks):
+        cluster.tick(1)
+    assert cluster.core(1).role is Role.FOLLOWER and cluster.core(1).leader_id is None
+    with pytest.raises(NotLeaderError):
+        cluster.core(1).propose(b"x")
+
+
+def test_followers_with_a_live_leader_ignore_vote_requests() -> None:
+    cluster = LockstepCluster([1, 2, 3])
+    cluster.elect(1)
+    follower = cluster.core(2)
+    follower.step(VoteRequest(5, 3, 2, 9, 9))
+    assert follower.term == 1 and follower.leader_id == 1 and not follower.outbox
+
+
+# -- leadership transfer ---------------------------------------------------------------
+
+
+def test_transfer_catches_the_target_up_then_hands_over() -> None:
+    cluster = LockstepCluster([1, 2, 3])
+    leader = cluster.elect(1)
+    cluster.partition([1, 2], [3])
+    leader.propose(b"a")
+    cluster.deliver()
+    cluster.heal()
+    leader.transfer_leadership(3)
+    with pytest.raises(ProposalDropped):
+        leader.propose(b"refused")
+    cluster.deliver()
+    assert cluster.leader() == 3 and cluster.core(3).term == 2
+    assert applied_data(cluster, 3) == [b"a"]
+
+
+def test_only_leaders_transfer_and_only_to_voters() -> None:
+    cluster = LockstepCluster([1, 2, 3])
+    leader = cluster.elect(1)
+    with pytest.raises(NotLeaderError) as info:
+        cluster.core(2).transfer_leadership(3)
+    assert info.value.leader_id == 1
+    with pytest.raises(CoreContractError):
+        leader.transfer_leadership(9)
