@@ -21,7 +21,17 @@ from rillet.broker.cli.common import non_negative_int, positive_int, print_table
 from rillet.chaos.runner import RunConfig, RunResult, judge, replay_command, run_once, schedule_for
 from rillet.chaos.schedule import DEFAULT_FAULTS, FAULT_KINDS, minority, parse_faults
 
-SWEEP_HEADER = ("SEED", "FAULTS", "ACKED", "UNKNOWN", "ACK/S", "P99 MS", "MAX GAP S", "VERDICT")
+SWEEP_HEADER = (
+    "SEED",
+    "FAULTS",
+    "ACKED",
+    "UNKNOWN",
+    "ACK/S",
+    "P99 MS",
+    "WRITE GAP S",
+    "PARTITION GAP S",
+    "VERDICT",
+)
 
 
 def _faults_arg(text: str) -> tuple[str, ...]:
@@ -71,26 +81,29 @@ def register(sub: Any) -> None:
         p.add_argument(
             "--allow-majority", action="store_true", help="let --max-down exceed a minority"
         )
-    run.add_argument(
-        "--windows",
-        type=_range_arg,
-        default=RunConfig().windows,
-        metavar="MIN,MAX",
-        help="seconds a fault lasts (default %(default)s)",
-    )
-    run.add_argument(
-        "--gaps",
-        type=_range_arg,
-        default=RunConfig().gaps,
-        metavar="MIN,MAX",
-        help="seconds between faults (default %(default)s)",
-    )
+        p.add_argument(
+            "--windows",
+            type=_range_arg,
+            default=RunConfig().windows,
+            metavar="MIN,MAX",
+            help="seconds a fault lasts (default %(default)s)",
+        )
+        p.add_argument(
+            "--gaps",
+            type=_range_arg,
+            default=RunConfig().gaps,
+            metavar="MIN,MAX",
+            help="seconds between faults (default %(default)s)",
+        )
     run.add_argument("--seeds", type=positive_int, default=1, help="sweep K seeds from --seed")
     run.add_argument("--producers", type=positive_int, default=2)
     run.add_argument(
         "--rate", type=_positive_float, default=RunConfig().rate, help="records/s/producer"
     )
     run.add_argument("--members", type=non_negative_int, default=2, help="group members")
+    run.add_argument(
+        "--no-churn", action="store_true", help="no topic create/delete during the faults"
+    )
     run.add_argument("--min-insync", type=positive_int, default=2, help="topic min.insync")
     run.add_argument("--out", type=Path, default=Path("rillet-chaos"), help="run directories")
     run.add_argument("--keep-data", action="store_true", help="keep node data of clean runs")
@@ -120,6 +133,7 @@ def config_from(args: argparse.Namespace) -> RunConfig:
         producers=getattr(args, "producers", 2),
         rate=getattr(args, "rate", RunConfig().rate),
         members=getattr(args, "members", 2),
+        churn=not getattr(args, "no_churn", False),
         max_down=args.max_down,
         allow_majority=args.allow_majority,
         min_insync=getattr(args, "min_insync", 2),
@@ -197,7 +211,8 @@ def _print_result(result: RunResult, as_json: bool) -> None:
         f"seed {result.config.seed}: {w['ok']} acknowledged, {w['unknown']} unknown, "
         f"{w['fail']} failed of {w['invoked']} writes; {w['acks_per_s']} acks/s; "
         f"latency p50 {lat['p50']} ms p99 {lat['p99']} ms; "
-        f"longest write gap {s['max_write_gap_s']} s"
+        f"longest write gap {s['max_write_gap_s']} s "
+        f"(in one partition {s['max_partition_gap_s']} s)"
     )
     faults = ", ".join(f"{k} x{n}" for k, n in s["faults"].items()) or "none"
     print(f"  faults: {faults}")
@@ -226,6 +241,7 @@ def _finish_sweep(results: list[RunResult], failed_harness: bool = False) -> int
                 str(s["writes"]["acks_per_s"]),
                 str(s["latency_ms"]["p99"]),
                 str(s["max_write_gap_s"]),
+                str(s["max_partition_gap_s"]),
                 "ok" if r.ok else f"{len(r.violations)} violation(s)",
             )
         )

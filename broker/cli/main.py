@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 
 from rillet.broker.cli import (
+    chaos_command,
     cluster_command,
     console_command,
     demo_command,
@@ -27,6 +28,7 @@ COMMAND_MODULES: list[ModuleType] = [
     console_command,
     perf_command,
     demo_command,
+    chaos_command,
 ]
 
 

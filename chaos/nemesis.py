@@ -1,0 +1,226 @@
+"""The nemesis: carries out the schedule's fault steps on a LocalCluster, and heals them.
+
+A step names its target symbolically; ``start`` resolves it against the live cluster (the
+Raft leader from DescribeQuorum, a partition leader from DescribeTopics), refuses it when it
+would take more than ``max_down`` nodes down or hit a node that is already down (recorded as
+``skip`` with the reason, so the history says what really happened), applies it and records
+the fault window. Each fault kind is one ``Injector`` with ``apply`` and ``heal``: a network
+partition will be one more injector (per-link proxies whose links it cuts), nothing else
+changes.
+
+The nemesis also watches for nodes that exit on their own (``check_crashes``): such an exit
+is recorded as a crash, which the checker reports, and the node is started again so the run
+can go on. ``heal_all`` is idempotent and safe to call from ``finally``.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from rillet.broker.cli.local_cluster import LocalCluster
+from rillet.broker.cli.local_node import NodeStartError
+from rillet.chaos import probes
+from rillet.chaos.disk import corrupt_tails
+from rillet.chaos.history import HistoryWriter
+from rillet.chaos.schedule import FaultStep
+
+log = logging.getLogger(__name__)
+RESTART_TIMEOUT_S = 45.0
+MAX_CRASH_RESTARTS = 3  # a node that keeps dying is left down (each death is a violation)
+
+
+@dataclass(slots=True)
+class Active:
+    """A fault in force: what it did to which node, until healed."""
+
+    step: FaultStep
+    node: int
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+class Injector(Protocol):
+    def apply(self, nemesis: Nemesis, step: FaultStep, node: int) -> dict[str, Any]: ...
+
+    def heal(self, nemesis: Nemesis, active: Active) -> dict[str, Any]: ...
+
+
+class Kill:
+    """SIGKILL: no controlled shutdown, the node recovers from its files on restart."""
+
+    def apply(self, nemesis: Nemesis, step: FaultStep, node: int) -> dict[str, Any]:
+        nemesis.cluster.kill(node)
+        return {}
+
+    def heal(self, nemesis: Nemesis, active: Active) -> dict[str, Any]:
+        return nemesis.restart(active.node)
+
+
+class Pause:
+    """SIGSTOP: the process keeps its sockets but answers nothing until SIGCONT."""
+
+    def apply(self, nemesis: Nemesis, step: FaultStep, node: int) -> dict[str, Any]:
+        nemesis.cluster.signal(node, signal.SIGSTOP)
+        return {}
+
+    def heal(self, nemesis: Nemesis, active: Active) -> dict[str, Any]:
+        nemesis.cluster.signal(active.node, signal.SIGCONT)
+        return {}
+
+
+class CorruptTail(Kill):
+    """SIGKILL, then tear or flip bytes at the end of the node's partition logs."""
+
+    def apply(self, nemesis: Nemesis, step: FaultStep, node: int) -> dict[str, Any]:
+        nemesis.cluster.kill(node)
+        damage = corrupt_tails(
+            nemesis.cluster.plan.node(node).work_dir,
+            nemesis.topic,
+            nemesis.partitions,
+            mode=str(step.params["mode"]),
+            nbytes=int(step.params["bytes"]),
+            count=int(step.params["partitions"]),
+            seed=int(step.params["seed"]),
+        )
+        return {"damage": damage}
+
+
+INJECTORS: dict[str, Injector] = {
+    "kill-leader": Kill(),
+    "kill-partition-leader": Kill(),
+    "kill-any": Kill(),
+    "pause": Pause(),
+    "restart-corrupt-tail": CorruptTail(),
+}
+
+
+class Nemesis:
+    def __init__(
+        self,
+        cluster: LocalCluster,
+        topic: str,
+        partitions: int,
+        history: HistoryWriter,
+        max_down: int,
+        restart_timeout_s: float = RESTART_TIMEOUT_S,
+    ) -> None:
+        self.cluster = cluster
+        self.topic = topic
+        self.partitions = partitions
+        self.history = history
+        self.max_down = max_down
+        self.restart_timeout_s = restart_timeout_s
+        self.active: dict[int, Active] = {}  # step index -> fault in force
+        self.crashes: dict[int, int] = {}  # node -> times it exited on its own
+
+    @property
+    def node_ids(self) -> list[int]:
+        return [n.node_id for n in self.cluster.plan.nodes]
+
+    def down(self) -> set[int]:
+        return {a.node for a in self.active.values()}
+
+    def up(self) -> list[int]:
+        down = self.down()
+        return [i for i in self.node_ids if i not in down and self.cluster.alive(i)]
+
+    # -- faults ---------------------------------------------------------------------------
+
+    def start(self, step: FaultStep) -> bool:
+        """Apply a step now (True), or record why it was skipped (False)."""
+        injector = INJECTORS.get(step.kind)
+        node, reason = self._resolve(step)
+        if injector is None:
+            reason = f"fault kind {step.kind} has no injector"
+        elif node is not None and len(self.down() | {node}) > self.max_down:
+            reason = f"node {node} would exceed the budget of {self.max_down} down"
+        if injector is None or node is None or reason:
+            self._record(step, "skip", node, {}, reason=reason or "no target")
+            return False
+        detail = injector.apply(self, step, node)
+        self.active[step.index] = Active(step, node, detail)
+        self._record(step, "start", node, {"target": step.target, **detail})
+        log.info("fault %d: %s -> node %d", step.index, step.describe(), node)
+        return True
+
+    def heal(self, step: FaultStep) -> None:
+        active = self.active.pop(step.index, None)
+        if active is None:
+            return
+        detail = INJECTORS[step.kind].heal(self, active)
+        self._record(step, "heal", active.node, detail)
+
+    def heal_all(self) -> None:
+        """Heal every fault in force, in the order they started."""
+        for index in sorted(self.active):
+            self.heal(self.active[index].step)
+
+    def _resolve(self, step: FaultStep) -> tuple[int | None, str | None]:
+        up = self.up()
+        if step.target == "node":
+            node = step.node
+            if node is None or node not in self.node_ids:
+                return None, f"no node {node}"
+            return (node, None) if node in up else (None, f"node {node} is already down")
+        if step.target == "raft-leader":
+            leader = probes.raft_leader(self.cluster, up)
+            return (leader, None) if leader is not None else (None, "no live Raft leader")
+        if step.target == "partition-leader" and step.partition is not None:
+            leader = probes.partition_leader(
+                probes.bootstrap_of(self.cluster, up), self.topic, step.partition
+            )
+            if leader is None or leader not in up:
+                return None, f"partition {step.partition} has no live leader"
+            return leader, None
+        return None, f"unknown target {step.target}"
+
+    def _record(
+        self, step: FaultStep, phase: str, node: int | None, detail: dict[str, Any], **extra: Any
+    ) -> None:
+        self.history.write(
+            {
+                "type": "fault",
+                "phase": phase,
+                "step": step.index,
+                "kind": step.kind,
+                "node": node,
+                "detail": detail,
+                **extra,
+            }
+        )
+
+    # -- processes ------------------------------------------------------------------------
+
+    def restart(self, node: int) -> dict[str, Any]:
+        """Start a stopped node and wait (bounded) until it serves."""
+        if self.cluster.alive(node):
+            return {}
+        try:
+            self.cluster.spawn(node)
+            self.cluster.wait_ready([node], self.restart_timeout_s)
+        except NodeStartError as exc:
+            if not self.cluster.alive(node):
+                self._crash(node, str(exc))
+            return {"restart_error": str(exc)[-500:]}
+        return {}
+
+    def check_crashes(self) -> list[int]:
+        """Record and restart nodes that exited while no fault of ours had stopped them."""
+        down = self.down() | self.given_up()
+        gone = [i for i in self.node_ids if i not in down and not self.cluster.alive(i)]
+        for node in gone:
+            self._crash(node, self.cluster.log_tail(node, 40))
+            if node not in self.given_up():
+                self.restart(node)
+        return gone
+
+    def given_up(self) -> set[int]:
+        return {n for n, count in self.crashes.items() if count >= MAX_CRASH_RESTARTS}
+
+    def _crash(self, node: int, tail: str) -> None:
+        status = self.cluster.stop(node)  # reaps the exited process: its exit status
+        self.crashes[node] = self.crashes.get(node, 0) + 1
+        log.error("node %d exited on its own (status %s)", node, status)
+        self.history.write({"type": "crash", "node": node, "status": status, "log_tail": tail})

@@ -1,0 +1,349 @@
+"""One chaos run from start to verdict, and sweeps over seeds.
+
+``run_once`` plans a fresh cluster in ``<out>/seed-<N>/cluster``, starts it, creates the
+workload topic, starts group members, the group sampler and the producers, then drives the
+schedule (the nemesis applies and heals each step at its time), heals whatever is left,
+stops the producers, waits — each with a deadline — for the cluster to recover and the group
+to catch up, stops the members, reads every partition back, summarises every replica's
+files, and hands the history and that final state to the checker. Every process it started
+is stopped on the way out, also when something fails or the user presses Ctrl-C: the
+LocalCluster and MemberProcesses contexts own them, and the threads are bounded joins.
+
+What a run leaves in its directory: history.jsonl, final.json, summary.json, timeline.png,
+the members' files, and (after a violation, or with ``keep_data``) the nodes' data and logs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
+from rillet.chaos import probes
+from rillet.chaos.checker import Violation, check_all
+from rillet.chaos.final_state import FinalState
+from rillet.chaos.history import HISTORY_FILE, HistoryWriter, load_history
+from rillet.chaos.members import GroupSampler, MemberProcesses
+from rillet.chaos.nemesis import Nemesis
+from rillet.chaos.report import SUMMARY_FILE, TIMELINE_FILE, summarize, write_timeline
+from rillet.chaos.schedule import DEFAULT_FAULTS, Schedule, Timing, build_schedule
+from rillet.chaos.settle import collect_final_state
+from rillet.chaos.topic_churn import TopicChurn
+from rillet.chaos.workload import ProducerOptions, ProducerWorker
+from rillet.client import BlockingAdmin, NewTopic
+
+log = logging.getLogger(__name__)
+
+TOPIC = "chaos"
+GROUP = "chaos-group"
+START_TIMEOUT_S = 60.0
+_TIMING = Timing()
+# Node timeouts shortened like the integration tests', so faults resolve within a window.
+CLUSTER_CONFIG = (
+    "broker_session_timeout_ms = 3000\nbroker_heartbeat_interval_ms = 300\n"
+    "\n[replication]\nreplica_lag_time_max_ms = 3000\n"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RunConfig:
+    seed: int = 1
+    nodes: int = 3
+    duration_s: float = 60.0
+    faults: tuple[str, ...] = DEFAULT_FAULTS
+    partitions: int = 6
+    producers: int = 2
+    rate: float = 250.0  # records/s per producer
+    members: int = 2
+    churn: bool = True  # create and delete topics during the faults
+    max_down: int | None = None  # default: a minority of the nodes
+    allow_majority: bool = False
+    min_insync: int = 2
+    windows: tuple[float, float] = (_TIMING.min_window_s, _TIMING.max_window_s)  # fault lengths
+    gaps: tuple[float, float] = (_TIMING.min_gap_s, _TIMING.max_gap_s)  # between faults
+    out_dir: Path = Path("rillet-chaos")
+    keep_data: bool = False
+    recovery_timeout_s: float = 90.0
+
+    @property
+    def replication_factor(self) -> int:
+        return min(3, self.nodes)
+
+    def run_dir(self) -> Path:
+        return self.out_dir / f"seed-{self.seed}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "nodes": self.nodes,
+            "duration_s": self.duration_s,
+            "faults": list(self.faults),
+            "partitions": self.partitions,
+            "producers": self.producers,
+            "rate": self.rate,
+            "members": self.members,
+            "churn": self.churn,
+            "max_down": self.max_down,
+            "allow_majority": self.allow_majority,
+            "replication_factor": self.replication_factor,
+            "min_insync": self.min_insync,
+            "windows": list(self.windows),
+            "gaps": list(self.gaps),
+        }
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any], out_dir: Path, keep_data: bool = True) -> RunConfig:
+        """The configuration a run's summary recorded (for ``rillet chaos check``)."""
+        base = cls()
+        return cls(
+            seed=int(raw["seed"]),
+            nodes=int(raw["nodes"]),
+            duration_s=float(raw["duration_s"]),
+            faults=tuple(raw["faults"]),
+            partitions=int(raw.get("partitions", base.partitions)),
+            producers=int(raw.get("producers", base.producers)),
+            rate=float(raw.get("rate", base.rate)),
+            members=int(raw.get("members", base.members)),
+            churn=bool(raw.get("churn", base.churn)),
+            max_down=raw.get("max_down"),
+            allow_majority=bool(raw.get("allow_majority", False)),
+            min_insync=int(raw.get("min_insync", base.min_insync)),
+            windows=_pair(raw.get("windows", base.windows)),
+            gaps=_pair(raw.get("gaps", base.gaps)),
+            out_dir=out_dir,
+            keep_data=keep_data,
+        )
+
+    def timing(self) -> Timing:
+        return Timing(
+            min_window_s=self.windows[0],
+            max_window_s=self.windows[1],
+            min_gap_s=self.gaps[0],
+            max_gap_s=self.gaps[1],
+        )
+
+
+@dataclass(slots=True)
+class RunResult:
+    config: RunConfig
+    run_dir: Path
+    summary: dict[str, Any]
+    violations: list[Violation] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+
+def schedule_for(config: RunConfig) -> Schedule:
+    return build_schedule(
+        config.seed,
+        config.faults,
+        config.duration_s,
+        config.nodes,
+        config.partitions,
+        max_down=config.max_down,
+        allow_majority=config.allow_majority,
+        timing=config.timing(),
+    )
+
+
+def replay_command(config: RunConfig) -> str:
+    """The exact command line that runs this configuration again."""
+    default = RunConfig()
+    parts = [
+        "rillet chaos run",
+        f"--nodes {config.nodes}",
+        f"--duration {config.duration_s:g}",
+        f"--seed {config.seed}",
+        f"--faults {','.join(config.faults)}",
+    ]
+    optional = [
+        ("--partitions", config.partitions, default.partitions),
+        ("--producers", config.producers, default.producers),
+        ("--rate", config.rate, default.rate),
+        ("--members", config.members, default.members),
+        ("--max-down", config.max_down, default.max_down),
+        ("--min-insync", config.min_insync, default.min_insync),
+    ]
+    parts += [
+        f"{flag} {value:g}" if isinstance(value, float) else f"{flag} {value}"
+        for flag, value, base in optional
+        if value != base
+    ]
+    for flag, pair, base in (
+        ("--windows", config.windows, default.windows),
+        ("--gaps", config.gaps, default.gaps),
+    ):
+        if pair != base:
+            parts.append(f"{flag} {pair[0]:g},{pair[1]:g}")
+    if config.allow_majority:
+        parts.append("--allow-majority")
+    if not config.churn:
+        parts.append("--no-churn")
+    if config.out_dir != default.out_dir:
+        parts.append(f"--out {config.out_dir}")
+    return " ".join(parts)
+
+
+def run_once(config: RunConfig) -> RunResult:
+    """Run one seeded schedule against a fresh cluster and judge it."""
+    schedule = schedule_for(config)
+    run_dir = config.run_dir().resolve()
+    _fresh_dir(run_dir)
+    plan = plan_cluster(run_dir / "cluster", config.nodes, CLUSTER_CONFIG)
+    with LocalCluster(plan, log_level="INFO") as cluster:
+        cluster.start(timeout_s=START_TIMEOUT_S)
+        _create_topic(cluster, config)
+        history = HistoryWriter(run_dir / HISTORY_FILE)
+        try:
+            history.write(
+                {
+                    "type": "meta",
+                    "meta": {"config": config.to_json(), "schedule": schedule.to_json()},
+                }
+            )
+            final = _run_workload(cluster, config, schedule, history, run_dir)
+        finally:
+            history.close()
+    final.save(run_dir)
+    return judge(config, run_dir)
+
+
+def judge(config: RunConfig, run_dir: Path) -> RunResult:
+    """Check a finished run's files, write its summary and timeline (also for re-checks)."""
+    history = load_history(run_dir / HISTORY_FILE)
+    final = FinalState.load(run_dir)
+    violations = check_all(history, final)
+    summary = summarize(history, final, violations)
+    summary["config"] = config.to_json()
+    summary["replay"] = replay_command(config)
+    (run_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    write_timeline(history, run_dir / TIMELINE_FILE)
+    if not violations and not config.keep_data:
+        shutil.rmtree(run_dir / "cluster", ignore_errors=True)
+    return RunResult(config, run_dir, summary, violations)
+
+
+def sweep(config: RunConfig, seeds: int, on_result: Any = None) -> list[RunResult]:
+    """Run seeds ``config.seed`` .. ``config.seed + seeds - 1`` one after the other."""
+    results = []
+    for seed in range(config.seed, config.seed + seeds):
+        result = run_once(replace(config, seed=seed))
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
+    return results
+
+
+def _pair(raw: Any) -> tuple[float, float]:
+    low, high = raw
+    return float(low), float(high)
+
+
+def _fresh_dir(run_dir: Path) -> None:
+    """A clean directory for the run; refuses to delete one that is not a chaos run's."""
+    if run_dir.exists():
+        ours = (run_dir / HISTORY_FILE).exists() or (run_dir / "cluster").exists()
+        if not ours and any(run_dir.iterdir()):
+            raise FileExistsError(f"{run_dir} exists and is not a chaos run directory")
+        shutil.rmtree(run_dir)
+    run_dir.mkdir(parents=True)
+
+
+def _create_topic(cluster: LocalCluster, config: RunConfig) -> None:
+    ids = [n.node_id for n in cluster.plan.nodes]
+    if probes.wait_until(lambda: probes.brokers_unfenced(cluster, ids), START_TIMEOUT_S) is None:
+        raise RuntimeError("the brokers did not all register in time")
+    topic_config = {"min.insync.replicas": str(min(config.min_insync, config.replication_factor))}
+    with BlockingAdmin(cluster.bootstrap) as admin:
+        admin.create_topics(
+            [NewTopic(TOPIC, config.partitions, config.replication_factor, topic_config)]
+        )
+    if (
+        probes.wait_until(lambda: probes.topic_healthy(cluster.bootstrap, TOPIC), START_TIMEOUT_S)
+        is None
+    ):
+        raise RuntimeError(f"topic {TOPIC} did not get leaders and a full ISR in time")
+
+
+def _run_workload(
+    cluster: LocalCluster,
+    config: RunConfig,
+    schedule: Schedule,
+    history: HistoryWriter,
+    run_dir: Path,
+) -> FinalState:
+    """Members, sampler, producers and churn run while the nemesis drives the schedule;
+    the exit stack stops each of them (bounded) however this ends."""
+    nemesis = Nemesis(cluster, TOPIC, config.partitions, history, schedule.max_down)
+    options = ProducerOptions(rate=config.rate)
+    producers = [
+        ProducerWorker(f"w{i + 1}", cluster.bootstrap, TOPIC, config.partitions, history, options)
+        for i in range(config.producers)
+    ]
+    sampler = GroupSampler(cluster.bootstrap, GROUP, TOPIC, history)
+    churn = TopicChurn(cluster.bootstrap, history, config.replication_factor)
+    with ExitStack() as stack:
+        members = stack.enter_context(
+            MemberProcesses(run_dir / "members", cluster.bootstrap, GROUP, TOPIC, history.t0)
+        )
+        for i in range(config.members):
+            members.start(f"c{i + 1}")
+        sampler.start()
+        stack.callback(sampler.stop)
+        writers: list[ProducerWorker | TopicChurn] = [
+            *producers,
+            *([churn] if config.churn else []),
+        ]
+        for w in writers:
+            w.start()
+            stack.callback(w.stop)
+        try:
+            _drive(schedule, nemesis, history)
+        finally:
+            nemesis.heal_all()
+            history.write({"type": "phase", "phase": "healed"})
+        for w in writers:
+            if not w.stop():
+                log.error("%s did not stop in time", w)
+        history.write({"type": "phase", "phase": "writers-stopped"})
+        return collect_final_state(
+            cluster,
+            nemesis,
+            members,
+            sampler,
+            history,
+            topic=TOPIC,
+            group=GROUP,
+            partitions=config.partitions,
+            timeout_s=config.recovery_timeout_s,
+        )
+
+
+def _drive(schedule: Schedule, nemesis: Nemesis, history: HistoryWriter) -> None:
+    """Apply and heal the steps at their times (heals first when times tie)."""
+    events = sorted(
+        [(s.start_s, 1, s.index) for s in schedule.steps]
+        + [(s.heal_s, 0, s.index) for s in schedule.steps]
+    )
+    steps = {s.index: s for s in schedule.steps}
+    for at, phase, index in events:
+        _sleep_until(history, at, nemesis)
+        if phase == 1:
+            nemesis.start(steps[index])
+        else:
+            nemesis.heal(steps[index])
+    _sleep_until(history, schedule.duration_s, nemesis)
+
+
+def _sleep_until(history: HistoryWriter, at: float, nemesis: Nemesis) -> None:
+    while (remaining := at - history.clock()) > 0:
+        nemesis.check_crashes()
+        time.sleep(min(remaining, 0.25))
