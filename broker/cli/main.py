@@ -16,6 +16,7 @@ from rillet.broker.cli import (
     groups_command,
     node_command,
     perf_command,
+    spark_command,
     topics_command,
 )
 
@@ -29,6 +30,7 @@ COMMAND_MODULES: list[ModuleType] = [
     perf_command,
     demo_command,
     chaos_command,
+    spark_command,
 ]
 
 
