@@ -44,6 +44,8 @@ TOPIC = "chaos"
 GROUP = "chaos-group"
 START_TIMEOUT_S = 60.0
 _TIMING = Timing()
+# How late a step may finish before later steps are shifted (probing a leader takes a moment).
+MAX_STEP_LATENESS_S = 0.5
 # Node timeouts shortened like the integration tests', so faults resolve within a window.
 CLUSTER_CONFIG = (
     "broker_session_timeout_ms = 3000\nbroker_heartbeat_interval_ms = 300\n"
@@ -328,19 +330,30 @@ def _run_workload(
 
 
 def _drive(schedule: Schedule, nemesis: Nemesis, history: HistoryWriter) -> None:
-    """Apply and heal the steps at their times (heals first when times tie)."""
+    """Apply and heal the steps at their times (heals first when times tie).
+
+    A step that ends late (a restart waits until the node is ready) delays every later
+    event by as much, so the gaps the schedule left for recovery are kept; the run then
+    ends that much later.
+    """
     events = sorted(
         [(s.start_s, 1, s.index) for s in schedule.steps]
         + [(s.heal_s, 0, s.index) for s in schedule.steps]
     )
     steps = {s.index: s for s in schedule.steps}
+    lag = 0.0
     for at, phase, index in events:
-        _sleep_until(history, at, nemesis)
+        _sleep_until(history, at + lag, nemesis)
         if phase == 1:
             nemesis.start(steps[index])
         else:
             nemesis.heal(steps[index])
-    _sleep_until(history, schedule.duration_s, nemesis)
+        late = history.clock() - (at + lag)
+        if late > MAX_STEP_LATENESS_S:
+            lag += late
+    if lag > 0:
+        history.write({"type": "phase", "phase": "schedule-delayed", "lag_s": round(lag, 3)})
+    _sleep_until(history, schedule.duration_s + lag, nemesis)
 
 
 def _sleep_until(history: HistoryWriter, at: float, nemesis: Nemesis) -> None:
