@@ -109,6 +109,7 @@ class Node:
                     view,
                     cfg.replication,
                     cfg.quorum.request_timeout_ms / 1000,
+                    routes=voters.listeners,
                 )
                 reconciler.on_reconciled(fetchers.reconcile)
                 isr = IsrManager(cfg, manager, link, auth, lambda: lifecycle.broker_epoch)

@@ -4,9 +4,9 @@ A step names its target symbolically; ``start`` resolves it against the live clu
 Raft leader from DescribeQuorum, a partition leader from DescribeTopics), refuses it when it
 would take more than ``max_down`` nodes down or hit a node that is already down (recorded as
 ``skip`` with the reason, so the history says what really happened), applies it and records
-the fault window. Each fault kind is one ``Injector`` with ``apply`` and ``heal``: a network
-partition will be one more injector (per-link proxies whose links it cuts), nothing else
-changes.
+the fault window. Each fault kind is one ``Injector`` with ``apply`` and ``heal``; a network
+partition cuts links of the per-link proxies (``chaos/link_proxy.py``) every node talks to
+the others through.
 
 The nemesis also watches for nodes that exit on their own (``check_crashes``): such an exit
 is recorded as a crash, which the checker reports, and the node is started again so the run
@@ -16,6 +16,7 @@ can go on. ``heal_all`` is idempotent and safe to call from ``finally``.
 from __future__ import annotations
 
 import logging
+import random
 import signal
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -25,6 +26,7 @@ from rillet.broker.cli.local_node import NodeStartError
 from rillet.chaos import probes
 from rillet.chaos.disk import corrupt_tails
 from rillet.chaos.history import HistoryWriter
+from rillet.chaos.link_proxy import LinkProxies
 from rillet.chaos.schedule import FaultStep
 
 log = logging.getLogger(__name__)
@@ -87,7 +89,36 @@ class CorruptTail(Kill):
         return {"damage": damage}
 
 
+class Partition:
+    """Cut links around the target: both ways (isolate / split) or one way."""
+
+    def apply(self, nemesis: Nemesis, step: FaultStep, node: int) -> dict[str, Any]:
+        mode = str(step.params["mode"])
+        others = [i for i in nemesis.node_ids if i != node]
+        minority = [node]
+        if mode == "split":
+            spare = nemesis.max_down - len(nemesis.down() | {node})
+            extra = random.Random(int(step.params["seed"])).sample(others, k=len(others))
+            minority += [i for i in extra if i not in nemesis.down()][: max(0, spare)]
+        rest = [i for i in nemesis.node_ids if i not in minority]
+        if mode == "one-way-out":
+            pairs = {(node, b) for b in rest}
+        elif mode == "one-way-in":
+            pairs = {(b, node) for b in rest}
+        else:
+            pairs = {(a, b) for a in minority for b in rest} | {
+                (b, a) for a in minority for b in rest
+            }
+        nemesis.cut_links(pairs)
+        return {"mode": mode, "minority": minority, "cut": sorted(pairs)}
+
+    def heal(self, nemesis: Nemesis, active: Active) -> dict[str, Any]:
+        nemesis.restore_links([tuple(p) for p in active.detail["cut"]])
+        return {}
+
+
 INJECTORS: dict[str, Injector] = {
+    "partition": Partition(),
     "kill-leader": Kill(),
     "kill-partition-leader": Kill(),
     "kill-any": Kill(),
@@ -105,6 +136,7 @@ class Nemesis:
         history: HistoryWriter,
         max_down: int,
         restart_timeout_s: float = RESTART_TIMEOUT_S,
+        links: LinkProxies | None = None,
     ) -> None:
         self.cluster = cluster
         self.topic = topic
@@ -114,13 +146,19 @@ class Nemesis:
         self.restart_timeout_s = restart_timeout_s
         self.active: dict[int, Active] = {}  # step index -> fault in force
         self.crashes: dict[int, int] = {}  # node -> times it exited on its own
+        self.links = links
+        self._cuts: list[set[tuple[int, int]]] = []  # the links each partition in force cut
 
     @property
     def node_ids(self) -> list[int]:
         return [n.node_id for n in self.cluster.plan.nodes]
 
     def down(self) -> set[int]:
-        return {a.node for a in self.active.values()}
+        """Nodes a fault in force makes unavailable (a split's whole minority)."""
+        out = {a.node for a in self.active.values()}
+        for a in self.active.values():
+            out.update(int(i) for i in a.detail.get("minority", ()))
+        return out
 
     def up(self) -> list[int]:
         down = self.down()
@@ -190,6 +228,22 @@ class Nemesis:
                 **extra,
             }
         )
+
+    # -- links ----------------------------------------------------------------------------
+
+    def cut_links(self, pairs: set[tuple[int, int]]) -> None:
+        if self.links is None:
+            raise RuntimeError("network partitions need the cluster's link proxies")
+        self._cuts.append(pairs)
+        self.links.cut(pairs)
+
+    def restore_links(self, pairs: list[tuple[int, int]]) -> None:
+        """Heal one partition's links, keeping those another partition in force also cut."""
+        if self.links is None:
+            return
+        self._cuts = [c for c in self._cuts if c != set(pairs)]
+        still = set().union(*self._cuts) if self._cuts else set()
+        self.links.heal([p for p in pairs if p not in still])
 
     # -- processes ------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ from rillet.chaos import probes
 from rillet.chaos.checker import Violation, check_all
 from rillet.chaos.final_state import FinalState
 from rillet.chaos.history import HISTORY_FILE, HistoryWriter, load_history
+from rillet.chaos.link_proxy import LinkProxies
 from rillet.chaos.members import GroupSampler, MemberProcesses
 from rillet.chaos.nemesis import Nemesis
 from rillet.chaos.report import SUMMARY_FILE, TIMELINE_FILE, summarize, write_timeline
@@ -48,15 +49,20 @@ _TIMING = Timing()
 MAX_STEP_LATENESS_S = 0.5
 # Node timeouts shortened like the integration tests', so faults resolve within a window.
 CLUSTER_CONFIG = (
+    'engine = "{engine}"\n'
     "broker_session_timeout_ms = 3000\nbroker_heartbeat_interval_ms = 300\n"
     "\n[replication]\nreplica_lag_time_max_ms = 3000\n"
 )
+# Network partitions cut per-link proxies; pysyncobj names its peers by address, so a node
+# cannot reach a peer at a proxy's port: only our own engine runs behind them.
+ENGINES_WITH_LINKS = ("raft",)
 
 
 @dataclass(frozen=True, slots=True)
 class RunConfig:
     seed: int = 1
     nodes: int = 3
+    engine: str = "raft"  # the metadata quorum engine (quorum.engine)
     duration_s: float = 60.0
     faults: tuple[str, ...] = DEFAULT_FAULTS
     partitions: int = 6
@@ -84,6 +90,7 @@ class RunConfig:
         return {
             "seed": self.seed,
             "nodes": self.nodes,
+            "engine": self.engine,
             "duration_s": self.duration_s,
             "faults": list(self.faults),
             "partitions": self.partitions,
@@ -106,6 +113,7 @@ class RunConfig:
         return cls(
             seed=int(raw["seed"]),
             nodes=int(raw["nodes"]),
+            engine=str(raw.get("engine", base.engine)),
             duration_s=float(raw["duration_s"]),
             faults=tuple(raw["faults"]),
             partitions=int(raw.get("partitions", base.partitions)),
@@ -121,6 +129,15 @@ class RunConfig:
             out_dir=out_dir,
             keep_data=keep_data,
         )
+
+    def check(self) -> None:
+        """Refuse combinations that cannot run (ValueError with the reason)."""
+        if "partition" in self.faults and self.engine not in ENGINES_WITH_LINKS:
+            raise ValueError(
+                f"network partitions need quorum engine {' or '.join(ENGINES_WITH_LINKS)}, "
+                f"not {self.engine}: pysyncobj identifies peers by address, so its links "
+                "cannot run through the harness's proxies"
+            )
 
     def timing(self) -> Timing:
         return Timing(
@@ -173,6 +190,7 @@ def replay_command(config: RunConfig) -> str:
         ("--members", config.members, default.members),
         ("--max-down", config.max_down, default.max_down),
         ("--min-insync", config.min_insync, default.min_insync),
+        ("--engine", config.engine, default.engine),
     ]
     parts += [
         f"{flag} {value:g}" if isinstance(value, float) else f"{flag} {value}"
@@ -196,11 +214,21 @@ def replay_command(config: RunConfig) -> str:
 
 def run_once(config: RunConfig) -> RunResult:
     """Run one seeded schedule against a fresh cluster and judge it."""
+    config.check()
     schedule = schedule_for(config)
     run_dir = config.run_dir().resolve()
     _fresh_dir(run_dir)
-    plan = plan_cluster(run_dir / "cluster", config.nodes, CLUSTER_CONFIG)
-    with LocalCluster(plan, log_level="INFO") as cluster:
+    links = LinkProxies() if config.engine in ENGINES_WITH_LINKS else None
+    plan = plan_cluster(
+        run_dir / "cluster",
+        config.nodes,
+        CLUSTER_CONFIG.format(engine=config.engine),
+        route=links.route if links is not None else None,
+    )
+    with ExitStack() as stack:
+        if links is not None:
+            stack.enter_context(links)
+        cluster = stack.enter_context(LocalCluster(plan, log_level="INFO"))
         cluster.start(timeout_s=START_TIMEOUT_S)
         _create_topic(cluster, config)
         history = HistoryWriter(run_dir / HISTORY_FILE)
@@ -211,7 +239,7 @@ def run_once(config: RunConfig) -> RunResult:
                     "meta": {"config": config.to_json(), "schedule": schedule.to_json()},
                 }
             )
-            final = _run_workload(cluster, config, schedule, history, run_dir)
+            final = _run_workload(cluster, config, schedule, history, run_dir, links)
         finally:
             history.close()
     final.save(run_dir)
@@ -281,10 +309,11 @@ def _run_workload(
     schedule: Schedule,
     history: HistoryWriter,
     run_dir: Path,
+    links: LinkProxies | None,
 ) -> FinalState:
     """Members, sampler, producers and churn run while the nemesis drives the schedule;
     the exit stack stops each of them (bounded) however this ends."""
-    nemesis = Nemesis(cluster, TOPIC, config.partitions, history, schedule.max_down)
+    nemesis = Nemesis(cluster, TOPIC, config.partitions, history, schedule.max_down, links=links)
     options = ProducerOptions(rate=config.rate)
     producers = [
         ProducerWorker(f"w{i + 1}", cluster.bootstrap, TOPIC, config.partitions, history, options)

@@ -48,16 +48,23 @@ FAULT_KINDS: dict[str, FaultKind] = {
         FaultKind(
             "partition",
             1,
-            False,
-            "network partition (isolate a leader, majority/minority, one-way): not yet built",
+            True,
+            "cut the network around a leader or a node: isolate it (majority/minority), "
+            "or one way (its messages lost, or messages to it lost); heal after the window",
         ),
     )
 }
 DEFAULT_FAULTS = tuple(k.name for k in FAULT_KINDS.values() if k.available)
 
-# Pause targets, drawn per step: a paused leader must stop acknowledging once replaced.
+# Pause and partition targets, drawn per step: a paused or cut-off leader must stop
+# acknowledging once it has been replaced.
 PAUSE_TARGETS = ("raft-leader", "partition-leader", "node")
 CORRUPT_MODES = ("truncate", "flip")
+# Partition modes: "isolate" puts the target alone in the minority (on 3 nodes every
+# majority/minority split is this), "split" adds further nodes to its minority while the
+# budget allows (5+ nodes), "one-way-out" loses what the target sends, "one-way-in" what it
+# is sent.
+PARTITION_MODES = ("isolate", "split", "one-way-out", "one-way-in")
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +228,7 @@ def _draw_step(
         )
     if kind == "kill-any":
         return FaultStep(index, kind, start, heal, "node", node=rng.randint(1, nodes))
-    if kind == "pause":
+    if kind in ("pause", "partition"):
         target = rng.choice(PAUSE_TARGETS)
         node = rng.randint(1, nodes)
         partition = rng.randrange(parts)
@@ -233,6 +240,7 @@ def _draw_step(
             target,
             node=node if target == "node" else None,
             partition=partition if target == "partition-leader" else None,
+            params=_partition_params(rng) if kind == "partition" else {},
         )
     if kind == "restart-corrupt-tail":
         params = {
@@ -245,3 +253,8 @@ def _draw_step(
             index, kind, start, heal, "node", node=rng.randint(1, nodes), params=params
         )
     raise ValueError(f"no step drawing for fault kind {kind!r}")
+
+
+def _partition_params(rng: random.Random) -> dict[str, Any]:
+    # The seed picks a split's further minority nodes once the target is known.
+    return {"mode": rng.choice(PARTITION_MODES), "seed": rng.getrandbits(32)}

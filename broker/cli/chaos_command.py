@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rillet.broker.cli.common import non_negative_int, positive_int, print_table
+from rillet.broker.quorum_config import ENGINES
 from rillet.chaos.runner import RunConfig, RunResult, judge, replay_command, run_once, schedule_for
 from rillet.chaos.schedule import DEFAULT_FAULTS, FAULT_KINDS, minority, parse_faults
 
@@ -76,6 +77,12 @@ def register(sub: Any) -> None:
         )
         p.add_argument("--partitions", type=positive_int, default=6)
         p.add_argument(
+            "--engine",
+            choices=ENGINES,
+            default=RunConfig().engine,
+            help="metadata quorum engine (default %(default)s; partitions need raft)",
+        )
+        p.add_argument(
             "--max-down", type=non_negative_int, help="nodes down at once (default: a minority)"
         )
         p.add_argument(
@@ -127,6 +134,7 @@ def config_from(args: argparse.Namespace) -> RunConfig:
     return RunConfig(
         seed=args.seed,
         nodes=args.nodes,
+        engine=args.engine,
         duration_s=args.duration,
         faults=args.faults,
         partitions=args.partitions,
@@ -168,6 +176,7 @@ def run_faults(args: argparse.Namespace) -> int:
 def run_run(args: argparse.Namespace) -> int:
     try:
         base = config_from(args)
+        base.check()
         schedule_for(base)  # reject a bad configuration before starting anything
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)

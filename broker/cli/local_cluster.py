@@ -17,7 +17,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -61,13 +61,24 @@ class ClusterPlan:
         return next(n for n in self.nodes if n.node_id == node_id)
 
 
+# (src node, dst node, "raft" | "listener", dst's real port) -> the port src dials.
+Route = Callable[[int, int, str, int], int]
+
+
 def plan_cluster(
-    base_dir: Path, nodes: int = 3, extra_config: str = "", broker_only: int = 0
+    base_dir: Path,
+    nodes: int = 3,
+    extra_config: str = "",
+    broker_only: int = 0,
+    route: Route | None = None,
 ) -> ClusterPlan:
     """Write configs for ``nodes`` voters (each also a broker) and ``broker_only`` further
     brokers that follow the voters' metadata log, all on free loopback ports.
 
     ``extra_config`` is appended inside the ``[quorum]`` table (timeouts for tests).
+    ``route``, when given, says which port each node dials to reach another voter's Raft
+    port and listener (the chaos harness puts a proxy on every link); a node's own entry
+    always names its real ports.
     """
     base_dir.mkdir(parents=True, exist_ok=True)
     secret_path = base_dir / SECRET_FILE
@@ -81,11 +92,17 @@ def plan_cluster(
         for i in range(total)
     ]
     cluster_id = f"rillet-{secrets.token_hex(4)}"
-    voters = ",\n".join(
-        f'  {{ id = {n.node_id}, raft = "{HOST}:{n.raft_port}", listener = "{HOST}:{n.port}" }}'
-        for n in plans[:nodes]
-    )
+
+    def dial(src: int, dst: NodePlan, kind: str, port: int) -> int:
+        return port if route is None or src == dst.node_id else route(src, dst.node_id, kind, port)
+
     for n in plans:
+        voters = ",\n".join(
+            f"  {{ id = {v.node_id}, "
+            f'raft = "{HOST}:{dial(n.node_id, v, "raft", v.raft_port)}", '
+            f'listener = "{HOST}:{dial(n.node_id, v, "listener", v.port)}" }}'
+            for v in plans[:nodes]
+        )
         work = Path(n.work_dir)
         work.mkdir(parents=True, exist_ok=True)
         (work / "node.toml").write_text(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import trio
@@ -59,8 +60,12 @@ class ReplicaFetcherManager:
         metadata: MetadataView,
         config: ReplicationConfig,
         request_timeout_s: float,
+        routes: Mapping[int, tuple[str, int]] | None = None,
     ) -> None:
         self._node_id = node_id
+        # Voters are reached at the listener this node's config names for them (normally
+        # their registered address; the chaos harness routes each link through a proxy).
+        self._routes = dict(routes or {})
         self._replicas = replicas
         self._metadata = metadata
         self._config = config
@@ -113,10 +118,11 @@ class ReplicaFetcherManager:
                 if broker is None:
                     await self._wait_for_change(1.0)
                     continue
-                if conn is None or conn.closed or endpoint != (broker.host, broker.port):
+                target = self._routes.get(leader_id, (broker.host, broker.port))
+                if conn is None or conn.closed or endpoint != target:
                     if conn is not None:
                         conn.close()
-                    endpoint = (broker.host, broker.port)
+                    endpoint = target
                     conn = await self._connect(*endpoint)
                     if conn is None:
                         await self._wait_for_change(self._config.fetch_backoff_ms / 1000)

@@ -67,11 +67,13 @@ def test_the_replay_command_parses_back_to_the_same_config(config: RunConfig) ->
     assert chaos_command.config_from(parse(*argv[1:])) == config
 
 
-def test_unknown_and_unbuilt_fault_kinds_are_usage_errors(
+def test_unknown_fault_kinds_and_partitions_on_pysyncobj_are_usage_errors(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert "unknown fault kinds" in usage_error(capsys, "chaos", "run", "--faults", "explode")
-    assert "not yet available" in usage_error(capsys, "chaos", "run", "--faults", "partition")
+    args = parse("chaos", "run", "--faults", "partition", "--engine", "pysyncobj")
+    assert args.run(args) == 2
+    assert "identifies peers by address" in capsys.readouterr().err
     assert "MIN,MAX" in usage_error(capsys, "chaos", "run", "--windows", "a,b")
     assert "MIN <= MAX" in usage_error(capsys, "chaos", "run", "--gaps", "3,1")
 
@@ -98,7 +100,7 @@ def test_faults_lists_every_kind(capsys: pytest.CaptureFixture[str]) -> None:
     assert args.run(args) == 0
     out = capsys.readouterr().out
     assert "kill-leader" in out and "restart-corrupt-tail" in out
-    assert "partition" in out and "later" in out
+    assert "partition" in out and "later" not in out
 
 
 def test_check_needs_a_run_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

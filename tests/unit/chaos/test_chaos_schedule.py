@@ -9,6 +9,7 @@ import pytest
 from rillet.chaos.schedule import (
     DEFAULT_FAULTS,
     FAULT_KINDS,
+    PARTITION_MODES,
     FaultStep,
     Timing,
     build_schedule,
@@ -113,17 +114,20 @@ def test_parse_faults() -> None:
     assert parse_faults("all") == DEFAULT_FAULTS
     with pytest.raises(ValueError, match="unknown"):
         parse_faults("kill-everything")
-    with pytest.raises(ValueError, match="not yet available: partition"):
-        parse_faults("kill-leader,partition")
+    assert parse_faults("kill-leader,partition") == ("kill-leader", "partition")
     with pytest.raises(ValueError):
         parse_faults(" , ")
 
 
-def test_network_partitions_are_named_but_not_yet_available() -> None:
-    assert FAULT_KINDS["partition"].available is False
-    assert "partition" not in DEFAULT_FAULTS
-    with pytest.raises(ValueError, match="not yet available"):
-        build_schedule(1, ("partition",), 60, 3, 6)
+def test_network_partitions_draw_a_mode_and_a_leader_or_node_target() -> None:
+    assert FAULT_KINDS["partition"].available and "partition" in DEFAULT_FAULTS
+    steps = build_schedule(1, ("partition",), 120, 3, 6).steps
+    assert steps
+    assert {s.params["mode"] for s in steps} <= set(PARTITION_MODES)
+    assert all(s.target in ("raft-leader", "partition-leader", "node") for s in steps)
+    assert build_schedule(1, ("partition",), 120, 3, 6) == build_schedule(
+        1, ("partition",), 120, 3, 6
+    )
 
 
 def test_describe_names_the_target() -> None:
