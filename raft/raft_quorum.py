@@ -16,6 +16,7 @@ changes before either.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import random
 from dataclasses import dataclass
@@ -35,6 +36,10 @@ from rillet.raft.ready import Ready, Role
 from rillet.raft.transport import PeerAddress, RaftTransport
 
 log = logging.getLogger(__name__)
+
+
+def _entry_index(entry: Entry) -> int:
+    return entry.index
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +217,8 @@ class RaftQuorum(Quorum):
             if after_index < self._trimmed_through:
                 raise SnapshotRequired(self._trimmed_through)
             changed = self._changed
-            out = [e for e in self._committed if e.index > after_index][:max_entries]
+            start = bisect.bisect_right(self._committed, after_index, key=_entry_index)
+            out = self._committed[start : start + max_entries]
             if out:
                 return out
             await changed.wait()
@@ -235,7 +241,8 @@ class RaftQuorum(Quorum):
             return
         self._snapshot = snapshot
         self._trimmed_through = snapshot.index
-        self._committed = [e for e in self._committed if e.index > snapshot.index]
+        start = bisect.bisect_right(self._committed, snapshot.index, key=_entry_index)
+        self._committed = self._committed[start:]
         self._work.set()
 
     def latest_snapshot(self) -> Snapshot | None:
