@@ -123,3 +123,22 @@ async def test_concurrent_proposals_commit_in_one_order_everywhere(tmp_path: Pat
         logs = [await read_all(m, 400) for m in voters.members.values()]
         assert logs[0] == logs[1] == logs[2] and len(set(logs[0])) == 400
         nursery.cancel_scope.cancel()
+
+
+async def test_commit_index_never_names_a_leader_no_op(tmp_path: Path) -> None:
+    """Regression: a new leader's no-op entry commits but is never handed to readers, so a
+    commit index naming it made a new controller wait forever for its state machine to apply
+    "the commit index" (found when the leader started sending appends before its fsync)."""
+    voters = Voters(tmp_path)
+    async with trio.open_nursery() as nursery:
+        for i in (1, 2, 3):
+            await voters.start(nursery, i)
+        leader = await voters.leader()
+        with trio.fail_after(10):
+            while leader._core.status().commit_index < 1:  # the no-op
+                await trio.sleep(0.01)
+        assert leader.commit_index() == 0
+        index = await leader.propose(b"first")
+        assert leader.commit_index() == index
+        assert [e.index for e in await leader.read_committed(0)] == [index]
+        nursery.cancel_scope.cancel()
