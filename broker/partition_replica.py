@@ -44,9 +44,11 @@ class ReplicaRole:
 
 @dataclass(eq=False, slots=True)
 class _AcksWaiter:
-    """An acks=all produce waiting for the high watermark to pass its batches."""
+    """An acks=all produce waiting for the high watermark to pass its batches, appended
+    while leading in ``leader_epoch``."""
 
     target: int
+    leader_epoch: int
     event: trio.Event = field(default_factory=trio.Event)
     reached: bool = False
 
@@ -126,6 +128,9 @@ class PartitionReplica:
                 now_ms=now_ms,
             )
             self.log.start_leader_epoch(role.leader_epoch)
+            # Waiters of an earlier leadership: their batches may have been truncated while
+            # this replica followed in between (its view can skip the follower state).
+            self._release_acks_waiters()
         else:
             self.leader.on_committed(role.isr, role.partition_epoch)
         self._leader_end_moved()
@@ -204,7 +209,7 @@ class PartitionReplica:
         if self._hw_waiters and self.is_leader:
             still = []
             for waiter in self._hw_waiters:
-                if offset >= waiter.target:
+                if offset >= waiter.target and waiter.leader_epoch == self.leader_epoch:
                     waiter.reached = True
                     waiter.event.set()
                 else:
@@ -242,13 +247,17 @@ class PartitionReplica:
         self._waiters.discard(event)
         self._follower_waiters.discard(event)
 
-    async def wait_for_high_watermark(self, offset: int) -> bool:
-        """Wait until the high watermark reaches ``offset`` while this replica leads (True),
-        or it stops leading or is deleted first (False): records appended by a deposed
-        leader may be truncated, so reaching the offset later as a follower proves nothing."""
-        if self._high_watermark >= offset and self.is_leader:
+    async def wait_for_high_watermark(self, offset: int, leader_epoch: int) -> bool:
+        """Wait until the high watermark reaches ``offset`` while this replica still leads in
+        ``leader_epoch``, the epoch the batch was appended in (True), or until it stops
+        leading in that epoch or is deleted (False): records appended by a deposed leader
+        may be truncated, so the offset reached as a follower, or in a later leadership of
+        this replica, proves nothing about them."""
+        if not self.is_leader or self.leader_epoch != leader_epoch or self.deleted:
+            return False
+        if self._high_watermark >= offset:
             return True
-        waiter = _AcksWaiter(offset)
+        waiter = _AcksWaiter(offset, leader_epoch)
         self._hw_waiters.append(waiter)
         try:
             await waiter.event.wait()

@@ -19,10 +19,10 @@ import trio
 from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.follower import MetadataFollower
-from rillet.metadata_quorum.records import encode_entry
+from rillet.metadata_quorum.records import ControllerActivated, encode_entry
 from rillet.metadata_quorum.state import MetadataState
-from rillet.raft.errors import NotLeaderError, ProposalOutcomeUnknown
-from rillet.raft.quorum import Quorum
+from rillet.raft.errors import NotLeaderError, ProposalOutcomeUnknown, RaftError
+from rillet.raft.quorum import Leadership, Quorum
 
 log = logging.getLogger(__name__)
 
@@ -64,14 +64,26 @@ class ControllerService:
                 await self._quorum.wait_for_leadership_change(lead)
                 continue
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._lead, lead.term)
-                await self._quorum.wait_for_leadership_change(lead)
+                nursery.start_soon(self._stop_on_leadership_change, lead, nursery.cancel_scope)
+                try:
+                    await self._lead(lead.term)
+                except RaftError as exc:
+                    # A tick's records were not committed (leadership moving, or no majority
+                    # within the commit timeout): whatever this controller decided may not
+                    # have happened, so it starts over from the committed state if this
+                    # member still leads.
+                    log.warning("controller for term %d restarts: %s", lead.term, exc)
                 nursery.cancel_scope.cancel()
             self._controller = None
             log.info("controller for term %d stopped", lead.term)
 
+    async def _stop_on_leadership_change(self, lead: Leadership, scope: trio.CancelScope) -> None:
+        await self._quorum.wait_for_leadership_change(lead)
+        scope.cancel()
+
     async def _lead(self, term: int) -> None:
-        await self._follower.wait_applied(self._quorum.commit_index())
+        barrier = ControllerActivated(self._quorum.node_id, term)
+        await self._follower.wait_applied(await self._quorum.propose(encode_entry([barrier])))
         controller = Controller(self._config, self._rng)
         controller.on_become_leader(self._follower.state, self._clock_ms())
         self._controller = controller

@@ -37,6 +37,7 @@ class RecordType(IntEnum):
     FENCE_BROKER = 2
     UNFENCE_BROKER = 3
     UNREGISTER_BROKER = 4
+    CONTROLLER_ACTIVATED = 5
     TOPIC = 10
     PARTITION = 11
     PARTITION_CHANGE = 12
@@ -127,11 +128,26 @@ class ProducerIds:
     block_size: int
 
 
+@dataclass(frozen=True, slots=True)
+class ControllerActivated:
+    """A new controller's barrier: it decides nothing until this record is applied.
+
+    A new Raft leader does not know which entries of earlier terms are committed until an
+    entry of its own term commits; applying this record proves every earlier committed
+    record is applied, so the controller never decides on stale state (a stale decision,
+    applied after the newer records it did not see, would undo them). Changes no state.
+    """
+
+    node_id: int
+    term: int
+
+
 MetadataRecord = (
     RegisterBroker
     | FenceBroker
     | UnfenceBroker
     | UnregisterBroker
+    | ControllerActivated
     | TopicRecord
     | PartitionRecord
     | PartitionChange
@@ -150,6 +166,7 @@ TYPES: dict[RecordType, type] = {
     RecordType.FENCE_BROKER: FenceBroker,
     RecordType.UNFENCE_BROKER: UnfenceBroker,
     RecordType.UNREGISTER_BROKER: UnregisterBroker,
+    RecordType.CONTROLLER_ACTIVATED: ControllerActivated,
     RecordType.TOPIC: TopicRecord,
     RecordType.PARTITION: PartitionRecord,
     RecordType.PARTITION_CHANGE: PartitionChange,

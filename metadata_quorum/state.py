@@ -29,6 +29,7 @@ from rillet.metadata_quorum.group_records import (
 from rillet.metadata_quorum.group_registry import GroupRegistry
 from rillet.metadata_quorum.records import (
     NO_LEADER,
+    ControllerActivated,
     FenceBroker,
     MetadataRecord,
     PartitionChange,
@@ -139,6 +140,8 @@ class MetadataState:
                     for key in [k for k in self.partitions if k[0] == record.topic_id]:
                         del self.partitions[key]
                     self.groups.remove_topic(record.topic_id)
+            case ControllerActivated():
+                pass  # a barrier: see the record's docstring
             case ProducerIds():
                 self.next_producer_id = max(
                     self.next_producer_id, record.first_producer_id + record.block_size

@@ -49,7 +49,7 @@ def handle_produce(
         )
     now = ctx.now_ms()
     results: list[ProducePartitionResponse] = []
-    waits: list[tuple[int, int]] = []  # (index in results, offset the HW must reach)
+    waits: list[tuple[int, int, int]] = []  # (index in results, offset the HW must reach, epoch)
     for p in req.partitions:
         replica = ctx.leader_replica(p.topic, p.partition)
         if isinstance(replica, ErrorCode):
@@ -97,7 +97,7 @@ def handle_produce(
             )
         )
         if req.acks == ACKS_ALL and not _TEST_ACK_BEFORE_HW:
-            waits.append((len(results) - 1, info.last_offset + 1))
+            waits.append((len(results) - 1, info.last_offset + 1, replica.leader_epoch))
     if req.acks == 0:
         return None
     if not waits:
@@ -109,22 +109,18 @@ def handle_produce(
 async def _await_high_watermarks(
     ctx: BrokerContext,
     results: list[ProducePartitionResponse],
-    waits: list[tuple[int, int]],
+    waits: list[tuple[int, int, int]],
     timeout_ms: int,
 ) -> ProduceResponse:
     reached: set[int] = set()
     with trio.move_on_after(timeout_ms / 1000):
-        for index, target in waits:
+        for index, target, leader_epoch in waits:
             r = results[index]
             replica = ctx.replicas.get(r.topic, r.partition)
-            if (
-                replica is not None
-                and not replica.deleted
-                and await replica.wait_for_high_watermark(target)
-            ):
+            if replica is not None and await replica.wait_for_high_watermark(target, leader_epoch):
                 reached.add(index)
     final = list(results)
-    for index, _ in waits:
+    for index, _, leader_epoch in waits:
         r = results[index]
         replica = ctx.replicas.get(r.topic, r.partition)
         if index in reached:
@@ -144,7 +140,7 @@ async def _await_high_watermarks(
                 ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                 "partition deleted while waiting for acks=all",
             )
-        elif not replica.is_leader:
+        elif not replica.is_leader or replica.leader_epoch != leader_epoch:
             code, message = (
                 ErrorCode.NOT_LEADER_OR_FOLLOWER,
                 "leadership moved while waiting for acks=all",

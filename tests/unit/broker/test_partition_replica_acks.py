@@ -1,0 +1,94 @@
+"""acks=all waiters are bound to the leader epoch their batch was appended in.
+
+Regression for chaos seed 5 (a sweep of 60 s schedules with network partitions): a leader
+isolated from its followers appended batches that were truncated once it followed the new
+leader; when preferred-leader rebalance made it leader again, an acks=all wait for one of
+those batches (registered while it was not leading: a produce request waits for its
+partitions one after the other) completed as soon as the new leadership's high watermark
+passed the old offset, and the client was told its record was at an offset that held
+another record. Two acknowledgements named one offset; one record was lost.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import trio
+
+from rillet.broker.partition_replica import PartitionReplica, ReplicaRole, TopicPartitionKey
+from rillet.partition_store.config import LogConfig
+from rillet.partition_store.log import PartitionLog
+from rillet.wire.batch import build_batch
+
+T0 = 1_700_000_000_000
+NODE = 1
+
+
+def replica(tmp_path: Path) -> PartitionReplica:
+    log = PartitionLog.open(tmp_path / "t-0", LogConfig(), T0, "t", 0)
+    return PartitionReplica(TopicPartitionKey("t", 0), log, lambda: None)
+
+
+def leader(epoch: int, isr: tuple[int, ...] = (NODE, 2)) -> ReplicaRole:
+    return ReplicaRole(True, epoch, isr, NODE, replicas=(NODE, 2), leader_id=NODE)
+
+
+def follower(epoch: int) -> ReplicaRole:
+    return ReplicaRole(False, epoch, (2,), NODE, replicas=(NODE, 2), leader_id=2)
+
+
+def append(r: PartitionReplica, n: int) -> int:
+    info = r.append_as_leader(build_batch([(T0, None, b"v", None)] * n), T0)
+    return info.last_offset + 1
+
+
+async def test_a_wait_from_an_earlier_leadership_never_completes_in_a_later_one(
+    tmp_path: Path,
+) -> None:
+    r = replica(tmp_path)
+    r.set_role(leader(5), T0)
+    target = append(r, 3)
+    results: list[bool] = []
+
+    async def wait() -> None:
+        results.append(await r.wait_for_high_watermark(target, 5))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(wait)
+        await trio.testing.wait_all_tasks_blocked()
+        r.set_role(leader(7), T0)  # its view skipped the follower state in between
+        r.on_follower_fetch(2, target, T0)  # the new leadership's high watermark passes it
+    assert results == [False]
+    r.log.close()
+
+
+async def test_a_wait_registered_while_not_leading_fails_at_once(tmp_path: Path) -> None:
+    r = replica(tmp_path)
+    r.set_role(leader(5), T0)
+    target = append(r, 2)
+    r.set_role(follower(6), T0)
+    with trio.fail_after(1):
+        assert await r.wait_for_high_watermark(target, 5) is False
+    r.set_role(leader(7), T0)
+    with trio.fail_after(1):
+        assert await r.wait_for_high_watermark(target, 5) is False
+    r.log.close()
+
+
+async def test_a_wait_in_the_same_leadership_completes_when_followers_catch_up(
+    tmp_path: Path,
+) -> None:
+    r = replica(tmp_path)
+    r.set_role(leader(5), T0)
+    target = append(r, 2)
+    results: list[bool] = []
+
+    async def wait() -> None:
+        results.append(await r.wait_for_high_watermark(target, 5))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(wait)
+        await trio.testing.wait_all_tasks_blocked()
+        r.on_follower_fetch(2, target, T0)
+    assert results == [True]
+    r.log.close()
