@@ -42,7 +42,7 @@ def append(r: PartitionReplica, n: int) -> int:
     return info.last_offset + 1
 
 
-async def test_a_wait_from_an_earlier_leadership_never_completes_in_a_later_one(
+async def test_seed_5_a_wait_from_an_earlier_leadership_never_completes_in_a_later_one(
     tmp_path: Path,
 ) -> None:
     r = replica(tmp_path)

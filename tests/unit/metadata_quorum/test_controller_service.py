@@ -13,7 +13,13 @@ from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.controller_service import ControllerService, DecideFn
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.follower import MetadataFollower
-from rillet.metadata_quorum.records import NO_LEADER, RegisterBroker
+from rillet.metadata_quorum.records import (
+    NO_LEADER,
+    ControllerActivated,
+    FenceBroker,
+    RegisterBroker,
+    decode_entry,
+)
 from rillet.metadata_quorum.state import MetadataState
 from rillet.raft.errors import NotLeaderError, ProposalOutcomeUnknown
 from rillet.raft.sim_quorum import SimCluster
@@ -96,4 +102,83 @@ async def test_controller_follows_leadership_and_fences_silent_brokers(
             assert p.leader in (1, 2) and p.leader != NO_LEADER and 3 not in p.isr
         snapshots = {f.state.to_snapshot() for f, _ in services.values()}
         assert len(snapshots) == 1  # every member derived the same registries
+        nursery.cancel_scope.cancel()
+
+
+async def test_seed_9_a_new_controller_decides_only_after_its_barrier_is_applied(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Chaos seed 9: a new Raft leader does not know which earlier entries are committed
+    until one of its own term commits, so a controller started on "the commit index"
+    decided on stale state (a partition's old leader and ISR) and its records, applied
+    after the newer ones, made a replica with a truncated log the leader. The controller
+    now first commits a ControllerActivated record and waits until it is applied."""
+    cluster = SimCluster([1, 2, 3], random.Random(9), commit_delay_s=0.005)
+    services = {}
+    async with trio.open_nursery() as nursery:
+        for node_id, quorum in cluster.members.items():
+            follower = MetadataFollower(quorum)
+            service = ControllerService(
+                quorum, follower, ControllerConfig(TIMEOUT_MS), random.Random(9), now_ms, 100
+            )
+            services[node_id] = (follower, service)
+            nursery.start_soon(follower.run)
+            nursery.start_soon(service.run)
+        await trio.sleep(0.1)
+        for node_id in (1, 2):
+            if node_id == 2:
+                term = cluster.elect(2)
+                await trio.sleep(0.1)
+            follower, service = services[node_id]
+            assert service.active
+            barriers = [
+                (e.index, records[0])
+                for e in cluster.log
+                if isinstance((records := decode_entry(e.data))[0], ControllerActivated)
+            ]
+            index, barrier = barriers[-1]
+            assert barrier.node_id == node_id
+            assert node_id == 1 or barrier.term == term
+            assert follower.state.last_applied_index >= index
+        nursery.cancel_scope.cancel()
+
+
+async def test_seeds_2_6_7_10_11_14_a_tick_that_does_not_commit_restarts_the_controller(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Chaos seeds 2, 6, 7, 10, 11 and 14: a controller tick whose records were not
+    committed (ProposalOutcomeUnknown as leadership moved) ended the node. Now the
+    controller starts over from the committed state and the node keeps running."""
+    cluster = SimCluster([1, 2, 3], random.Random(10))
+    quorum = cluster.members[1]
+    follower = MetadataFollower(quorum)
+    service = ControllerService(
+        quorum, follower, ControllerConfig(TIMEOUT_MS), random.Random(10), now_ms, 100
+    )
+    real_propose = quorum.propose
+    failures = [ProposalOutcomeUnknown("leadership changed")]
+
+    async def flaky_propose(data: bytes) -> int:
+        if failures and FenceBroker in {type(r) for r in decode_entry(data)}:
+            raise failures.pop()
+        return await real_propose(data)
+
+    quorum.propose = flaky_propose  # type: ignore[method-assign]
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(follower.run)
+        nursery.start_soon(service.run)
+        await trio.sleep(0.1)
+        await service.submit(
+            lambda c, s, n: c.register_broker(s, RegisterBroker(5, "inc5", "h", 5), n)
+        )
+        await service.submit(  # unfenced once, then silent
+            lambda c, s, n: c.heartbeat(s, 5, s.brokers[5].broker_epoch, True, n)
+        )
+        with trio.fail_after(30):  # the silent broker is fenced, first failing, then for real
+            while not any(
+                isinstance(r, FenceBroker) for e in cluster.log for r in decode_entry(e.data)
+            ):
+                await trio.sleep(0.1)
+        assert not failures and service.active
+        assert len(service.terms_led) == 2  # the same term, led twice
         nursery.cancel_scope.cancel()
