@@ -59,7 +59,7 @@ class QuorumConfig:
     broker_session_timeout_ms: int = 9_000
     broker_heartbeat_interval_ms: int = 250
     broker_connection_lost_grace_ms: int = 500
-    new_controller_grace_ms: int = 1_000
+    new_controller_grace_ms: int = 3_000
     controller_tick_ms: int = 100
     auto_leader_rebalance_enable: bool = True
     leader_rebalance_interval_ms: int = 10_000  # how often the controller checks it

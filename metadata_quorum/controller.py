@@ -55,7 +55,11 @@ class ControllerConfig:
     # first heartbeat: brokers find the new controller within a few backoff steps, and a
     # broker that died with the previous controller must not keep its leaderships for a
     # whole session.
-    new_controller_grace_ms: int = 1_000
+    # A new controller waits this long for each broker's first heartbeat (at most the
+    # session timeout). Kafka waits a whole session; less makes failover of partitions led
+    # by a broker that died with the controller faster, at the risk of fencing live brokers
+    # that are slow to find the new controller.
+    new_controller_grace_ms: int = 3_000
 
 
 class Controller:
@@ -96,6 +100,21 @@ class Controller:
             return
         at = now_ms + self.config.connection_lost_grace_ms
         self._deadline_ms[broker_id] = min(self._deadline_ms.get(broker_id, at), at)
+
+    def heartbeat_arrived(
+        self, state: MetadataState, broker_id: int, broker_epoch: int, now_ms: int
+    ) -> None:
+        """A heartbeat of ``broker_id`` reached this controller (leader-only state, no records).
+
+        Liveness is taken when the heartbeat arrives, not when its decision runs: decisions
+        wait for one another's commits, and a slow commit must not make every broker look
+        silent (the next tick would fence them all).
+        """
+        broker = state.brokers.get(broker_id)
+        if broker is None or broker.broker_epoch != broker_epoch:
+            return
+        deadline = now_ms + self.config.broker_session_timeout_ms
+        self._deadline_ms[broker_id] = max(self._deadline_ms.get(broker_id, deadline), deadline)
 
     def heartbeat(
         self,

@@ -19,7 +19,7 @@ import trio
 from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.follower import MetadataFollower
-from rillet.metadata_quorum.records import ControllerActivated, encode_entry
+from rillet.metadata_quorum.records import ControllerActivated, FenceBroker, encode_entry
 from rillet.metadata_quorum.state import MetadataState
 from rillet.raft.errors import NotLeaderError, ProposalOutcomeUnknown, RaftError
 from rillet.raft.quorum import Leadership, Quorum
@@ -100,6 +100,14 @@ class ControllerService:
                 self._follower.state, group_id, member_id, self._clock_ms()
             )
 
+    def broker_heartbeat_arrived(self, broker_id: int, broker_epoch: int) -> None:
+        """A broker heartbeat reached this node: its lease runs from now, whatever the wait
+        for the decision it asks for."""
+        if self._controller is not None:
+            self._controller.heartbeat_arrived(
+                self._follower.state, broker_id, broker_epoch, self._clock_ms()
+            )
+
     def broker_connection_lost(self, broker_id: int, broker_epoch: int) -> None:
         """A registered broker's heartbeat connection to this node closed."""
         if self._controller is not None:
@@ -123,6 +131,11 @@ class ControllerService:
                 # together, so no node ever sees a fenced broker still leading.
                 index = await self._quorum.propose(encode_entry(decision.records))
                 await self._follower.wait_applied(index)
+                for record in decision.records:
+                    if isinstance(record, FenceBroker):
+                        log.info(
+                            "fenced broker %d (epoch %d)", record.broker_id, record.broker_epoch
+                        )
             return decision
 
     async def submit_commuting(self, decide: DecideFn) -> Decision:

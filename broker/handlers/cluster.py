@@ -82,6 +82,9 @@ async def _heartbeat(ctx: BrokerContext, req: BrokerHeartbeatRequest) -> BrokerH
             lambda ctl, state, now: ctl.controlled_shutdown(state, req.broker_id, req.broker_epoch),
         )
     else:
+        controller = ctx.metadata.controller
+        if controller is not None and controller.active:
+            controller.broker_heartbeat_arrived(req.broker_id, req.broker_epoch)
         outcome = await decide_on_controller(
             ctx,
             lambda ctl, state, now: ctl.heartbeat(
