@@ -301,3 +301,20 @@ def test_a_heartbeat_after_a_lost_connection_keeps_the_broker() -> None:
     ctl.connection_lost(state, 1, state.brokers[1].broker_epoch, 1000)
     ctl.heartbeat(state, 1, state.brokers[1].broker_epoch, True, 1100)  # it reconnected
     assert ctl.tick(state, 1000 + ctl.config.connection_lost_grace_ms).records == []
+
+
+def test_smoke_seed_3_a_heartbeat_renews_the_lease_when_it_arrives() -> None:
+    """Chaos smoke seed 3 (under CI load): a new controller fenced every broker at once —
+    none had been seen within its grace — and a restarted broker with a damaged log tail
+    then became the partitions' only ISR member and leader. A heartbeat now renews the lease
+    when it reaches the controller, before its decision waits behind other commits, and the
+    new controller's default grace is 3 s."""
+    ctl, state = cluster_of({1: None, 2: None, 3: None})
+    assert ControllerConfig(TIMEOUT_MS).new_controller_grace_ms == 3000
+    ctl.on_become_leader(state, 0)  # deadlines: the grace, 3 s
+    ctl.heartbeat_arrived(state, 1, state.brokers[1].broker_epoch, 2_500)
+    ctl.heartbeat_arrived(state, 2, state.brokers[2].broker_epoch, 2_900)
+    ctl.heartbeat_arrived(state, 3, 12345, 2_900)  # a stale epoch renews nothing
+    decision = ctl.tick(state, 3_100)  # their decisions have not run yet
+    fenced = {r.broker_id for r in decision.records if type(r).__name__ == "FenceBroker"}
+    assert fenced == {3}
