@@ -73,6 +73,7 @@ class ControllerService:
                     # have happened, so it starts over from the committed state if this
                     # member still leads.
                     log.warning("controller for term %d restarts: %s", lead.term, exc)
+                    await trio.sleep(self._tick_s)  # leadership may be changing: no busy loop
                 nursery.cancel_scope.cancel()
             self._controller = None
             log.info("controller for term %d stopped", lead.term)
