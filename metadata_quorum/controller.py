@@ -88,7 +88,14 @@ class Controller:
         self._deadline_ms[record.broker_id] = now_ms + self.config.broker_session_timeout_ms
         if current is not None and current.incarnation_id == record.incarnation_id:
             return Decision([])  # a retried registration: already done
-        return Decision([record])
+        # A new incarnation is a restart the controller may not have noticed yet: the broker
+        # could still lead partitions and sit in their ISRs, and its log may have lost an
+        # unsynced or damaged tail. Leadership and ISR move off it in the same Raft entry as
+        # its registration, so when it has caught up to its broker epoch it never acts as
+        # the leader of its previous incarnation — followers would truncate committed
+        # records to its shorter log and consumers would reset their positions.
+        live = set(state.unfenced_brokers()) - {record.broker_id}
+        return Decision([record, *self._move_off_dead_brokers(state, live)])
 
     def connection_lost(
         self, state: MetadataState, broker_id: int, broker_epoch: int, now_ms: int

@@ -318,3 +318,28 @@ def test_smoke_seed_3_a_heartbeat_renews_the_lease_when_it_arrives() -> None:
     decision = ctl.tick(state, 3_100)  # their decisions have not run yet
     fenced = {r.broker_id for r in decision.records if type(r).__name__ == "FenceBroker"}
     assert fenced == {3}
+
+
+def test_seed_65_a_restarted_broker_never_leads_as_its_previous_incarnation() -> None:
+    """Chaos seed 65: a leader was killed with a damaged log tail and restarted before the
+    controller (itself new, within its grace) had fenced it. Caught up to its registration,
+    its metadata still named it leader with the old epoch: the followers truncated committed
+    records to its shorter log and consumers reset to offset 0. Leadership and ISR now move
+    off a new incarnation in the same Raft entry as its registration."""
+    ctl, state = cluster_of({1: None, 2: None, 3: None})
+    apply_all(state, ctl.create_topic(state, "t", 6, 3, {}))
+    led_by_3 = {k for k, p in state.partitions.items() if p.leader == 3}
+    assert led_by_3
+    decision = ctl.register_broker(state, RegisterBroker(3, "inc3-restarted", "h", 3), 100)
+    # One decision is one Raft entry: the broker's epoch is the index of all of it.
+    state.apply_entry(state.last_applied_index + 1, decision.records)
+    assert state.brokers[3].broker_epoch == state.last_applied_index
+    assert state.brokers[3].fenced
+    for key, p in state.partitions.items():
+        assert p.leader != 3 and 3 not in p.isr
+        if key in led_by_3:
+            assert p.leader in (1, 2)
+    # Once caught up it is unfenced and rejoins the ISRs through its leaders, as any follower.
+    apply_all(state, ctl.heartbeat(state, 3, state.brokers[3].broker_epoch, True, 200))
+    assert not state.brokers[3].fenced
+    assert all(p.leader != 3 for p in state.partitions.values())
