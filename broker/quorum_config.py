@@ -27,8 +27,8 @@ def parse_address(text: str, key: str) -> tuple[str, int]:
     return host, int(port)
 
 
-# pysyncobj: the first engine (no fsync). raft: our own engine (fsynced log, authenticated
-# transport), selectable while it is being proven; it becomes the default afterwards.
+# raft: our own engine (fsynced log, authenticated transport), the default. pysyncobj: the
+# first engine (no fsync), still supported for clusters that were built on it.
 ENGINES = ("pysyncobj", "raft")
 
 
@@ -48,7 +48,7 @@ class VoterConfig:
 @dataclass(frozen=True, slots=True)
 class QuorumConfig:
     voters: tuple[VoterConfig, ...] = field(default=(), metadata={"item": VoterConfig})
-    engine: str = "pysyncobj"
+    engine: str = "raft"
     secret: str = ""  # prefer secret_file or the RILLET_CLUSTER_SECRET environment variable
     secret_file: str = ""
     raft_host: str = "127.0.0.1"  # bind address of the Raft port

@@ -42,7 +42,7 @@ T = TypeVar("T")
 
 @pytest.fixture(params=["pysyncobj", "raft"])
 def engine(request: pytest.FixtureRequest) -> str:
-    """Both Raft engines run the same cluster tests (the own engine is being proven)."""
+    """Both Raft engines run the same cluster tests: ours (the default) and pysyncobj."""
     return str(request.param)
 
 
