@@ -31,6 +31,7 @@ from rillet.client.cluster import ClusterClient
 from rillet.client.connection import BrokerConnection, PendingResponse
 from rillet.client.errors import (
     BrokerError,
+    ClientClosedError,
     ClientTimeoutError,
     ConnectionFailedError,
     RilletError,
@@ -291,6 +292,12 @@ class Sender:
                 return
             except BrokerError as exc:  # a top-level error: the request was not understood
                 self._handle_errors(batches, exc, refresh=exc.needs_metadata_refresh)
+                return
+            except ClientClosedError as exc:
+                # Our own metadata refresh closed the connection (the broker left the
+                # metadata: fenced, or cut off): the batches go to the new leader. A closing
+                # producer fails them instead (_retry_or_fail sees _closed).
+                self._handle_errors(batches, exc, refresh=True)
                 return
             except RilletError as exc:
                 for b in batches:

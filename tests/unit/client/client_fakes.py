@@ -79,6 +79,7 @@ class FakeCluster:
         self.arrived = trio.Event()  # set (and replaced) whenever a request arrives
         self.outstanding = 0  # requests being answered right now...
         self.max_outstanding = 0  # ...and the most there ever were
+        self.unlisted: set[int] = set()  # nodes left out of Metadata answers (fenced ones)
 
     @property
     def bootstrap(self) -> str:
@@ -202,7 +203,11 @@ class FakeCluster:
                 leader, epoch = self.leaders[(name, p)], self.logs[(name, p)].epoch
                 meta.append(PartitionMetadata(p, leader, epoch, [leader], [leader]))
             topics.append(TopicMetadata(name, ErrorCode.NONE, meta))
-        brokers = [BrokerInfo(n, "127.0.0.1", port) for n, port in self.ports.items()]
+        brokers = [
+            BrokerInfo(n, "127.0.0.1", port)
+            for n, port in self.ports.items()
+            if n not in self.unlisted
+        ]
         return MetadataResponse("fake", self.controller_id, brokers, topics)
 
     def _check(self, api: str, node: int, tp: TP) -> ErrorCode:

@@ -230,3 +230,26 @@ async def test_requests_in_flight_keep_the_send_order(cluster: FakeCluster) -> N
             await producer.send("t", f"{i:05}".encode(), partition=0)
     assert cluster.values(("t", 0)) == [f"{i:05}".encode() for i in range(300)]
     assert len(cluster.of_type(ProduceRequest)) > 10
+
+
+async def test_a_request_cut_by_a_metadata_refresh_is_retried_on_the_new_leader(
+    cluster: FakeCluster,
+) -> None:
+    """Chaos seed 6 (second sweep): a refresh that no longer listed the leader's broker (it was
+    fenced while cut off) closed the connection to it, and 418 in-flight records failed with
+    ClientClosedError. Kafka's producer retries such batches; so does ours."""
+    cluster.create_topic("t", 1, leader=0)
+    async with Producer(cluster.bootstrap, linger_ms=0, **FAST) as producer:
+        await (await producer.send("t", b"before"))
+        cluster.produce_hold = True  # node 0 holds the next request unanswered
+        pending = await producer.send("t", b"during")
+        await cluster.wait_for(ProduceRequest, 2)
+        cluster.unlisted.add(0)
+        cluster.move_leader(("t", 0), 1)
+        cluster.produce_hold = False
+        await producer._cluster.refresh_metadata(["t"])  # closes the connection to node 0
+        with trio.fail_after(5):
+            md = await pending
+        cluster.hold.set()  # let node 0's held request end
+    assert md.partition == 0
+    assert [node for node, _ in cluster.of_type(ProduceRequest)][-1] == 1
