@@ -154,6 +154,16 @@ class RaftCore(Election):
         if progress is not None and progress.state is ProgressState.REPLICATE:
             progress.become_probe()
 
+    def report_leader_down(self, peer: int) -> None:
+        """The driver has proof that ``peer``'s process is not running (a connection to
+        its port was refused). A follower of ``peer`` then forgets it and campaigns (pre-vote
+        first, when configured) within a few ticks instead of after a whole election
+        timeout. Ignored on leaders, (pre-)candidates and for anyone but our leader. Safety
+        never depends on it: a wrong report only starts an election early, and with pre-vote
+        (the default) one that needs a majority that has not heard from a leader."""
+        if peer in self.peers:
+            self.leader_down(peer)
+
     # -- the Ready loop -----------------------------------------------------------------
 
     def has_ready(self) -> bool:

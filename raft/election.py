@@ -9,6 +9,10 @@
   heard from a leader within that time ignore (pre-)votes (the leader's lease).
 * Transfer: the leader brings the target up to date, then sends TimeoutNow; the target
   campaigns at once, flagged so that voters do not ignore it because of the lease.
+* Leader down: when the driver has proof that the leader's process is gone (its port
+  refuses connections), a follower forgets that leader and lets its election timer fire
+  within a few ticks rather than a whole timeout. Pre-vote and the vote rules still decide;
+  a wrong report costs at most a pre-vote that the leader's next heartbeat makes moot.
 * One vote per term: the vote is part of the hard state, and the Ready contract persists it
   before the VoteResponse leaves the node.
 """
@@ -41,6 +45,27 @@ class Election(Replication):
             self.campaign(
                 CampaignKind.PRE_ELECTION if self.config.pre_vote else CampaignKind.ELECTION
             )
+
+    def leader_down(self, peer: int) -> None:
+        """``peer``'s process is reported gone: if it is the leader we follow, forget it (so
+        our lease no longer makes us ignore the (pre-)votes of whoever succeeds it) and bring
+        the election timer forward to fire in 1 + r ticks, r being our rank among the
+        voters other than ``peer``.
+
+        Every follower of a dead leader notices at about the same moment; campaigning in the
+        same tick would split the vote, and a split costs a whole election timeout. Ranks
+        put a tick between any two of them without any coordination (a random 1..k would
+        collide 1 time in k). If the first cannot win -- its log is behind, or it is down
+        too -- the next tries one tick later. The first waits one tick too, so that a live
+        leader reported dead by mistake cancels it with its next heartbeat. Only the elapsed
+        count moves, not the timeout: hearing from any leader (which zeroes it) cancels the
+        early campaign and leaves the usual timeout in place."""
+        if self.role is not Role.FOLLOWER or self.leader_id != peer:
+            return
+        self.leader_id = None
+        rank = sorted(v for v in self.voters if v != peer).index(self.id)
+        fire_at_ticks = self.randomized_election_timeout_ticks - 1 - rank
+        self.election_elapsed_ticks = max(self.election_elapsed_ticks, fire_at_ticks)
 
     def tick_heartbeat(self) -> None:
         self.heartbeat_elapsed_ticks += 1

@@ -1,11 +1,13 @@
 """Our own Raft engine behind the ``Quorum`` interface: the trio driver of the pure core.
 
-Three tasks around :class:`~rillet.raft.core.RaftCore`: a ticker (one logical tick every
+Four tasks around :class:`~rillet.raft.core.RaftCore`: a ticker (one logical tick every
 ``tick_ms``), a receiver (authenticated messages from :class:`RaftTransport` stepped into the
-core) and the Ready loop, which runs the core's contract in order — persist (snapshot,
-entries, hard state) → fdatasync when asked → send → apply → advance — so no message ever
-promises something that is not on disk (a vote, an append acknowledgement). Many proposals
-that arrive between two Readys share one fdatasync (group commit).
+core), a peer watcher (peers whose port refused a connection, reported to the core as down,
+so that the followers of a dead leader campaign within a few ticks) and the Ready loop,
+which runs the core's contract in order — persist (snapshot, entries, hard state) →
+fdatasync when asked → send → apply → advance — so no message ever promises something that
+is not on disk (a vote, an append acknowledgement). Many proposals that arrive between two
+Readys share one fdatasync (group commit).
 
 Committed entries are kept in memory after the latest snapshot for ``read_committed``; the
 leader's no-op entries take an index but are never handed to readers. A proposal resolves
@@ -102,6 +104,7 @@ class RaftQuorum(Quorum):
             await nursery.start(self._transport.run)
             nursery.start_soon(self._ticker)
             nursery.start_soon(self._receiver)
+            nursery.start_soon(self._peer_watcher)
             nursery.start_soon(self._ready_loop)
             task_status.started()
 
@@ -120,6 +123,14 @@ class RaftQuorum(Quorum):
                 log.warning("dropping an unreadable raft message: %s", exc)
                 continue
             self._core.step(message)
+            self._work.set()
+
+    async def _peer_watcher(self) -> None:
+        """Refused connections are proof that a peer's process is gone (a SIGKILLed
+        leader's port refuses at once); the core campaigns early if that peer led us."""
+        while True:
+            peer = await self._transport.peer_down()
+            self._core.report_leader_down(peer)
             self._work.set()
 
     async def _ready_loop(self) -> None:

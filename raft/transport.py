@@ -6,6 +6,13 @@ reordered messages, so the transport keeps no promise beyond "a message that arr
 authentic and unmodified": a full send queue drops the newest message, a broken connection
 drops what was queued, and a peer that is down is retried with bounded backoff.
 
+It also tells the driver when a peer's process is gone (``peer_down``): a connection to the
+peer's port was refused, which on TCP means nothing listens there -- the process died or
+closed its listener -- as opposed to a timeout, which a slow, paused or cut-off peer also
+causes. The receiving side never writes after the handshake, so the sending side also reads
+its outgoing connection: a peer that dies closes it at once (the kernel closes a killed
+process's sockets), and the immediate reconnect is what gets refused.
+
 Authentication, with a key derived from the cluster secret (HMAC-SHA256 throughout):
 
 1. the receiver sends a greeting with a fresh random nonce;
@@ -22,6 +29,7 @@ unauthenticated peer ever reaches the Raft core.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import hmac
 import logging
@@ -45,6 +53,9 @@ MAX_FRAME_BYTES = 64 * 1024 * 1024
 HANDSHAKE_TIMEOUT_S = 5.0
 INITIAL_BACKOFF_S = 0.05
 MAX_BACKOFF_S = 1.0
+STABLE_CONNECTION_S = 1.0  # a connection that lasted this long is reconnected at once
+# Peer-down reports not yet taken by the driver; more are dropped (they are advisory).
+PEER_DOWN_QUEUE_REPORTS = 64
 
 
 class TransportError(RaftError):
@@ -94,6 +105,19 @@ class _FrameReader:
         return mac, await self.read_exactly(length)
 
 
+def connection_refused(exc: BaseException) -> bool:
+    """Whether ``exc`` is a refused connect (every address tried answered with a reset):
+    proof that no process listens on the peer's port, unlike a timeout or an unreachable
+    network, which a live but slow or cut-off peer causes too. ``trio.open_tcp_stream``
+    raises a plain OSError whose cause groups the error of each address it tried."""
+    if isinstance(exc, OSError) and exc.errno == errno.ECONNREFUSED:
+        return True
+    cause = exc.__cause__
+    if isinstance(cause, BaseExceptionGroup):
+        return bool(cause.exceptions) and all(connection_refused(e) for e in cause.exceptions)
+    return False
+
+
 def _frame(mac: bytes, payload: bytes) -> bytes:
     return HEADER.pack(len(payload)) + mac + payload
 
@@ -118,6 +142,7 @@ class RaftTransport:
         self._listen = listen
         self._outboxes = {p: trio.open_memory_channel[bytes](queue_messages) for p in self._peers}
         self._inbox_send, self._inbox = trio.open_memory_channel[tuple[int, bytes]](queue_messages)
+        self._down_send, self._down = trio.open_memory_channel[int](PEER_DOWN_QUEUE_REPORTS)
         self.dropped = 0  # messages not sent (full queue or broken connection)
         self.rejected = 0  # connections refused for failed authentication
         self.port: int | None = None
@@ -145,6 +170,11 @@ class RaftTransport:
 
     async def receive(self) -> tuple[int, bytes]:
         return await self._inbox.receive()
+
+    async def peer_down(self) -> int:
+        """The next peer whose port refused a connection: its process is not running.
+        Reported on every refused attempt (about one per backoff step while it stays down)."""
+        return await self._down.receive()
 
     # -- receiving ----------------------------------------------------------------------------
 
@@ -199,17 +229,32 @@ class RaftTransport:
                 stream, nonce = await self._connect(peer)
             except (OSError, TransportError, trio.TooSlowError, trio.BrokenResourceError) as exc:
                 log.debug("raft peer %d unreachable: %s", peer, exc)
+                if connection_refused(exc):
+                    self._report_down(peer)
                 self._drain(receive)  # stale messages are worthless after a pause
                 await trio.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF_S)
                 continue
-            backoff = INITIAL_BACKOFF_S
+            connected_at_s = trio.current_time()
             try:
-                await self._pump(stream, nonce, receive)
-            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
-                log.debug("raft connection to %d broke: %s", peer, exc)
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._watch_closed, stream, nursery.cancel_scope)
+                    try:
+                        await self._pump(stream, nonce, receive)
+                    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+                        log.debug("raft connection to %d broke: %s", peer, exc)
+                    nursery.cancel_scope.cancel()
             finally:
                 await trio.aclose_forcefully(stream)
+            # After a break of a connection that had lasted, reconnect at once: the peer that
+            # closed it may be dead, and a refused connect lets the driver react within a
+            # tick. One that ends as soon as it is made backs off, so a peer that accepts and
+            # hangs up cannot make this a busy loop.
+            if trio.current_time() - connected_at_s >= STABLE_CONNECTION_S:
+                backoff = INITIAL_BACKOFF_S
+            else:
+                await trio.sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF_S)
 
     async def _connect(self, peer: int) -> tuple[trio.SocketStream, bytes]:
         """Open and authenticate a connection; returns it and the receiver's nonce."""
@@ -250,6 +295,23 @@ class RaftTransport:
                 out += _frame(_mac(self._key, nonce, struct.pack(">Q", sequence), item), item)
                 sequence += 1
             await stream.send_all(bytes(out))
+
+    async def _watch_closed(self, stream: trio.SocketStream, scope: trio.CancelScope) -> None:
+        """End the connection (cancel ``scope``) when the peer closes or resets it. The
+        receiver sends nothing after the handshake, so any read that returns is the end.
+        Without this a dead peer went unnoticed until we next had something to send -- and
+        a follower sends nothing to a leader that has stopped sending to it."""
+        try:
+            await stream.receive_some(1)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            log.debug("raft connection ended by the peer: %s", exc)
+        scope.cancel()
+
+    def _report_down(self, peer: int) -> None:
+        try:
+            self._down_send.send_nowait(peer)
+        except trio.WouldBlock:
+            pass  # the driver has reports it has not read yet; one more adds nothing
 
     def _drain(self, receive: trio.MemoryReceiveChannel[bytes]) -> None:
         while True:

@@ -75,6 +75,14 @@ def _table(runs: list[RunStats], failures: int, elapsed_s: float) -> list[str]:
         ("unsynced writes lost (torn)", f"{total('lost_writes')} ({total('torn_writes')})"),
         ("snapshots installed", f"{total('snapshots_installed')}"),
         ("linearizable reads checked", f"{total('reads_checked')}"),
+        (
+            "leader-down reports (false)",
+            f"{total('down_reports')} ({total('false_down_reports')})",
+        ),
+        (
+            "leader-down acted on (false)",
+            f"{total('down_reports_acted_on')} ({total('false_down_reports_acted_on')})",
+        ),
         ("recovery ticks mean / max", f"{sum(recovery) / len(recovery):.1f} / {max(recovery)}"),
         ("wall time", f"{elapsed_s:.1f} s ({seeds / max(elapsed_s, 1e-9):.0f} seeds/s)"),
     ]

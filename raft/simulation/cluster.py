@@ -64,6 +64,10 @@ class RunStats:
     lost_writes: int = 0
     torn_writes: int = 0
     recovery_ticks: int = 0
+    down_reports: int = 0  # report_leader_down calls on live nodes
+    false_down_reports: int = 0  # ... about a node that was up at the time
+    down_reports_acted_on: int = 0  # ... by a follower of that node
+    false_down_reports_acted_on: int = 0
 
 
 class SimCluster:
@@ -151,6 +155,28 @@ class SimCluster:
             self.log(f"n{node} crashed ({sim.disk.unsynced_writes()} unsynced writes)")
             sim.crash(self.rng, self.params.torn_writes, self.params.lose_all_unsynced)
             self._down_logs.pop(node, None)
+            # The others' transports notice the refused port, mostly within two ticks.
+            for observer in self.voters:
+                if observer != node and self.rng.random() < 0.8:
+                    delay_us = self.rng.randrange(2 * TICK_US)
+                    self.at(self.now_us + delay_us, self.report_down, observer, node)
+
+    def report_down(self, observer: int, node: int) -> None:
+        """``observer``'s transport says ``node``'s process is gone. Truthful when a crash
+        scheduled it (unless ``node`` has restarted since); the scenario also makes false
+        ones, as an unreliable detector would: safety must not depend on them."""
+        core = self.nodes[observer].core
+        if core is None:
+            return
+        self.stats.down_reports += 1
+        truth = "" if not self.nodes[node].up else " (false: it is up)"
+        self.stats.false_down_reports += bool(truth)
+        self.log(f"n{observer} hears n{node} is down{truth}")
+        acted = core.role is Role.FOLLOWER and core.leader_id == node
+        self.stats.down_reports_acted_on += acted
+        self.stats.false_down_reports_acted_on += acted and bool(truth)
+        core.report_leader_down(node)
+        self.after(observer)
 
     def core(self, node: int) -> RaftCore | None:
         return self.nodes[node].core

@@ -6,7 +6,9 @@
    elections happen on both sides, crashes nodes (unsynced writes lost, possibly torn) and
    restarts them, sometimes crashes every node at once, crashes leaders the moment they
    win, and asks leaders to hand over leadership. The network itself drops, delays,
-   duplicates, reorders and replays messages per a seeded profile.
+   duplicates, reorders and replays messages per a seeded profile. The nodes' failure
+   detectors report crashed nodes as down (``report_leader_down``), and sometimes, wrongly,
+   live ones -- mostly the leader, the only report that changes anything.
 2. Recovery: faults stop, every node restarts, the network heals and calms down. Within
    ``liveness_bound_ticks`` a leader must commit a new proposal and every node must apply
    it; then the run ends with a final check that no committed entry was lost.
@@ -103,6 +105,14 @@ class Scenario:
             cluster.log(f"nemesis: n{leader} transfers leadership to n{target}")
             core.transfer_leadership(target)
             cluster.after(leader)
+        elif action < 0.85:
+            # A false "process gone" report: the detector is not to be trusted.
+            up = [n for n in cluster.voters if cluster.nodes[n].up]
+            if len(up) >= 2:
+                observer = rng.choice(up)
+                others = [n for n in cluster.voters if n != observer]
+                named = leader if leader in others and rng.random() < 0.7 else rng.choice(others)
+                cluster.report_down(observer, named)
 
     def _crash_and_restart(
         self, node: int, down_ticks: int, incarnation: int | None = None

@@ -1,5 +1,6 @@
 """Our own Raft engine (RaftQuorum) with real sockets and real files, three voters in one
-trio run: election, commits, losing the leader, and a voter restarting from its directory.
+trio run: election, commits, losing the leader (and failing over faster than an election
+timeout), and a voter restarting from its directory.
 """
 
 from __future__ import annotations
@@ -28,14 +29,17 @@ def free_port() -> int:
 
 
 class Voters:
-    def __init__(self, base: Path) -> None:
+    def __init__(self, base: Path, settings: RaftSettings = SETTINGS) -> None:
         self.base = base
+        self.settings = settings
         self.addresses = {i: PeerAddress("127.0.0.1", free_port()) for i in (1, 2, 3)}
         self.members: dict[int, RaftQuorum] = {}
         self.scopes: dict[int, trio.CancelScope] = {}
 
     async def start(self, nursery: trio.Nursery, node_id: int) -> None:
-        quorum = RaftQuorum(node_id, self.addresses, self.base / f"v{node_id}", SECRET, SETTINGS)
+        quorum = RaftQuorum(
+            node_id, self.addresses, self.base / f"v{node_id}", SECRET, self.settings
+        )
         scope = trio.CancelScope()
 
         async def run(task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -101,6 +105,28 @@ async def test_three_voters_elect_commit_fail_over_and_catch_up(tmp_path: Path) 
         await voters.start(nursery, old.node_id)  # from its directory
         back = voters.members[old.node_id]
         assert await read_all(back, 51) == [*first, b"after"]
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_killed_leader_is_replaced_before_any_follower_could_time_out(
+    tmp_path: Path,
+) -> None:
+    """A killed leader's port refuses connections at once; its followers take that as proof
+    that it is gone and campaign within a few ticks. Without it they wait out an election
+    timeout from the last heartbeat: at least (T - 1) ticks after the kill."""
+    settings = RaftSettings(tick_ms=20, election_timeout_ticks=25)  # timeouts of 0.5-1 s
+    voters = Voters(tmp_path, settings)
+    async with trio.open_nursery() as nursery:
+        for i in (1, 2, 3):
+            await voters.start(nursery, i)
+        await voters.propose(b"before")
+        old = await voters.leader()
+        voters.stop(old.node_id)
+        with trio.fail_after((settings.election_timeout_ticks - 1) * settings.tick_ms / 1000):
+            await voters.propose(b"after")
+        new = await voters.leader()
+        assert new.node_id != old.node_id
+        assert await read_all(new, 2) == [b"before", b"after"]
         nursery.cancel_scope.cancel()
 
 

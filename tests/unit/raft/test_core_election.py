@@ -161,3 +161,84 @@ def test_only_leaders_transfer_and_only_to_voters() -> None:
     assert info.value.leader_id == 1
     with pytest.raises(CoreContractError):
         leader.transfer_leadership(9)
+
+
+# -- a leader reported down ------------------------------------------------------------
+
+
+def ticks_until_campaign(cluster: LockstepCluster, node: int) -> int | None:
+    """Tick ``node`` alone (nothing delivered) until it leaves the follower role."""
+    for ticks in range(1, 2 * cluster.config.election_timeout_ticks + 1):
+        cluster.tick(node)
+        if cluster.core(node).role is not Role.FOLLOWER:
+            return ticks
+    return None
+
+
+def test_followers_of_a_dead_leader_pre_campaign_within_ticks_one_tick_apart() -> None:
+    cluster = LockstepCluster([1, 2, 3, 4, 5])
+    cluster.elect(1)
+    cluster.crash(1)
+    fired_after_ticks = {}
+    for node in (2, 3, 4, 5):
+        cluster.core(node).report_leader_down(1)
+        assert cluster.core(node).leader_id is None  # its lease no longer holds anyone off
+        fired_after_ticks[node] = ticks_until_campaign(cluster, node)
+        # Pre-vote stays in front: no term is bumped before a majority says yes.
+        assert cluster.core(node).role is Role.PRE_CANDIDATE and cluster.core(node).term == 1
+    # A few ticks, not a whole timeout (10..19 ticks), and never two in one tick: a split
+    # vote would cost a whole timeout again.
+    assert fired_after_ticks == {2: 1, 3: 2, 4: 3, 5: 4}
+
+
+def test_a_successor_is_elected_within_two_ticks_of_the_report() -> None:
+    reported, unreported = LockstepCluster([1, 2, 3]), LockstepCluster([1, 2, 3])
+    for cluster in (reported, unreported):
+        cluster.elect(1)
+        cluster.crash(1)
+    for node in (2, 3):
+        reported.core(node).report_leader_down(1)
+    reported.run(2)
+    unreported.run(2)
+    assert reported.leader() == 2 and reported.core(3).leader_id == 2
+    assert reported.core(2).term == 2
+    assert unreported.leader() is None  # without the report: a whole election timeout
+
+
+def test_only_a_follower_of_the_reported_node_acts_on_the_report() -> None:
+    cluster = LockstepCluster([1, 2, 3])
+    leader = cluster.elect(1)
+    before = [cluster.core(n).status() for n in (1, 2, 3)]
+    leader.report_leader_down(2)  # a leader: no follower of anyone
+    leader.report_leader_down(1)  # itself
+    cluster.core(2).report_leader_down(3)  # not its leader
+    cluster.core(2).report_leader_down(9)  # not a voter
+    cluster.process()
+    assert [cluster.core(n).status() for n in (1, 2, 3)] == before
+    assert not cluster.queue
+    fired = ticks_until_campaign(cluster, 2)  # its timer was left alone
+    assert fired is not None and fired >= cluster.config.election_timeout_ticks
+
+
+def test_a_false_report_costs_at_most_an_ignored_pre_vote() -> None:
+    cluster = LockstepCluster([1, 2, 3])
+    cluster.elect(1)  # alive, though 2 is told otherwise
+    cluster.core(2).report_leader_down(1)
+    assert ticks_until_campaign(cluster, 2) == 1
+    cluster.deliver()  # its pre-votes reach 1 and 3, who still trust their leader
+    assert [cluster.core(n).term for n in (1, 2, 3)] == [1, 1, 1]
+    cluster.run(1)  # the leader's next heartbeat
+    assert cluster.leader() == 1 and cluster.core(2).leader_id == 1
+    assert cluster.core(2).role is Role.FOLLOWER
+
+
+def test_hearing_from_the_leader_cancels_the_early_campaign() -> None:
+    cluster = LockstepCluster([1, 2, 3])
+    cluster.elect(1)
+    cluster.core(2).report_leader_down(1)
+    cluster.tick(1)  # a heartbeat, delivered before 2's next tick
+    cluster.deliver()
+    assert cluster.core(2).leader_id == 1
+    # Back to the usual timeout (at least election_timeout_ticks without a leader).
+    fired = ticks_until_campaign(cluster, 2)
+    assert fired is not None and fired >= cluster.config.election_timeout_ticks

@@ -22,6 +22,7 @@ Commands::
     partition A B | C   isolate N            cut A B             heal
     crash N             restart N            compact N INDEX     read-index N CTX
     transfer N TARGET   status               log N
+    leader-down N PEER  (N's transport reports PEER's process gone)
 """
 
 from __future__ import annotations
@@ -169,6 +170,9 @@ class Script:
             c.process()
         elif name == "read-index":
             c.core(nums[0]).read_index(args[1].encode())
+            c.process()
+        elif name == "leader-down":
+            c.core(nums[0]).report_leader_down(nums[1])
             c.process()
         elif name == "transfer":
             c.core(nums[0]).transfer_leadership(nums[1])

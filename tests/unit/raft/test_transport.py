@@ -1,14 +1,23 @@
 """The Raft transport on real loopback sockets: messages flow between voters that share the
 secret; a peer without it reaches nothing; a tampered frame ends its connection; queues are
-bounded; a restarted peer is reconnected."""
+bounded; a restarted peer is reconnected; a peer whose port refuses connections is reported
+down, and only then."""
 
 from __future__ import annotations
 
+import errno
 import socket
 
+import pytest
 import trio
 
-from rillet.raft.transport import MAGIC, NONCE_BYTES, PeerAddress, RaftTransport
+from rillet.raft.transport import (
+    MAGIC,
+    NONCE_BYTES,
+    PeerAddress,
+    RaftTransport,
+    connection_refused,
+)
 
 SECRET = "a-cluster-secret-of-some-length"
 
@@ -103,3 +112,52 @@ async def test_a_restarted_peer_is_reconnected() -> None:
                     assert await b2.receive() == (1, b"two")
                     break
         nursery.cancel_scope.cancel()
+
+
+async def test_a_peer_that_dies_is_reported_down_without_anything_to_send() -> None:
+    a, b = pair()
+    async with trio.open_nursery() as nursery:
+        async with trio.open_nursery() as first:
+            await first.start(b.run)  # up before a first connects: no report at startup
+            await nursery.start(a.run)
+            a.send(2, b"one")
+            with trio.fail_after(10):
+                assert await b.receive() == (1, b"one")
+            first.cancel_scope.cancel()  # its sockets close and its port refuses
+        # a has nothing queued for 2 (a follower of a dead leader has nothing to answer):
+        # it notices the close itself, reconnects at once, and is refused.
+        with trio.fail_after(5):
+            assert await a.peer_down() == 2
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_live_peer_that_fails_the_handshake_is_not_reported_down() -> None:
+    async def hang_up(stream: trio.SocketStream) -> None:
+        await stream.aclose()  # accepts, then closes: alive, but no proof of death
+
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listeners[0].socket.getsockname()[1]
+    peers = {1: PeerAddress("127.0.0.1", free_port()), 2: PeerAddress("127.0.0.1", port)}
+    a = RaftTransport(1, peers, SECRET, peers[1])
+    async with trio.open_nursery() as nursery:
+        await nursery.start(trio.serve_listeners, hang_up, listeners)
+        await nursery.start(a.run)
+        with trio.move_on_after(0.5):  # several reconnects (backoff 50, 100, 200 ms)
+            await a.peer_down()
+            raise AssertionError("a peer that accepted connections was reported down")
+        nursery.cancel_scope.cancel()
+
+
+async def test_only_a_refused_connect_counts_as_proof_that_a_peer_is_gone() -> None:
+    with pytest.raises(OSError) as refused:
+        await trio.open_tcp_stream("127.0.0.1", free_port())  # nothing listens there
+    assert connection_refused(refused.value)
+    assert connection_refused(ConnectionRefusedError(errno.ECONNREFUSED, "refused"))
+    assert not connection_refused(TimeoutError(errno.ETIMEDOUT, "timed out"))
+    assert not connection_refused(OSError(errno.EHOSTUNREACH, "no route to host"))
+    assert not connection_refused(trio.TooSlowError())
+    one_of_two = OSError("all attempts to connect failed")
+    one_of_two.__cause__ = ExceptionGroup(
+        "", [ConnectionRefusedError(errno.ECONNREFUSED, "refused"), TimeoutError()]
+    )
+    assert not connection_refused(one_of_two)  # another address may reach it
