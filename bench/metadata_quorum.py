@@ -1,7 +1,7 @@
 """Metadata-quorum benchmark: commits/s through 3 voters, and failover after a leader SIGKILL.
 
-Three voter processes (bench/quorum_member.py: the node's ``PysyncobjQuorum`` and
-``MetadataFollower``) on loopback, with their Raft files in a temporary directory.
+Three voter processes (bench/quorum_member.py: the node's quorum engine -- ``--engine raft``,
+the default, or ``pysyncobj`` -- and ``MetadataFollower``) on loopback, with their Raft files in a temporary directory.
 
 - Throughput: the leader commits ``--records`` metadata records (a producer-id block each,
   one Raft entry per record, as the controller writes them) with ``--in-flight`` proposals
@@ -160,7 +160,7 @@ def main() -> None:
     p.add_argument("--election-timeout-min-ms", type=int, default=300)
     p.add_argument("--election-timeout-max-ms", type=int, default=600)
     p.add_argument("--heartbeat-ms", type=int, default=50)
-    p.add_argument("--engine", choices=["pysyncobj", "raft"], default="pysyncobj")
+    p.add_argument("--engine", choices=["pysyncobj", "raft"], default="raft")
     args = p.parse_args()
     if args.bootstrap:
         p.error("this bench runs its own voters; --bootstrap does not apply")

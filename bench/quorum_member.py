@@ -1,6 +1,7 @@
 """One voter of the metadata-quorum benchmark, driven by bench/metadata_quorum.py.
 
-A real ``PysyncobjQuorum`` (the engine a node runs) with a ``MetadataFollower`` applying what
+A real quorum engine as a node runs it (``RaftQuorum``, the default, or ``PysyncobjQuorum``
+with ``--engine pysyncobj``) with a ``MetadataFollower`` applying what
 commits, in its own process, so a SIGKILL takes the voter down exactly as it takes a node
 down. The driver talks to it over stdin/stdout, one JSON object per line:
 
@@ -187,7 +188,7 @@ def main() -> None:
     p.add_argument("--election-timeout-max-ms", type=int, default=600)
     p.add_argument("--heartbeat-ms", type=int, default=50)
     p.add_argument("--snapshot-every-records", type=int, default=10_000)
-    p.add_argument("--engine", choices=["pysyncobj", "raft"], default="pysyncobj")
+    p.add_argument("--engine", choices=["pysyncobj", "raft"], default="raft")
     trio.run(serve, p.parse_args())
 
 
