@@ -1,7 +1,8 @@
 """Metadata-quorum benchmark: commits/s through 3 voters, and failover after a leader SIGKILL.
 
 Three voter processes (bench/quorum_member.py: the node's quorum engine -- ``--engine raft``,
-the default, or ``pysyncobj`` -- and ``MetadataFollower``) on loopback, with their Raft files in a temporary directory.
+the default, or ``pysyncobj`` -- and ``MetadataFollower``) on loopback, with their Raft files
+in a temporary directory.
 
 - Throughput: the leader commits ``--records`` metadata records (a producer-id block each,
   one Raft entry per record, as the controller writes them) with ``--in-flight`` proposals
