@@ -4,7 +4,8 @@ The controller lives on whichever voter leads the Raft quorum. The link sends a 
 the voter it believes is the controller (a hint from the local quorum, or from the last
 NOT_CONTROLLER answer), and on NOT_CONTROLLER, a broken connection or a timeout tries again
 on the hinted voter or the next one, with bounded exponential backoff, until the caller's
-deadline. One connection per voter is kept and replaced when it breaks.
+deadline. An unanswered attempt is abandoned at once when the local quorum names another
+leader. One connection per voter is kept and replaced when it breaks.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 import trio
 
-from rillet.broker.errors import ControllerUnreachable
+from rillet.broker.errors import BrokerError, ControllerUnreachable
 from rillet.client.connection import BrokerConnection
 from rillet.client.errors import RilletError
 from rillet.wire.error_codes import ErrorCode
@@ -24,6 +25,12 @@ log = logging.getLogger(__name__)
 
 INITIAL_BACKOFF_S = 0.02
 MAX_BACKOFF_S = 0.5
+HINT_POLL_S = 0.05  # how often an unanswered attempt checks whether the controller moved
+
+
+class _ControllerMoved(BrokerError):
+    """An attempt abandoned because the local quorum now names another leader (internal:
+    ``call`` catches it and tries the new leader)."""
 
 
 class ControllerLink:
@@ -87,7 +94,10 @@ class ControllerLink:
                 voter = self._target()
                 try:
                     conn = await self._connection(voter)
-                    response = await conn.request(request, self._request_timeout_s)
+                    response = await self._request(conn, request, voter)
+                except _ControllerMoved as moved:
+                    failure = f"voter {voter}: {moved}"
+                    continue  # no backoff: the new controller is known
                 except RilletError as exc:
                     failure = f"voter {voter}: {exc}"
                     conn_failed = self._connections.pop(voter, None)
@@ -104,6 +114,42 @@ class ControllerLink:
                 await trio.sleep(backoff_s)
                 backoff_s = min(backoff_s * 2, MAX_BACKOFF_S)
         raise ControllerUnreachable(f"no controller answered within {deadline_s:.3g}s ({failure})")
+
+    async def _request(self, conn: BrokerConnection, request: Any, voter: int) -> Any:
+        """One attempt at ``voter``, abandoned as soon as the local quorum names another
+        leader. A voter that was cut off or died with the request unanswered would otherwise
+        hold it for a whole request timeout — longer than a new controller waits for the
+        brokers' first heartbeats before it fences them (chaos seed 37)."""
+        response: Any = None
+        error: RilletError | None = None
+        moved = False
+        async with trio.open_nursery() as nursery:
+
+            async def attempt() -> None:
+                nonlocal response, error
+                try:
+                    response = await conn.request(request, self._request_timeout_s)
+                except RilletError as exc:  # raised below, not as an exception group
+                    error = exc
+                nursery.cancel_scope.cancel()
+
+            async def watch() -> None:
+                nonlocal moved
+                while True:
+                    await trio.sleep(HINT_POLL_S)
+                    local = self._local_hint() if self._local_hint is not None else None
+                    if local is not None and local != voter and local in self._voters:
+                        moved = True
+                        nursery.cancel_scope.cancel()
+                        return
+
+            nursery.start_soon(attempt)
+            nursery.start_soon(watch)
+        if error is not None:
+            raise error
+        if moved:
+            raise _ControllerMoved("the local quorum names another leader")
+        return response
 
     def close(self) -> None:
         for conn in self._connections.values():

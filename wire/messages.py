@@ -199,6 +199,7 @@ class CreateTopicsRequest:
     topics: list[NewTopic]
     timeout_ms: int = 30_000
     validate_only: bool = False
+    forwarded: bool = False  # sent by a node to the controller: never forwarded again
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +218,7 @@ class CreateTopicsResponse:
 class DeleteTopicsRequest:
     topics: list[str]
     timeout_ms: int = 30_000
+    forwarded: bool = False  # sent by a node to the controller: never forwarded again
 
 
 @dataclass(frozen=True, slots=True)

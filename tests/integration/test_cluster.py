@@ -30,6 +30,8 @@ from rillet.wire.cluster_messages import (
     MetadataFetchRequest,
 )
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.messages import CreateTopicsRequest, DeleteTopicsRequest
+from rillet.wire.messages import NewTopic as NewTopicRequest
 
 pytestmark = pytest.mark.integration
 
@@ -237,6 +239,36 @@ def test_a_broker_only_node_follows_the_metadata_log_and_hosts_partitions(
         wait_for("the broker to catch up", lambda: agreed_state(c, [1, 2, 3, 4]))
         records = read_all(c.bootstrap, "spread", 8, len(values))
         assert {r.value: (r.partition, r.offset) for r in records} == acked
+
+
+def test_seed_37_a_forwarded_topic_request_is_not_forwarded_again(cluster: LocalCluster) -> None:
+    """Chaos seed 37: a CreateTopics that one node forwarded to the old controller was held up
+    by a partition; its sender retried elsewhere, the topic was created and then deleted, and
+    when the held bytes arrived the old controller forwarded them on: the topic came back. A
+    forwarded request now takes one hop only."""
+    wait_for("agreement", lambda: agreed_state(cluster, [1, 2, 3]))
+    with BlockingAdmin(cluster.bootstrap) as admin:
+        admin.create_topics([NewTopic("kept", 1, replication_factor=3)])
+    follower = next(i for i in (1, 2, 3) if i != raft_leader(cluster))
+    requests = [
+        CreateTopicsRequest([NewTopicRequest("late", 1, 3)], 5_000, forwarded=True),
+        DeleteTopicsRequest(["kept"], 5_000, forwarded=True),
+    ]
+    answers: list[Any] = []
+
+    async def send_all() -> None:
+        async with trio.open_nursery() as nursery:
+            conn = BrokerConnection("127.0.0.1", cluster.plan.node(follower).port)
+            await conn.connect(nursery, 5)
+            for request in requests:
+                answers.append(await conn.request(request, 10))
+            conn.close()
+
+    trio.run(send_all)
+    assert [a.topics[0].error_code for a in answers] == [ErrorCode.NOT_CONTROLLER] * 2
+    with BlockingAdmin(cluster.plan.node(follower).bootstrap) as admin:
+        assert {t.name for t in admin.describe_topics(["kept"])} == {"kept"}
+        assert "late" not in admin.list_topics()
 
 
 def test_internal_apis_refuse_callers_without_the_cluster_secret(cluster: LocalCluster) -> None:
