@@ -223,7 +223,8 @@ class RaftTransport:
 
     async def _send_loop(self, peer: int) -> None:
         receive = self._outboxes[peer][1]
-        backoff = INITIAL_BACKOFF_S
+        backoff = INITIAL_BACKOFF_S  # between failed connects
+        flap_backoff = INITIAL_BACKOFF_S  # after connections that ended as soon as made
         while True:
             try:
                 stream, nonce = await self._connect(peer)
@@ -235,6 +236,7 @@ class RaftTransport:
                 await trio.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF_S)
                 continue
+            backoff = INITIAL_BACKOFF_S
             connected_at_s = trio.current_time()
             try:
                 async with trio.open_nursery() as nursery:
@@ -248,13 +250,14 @@ class RaftTransport:
                 await trio.aclose_forcefully(stream)
             # After a break of a connection that had lasted, reconnect at once: the peer that
             # closed it may be dead, and a refused connect lets the driver react within a
-            # tick. One that ends as soon as it is made backs off, so a peer that accepts and
-            # hangs up cannot make this a busy loop.
+            # tick. Connections that end as soon as they are made back off (from 50 ms, and
+            # longer only while they keep doing so), so a peer that accepts and hangs up
+            # cannot make this a busy loop.
             if trio.current_time() - connected_at_s >= STABLE_CONNECTION_S:
-                backoff = INITIAL_BACKOFF_S
+                flap_backoff = INITIAL_BACKOFF_S
             else:
-                await trio.sleep(backoff)
-                backoff = min(backoff * 2, MAX_BACKOFF_S)
+                await trio.sleep(flap_backoff)
+                flap_backoff = min(flap_backoff * 2, MAX_BACKOFF_S)
 
     async def _connect(self, peer: int) -> tuple[trio.SocketStream, bytes]:
         """Open and authenticate a connection; returns it and the receiver's nonce."""
