@@ -94,8 +94,7 @@ class Controller:
         # its registration, so when it has caught up to its broker epoch it never acts as
         # the leader of its previous incarnation — followers would truncate committed
         # records to its shorter log and consumers would reset their positions.
-        live = set(state.unfenced_brokers()) - {record.broker_id}
-        return Decision([record, *self._move_off_dead_brokers(state, live)])
+        return Decision([record, *self._move_off_broker(state, record.broker_id)])
 
     def connection_lost(
         self, state: MetadataState, broker_id: int, broker_epoch: int, now_ms: int
@@ -178,8 +177,11 @@ class Controller:
         records: list[MetadataRecord] = []
         if not broker.fenced:
             records.append(FenceBroker(broker_id, broker_epoch))
-        live = set(state.unfenced_brokers()) - {broker_id}
-        return Decision(records + self._move_off_dead_brokers(state, live))
+        return Decision(records + self._move_off_broker(state, broker_id))
+
+    def _move_off_broker(self, state: MetadataState, broker_id: int) -> list[MetadataRecord]:
+        """Leaderships and ISR places off ``broker_id`` (and off every broker not live)."""
+        return self._move_off_dead_brokers(state, set(state.unfenced_brokers()) - {broker_id})
 
     def _move_off_dead_brokers(self, state: MetadataState, live: set[int]) -> list[MetadataRecord]:
         out: list[MetadataRecord] = []

@@ -161,8 +161,7 @@ class RaftCore(Election):
         timeout. Ignored on leaders, (pre-)candidates and for anyone but our leader. Safety
         never depends on it: a wrong report only starts an election early, and with pre-vote
         (the default) one that needs a majority that has not heard from a leader."""
-        if peer in self.peers:
-            self.leader_down(peer)
+        self.leader_down(peer)
 
     # -- the Ready loop -----------------------------------------------------------------
 
