@@ -42,7 +42,7 @@ def main() -> None:
     args = p.parse_args()
     topic = f"bench-spark-{time.time_ns()}"
 
-    from rillet.spark_io.backfill import backfill
+    from rillet.spark_io.backfill_job import backfill
     from rillet.spark_io.session import local_session
 
     with target(args.bootstrap, args.nodes) as bootstrap:

@@ -17,8 +17,8 @@ from typing import Any
 _LAZY = {
     "RilletDataSource": "rillet.spark_io.datasource",
     "register": "rillet.spark_io.datasource",
-    "backfill": "rillet.spark_io.backfill",
-    "BackfillResult": "rillet.spark_io.backfill",
+    "backfill": "rillet.spark_io.backfill_job",
+    "BackfillResult": "rillet.spark_io.backfill_job",
     "local_session": "rillet.spark_io.session",
 }
 

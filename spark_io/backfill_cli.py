@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     from pyspark.errors import PySparkException
 
-    from rillet.spark_io.backfill import backfill
+    from rillet.spark_io.backfill_job import backfill
     from rillet.spark_io.session import local_session
 
     spark = local_session(master=args.master, app_name="rillet-backfill", conf=dict(args.conf))

@@ -26,16 +26,11 @@ from rillet.client.errors import (
 from rillet.client.offsets import list_offsets
 from rillet.client.types import TopicPartition
 from rillet.spark_io.errors import OptionError
-from rillet.spark_io.options import (
-    Assign,
-    OffsetSpec,
-    ReadOptions,
-    Subscribe,
-    SubscribePattern,
-    Subscription,
-)
+from rillet.spark_io.offset_spec import OffsetSpec
+from rillet.spark_io.options import ReadOptions
 from rillet.spark_io.planning import Bounds, Plan, plan
 from rillet.spark_io.range_reader import scan_batches
+from rillet.spark_io.subscription import Assign, Subscribe, SubscribePattern, Subscription
 from rillet.wire.api import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from rillet.wire.batch import ATTR_TIMESTAMP_LOG_APPEND, HEADER_SIZE
 from rillet.wire.compression import decompress

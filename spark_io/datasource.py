@@ -43,12 +43,11 @@ from rillet.client.cluster import ClusterClient
 from rillet.client.types import TopicPartition
 from rillet.spark_io import cluster_view
 from rillet.spark_io.errors import OptionError
+from rillet.spark_io.offsets_codec import offsets_from_dict, offsets_to_dict
+from rillet.spark_io.option_values import parse_bool
 from rillet.spark_io.options import (
     ReadOptions,
     WriteOptions,
-    offsets_from_dict,
-    offsets_to_dict,
-    parse_bool,
     parse_read_options,
     parse_write_options,
 )

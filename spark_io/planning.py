@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from rillet.client.types import TopicPartition
 from rillet.spark_io.errors import DataLossError, OptionError
-from rillet.spark_io.options import EARLIEST, LATEST, OffsetSpec
+from rillet.spark_io.offset_spec import EARLIEST, LATEST, OffsetSpec
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -16,7 +16,8 @@ from collections.abc import Mapping
 
 from rillet.client.types import TopicPartition
 from rillet.spark_io.errors import DataLossError
-from rillet.spark_io.options import OffsetSpec, ReadOptions
+from rillet.spark_io.offset_spec import OffsetSpec
+from rillet.spark_io.options import ReadOptions
 from rillet.spark_io.planning import Bounds, OffsetRange, Plan, limit_ranges, plan, split_ranges
 
 log = logging.getLogger(__name__)

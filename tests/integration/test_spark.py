@@ -37,7 +37,8 @@ from rillet.client import (
     NewTopic,
     TopicPartition,
 )
-from rillet.spark_io.backfill import backfill, load_manifests
+from rillet.spark_io.backfill_job import backfill
+from rillet.spark_io.backfill_manifest import load_manifests
 
 pytestmark = pytest.mark.integration
 

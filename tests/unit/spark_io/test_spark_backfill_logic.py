@@ -9,14 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from rillet.spark_io.backfill import (
-    MANIFEST,
-    Manifest,
-    event_date_expr,
-    load_manifests,
-    superseded,
-)
 from rillet.spark_io.backfill_cli import add_parser, spark_error_line
+from rillet.spark_io.backfill_manifest import MANIFEST, Manifest, load_manifests, superseded
+from rillet.spark_io.backfill_parquet import event_date_expr
 from rillet.spark_io.errors import BackfillError, OptionError
 from rillet.spark_io.offset_store import FileOffsetStore
 from rillet.spark_io.options import parse_write_options

@@ -6,18 +6,10 @@ import pytest
 
 from rillet.client.types import TopicPartition
 from rillet.spark_io.errors import OptionError
-from rillet.spark_io.options import (
-    EARLIEST,
-    LATEST,
-    Assign,
-    Subscribe,
-    SubscribePattern,
-    offsets_from_dict,
-    offsets_json,
-    offsets_to_dict,
-    parse_read_options,
-    parse_write_options,
-)
+from rillet.spark_io.offset_spec import EARLIEST, LATEST
+from rillet.spark_io.offsets_codec import offsets_from_dict, offsets_json, offsets_to_dict
+from rillet.spark_io.options import parse_read_options, parse_write_options
+from rillet.spark_io.subscription import Assign, Subscribe, SubscribePattern
 
 BASE = {"bootstrap": "127.0.0.1:9092", "subscribe": "events"}
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from rillet.client.types import TopicPartition
 from rillet.spark_io.errors import DataLossError, OptionError
-from rillet.spark_io.options import EARLIEST, LATEST, OffsetSpec
+from rillet.spark_io.offset_spec import EARLIEST, LATEST, OffsetSpec
 from rillet.spark_io.planning import Bounds, OffsetRange, limit_ranges, plan, split_ranges
 
 A0, A1 = TopicPartition("a", 0), TopicPartition("a", 1)
