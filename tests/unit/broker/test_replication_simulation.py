@@ -1,9 +1,9 @@
 """Partition replication under faults: the deterministic simulation of 3 replicas on a
-SimQuorum metadata log (tests/unit/broker/replication_sim.py), over many seeds.
+SimQuorum metadata log (the package tests/unit/broker/replication_sim/), over many seeds.
 
 A failing seed is a reproducible bug report; replay it with a trace of its last events:
 
-    .venv/bin/python tests/unit/broker/replication_sim.py SEED
+    .venv/bin/python tests/unit/broker/replication_sim SEED
 
 Found by this suite (seeds 56, 95, 135, 240): the ISR manager treated an AlterPartition
 without answer (or refused against a newer partition epoch, the answer a retry of an already
@@ -23,7 +23,7 @@ from replication_sim import Bug, SimResult, run_seed
 
 SEEDS = range(400)
 OLD_DRIVER_BUG_SEEDS = (56, 95, 135, 240)
-REPLAY = ".venv/bin/python tests/unit/broker/replication_sim.py {seed}{bug}"
+REPLAY = ".venv/bin/python tests/unit/broker/replication_sim {seed}{bug}"
 
 
 def report(result: SimResult, bug: Bug | None = None) -> str:

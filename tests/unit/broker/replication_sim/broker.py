@@ -1,0 +1,27 @@
+"""A simulated broker, assembled from its parts.
+
+Why a module of its own: the parts each copy one piece of driver code and are read apart;
+this is the one place that says a broker is all of them together (and, by elimination,
+that every call declared on :class:`BrokerProcess` has an implementation).
+"""
+
+from __future__ import annotations
+
+from .client_request_handler import ClientRequestHandler
+from .controller_session import ControllerSession
+from .follower_fetch_loop import FollowerFetchLoop
+from .isr_proposer import IsrProposer
+from .leader_fetch_handler import LeaderFetchHandler
+
+
+class SimBroker(
+    ControllerSession, FollowerFetchLoop, LeaderFetchHandler, IsrProposer, ClientRequestHandler
+):
+    """One broker: :class:`BrokerProcess` (what survives a crash) with every part.
+
+    - :class:`ControllerSession`: register, heartbeat, follow the metadata, reconcile;
+    - :class:`FollowerFetchLoop`: fetch from the leader and apply the answers;
+    - :class:`LeaderFetchHandler`: answer followers' fetches, long-polling empty ones;
+    - :class:`IsrProposer`: propose ISR changes and settle them;
+    - :class:`ClientRequestHandler`: acks=all produce, leader queries, consumer reads.
+    """

@@ -1,0 +1,134 @@
+"""A broker's session with the controller: registration, heartbeats, the metadata log it
+follows, and reconciling its replica with what that log says.
+
+Why a module of its own: this is the copy of broker_lifecycle.py, the metadata follower
+and the partition reconciler, the path by which stale or late metadata reaches a replica;
+it also routes the controller's answers (an AlterPartition answer to :mod:`.isr_proposer`).
+"""
+
+from __future__ import annotations
+
+from rillet.metadata_quorum.records import decode_entry
+from rillet.metadata_quorum.state import PartitionState
+from rillet.wire.error_codes import ErrorCode
+
+from .broker_process import BrokerProcess
+from .messages import ControllerReq, ControllerResp
+from .replica import ReplicaModel, Role
+from .topology import CONTROLLER
+
+
+class ControllerSession(BrokerProcess):
+    """The broker's side of broker_lifecycle.py (register, catch up, heartbeat), the
+    metadata follower and the partition reconciler."""
+
+    def register(self) -> None:
+        req_id = self.sim.next_id()
+        self.registering = req_id
+        req = ControllerReq(
+            "register", self.node_id, req_id, incarnation=f"{self.node_id}.{self.incarnation}"
+        )
+        self.sim.send(self.node_id, CONTROLLER, self.sim.controller.on_request, req)
+        self.sim.later(self, self.sim.config.request_timeout_ms, self._register_timeout, req_id)
+
+    def _register_timeout(self, req_id: int) -> None:
+        if self.registering == req_id:
+            self.register()
+
+    def poll_metadata(self) -> None:
+        req_id = self.sim.next_id()
+        self.md_in_flight = req_id
+        req = ControllerReq(
+            "metadata", self.node_id, req_id, after_index=self.metadata.last_applied_index
+        )
+        self.sim.send(self.node_id, CONTROLLER, self.sim.controller.on_request, req)
+        timeout = self.sim.config.metadata_wait_ms + self.sim.config.request_timeout_ms
+        self.sim.later(self, timeout, self._metadata_timeout, req_id)
+
+    def _metadata_timeout(self, req_id: int) -> None:
+        if self.md_in_flight == req_id:
+            self.poll_metadata()
+
+    def heartbeat(self) -> None:
+        if self.broker_epoch is None or self.hb_in_flight is not None:
+            return
+        req_id = self.sim.next_id()
+        self.hb_in_flight = req_id
+        req = ControllerReq(
+            "heartbeat",
+            self.node_id,
+            req_id,
+            broker_epoch=self.broker_epoch,
+            caught_up=self.caught_up,
+        )
+        self.sim.send(self.node_id, CONTROLLER, self.sim.controller.on_request, req)
+        self.sim.later(self, self.sim.config.request_timeout_ms, self._heartbeat_timeout, req_id)
+
+    def _heartbeat_timeout(self, req_id: int) -> None:
+        if self.hb_in_flight == req_id:
+            self.hb_in_flight = None
+            self.heartbeat()
+
+    def on_controller_response(self, resp: ControllerResp) -> None:
+        sim = self.sim
+        if resp.kind == "register" and resp.req_id == self.registering:
+            if resp.error != ErrorCode.NONE:
+                return  # the timeout registers again
+            self.registering = None
+            self.broker_epoch = resp.broker_epoch
+            self.hb_in_flight = None
+            self._maybe_caught_up()
+            self.heartbeat()
+        elif resp.kind == "heartbeat" and resp.req_id == self.hb_in_flight:
+            self.hb_in_flight = None
+            if resp.error == ErrorCode.UNKNOWN_MEMBER_ID:
+                self.broker_epoch = None
+                self.register()
+                return
+            sim.later(self, sim.config.heartbeat_ms, self.heartbeat)
+        elif resp.kind == "metadata" and resp.req_id == self.md_in_flight:
+            self.md_in_flight = None
+            for index, data in resp.entries:
+                if index == self.metadata.last_applied_index + 1:
+                    self.metadata.apply_entry(index, decode_entry(data))
+            self._maybe_caught_up()
+            if self.caught_up:
+                self.reconcile()
+            self.poll_metadata()
+        elif (
+            resp.kind == "alter" and self.alter is not None and resp.req_id == self.alter.req.req_id
+        ):
+            self._alter_answered(resp)
+
+    def _maybe_caught_up(self) -> None:
+        """broker_lifecycle: caught up once the metadata holds this broker's registration."""
+        if (
+            not self.caught_up
+            and self.broker_epoch is not None
+            and self.metadata.last_applied_index >= self.broker_epoch
+        ):
+            self.caught_up = True
+            self.reconcile()
+
+    def partition(self) -> PartitionState | None:
+        for p in self.metadata.partitions.values():
+            return p
+        return None
+
+    def reconcile(self) -> None:
+        """PartitionReconciler.reconcile for the one partition."""
+        p = self.partition()
+        if p is None or self.node_id not in p.replicas:
+            return
+        if self.replica is None:
+            self.replica = ReplicaModel(self, self.log, self.checkpointed_hw)
+        role = Role(
+            is_leader=p.leader == self.node_id,
+            leader_epoch=p.leader_epoch,
+            isr=p.isr,
+            replicas=p.replicas,
+            partition_epoch=p.partition_epoch,
+            leader_id=p.leader,
+        )
+        self.replica.set_role(role, self.sim.now)
+        self.maybe_fetch()

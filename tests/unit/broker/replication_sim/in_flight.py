@@ -1,0 +1,53 @@
+"""What a broker process remembers about work in flight: acks=all waiters, its ISR
+proposal, the follower fetch it sent, and the follower fetches it holds in a long poll.
+
+Why a module of its own: all of it lives in the process's memory, so a crash loses it and a
+restart starts empty (:meth:`BrokerProcess._reset`); the parts of the broker that create
+and resolve these records share them through that one reset.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rillet.broker.replication.leader_state import IsrProposal
+
+from .messages import ControllerReq, FetchReq
+from .partition_log import Batch
+
+
+@dataclass(eq=False, slots=True)
+class AcksWaiter:
+    """An acks=all produce waiting for the high watermark to reach ``target`` (its batch's
+    end); resolved once: by the high watermark, by its timeout, or by lost leadership."""
+
+    target: int
+    batch: Batch
+    resolved: bool = False
+
+
+@dataclass(slots=True)
+class AlterCall:
+    """One IsrManager._propose in flight (ControllerLink.call with its deadline)."""
+
+    proposal: IsrProposal
+    req: ControllerReq
+    deadline: int
+    backoff: int = 20
+    done: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SentFetch:
+    """replica_fetcher._Sent: the answer applies only if this still holds."""
+
+    fetch_offset: int
+    leader_epoch: int
+
+
+@dataclass(slots=True)
+class ParkedFetch:
+    """A follower fetch held in the leader's long poll until records come or ``deadline``."""
+
+    req: FetchReq
+    deadline: int
