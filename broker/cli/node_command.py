@@ -25,7 +25,9 @@ def register(sub: Any) -> None:
     p.add_argument("--port", type=int, help="overrides listener.port (0 = ephemeral)")
     p.add_argument("--node-id", type=int, help="overrides node_id")
     p.add_argument(
-        "--ready-file", type=Path, help="write {host, port, pid} as JSON here once serving"
+        "--ready-file",
+        type=Path,
+        help="write {event, node_id, host, port, pid} as JSON here once serving",
     )
     p.set_defaults(run=run)
 
