@@ -130,6 +130,7 @@ class Fetcher:
         for tp, s in self._sub.states.items():
             if (
                 s.fetch_offset is None
+                or s.paused
                 or s.in_flight
                 or s.read_index < len(s.records)
                 or self._cluster.leader_for(tp) != leader

@@ -3,8 +3,9 @@
 A background task heartbeats the group coordinator (the controller node, found with
 FindCoordinator and followed when it moves) with the subscription and the partitions this
 member owns. Each answer is the assignment it should own now: partitions no longer in it
-are *revoked* first — the listener's ``on_partitions_revoked`` runs, positions are committed
-when auto-commit is on, and fetching stops — and only then reported released; new ones are
+are *revoked* first — ``poll`` stops returning their records at once, the listener's
+``on_partitions_revoked`` runs, positions are committed when auto-commit is on, and fetching
+stops — and only then reported released; new ones are
 *assigned* — the committed offset (or ``auto_offset_reset`` when there is none, or it lies
 before the log start) becomes the position and ``on_partitions_assigned`` runs. Heartbeats go
 on while the application processes, so a slow poll loop does not cost the membership.
@@ -225,6 +226,13 @@ class GroupConsumer(Consumer):
         )
 
     async def _revoke(self, revoked: set[TopicPartition], leaving: bool = False) -> None:
+        # poll() runs concurrently with this task: hold the revoked partitions' records back
+        # before the first await, or records returned while the listener or the commit runs
+        # would lie beyond the committed position and the next owner would deliver them again.
+        for tp in revoked:
+            state = self._sub.states.get(tp)
+            if state is not None:
+                state.paused = True
         await self._notify("on_partitions_revoked", revoked)
         if self._auto_commit and self.member_id:
             try:

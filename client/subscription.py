@@ -21,6 +21,7 @@ class PartitionState:
         "high_watermark",
         "in_flight",
         "log_start_offset",
+        "paused",
         "position",
         "read_index",
         "records",
@@ -39,6 +40,9 @@ class PartitionState:
         self.retry_at_s = 0.0
         self.high_watermark = -1
         self.log_start_offset = -1
+        # Held back from the application (a group member giving the partition up): take()
+        # skips it and nothing more is fetched, so its position stays where it is.
+        self.paused = False
 
     @property
     def buffered(self) -> int:
@@ -93,7 +97,7 @@ class Subscription:
         return out
 
     def has_buffered(self) -> bool:
-        return any(s.read_index < len(s.records) for s in self.states.values())
+        return any(s.read_index < len(s.records) and not s.paused for s in self.states.values())
 
     def take(self, max_records: int | None) -> list[ConsumerRecord]:
         """Hand buffered records to the application, advancing positions.
@@ -111,7 +115,7 @@ class Subscription:
         for i in range(n):
             s = states[(start + i) % n]
             available = len(s.records) - s.read_index
-            if available <= 0:
+            if available <= 0 or s.paused:
                 continue
             room = limit - len(out)
             if room <= 0:
