@@ -31,13 +31,15 @@ from dataclasses import dataclass
 
 import trio
 
+from rillet.chaos.errors import ChaosError
+
 HOST = "127.0.0.1"
 RECEIVE_BYTES = 64 * 1024
 CONNECT_TIMEOUT_S = 5.0
 START_TIMEOUT_S = 10.0
 
 
-class LinkProxyError(Exception):
+class LinkProxyError(ChaosError):
     """The proxies could not start or stop."""
 
 

@@ -4,8 +4,10 @@
 schedule's faults hit it, heals, and checks the history (docs/chaos.md). It prints the
 summary; when the checker finds a violation it prints the seed and the exact command that
 replays the run, and exits 1. ``--seeds K`` runs K consecutive seeds and prints a table.
-``check DIR`` judges a finished run's files again; ``schedule`` prints the steps a seed
-gives without running anything; ``faults`` lists the fault kinds.
+``check DIR`` judges a finished run's files again; ``report DIR`` sums up a sweep's runs
+(totals, write gaps by fault kind, one row per seed; ``--markdown`` for docs/chaos.md);
+``schedule`` prints the steps a seed gives without running anything; ``faults`` lists the
+fault kinds.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from typing import Any
 
 from rillet.broker.cli.common import non_negative_int, positive_int, print_table
 from rillet.broker.quorum_config import ENGINES
+from rillet.chaos.errors import ChaosError
 from rillet.chaos.runner import RunConfig, RunResult, judge, replay_command, run_once, schedule_for
 from rillet.chaos.schedule import DEFAULT_FAULTS, FAULT_KINDS, minority, parse_faults
+from rillet.chaos.sweep_report import SeedRow, gaps_by_kind, load_sweep, markdown, totals
 
 SWEEP_HEADER = (
     "SEED",
@@ -120,6 +124,10 @@ def register(sub: Any) -> None:
     check = csub.add_parser("check", help="judge a finished run directory again")
     check.add_argument("run_dir", type=Path)
     check.set_defaults(run=run_check)
+    report = csub.add_parser("report", help="sum up a sweep's run directories")
+    report.add_argument("out", type=Path, help="the --out directory of the sweep")
+    report.add_argument("--markdown", action="store_true", help="Markdown tables")
+    report.set_defaults(run=run_report)
     faults = csub.add_parser("faults", help="list the fault kinds")
     faults.set_defaults(run=run_faults)
 
@@ -210,6 +218,37 @@ def run_check(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def run_report(args: argparse.Namespace) -> int:
+    try:
+        rows = load_sweep(args.out)
+    except ChaosError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.markdown:
+        print(markdown(rows), end="")
+        return 0
+    t = totals(rows)
+    print(
+        f"{t['seeds']} seed(s) ({t['first_seed']}-{t['last_seed']}): {t['faults']} faults, "
+        f"{t['acknowledged']} acknowledged, {t['unknown']} unknown, "
+        f"{t['violations']} violation(s); longest write gap {t['longest_write_gap_s']} s"
+    )
+    if t["failing_seeds"]:
+        print(f"seeds with violations: {', '.join(map(str, t['failing_seeds']))}")
+    print()
+    _print_gaps(rows)
+    return 1 if t["violations"] else 0
+
+
+def _print_gaps(rows: list[SeedRow]) -> None:
+    table: list[tuple[str, ...]] = [("FAULT KIND", "APPLIED", "GAP MEDIAN S", "P90 S", "MAX S")]
+    for kind, g in gaps_by_kind(rows).items():
+        table.append(
+            (kind, str(g.applied), f"{g.median_s:.2f}", f"{g.p90_s:.2f}", f"{g.max_s:.2f}")
+        )
+    print_table(table)
+
+
 def _print_result(result: RunResult, as_json: bool) -> None:
     s = result.summary
     if as_json:
@@ -256,6 +295,9 @@ def _finish_sweep(results: list[RunResult], failed_harness: bool = False) -> int
         )
     print()
     print_table(rows)
+    if results:
+        print()
+        _print_gaps([SeedRow(r.config.seed, r.summary) for r in results])
     bad = [r for r in results if not r.ok]
     print(f"{len(results)} seed(s), {len(bad)} with violations")
     for r in bad:

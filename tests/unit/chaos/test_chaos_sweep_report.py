@@ -1,0 +1,86 @@
+"""``rillet chaos report``: a sweep's totals and tables come back from its run folders."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rillet.broker.cli import chaos_command
+from rillet.chaos.errors import ChaosError
+from rillet.chaos.sweep_report import gaps_by_kind, load_sweep, markdown, totals
+
+
+def chaos_command_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="rillet")
+    chaos_command.register(p.add_subparsers(dest="command", required=True))
+    return p
+
+
+def summary(ok: int, gaps: list[tuple[str, float]], violations: int = 0) -> dict[str, Any]:
+    faults: dict[str, int] = {}
+    for kind, _ in gaps:
+        faults[kind] = faults.get(kind, 0) + 1
+    faults["pause-skipped"] = 1  # not applied: never counted
+    return {
+        "violations": [{"check": "acknowledged-lost"}] * violations,
+        "writes": {"ok": ok, "unknown": 1},
+        "faults": faults,
+        "availability": [{"kind": k, "longest_write_gap_s": g} for k, g in gaps],
+        "max_write_gap_s": max(g for _, g in gaps),
+    }
+
+
+def write_sweep(out: Path, summaries: dict[int, dict[str, Any]]) -> None:
+    for seed, s in summaries.items():
+        (out / f"seed-{seed}").mkdir(parents=True)
+        (out / f"seed-{seed}" / "summary.json").write_text(json.dumps(s))
+    (out / "seed-99").mkdir()  # a run that never finished: no summary yet
+    (out / "notes").mkdir()
+
+
+@pytest.fixture
+def sweep(tmp_path: Path) -> Path:
+    write_sweep(
+        tmp_path,
+        {
+            10: summary(100, [("pause", 3.0), ("kill-any", 0.5)]),
+            2: summary(200, [("pause", 1.0), ("pause", 2.0), ("kill-any", 0.25)], violations=1),
+        },
+    )
+    return tmp_path
+
+
+def test_runs_load_by_seed_and_add_up(sweep: Path) -> None:
+    rows = load_sweep(sweep)
+    assert [r.seed for r in rows] == [2, 10]
+    t = totals(rows)
+    assert (t["seeds"], t["faults"], t["acknowledged"], t["unknown"]) == (2, 5, 300, 2)
+    assert (t["violations"], t["failing_seeds"], t["longest_write_gap_s"]) == (1, [2], 3.0)
+    gaps = gaps_by_kind(rows)
+    assert list(gaps) == ["kill-any", "pause"]
+    assert (gaps["pause"].applied, gaps["pause"].median_s, gaps["pause"].max_s) == (3, 2.0, 3.0)
+
+
+def test_markdown_has_the_totals_the_kinds_and_a_row_per_seed(sweep: Path) -> None:
+    text = markdown(load_sweep(sweep))
+    assert "| 2 (2-10) | 5 | 300 | 2 | **1** (seeds 2) | 3.00 |" in text
+    assert "| pause | 3 | 2.00 | 3.00 | 3.00 |" in text
+    assert "| 2 | 3 | kill-any 1, pause 2 | 200 | 1 | 2.00 | 1 |" in text
+
+
+def test_the_command_exits_1_on_violations_and_2_without_runs(
+    sweep: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    p = chaos_command_parser()
+    assert chaos_command.run_report(p.parse_args(["chaos", "report", str(sweep)])) == 1
+    out = capsys.readouterr().out
+    assert "2 seed(s) (2-10)" in out and "seeds with violations: 2" in out and "pause" in out
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert chaos_command.run_report(p.parse_args(["chaos", "report", str(empty)])) == 2
+    with pytest.raises(ChaosError):
+        load_sweep(empty)
