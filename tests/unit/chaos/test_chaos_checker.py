@@ -266,6 +266,36 @@ def test_availability_is_the_longest_gap_between_acks_around_each_fault() -> Non
     assert gaps[1]["longest_write_gap_s"] == pytest.approx(9.8)  # 10.2 -> 20.0
 
 
+def test_a_stall_that_begins_with_the_next_fault_is_that_fault_s_alone() -> None:
+    """Seed 6 (a15bf25): a Raft-leader kill that cost 0.59 s was charged the 3.12 s stall
+    of the network partition that began 2.5 s after its heal, at its last ack."""
+    h = History()
+    acks = [0.0, 4.2] + [round(4.8 + 0.1 * i, 1) for i in range(92)] + [17.0, 17.5]
+    assert acks[-3] == 13.9
+    h.writes = [Write("w1", f"w1:{i}", 0, t - 0.01, "ok", t, i) for i, t in enumerate(acks)]
+    h.faults = [
+        FaultWindow(0, "kill-leader", 4.25, 11.45, node=1),
+        FaultWindow(1, "partition", 13.92, 17.4, node=3),
+    ]
+    kill, partition = availability.availability(h)
+    assert kill["longest_write_gap_s"] == pytest.approx(0.6)  # 4.2 -> 4.8
+    assert partition["longest_write_gap_s"] == pytest.approx(3.1)  # 13.9 -> 17.0
+
+
+def test_overlapping_faults_share_their_stalls() -> None:
+    h = History()
+    acks = [0.0, 1.0, 6.0, 7.0]
+    h.writes = [Write("w1", f"w1:{i}", 0, t - 0.01, "ok", t, i) for i, t in enumerate(acks)]
+    h.faults = [
+        FaultWindow(0, "pause", 1.5, 3.0, node=1),
+        FaultWindow(1, "kill-any", 2.0, 4.0, node=2),  # begins before the pause heals
+    ]
+    assert [g["longest_write_gap_s"] for g in availability.availability(h)] == [
+        pytest.approx(5.0),
+        pytest.approx(5.0),
+    ]
+
+
 def test_availability_without_any_ack_is_the_whole_window() -> None:
     h = History()
     h.faults = [FaultWindow(0, "kill-leader", 2.0, 3.0, node=1)]
