@@ -1,16 +1,19 @@
 """Availability: how long writes stalled around each fault (a measurement, not a check).
 
-For every fault that was applied, the longest time without an acknowledged write that
-overlaps the fault's window, extended after the heal by up to SETTLE_S (or to the next
-fault's start), since leaders often move back or catch up only after the heal. A stall that
-outlasts the window counts whole, except where the next fault cut the window short: it is
-counted up to that fault's start, and the rest is the next fault's.
+Each applied fault is charged the longest time without an acknowledged write *from its
+start* until writes resumed, for stalls that begin or last within the fault's window (the
+fault itself and up to SETTLE_S after its heal, since leaders often move back or catch up
+only after the heal). A stall can outlast that window, but is charged only until the next
+fault starts when that fault begins after this one healed: from there on it is the next
+fault's. So consecutive faults split one long stall between them instead of both counting
+all of it; faults that overlap each count it from their own start.
 """
 
 from __future__ import annotations
 
 import bisect
 import itertools
+import math
 from collections import defaultdict
 from typing import Any
 
@@ -20,10 +23,9 @@ SETTLE_S = 5.0  # how long after a heal the availability window extends (at most
 
 
 def availability(history: History) -> list[dict[str, Any]]:
-    """Per applied fault: the longest time without any acknowledged write, and without one
-    in a single partition (a dead partition leader stalls its partitions only), over the
-    fault window extended by up to SETTLE_S after the heal (not past the next fault nor the
-    last write)."""
+    """Per applied fault: the longest stall charged to it (module docstring) in any
+    acknowledged write, and in a single partition (a dead partition leader stalls its
+    partitions only)."""
     acks: list[float] = []
     by_partition: dict[int, list[float]] = defaultdict(list)
     for w in history.acknowledged():
@@ -38,19 +40,19 @@ def availability(history: History) -> list[dict[str, Any]]:
     for i, f in enumerate(applied):
         heal = f.heal_t if f.heal_t is not None else f.start_t
         end = heal + SETTLE_S
-        # A stall still going when the window ends is this fault's, to its end — unless the
-        # window ends because the next fault begins after this one healed: from there on
-        # the stall is the next fault's (a kill costing 0.6 s was charged the 3 s of the
-        # partition that followed it).
-        past_end = True
-        if i + 1 < len(applied) and applied[i + 1].start_t < end:
-            end = max(applied[i + 1].start_t, heal)
-            past_end = end == heal  # overlapping faults share their stalls
+        # Where a stall stops being this fault's: the start of a next fault that begins
+        # after this one healed (seed 6 charged a 0.59 s kill the 3.1 s partition after it).
+        charged_until = math.inf
+        if i + 1 < len(applied):
+            next_start = applied[i + 1].start_t
+            end = min(end, next_start)
+            if next_start >= heal:
+                charged_until = next_start
         if acks:
             end = min(end, acks[-1])  # the writers stopped: no gap after the last write
         end = max(end, heal)
         per_partition = {
-            p: _longest_gap(ts, f.start_t, end, past_end) for p, ts in by_partition.items()
+            p: _longest_gap(ts, f.start_t, end, charged_until) for p, ts in by_partition.items()
         }
         worst = max(per_partition, key=lambda p: per_partition[p], default=None)
         out.append(
@@ -60,7 +62,7 @@ def availability(history: History) -> list[dict[str, Any]]:
                 "node": f.node,
                 "start_t": round(f.start_t, 3),
                 "heal_t": round(heal, 3),
-                "longest_write_gap_s": round(_longest_gap(acks, f.start_t, end, past_end), 3),
+                "longest_write_gap_s": round(_longest_gap(acks, f.start_t, end, charged_until), 3),
                 "longest_partition_gap_s": (
                     round(per_partition[worst], 3) if worst is not None else None
                 ),
@@ -70,15 +72,19 @@ def availability(history: History) -> list[dict[str, Any]]:
     return out
 
 
-def _longest_gap(acks: list[float], start: float, end: float, past_end: bool = True) -> float:
-    """Longest interval between consecutive (sorted) acks, or the window's edges where none
-    lies beyond them, that overlaps [start, end]; cut at ``end`` unless ``past_end``."""
+def _longest_gap(acks: list[float], start: float, end: float, charged_until: float) -> float:
+    """The longest interval between consecutive (sorted) acks — or the window's edges where
+    no ack lies beyond them — that overlaps [start, end], counted from ``start`` at the
+    earliest and up to ``charged_until`` at the latest."""
     lo = bisect.bisect_left(acks, start)
     hi = bisect.bisect_right(acks, end)
     before = acks[lo - 1 : lo] if lo > 0 else []
-    after = acks[hi : hi + 1] if past_end else []
+    after = acks[hi : hi + 1]
     edges = (before or [start]) + acks[lo:hi] + (after or [end])
-    return max((b - a for a, b in itertools.pairwise(edges)), default=end - start)
+    return max(
+        (min(b, charged_until) - max(a, start) for a, b in itertools.pairwise(edges)),
+        default=end - start,
+    )
 
 
 def fault_summary(faults: list[FaultWindow]) -> dict[str, int]:

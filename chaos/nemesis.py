@@ -25,6 +25,7 @@ from rillet.broker.cli.local_cluster import LocalCluster
 from rillet.broker.cli.local_node import NodeStartError
 from rillet.chaos import probes
 from rillet.chaos.disk import corrupt_tails
+from rillet.chaos.errors import ChaosError
 from rillet.chaos.history import HistoryWriter
 from rillet.chaos.link_proxy import LinkProxies
 from rillet.chaos.schedule import FaultStep
@@ -233,7 +234,7 @@ class Nemesis:
 
     def cut_links(self, pairs: set[tuple[int, int]]) -> None:
         if self.links is None:
-            raise RuntimeError("network partitions need the cluster's link proxies")
+            raise ChaosError("network partitions need the cluster's link proxies")
         self._cuts.append(pairs)
         self.links.cut(pairs)
 

@@ -27,6 +27,7 @@ from typing import Any
 from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
 from rillet.chaos import probes
 from rillet.chaos.checker import Violation, check_all
+from rillet.chaos.errors import ChaosError
 from rillet.chaos.final_state import FinalState
 from rillet.chaos.history import HISTORY_FILE, HistoryWriter, load_history
 from rillet.chaos.link_proxy import LinkProxies
@@ -282,7 +283,7 @@ def _fresh_dir(run_dir: Path) -> None:
     if run_dir.exists():
         ours = (run_dir / HISTORY_FILE).exists() or (run_dir / "cluster").exists()
         if not ours and any(run_dir.iterdir()):
-            raise FileExistsError(f"{run_dir} exists and is not a chaos run directory")
+            raise ChaosError(f"{run_dir} exists and is not a chaos run directory")
         shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True)
 
@@ -290,7 +291,7 @@ def _fresh_dir(run_dir: Path) -> None:
 def _create_topic(cluster: LocalCluster, config: RunConfig) -> None:
     ids = [n.node_id for n in cluster.plan.nodes]
     if probes.wait_until(lambda: probes.brokers_unfenced(cluster, ids), START_TIMEOUT_S) is None:
-        raise RuntimeError("the brokers did not all register in time")
+        raise ChaosError("the brokers did not all register in time")
     topic_config = {"min.insync.replicas": str(min(config.min_insync, config.replication_factor))}
     with BlockingAdmin(cluster.bootstrap) as admin:
         admin.create_topics(
@@ -300,7 +301,7 @@ def _create_topic(cluster: LocalCluster, config: RunConfig) -> None:
         probes.wait_until(lambda: probes.topic_healthy(cluster.bootstrap, TOPIC), START_TIMEOUT_S)
         is None
     ):
-        raise RuntimeError(f"topic {TOPIC} did not get leaders and a full ISR in time")
+        raise ChaosError(f"topic {TOPIC} did not get leaders and a full ISR in time")
 
 
 def _run_workload(

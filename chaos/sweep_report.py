@@ -10,23 +10,27 @@ from __future__ import annotations
 
 import json
 import statistics
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rillet.chaos.errors import ChaosError
-from rillet.chaos.report import SUMMARY_FILE
+from rillet.chaos.report import SUMMARY_FILE, percentile
 
 RUN_DIR_PREFIX = "seed-"
 
 
 @dataclass(frozen=True, slots=True)
 class SeedRow:
+    """One finished run of a sweep: its seed and its ``summary.json``."""
+
     seed: int
     summary: dict[str, Any]
 
     @property
     def faults_applied(self) -> dict[str, int]:
+        """Fault counts by kind, without the faults the schedule had to skip."""
         return {k: n for k, n in self.summary["faults"].items() if "skipped" not in k}
 
     @property
@@ -44,8 +48,14 @@ class GapStats:
     max_s: float
 
 
+SUMMARY_KEYS = ("violations", "writes", "faults", "availability", "max_write_gap_s")
+
+
 def load_sweep(out_dir: Path) -> list[SeedRow]:
-    """Every finished run under ``out_dir`` (``seed-N/summary.json``), by seed."""
+    """Every finished run under ``out_dir`` (``seed-N/summary.json``), by seed.
+
+    A summary that cannot be read is skipped with a note on stderr rather than ending the
+    report: a sweep still running may be writing one at this moment."""
     rows = []
     for run_dir in out_dir.glob(f"{RUN_DIR_PREFIX}*"):
         suffix = run_dir.name[len(RUN_DIR_PREFIX) :]
@@ -54,8 +64,13 @@ def load_sweep(out_dir: Path) -> list[SeedRow]:
             continue  # a run still going, or stopped before it was judged
         try:
             summary = json.loads(path.read_text())
-        except (OSError, ValueError) as exc:
-            raise ChaosError(f"{path} is not a readable summary: {exc}") from exc
+            missing = [k for k in SUMMARY_KEYS if k not in summary]
+        except (OSError, ValueError, TypeError) as exc:
+            print(f"skipped {path}: not a readable summary ({exc})", file=sys.stderr)
+            continue
+        if missing:
+            print(f"skipped {path}: no {', '.join(missing)}", file=sys.stderr)
+            continue
         rows.append(SeedRow(int(suffix), summary))
     if not rows:
         raise ChaosError(f"no finished runs ({RUN_DIR_PREFIX}N/{SUMMARY_FILE}) under {out_dir}")
@@ -63,6 +78,7 @@ def load_sweep(out_dir: Path) -> list[SeedRow]:
 
 
 def totals(rows: list[SeedRow]) -> dict[str, Any]:
+    """What the whole sweep adds up to (``rows`` is never empty: load_sweep refuses that)."""
     return {
         "seeds": len(rows),
         "first_seed": rows[0].seed,
@@ -77,6 +93,7 @@ def totals(rows: list[SeedRow]) -> dict[str, Any]:
 
 
 def gaps_by_kind(rows: list[SeedRow]) -> dict[str, GapStats]:
+    """The longest write gaps charged to each applied fault, pooled by fault kind."""
     gaps: dict[str, list[float]] = {}
     for r in rows:
         for a in r.summary["availability"]:
@@ -84,7 +101,8 @@ def gaps_by_kind(rows: list[SeedRow]) -> dict[str, GapStats]:
     out = {}
     for kind, values in sorted(gaps.items()):
         values.sort()
-        p90 = values[min(len(values) - 1, int(0.9 * len(values)))]
+        p90 = percentile(values, 0.9)
+        assert p90 is not None  # a kind is only listed with a gap
         out[kind] = GapStats(len(values), statistics.median(values), p90, values[-1])
     return out
 

@@ -1,4 +1,4 @@
-"""``rillet chaos run|check|schedule|faults``: seeded fault injection against a local cluster.
+"""``rillet chaos run|check|report|schedule|faults``: seeded faults against a local cluster.
 
 ``run`` starts a fresh cluster of real node processes, runs the workload while the seeded
 schedule's faults hit it, heals, and checks the history (docs/chaos.md). It prints the
@@ -224,10 +224,10 @@ def run_report(args: argparse.Namespace) -> int:
     except ChaosError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    t = totals(rows)
     if args.markdown:
         print(markdown(rows), end="")
-        return 0
-    t = totals(rows)
+        return 1 if t["violations"] else 0
     print(
         f"{t['seeds']} seed(s) ({t['first_seed']}-{t['last_seed']}): {t['faults']} faults, "
         f"{t['acknowledged']} acknowledged, {t['unknown']} unknown, "
@@ -278,12 +278,13 @@ def _print_result(result: RunResult, as_json: bool) -> None:
 
 def _finish_sweep(results: list[RunResult], failed_harness: bool = False) -> int:
     rows: list[tuple[str, ...]] = [SWEEP_HEADER]
-    for r in results:
+    seeds = [SeedRow(r.config.seed, r.summary) for r in results]
+    for r, seed_row in zip(results, seeds, strict=True):
         s = r.summary
         rows.append(
             (
                 str(r.config.seed),
-                str(sum(n for k, n in s["faults"].items() if "skipped" not in k)),
+                str(sum(seed_row.faults_applied.values())),
                 str(s["writes"]["ok"]),
                 str(s["writes"]["unknown"]),
                 str(s["writes"]["acks_per_s"]),
@@ -297,7 +298,7 @@ def _finish_sweep(results: list[RunResult], failed_harness: bool = False) -> int
     print_table(rows)
     if results:
         print()
-        _print_gaps([SeedRow(r.config.seed, r.summary) for r in results])
+        _print_gaps(seeds)
     bad = [r for r in results if not r.ok]
     print(f"{len(results)} seed(s), {len(bad)} with violations")
     for r in bad:

@@ -263,7 +263,7 @@ def test_availability_is_the_longest_gap_between_acks_around_each_fault() -> Non
     gaps = availability.availability(h)
     assert [g["step"] for g in gaps] == [0, 2]  # a skipped fault has no window
     assert gaps[0]["longest_write_gap_s"] == pytest.approx(5.5)  # 4.5 -> 10.0 (settle: 8.0)
-    assert gaps[1]["longest_write_gap_s"] == pytest.approx(9.8)  # 10.2 -> 20.0
+    assert gaps[1]["longest_write_gap_s"] == pytest.approx(9.0)  # its start 11.0 -> 20.0
 
 
 def test_a_stall_that_begins_with_the_next_fault_is_that_fault_s_alone() -> None:
@@ -278,8 +278,24 @@ def test_a_stall_that_begins_with_the_next_fault_is_that_fault_s_alone() -> None
         FaultWindow(1, "partition", 13.92, 17.4, node=3),
     ]
     kill, partition = availability.availability(h)
-    assert kill["longest_write_gap_s"] == pytest.approx(0.6)  # 4.2 -> 4.8
-    assert partition["longest_write_gap_s"] == pytest.approx(3.1)  # 13.9 -> 17.0
+    assert kill["longest_write_gap_s"] == pytest.approx(0.55)  # its start 4.25 -> 4.8
+    assert partition["longest_write_gap_s"] == pytest.approx(3.08)  # 13.92 -> 17.0
+
+
+@pytest.mark.parametrize("next_start", [14.0, 16.0])
+def test_consecutive_faults_split_one_stall_wherever_the_next_one_starts(
+    next_start: float,
+) -> None:
+    h = History()
+    acks = [float(t) for t in range(10)] + [20.0, 21.0]  # one stall: 9.0 -> 20.0
+    h.writes = [Write("w1", f"w1:{i}", 0, t - 0.01, "ok", t, i) for i, t in enumerate(acks)]
+    h.faults = [
+        FaultWindow(0, "kill-leader", 9.5, 10.0, node=1),
+        FaultWindow(1, "partition", next_start, next_start + 2, node=2),
+    ]
+    kill, partition = availability.availability(h)
+    assert kill["longest_write_gap_s"] == pytest.approx(next_start - 9.5)
+    assert partition["longest_write_gap_s"] == pytest.approx(20.0 - next_start)
 
 
 def test_overlapping_faults_share_their_stalls() -> None:
@@ -291,8 +307,8 @@ def test_overlapping_faults_share_their_stalls() -> None:
         FaultWindow(1, "kill-any", 2.0, 4.0, node=2),  # begins before the pause heals
     ]
     assert [g["longest_write_gap_s"] for g in availability.availability(h)] == [
-        pytest.approx(5.0),
-        pytest.approx(5.0),
+        pytest.approx(4.5),  # 1.5 -> 6.0
+        pytest.approx(4.0),  # 2.0 -> 6.0
     ]
 
 
@@ -308,10 +324,11 @@ def test_availability_also_reports_the_longest_stall_of_a_single_partition() -> 
     h = History()
     for i in range(100):  # partition 0 acks every 0.1 s throughout
         h.writes.append(Write("w1", f"w1:{i}", 0, i * 0.1, "ok", i * 0.1 + 0.01, i))
-    for i, t in enumerate([0.5, 1.0, 4.0, 4.5]):  # partition 1 stalls from 1.0 to 4.0
+    partition_1 = [0.5, 1.0] + [4.0 + 0.1 * i for i in range(50)]  # stalls 1.0 -> 4.0
+    for i, t in enumerate(partition_1):
         h.writes.append(Write("w2", f"w2:{i}", 1, t - 0.01, "ok", t, i))
     h.faults = [FaultWindow(0, "kill-partition-leader", 1.5, 2.5, node=2)]
     gap = availability.availability(h)[0]
     assert gap["longest_write_gap_s"] == pytest.approx(0.1)
-    assert gap["longest_partition_gap_s"] == pytest.approx(3.0)
+    assert gap["longest_partition_gap_s"] == pytest.approx(2.5)  # from the kill at 1.5
     assert gap["partition"] == 1

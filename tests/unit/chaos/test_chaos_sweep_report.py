@@ -24,7 +24,7 @@ def summary(ok: int, gaps: list[tuple[str, float]], violations: int = 0) -> dict
     faults: dict[str, int] = {}
     for kind, _ in gaps:
         faults[kind] = faults.get(kind, 0) + 1
-    faults["pause-skipped"] = 1  # not applied: never counted
+    faults["pause (skipped)"] = 1  # not applied: never counted
     return {
         "violations": [{"check": "acknowledged-lost"}] * violations,
         "writes": {"ok": ok, "unknown": 1},
@@ -84,3 +84,17 @@ def test_the_command_exits_1_on_violations_and_2_without_runs(
     assert chaos_command.run_report(p.parse_args(["chaos", "report", str(empty)])) == 2
     with pytest.raises(ChaosError):
         load_sweep(empty)
+    markdown_args = p.parse_args(["chaos", "report", str(sweep), "--markdown"])
+    assert chaos_command.run_report(markdown_args) == 1
+
+
+def test_a_summary_being_written_or_from_another_format_is_skipped(
+    sweep: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (sweep / "seed-5").mkdir()
+    (sweep / "seed-5" / "summary.json").write_text('{"violations": [')  # half written
+    (sweep / "seed-6").mkdir()
+    (sweep / "seed-6" / "summary.json").write_text('{"writes": {}}')
+    assert [r.seed for r in load_sweep(sweep)] == [2, 10]
+    err = capsys.readouterr().err
+    assert "seed-5" in err and "seed-6" in err and "no violations" in err
