@@ -1,10 +1,11 @@
 """Every node's view of the metadata: follow the committed log and apply it.
 
 The follower reads committed entries from the quorum in order and applies them to a
-:class:`MetadataState`; every ``snapshot_every`` records it hands a snapshot to the quorum so
-the log can be compacted. A follower that fell behind compaction restores the latest
-snapshot and continues from there. Waiters can ask to be woken once a given index is applied,
-which is how a controller waits until its own records are visible before deciding again.
+:class:`MetadataState`; every ``snapshot_every`` applied entries (not records) it hands a
+snapshot to the quorum so the log can be compacted. A follower that fell behind compaction
+restores the latest snapshot and continues from there. Waiters can ask to be woken once a
+given index is applied, which is how a controller waits until its own records are visible
+before deciding again.
 """
 
 from __future__ import annotations

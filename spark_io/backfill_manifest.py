@@ -3,7 +3,7 @@
 Each ``range=NNNNNNNN`` folder holds a manifest (topic, start and end offset per partition,
 rows, files) that is written before the folder becomes visible, so the manifests are the
 record of what the output holds. A run reads them to number its own range and to find the
-ranges it covers; the exactly-once argument of the job (backfill.py) rests on
+ranges it covers; the exactly-once argument of the job (backfill_job.py) rests on
 :func:`superseded`. These are decisions over folders and offsets only, so they are tested
 without Spark or a cluster.
 """

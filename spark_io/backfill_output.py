@@ -1,7 +1,7 @@
 """The backfill output folder's housekeeping: one run at a time, no leftovers, durable files.
 
 A run stages its range under ``_staging`` and retires the ranges it replaces into ``_trash``
-(backfill.py says why that makes re-runs exactly once); a run killed part-way leaves either
+(backfill_job.py says why that makes re-runs exactly once); a run killed part-way leaves either
 behind, and the next run removes them before it starts. These helpers only touch the
 filesystem (flock, rmtree, fsync) and decide nothing about offsets.
 """

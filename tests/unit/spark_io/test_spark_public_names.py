@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import pkgutil
 
 import rillet.spark_io
 
@@ -27,3 +28,8 @@ def test_public_names_are_what_the_docs_promise_after_every_submodule_is_importe
         "local_session",
         "register",
     }
+
+
+def test_no_submodule_is_named_like_a_lazily_loaded_name() -> None:
+    submodules = {m.name for m in pkgutil.iter_modules(rillet.spark_io.__path__)}
+    assert not submodules & set(rillet.spark_io.__all__)
