@@ -194,3 +194,39 @@ async def test_closing_ends_a_waiting_poll(cluster: FakeCluster) -> None:
                 await cluster.wait_for(FetchRequest, 1)  # the poll is waiting for data
                 await consumer.close()
     assert len(failures) == 1
+
+
+async def test_a_paused_partition_is_neither_returned_nor_fetched(cluster: FakeCluster) -> None:
+    """What a group member's revocation relies on (test_group_consumer_revoke.py): once a
+    partition's state is paused, poll never hands out its buffered records and the fetcher
+    asks for it no more, so its position stays where the commit on revoke reads it."""
+    cluster.create_topic("t", 2)
+    await produce(cluster, A, [b"a0", b"a1"])
+    await produce(cluster, B, [b"b0", b"b1"])
+    async with Consumer(cluster.bootstrap, fetch_max_wait_ms=20, **FAST) as consumer:
+        consumer.assign([A, B])
+        await consumer.seek_to_beginning()
+        with trio.fail_after(5):  # both partitions' records buffered, none handed out yet
+            while any(consumer._sub.state(tp).buffered < 2 for tp in (A, B)):
+                await trio.sleep(0.01)
+        consumer._sub.state(B).paused = True
+        assert [r.value for r in await drain(consumer, 2)] == [b"a0", b"a1"]
+        assert await consumer.poll(timeout_ms=100) == []
+        assert await consumer.position(B) == 0
+
+    async with Consumer(cluster.bootstrap, fetch_max_wait_ms=20, **FAST) as consumer:
+        consumer.assign([A, B])
+        await consumer.seek_to_beginning()
+        assert len(await drain(consumer, 4)) == 4  # nothing buffered any more
+        consumer._sub.state(B).paused = True
+        fetches_before = len(cluster.of_type(FetchRequest))
+        await produce(cluster, A, [b"a2"])
+        await produce(cluster, B, [b"b2"])
+        assert [r.value for r in await drain(consumer, 1)] == [b"a2"]
+        asked = [
+            (p.topic, p.partition)
+            for _, req in cluster.of_type(FetchRequest)[fetches_before:]
+            for p in req.partitions
+        ]
+        assert ("t", 0) in asked and ("t", 1) not in asked
+        assert await consumer.position(B) == 2
