@@ -79,7 +79,7 @@ class PartitionReplica:
         self.leader_epoch = leader_epoch
         self.role: ReplicaRole | None = None
         self.leader: LeaderState | None = None
-        self._flush_driven = log.config.flush_messages > 0 or log.config.flush_ms >= 0
+        self._flush_driven = log.config.forces_fsync
         self._files = PartitionFiles(log.directory)
         # What this replica last knew to be committed; the leader (or the election of this
         # one) moves it on. Nothing above it is served before then.

@@ -55,3 +55,10 @@ class LogConfig:
         for ok, message in checks:
             if not ok:
                 raise StoreConfigError(message)
+
+    @property
+    def forces_fsync(self) -> bool:
+        """Whether either flush setting forces fsyncs (-1 is "never"; ``flush_ms = 0`` is
+        "as soon as possible"). Read here, beside the sentinel, rather than re-derived by
+        each caller: the replica once counted ``flush_ms = 0`` as no policy at all."""
+        return self.flush_messages > 0 or self.flush_ms >= 0
