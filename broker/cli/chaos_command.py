@@ -227,16 +227,16 @@ def run_report(args: argparse.Namespace) -> int:
     t = totals(rows)
     if args.markdown:
         print(markdown(rows), end="")
-        return 1 if t["violations"] else 0
-    print(
-        f"{t['seeds']} seed(s) ({t['first_seed']}-{t['last_seed']}): {t['faults']} faults, "
-        f"{t['acknowledged']} acknowledged, {t['unknown']} unknown, "
-        f"{t['violations']} violation(s); longest write gap {t['longest_write_gap_s']} s"
-    )
-    if t["failing_seeds"]:
-        print(f"seeds with violations: {', '.join(map(str, t['failing_seeds']))}")
-    print()
-    _print_gaps(rows)
+    else:
+        print(
+            f"{t['seeds']} seed(s) ({t['first_seed']}-{t['last_seed']}): {t['faults']} faults, "
+            f"{t['acknowledged']} acknowledged, {t['unknown']} unknown, "
+            f"{t['violations']} violation(s); longest write gap {t['longest_write_gap_s']} s"
+        )
+        if t["failing_seeds"]:
+            print(f"seeds with violations: {', '.join(map(str, t['failing_seeds']))}")
+        print()
+        _print_gaps(rows)
     return 1 if t["violations"] else 0
 
 
