@@ -21,14 +21,14 @@ import signal
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from rillet.broker.cli.local_cluster import LocalCluster
-from rillet.broker.cli.local_node import NodeStartError
 from rillet.chaos import probes
 from rillet.chaos.disk import corrupt_tails
 from rillet.chaos.errors import ChaosError
 from rillet.chaos.history import HistoryWriter
 from rillet.chaos.link_proxy import LinkProxies
 from rillet.chaos.schedule import FaultStep
+from rillet.launcher.local_cluster import LocalCluster
+from rillet.launcher.local_node import NodeStartError
 
 log = logging.getLogger(__name__)
 RESTART_TIMEOUT_S = 45.0

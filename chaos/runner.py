@@ -24,7 +24,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
 from rillet.chaos import probes
 from rillet.chaos.checker import Violation, check_all
 from rillet.chaos.errors import ChaosError
@@ -39,6 +38,7 @@ from rillet.chaos.settle import collect_final_state
 from rillet.chaos.topic_churn import TopicChurn
 from rillet.chaos.workload import ProducerOptions, ProducerWorker
 from rillet.client import BlockingAdmin, NewTopic
+from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 
 log = logging.getLogger(__name__)
 

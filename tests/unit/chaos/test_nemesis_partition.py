@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from rillet.broker.cli.local_cluster import LocalCluster
 from rillet.chaos.history import HistoryWriter
 from rillet.chaos.link_proxy import LinkProxies
 from rillet.chaos.nemesis import Active, Nemesis, Partition
 from rillet.chaos.schedule import FaultStep
+from rillet.launcher.local_cluster import LocalCluster
 
 
 @dataclass

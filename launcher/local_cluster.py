@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from rillet.broker.cli.local_node import (
+from rillet.launcher.local_node import (
     READY_POLL_S,
     STOP_TIMEOUT_S,
     NodeStartError,
