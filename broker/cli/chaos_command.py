@@ -22,7 +22,15 @@ from typing import Any
 from rillet.broker.cli.common import non_negative_int, positive_int, print_table
 from rillet.broker.quorum_config import ENGINES
 from rillet.chaos.errors import ChaosError
-from rillet.chaos.runner import RunConfig, RunResult, judge, replay_command, run_once, schedule_for
+from rillet.chaos.runner import (
+    NETWORKS,
+    RunConfig,
+    RunResult,
+    judge,
+    replay_command,
+    run_once,
+    schedule_for,
+)
 from rillet.chaos.schedule import DEFAULT_FAULTS, FAULT_KINDS, minority, parse_faults
 from rillet.chaos.sweep_report import SeedRow, gaps_by_kind, load_sweep, markdown, totals
 
@@ -87,6 +95,15 @@ def register(sub: Any) -> None:
             help="metadata quorum engine (default %(default)s; partitions need raft)",
         )
         p.add_argument(
+            "--network",
+            choices=NETWORKS,
+            default=RunConfig().network,
+            help="proxy: nodes on 127.0.0.1, links through user-space proxies, short "
+            "timeouts; kernel: each node in its own network namespace and address, links "
+            "cut with `ip link`, default timeouts (needs root and iproute2) "
+            "(default %(default)s)",
+        )
+        p.add_argument(
             "--max-down", type=non_negative_int, help="nodes down at once (default: a minority)"
         )
         p.add_argument(
@@ -143,6 +160,7 @@ def config_from(args: argparse.Namespace) -> RunConfig:
         seed=args.seed,
         nodes=args.nodes,
         engine=args.engine,
+        network=args.network,
         duration_s=args.duration,
         faults=args.faults,
         partitions=args.partitions,
