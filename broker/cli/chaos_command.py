@@ -22,6 +22,7 @@ from typing import Any
 from rillet.broker.cli.common import non_negative_int, positive_int, print_table
 from rillet.broker.quorum_config import ENGINES
 from rillet.chaos.errors import ChaosError
+from rillet.chaos.kernel_network import unavailable_reason as kernel_network_unavailable
 from rillet.chaos.runner import (
     NETWORKS,
     RunConfig,
@@ -206,6 +207,9 @@ def run_run(args: argparse.Namespace) -> int:
         schedule_for(base)  # reject a bad configuration before starting anything
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if base.network == "kernel" and (reason := kernel_network_unavailable()) is not None:
+        print(f"error: --network kernel cannot run here: {reason}", file=sys.stderr)
         return 2
     results: list[RunResult] = []
     for seed in range(base.seed, base.seed + args.seeds):
