@@ -4,7 +4,7 @@ Every script prints exactly one JSON line on stdout (progress, if any, goes to s
 its figures, its parameters, the git revision of the checkout and what the machine is, so a
 result can be compared with another one later without guessing how it was obtained.
 Without ``--bootstrap`` a script starts a node of its own (the same code as ``rillet demo``,
-rillet.broker.cli.local_node) in a temporary directory, and always stops it.
+rillet.launcher.local_node) in a temporary directory, and always stops it.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from rillet.broker.cli.common import bootstrap_arg
-from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
-from rillet.broker.cli.local_node import local_node
 from rillet.client import Admin, NewTopic
 from rillet.client.errors import TopicAlreadyExistsError
+from rillet.launcher.local_cluster import LocalCluster, plan_cluster
+from rillet.launcher.local_node import local_node
 
 REPO = Path(__file__).resolve().parent.parent
 

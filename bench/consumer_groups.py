@@ -28,9 +28,9 @@ from typing import Any
 import trio
 from _common import REPO, emit, parser
 
-from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
 from rillet.client import Admin, BlockingAdmin, NewTopic
 from rillet.client.cluster import ClusterClient
+from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 from rillet.wire import group_messages as gm
 
 MEMBER = REPO / "tests" / "support" / "group_member.py"

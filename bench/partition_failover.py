@@ -24,7 +24,6 @@ from typing import Any
 from _common import emit, parser
 
 from rillet.broker.cli.cluster_command import describe_nodes
-from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
 from rillet.client import (
     BlockingAdmin,
     BlockingConsumer,
@@ -33,6 +32,7 @@ from rillet.client import (
     TopicPartition,
 )
 from rillet.client.errors import RilletError
+from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 
 TOPIC = "failover"
 

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
-from rillet.broker.cli.local_node import local_node
+from rillet.launcher.local_cluster import LocalCluster, plan_cluster
+from rillet.launcher.local_node import local_node
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,13 @@
 """Availability: how long writes stalled around each fault (a measurement, not a check).
 
+Measured twice from the acknowledged writes: per partition of the workload topic, and
+cluster-wide. Most faults stall only some partitions (a killed, paused or cut-off partition
+leader stalls the partitions it leads while the others keep writing), so the cluster-wide
+figure — no acknowledged write on *any* partition — hides them; the figure that says what a
+client of the unlucky partition saw is the worst partition's gap, reported with which
+partition it was. Every partition of the topic is measured, also one that acknowledged
+nothing at all during the run (its whole window is one gap).
+
 Each applied fault is charged the longest time without an acknowledged write *from its
 start* until writes resumed, for stalls that begin or last within the fault's window (the
 fault itself and up to SETTLE_S after its heal, since leaders often move back or catch up
@@ -23,11 +31,13 @@ SETTLE_S = 5.0  # how long after a heal the availability window extends (at most
 
 
 def availability(history: History) -> list[dict[str, Any]]:
-    """Per applied fault: the longest stall charged to it (module docstring) in any
-    acknowledged write, and in a single partition (a dead partition leader stalls its
-    partitions only)."""
+    """Per applied fault: the longest stall charged to it (module docstring) in each
+    partition (``partition_gaps_s``), the worst of them (``longest_partition_gap_s`` and
+    its ``partition``), and in any acknowledged write (``longest_write_gap_s``)."""
     acks: list[float] = []
     by_partition: dict[int, list[float]] = defaultdict(list)
+    for p in range(int(history.meta.get("config", {}).get("partitions", 0))):
+        by_partition[p] = []  # a partition that never acknowledged is measured too
     for w in history.acknowledged():
         if w.done_t is not None:
             acks.append(w.done_t)
@@ -54,7 +64,8 @@ def availability(history: History) -> list[dict[str, Any]]:
         per_partition = {
             p: _longest_gap(ts, f.start_t, end, charged_until) for p, ts in by_partition.items()
         }
-        worst = max(per_partition, key=lambda p: per_partition[p], default=None)
+        # The worst partition; ties go to the lowest partition number (a stable answer).
+        worst = max(sorted(per_partition), key=lambda p: per_partition[p], default=None)
         out.append(
             {
                 "step": f.step,
@@ -62,11 +73,12 @@ def availability(history: History) -> list[dict[str, Any]]:
                 "node": f.node,
                 "start_t": round(f.start_t, 3),
                 "heal_t": round(heal, 3),
-                "longest_write_gap_s": round(_longest_gap(acks, f.start_t, end, charged_until), 3),
                 "longest_partition_gap_s": (
                     round(per_partition[worst], 3) if worst is not None else None
                 ),
                 "partition": worst,
+                "partition_gaps_s": {str(p): round(g, 3) for p, g in sorted(per_partition.items())},
+                "longest_write_gap_s": round(_longest_gap(acks, f.start_t, end, charged_until), 3),
             }
         )
     return out

@@ -6,7 +6,9 @@ would take more than ``max_down`` nodes down or hit a node that is already down 
 ``skip`` with the reason, so the history says what really happened), applies it and records
 the fault window. Each fault kind is one ``Injector`` with ``apply`` and ``heal``; a network
 partition cuts links of the per-link proxies (``chaos/link_proxy.py``) every node talks to
-the others through.
+the others through, or, in the kernel network mode (``chaos/kernel_network.py``), takes the
+network links of its minority's nodes down; ``degrade`` puts loss and delay on a node's link
+(kernel mode, and only where the kernel has netem: otherwise the step is skipped, saying so).
 
 The nemesis also watches for nodes that exit on their own (``check_crashes``): such an exit
 is recorded as a crash, which the checker reports, and the node is started again so the run
@@ -21,14 +23,15 @@ import signal
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from rillet.broker.cli.local_cluster import LocalCluster
-from rillet.broker.cli.local_node import NodeStartError
 from rillet.chaos import probes
 from rillet.chaos.disk import corrupt_tails
 from rillet.chaos.errors import ChaosError
 from rillet.chaos.history import HistoryWriter
+from rillet.chaos.kernel_network import KernelNetwork
 from rillet.chaos.link_proxy import LinkProxies
 from rillet.chaos.schedule import FaultStep
+from rillet.launcher.local_cluster import LocalCluster
+from rillet.launcher.local_node import NodeStartError
 
 log = logging.getLogger(__name__)
 RESTART_TIMEOUT_S = 45.0
@@ -110,11 +113,37 @@ class Partition:
             pairs = {(a, b) for a in minority for b in rest} | {
                 (b, a) for a in minority for b in rest
             }
+        if nemesis.kernel is not None:
+            # A link is cut whole: every mode takes the minority's links down (one-way
+            # modes become both ways; a split's minority nodes lose each other too).
+            for i in minority:
+                nemesis.kernel.link_down(i)
+            return {"mode": mode, "minority": minority, "links_down": minority}
         nemesis.cut_links(pairs)
         return {"mode": mode, "minority": minority, "cut": sorted(pairs)}
 
     def heal(self, nemesis: Nemesis, active: Active) -> dict[str, Any]:
+        if "links_down" in active.detail:
+            assert nemesis.kernel is not None  # only the kernel mode records links_down
+            for i in active.detail["links_down"]:
+                nemesis.kernel.link_up(int(i))
+            return {}
         nemesis.restore_links([tuple(p) for p in active.detail["cut"]])
+        return {}
+
+
+class Degrade:
+    """Loss and delay on the target's link, both ways (netem; kernel network mode)."""
+
+    def apply(self, nemesis: Nemesis, step: FaultStep, node: int) -> dict[str, Any]:
+        assert nemesis.kernel is not None  # Nemesis.start skips degrade without it
+        loss, delay = float(step.params["loss_pct"]), int(step.params["delay_ms"])
+        nemesis.kernel.degrade(node, loss, delay)
+        return {"loss_pct": loss, "delay_ms": delay}
+
+    def heal(self, nemesis: Nemesis, active: Active) -> dict[str, Any]:
+        if nemesis.kernel is not None:
+            nemesis.kernel.restore(active.node)
         return {}
 
 
@@ -125,6 +154,7 @@ INJECTORS: dict[str, Injector] = {
     "kill-any": Kill(),
     "pause": Pause(),
     "restart-corrupt-tail": CorruptTail(),
+    "degrade": Degrade(),
 }
 
 
@@ -138,6 +168,7 @@ class Nemesis:
         max_down: int,
         restart_timeout_s: float = RESTART_TIMEOUT_S,
         links: LinkProxies | None = None,
+        kernel: KernelNetwork | None = None,
     ) -> None:
         self.cluster = cluster
         self.topic = topic
@@ -148,6 +179,7 @@ class Nemesis:
         self.active: dict[int, Active] = {}  # step index -> fault in force
         self.crashes: dict[int, int] = {}  # node -> times it exited on its own
         self.links = links
+        self.kernel = kernel
         self._cuts: list[set[tuple[int, int]]] = []  # the links each partition in force cut
 
     @property
@@ -175,6 +207,8 @@ class Nemesis:
             reason = f"fault kind {step.kind} has no injector"
         elif node is not None and len(self.down() | {node}) > self.max_down:
             reason = f"node {node} would exceed the budget of {self.max_down} down"
+        if step.kind == "degrade" and node is not None and not reason:
+            reason = self._degrade_unavailable()
         if injector is None or node is None or reason:
             self._record(step, "skip", node, {}, reason=reason or "no target")
             return False
@@ -183,6 +217,11 @@ class Nemesis:
         self._record(step, "start", node, {"target": step.target, **detail})
         log.info("fault %d: %s -> node %d", step.index, step.describe(), node)
         return True
+
+    def _degrade_unavailable(self) -> str | None:
+        if self.kernel is None:
+            return "degrade needs the kernel network mode"
+        return self.kernel.netem_missing
 
     def heal(self, step: FaultStep) -> None:
         active = self.active.pop(step.index, None)

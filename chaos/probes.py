@@ -12,11 +12,13 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from rillet.broker.cli.cluster_command import describe_nodes
-from rillet.broker.cli.local_cluster import LocalCluster
+import trio
+
 from rillet.client import BlockingAdmin, TopicDescription
+from rillet.client.connection import BrokerConnection
 from rillet.client.errors import RilletError
-from rillet.wire.cluster_messages import DescribeQuorumResponse
+from rillet.launcher.local_cluster import LocalCluster
+from rillet.wire.cluster_messages import DescribeQuorumRequest, DescribeQuorumResponse
 
 T = TypeVar("T")
 PROBE_TIMEOUT_MS = 3_000
@@ -39,11 +41,41 @@ def wait_until(probe: Callable[[], T | None], timeout_s: float, poll_s: float = 
         time.sleep(poll_s)
 
 
+def describe_quorum(
+    targets: list[tuple[int, str, int]], timeout_s: float = PROBE_TIMEOUT_MS / 1000
+) -> dict[int, DescribeQuorumResponse]:
+    """Each answering node's DescribeQuorum view by node id; targets are (id, host, port).
+    Nodes that refuse, time out or fail are left out."""
+    views: dict[int, DescribeQuorumResponse] = {}
+
+    async def ask(node_id: int, host: str, port: int) -> None:
+        try:
+            async with trio.open_nursery() as nursery:
+                conn = BrokerConnection(host, port, client_id="rillet-chaos-probe")
+                await conn.connect(nursery, timeout_s)
+                try:
+                    views[node_id] = await conn.request(DescribeQuorumRequest(), timeout_s)
+                finally:
+                    conn.close()
+        except* RilletError:  # the nursery wraps a failed connect in an ExceptionGroup
+            pass
+
+    async def main() -> None:
+        with trio.move_on_after(2 * timeout_s):
+            async with trio.open_nursery() as nursery:
+                for node_id, host, port in targets:
+                    nursery.start_soon(ask, node_id, host, port)
+
+    trio.run(main)
+    return views
+
+
 def quorum_views(cluster: LocalCluster, node_ids: list[int]) -> dict[int, DescribeQuorumResponse]:
-    nodes = [(i, cluster.plan.node(i).port) for i in sorted(node_ids)]
-    if not nodes:
-        return {}
-    return {i: v for i, v in describe_nodes(nodes).items() if v is not None}
+    targets = []
+    for i in sorted(node_ids):
+        host, _, port = cluster.plan.node(i).bootstrap.rpartition(":")
+        targets.append((i, host, int(port)))
+    return describe_quorum(targets) if targets else {}
 
 
 def raft_leader(cluster: LocalCluster, node_ids: list[int]) -> int | None:

@@ -9,6 +9,12 @@ files, and hands the history and that final state to the checker. Every process 
 is stopped on the way out, also when something fails or the user presses Ctrl-C: the
 LocalCluster and MemberProcesses contexts own them, and the threads are bounded joins.
 
+Two networks (``RunConfig.network``): ``proxy`` (the default) puts every node on 127.0.0.1
+and every node-to-node link through a user-space proxy, with shortened liveness timeouts so
+faults resolve within a window; ``kernel`` puts every node in a network namespace of its own
+on its own address (``chaos/kernel_network.py``), the harness and its clients in another,
+and runs the nodes with the timeouts users run (the defaults).
+
 What a run leaves in its directory: history.jsonl, final.json, summary.json, timeline.png,
 the members' files, and (after a violation, or with ``keep_data``) the nodes' data and logs.
 """
@@ -24,21 +30,28 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
 from rillet.chaos import probes
 from rillet.chaos.checker import Violation, check_all
 from rillet.chaos.errors import ChaosError
 from rillet.chaos.final_state import FinalState
 from rillet.chaos.history import HISTORY_FILE, HistoryWriter, load_history
+from rillet.chaos.kernel_network import KernelNetwork
 from rillet.chaos.link_proxy import LinkProxies
 from rillet.chaos.members import GroupSampler, MemberProcesses
 from rillet.chaos.nemesis import Nemesis
 from rillet.chaos.report import SUMMARY_FILE, TIMELINE_FILE, summarize, write_timeline
-from rillet.chaos.schedule import DEFAULT_FAULTS, Schedule, Timing, build_schedule
+from rillet.chaos.schedule import (
+    DEFAULT_FAULTS,
+    KERNEL_ONLY_FAULTS,
+    Schedule,
+    Timing,
+    build_schedule,
+)
 from rillet.chaos.settle import collect_final_state
 from rillet.chaos.topic_churn import TopicChurn
 from rillet.chaos.workload import ProducerOptions, ProducerWorker
 from rillet.client import BlockingAdmin, NewTopic
+from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 
 log = logging.getLogger(__name__)
 
@@ -54,9 +67,12 @@ CLUSTER_CONFIG = (
     "broker_session_timeout_ms = 3000\nbroker_heartbeat_interval_ms = 300\n"
     "\n[replication]\nreplica_lag_time_max_ms = 3000\n"
 )
+# The kernel network mode runs what users run: only the engine is chosen.
+KERNEL_CLUSTER_CONFIG = 'engine = "{engine}"\n'
 # Network partitions cut per-link proxies; pysyncobj names its peers by address, so a node
 # cannot reach a peer at a proxy's port: only our own engine runs behind them.
 ENGINES_WITH_LINKS = ("raft",)
+NETWORKS = ("proxy", "kernel")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +95,7 @@ class RunConfig:
     out_dir: Path = Path("rillet-chaos")
     keep_data: bool = False
     recovery_timeout_s: float = 90.0
+    network: str = "proxy"  # "proxy" (loopback, per-link proxies) or "kernel" (namespaces)
 
     @property
     def replication_factor(self) -> int:
@@ -105,6 +122,7 @@ class RunConfig:
             "min_insync": self.min_insync,
             "windows": list(self.windows),
             "gaps": list(self.gaps),
+            "network": self.network,
         }
 
     @classmethod
@@ -127,12 +145,20 @@ class RunConfig:
             min_insync=int(raw.get("min_insync", base.min_insync)),
             windows=_pair(raw.get("windows", base.windows)),
             gaps=_pair(raw.get("gaps", base.gaps)),
+            network=str(raw.get("network", base.network)),
             out_dir=out_dir,
             keep_data=keep_data,
         )
 
     def check(self) -> None:
         """Refuse combinations that cannot run (ValueError with the reason)."""
+        if self.network not in NETWORKS:
+            raise ValueError(f"network must be one of {', '.join(NETWORKS)}, not {self.network}")
+        kernel_only = [k for k in self.faults if k in KERNEL_ONLY_FAULTS]
+        if kernel_only and self.network != "kernel":
+            raise ValueError(f"fault kinds {', '.join(kernel_only)} need --network kernel")
+        if self.network == "kernel":
+            return  # real addresses: both engines run every kind
         if "partition" in self.faults and self.engine not in ENGINES_WITH_LINKS:
             raise ValueError(
                 f"network partitions need quorum engine {' or '.join(ENGINES_WITH_LINKS)}, "
@@ -192,6 +218,7 @@ def replay_command(config: RunConfig) -> str:
         ("--max-down", config.max_down, default.max_down),
         ("--min-insync", config.min_insync, default.min_insync),
         ("--engine", config.engine, default.engine),
+        ("--network", config.network, default.network),
     ]
     parts += [
         f"{flag} {value:g}" if isinstance(value, float) else f"{flag} {value}"
@@ -219,17 +246,27 @@ def run_once(config: RunConfig) -> RunResult:
     schedule = schedule_for(config)
     run_dir = config.run_dir().resolve()
     _fresh_dir(run_dir)
-    links = LinkProxies() if config.engine in ENGINES_WITH_LINKS else None
-    plan = plan_cluster(
-        run_dir / "cluster",
-        config.nodes,
-        CLUSTER_CONFIG.format(engine=config.engine),
-        route=links.route if links is not None else None,
-    )
+    kernel = config.network == "kernel"
+    links = LinkProxies() if config.engine in ENGINES_WITH_LINKS and not kernel else None
     with ExitStack() as stack:
+        network = None
+        if kernel:
+            # Namespaces first (deleted last, also on failure), then the harness moves
+            # into the clients' namespace: every client it starts reaches the nodes there.
+            network = stack.enter_context(KernelNetwork(list(range(1, config.nodes + 1))))
+            stack.enter_context(network.entered())
+        plan = plan_cluster(
+            run_dir / "cluster",
+            config.nodes,
+            (KERNEL_CLUSTER_CONFIG if kernel else CLUSTER_CONFIG).format(engine=config.engine),
+            route=links.route if links is not None else None,
+            hosts=network.hosts if network is not None else None,
+        )
         if links is not None:
-            stack.enter_context(links)
-        cluster = stack.enter_context(LocalCluster(plan, log_level="INFO"))
+            stack.enter_context(links)  # starts forwarding: every link is planned by now
+        cluster = stack.enter_context(
+            LocalCluster(plan, log_level="INFO", wrap=network.wrap if network is not None else None)
+        )
         cluster.start(timeout_s=START_TIMEOUT_S)
         _create_topic(cluster, config)
         history = HistoryWriter(run_dir / HISTORY_FILE)
@@ -240,7 +277,7 @@ def run_once(config: RunConfig) -> RunResult:
                     "meta": {"config": config.to_json(), "schedule": schedule.to_json()},
                 }
             )
-            final = _run_workload(cluster, config, schedule, history, run_dir, links)
+            final = _run_workload(cluster, config, schedule, history, run_dir, links, network)
         finally:
             history.close()
     final.save(run_dir)
@@ -311,10 +348,13 @@ def _run_workload(
     history: HistoryWriter,
     run_dir: Path,
     links: LinkProxies | None,
+    kernel: KernelNetwork | None = None,
 ) -> FinalState:
     """Members, sampler, producers and churn run while the nemesis drives the schedule;
     the exit stack stops each of them (bounded) however this ends."""
-    nemesis = Nemesis(cluster, TOPIC, config.partitions, history, schedule.max_down, links=links)
+    nemesis = Nemesis(
+        cluster, TOPIC, config.partitions, history, schedule.max_down, links=links, kernel=kernel
+    )
     options = ProducerOptions(rate=config.rate)
     producers = [
         ProducerWorker(f"w{i + 1}", cluster.bootstrap, TOPIC, config.partitions, history, options)

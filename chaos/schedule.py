@@ -52,9 +52,21 @@ FAULT_KINDS: dict[str, FaultKind] = {
             "cut the network around a leader or a node: isolate it (majority/minority), "
             "or one way (its messages lost, or messages to it lost); heal after the window",
         ),
+        FaultKind(
+            "degrade",
+            1,
+            True,
+            "loss and delay on a leader's or a node's link, both ways (tc netem; needs "
+            "--network kernel, not in the default set)",
+        ),
     )
 }
-DEFAULT_FAULTS = tuple(k.name for k in FAULT_KINDS.values() if k.available)
+# Kinds only the kernel network mode can apply: left out of the defaults (and of "all"), so
+# the default schedules, and the seeds already published, stay as they were.
+KERNEL_ONLY_FAULTS = ("degrade",)
+DEFAULT_FAULTS = tuple(
+    k.name for k in FAULT_KINDS.values() if k.available and k.name not in KERNEL_ONLY_FAULTS
+)
 
 # Pause and partition targets, drawn per step: a paused or cut-off leader must stop
 # acknowledging once it has been replaced.
@@ -65,6 +77,9 @@ CORRUPT_MODES = ("truncate", "flip")
 # budget allows (5+ nodes), "one-way-out" loses what the target sends, "one-way-in" what it
 # is sent.
 PARTITION_MODES = ("isolate", "split", "one-way-out", "one-way-in")
+# Degraded links: loss (percent) and one-way delay (ms), drawn per step.
+DEGRADE_LOSS_PCT = (0.0, 1.0, 5.0, 20.0)
+DEGRADE_DELAY_MS = (20, 100, 400)
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,10 +243,18 @@ def _draw_step(
         )
     if kind == "kill-any":
         return FaultStep(index, kind, start, heal, "node", node=rng.randint(1, nodes))
-    if kind in ("pause", "partition"):
+    if kind in ("pause", "partition", "degrade"):
         target = rng.choice(PAUSE_TARGETS)
         node = rng.randint(1, nodes)
         partition = rng.randrange(parts)
+        params: dict[str, Any] = {}
+        if kind == "partition":
+            params = _partition_params(rng)
+        elif kind == "degrade":
+            params = {
+                "loss_pct": rng.choice(DEGRADE_LOSS_PCT),
+                "delay_ms": rng.choice(DEGRADE_DELAY_MS),
+            }
         return FaultStep(
             index,
             kind,
@@ -240,7 +263,7 @@ def _draw_step(
             target,
             node=node if target == "node" else None,
             partition=partition if target == "partition-leader" else None,
-            params=_partition_params(rng) if kind == "partition" else {},
+            params=params,
         )
     if kind == "restart-corrupt-tail":
         params = {

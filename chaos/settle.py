@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from rillet.broker.cli.local_cluster import LocalCluster
 from rillet.chaos import probes
 from rillet.chaos.disk import replica_copy
 from rillet.chaos.final_state import FinalState, ReplicaCopy
@@ -22,6 +21,7 @@ from rillet.chaos.nemesis import Nemesis
 from rillet.chaos.workload import final_read
 from rillet.client import BlockingAdmin, BlockingConsumer, TopicPartition
 from rillet.client.errors import RilletError
+from rillet.launcher.local_cluster import LocalCluster
 
 log = logging.getLogger(__name__)
 CATCH_UP_TIMEOUT_S = 30.0

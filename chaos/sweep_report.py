@@ -4,6 +4,11 @@ A sweep runs for hours; its result is the directory of run folders, not the proc
 made them. Reading the summaries back (instead of keeping totals in the sweeping process)
 lets a sweep that was stopped, split in parts or re-judged be reported the same way, and
 lets docs/chaos.md's tables be produced again with one command from the files.
+
+The gaps by fault kind are the worst partition's gap around each fault (what a client of the
+unluckiest partition waited), with the cluster-wide gap (no acknowledged write on any
+partition) beside it as a secondary figure; summaries written before the per-partition
+measurement have no partition gap and count only in the cluster-wide column.
 """
 
 from __future__ import annotations
@@ -47,6 +52,25 @@ class GapStats:
     p90_s: float
     max_s: float
 
+    @classmethod
+    def of(cls, values: list[float]) -> GapStats | None:
+        if not values:
+            return None
+        values = sorted(values)
+        p90 = percentile(values, 0.9)
+        assert p90 is not None  # values is not empty
+        return cls(len(values), statistics.median(values), p90, values[-1])
+
+
+@dataclass(frozen=True, slots=True)
+class KindGaps:
+    """One fault kind's gaps: the worst partition's (None for summaries from before it was
+    measured) and the cluster-wide one."""
+
+    applied: int
+    partition: GapStats | None
+    cluster: GapStats
+
 
 SUMMARY_KEYS = ("violations", "writes", "faults", "availability", "max_write_gap_s")
 
@@ -89,44 +113,69 @@ def totals(rows: list[SeedRow]) -> dict[str, Any]:
         "violations": sum(r.violations for r in rows),
         "failing_seeds": [r.seed for r in rows if r.violations],
         "longest_write_gap_s": max(r.summary["max_write_gap_s"] for r in rows),
+        "longest_partition_gap_s": max(
+            (partition_gap(r) or 0.0 for r in rows),
+            default=0.0,
+        ),
     }
 
 
-def gaps_by_kind(rows: list[SeedRow]) -> dict[str, GapStats]:
-    """The longest write gaps charged to each applied fault, pooled by fault kind."""
-    gaps: dict[str, list[float]] = {}
+def partition_gap(row: SeedRow) -> float | None:
+    """The run's longest single-partition gap (None in a summary from before it existed)."""
+    value = row.summary.get("max_partition_gap_s")
+    return None if value is None else float(value)
+
+
+def gaps_by_kind(rows: list[SeedRow]) -> dict[str, KindGaps]:
+    """The gaps charged to each applied fault, pooled by fault kind."""
+    cluster: dict[str, list[float]] = {}
+    partition: dict[str, list[float]] = {}
     for r in rows:
         for a in r.summary["availability"]:
-            gaps.setdefault(a["kind"], []).append(a["longest_write_gap_s"])
+            cluster.setdefault(a["kind"], []).append(float(a["longest_write_gap_s"]))
+            worst = a.get("longest_partition_gap_s")
+            if worst is not None:
+                partition.setdefault(a["kind"], []).append(float(worst))
     out = {}
-    for kind, values in sorted(gaps.items()):
-        values.sort()
-        p90 = percentile(values, 0.9)
-        assert p90 is not None  # a kind is only listed with a gap
-        out[kind] = GapStats(len(values), statistics.median(values), p90, values[-1])
+    for kind, values in sorted(cluster.items()):
+        stats = GapStats.of(values)
+        assert stats is not None  # a kind is only listed with a gap
+        out[kind] = KindGaps(len(values), GapStats.of(partition.get(kind, [])), stats)
     return out
 
 
+def _seconds(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
 def markdown(rows: list[SeedRow]) -> str:
-    """The totals, the write gaps by fault kind and one row per seed, as Markdown tables."""
+    """The totals, the gaps by fault kind and one row per seed, as Markdown tables."""
     t = totals(rows)
     failing = f" (seeds {', '.join(map(str, t['failing_seeds']))})" if t["failing_seeds"] else ""
     lines = [
-        "| seeds | faults | acknowledged writes | unknown | violations | longest write gap (s) |",
-        "|---|---|---|---|---|---|",
+        "| seeds | faults | acknowledged writes | unknown | violations "
+        "| longest partition gap (s) | longest cluster-wide gap (s) |",
+        "|---|---|---|---|---|---|---|",
         f"| {t['seeds']} ({t['first_seed']}-{t['last_seed']}) | {t['faults']} "
         f"| {t['acknowledged']:,} | {t['unknown']} | **{t['violations']}**{failing} "
-        f"| {t['longest_write_gap_s']:.2f} |",
+        f"| {t['longest_partition_gap_s']:.2f} | {t['longest_write_gap_s']:.2f} |",
         "",
-        "| fault kind | applied | median (s) | p90 (s) | max (s) |",
-        "|---|---|---|---|---|",
+        "| fault kind | applied | worst partition's gap: median (s) | p90 (s) | max (s) "
+        "| cluster-wide gap: median (s) | max (s) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for kind, g in gaps_by_kind(rows).items():
-        lines.append(f"| {kind} | {g.applied} | {g.median_s:.2f} | {g.p90_s:.2f} | {g.max_s:.2f} |")
+        p = g.partition
+        stats = (p.median_s, p.p90_s, p.max_s) if p is not None else (None, None, None)
+        worst = " | ".join(_seconds(v) for v in stats)
+        lines.append(
+            f"| {kind} | {g.applied} | {worst} | {g.cluster.median_s:.2f} | {g.cluster.max_s:.2f} |"
+        )
     lines += [
         "",
-        "| seed | faults | kinds | acknowledged | unknown | longest write gap (s) | violations |",
-        "|---|---|---|---|---|---|---|",
+        "| seed | faults | kinds | acknowledged | unknown | longest partition gap (s) "
+        "| longest cluster-wide gap (s) | violations |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         applied = r.faults_applied
@@ -134,6 +183,7 @@ def markdown(rows: list[SeedRow]) -> str:
         w = r.summary["writes"]
         lines.append(
             f"| {r.seed} | {sum(applied.values())} | {kinds} | {w['ok']} | {w['unknown']} "
-            f"| {r.summary['max_write_gap_s']:.2f} | {r.violations} |"
+            f"| {_seconds(partition_gap(r))} | {r.summary['max_write_gap_s']:.2f} "
+            f"| {r.violations} |"
         )
     return "\n".join(lines) + "\n"

@@ -22,16 +22,16 @@ from typing import Any
 import trio
 
 from rillet.broker.cli.common import positive_int, run_async
-from rillet.broker.cli.local_cluster import (
+from rillet.client.connection import BrokerConnection
+from rillet.client.errors import RilletError
+from rillet.launcher.local_cluster import (
     CLUSTER_FILE,
     LocalCluster,
     load_plan,
     plan_cluster,
     running_pids,
 )
-from rillet.broker.cli.local_node import STOP_TIMEOUT_S, NodeStartError
-from rillet.client.connection import BrokerConnection
-from rillet.client.errors import RilletError
+from rillet.launcher.local_node import STOP_TIMEOUT_S, NodeStartError
 from rillet.wire.cluster_messages import DescribeQuorumRequest, DescribeQuorumResponse
 
 DEFAULT_DIR = Path("rillet-cluster")

@@ -23,8 +23,6 @@ from typing import Any, TextIO
 import trio
 
 from rillet.broker.cli.common import bootstrap_arg, positive_int, run_async
-from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
-from rillet.broker.cli.local_node import NodeStartError
 from rillet.client import (
     Admin,
     Consumer,
@@ -35,6 +33,8 @@ from rillet.client import (
     TopicPartition,
 )
 from rillet.client.errors import TopicAlreadyExistsError
+from rillet.launcher.local_cluster import LocalCluster, plan_cluster
+from rillet.launcher.local_node import NodeStartError
 
 TOPIC = "demo"
 PARTITIONS = 3

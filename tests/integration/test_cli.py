@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from node_process import NodeProcess
 
-from rillet.broker.cli.local_node import NodeStartError, start_node
 from rillet.broker.cli.topics_command import TABLE_HEADER
+from rillet.launcher.local_node import NodeStartError, start_node
 
 pytestmark = pytest.mark.integration
 

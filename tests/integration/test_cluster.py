@@ -17,13 +17,13 @@ import pytest
 import trio
 from cluster_checks import agreed_state, produce_all, raft_leader, read_all, views, wait_for
 
-from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
 from rillet.broker.cluster_auth import ClusterAuth
 from rillet.client import (
     BlockingAdmin,
     NewTopic,
 )
 from rillet.client.connection import BrokerConnection
+from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 from rillet.wire.cluster_messages import (
     BrokerHeartbeatRequest,
     BrokerRegistrationRequest,

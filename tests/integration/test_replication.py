@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from cluster_checks import agreed_state, produce_all, read_all, wait_for
 
-from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
 from rillet.client import BlockingAdmin, BlockingProducer, NewTopic
 from rillet.client.errors import RilletError
+from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 
 pytestmark = pytest.mark.integration
 

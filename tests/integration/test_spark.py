@@ -29,7 +29,6 @@ if shutil.which("java") is None:
 
 from cluster_checks import agreed_state, wait_for
 
-from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
 from rillet.client import (
     BlockingAdmin,
     BlockingConsumer,
@@ -37,6 +36,7 @@ from rillet.client import (
     NewTopic,
     TopicPartition,
 )
+from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 from rillet.spark_io.backfill_job import backfill
 from rillet.spark_io.backfill_manifest import load_manifests
 

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from rillet.broker.cli.cluster_command import describe_nodes
-from rillet.broker.cli.local_cluster import LocalCluster
 from rillet.client import BlockingConsumer, BlockingProducer, TopicPartition
+from rillet.launcher.local_cluster import LocalCluster
 from rillet.wire.cluster_messages import DescribeQuorumResponse
 
 T = TypeVar("T")

@@ -16,6 +16,7 @@ TOP_LEVEL = [
     "client",
     "spark_io",
     "chaos",
+    "launcher",
 ]
 
 

@@ -59,6 +59,7 @@ def test_options_reach_the_config() -> None:
         RunConfig(seed=17, nodes=5, duration_s=90, faults=("pause",), rate=12.5),
         RunConfig(max_down=3, allow_majority=True, windows=(1, 2), out_dir=Path("/tmp/c")),
         RunConfig(churn=False, members=0, producers=1, min_insync=1, gaps=(0, 0.5)),
+        RunConfig(network="kernel", engine="pysyncobj", faults=("partition", "degrade")),
     ],
 )
 def test_the_replay_command_parses_back_to_the_same_config(config: RunConfig) -> None:
@@ -76,6 +77,38 @@ def test_unknown_fault_kinds_and_partitions_on_pysyncobj_are_usage_errors(
     assert "identifies peers by address" in capsys.readouterr().err
     assert "MIN,MAX" in usage_error(capsys, "chaos", "run", "--windows", "a,b")
     assert "MIN <= MAX" in usage_error(capsys, "chaos", "run", "--gaps", "3,1")
+
+
+def test_kernel_only_faults_need_the_kernel_network(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = parse("chaos", "run", "--faults", "degrade")
+    assert args.run(args) == 2
+    assert "need --network kernel" in capsys.readouterr().err
+    # With real addresses pysyncobj can be partitioned too; without namespaces, one line.
+    monkeypatch.setattr(
+        chaos_command, "kernel_network_unavailable", lambda: "network namespaces need root"
+    )
+    args = parse(
+        "chaos",
+        "run",
+        "--network",
+        "kernel",
+        "--faults",
+        "partition,degrade",
+        "--engine",
+        "pysyncobj",
+    )
+    assert args.run(args) == 2
+    assert (
+        capsys.readouterr().err
+        == "error: --network kernel cannot run here: network namespaces need root\n"
+    )
+
+
+def test_the_default_faults_leave_out_the_kernel_only_kinds() -> None:
+    assert "degrade" not in RunConfig().faults
+    assert "degrade" not in parse("chaos", "run", "--faults", "all").faults
 
 
 def test_a_majority_down_needs_allow_majority(capsys: pytest.CaptureFixture[str]) -> None:

@@ -20,7 +20,11 @@ def chaos_command_parser() -> argparse.ArgumentParser:
     return p
 
 
-def summary(ok: int, gaps: list[tuple[str, float]], violations: int = 0) -> dict[str, Any]:
+def summary(
+    ok: int, gaps: list[tuple[str, float]], violations: int = 0, partition_factor: float = 4.0
+) -> dict[str, Any]:
+    """A run's summary; each fault's worst partition stalled ``partition_factor`` times as
+    long as the whole cluster did (a partition leader's fault stalls its partitions only)."""
     faults: dict[str, int] = {}
     for kind, _ in gaps:
         faults[kind] = faults.get(kind, 0) + 1
@@ -29,8 +33,17 @@ def summary(ok: int, gaps: list[tuple[str, float]], violations: int = 0) -> dict
         "violations": [{"check": "acknowledged-lost"}] * violations,
         "writes": {"ok": ok, "unknown": 1},
         "faults": faults,
-        "availability": [{"kind": k, "longest_write_gap_s": g} for k, g in gaps],
+        "availability": [
+            {
+                "kind": k,
+                "longest_write_gap_s": g,
+                "longest_partition_gap_s": g * partition_factor,
+                "partition": 1,
+            }
+            for k, g in gaps
+        ],
         "max_write_gap_s": max(g for _, g in gaps),
+        "max_partition_gap_s": max(g * partition_factor for _, g in gaps),
     }
 
 
@@ -60,16 +73,43 @@ def test_runs_load_by_seed_and_add_up(sweep: Path) -> None:
     t = totals(rows)
     assert (t["seeds"], t["faults"], t["acknowledged"], t["unknown"]) == (2, 5, 300, 2)
     assert (t["violations"], t["failing_seeds"], t["longest_write_gap_s"]) == (1, [2], 3.0)
+    assert t["longest_partition_gap_s"] == 12.0
     gaps = gaps_by_kind(rows)
     assert list(gaps) == ["kill-any", "pause"]
-    assert (gaps["pause"].applied, gaps["pause"].median_s, gaps["pause"].max_s) == (3, 2.0, 3.0)
+    pause = gaps["pause"]
+    assert pause.partition is not None
+    assert (pause.applied, pause.partition.median_s, pause.partition.max_s) == (3, 8.0, 12.0)
+    assert (pause.cluster.median_s, pause.cluster.max_s) == (2.0, 3.0)
 
 
 def test_markdown_has_the_totals_the_kinds_and_a_row_per_seed(sweep: Path) -> None:
     text = markdown(load_sweep(sweep))
-    assert "| 2 (2-10) | 5 | 300 | 2 | **1** (seeds 2) | 3.00 |" in text
-    assert "| pause | 3 | 2.00 | 3.00 | 3.00 |" in text
-    assert "| 2 | 3 | kill-any 1, pause 2 | 200 | 1 | 2.00 | 1 |" in text
+    assert "| 2 (2-10) | 5 | 300 | 2 | **1** (seeds 2) | 12.00 | 3.00 |" in text
+    assert "| pause | 3 | 8.00 | 12.00 | 12.00 | 2.00 | 3.00 |" in text
+    assert "| 2 | 3 | kill-any 1, pause 2 | 200 | 1 | 8.00 | 2.00 | 1 |" in text
+
+
+def test_the_kinds_table_ranks_by_the_worst_partition_not_the_cluster(tmp_path: Path) -> None:
+    """A pause that stalls only its leader's partitions: the cluster-wide gap stays small,
+    the worst partition's gap is what the table's first columns show."""
+    write_sweep(tmp_path, {1: summary(100, [("pause", 0.1)] * 3, partition_factor=150.0)})
+    g = gaps_by_kind(load_sweep(tmp_path))["pause"]
+    assert g.partition is not None and g.partition.max_s == pytest.approx(15.0)
+    assert g.cluster.max_s == pytest.approx(0.1)
+
+
+def test_summaries_from_before_the_partition_measurement_still_report(tmp_path: Path) -> None:
+    old = summary(100, [("kill-any", 0.5)])
+    for a in old["availability"]:
+        del a["longest_partition_gap_s"], a["partition"]
+    del old["max_partition_gap_s"]
+    write_sweep(tmp_path, {1: old})
+    rows = load_sweep(tmp_path)
+    g = gaps_by_kind(rows)["kill-any"]
+    assert g.partition is None and g.cluster.max_s == 0.5
+    text = markdown(rows)
+    assert "| kill-any | 1 | n/a | n/a | n/a | 0.50 | 0.50 |" in text
+    assert "| 1 | 1 | kill-any 1 | 100 | 1 | n/a | 0.50 | 0 |" in text
 
 
 def test_the_command_exits_1_on_violations_and_2_without_runs(

@@ -12,7 +12,6 @@ import pytest
 from rillet.broker.cli.common import print_table
 from rillet.broker.cli.console_command import RecordFormat, split_key, split_lines
 from rillet.broker.cli.demo_command import RoundTrip
-from rillet.broker.cli.local_node import node_command
 from rillet.broker.cli.perf_command import (
     TARGET_SAMPLES,
     latency_summary,
@@ -21,6 +20,7 @@ from rillet.broker.cli.perf_command import (
 )
 from rillet.broker.cli.topics_command import TABLE_HEADER, describe_rows
 from rillet.client import ConsumerRecord, PartitionInfo, TopicDescription, TopicPartition
+from rillet.launcher.local_node import node_command
 
 
 def test_split_lines_keeps_the_unfinished_tail() -> None:

@@ -18,11 +18,11 @@ import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from rillet.broker.cli.local_node import (
+from rillet.launcher.local_node import (
     READY_POLL_S,
     STOP_TIMEOUT_S,
     NodeStartError,
@@ -41,10 +41,11 @@ class NodePlan:
     port: int
     raft_port: int
     work_dir: str
+    host: str = HOST  # the node's own address (its listener, its Raft port)
 
     @property
     def bootstrap(self) -> str:
-        return f"{HOST}:{self.port}"
+        return f"{self.host}:{self.port}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,8 @@ class ClusterPlan:
 
 # (src node, dst node, "raft" | "listener", dst's real port) -> the port src dials.
 Route = Callable[[int, int, str, int], int]
+# (node id, the node's argv) -> the argv that runs it (e.g. inside a network namespace).
+Wrap = Callable[[int, list[str]], list[str]]
 
 
 def plan_cluster(
@@ -71,6 +74,7 @@ def plan_cluster(
     extra_config: str = "",
     broker_only: int = 0,
     route: Route | None = None,
+    hosts: Sequence[str] | None = None,
 ) -> ClusterPlan:
     """Write configs for ``nodes`` voters (each also a broker) and ``broker_only`` further
     brokers that follow the voters' metadata log, all on free loopback ports.
@@ -78,7 +82,9 @@ def plan_cluster(
     ``extra_config`` is appended inside the ``[quorum]`` table (timeouts for tests).
     ``route``, when given, says which port each node dials to reach another voter's Raft
     port and listener (the chaos harness puts a proxy on every link); a node's own entry
-    always names its real ports.
+    always names its real ports. ``hosts``, when given, puts each node on its own address
+    (one per node, in order), configured like a cluster on separate machines: the listener
+    on every interface, advertising that address, and Raft bound to it.
     """
     base_dir.mkdir(parents=True, exist_ok=True)
     secret_path = base_dir / SECRET_FILE
@@ -91,6 +97,10 @@ def plan_cluster(
         NodePlan(i + 1, ports[2 * i], ports[2 * i + 1], str(base_dir / f"node{i + 1}"))
         for i in range(total)
     ]
+    if hosts is not None:
+        if len(hosts) != total:
+            raise ValueError(f"{len(hosts)} hosts for {total} nodes")
+        plans = [replace(n, host=h) for n, h in zip(plans, hosts, strict=True)]
     cluster_id = f"rillet-{secrets.token_hex(4)}"
 
     def dial(src: int, dst: NodePlan, kind: str, port: int) -> int:
@@ -99,8 +109,8 @@ def plan_cluster(
     for n in plans:
         voters = ",\n".join(
             f"  {{ id = {v.node_id}, "
-            f'raft = "{HOST}:{dial(n.node_id, v, "raft", v.raft_port)}", '
-            f'listener = "{HOST}:{dial(n.node_id, v, "listener", v.port)}" }}'
+            f'raft = "{v.host}:{dial(n.node_id, v, "raft", v.raft_port)}", '
+            f'listener = "{v.host}:{dial(n.node_id, v, "listener", v.port)}" }}'
             for v in plans[:nodes]
         )
         work = Path(n.work_dir)
@@ -108,13 +118,19 @@ def plan_cluster(
         (work / "node.toml").write_text(
             f'node_id = {n.node_id}\ncluster_id = "{cluster_id}"\n'
             f'data_dir = "{work / "data"}"\n\n'
-            f'[listener]\nhost = "{HOST}"\nport = {n.port}\n\n'
-            f'[quorum]\nsecret_file = "{secret_path}"\nraft_host = "{HOST}"\n'
+            f"[listener]\n{_listener_host(n)}port = {n.port}\n\n"
+            f'[quorum]\nsecret_file = "{secret_path}"\nraft_host = "{n.host}"\n'
             f"voters = [\n{voters},\n]\n" + extra_config
         )
     plan = ClusterPlan(str(base_dir), cluster_id, plans)
     (base_dir / CLUSTER_FILE).write_text(json.dumps(asdict(plan), indent=2) + "\n")
     return plan
+
+
+def _listener_host(n: NodePlan) -> str:
+    if n.host == HOST:
+        return f'host = "{HOST}"\n'
+    return f'host = "0.0.0.0"\nadvertised_host = "{n.host}"\n'
 
 
 def load_plan(base_dir: Path) -> ClusterPlan:
@@ -125,10 +141,19 @@ def load_plan(base_dir: Path) -> ClusterPlan:
 class LocalCluster:
     """Node processes of one planned cluster. Use as a context manager to always stop them."""
 
-    def __init__(self, plan: ClusterPlan, log_level: str = "INFO", detach: bool = False) -> None:
+    def __init__(
+        self,
+        plan: ClusterPlan,
+        log_level: str = "INFO",
+        detach: bool = False,
+        wrap: Wrap | None = None,
+    ) -> None:
+        """``wrap``, when given, turns each node's argv into the one that runs it (the
+        chaos harness runs each node in a network namespace of its own this way)."""
         self.plan = plan
         self._log_level = log_level
         self._detach = detach
+        self._wrap = wrap
         self._procs: dict[int, subprocess.Popen[bytes]] = {}
         self._starts: dict[int, int] = {}
 
@@ -159,8 +184,16 @@ class LocalCluster:
         ready = self._ready_file(node_id)
         ready.unlink(missing_ok=True)
         argv = node_command(
-            work / "data", ready, work / "node.toml", [], port=None, log_level=self._log_level
+            work / "data",
+            ready,
+            work / "node.toml",
+            [],
+            port=None,
+            host=None,  # the config names the listener host
+            log_level=self._log_level,
         )
+        if self._wrap is not None:
+            argv = self._wrap(node_id, argv)
         self._starts[node_id] = self._starts.get(node_id, 0) + 1
         with open(self.log_path(node_id), "ab") as log_file:
             self._procs[node_id] = subprocess.Popen(

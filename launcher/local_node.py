@@ -66,11 +66,13 @@ def node_command(
     extra_args: Sequence[str],
     *,
     port: int | None = 0,
+    host: str | None = "127.0.0.1",
     log_level: str = "WARNING",
 ) -> list[str]:
     """The argv that runs a node with this interpreter (so it finds this rillet install).
 
-    ``port`` None keeps the config file's listener port (cluster nodes have fixed ports).
+    ``port`` None keeps the config file's listener port (cluster nodes have fixed ports);
+    ``host`` None keeps the config file's listener host.
     """
     args = [
         sys.executable,
@@ -81,11 +83,11 @@ def node_command(
         "node",
         "--data-dir",
         str(data_dir),
-        "--host",
-        "127.0.0.1",
         "--ready-file",
         str(ready_file),
     ]
+    if host is not None:
+        args += ["--host", host]
     if port is not None:
         args += ["--port", str(port)]
     if config_file is not None:
