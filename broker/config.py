@@ -25,6 +25,20 @@ class ListenerConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class KafkaListenerConfig:
+    """The Kafka-protocol listener (docs/kafka-compatibility.md): off unless enabled."""
+
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    port: int = 9093  # 0 picks an ephemeral port; the ready file names the bound one
+    advertised_host: str = ""  # empty: same as host
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.port <= 65535:
+            raise ValueError(f"kafka_listener.port must be 0..65535, not {self.port}")
+
+
+@dataclass(frozen=True, slots=True)
 class LimitsConfig:
     max_frame_bytes: int = 100 * 1024 * 1024
     max_in_flight_requests_per_connection: int = 64
@@ -85,6 +99,7 @@ class NodeConfig:
     data_dir: Path = Path("rillet-data")
     rack: str | None = None
     listener: ListenerConfig = field(default_factory=ListenerConfig)
+    kafka_listener: KafkaListenerConfig = field(default_factory=KafkaListenerConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
     topics: TopicDefaults = field(default_factory=TopicDefaults)
     tasks: TasksConfig = field(default_factory=TasksConfig)
@@ -96,6 +111,10 @@ class NodeConfig:
     @property
     def advertised_host(self) -> str:
         return self.listener.advertised_host or self.listener.host
+
+    @property
+    def kafka_advertised_host(self) -> str:
+        return self.kafka_listener.advertised_host or self.kafka_listener.host
 
     def with_overrides(self, **changes: Any) -> NodeConfig:
         return dataclasses.replace(self, **changes)

@@ -60,6 +60,8 @@ class RegisterBroker:
     host: str
     port: int
     rack: str | None = None
+    kafka_host: str = ""  # its Kafka-protocol listener; port -1 when it runs none
+    kafka_port: int = -1
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,6 +54,8 @@ class BrokerRegistration:
     port: int
     rack: str | None
     fenced: bool
+    kafka_host: str = ""  # the Kafka-protocol listener; port -1 when the broker runs none
+    kafka_port: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +108,8 @@ class MetadataState:
                     record.port,
                     record.rack,
                     fenced=True,  # unfenced once it has caught up
+                    kafka_host=record.kafka_host,
+                    kafka_port=record.kafka_port,
                 )
             case FenceBroker() | UnfenceBroker():
                 b = self.brokers.get(record.broker_id)
@@ -193,7 +197,17 @@ class MetadataState:
             "last_applied_index": self.last_applied_index,
             "next_producer_id": self.next_producer_id,
             "brokers": [
-                [b.broker_id, b.broker_epoch, b.incarnation_id, b.host, b.port, b.rack, b.fenced]
+                [
+                    b.broker_id,
+                    b.broker_epoch,
+                    b.incarnation_id,
+                    b.host,
+                    b.port,
+                    b.rack,
+                    b.fenced,
+                    b.kafka_host,
+                    b.kafka_port,
+                ]
                 for b in sorted(self.brokers.values(), key=lambda b: b.broker_id)
             ],
             "topics": [
@@ -217,8 +231,13 @@ class MetadataState:
             state = cls()
             state.last_applied_index = int(doc["last_applied_index"])
             state.next_producer_id = int(doc["next_producer_id"])
-            for bid, epoch, inc, host, port, rack, fenced in doc["brokers"]:
-                state.brokers[bid] = BrokerRegistration(bid, epoch, inc, host, port, rack, fenced)
+            for row in doc["brokers"]:
+                # Rows written before Kafka listeners were registered have 7 columns.
+                bid, epoch, inc, host, port, rack, fenced, *kafka = row
+                kafka_host, kafka_port = kafka if kafka else ("", -1)
+                state.brokers[bid] = BrokerRegistration(
+                    bid, epoch, inc, host, port, rack, fenced, kafka_host, kafka_port
+                )
             for tid, name, configs in doc["topics"]:
                 state.topics[tid] = TopicState(name, tid, dict(configs))
                 state.topic_ids[name] = tid

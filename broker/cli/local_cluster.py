@@ -41,10 +41,15 @@ class NodePlan:
     port: int
     raft_port: int
     work_dir: str
+    kafka_port: int = -1  # the Kafka-protocol listener; -1: none
 
     @property
     def bootstrap(self) -> str:
         return f"{HOST}:{self.port}"
+
+    @property
+    def kafka_bootstrap(self) -> str:
+        return f"{HOST}:{self.kafka_port}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +61,11 @@ class ClusterPlan:
     @property
     def bootstrap(self) -> str:
         return ",".join(n.bootstrap for n in self.nodes)
+
+    @property
+    def kafka_bootstrap(self) -> str:
+        """Kafka clients' bootstrap.servers ("" when the nodes run no Kafka listener)."""
+        return ",".join(n.kafka_bootstrap for n in self.nodes if n.kafka_port >= 0)
 
     def node(self, node_id: int) -> NodePlan:
         return next(n for n in self.nodes if n.node_id == node_id)
@@ -71,6 +81,7 @@ def plan_cluster(
     extra_config: str = "",
     broker_only: int = 0,
     route: Route | None = None,
+    kafka: bool = True,
 ) -> ClusterPlan:
     """Write configs for ``nodes`` voters (each also a broker) and ``broker_only`` further
     brokers that follow the voters' metadata log, all on free loopback ports.
@@ -78,7 +89,7 @@ def plan_cluster(
     ``extra_config`` is appended inside the ``[quorum]`` table (timeouts for tests).
     ``route``, when given, says which port each node dials to reach another voter's Raft
     port and listener (the chaos harness puts a proxy on every link); a node's own entry
-    always names its real ports.
+    always names its real ports. ``kafka`` gives every node a Kafka-protocol listener.
     """
     base_dir.mkdir(parents=True, exist_ok=True)
     secret_path = base_dir / SECRET_FILE
@@ -86,9 +97,15 @@ def plan_cluster(
     with os.fdopen(fd, "w") as f:
         f.write(secrets.token_urlsafe(32) + "\n")
     total = nodes + broker_only
-    ports = _free_ports(2 * total)
+    ports = _free_ports(3 * total)
     plans = [
-        NodePlan(i + 1, ports[2 * i], ports[2 * i + 1], str(base_dir / f"node{i + 1}"))
+        NodePlan(
+            i + 1,
+            ports[3 * i],
+            ports[3 * i + 1],
+            str(base_dir / f"node{i + 1}"),
+            ports[3 * i + 2] if kafka else -1,
+        )
         for i in range(total)
     ]
     cluster_id = f"rillet-{secrets.token_hex(4)}"
@@ -105,11 +122,17 @@ def plan_cluster(
         )
         work = Path(n.work_dir)
         work.mkdir(parents=True, exist_ok=True)
+        kafka_table = (
+            f'[kafka_listener]\nenabled = true\nhost = "{HOST}"\nport = {n.kafka_port}\n\n'
+            if n.kafka_port >= 0
+            else ""
+        )
         (work / "node.toml").write_text(
             f'node_id = {n.node_id}\ncluster_id = "{cluster_id}"\n'
             f'data_dir = "{work / "data"}"\n\n'
             f'[listener]\nhost = "{HOST}"\nport = {n.port}\n\n'
-            f'[quorum]\nsecret_file = "{secret_path}"\nraft_host = "{HOST}"\n'
+            + kafka_table
+            + f'[quorum]\nsecret_file = "{secret_path}"\nraft_host = "{HOST}"\n'
             f"voters = [\n{voters},\n]\n" + extra_config
         )
     plan = ClusterPlan(str(base_dir), cluster_id, plans)

@@ -1,0 +1,40 @@
+"""From a decoded Kafka request to what the connection must do with it (sans-I/O).
+
+ApiVersions is answered here (the table is this listener's own); every other api goes to its
+translator, which names the internal request the dispatcher runs through the same handlers
+as the native listener.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rillet.broker.kafka import admin, data_path
+from rillet.broker.kafka.api_table import ApiSchema
+from rillet.broker.kafka.codec import api_versions_response
+from rillet.broker.kafka.translation import Answer, ClusterView, Forward
+from rillet.wire.api import ApiKey
+
+Translator = Callable[[ApiSchema, Any, ClusterView], Forward | Answer]
+
+
+def _api_versions(schema: ApiSchema, req: Any, view: ClusterView) -> Answer:
+    return Answer(api_versions_response(schema))
+
+
+TRANSLATORS: dict[int, Translator] = {
+    ApiKey.API_VERSIONS: _api_versions,
+    ApiKey.PRODUCE: lambda s, r, v: data_path.translate_produce(s, r),
+    ApiKey.FETCH: lambda s, r, v: data_path.translate_fetch(s, r),
+    ApiKey.LIST_OFFSETS: lambda s, r, v: data_path.translate_list_offsets(s, r),
+    ApiKey.METADATA: admin.translate_metadata,
+    ApiKey.FIND_COORDINATOR: admin.translate_find_coordinator,
+    ApiKey.CREATE_TOPICS: lambda s, r, v: admin.translate_create_topics(s, r),
+    ApiKey.DELETE_TOPICS: lambda s, r, v: admin.translate_delete_topics(s, r),
+    ApiKey.INIT_PRODUCER_ID: lambda s, r, v: admin.translate_init_producer_id(s, r),
+}
+
+
+def translate(schema: ApiSchema, request: Any, view: ClusterView) -> Forward | Answer:
+    return TRANSLATORS[schema.api_key](schema, request, view)
