@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cluster_checks import wait_for
@@ -135,3 +136,304 @@ def test_cluster_up_prints_the_kafka_bootstrap_line_before_the_native_one(
         assert lines[-2].startswith("kafka bootstrap servers: 127.0.0.1:")
     finally:
         subprocess.run([*argv, "down", *base], check=False, capture_output=True, timeout=60)
+
+
+class RawKafka:
+    """One connection speaking Kafka's protocol through kafka-python's message classes."""
+
+    def __init__(self, address: str) -> None:
+        host, port = address.split(":")
+        self.sock = socket.create_connection((host, int(port)), timeout=TIMEOUT_S)
+        self.correlation_id = 0
+
+    def call(self, request: Any, version: int, response_type: Any) -> Any:
+        self.correlation_id += 1
+        request.with_header(correlation_id=self.correlation_id, client_id="raw")
+        self.sock.sendall(bytes(request.encode(version=version, header=True, framed=True)))
+        size = struct.unpack(">i", _read(self.sock, 4))[0]
+        data = struct.pack(">i", size) + _read(self.sock, size)
+        response = response_type.decode(data, version=version, header=True, framed=True)
+        assert response._header.correlation_id == self.correlation_id
+        return response
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _leader_address(cluster: LocalCluster, bootstrap: str, topic: str) -> str:
+    from kafka.admin import KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=TIMEOUT_S * 1000)
+    try:
+        leader = wait_for(
+            "a leader",
+            lambda: next(
+                (
+                    p["leader_id"]
+                    for t in admin.describe_topics([topic])
+                    for p in t["partitions"]
+                    if p["leader_id"] >= 0
+                ),
+                None,
+            ),
+        )
+    finally:
+        admin.close()
+    return cluster.plan.node(leader).kafka_bootstrap
+
+
+def test_batches_produced_and_fetched_over_the_kafka_protocol_are_byte_identical(
+    cluster: LocalCluster, bootstrap: str
+) -> None:
+    """Produce (acks=all) and Fetch through the Kafka listener with rillet's own batches:
+    the bytes stored are the bytes sent; ListOffsets finds them by position and time."""
+    from kafka.admin import KafkaAdminClient, NewTopic
+    from kafka.protocol.consumer import (
+        FetchRequest,
+        FetchResponse,
+        ListOffsetsRequest,
+        ListOffsetsResponse,
+    )
+    from kafka.protocol.producer import ProduceRequest, ProduceResponse
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=TIMEOUT_S * 1000)
+    try:
+        admin.create_topics([NewTopic("raw", 1, 3)])
+    finally:
+        admin.close()
+    conn = RawKafka(_leader_address(cluster, bootstrap, "raw"))
+    try:
+        sent = [
+            batch.build_batch([(1_000 * (i + 1), b"k%d" % i, b"v%d" % i, None)]) for i in range(3)
+        ]
+        p = ProduceRequest
+        for i, data in enumerate(sent):
+            request = p(
+                transactional_id=None,
+                acks=-1,
+                timeout_ms=TIMEOUT_S * 1000,
+                topic_data=[
+                    p.TopicProduceData(
+                        name="raw",
+                        partition_data=[
+                            p.TopicProduceData.PartitionProduceData(index=0, records=data)
+                        ],
+                    )
+                ],
+            )
+            response = conn.call(request, 7, ProduceResponse)
+            (answer,) = response.responses[0].partition_responses
+            assert (answer.error_code, answer.base_offset) == (0, i)
+        f = FetchRequest
+        fetch = f(
+            replica_id=-1,
+            max_wait_ms=100,
+            min_bytes=1,
+            max_bytes=1 << 20,
+            isolation_level=0,
+            topics=[
+                f.FetchTopic(
+                    topic="raw",
+                    partitions=[
+                        f.FetchTopic.FetchPartition(
+                            partition=0, fetch_offset=1, partition_max_bytes=1 << 20
+                        )
+                    ],
+                )
+            ],
+        )
+        fetched = conn.call(fetch, 11, FetchResponse)
+        (part,) = fetched.responses[0].partitions
+        assert (part.error_code, part.high_watermark, part.last_stable_offset) == (0, 3, 3)
+        assert part.preferred_read_replica == -1
+        stored = [bytearray(b) for b in sent[1:]]
+        for offset, b in enumerate(stored, start=1):
+            batch.assign_offset_and_epoch(
+                b, 0, offset, batch.read_header(part.records).leader_epoch
+            )
+        assert bytes(part.records) == b"".join(stored)
+        lo = ListOffsetsRequest
+        for timestamp, offset in ((-2, 0), (-1, 3), (2_000, 1), (10_000, -1)):
+            request = lo(
+                replica_id=-1,
+                isolation_level=0,
+                topics=[
+                    lo.ListOffsetsTopic(
+                        name="raw",
+                        partitions=[
+                            lo.ListOffsetsTopic.ListOffsetsPartition(
+                                partition_index=0, timestamp=timestamp
+                            )
+                        ],
+                    )
+                ],
+            )
+            (found,) = conn.call(request, 5, ListOffsetsResponse).topics[0].partitions
+            assert (found.error_code, found.offset) == (0, offset), timestamp
+    finally:
+        conn.close()
+
+
+def _create(bootstrap: str, topic: str, partitions: int = 1) -> None:
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=TIMEOUT_S * 1000)
+    try:
+        admin.create_topics([NewTopic(topic, partitions, 3)])
+    finally:
+        admin.close()
+
+
+RECORDS = [(b"k%d" % i, b"value-%d" % i) for i in range(20)]
+
+
+@needs_v2_batches
+def test_kafka_python_produces_idempotently_and_consumes_with_assign(bootstrap: str) -> None:
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+    _create(bootstrap, "kp-data")
+    producer = KafkaProducer(
+        bootstrap_servers=bootstrap, acks="all", enable_idempotence=True, linger_ms=5
+    )
+    try:
+        futures = [producer.send("kp-data", value=v, key=k, partition=0) for k, v in RECORDS]
+        offsets = [f.get(timeout=TIMEOUT_S).offset for f in futures]
+    finally:
+        producer.close()
+    assert offsets == list(range(len(RECORDS)))
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    try:
+        consumer.assign([TopicPartition("kp-data", 0)])
+        consumer.seek(TopicPartition("kp-data", 0), 5)  # mid-batch: the batch comes whole
+        got: list[tuple[int, bytes, bytes]] = []
+
+        def poll() -> bool:
+            for records in consumer.poll(timeout_ms=500).values():
+                got.extend((r.offset, r.key, r.value) for r in records)
+            return len(got) >= len(RECORDS) - 5
+
+        wait_for("the records", poll, TIMEOUT_S)
+    finally:
+        consumer.close()
+    assert got == [(i, k, v) for i, (k, v) in enumerate(RECORDS)][5:]
+
+
+@needs_v2_batches
+def test_confluent_kafka_produces_idempotently_and_consumes_with_assign(bootstrap: str) -> None:
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    _create(bootstrap, "ck-data")
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True})
+    delivered: list[tuple[int, bytes, bytes]] = []
+
+    def on_delivery(err: Any, msg: Any) -> None:
+        assert err is None, err
+        delivered.append((msg.offset(), msg.key(), msg.value()))
+
+    for k, v in RECORDS:
+        producer.produce("ck-data", value=v, key=k, partition=0, on_delivery=on_delivery)
+    assert producer.flush(TIMEOUT_S) == 0
+    assert sorted(delivered) == [(i, k, v) for i, (k, v) in enumerate(RECORDS)]
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "unused", "enable.auto.commit": False}
+    )
+    try:
+        consumer.assign([TopicPartition("ck-data", 0, 0)])
+        got: list[tuple[int, bytes, bytes]] = []
+
+        def poll() -> bool:
+            msg = consumer.poll(0.5)
+            if msg is not None:
+                assert msg.error() is None, msg.error()
+                got.append((msg.offset(), msg.key(), msg.value()))
+            return len(got) >= len(RECORDS)
+
+        wait_for("the records", poll, TIMEOUT_S)
+    finally:
+        consumer.close()
+    assert got == [(i, k, v) for i, (k, v) in enumerate(RECORDS)]
+
+
+@needs_v2_batches
+def test_aiokafka_produces_idempotently_and_consumes_with_assign(bootstrap: str) -> None:
+    import asyncio
+
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+    _create(bootstrap, "ak-data")
+
+    async def run() -> list[tuple[int, bytes | None, bytes | None]]:
+        producer = AIOKafkaProducer(
+            bootstrap_servers=bootstrap, acks="all", enable_idempotence=True
+        )
+        await producer.start()
+        try:
+            for k, v in RECORDS:
+                await producer.send_and_wait("ak-data", value=v, key=k, partition=0)
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+        await consumer.start()
+        try:
+            tp = TopicPartition("ak-data", 0)
+            consumer.assign([tp])
+            consumer.seek(tp, 0)
+            got = []
+            async with asyncio.timeout(TIMEOUT_S):
+                while len(got) < len(RECORDS):
+                    batch_ = await consumer.getmany(tp, timeout_ms=500)
+                    got.extend((r.offset, r.key, r.value) for r in batch_.get(tp, []))
+            return got
+        finally:
+            await consumer.stop()
+
+    got = asyncio.run(run())
+    assert got == [(i, k, v) for i, (k, v) in enumerate(RECORDS)]
+
+
+@needs_v2_batches
+def test_records_cross_between_rillet_s_client_and_kafka_clients_byte_identical(
+    cluster: LocalCluster, bootstrap: str
+) -> None:
+    from kafka import KafkaConsumer, KafkaProducer
+    from kafka import TopicPartition as KafkaTP
+
+    from rillet.client import BlockingConsumer, BlockingProducer, TopicPartition
+
+    _create(bootstrap, "cross")
+    headers = [("h", b"\x00\xffbin")]
+    with BlockingProducer(cluster.bootstrap) as producer:
+        producer.send("cross", b"from-rillet\x00", key=b"rk", headers=headers, partition=0).result(
+            timeout=TIMEOUT_S
+        )
+    kp = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
+    try:
+        kp.send("cross", value=b"from-kafka\xff", key=b"kk", headers=headers, partition=0).get(
+            timeout=TIMEOUT_S
+        )
+    finally:
+        kp.close()
+    expected = [(b"rk", b"from-rillet\x00"), (b"kk", b"from-kafka\xff")]
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    try:
+        consumer.assign([KafkaTP("cross", 0)])
+        consumer.seek(KafkaTP("cross", 0), 0)
+        got: list[Any] = []
+
+        def poll() -> bool:
+            for records in consumer.poll(timeout_ms=500).values():
+                got.extend(records)
+            return len(got) >= 2
+
+        wait_for("kafka-python reading both", poll, TIMEOUT_S)
+    finally:
+        consumer.close()
+    assert [(r.key, r.value) for r in got] == expected
+    assert all(list(r.headers) == headers for r in got)
+    with BlockingConsumer(cluster.bootstrap) as rc:
+        rc.assign([TopicPartition("cross", 0)])
+        rc.seek(TopicPartition("cross", 0), 0)
+        seen: list[Any] = []
+        wait_for("rillet reading both", lambda: seen.extend(rc.poll(500)) or len(seen) >= 2)
+    assert [(r.key, r.value) for r in seen] == expected
+    assert all(list(r.headers) == headers for r in seen)
