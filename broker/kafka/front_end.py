@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rillet.broker.kafka import admin, data_path
+from rillet.broker.kafka import admin, data_path, offsets
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.codec import api_versions_response
 from rillet.broker.kafka.translation import Answer, ClusterView, Forward
@@ -33,6 +33,8 @@ TRANSLATORS: dict[int, Translator] = {
     ApiKey.CREATE_TOPICS: lambda s, r, v: admin.translate_create_topics(s, r),
     ApiKey.DELETE_TOPICS: lambda s, r, v: admin.translate_delete_topics(s, r),
     ApiKey.INIT_PRODUCER_ID: lambda s, r, v: admin.translate_init_producer_id(s, r),
+    ApiKey.OFFSET_COMMIT: lambda s, r, v: offsets.translate_offset_commit(s, r),
+    ApiKey.OFFSET_FETCH: lambda s, r, v: offsets.translate_offset_fetch(s, r),
 }
 
 

@@ -437,3 +437,32 @@ def test_records_cross_between_rillet_s_client_and_kafka_clients_byte_identical(
         wait_for("rillet reading both", lambda: seen.extend(rc.poll(500)) or len(seen) >= 2)
     assert [(r.key, r.value) for r in seen] == expected
     assert all(list(r.headers) == headers for r in seen)
+
+
+def test_kafka_clients_commit_and_fetch_offsets_of_assigned_partitions(bootstrap: str) -> None:
+    """Offsets committed by confluent-kafka are read back by kafka-python and the reverse
+    (a consumer using ``assign`` commits as member "" of generation -1)."""
+    import confluent_kafka
+    import kafka
+    from kafka.structs import OffsetAndMetadata
+
+    _create(bootstrap, "offsets", partitions=2)
+    ck = confluent_kafka.Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "ledger", "enable.auto.commit": False}
+    )
+    kp = kafka.KafkaConsumer(
+        bootstrap_servers=bootstrap, group_id="ledger", enable_auto_commit=False
+    )
+    try:
+        ck.commit(offsets=[confluent_kafka.TopicPartition("offsets", 0, 17)], asynchronous=False)
+        tp0, tp1 = kafka.TopicPartition("offsets", 0), kafka.TopicPartition("offsets", 1)
+        assert kp.committed(tp0) == 17
+        kp.commit({tp1: OffsetAndMetadata(23, "from kafka-python", -1)})
+        committed = ck.committed(
+            [confluent_kafka.TopicPartition("offsets", p) for p in (0, 1)], timeout=TIMEOUT_S
+        )
+        assert [(c.partition, c.offset) for c in committed] == [(0, 17), (1, 23)]
+        assert committed[1].metadata == "from kafka-python"
+    finally:
+        ck.close()
+        kp.close()
