@@ -30,7 +30,7 @@ class KafkaListenerConfig:
 
     enabled: bool = False
     host: str = "127.0.0.1"
-    port: int = 9093  # 0 picks an ephemeral port; the ready file names the bound one
+    port: int = 19092  # 0 picks an ephemeral port; the ready file names the bound one
     advertised_host: str = ""  # empty: same as host
 
     def __post_init__(self) -> None:
@@ -111,6 +111,11 @@ class NodeConfig:
     @property
     def advertised_host(self) -> str:
         return self.listener.advertised_host or self.listener.host
+
+    def __post_init__(self) -> None:
+        kafka = self.kafka_listener
+        if kafka.enabled and kafka.port != 0 and kafka.port == self.listener.port:
+            raise ValueError(f"kafka_listener.port {kafka.port} is also listener.port")
 
     @property
     def kafka_advertised_host(self) -> str:
