@@ -7,6 +7,8 @@ broker stores them, those tests are skipped with that reason.
 
 from __future__ import annotations
 
+import json
+import shutil
 import socket
 import struct
 import subprocess
@@ -466,3 +468,43 @@ def test_kafka_clients_commit_and_fetch_offsets_of_assigned_partitions(bootstrap
     finally:
         ck.close()
         kp.close()
+
+
+KCAT = shutil.which("kcat")
+needs_kcat = pytest.mark.skipif(KCAT is None, reason="kcat is not installed (Debian: kcat)")
+
+
+def _kcat(bootstrap: str, *args: str, stdin: str | None = None) -> str:
+    assert KCAT is not None
+    done = subprocess.run(
+        [KCAT, "-b", bootstrap, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S * 2,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@needs_kcat
+def test_kcat_lists_brokers_and_topics(cluster: LocalCluster, bootstrap: str) -> None:
+    _create(bootstrap, "kcat-meta", partitions=2)
+    listing = json.loads(_kcat(bootstrap, "-L", "-J", "-t", "kcat-meta"))
+    assert sorted(b["id"] for b in listing["brokers"]) == [1, 2, 3]
+    assert {b["name"] for b in listing["brokers"]} == {
+        n.kafka_bootstrap for n in cluster.plan.nodes
+    }
+    (topic,) = listing["topics"]
+    assert topic["topic"] == "kcat-meta" and len(topic["partitions"]) == 2
+
+
+@needs_kcat
+@needs_v2_batches
+def test_kcat_produces_and_consumes(bootstrap: str) -> None:
+    _create(bootstrap, "kcat-data")
+    lines = [f"line-{i}" for i in range(10)]
+    _kcat(bootstrap, "-P", "-t", "kcat-data", "-p", "0", stdin="\n".join(lines) + "\n")
+    out = _kcat(bootstrap, "-C", "-t", "kcat-data", "-p", "0", "-o", "beginning", "-e", "-q")
+    assert out.splitlines() == lines
