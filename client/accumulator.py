@@ -24,8 +24,10 @@ from rillet.wire.compression import Compression
 from rillet.wire.record_codec import HeaderPairs
 
 TP = tuple[str, int]
-EMPTY_BATCH_BYTES = HEADER_SIZE + 5
-RECORD_OVERHEAD_BYTES = 16  # CBOR heads of one record, an upper bound for the usual shapes
+EMPTY_BATCH_BYTES = HEADER_SIZE
+# A record's length, attributes, deltas and length varints: an upper bound for the usual
+# shapes (values and keys under 8 KiB, timestamps within a second of the batch's first).
+RECORD_OVERHEAD_BYTES = 16
 
 
 class ProducerBatch:

@@ -6,27 +6,36 @@ default), so corruption anywhere between the producer and us becomes a CorruptMe
 never wrong data. A batch cut short at the end of the set (a node may stop at a byte limit) is
 left for the next fetch, which starts at it.
 
-Records are decoded with wire's payload decoder (the one ``wire.batch.decode_records`` uses)
+Records are decoded with wire's record decoder (the one ``wire.batch.decode_records`` uses)
 straight into ConsumerRecord tuples: building wire ``Record`` objects first would double the
-per-record cost on the consumer's hot path.
+per-record cost on the consumer's hot path. Control batches (transaction markers a Kafka
+client may have written) hold no data records and are skipped; a LogAppendTime batch gives
+every record its max timestamp, as Kafka's consumers do.
 """
 
 from __future__ import annotations
 
-from itertools import count
+from itertools import count, repeat
 
 from rillet.client.errors import CorruptMessageError
 from rillet.client.types import ConsumerRecord
-from rillet.wire.batch import HEADER_SIZE, LENGTH_PREFIX_SIZE, check_batch, peek_length
+from rillet.wire.batch import (
+    ATTR_CONTROL,
+    ATTR_TIMESTAMP_LOG_APPEND,
+    HEADER_SIZE,
+    LENGTH_PREFIX_SIZE,
+    check_batch,
+    peek_length,
+)
 from rillet.wire.compression import decompress
 from rillet.wire.errors import WireError
-from rillet.wire.record_codec import decode_payload
+from rillet.wire.record_codec import decode_records
 
 _NO_LIMIT = 1 << 62
 # tuple.__new__ directly: a NamedTuple's own __new__ costs a Python frame per record.
 _new = tuple.__new__
 # Records without headers share one immutable empty tuple: no list allocated per record.
-_NO_HEADERS: tuple[tuple[str, bytes], ...] = ()
+_NO_HEADERS: tuple[tuple[str, bytes | None], ...] = ()
 
 
 def decode_record_set(
@@ -53,20 +62,33 @@ def decode_record_set(
                 break  # a batch cut short: it comes whole with the next fetch
             h = check_batch(data, position, end - position, _NO_LIMIT, check_crcs)
             batch_end = position + h.size
-            if h.next_offset > fetch_offset:
+            if h.next_offset > fetch_offset and not h.attributes & ATTR_CONTROL:
                 stored = data[position + HEADER_SIZE : batch_end]
-                raw = decode_payload(decompress(h.compression, stored), h.record_count)
+                deltas, keys, values, headers = decode_records(
+                    decompress(h.compression, stored), h.record_count
+                )
                 skip = fetch_offset - h.base_offset if h.base_offset < fetch_offset else 0
-                ts = h.first_timestamp_ms
+                if skip:
+                    deltas, keys, values = deltas[skip:], keys[skip:], values[skip:]
+                    headers = headers[skip:] if headers is not None else None
+                if h.attributes & ATTR_TIMESTAMP_LOG_APPEND:  # every record has the append time
+                    deltas = [0] * len(deltas)
+                    ts = h.max_timestamp_ms
+                else:
+                    ts = h.first_timestamp_ms
                 records += [
-                    _new(
-                        record_cls,
-                        (topic, partition, offset, ts + d, k, v, _NO_HEADERS if hs is None else hs),
-                    )
-                    for offset, (d, k, v, hs) in zip(
-                        count(h.base_offset + skip), raw[skip:] if skip else raw
+                    _new(record_cls, (topic, partition, offset, ts + d, k, v, hs))
+                    for offset, d, k, v, hs in zip(
+                        count(h.base_offset + skip),
+                        deltas,
+                        keys,
+                        values,
+                        repeat(_NO_HEADERS)
+                        if headers is None
+                        else [_NO_HEADERS if hs is None else hs for hs in headers],
                     )
                 ]
+            if h.next_offset > fetch_offset:
                 next_offset = h.next_offset
             position = batch_end
     except WireError as exc:

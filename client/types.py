@@ -29,7 +29,7 @@ class ConsumerRecord(NamedTuple):
     """One record as ``poll`` returns it.
 
     A NamedTuple because one is built per record and must be cheap; ``headers`` is an empty
-    tuple (shared, immutable) when the record has none.
+    tuple (shared, immutable) when the record has none; a header's value may be None.
     """
 
     topic: str
@@ -38,7 +38,7 @@ class ConsumerRecord(NamedTuple):
     timestamp_ms: int
     key: bytes | None
     value: bytes | None
-    headers: Sequence[tuple[str, bytes]]
+    headers: Sequence[tuple[str, bytes | None]]
 
 
 class OffsetAndTimestamp(NamedTuple):

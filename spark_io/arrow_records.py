@@ -4,9 +4,8 @@ Spark checks a data source's first Arrow batch against the schema it announced, 
 and nullability included (``binary``, not ``large_binary``; ``int32`` for int;
 ``timestamp[us, tz=UTC]``), so the Arrow schema is built here once and every batch uses it.
 
-Decoding is columnar: a batch's CBOR payload is decoded in one C call, checked column by
-column (the checks of wire's ``decode_payload``, without its per-record Python loop),
-transposed with ``zip`` and handed to Arrow as whole columns; offsets, timestamps, the
+Decoding is columnar: wire's record decoder returns a batch's records as columns (timestamp
+deltas, keys, values, headers), which are handed to Arrow whole; offsets, timestamps, the
 partition and the timestamp type are computed from the batch header by Arrow, without a
 Python object per record. Records before the wanted start (a node returns whole batches)
 and at or after the planned end are cut off; control batches carry no data records and are
@@ -19,7 +18,6 @@ from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import cbor2
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -29,7 +27,7 @@ from rillet.spark_io.schema import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_T
 from rillet.wire.batch import ATTR_CONTROL, ATTR_TIMESTAMP_LOG_APPEND, HEADER_SIZE, BatchHeader
 from rillet.wire.compression import decompress
 from rillet.wire.errors import CorruptBatch, WireError
-from rillet.wire.record_codec import decode_payload
+from rillet.wire.record_codec import decode_records
 
 HEADER_TYPE = pa.list_(
     pa.field("element", pa.struct([("key", pa.string()), ("value", pa.binary())]))
@@ -155,49 +153,16 @@ class RecordColumns:
         return batch
 
 
-_FOUR = frozenset({4})
-
-
 def decode_columns(
     payload: bytes | memoryview, count: int, with_headers: bool = True
 ) -> tuple[list[int], list[bytes | None], list[bytes | None], list[Any]]:
-    """A batch payload as four columns: timestamp deltas, keys, values, headers (None or
-    ``[(key, value), ...]`` per record; all None unless ``with_headers``).
-
-    The fast path of wire's ``decode_payload``: one C call decodes the CBOR, the record shape
-    is checked with ``set(map(len, ...))`` instead of a Python loop per record, and the
-    field types are checked by Arrow when the columns are converted (``take``). A payload
-    that is not ``count`` records of four fields goes to ``decode_payload``, which raises
-    the precise CorruptBatch.
-    """
-    try:
-        raw = cbor2.loads(payload)
-    except Exception:  # cbor2 raises several unrelated types on garbage
-        raw = None
-    try:
-        ok = type(raw) is list and len(raw) == count and set(map(len, raw)) == _FOUR
-    except TypeError:  # a record without a length
-        ok = False
-    if not ok:
-        raw = decode_payload(payload, count)  # raises CorruptBatch naming the problem
-    deltas = [r[0] for r in raw]
-    keys = [r[1] for r in raw]
-    values = [r[2] for r in raw]
-    if not with_headers:
+    """A batch's records as four columns: timestamp deltas, keys, values, headers (None or
+    ``[(key, value), ...]`` per record; all None unless ``with_headers``). Raises
+    CorruptBatch when the records do not decode."""
+    deltas, keys, values, headers = decode_records(payload, count)
+    if headers is None or not with_headers:
         return deltas, keys, values, [None] * count
-    headers = [r[3] for r in raw]
-    if any(h is not None for h in headers):
-        headers = [None if h is None else _header_pairs(h) for h in headers]
     return deltas, keys, values, headers
-
-
-def _header_pairs(headers: Any) -> list[tuple[str, bytes]]:
-    if type(headers) is not list or not all(
-        type(h) is list and len(h) == 2 and type(h[0]) is str and type(h[1]) is bytes
-        for h in headers
-    ):
-        raise CorruptBatch("record headers are not [[text, bytes], ...]")
-    return [(h[0], h[1]) for h in headers]
 
 
 def empty_batch(include_headers: bool) -> pa.RecordBatch:

@@ -19,6 +19,7 @@ from rillet.client.errors import (
     BrokerError,
     ClientTimeoutError,
     ConnectionFailedError,
+    CorruptMessageError,
     LeaderNotAvailableError,
     RilletError,
     error_for,
@@ -35,8 +36,9 @@ from rillet.wire.api import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from rillet.wire.batch import ATTR_TIMESTAMP_LOG_APPEND, HEADER_SIZE
 from rillet.wire.compression import decompress
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.errors import WireError
 from rillet.wire.messages import FetchPartition, FetchRequest, FetchResponse
-from rillet.wire.record_codec import decode_payload
+from rillet.wire.record_codec import decode_records
 
 log = logging.getLogger(__name__)
 
@@ -166,15 +168,21 @@ async def _exact_time_offset(
                     return offset
                 position, header = batches[0]
                 stored = data[position + HEADER_SIZE : position + header.size]
-                records = decode_payload(
-                    decompress(header.compression, stored), header.record_count
-                )
-                for i, record in enumerate(records):
+                try:
+                    deltas = decode_records(
+                        decompress(header.compression, stored), header.record_count
+                    ).timestamp_deltas_ms
+                except WireError as exc:
+                    raise CorruptMessageError(
+                        f"corrupt batch at offset {header.base_offset} of "
+                        f"{tp.topic}-{tp.partition}: {exc}"
+                    ) from exc
+                for i, delta in enumerate(deltas):
                     at = header.base_offset + i
                     ts = (
                         header.max_timestamp_ms
                         if header.attributes & ATTR_TIMESTAMP_LOG_APPEND
-                        else header.first_timestamp_ms + record[0]
+                        else header.first_timestamp_ms + delta
                     )
                     if at >= offset and ts >= timestamp_ms:
                         return at

@@ -150,11 +150,9 @@ def _columns(batch: Any, layout: WriteLayout) -> dict[str, list[Any]]:
 
 def _check_header_keys(headers: list[tuple[Any, Any]] | None) -> None:
     if headers is not None:
-        for key, value in headers:
+        for key, _ in headers:  # a null value is allowed, as in Kafka
             if key is None:
                 raise OptionError("a header has a null key")
-            if value is None:
-                raise OptionError(f"header {key!r} has a null value")
 
 
 async def produce_batches(

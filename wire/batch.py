@@ -1,15 +1,20 @@
-"""Record batch: the one format used on disk and on the wire (DESIGN.md §2).
+"""Record batch: Kafka's record batch v2 (magic 2), the one format on disk and on the wire.
 
-Header (big-endian, 61 bytes), then the payload::
+Header (big-endian, 61 bytes), then the records (wire.record_codec), compressed as a whole
+when the attributes name a codec (wire.compression)::
 
     base_offset int64 | batch_length int32 | leader_epoch int32 | magic int8 | crc uint32 |
     attributes int16 | last_offset_delta int32 | first_timestamp_ms int64 |
     max_timestamp_ms int64 | producer_id int64 | producer_epoch int16 | base_sequence int32 |
-    record_count int32 | payload
+    record_count int32 | records
 
 ``batch_length`` counts the bytes after its own field, so a batch occupies
 ``12 + batch_length`` bytes. The CRC-32C covers everything after the crc field, which lets the
 leader assign ``base_offset`` and ``leader_epoch`` in place without recomputing it.
+
+Attributes: bits 0-2 the compression codec, bit 3 LogAppendTime, bit 4 transactional, bit 5
+control batch. Batches from any Kafka client are stored as sent: the node checks the header
+and the CRC, never the records, and no attribute bit alone makes it refuse a batch.
 """
 
 from __future__ import annotations
@@ -23,21 +28,17 @@ import crc32c
 
 from rillet.wire.compression import CODEC_MASK, Compression, compress, decompress
 from rillet.wire.errors import CorruptBatch
-from rillet.wire.record_codec import (
-    BYTES_HEADS,
-    HeaderPairs,
-    array_head,
-    decode_payload,
-    encode_record,
-)
+from rillet.wire.record_codec import HeaderPairs, encode_record
+from rillet.wire.record_codec import decode_records as decode_record_fields
+from rillet.wire.varint import ENCODED, TABLE_SIZE
 
-MAGIC = 1
+MAGIC = 2
 HEADER = struct.Struct(">qiibIhiqqqhii")
 HEADER_SIZE = HEADER.size  # 61
 LENGTH_PREFIX_SIZE = 12  # base_offset + batch_length
 CRC_OFFSET = 17
 CRC_START = 21  # first byte covered by the CRC (attributes)
-MIN_BATCH_SIZE = HEADER_SIZE + 1  # a payload is at least a one-byte CBOR array head
+MIN_BATCH_SIZE = HEADER_SIZE + 1  # at least one byte of (possibly compressed) records
 
 _BASE_AND_LENGTH = struct.Struct(">qi")
 _BASE_OFFSET = struct.Struct(">q")
@@ -46,6 +47,7 @@ _LEADER_EPOCH_OFFSET = 12
 _MAX_TS_OFFSET = 35
 
 ATTR_TIMESTAMP_LOG_APPEND = 0x08
+ATTR_TRANSACTIONAL = 0x10
 ATTR_CONTROL = 0x20
 
 NO_PRODUCER_ID = -1
@@ -102,7 +104,7 @@ class Record:
     timestamp_ms: int
     key: bytes | None
     value: bytes | None
-    headers: list[tuple[str, bytes]]
+    headers: list[tuple[str, bytes | None]]
 
 
 def read_header(buf: bytes | bytearray | memoryview, position: int = 0) -> BatchHeader:
@@ -129,8 +131,8 @@ def check_batch(
 ) -> BatchHeader:
     """Validate the batch at ``position`` whose bytes end at most at ``position + available``.
 
-    Raises CorruptBatch when the batch is truncated, oversized, of an unknown magic,
-    internally inconsistent, or fails its CRC.
+    Raises CorruptBatch when the batch is truncated, oversized, not magic 2, internally
+    inconsistent, or fails its CRC. The attribute bits are not judged here.
     """
     if available < HEADER_SIZE:
         raise CorruptBatch(f"{available} bytes cannot hold a batch header")
@@ -143,10 +145,15 @@ def check_batch(
     if size > available:
         raise CorruptBatch(f"batch of {size} bytes is truncated at {available} bytes")
     if header.magic != MAGIC:
-        raise CorruptBatch(f"unknown batch magic {header.magic}")
+        raise CorruptBatch(f"batch magic {header.magic} is not {MAGIC} (record batch v2)")
     if header.record_count < 1 or header.last_offset_delta != header.record_count - 1:
         raise CorruptBatch("record_count and last_offset_delta disagree")
-    if header.max_timestamp_ms < header.first_timestamp_ms:
+    if (
+        header.max_timestamp_ms < header.first_timestamp_ms
+        and not header.attributes & ATTR_TIMESTAMP_LOG_APPEND
+    ):
+        # A LogAppendTime batch carries the append time as its max timestamp, which may be
+        # below the producer's first timestamp.
         raise CorruptBatch("max_timestamp_ms is below first_timestamp_ms")
     if verify_crc:
         mv = memoryview(buf)[position + CRC_START : position + size]
@@ -204,14 +211,24 @@ def decode_records(buf: bytes | bytearray | memoryview, position: int = 0) -> li
     header = read_header(buf, position)
     start = position + HEADER_SIZE
     stored = memoryview(buf)[start : position + header.size]
-    raw = decode_payload(decompress(header.compression, stored), header.record_count)
+    columns = decode_record_fields(decompress(header.compression, stored), header.record_count)
     base_ts = header.first_timestamp_ms
     base_off = header.base_offset
-    return [Record(base_off + i, base_ts + r[0], r[1], r[2], r[3] or []) for i, r in enumerate(raw)]
+    headers = columns.headers or [None] * header.record_count
+    return [
+        Record(base_off + i, base_ts + delta, key, value, hs or [])
+        for i, (delta, key, value, hs) in enumerate(
+            zip(columns.timestamp_deltas_ms, columns.keys, columns.values, headers, strict=True)
+        )
+    ]
 
 
-# b"\x84" (array of 4) + delta as a small CBOR uint + b"\xf6" (null key)
-_UNKEYED_HEADS = [b"\x84" + bytes([d]) + b"\xf6" for d in range(24)]
+# What follows a record's length in the common shape, by part: the attributes byte and a
+# one-byte timestamp delta; the offset delta and a null key's length.
+_ATTR_AND_DELTA = [b"\x00" + ENCODED[d] for d in range(64)]
+_OFFSET_AND_NULL_KEY = [e + b"\x01" for e in ENCODED]
+_FAST_VALUE_MAX = TABLE_SIZE - 16  # the record's length then still has a table entry
+_NO_HEADERS = b"\x00"
 
 
 class BatchBuilder:
@@ -223,6 +240,7 @@ class BatchBuilder:
 
     __slots__ = (
         "_compression",
+        "_count",
         "_first_ts",
         "_max_ts",
         "_parts",
@@ -241,7 +259,8 @@ class BatchBuilder:
     ) -> None:
         self._compression = compression
         self._parts: list[bytes] = []
-        self._size = HEADER_SIZE + 5
+        self._count = 0
+        self._size = HEADER_SIZE
         self._first_ts = -1
         self._max_ts = -1
         self.producer_id = producer_id
@@ -249,7 +268,7 @@ class BatchBuilder:
         self.base_sequence = base_sequence
 
     def __len__(self) -> int:
-        return len(self._parts)
+        return self._count
 
     @property
     def size_bytes(self) -> int:
@@ -258,7 +277,7 @@ class BatchBuilder:
 
     def estimated_size_with(self, key: bytes | None, value: bytes | None) -> int:
         """Size if a record with this key and value were appended (headers not counted)."""
-        return self._size + 16 + (len(key) if key else 0) + (len(value) if value else 0)
+        return self._size + 21 + (len(key) if key else 0) + (len(value) if value else 0)
 
     def append(
         self,
@@ -268,32 +287,48 @@ class BatchBuilder:
         headers: HeaderPairs | None = None,
     ) -> int:
         """Add a record; returns the bytes its encoding added to the batch."""
+        index = self._count
         first = self._first_ts
-        if not self._parts:  # the first record (timestamps may be negative)
+        if index == 0:  # the first record (timestamps may be negative)
             first = self._first_ts = self._max_ts = timestamp_ms
         elif timestamp_ms > self._max_ts:
             self._max_ts = timestamp_ms
         delta = timestamp_ms - first
-        if key is None and not headers and value is not None and 0 <= delta < 24:
+        if (
+            key is None
+            and not headers
+            and type(value) is bytes
+            and 0 <= delta < 64
+            and index < TABLE_SIZE
+            and len(value) < _FAST_VALUE_MAX
+        ):
+            # The common shape, encoded from tables: length, attributes and timestamp delta,
+            # offset delta and null key, value length, then the value and no headers.
             n = len(value)
-            if n < 256:
-                # The common shape, encoded inline: [delta, null, value, null].
-                encoded = _UNKEYED_HEADS[delta] + BYTES_HEADS[n] + value + b"\xf6"
-            else:
-                encoded = encode_record(delta, key, value, headers)
+            middle = _OFFSET_AND_NULL_KEY[index]
+            value_length = ENCODED[n]
+            head = (
+                ENCODED[len(middle) + len(value_length) + n + 3]
+                + _ATTR_AND_DELTA[delta]
+                + middle
+                + value_length
+            )
+            self._parts += (head, value, _NO_HEADERS)
+            size = len(head) + n + 1
         else:
-            encoded = encode_record(delta, key, value, headers)
-        self._parts.append(encoded)
-        size = len(encoded)
+            encoded = encode_record(index, delta, key, value, headers)
+            self._parts.append(encoded)
+            size = len(encoded)
+        self._count = index + 1
         self._size += size
         return size
 
     def build(self) -> bytes:
         """Encode the batch with base_offset 0 and leader_epoch -1 (the leader sets both)."""
-        count = len(self._parts)
+        count = self._count
         if count == 0:
             raise ValueError("cannot build an empty batch")
-        payload = array_head(count) + b"".join(self._parts)
+        payload = b"".join(self._parts)
         if self._compression is not Compression.NONE:
             payload = compress(self._compression, payload)
         return encode_batch_from_payload(
@@ -321,7 +356,7 @@ def encode_batch_from_payload(
     base_offset: int = 0,
     leader_epoch: int = -1,
 ) -> bytes:
-    """Frame an already-encoded (and possibly compressed) payload as a batch."""
+    """Frame already-encoded (and possibly compressed) records as a batch."""
     batch_length = HEADER_SIZE - LENGTH_PREFIX_SIZE + len(payload)
     out = bytearray(HEADER_SIZE + len(payload))
     HEADER.pack_into(

@@ -206,7 +206,10 @@ class RecordFormat:
             parts.append(str(r.timestamp_ms))
         if self.headers:
             parts.append(
-                ",".join(f"{k}={v.decode('utf-8', errors='replace')}" for k, v in r.headers or ())
+                ",".join(
+                    f"{k}={'null' if v is None else v.decode('utf-8', errors='replace')}"
+                    for k, v in r.headers or ()
+                )
             )
         if self.key:
             parts.append("" if r.key is None else r.key.decode("utf-8", errors="replace"))

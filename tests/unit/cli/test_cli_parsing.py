@@ -269,7 +269,7 @@ def test_perf_produce_with_everything() -> None:
         "--sample-every",
         "10",
         "--compression",
-        "zlib",
+        "zstd",
         "--json",
     )
     assert (args.record_size, args.acks, args.batch_bytes, args.linger_ms) == (
@@ -281,7 +281,7 @@ def test_perf_produce_with_everything() -> None:
     assert (args.throughput, args.sample_every, args.compression, args.json) == (
         2500.5,
         10,
-        "zlib",
+        "zstd",
         True,
     )
 

@@ -32,7 +32,7 @@ def test_records_below_the_fetch_offset_are_skipped() -> None:
 
 
 def test_keys_headers_and_compression() -> None:
-    raw = bytearray(build_batch([(7, b"k", b"v", [("h", b"1")])], Compression.ZLIB))
+    raw = bytearray(build_batch([(7, b"k", b"v", [("h", b"1")])], Compression.SNAPPY))
     records, _ = decode_record_set(bytes(raw), "t", 0, 0, True)
     assert (records[0].key, records[0].value, records[0].headers) == (b"k", b"v", [("h", b"1")])
 

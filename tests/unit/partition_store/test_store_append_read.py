@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import struct
 from pathlib import Path
 
+import crc32c
 import pytest
 from store_batches import T0, batch, open_log, records_of
 
@@ -20,7 +22,15 @@ from rillet.partition_store.errors import (
     StoreConfigError,
 )
 from rillet.partition_store.log import PartitionLog
-from rillet.wire.batch import build_batch, decode_records, read_header
+from rillet.wire.batch import CRC_OFFSET, CRC_START, HEADER, build_batch, decode_records, read_header
+
+
+def set_attributes(raw: bytearray, value: int) -> None:
+    """Rewrite a batch's attributes and CRC, as a Kafka client could have written them."""
+    fields = list(HEADER.unpack_from(raw))
+    fields[5] = value  # attributes
+    HEADER.pack_into(raw, 0, *fields)
+    struct.pack_into(">I", raw, CRC_OFFSET, crc32c.crc32c(raw[CRC_START:]))
 
 
 def test_round_trip_assigns_contiguous_offsets_and_the_epoch(tmp_path: Path) -> None:
@@ -138,6 +148,28 @@ def test_invalid_appends_write_nothing(tmp_path: Path) -> None:
         with pytest.raises(error):
             log.append_as_leader(records, 0, T0)
     assert (log.log_end_offset, log.size_bytes) == (1, size_before)
+
+
+@pytest.mark.parametrize("magic", [0, 1, 3, -1])
+def test_only_record_batch_v2_is_accepted(tmp_path: Path, magic: int) -> None:
+    log = open_log(tmp_path / "t-0")
+    old = bytearray(batch([b"v"]))
+    old[16] = magic & 0xFF  # the magic byte (int8) is not covered by the CRC
+    with pytest.raises(InvalidRecords, match=f"magic {magic} is not 2"):
+        log.append_as_leader(bytes(old), 0, T0)
+    assert log.log_end_offset == 0
+
+
+@pytest.mark.parametrize("attributes", [0x08, 0x10, 0x20, 0x38, 0x05, 0x07, -0x40])
+def test_attribute_bits_alone_never_refuse_a_batch(tmp_path: Path, attributes: int) -> None:
+    """LogAppendTime, transactional and control bits, and codecs this build cannot even
+    decode: the log stores batches as sent (it never decodes records)."""
+    log = open_log(tmp_path / "t-0")
+    raw = bytearray(batch([b"v", b"w"]))
+    set_attributes(raw, attributes)
+    log.append_as_leader(bytes(raw), 0, T0)
+    assert log.log_end_offset == 2
+    assert read_header(log.read_bytes(0, 1000)).attributes == attributes
 
 
 def test_offsets_are_garbage_in_produced_batches_and_replaced(tmp_path: Path) -> None:

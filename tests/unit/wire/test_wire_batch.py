@@ -1,4 +1,4 @@
-"""Record batches (DESIGN.md §2): layout, round trips, in-place leader fields, validation."""
+"""Record batches (Kafka's v2 layout): round trips, in-place leader fields, validation."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ from rillet.wire.batch import (
 )
 from rillet.wire.compression import CODEC_MASK, Compression
 from rillet.wire.errors import CorruptBatch, UnsupportedCompression, WireError
-from rillet.wire.record_codec import array_head, encode_record
+from rillet.wire.record_codec import encode_record
 
 MAX = 1 << 24
 codecs = st.sampled_from(list(Compression))
@@ -69,19 +69,19 @@ def test_header_layout_matches_the_design() -> None:
     assert LENGTH_PREFIX_SIZE == 12
     assert MIN_BATCH_SIZE == HEADER_SIZE + 1
     assert BatchHeader._fields == tuple(FIELD_NAMES)
-    assert MAGIC == 1
+    assert MAGIC == 2
     # The control and timestamp-type bits do not overlap the codec bits.
     assert (ATTR_CONTROL | ATTR_TIMESTAMP_LOG_APPEND) & CODEC_MASK == 0
 
 
 def test_built_header_fields() -> None:
     recs: list[Rec] = [(1000, b"k", b"v", None), (990, None, b"w", None), (1500, None, None, None)]
-    data = build_batch(recs, Compression.ZLIB, producer_id=77, producer_epoch=3, base_sequence=12)
+    data = build_batch(recs, Compression.GZIP, producer_id=77, producer_epoch=3, base_sequence=12)
     h = check_batch(data, 0, len(data), MAX)
     assert h.base_offset == 0 and h.leader_epoch == -1  # the leader sets both
     assert h.batch_length == len(data) - LENGTH_PREFIX_SIZE and h.size == len(data)
     assert h.magic == MAGIC
-    assert h.attributes == int(Compression.ZLIB) and h.compression == Compression.ZLIB
+    assert h.attributes == int(Compression.GZIP) and h.compression == Compression.GZIP
     assert h.record_count == 3 and h.last_offset_delta == 2
     assert h.first_timestamp_ms == 1000 and h.max_timestamp_ms == 1500
     assert (h.producer_id, h.producer_epoch, h.base_sequence) == (77, 3, 12)
@@ -143,12 +143,12 @@ def test_batch_builder_matches_build_batch_and_reference_encoding(
     assert built == build_batch(recs, codec, 5, 1, 9)
     # The inline fast path must produce exactly encode_record's bytes.
     first = recs[0][0]
-    parts = [encode_record(ts - first, k, v, h) for ts, k, v, h in recs]
+    parts = [encode_record(i, ts - first, k, v, h) for i, (ts, k, v, h) in enumerate(recs)]
     assert added == [len(p) for p in parts]
-    payload = array_head(len(recs)) + b"".join(parts)
+    payload = b"".join(parts)
     if codec is Compression.NONE:
         assert built[HEADER_SIZE:] == payload
-        assert len(built) == HEADER_SIZE + len(array_head(len(recs))) + sum(added)
+        assert len(built) == HEADER_SIZE + sum(added)
     reference = encode_batch_from_payload(
         payload if codec is Compression.NONE else built[HEADER_SIZE:],
         record_count=len(recs),
@@ -266,7 +266,7 @@ def test_verify_crc_false_skips_only_the_crc() -> None:
         check_batch(data, 0, len(data), MAX)
     assert check_batch(data, 0, len(data), MAX, verify_crc=False).record_count == 1
     assert len(list(iter_batches(data, MAX, verify_crc=False))) == 1
-    data[16] = 2  # structure is still checked
+    data[16] = 1  # structure is still checked
     with pytest.raises(CorruptBatch, match="magic"):
         check_batch(data, 0, len(data), MAX, verify_crc=False)
 
@@ -275,7 +275,7 @@ def test_verify_crc_false_skips_only_the_crc() -> None:
 
 SAMPLES = [
     build_batch([(5, b"key", b"value", [("h", b"1")]), (6, None, b"v" * 300, None)]),
-    build_batch([(5, None, b"x" * 1000, None)] * 3, Compression.ZLIB),
+    build_batch([(5, None, b"x" * 1000, None)] * 3, Compression.GZIP),
     build_batch([(0, None, None, None)]),
 ]
 
@@ -432,13 +432,13 @@ def test_peek_length_at_a_position() -> None:
 
 def test_decode_records_rejects_unknown_codec_and_bad_payload() -> None:
     data = bytearray(SAMPLES[0])
-    set_field(data, "attributes", 3)
+    set_field(data, "attributes", 5)
     check_batch(data, 0, len(data), MAX)  # the broker never decompresses
     with pytest.raises(UnsupportedCompression):
         decode_records(data)
     # A CRC-valid batch from a buggy producer whose payload disagrees with record_count.
     bad = encode_batch_from_payload(
-        array_head(1) + encode_record(0, None, b"x", None),
+        encode_record(0, 0, None, b"x", None),
         record_count=2,
         first_timestamp_ms=0,
         max_timestamp_ms=0,
@@ -449,7 +449,7 @@ def test_decode_records_rejects_unknown_codec_and_bad_payload() -> None:
 
 
 def test_control_and_timestamp_bits_keep_the_codec() -> None:
-    payload = array_head(1) + encode_record(0, b"k", b"v", None)
+    payload = encode_record(0, 0, b"k", b"v", None)
     attrs = ATTR_CONTROL | ATTR_TIMESTAMP_LOG_APPEND
     data = encode_batch_from_payload(
         payload, record_count=1, first_timestamp_ms=9, max_timestamp_ms=9, attributes=attrs

@@ -17,9 +17,10 @@ from rillet.wire.batch import CRC_OFFSET, CRC_START, HEADER
 from rillet.wire.frame import FileRegion, Frame, FrameDecoder
 
 INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
-BOUNDARY_SIZES = [0, 1, 23, 24, 255, 256, 65535, 65536]
+BOUNDARY_SIZES = [0, 1, 63, 64, 255, 256, 8175, 8176, 8191, 8192, 65536]
 
-# Byte strings around every CBOR length-head boundary, plus arbitrary short ones.
+# Byte strings around varint length boundaries (one byte up to 63, two up to 8191; the
+# encoder's tables end at 8192), plus arbitrary short ones.
 sized_bytes = st.builds(
     lambda n, fill: bytes([fill]) * n,
     st.sampled_from(BOUNDARY_SIZES),
@@ -30,10 +31,11 @@ header_keys = st.one_of(
     st.text(max_size=12),  # includes non-ASCII code points
     st.sampled_from(["", "k", "ключ", "键", "🔑" * 6, "a" * 23, "a" * 24, "é" * 12]),
 )
-header_lists = st.lists(st.tuples(header_keys, st.binary(max_size=30)), max_size=4)
+header_values = st.one_of(st.none(), st.binary(max_size=30))  # Kafka allows null values
+header_lists = st.lists(st.tuples(header_keys, header_values), max_size=4)
 maybe_headers = st.one_of(st.none(), st.just([]), header_lists)
 
-Rec = tuple[int, bytes | None, bytes | None, list[tuple[str, bytes]] | None]
+Rec = tuple[int, bytes | None, bytes | None, list[tuple[str, bytes | None]] | None]
 
 
 def records(
@@ -50,7 +52,9 @@ def records(
     )
 
 
-def expected_headers(h: Sequence[tuple[str, bytes]] | None) -> list[tuple[str, bytes]]:
+def expected_headers(
+    h: Sequence[tuple[str, bytes | None]] | None,
+) -> list[tuple[str, bytes | None]]:
     return [(k, v) for k, v in (h or [])]
 
 
