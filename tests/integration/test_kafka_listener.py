@@ -1,8 +1,7 @@
 """The Kafka-protocol listener on a real 3-node cluster, driven by Kafka's own clients.
 
 One cluster serves the whole module (its start-up dominates the run time); each test uses
-its own topic. Produce and consume need Kafka's v2 record batches on the broker; until the
-broker stores them, those tests are skipped with that reason.
+its own topic.
 """
 
 from __future__ import annotations
@@ -28,9 +27,6 @@ pytestmark = [
     # kafka-python reads its bundled JSON schemas with a deprecated importlib call.
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),
 ]
-needs_v2_batches = pytest.mark.skipif(
-    batch.MAGIC != 2, reason="the broker does not store Kafka's v2 record batches yet"
-)
 TIMEOUT_S = 30
 
 
@@ -289,7 +285,6 @@ def _create(bootstrap: str, topic: str, partitions: int = 1) -> None:
 RECORDS = [(b"k%d" % i, b"value-%d" % i) for i in range(20)]
 
 
-@needs_v2_batches
 def test_kafka_python_produces_idempotently_and_consumes_with_assign(bootstrap: str) -> None:
     from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
@@ -320,7 +315,6 @@ def test_kafka_python_produces_idempotently_and_consumes_with_assign(bootstrap: 
     assert got == [(i, k, v) for i, (k, v) in enumerate(RECORDS)][5:]
 
 
-@needs_v2_batches
 def test_confluent_kafka_produces_idempotently_and_consumes_with_assign(bootstrap: str) -> None:
     from confluent_kafka import Consumer, Producer, TopicPartition
 
@@ -356,7 +350,6 @@ def test_confluent_kafka_produces_idempotently_and_consumes_with_assign(bootstra
     assert got == [(i, k, v) for i, (k, v) in enumerate(RECORDS)]
 
 
-@needs_v2_batches
 def test_aiokafka_produces_idempotently_and_consumes_with_assign(bootstrap: str) -> None:
     import asyncio
 
@@ -393,7 +386,6 @@ def test_aiokafka_produces_idempotently_and_consumes_with_assign(bootstrap: str)
     assert got == [(i, k, v) for i, (k, v) in enumerate(RECORDS)]
 
 
-@needs_v2_batches
 def test_records_cross_between_rillet_s_client_and_kafka_clients_byte_identical(
     cluster: LocalCluster, bootstrap: str
 ) -> None:
@@ -501,7 +493,6 @@ def test_kcat_lists_brokers_and_topics(cluster: LocalCluster, bootstrap: str) ->
 
 
 @needs_kcat
-@needs_v2_batches
 def test_kcat_produces_and_consumes(bootstrap: str) -> None:
     _create(bootstrap, "kcat-data")
     lines = [f"line-{i}" for i in range(10)]
