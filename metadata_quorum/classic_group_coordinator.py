@@ -399,7 +399,7 @@ class ClassicGroupCoordinator:
         leader = (
             g.leader_id if g.leader_id in rt.joined else (joined[0].member_id if joined else "")
         )
-        ptype = rt.protocol_type if joined else ""
+        ptype = rt.protocol_type if joined else g.protocol_type
         generation = g.generation + 1
         txn.emit(ClassicGroupJoined(g.group_id, generation, ptype, protocol, leader, members))
         for j in rt.joined.values():

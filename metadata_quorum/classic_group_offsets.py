@@ -23,6 +23,12 @@ def is_classic_group(state: MetadataState, group_id: str) -> bool:
     return state.classic_groups.group(group_id) is not None
 
 
+def held_by_classic_members(state: MetadataState, group_id: str) -> bool:
+    """Classic members hold the group: the consumer (KIP-848) protocol is refused there."""
+    group = state.classic_groups.group(group_id)
+    return group is not None and group.in_use
+
+
 def commit_classic_offsets(
     state: MetadataState,
     group_id: str,

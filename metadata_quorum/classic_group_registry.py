@@ -62,6 +62,11 @@ class ClassicGroupState:
             return EMPTY
         return STABLE if self.synced else COMPLETING_REBALANCE
 
+    @property
+    def in_use(self) -> bool:
+        """Members hold the group (or are joining it): the other protocol may not."""
+        return bool(self.members) or self.rebalancing
+
     def member_of_instance(self, instance_id: str) -> str | None:
         for mid, m in self.members.items():
             if m.member.group_instance_id == instance_id:
