@@ -14,6 +14,7 @@ from typing import Any
 
 from rillet.broker.errors import ConfigError
 from rillet.broker.quorum_config import QuorumConfig
+from rillet.metadata_quorum.classic_group_protocol import ClassicGroupConfig
 from rillet.partition_store.config import LogConfig
 
 
@@ -90,6 +91,24 @@ class GroupsConfig:
     # While a member still has partitions to release or to receive, it heartbeats this
     # often, so a rebalance completes in a few round trips.
     converging_heartbeat_interval_ms: int = 30
+    # Classic (JoinGroup/SyncGroup) groups, Kafka's group.* settings. The first join round
+    # of an empty group waits initial_rebalance_delay_ms for more members (Kafka: 3000; 0
+    # here, so a lone consumer starts at once).
+    initial_rebalance_delay_ms: int = 0
+    min_session_timeout_ms: int = 1_000
+    max_session_timeout_ms: int = 1_800_000
+    max_size: int = 1_000  # members per classic group
+
+    def __post_init__(self) -> None:
+        self.classic()  # checks the classic settings (raises ValueError)
+
+    def classic(self) -> ClassicGroupConfig:
+        return ClassicGroupConfig(
+            self.initial_rebalance_delay_ms,
+            self.min_session_timeout_ms,
+            self.max_session_timeout_ms,
+            self.max_size,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -179,6 +179,7 @@ class Node:
                     leader_rebalance_interval_ms=q.leader_rebalance_interval_ms,
                     connection_lost_grace_ms=q.broker_connection_lost_grace_ms,
                     new_controller_grace_ms=q.new_controller_grace_ms,
+                    classic_groups=self.config.groups.classic(),
                 ),
                 random.Random(),
                 _wall_clock_ms,

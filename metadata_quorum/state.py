@@ -17,6 +17,14 @@ from typing import Any
 
 import cbor2
 
+from rillet.metadata_quorum.classic_group_records import (
+    ClassicGroupJoined,
+    ClassicGroupSynced,
+    ClassicMemberReplaced,
+    ClassicMembersRemoved,
+    ClassicRebalanceStarted,
+)
+from rillet.metadata_quorum.classic_group_registry import ClassicGroupRegistry
 from rillet.metadata_quorum.errors import SnapshotError
 from rillet.metadata_quorum.group_records import (
     GroupDeleted,
@@ -42,7 +50,8 @@ from rillet.metadata_quorum.records import (
     UnregisterBroker,
 )
 
-SNAPSHOT_VERSION = 2  # 2: with the group registries
+SNAPSHOT_VERSION = 3  # 2: with the group registries; 3: with classic groups
+_READABLE_SNAPSHOT_VERSIONS = (2, 3)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +92,7 @@ class MetadataState:
         self.partitions: dict[tuple[str, int], PartitionState] = {}  # (topic id, partition)
         self.next_producer_id = 0
         self.groups = GroupRegistry()  # consumer, ownership and offset registries
+        self.classic_groups = ClassicGroupRegistry()  # JoinGroup/SyncGroup groups
 
     # -- applying -------------------------------------------------------------------------
 
@@ -159,6 +169,16 @@ class MetadataState:
                 | GroupDeleted()
             ):
                 self.groups.apply(record)
+                if isinstance(record, GroupDeleted):
+                    self.classic_groups.delete(record.group_id)
+            case (
+                ClassicGroupJoined()
+                | ClassicGroupSynced()
+                | ClassicRebalanceStarted()
+                | ClassicMemberReplaced()
+                | ClassicMembersRemoved()
+            ):
+                self.classic_groups.apply(record)
 
     def _apply_partition_change(self, change: PartitionChange) -> None:
         key = (change.topic_id, change.partition)
@@ -219,6 +239,7 @@ class MetadataState:
                 for (t, p), s in sorted(self.partitions.items())
             ],
             "groups": self.groups.to_doc(),
+            "classic_groups": self.classic_groups.to_doc(),
         }
         return bytes(cbor2.dumps(doc, canonical=True))
 
@@ -226,7 +247,7 @@ class MetadataState:
     def from_snapshot(cls, data: bytes) -> MetadataState:
         try:
             doc = cbor2.loads(data)
-            if doc["version"] != SNAPSHOT_VERSION:
+            if doc["version"] not in _READABLE_SNAPSHOT_VERSIONS:
                 raise SnapshotError(f"unsupported snapshot version {doc['version']!r}")
             state = cls()
             state.last_applied_index = int(doc["last_applied_index"])
@@ -246,6 +267,7 @@ class MetadataState:
                     tuple(replicas), tuple(isr), leader, le, pe
                 )
             state.groups = GroupRegistry.from_doc(doc["groups"])
+            state.classic_groups = ClassicGroupRegistry.from_doc(doc.get("classic_groups", []))
         except SnapshotError:
             raise
         except Exception as exc:
