@@ -30,10 +30,11 @@ from rillet.broker.kafka.codec import (
 from rillet.broker.kafka.errors import KafkaProtocolError, UnsupportedKafkaRequest
 from rillet.broker.kafka.framing import KafkaFrameDecoder
 from rillet.broker.kafka.front_end import translate
-from rillet.broker.kafka.translation import Answer, Forward, KafkaEndpoint, RawBody
+from rillet.broker.kafka.translation import Answer, Caller, Forward, KafkaEndpoint, RawBody
 from rillet.broker.part_sender import buffered_len, close_regions, send_parts
 from rillet.wire.api import ApiKey
 from rillet.wire.frame import BlobPart
+from rillet.wire.messages import API_OF_REQUEST
 from rillet.wire.protocol import PROTOCOL_VERSION, RequestHeader
 
 log = logging.getLogger(__name__)
@@ -81,9 +82,9 @@ class KafkaConnection:
         self._receive_bytes = receive_bytes
         try:
             host, port = stream.socket.getpeername()[:2]
-            self.peer = f"{host}:{port}"
+            self.peer, self._peer_host = f"{host}:{port}", str(host)
         except OSError:
-            self.peer = "?"
+            self.peer, self._peer_host = "?", ""
 
     async def serve(self) -> None:
         """Serve until the peer closes, misbehaves or the node shuts down; never raises."""
@@ -130,12 +131,13 @@ class KafkaConnection:
                 return _Reply(cid, ready=unsupported_api_versions(cid))
             raise
         request = decode_body(frame, body_start, schema)
-        action = translate(schema, request, self._view)
+        action = translate(schema, request, self._view, Caller(header.client_id, self._peer_host))
         if isinstance(action, Answer):
             return _Reply(cid, schema, ready=_encode(cid, schema, action.response))
-        native_header = RequestHeader(
-            ApiKey(schema.api_key), PROTOCOL_VERSION, cid, header.client_id
-        )
+        # The internal api of the translated request: Kafka's LeaveGroup, DescribeGroups and
+        # ListGroups map to the classic groups' internal apis, not the native ones.
+        native_api = API_OF_REQUEST[type(action.native)]
+        native_header = RequestHeader(native_api, PROTOCOL_VERSION, cid, header.client_id)
         pending = self._dispatcher.dispatch(native_header, action.native)
         if pending is None:
             return None  # acks=0

@@ -43,6 +43,15 @@ class KafkaEndpoint:
     rack: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who sent a request: the header's client id and the connection's peer host (what
+    JoinGroup records for DescribeGroups)."""
+
+    client_id: str | None
+    client_host: str
+
+
 class ClusterView(Protocol):
     """The node's view a translator needs: where each live broker's Kafka listener is."""
 
