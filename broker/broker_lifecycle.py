@@ -44,8 +44,10 @@ class BrokerLifecycle:
         view: MetadataView,
         link: ControllerLink,
         advertised_port: int,
+        kafka_port: int = -1,
     ) -> None:
         self._config = config
+        self._kafka_port = kafka_port
         self._view = view
         self._link = link
         self._port = advertised_port
@@ -77,6 +79,8 @@ class BrokerLifecycle:
             cfg.advertised_host,
             self._port,
             cfg.rack,
+            cfg.kafka_advertised_host if self._kafka_port >= 0 else "",
+            self._kafka_port,
         )
         while True:
             try:

@@ -14,6 +14,7 @@ from typing import Any
 
 from rillet.broker.errors import ConfigError
 from rillet.broker.quorum_config import QuorumConfig
+from rillet.metadata_quorum.classic_group_protocol import ClassicGroupConfig
 from rillet.partition_store.config import LogConfig
 
 
@@ -22,6 +23,20 @@ class ListenerConfig:
     host: str = "127.0.0.1"
     port: int = 9092  # 0 picks an ephemeral port; the node prints the bound one
     advertised_host: str = ""  # empty: same as host
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaListenerConfig:
+    """The Kafka-protocol listener (docs/kafka-compatibility.md): off unless enabled."""
+
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    port: int = 19092  # 0 picks an ephemeral port; the ready file names the bound one
+    advertised_host: str = ""  # empty: same as host
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.port <= 65535:
+            raise ValueError(f"kafka_listener.port must be 0..65535, not {self.port}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +91,24 @@ class GroupsConfig:
     # While a member still has partitions to release or to receive, it heartbeats this
     # often, so a rebalance completes in a few round trips.
     converging_heartbeat_interval_ms: int = 30
+    # Classic (JoinGroup/SyncGroup) groups, Kafka's group.* settings. The first join round
+    # of an empty group waits initial_rebalance_delay_ms for more members (Kafka: 3000; 0
+    # here, so a lone consumer starts at once).
+    initial_rebalance_delay_ms: int = 0
+    min_session_timeout_ms: int = 1_000
+    max_session_timeout_ms: int = 1_800_000
+    max_size: int = 1_000  # members per classic group
+
+    def __post_init__(self) -> None:
+        self.classic()  # checks the classic settings (raises ValueError)
+
+    def classic(self) -> ClassicGroupConfig:
+        return ClassicGroupConfig(
+            self.initial_rebalance_delay_ms,
+            self.min_session_timeout_ms,
+            self.max_session_timeout_ms,
+            self.max_size,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +118,7 @@ class NodeConfig:
     data_dir: Path = Path("rillet-data")
     rack: str | None = None
     listener: ListenerConfig = field(default_factory=ListenerConfig)
+    kafka_listener: KafkaListenerConfig = field(default_factory=KafkaListenerConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
     topics: TopicDefaults = field(default_factory=TopicDefaults)
     tasks: TasksConfig = field(default_factory=TasksConfig)
@@ -96,6 +130,15 @@ class NodeConfig:
     @property
     def advertised_host(self) -> str:
         return self.listener.advertised_host or self.listener.host
+
+    def __post_init__(self) -> None:
+        kafka = self.kafka_listener
+        if kafka.enabled and kafka.port != 0 and kafka.port == self.listener.port:
+            raise ValueError(f"kafka_listener.port {kafka.port} is also listener.port")
+
+    @property
+    def kafka_advertised_host(self) -> str:
+        return self.kafka_listener.advertised_host or self.kafka_listener.host
 
     def with_overrides(self, **changes: Any) -> NodeConfig:
         return dataclasses.replace(self, **changes)

@@ -13,16 +13,16 @@ connection; a malformed request with a readable correlation id gets INVALID_REQU
 from __future__ import annotations
 
 import logging
-import os
 from typing import Any
 
 import trio
 
 from rillet.broker.dispatcher import Dispatcher, PendingReply
+from rillet.broker.part_sender import buffered_len, close_regions, send_parts
 from rillet.wire.cluster_messages import BrokerHeartbeatRequest
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import FrameTooLarge, MalformedFrame, MalformedMessage
-from rillet.wire.frame import BlobPart, FileRegion, FrameDecoder
+from rillet.wire.frame import BlobPart, FrameDecoder
 from rillet.wire.group_messages import ConsumerGroupHeartbeatRequest
 from rillet.wire.messages import FetchRequest
 from rillet.wire.protocol import decode_request, encode_error_response, encode_response
@@ -156,46 +156,15 @@ class Connection:
                     return
                 parts = await _materialize(reply)
                 out.extend(parts)
-                buffered += sum(_buffered_len(p) for p in parts)
+                buffered += sum(buffered_len(p) for p in parts)
                 if buffered >= _COALESCE_BYTES:
                     await self._send_parts(out)
                     out, buffered = [], 0
         finally:
-            _close_regions(out)
+            close_regions(out)
 
     async def _send_parts(self, parts: list[BlobPart]) -> None:
-        try:
-            buffered: list[bytes | bytearray | memoryview] = []
-            for i, part in enumerate(parts):
-                if isinstance(part, FileRegion):
-                    if buffered:
-                        await self._stream.send_all(b"".join(buffered))
-                        buffered = []
-                    await self._sendfile(part)
-                    parts[i] = b""
-                    os.close(part.fd)
-                else:
-                    buffered.append(part)
-            if buffered:
-                await self._stream.send_all(b"".join(buffered))
-        finally:
-            _close_regions(parts)
-
-    async def _sendfile(self, region: FileRegion) -> None:
-        sock = self._stream.socket
-        sock_fd = sock.fileno()
-        position, remaining = region.position, region.length
-        while remaining > 0:
-            try:
-                sent = os.sendfile(sock_fd, region.fd, position, remaining)
-            except BlockingIOError:
-                await trio.lowlevel.wait_writable(sock)
-                continue
-            if sent == 0:
-                raise trio.BrokenResourceError("file region ended early (segment truncated?)")
-            position += sent
-            remaining -= sent
-        await trio.lowlevel.checkpoint()
+        await send_parts(self._stream, parts)
 
 
 async def _materialize(reply: PendingReply) -> list[BlobPart]:
@@ -213,21 +182,6 @@ async def _materialize(reply: PendingReply) -> list[BlobPart]:
 
 def _invalid(correlation_id: int, reason: str) -> PendingReply:
     return PendingReply(correlation_id, error=ErrorCode.INVALID_REQUEST, error_message=reason)
-
-
-def _buffered_len(part: BlobPart) -> int:
-    return 0 if isinstance(part, FileRegion) else len(part)
-
-
-def _close_regions(parts: list[BlobPart]) -> None:
-    """Close every region's fd once: each is blanked in place, so a second call is a no-op."""
-    for i, part in enumerate(parts):
-        if isinstance(part, FileRegion):
-            parts[i] = b""
-            try:
-                os.close(part.fd)
-            except OSError:
-                pass
 
 
 def _discard_pending(receive: trio.MemoryReceiveChannel[PendingReply]) -> None:

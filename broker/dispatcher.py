@@ -12,6 +12,14 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+from rillet.broker.handlers.classic_groups import (
+    handle_classic_describe_groups,
+    handle_classic_heartbeat,
+    handle_classic_leave,
+    handle_classic_list_groups,
+    handle_join_group,
+    handle_sync_group,
+)
 from rillet.broker.handlers.cluster import (
     handle_allocate_producer_ids,
     handle_alter_partition,
@@ -90,6 +98,12 @@ HANDLERS: dict[ApiKey, Handler] = {
     ApiKey.OFFSET_FETCH: handle_offset_fetch,
     ApiKey.LIST_GROUPS: handle_list_groups,
     ApiKey.DESCRIBE_GROUPS: handle_describe_groups,
+    ApiKey.JOIN_GROUP: handle_join_group,
+    ApiKey.SYNC_GROUP: handle_sync_group,
+    ApiKey.HEARTBEAT: handle_classic_heartbeat,
+    ApiKey.CLASSIC_LEAVE_GROUP: handle_classic_leave,
+    ApiKey.CLASSIC_DESCRIBE_GROUPS: handle_classic_describe_groups,
+    ApiKey.CLASSIC_LIST_GROUPS: handle_classic_list_groups,
 }
 assert set(HANDLERS) <= set(REQUEST_TYPES)
 

@@ -33,6 +33,7 @@ from rillet.broker.controller_link import ControllerLink
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.errors import BrokerError
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.kafka.connection import KafkaConnection
 from rillet.broker.metadata_view import MetadataView
 from rillet.broker.partition_reconciler import PartitionReconciler
 from rillet.broker.producer_ids import ProducerIdSource
@@ -75,6 +76,7 @@ class Node:
         self.config = config
         self.ready_file = ready_file
         self.port: int | None = None
+        self.kafka_port: int | None = None
         self._connections = 0
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
@@ -86,6 +88,7 @@ class Node:
         try:
             listeners = await trio.open_tcp_listeners(cfg.listener.port, host=cfg.listener.host)
             self.port = port = listeners[0].socket.getsockname()[1]
+            kafka_listeners = await self._open_kafka_listeners()
             voters = resolve_voters(cfg, port)
             auth = ClusterAuth(cfg.cluster_id, secret)
             if voters.is_voter(cfg.node_id):
@@ -101,7 +104,9 @@ class Node:
                 if quorum is not None:
                     await nursery.start(quorum.run)  # our own engine's tasks (no-op otherwise)
                 view = self._metadata_view(quorum, link, auth)
-                lifecycle = BrokerLifecycle(cfg, view, link, port)
+                lifecycle = BrokerLifecycle(
+                    cfg, view, link, port, -1 if self.kafka_port is None else self.kafka_port
+                )
                 reconciler = PartitionReconciler(cfg.node_id, manager, view.follower)
                 fetchers = ReplicaFetcherManager(
                     cfg.node_id,
@@ -126,6 +131,12 @@ class Node:
                 if view.controller is not None:
                     nursery.start_soon(view.controller.run)
                 await nursery.start(trio.serve_listeners, self._handler_for(dispatcher), listeners)
+                if kafka_listeners:
+                    await nursery.start(
+                        trio.serve_listeners,
+                        self._handler_for(dispatcher, KafkaConnection),
+                        kafka_listeners,
+                    )
                 nursery.start_soon(lifecycle.run)
                 nursery.start_soon(reconciler.run, lifecycle.caught_up)
                 nursery.start_soon(fetchers.run)
@@ -168,6 +179,7 @@ class Node:
                     leader_rebalance_interval_ms=q.leader_rebalance_interval_ms,
                     connection_lost_grace_ms=q.broker_connection_lost_grace_ms,
                     new_controller_grace_ms=q.new_controller_grace_ms,
+                    classic_groups=self.config.groups.classic(),
                 ),
                 random.Random(),
                 _wall_clock_ms,
@@ -177,7 +189,19 @@ class Node:
         view.link = link
         return view
 
-    def _handler_for(self, dispatcher: Dispatcher) -> Any:
+    async def _open_kafka_listeners(self) -> list[trio.SocketListener]:
+        kafka = self.config.kafka_listener
+        if not kafka.enabled:
+            return []
+        listeners = await trio.open_tcp_listeners(kafka.port, host=kafka.host)
+        self.kafka_port = listeners[0].socket.getsockname()[1]
+        return listeners
+
+    def _handler_for(
+        self,
+        dispatcher: Dispatcher,
+        connection_type: type[Connection] | type[KafkaConnection] = Connection,
+    ) -> Any:
         limits = self.config.limits
 
         async def handle(stream: trio.SocketStream) -> None:
@@ -187,7 +211,7 @@ class Node:
                 return
             self._connections += 1
             try:
-                conn = Connection(
+                conn = connection_type(
                     stream,
                     dispatcher,
                     limits.max_frame_bytes,
@@ -207,8 +231,12 @@ class Node:
             "host": self.config.advertised_host,
             "port": self.port,
             "pid": os.getpid(),
+            "kafka_port": self.kafka_port,
         }
         log.info("node %d listening on %s:%d", self.config.node_id, info["host"], self.port)
+        if self.kafka_port is not None:
+            host = self.config.kafka_advertised_host
+            log.info("node %d: kafka listener on %s:%d", self.config.node_id, host, self.kafka_port)
         if self.ready_file is not None:
             tmp = self.ready_file.with_suffix(".tmp")
             tmp.write_text(json.dumps(info))

@@ -42,10 +42,15 @@ class NodePlan:
     raft_port: int
     work_dir: str
     host: str = HOST  # the node's own address (its listener, its Raft port)
+    kafka_port: int = -1  # the Kafka-protocol listener; -1: none
 
     @property
     def bootstrap(self) -> str:
         return f"{self.host}:{self.port}"
+
+    @property
+    def kafka_bootstrap(self) -> str:
+        return f"{self.host}:{self.kafka_port}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +62,11 @@ class ClusterPlan:
     @property
     def bootstrap(self) -> str:
         return ",".join(n.bootstrap for n in self.nodes)
+
+    @property
+    def kafka_bootstrap(self) -> str:
+        """Kafka clients' bootstrap.servers ("" when the nodes run no Kafka listener)."""
+        return ",".join(n.kafka_bootstrap for n in self.nodes if n.kafka_port >= 0)
 
     def node(self, node_id: int) -> NodePlan:
         return next(n for n in self.nodes if n.node_id == node_id)
@@ -75,6 +85,7 @@ def plan_cluster(
     broker_only: int = 0,
     route: Route | None = None,
     hosts: Sequence[str] | None = None,
+    kafka: bool = True,
 ) -> ClusterPlan:
     """Write configs for ``nodes`` voters (each also a broker) and ``broker_only`` further
     brokers that follow the voters' metadata log, all on free loopback ports.
@@ -84,7 +95,8 @@ def plan_cluster(
     port and listener (the chaos harness puts a proxy on every link); a node's own entry
     always names its real ports. ``hosts``, when given, puts each node on its own address
     (one per node, in order), configured like a cluster on separate machines: the listener
-    on every interface, advertising that address, and Raft bound to it.
+    on every interface, advertising that address, and Raft bound to it. ``kafka`` gives
+    every node a Kafka-protocol listener.
     """
     base_dir.mkdir(parents=True, exist_ok=True)
     secret_path = base_dir / SECRET_FILE
@@ -92,9 +104,15 @@ def plan_cluster(
     with os.fdopen(fd, "w") as f:
         f.write(secrets.token_urlsafe(32) + "\n")
     total = nodes + broker_only
-    ports = _free_ports(2 * total)
+    ports = _free_ports(3 * total)
     plans = [
-        NodePlan(i + 1, ports[2 * i], ports[2 * i + 1], str(base_dir / f"node{i + 1}"))
+        NodePlan(
+            i + 1,
+            ports[3 * i],
+            ports[3 * i + 1],
+            str(base_dir / f"node{i + 1}"),
+            kafka_port=ports[3 * i + 2] if kafka else -1,
+        )
         for i in range(total)
     ]
     if hosts is not None:
@@ -115,11 +133,17 @@ def plan_cluster(
         )
         work = Path(n.work_dir)
         work.mkdir(parents=True, exist_ok=True)
+        kafka_table = (
+            f'[kafka_listener]\nenabled = true\nhost = "{n.host}"\nport = {n.kafka_port}\n\n'
+            if n.kafka_port >= 0
+            else ""
+        )
         (work / "node.toml").write_text(
             f'node_id = {n.node_id}\ncluster_id = "{cluster_id}"\n'
             f'data_dir = "{work / "data"}"\n\n'
             f"[listener]\n{_listener_host(n)}port = {n.port}\n\n"
-            f'[quorum]\nsecret_file = "{secret_path}"\nraft_host = "{n.host}"\n'
+            + kafka_table
+            + f'[quorum]\nsecret_file = "{secret_path}"\nraft_host = "{n.host}"\n'
             f"voters = [\n{voters},\n]\n" + extra_config
         )
     plan = ClusterPlan(str(base_dir), cluster_id, plans)

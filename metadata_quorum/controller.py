@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import random
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rillet.metadata_quorum.assignment import AssignmentError, assign_replicas
+from rillet.metadata_quorum.classic_group_coordinator import ClassicGroupCoordinator
+from rillet.metadata_quorum.classic_group_protocol import ClassicGroupConfig
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.group_coordinator import GroupCoordinator
 from rillet.metadata_quorum.records import (
@@ -60,6 +62,7 @@ class ControllerConfig:
     # by a broker that died with the controller faster, at the risk of fencing live brokers
     # that are slow to find the new controller.
     new_controller_grace_ms: int = 3_000
+    classic_groups: ClassicGroupConfig = field(default_factory=ClassicGroupConfig)
 
 
 class Controller:
@@ -71,6 +74,7 @@ class Controller:
         self._deadline_ms: dict[int, int] = {}
         self._next_rebalance_ms = 0
         self.groups = GroupCoordinator()  # consumer groups, decided alongside
+        self.classic_groups = ClassicGroupCoordinator(config.classic_groups)  # JoinGroup/SyncGroup
 
     def on_become_leader(self, state: MetadataState, now_ms: int) -> None:
         """A new controller gives every registered broker a grace period to heartbeat."""
@@ -163,6 +167,8 @@ class Controller:
             records += self.preferred_leaders(state).records
         if not records:  # broker changes first: the groups re-target on the next tick
             records += self.groups.tick(state, now_ms).records
+        if not records:
+            records += self.classic_groups.tick(state, now_ms).records
         return Decision(records)
 
     def controlled_shutdown(

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import trio
 
+from rillet.metadata_quorum.classic_group_answers import HeldAnswers
 from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.follower import MetadataFollower
@@ -51,6 +52,8 @@ class ControllerService:
         self._flushing = False
         self._flushed = trio.Event()
         self.terms_led: list[int] = []
+        # Held classic-group requests (JoinGroup, SyncGroup) waiting for their answers.
+        self.classic_answers = HeldAnswers()
 
     @property
     def active(self) -> bool:
@@ -75,6 +78,8 @@ class ControllerService:
                     log.warning("controller for term %d restarts: %s", lead.term, exc)
                     await trio.sleep(self._tick_s)  # leadership may be changing: no busy loop
                 nursery.cancel_scope.cancel()
+            if self._controller is not None:  # held requests go and find the next one
+                self.classic_answers.deliver(self._controller.classic_groups.abandon())
             self._controller = None
             log.info("controller for term %d stopped", lead.term)
 
@@ -130,13 +135,20 @@ class ControllerService:
             if decision.records:
                 # One entry per decision: a fence and the leader changes it implies commit
                 # together, so no node ever sees a fenced broker still leading.
-                index = await self._quorum.propose(encode_entry(decision.records))
-                await self._follower.wait_applied(index)
+                try:
+                    index = await self._quorum.propose(encode_entry(decision.records))
+                    await self._follower.wait_applied(index)
+                except BaseException:
+                    # Answers staged for these records must not leave as if committed.
+                    self.classic_answers.deliver(controller.classic_groups.abandon())
+                    raise
                 for record in decision.records:
                     if isinstance(record, FenceBroker):
                         log.info(
                             "fenced broker %d (epoch %d)", record.broker_id, record.broker_epoch
                         )
+            # Classic-group answers leave only once what they announce is committed.
+            self.classic_answers.deliver(controller.classic_groups.take_answers())
             return decision
 
     async def submit_commuting(self, decide: DecideFn) -> Decision:

@@ -3,7 +3,8 @@
 Each record is a CBOR map ``{"type": int, "version": int, "body": {...}}``; bodies are
 dataclasses validated by :mod:`rillet.wire.schema`, so a malformed or unknown record is a
 typed error, never a crash of the state machine. Type numbers are part of the log format:
-never renumber one. Group and offset records (the consumer-groups issue) take 30-49.
+never renumber one. Group and offset records (the consumer-groups issue) take 30-49,
+classic (JoinGroup/SyncGroup) group records 40-49 of those.
 """
 
 from __future__ import annotations
@@ -15,6 +16,13 @@ from typing import Any
 
 import cbor2
 
+from rillet.metadata_quorum.classic_group_records import (
+    ClassicGroupJoined,
+    ClassicGroupSynced,
+    ClassicMemberReplaced,
+    ClassicMembersRemoved,
+    ClassicRebalanceStarted,
+)
 from rillet.metadata_quorum.errors import MetadataRecordError
 from rillet.metadata_quorum.group_records import (
     GroupDeleted,
@@ -49,6 +57,11 @@ class RecordType(IntEnum):
     GROUP_MEMBER_OWNED = 33
     OFFSETS_COMMITTED = 34
     GROUP_DELETED = 35
+    CLASSIC_GROUP_JOINED = 40
+    CLASSIC_GROUP_SYNCED = 41
+    CLASSIC_REBALANCE_STARTED = 42
+    CLASSIC_MEMBER_REPLACED = 43
+    CLASSIC_MEMBERS_REMOVED = 44
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +73,8 @@ class RegisterBroker:
     host: str
     port: int
     rack: str | None = None
+    kafka_host: str = ""  # its Kafka-protocol listener; port -1 when it runs none
+    kafka_port: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +174,11 @@ MetadataRecord = (
     | GroupMemberOwned
     | OffsetsCommitted
     | GroupDeleted
+    | ClassicGroupJoined
+    | ClassicGroupSynced
+    | ClassicRebalanceStarted
+    | ClassicMemberReplaced
+    | ClassicMembersRemoved
 )
 
 TYPES: dict[RecordType, type] = {
@@ -178,6 +198,11 @@ TYPES: dict[RecordType, type] = {
     RecordType.GROUP_MEMBER_OWNED: GroupMemberOwned,
     RecordType.OFFSETS_COMMITTED: OffsetsCommitted,
     RecordType.GROUP_DELETED: GroupDeleted,
+    RecordType.CLASSIC_GROUP_JOINED: ClassicGroupJoined,
+    RecordType.CLASSIC_GROUP_SYNCED: ClassicGroupSynced,
+    RecordType.CLASSIC_REBALANCE_STARTED: ClassicRebalanceStarted,
+    RecordType.CLASSIC_MEMBER_REPLACED: ClassicMemberReplaced,
+    RecordType.CLASSIC_MEMBERS_REMOVED: ClassicMembersRemoved,
 }
 TYPE_OF: dict[type, RecordType] = {cls: t for t, cls in TYPES.items()}
 

@@ -17,6 +17,14 @@ from typing import Any
 
 import cbor2
 
+from rillet.metadata_quorum.classic_group_records import (
+    ClassicGroupJoined,
+    ClassicGroupSynced,
+    ClassicMemberReplaced,
+    ClassicMembersRemoved,
+    ClassicRebalanceStarted,
+)
+from rillet.metadata_quorum.classic_group_registry import ClassicGroupRegistry
 from rillet.metadata_quorum.errors import SnapshotError
 from rillet.metadata_quorum.group_records import (
     GroupDeleted,
@@ -42,7 +50,8 @@ from rillet.metadata_quorum.records import (
     UnregisterBroker,
 )
 
-SNAPSHOT_VERSION = 2  # 2: with the group registries
+SNAPSHOT_VERSION = 3  # 2: with the group registries; 3: with classic groups
+_READABLE_SNAPSHOT_VERSIONS = (2, 3)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +63,8 @@ class BrokerRegistration:
     port: int
     rack: str | None
     fenced: bool
+    kafka_host: str = ""  # the Kafka-protocol listener; port -1 when the broker runs none
+    kafka_port: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +92,7 @@ class MetadataState:
         self.partitions: dict[tuple[str, int], PartitionState] = {}  # (topic id, partition)
         self.next_producer_id = 0
         self.groups = GroupRegistry()  # consumer, ownership and offset registries
+        self.classic_groups = ClassicGroupRegistry()  # JoinGroup/SyncGroup groups
 
     # -- applying -------------------------------------------------------------------------
 
@@ -106,6 +118,8 @@ class MetadataState:
                     record.port,
                     record.rack,
                     fenced=True,  # unfenced once it has caught up
+                    kafka_host=record.kafka_host,
+                    kafka_port=record.kafka_port,
                 )
             case FenceBroker() | UnfenceBroker():
                 b = self.brokers.get(record.broker_id)
@@ -155,6 +169,16 @@ class MetadataState:
                 | GroupDeleted()
             ):
                 self.groups.apply(record)
+                if isinstance(record, GroupDeleted):
+                    self.classic_groups.delete(record.group_id)
+            case (
+                ClassicGroupJoined()
+                | ClassicGroupSynced()
+                | ClassicRebalanceStarted()
+                | ClassicMemberReplaced()
+                | ClassicMembersRemoved()
+            ):
+                self.classic_groups.apply(record)
 
     def _apply_partition_change(self, change: PartitionChange) -> None:
         key = (change.topic_id, change.partition)
@@ -193,7 +217,17 @@ class MetadataState:
             "last_applied_index": self.last_applied_index,
             "next_producer_id": self.next_producer_id,
             "brokers": [
-                [b.broker_id, b.broker_epoch, b.incarnation_id, b.host, b.port, b.rack, b.fenced]
+                [
+                    b.broker_id,
+                    b.broker_epoch,
+                    b.incarnation_id,
+                    b.host,
+                    b.port,
+                    b.rack,
+                    b.fenced,
+                    b.kafka_host,
+                    b.kafka_port,
+                ]
                 for b in sorted(self.brokers.values(), key=lambda b: b.broker_id)
             ],
             "topics": [
@@ -205,6 +239,7 @@ class MetadataState:
                 for (t, p), s in sorted(self.partitions.items())
             ],
             "groups": self.groups.to_doc(),
+            "classic_groups": self.classic_groups.to_doc(),
         }
         return bytes(cbor2.dumps(doc, canonical=True))
 
@@ -212,13 +247,18 @@ class MetadataState:
     def from_snapshot(cls, data: bytes) -> MetadataState:
         try:
             doc = cbor2.loads(data)
-            if doc["version"] != SNAPSHOT_VERSION:
+            if doc["version"] not in _READABLE_SNAPSHOT_VERSIONS:
                 raise SnapshotError(f"unsupported snapshot version {doc['version']!r}")
             state = cls()
             state.last_applied_index = int(doc["last_applied_index"])
             state.next_producer_id = int(doc["next_producer_id"])
-            for bid, epoch, inc, host, port, rack, fenced in doc["brokers"]:
-                state.brokers[bid] = BrokerRegistration(bid, epoch, inc, host, port, rack, fenced)
+            for row in doc["brokers"]:
+                # Rows written before Kafka listeners were registered have 7 columns.
+                bid, epoch, inc, host, port, rack, fenced, *kafka = row
+                kafka_host, kafka_port = kafka if kafka else ("", -1)
+                state.brokers[bid] = BrokerRegistration(
+                    bid, epoch, inc, host, port, rack, fenced, kafka_host, kafka_port
+                )
             for tid, name, configs in doc["topics"]:
                 state.topics[tid] = TopicState(name, tid, dict(configs))
                 state.topic_ids[name] = tid
@@ -227,6 +267,7 @@ class MetadataState:
                     tuple(replicas), tuple(isr), leader, le, pe
                 )
             state.groups = GroupRegistry.from_doc(doc["groups"])
+            state.classic_groups = ClassicGroupRegistry.from_doc(doc.get("classic_groups", []))
         except SnapshotError:
             raise
         except Exception as exc:

@@ -26,6 +26,9 @@ class BrokerRegistrationRequest:
     host: str
     port: int
     rack: str | None = None
+    # The broker's Kafka-protocol listener, when it runs one (port -1: none).
+    kafka_host: str = ""
+    kafka_port: int = -1
 
 
 @dataclass(frozen=True, slots=True)

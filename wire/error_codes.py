@@ -1,7 +1,9 @@
 """Stable protocol error codes, numbered like Kafka's where Kafka has the same error.
 
 The numbers are part of the wire format: never renumber a member. Each code knows whether a
-client may retry the request (possibly after refreshing metadata).
+client may retry the request (possibly after refreshing metadata). Every code below 1000 has
+Kafka's number for the same error, so a Kafka-protocol front end sends ``to_kafka(code)``:
+the number itself, or for rillet-only codes the Kafka error closest in meaning.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ class ErrorCode(IntEnum):
     NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20
     INVALID_REQUIRED_ACKS = 21
     ILLEGAL_GENERATION = 22
+    INCONSISTENT_GROUP_PROTOCOL = 23
+    INVALID_GROUP_ID = 24
     UNKNOWN_MEMBER_ID = 25
     INVALID_SESSION_TIMEOUT = 26
     REBALANCE_IN_PROGRESS = 27
@@ -52,6 +56,9 @@ class ErrorCode(IntEnum):
     UNSUPPORTED_COMPRESSION_TYPE = 76
     UNKNOWN_PRODUCER_ID = 59
     GROUP_ID_NOT_FOUND = 69
+    MEMBER_ID_REQUIRED = 79
+    GROUP_MAX_SIZE_REACHED = 81
+    FENCED_INSTANCE_ID = 82
     INVALID_RECORD = 87
     UNKNOWN_API = 1000
 
@@ -74,6 +81,17 @@ class ErrorCode(IntEnum):
             except ValueError:
                 return cls.UNKNOWN_SERVER_ERROR
         return cls.UNKNOWN_SERVER_ERROR
+
+
+# rillet-only codes and the Kafka error a Kafka client is sent instead (by number).
+_KAFKA_NUMBER_OF = {
+    ErrorCode.UNKNOWN_API: 35,  # UNSUPPORTED_VERSION
+}
+
+
+def to_kafka(code: ErrorCode) -> int:
+    """Kafka's number for ``code`` (the same number for every code Kafka has)."""
+    return _KAFKA_NUMBER_OF.get(code, int(code))
 
 
 _RETRIABLE = frozenset(

@@ -97,6 +97,7 @@ class OffsetCommitRequest:
     member_id: str
     generation: int
     offsets: list[OffsetCommitPartition]
+    group_instance_id: str | None = None  # a classic static member's (FENCED_INSTANCE_ID)
 
 
 @dataclass(frozen=True, slots=True)

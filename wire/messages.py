@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rillet.wire import classic_group_messages as cgm
 from rillet.wire import group_messages as gm
 from rillet.wire.api import ApiKey
 from rillet.wire.cluster_messages import (
@@ -290,5 +291,14 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
     ApiKey.OFFSET_FETCH: (gm.OffsetFetchRequest, gm.OffsetFetchResponse),
     ApiKey.LIST_GROUPS: (gm.ListGroupsRequest, gm.ListGroupsResponse),
     ApiKey.DESCRIBE_GROUPS: (gm.DescribeGroupsRequest, gm.DescribeGroupsResponse),
+    ApiKey.JOIN_GROUP: (cgm.ClassicJoinGroupRequest, cgm.ClassicJoinGroupResponse),
+    ApiKey.SYNC_GROUP: (cgm.ClassicSyncGroupRequest, cgm.ClassicSyncGroupResponse),
+    ApiKey.HEARTBEAT: (cgm.ClassicHeartbeatRequest, cgm.ClassicHeartbeatResponse),
+    ApiKey.CLASSIC_LEAVE_GROUP: (cgm.ClassicLeaveGroupRequest, cgm.ClassicLeaveGroupResponse),
+    ApiKey.CLASSIC_DESCRIBE_GROUPS: (
+        cgm.ClassicDescribeGroupsRequest,
+        cgm.ClassicDescribeGroupsResponse,
+    ),
+    ApiKey.CLASSIC_LIST_GROUPS: (cgm.ClassicListGroupsRequest, cgm.ClassicListGroupsResponse),
 }
 API_OF_REQUEST: dict[type, ApiKey] = {req: api for api, (req, _) in REQUEST_TYPES.items()}

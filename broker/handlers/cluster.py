@@ -54,7 +54,15 @@ def handle_broker_registration(
 async def _register(
     ctx: BrokerContext, req: BrokerRegistrationRequest
 ) -> BrokerRegistrationResponse:
-    record = RegisterBroker(req.broker_id, req.incarnation_id, req.host, req.port, req.rack)
+    record = RegisterBroker(
+        req.broker_id,
+        req.incarnation_id,
+        req.host,
+        req.port,
+        req.rack,
+        req.kafka_host,
+        req.kafka_port,
+    )
     outcome = await decide_on_controller(
         ctx, lambda ctl, state, now: ctl.register_broker(state, record, now)
     )

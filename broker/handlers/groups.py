@@ -13,6 +13,13 @@ from typing import Any
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller
+from rillet.metadata_quorum.classic_group_offsets import (
+    commit_classic_offsets,
+    held_by_classic_members,
+    is_classic_group,
+)
+from rillet.metadata_quorum.controller import Controller
+from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.group_coordinator import MemberHeartbeat, member_assignment
 from rillet.metadata_quorum.group_registry import TopicPartitionId
 from rillet.metadata_quorum.state import MetadataState
@@ -66,7 +73,14 @@ async def _heartbeat(
         req.instance_id,
         owned,
     )
-    outcome = await decide_on_controller(ctx, lambda ctl, s, now: ctl.groups.heartbeat(s, hb, now))
+
+    def decide(ctl: Controller, s: MetadataState, now: int) -> Decision:
+        if held_by_classic_members(s, req.group_id):
+            code = ErrorCode.GROUP_ID_NOT_FOUND
+            return Decision([], code, "the group uses the classic (JoinGroup) protocol")
+        return ctl.groups.heartbeat(s, hb, now)
+
+    outcome = await decide_on_controller(ctx, decide)
     if outcome.error != ErrorCode.NONE:
         code = (
             ErrorCode.NOT_COORDINATOR
@@ -116,13 +130,24 @@ async def _offset_commit(
 ) -> gm.OffsetCommitResponse:
     errors: dict[tuple[str, int], ErrorCode] = {}
     offsets = [(o.topic, o.partition, o.offset, o.metadata) for o in req.offsets]
-    outcome = await decide_on_controller(
-        ctx,
-        lambda ctl, s, now: ctl.groups.commit_offsets(
+
+    def decide(ctl: Controller, s: MetadataState, now: int) -> Decision:
+        if is_classic_group(s, req.group_id):
+            return commit_classic_offsets(
+                s,
+                req.group_id,
+                req.member_id,
+                req.group_instance_id,
+                req.generation,
+                offsets,
+                now,
+                errors,
+            )
+        return ctl.groups.commit_offsets(
             s, req.group_id, req.member_id, req.generation, offsets, now, errors
-        ),
-        commuting=True,
-    )
+        )
+
+    outcome = await decide_on_controller(ctx, decide, commuting=True)
     if outcome.error != ErrorCode.NONE:
         code = (
             ErrorCode.NOT_COORDINATOR

@@ -51,6 +51,9 @@ def test_file_and_overrides(tmp_path: Path) -> None:
         ("[topics]\nauto_create_topics = 1\n", "must be true or false"),
         ("listener = 3\n", "listener must be a table"),
         ("node_id = \n", "not valid TOML"),
+        ("[groups]\ninitial_rebalance_delay_ms = -1\n", "initial_rebalance_delay_ms"),
+        ("[groups]\nmin_session_timeout_ms = 9\nmax_session_timeout_ms = 8\n", "min_session"),
+        ("[groups]\nmax_size = 0\n", "max_size must be >= 1"),
     ],
 )
 def test_bad_config_is_refused_by_name(tmp_path: Path, text: str, needle: str) -> None:

@@ -17,12 +17,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from wire_helpers import header_frame, join_parts, one_frame, strategy_for
 
+from rillet.wire import classic_group_messages as cgm
 from rillet.wire import cluster_messages as cm
 from rillet.wire import group_messages as gm
 from rillet.wire import messages as m
 from rillet.wire.api import ApiKey
 from rillet.wire.batch import build_batch
-from rillet.wire.error_codes import ErrorCode
+from rillet.wire.error_codes import ErrorCode, to_kafka
 from rillet.wire.errors import MalformedMessage, UnknownApi, WireError
 from rillet.wire.frame import FileRegion, Frame
 from rillet.wire.protocol import (
@@ -76,6 +77,27 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     gm.OffsetFetchRequest: gm.OffsetFetchRequest("g", None),
     gm.ListGroupsRequest: gm.ListGroupsRequest(),
     gm.DescribeGroupsRequest: gm.DescribeGroupsRequest(["g"]),
+    cgm.ClassicJoinGroupRequest: cgm.ClassicJoinGroupRequest(
+        "g",
+        45_000,
+        300_000,
+        "",
+        "instance-1",
+        "consumer",
+        [cgm.ClassicProtocol("range", b"\x00\x01"), cgm.ClassicProtocol("roundrobin", b"")],
+        "client-1",
+        "/127.0.0.1",
+        True,
+    ),
+    cgm.ClassicSyncGroupRequest: cgm.ClassicSyncGroupRequest(
+        "g", 3, "m1", None, "consumer", "range", [cgm.ClassicMemberAssignment("m1", b"\x07")]
+    ),
+    cgm.ClassicHeartbeatRequest: cgm.ClassicHeartbeatRequest("g", 3, "m1", "instance-1"),
+    cgm.ClassicLeaveGroupRequest: cgm.ClassicLeaveGroupRequest(
+        "g", [cgm.ClassicLeavingMember("m1"), cgm.ClassicLeavingMember("", "instance-1")]
+    ),
+    cgm.ClassicDescribeGroupsRequest: cgm.ClassicDescribeGroupsRequest(["g", "h"]),
+    cgm.ClassicListGroupsRequest: cgm.ClassicListGroupsRequest(["Stable"]),
 }
 SAMPLE_RESPONSES: dict[type, Any] = {
     m.ProduceResponse: m.ProduceResponse(
@@ -141,6 +163,30 @@ SAMPLE_RESPONSES: dict[type, Any] = {
             )
         ]
     ),
+    cgm.ClassicJoinGroupResponse: cgm.ClassicJoinGroupResponse(
+        0, 3, "consumer", "range", "m1", "m1", [cgm.ClassicJoinedMember("m1", None, b"\x01")]
+    ),
+    cgm.ClassicSyncGroupResponse: cgm.ClassicSyncGroupResponse(0, "consumer", "range", b"\x02"),
+    cgm.ClassicHeartbeatResponse: cgm.ClassicHeartbeatResponse(27),
+    cgm.ClassicLeaveGroupResponse: cgm.ClassicLeaveGroupResponse(
+        0, [cgm.ClassicLeftMember("m1", None, 0), cgm.ClassicLeftMember("", "i", 25)]
+    ),
+    cgm.ClassicDescribeGroupsResponse: cgm.ClassicDescribeGroupsResponse(
+        [
+            cgm.ClassicGroupDescription(
+                0,
+                "g",
+                "Stable",
+                "consumer",
+                "range",
+                [cgm.ClassicDescribedMember("m1", None, "c", "/h", b"\x01", b"\x02")],
+            ),
+            cgm.ClassicGroupDescription(0, "h", "Dead", "", ""),
+        ]
+    ),
+    cgm.ClassicListGroupsResponse: cgm.ClassicListGroupsResponse(
+        0, [cgm.ClassicListedGroup("g", "consumer", "Stable")]
+    ),
 }
 
 
@@ -150,7 +196,7 @@ def test_samples_cover_every_api_and_every_message_class() -> None:
     all_classes = {
         obj
         for obj in vars(m).values()
-        for module in (m, cm, gm)
+        for module in (m, cm, gm, cgm)
         for obj in vars(module).values()
         if inspect.isclass(obj)
         and dataclasses.is_dataclass(obj)
@@ -201,6 +247,9 @@ def test_api_numbers_are_stable() -> None:
         "ALTER_PARTITION": 1003,
         "METADATA_FETCH": 1004,
         "ALLOCATE_PRODUCER_IDS": 1005,
+        "CLASSIC_LEAVE_GROUP": 1013,
+        "CLASSIC_DESCRIBE_GROUPS": 1015,
+        "CLASSIC_LIST_GROUPS": 1016,
     }
     assert {req: api for api, (req, _) in m.REQUEST_TYPES.items()} == m.API_OF_REQUEST
 
@@ -684,6 +733,8 @@ KAFKA_NUMBERS = {
     "NOT_ENOUGH_REPLICAS_AFTER_APPEND": 20,
     "INVALID_REQUIRED_ACKS": 21,
     "ILLEGAL_GENERATION": 22,
+    "INCONSISTENT_GROUP_PROTOCOL": 23,
+    "INVALID_GROUP_ID": 24,
     "UNKNOWN_MEMBER_ID": 25,
     "INVALID_SESSION_TIMEOUT": 26,
     "REBALANCE_IN_PROGRESS": 27,
@@ -702,6 +753,9 @@ KAFKA_NUMBERS = {
     "AUTHENTICATION_FAILED": 58,
     "UNKNOWN_PRODUCER_ID": 59,
     "GROUP_ID_NOT_FOUND": 69,
+    "MEMBER_ID_REQUIRED": 79,
+    "GROUP_MAX_SIZE_REACHED": 81,
+    "FENCED_INSTANCE_ID": 82,
     "FENCED_LEADER_EPOCH": 74,
     "UNKNOWN_LEADER_EPOCH": 75,
     "UNSUPPORTED_COMPRESSION_TYPE": 76,
@@ -713,6 +767,11 @@ KAFKA_NUMBERS = {
 def test_error_code_numbers_are_stable_and_unique() -> None:
     assert {c.name: int(c) for c in ErrorCode} == KAFKA_NUMBERS
     assert len(ErrorCode.__members__) == len(set(KAFKA_NUMBERS.values()))  # no aliases
+
+
+def test_kafka_numbers_are_rillets_but_for_rillet_only_codes() -> None:
+    assert {c.name: to_kafka(c) for c in ErrorCode if to_kafka(c) != int(c)} == {"UNKNOWN_API": 35}
+    assert all(-1 <= to_kafka(c) < 1000 for c in ErrorCode)
 
 
 @pytest.mark.parametrize("code", list(ErrorCode), ids=lambda c: c.name)

@@ -1,0 +1,216 @@
+"""Metadata, FindCoordinator, CreateTopics, DeleteTopics and InitProducerId.
+
+Brokers are named by their Kafka listeners (registered with the controller beside the native
+one): a broker without a Kafka listener is left out of Metadata, and as a coordinator it is
+not available to Kafka clients.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rillet.broker.kafka.api_table import ApiSchema
+from rillet.broker.kafka.data_path import TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+from rillet.broker.kafka.entities import build
+from rillet.broker.kafka.translation import Answer, ClusterView, Forward, millis
+from rillet.wire import group_messages as gm
+from rillet.wire.error_codes import ErrorCode
+from rillet.wire.messages import (
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+    MetadataRequest,
+    MetadataResponse,
+    NewTopic,
+)
+
+UNKNOWN_AUTHORIZED_OPERATIONS = -(2**31)
+
+# -- Metadata ----------------------------------------------------------------------------------
+
+
+def translate_metadata(schema: ApiSchema, req: Any, view: ClusterView) -> Forward:
+    # Topics are never created by asking for them (allow_auto_topic_creation is ignored).
+    topics = None if req.topics is None else [str(t.name) for t in req.topics]
+
+    def reply(resp: MetadataResponse) -> Any:
+        endpoints = view.kafka_endpoints()
+        return build(
+            schema.response_type,
+            {
+                "throttle_time": 0,
+                "brokers": [
+                    {"node_id": e.node_id, "host": e.host, "port": e.port, "rack": e.rack}
+                    for _, e in sorted(endpoints.items())
+                ],
+                "cluster_id": resp.cluster_id,
+                "controller_id": resp.controller_id,
+                "topics": [
+                    {
+                        "error_code": t.error_code,
+                        "name": t.name,
+                        "is_internal": False,
+                        "partitions": [
+                            {
+                                "error_code": p.error_code,
+                                "partition_index": p.partition,
+                                "leader_id": p.leader_id,
+                                "leader_epoch": p.leader_epoch,
+                                "replica_nodes": p.replicas,
+                                "isr_nodes": p.isr,
+                                "offline_replicas": [r for r in p.replicas if r not in endpoints],
+                            }
+                            for p in t.partitions
+                        ],
+                        "topic_authorized_operations": UNKNOWN_AUTHORIZED_OPERATIONS,
+                    }
+                    for t in resp.topics
+                ],
+                "cluster_authorized_operations": UNKNOWN_AUTHORIZED_OPERATIONS,
+            },
+        )
+
+    def fail(code: int) -> Any:
+        return build(
+            schema.response_type,
+            {
+                "brokers": [],
+                "controller_id": -1,
+                "topics": [
+                    {"error_code": code, "name": name, "partitions": []} for name in topics or []
+                ],
+            },
+        )
+
+    return Forward(MetadataRequest(topics), reply, fail)
+
+
+# -- FindCoordinator ---------------------------------------------------------------------------
+
+
+def translate_find_coordinator(schema: ApiSchema, req: Any, view: ClusterView) -> Forward:
+    def respond(code: int, node_id: int = -1, host: str = "", port: int = -1) -> Any:
+        return build(
+            schema.response_type,
+            {
+                "throttle_time": 0,
+                "error_code": code,
+                "error_message": None,
+                "node_id": node_id,
+                "host": host,
+                "port": port,
+            },
+        )
+
+    def reply(resp: gm.FindCoordinatorResponse) -> Any:
+        if resp.error_code != ErrorCode.NONE:
+            return respond(resp.error_code)
+        endpoint = view.kafka_endpoints().get(resp.node_id)
+        if endpoint is None:
+            return respond(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        return respond(ErrorCode.NONE, endpoint.node_id, endpoint.host, endpoint.port)
+
+    native = gm.FindCoordinatorRequest(str(req.key), int(getattr(req, "key_type", 0)))
+    return Forward(native, reply, respond)
+
+
+# -- CreateTopics / DeleteTopics ---------------------------------------------------------------
+
+
+def translate_create_topics(schema: ApiSchema, req: Any) -> Forward | Answer:
+    names = [str(t.name) for t in req.topics]
+    manual = "manual replica assignment is not supported"
+    refused = {str(t.name): manual for t in req.topics if t.assignments}
+
+    def respond(results: dict[str, tuple[int, str | None]]) -> Any:
+        return build(
+            schema.response_type,
+            {
+                "throttle_time": 0,
+                "topics": [
+                    {"name": n, "error_code": results[n][0], "error_message": results[n][1]}
+                    for n in dict.fromkeys(names)
+                ],
+            },
+        )
+
+    local: dict[str, tuple[int, str | None]] = {
+        n: (int(ErrorCode.INVALID_REQUEST), why) for n, why in refused.items()
+    }
+    new_topics = [
+        NewTopic(
+            str(t.name),
+            int(t.num_partitions),
+            int(t.replication_factor),
+            {str(c.name): str(c.value) for c in t.configs if c.value is not None},
+        )
+        for t in req.topics
+        if str(t.name) not in refused
+    ]
+    if not new_topics:
+        return Answer(respond(local))
+    native = CreateTopicsRequest(new_topics, millis(req.timeout), bool(req.validate_only))
+
+    def reply(resp: CreateTopicsResponse) -> Any:
+        results = dict(local)
+        results.update({r.name: (r.error_code, r.error_message) for r in resp.topics})
+        return respond(results)
+
+    def fail(code: int) -> Any:
+        return respond({n: local.get(n, (code, None)) for n in names})
+
+    return Forward(native, reply, fail)
+
+
+def translate_delete_topics(schema: ApiSchema, req: Any) -> Forward:
+    names = [str(n) for n in req.topic_names]
+
+    def respond(codes: dict[str, int]) -> Any:
+        return build(
+            schema.response_type,
+            {
+                "throttle_time": 0,
+                "responses": [{"name": n, "error_code": codes[n]} for n in dict.fromkeys(names)],
+            },
+        )
+
+    def reply(resp: DeleteTopicsResponse) -> Any:
+        return respond({r.name: r.error_code for r in resp.topics})
+
+    def fail(code: int) -> Any:
+        return respond(dict.fromkeys(names, code))
+
+    return Forward(DeleteTopicsRequest(names, millis(req.timeout)), reply, fail)
+
+
+# -- InitProducerId ----------------------------------------------------------------------------
+
+
+def translate_init_producer_id(schema: ApiSchema, req: Any) -> Forward:
+    transactional = req.transactional_id is not None
+
+    def respond(code: int, producer_id: int = -1, epoch: int = -1) -> Any:
+        if transactional and code == ErrorCode.INVALID_REQUEST:
+            # rillet has no transactions: a fatal, clearly named error rather than a retry loop
+            code = TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        return build(
+            schema.response_type,
+            {
+                "throttle_time": 0,
+                "error_code": code,
+                "producer_id": producer_id,
+                "producer_epoch": epoch,
+            },
+        )
+
+    def reply(resp: InitProducerIdResponse) -> Any:
+        return respond(resp.error_code, resp.producer_id, resp.producer_epoch)
+
+    native = InitProducerIdRequest(
+        None if req.transactional_id is None else str(req.transactional_id),
+        millis(req.transaction_timeout),
+    )
+    return Forward(native, reply, respond)

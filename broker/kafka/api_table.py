@@ -1,0 +1,74 @@
+"""Which Kafka apis and versions this listener serves, and their kio entity classes.
+
+Only what is implemented and tested is listed: ApiVersions advertises exactly this table.
+All versions here are non-flexible but ApiVersions v3 and v4, which every common client
+(including librdkafka 2.0's kcat) can negotiate down to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kio.index import load_request_schema, load_response_schema
+from kio.serial import entity_reader, entity_writer
+
+from rillet.wire.api import ApiKey
+
+SUPPORTED: dict[int, tuple[int, int]] = {
+    ApiKey.PRODUCE: (3, 7),
+    ApiKey.FETCH: (4, 11),
+    ApiKey.LIST_OFFSETS: (1, 5),
+    ApiKey.METADATA: (1, 8),
+    ApiKey.OFFSET_COMMIT: (2, 7),
+    ApiKey.OFFSET_FETCH: (1, 5),  # 6+ are flexible
+    ApiKey.FIND_COORDINATOR: (0, 2),
+    ApiKey.JOIN_GROUP: (0, 5),
+    ApiKey.HEARTBEAT: (0, 3),
+    ApiKey.LEAVE_GROUP: (0, 1),
+    ApiKey.SYNC_GROUP: (0, 3),
+    ApiKey.DESCRIBE_GROUPS: (0, 4),
+    ApiKey.LIST_GROUPS: (0, 2),
+    ApiKey.API_VERSIONS: (0, 4),
+    ApiKey.CREATE_TOPICS: (2, 4),
+    ApiKey.DELETE_TOPICS: (1, 3),
+    ApiKey.INIT_PRODUCER_ID: (0, 1),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ApiSchema:
+    """The request and response classes of one api version, with their kio codecs."""
+
+    api_key: int
+    version: int
+    request_type: type[Any]
+    response_type: type[Any]
+    read_request: Any  # kio Reader: (buffer, offset) -> (entity, bytes read)
+    write_response: Any  # kio Writer: (buffer, entity) -> None
+
+    @property
+    def flexible(self) -> bool:
+        return bool(self.request_type.__flexible__)
+
+
+def _load() -> dict[tuple[int, int], ApiSchema]:
+    out = {}
+    for api_key, (low, high) in SUPPORTED.items():
+        for version in range(low, high + 1):
+            req = load_request_schema(api_key, version)
+            resp = load_response_schema(api_key, version)
+            out[(api_key, version)] = ApiSchema(
+                api_key, version, req, resp, entity_reader(req), entity_writer(resp)
+            )
+    return out
+
+
+SCHEMAS: dict[tuple[int, int], ApiSchema] = _load()
+
+
+def api_name(api_key: int) -> str:
+    try:
+        return ApiKey(api_key).name
+    except ValueError:
+        return f"api {api_key}"

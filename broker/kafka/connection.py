@@ -1,0 +1,206 @@
+"""One Kafka client connection: a reader task and a writer task around the sans-I/O front end.
+
+Like the native connection, the reader dispatches each request as it arrives (appends happen
+in arrival order) and the writer sends replies in request order through a bounded channel
+(the in-flight limit). Bad input closes this connection with a logged reason, as Kafka does:
+a frame over the size limit, an unreadable header, an api or version not served, a body that
+does not decode. An ApiVersions request of a version above ours is answered in v0 format
+with UNSUPPORTED_VERSION and our table, so the client can retry within it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from rillet.broker.dispatcher import Dispatcher, PendingReply
+from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.kafka.api_table import ApiSchema
+from rillet.broker.kafka.codec import (
+    decode_body,
+    decode_header,
+    encode_response,
+    frame_parts,
+    schema_for,
+    unsupported_api_versions,
+)
+from rillet.broker.kafka.errors import KafkaProtocolError, UnsupportedKafkaRequest
+from rillet.broker.kafka.framing import KafkaFrameDecoder
+from rillet.broker.kafka.front_end import translate
+from rillet.broker.kafka.translation import Answer, Caller, Forward, KafkaEndpoint, RawBody
+from rillet.broker.part_sender import buffered_len, close_regions, send_parts
+from rillet.wire.api import ApiKey
+from rillet.wire.frame import BlobPart
+from rillet.wire.messages import API_OF_REQUEST
+from rillet.wire.protocol import PROTOCOL_VERSION, RequestHeader
+
+log = logging.getLogger(__name__)
+
+_COALESCE_BYTES = 64 * 1024
+
+
+class BrokerClusterView:
+    """Live brokers' Kafka listeners, from the node's committed metadata."""
+
+    def __init__(self, ctx: BrokerContext) -> None:
+        self._ctx = ctx
+
+    def kafka_endpoints(self) -> dict[int, KafkaEndpoint]:
+        return {
+            b.broker_id: KafkaEndpoint(b.broker_id, b.kafka_host, b.kafka_port, b.rack)
+            for b in self._ctx.metadata.state.brokers.values()
+            if not b.fenced and b.kafka_port >= 0
+        }
+
+
+@dataclass(slots=True)
+class _Reply:
+    correlation_id: int
+    schema: ApiSchema | None = None
+    forward: Forward | None = None
+    pending: PendingReply | None = None
+    ready: bytes | None = None  # an answer encoded already
+
+
+class KafkaConnection:
+    def __init__(
+        self,
+        stream: trio.SocketStream,
+        dispatcher: Dispatcher,
+        max_frame_bytes: int,
+        max_in_flight: int,
+        receive_bytes: int,
+    ) -> None:
+        self._stream = stream
+        self._dispatcher = dispatcher
+        self._view = BrokerClusterView(dispatcher.ctx)
+        self._decoder = KafkaFrameDecoder(max_frame_bytes)
+        self._max_in_flight = max_in_flight
+        self._receive_bytes = receive_bytes
+        try:
+            host, port = stream.socket.getpeername()[:2]
+            self.peer, self._peer_host = f"{host}:{port}", str(host)
+        except OSError:
+            self.peer, self._peer_host = "?", ""
+
+    async def serve(self) -> None:
+        """Serve until the peer closes, misbehaves or the node shuts down; never raises."""
+        send, receive = trio.open_memory_channel[_Reply](self._max_in_flight)
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._write_loop, receive)
+                async with send:
+                    await self._read_loop(send)
+        except* (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError) as group:
+            log.debug("kafka connection %s ended: %s", self.peer, group.exceptions[0])
+        except* Exception:
+            log.exception("kafka connection %s failed", self.peer)
+        finally:
+            _discard_pending(receive)
+            receive.close()
+            await trio.aclose_forcefully(self._stream)
+
+    async def _read_loop(self, send: trio.MemorySendChannel[_Reply]) -> None:
+        while True:
+            data = await self._stream.receive_some(self._receive_bytes)
+            if not data:
+                return
+            self._decoder.feed(data)
+            while True:
+                try:
+                    frame = self._decoder.next_frame()
+                    if frame is None:
+                        break
+                    reply = self._handle(frame)
+                except KafkaProtocolError as exc:
+                    log.warning("closing kafka connection %s: %s", self.peer, exc)
+                    return
+                if reply is not None:
+                    await send.send(reply)
+
+    def _handle(self, frame: bytes) -> _Reply | None:
+        header, body_start = decode_header(frame)
+        cid = header.correlation_id
+        try:
+            schema = schema_for(header)
+        except UnsupportedKafkaRequest:
+            if header.api_key == ApiKey.API_VERSIONS:
+                return _Reply(cid, ready=unsupported_api_versions(cid))
+            raise
+        request = decode_body(frame, body_start, schema)
+        action = translate(schema, request, self._view, Caller(header.client_id, self._peer_host))
+        if isinstance(action, Answer):
+            return _Reply(cid, schema, ready=_encode(cid, schema, action.response))
+        # The internal api of the translated request: Kafka's LeaveGroup, DescribeGroups and
+        # ListGroups map to the classic groups' internal apis, not the native ones.
+        native_api = API_OF_REQUEST[type(action.native)]
+        native_header = RequestHeader(native_api, PROTOCOL_VERSION, cid, header.client_id)
+        pending = self._dispatcher.dispatch(native_header, action.native)
+        if pending is None:
+            return None  # acks=0
+        return _Reply(cid, schema, action, pending)
+
+    async def _write_loop(self, receive: trio.MemoryReceiveChannel[_Reply]) -> None:
+        out: list[BlobPart] = []
+        buffered = 0
+        try:
+            while True:
+                try:
+                    reply = receive.receive_nowait()
+                except trio.WouldBlock:
+                    await send_parts(self._stream, out)
+                    out, buffered = [], 0
+                    try:
+                        reply = await receive.receive()
+                    except trio.EndOfChannel:
+                        return
+                except trio.EndOfChannel:
+                    await send_parts(self._stream, out)
+                    return
+                parts = await _materialize(reply)
+                out.extend(parts)
+                buffered += sum(buffered_len(p) for p in parts)
+                if buffered >= _COALESCE_BYTES:
+                    await send_parts(self._stream, out)
+                    out, buffered = [], 0
+        finally:
+            close_regions(out)
+
+
+def _encode(cid: int, schema: ApiSchema, response: Any) -> bytes:
+    return encode_response(cid, schema, response)
+
+
+async def _materialize(reply: _Reply) -> list[BlobPart]:
+    if reply.ready is not None:
+        return [reply.ready]
+    assert reply.forward is not None and reply.pending is not None and reply.schema is not None
+    forward, pending, schema = reply.forward, reply.pending, reply.schema
+    if pending.error is not None:
+        response = forward.fail(int(pending.error))
+    else:
+        message: Any = pending.message
+        try:
+            if pending.waiting is not None:
+                message = await pending.waiting
+            response = forward.reply(message)
+        except Exception:
+            log.exception("kafka %s answer failed", ApiKey(schema.api_key).name)
+            response = forward.fail(-1)
+    if isinstance(response, RawBody):
+        return frame_parts(reply.correlation_id, response.parts)
+    return [encode_response(reply.correlation_id, schema, response)]
+
+
+def _discard_pending(receive: trio.MemoryReceiveChannel[_Reply]) -> None:
+    """Close coroutines of replies that will never be sent (connection gone)."""
+    while True:
+        try:
+            reply = receive.receive_nowait()
+        except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+            return
+        if reply.pending is not None and reply.pending.waiting is not None:
+            reply.pending.waiting.close()

@@ -1,0 +1,105 @@
+"""Builds kio response entities of any version from plain values.
+
+kio generates one frozen dataclass per api version, with Kafka's field types (bounded ints,
+``timedelta`` for durations, an error-code enum). Translators describe a response once, as
+nested mappings with Kafka's field names and plain ints; :func:`build` keeps the fields the
+requested version has, converts each value to its field's type and fills nested entities.
+Fields a version lacks are dropped, fields it has and the mapping omits keep their defaults,
+so one description serves every version of an api.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import types
+import typing
+from collections.abc import Callable, Mapping
+from functools import cache
+from typing import Any, TypeVar
+
+from kio.schema.errors import ErrorCode as KafkaError
+from kio.static.primitive import i32Timedelta, i64Timedelta
+
+from rillet.broker.kafka.error_map import kafka_error
+
+E = TypeVar("E")
+Convert = Callable[[Any], Any]
+
+
+def build(cls: type[E], values: Mapping[str, Any]) -> E:
+    """An instance of the kio entity ``cls`` from ``values`` (see the module docstring)."""
+    kwargs = {}
+    plan: tuple[tuple[str, Convert], ...] = _plan(cls)  # type: ignore[arg-type]
+    for name, convert in plan:
+        if name in values:
+            kwargs[name] = convert(values[name])
+    return cls(**kwargs)
+
+
+def entity_type(cls: type[Any], field_name: str) -> type[Any]:
+    """The entity class of field ``field_name`` of ``cls`` (for a tuple, its item's class)."""
+    for f in dataclasses.fields(cls):
+        if f.name == field_name:
+            tp = f.type
+            if typing.get_origin(tp) is tuple:
+                tp = typing.get_args(tp)[0]
+            assert isinstance(tp, type)
+            return tp
+    raise KeyError(f"{cls.__name__} has no field {field_name!r}")
+
+
+@cache
+def _plan(cls: type[Any]) -> tuple[tuple[str, Convert], ...]:
+    return tuple((f.name, _converter(f.type)) for f in dataclasses.fields(cls))
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _error(value: Any) -> KafkaError:
+    return value if isinstance(value, KafkaError) else kafka_error(int(value))
+
+
+def _duration(value: Any) -> datetime.timedelta:
+    if isinstance(value, datetime.timedelta):
+        return value
+    return datetime.timedelta(milliseconds=int(value))
+
+
+def _instant(value: Any) -> datetime.datetime | None:
+    if value is None or isinstance(value, datetime.datetime):
+        return value
+    if int(value) < 0:
+        return None
+    return datetime.datetime.fromtimestamp(int(value) / 1000, tz=datetime.UTC)
+
+
+def _converter(tp: Any) -> Convert:
+    if tp is KafkaError:
+        return _error
+    if tp in (i32Timedelta, i64Timedelta):
+        return _duration
+    origin = typing.get_origin(tp)
+    if origin is tuple:
+        item = typing.get_args(tp)[0]
+        if dataclasses.is_dataclass(item):
+            return lambda seq: tuple(
+                v if isinstance(v, item) else build(item, v)  # type: ignore[arg-type]
+                for v in seq
+            )
+        return tuple
+    if origin in (types.UnionType, typing.Union):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) == 1 and getattr(args[0], "__name__", "") == "TZAware":
+            return _instant
+        if len(args) == 1 and dataclasses.is_dataclass(args[0]):
+            inner = args[0]
+            return lambda v: v if v is None or isinstance(v, inner) else build(inner, v)  # type: ignore[arg-type]
+        return _identity
+    if getattr(tp, "__name__", "") == "TZAware":
+        return _instant
+    if dataclasses.is_dataclass(tp):
+        return lambda v: v if isinstance(v, tp) else build(tp, v)  # type: ignore[arg-type]
+    return _identity

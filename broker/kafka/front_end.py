@@ -1,0 +1,53 @@
+"""From a decoded Kafka request to what the connection must do with it (sans-I/O).
+
+ApiVersions is answered here (the table is this listener's own); every other api goes to its
+translator, which names the internal request the dispatcher runs through the same handlers
+as the native listener.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rillet.broker.kafka import admin, classic_groups, data_path, offsets
+from rillet.broker.kafka.api_table import ApiSchema
+from rillet.broker.kafka.codec import api_versions_response
+from rillet.broker.kafka.translation import Answer, Caller, ClusterView, Forward
+from rillet.wire.api import ApiKey
+
+Translator = Callable[[ApiSchema, Any, ClusterView, Caller], Forward | Answer]
+
+
+def _api_versions(schema: ApiSchema, req: Any, view: ClusterView, caller: Caller) -> Answer:
+    return Answer(api_versions_response(schema))
+
+
+TRANSLATORS: dict[int, Translator] = {
+    ApiKey.API_VERSIONS: _api_versions,
+    ApiKey.PRODUCE: lambda s, r, v, c: data_path.translate_produce(s, r),
+    ApiKey.FETCH: lambda s, r, v, c: data_path.translate_fetch(s, r),
+    ApiKey.LIST_OFFSETS: lambda s, r, v, c: data_path.translate_list_offsets(s, r),
+    ApiKey.METADATA: lambda s, r, v, c: admin.translate_metadata(s, r, v),
+    ApiKey.FIND_COORDINATOR: lambda s, r, v, c: admin.translate_find_coordinator(s, r, v),
+    ApiKey.CREATE_TOPICS: lambda s, r, v, c: admin.translate_create_topics(s, r),
+    ApiKey.DELETE_TOPICS: lambda s, r, v, c: admin.translate_delete_topics(s, r),
+    ApiKey.INIT_PRODUCER_ID: lambda s, r, v, c: admin.translate_init_producer_id(s, r),
+    ApiKey.OFFSET_COMMIT: lambda s, r, v, c: offsets.translate_offset_commit(s, r),
+    ApiKey.OFFSET_FETCH: lambda s, r, v, c: offsets.translate_offset_fetch(s, r),
+    ApiKey.JOIN_GROUP: lambda s, r, v, c: classic_groups.translate_join_group(s, r, c),
+    ApiKey.SYNC_GROUP: lambda s, r, v, c: classic_groups.translate_sync_group(s, r),
+    ApiKey.HEARTBEAT: lambda s, r, v, c: classic_groups.translate_heartbeat(s, r),
+    ApiKey.LEAVE_GROUP: lambda s, r, v, c: classic_groups.translate_leave_group(s, r),
+    ApiKey.DESCRIBE_GROUPS: lambda s, r, v, c: classic_groups.translate_describe_groups(s, r),
+    ApiKey.LIST_GROUPS: lambda s, r, v, c: classic_groups.translate_list_groups(s, r),
+}
+
+
+UNKNOWN_CALLER = Caller(None, "")
+
+
+def translate(
+    schema: ApiSchema, request: Any, view: ClusterView, caller: Caller = UNKNOWN_CALLER
+) -> Forward | Answer:
+    return TRANSLATORS[schema.api_key](schema, request, view, caller)

@@ -1,0 +1,65 @@
+"""What a translator returns, and what it may ask of the node (sans-I/O).
+
+A Kafka request becomes either a :class:`Forward` (an internal request for the dispatcher,
+with the functions that turn its answer, or a failure code, into Kafka's response) or an
+:class:`Answer` given without the dispatcher. A response is a kio entity, or a
+:class:`RawBody` when it was encoded by hand (Fetch, whose records leave with sendfile).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from rillet.wire.frame import BlobPart
+
+
+@dataclass(frozen=True, slots=True)
+class RawBody:
+    """An already encoded response body (after the response header)."""
+
+    parts: list[BlobPart]
+
+
+@dataclass(frozen=True, slots=True)
+class Forward:
+    native: Any
+    reply: Callable[[Any], Any]  # internal response -> Kafka response
+    fail: Callable[[int], Any]  # rillet error code -> Kafka response
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    response: Any
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaEndpoint:
+    node_id: int
+    host: str
+    port: int
+    rack: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who sent a request: the header's client id and the connection's peer host (what
+    JoinGroup records for DescribeGroups)."""
+
+    client_id: str | None
+    client_host: str
+
+
+class ClusterView(Protocol):
+    """The node's view a translator needs: where each live broker's Kafka listener is."""
+
+    def kafka_endpoints(self) -> dict[int, KafkaEndpoint]: ...
+
+
+def millis(value: datetime.timedelta | int) -> int:
+    """A kio duration field in whole milliseconds."""
+    if isinstance(value, datetime.timedelta):
+        return int(value / datetime.timedelta(milliseconds=1))
+    return int(value)

@@ -1,0 +1,501 @@
+"""The Kafka-protocol listener on a real 3-node cluster, driven by Kafka's own clients.
+
+One cluster serves the whole module (its start-up dominates the run time); each test uses
+its own topic.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cluster_checks import wait_for
+
+from rillet.launcher.local_cluster import LocalCluster, plan_cluster
+from rillet.wire import batch
+
+pytestmark = [
+    pytest.mark.integration,
+    # kafka-python reads its bundled JSON schemas with a deprecated importlib call.
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+]
+TIMEOUT_S = 30
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    base = tmp_path_factory.mktemp("kafka-cluster")
+    with LocalCluster(plan_cluster(base, 3, "broker_session_timeout_ms = 3000\n")) as c:
+        c.start()
+        yield c
+
+
+@pytest.fixture
+def bootstrap(cluster: LocalCluster) -> str:
+    return cluster.plan.kafka_bootstrap
+
+
+def test_kafka_python_admin_creates_describes_and_deletes_topics(
+    cluster: LocalCluster, bootstrap: str
+) -> None:
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=TIMEOUT_S * 1000)
+    try:
+        described = admin.describe_cluster()
+        assert {b["broker_id"]: b["port"] for b in described["brokers"]} == {
+            n.node_id: n.kafka_port for n in cluster.plan.nodes
+        }
+        assert described["cluster_id"] == cluster.plan.cluster_id
+        admin.create_topics([NewTopic("kp-admin", 3, 3)])
+        wait_for("the topic", lambda: "kp-admin" in admin.list_topics())
+        (topic,) = admin.describe_topics(["kp-admin"])
+        assert topic["error_code"] == 0 and len(topic["partitions"]) == 3
+        assert all(len(p["replica_nodes"]) == 3 for p in topic["partitions"])
+        admin.delete_topics(["kp-admin"])
+        wait_for("the deletion", lambda: "kp-admin" not in admin.list_topics())
+    finally:
+        admin.close()
+
+
+def test_confluent_kafka_creates_a_topic_and_lists_its_offsets(bootstrap: str) -> None:
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    futures = admin.create_topics([NewTopic("ck-admin", num_partitions=2, replication_factor=3)])
+    futures["ck-admin"].result(timeout=TIMEOUT_S)
+    metadata = wait_for(
+        "the topic's leaders",
+        lambda: (
+            (md := admin.list_topics(timeout=TIMEOUT_S)).topics.get("ck-admin") is not None
+            and all(p.leader >= 0 for p in md.topics["ck-admin"].partitions.values())
+            and md
+        ),
+    )
+    assert len(metadata.brokers) == 3 and metadata.controller_id > 0
+    assert sorted(metadata.topics["ck-admin"].partitions) == [0, 1]
+    offsets = admin.list_offsets(
+        {TopicPartition("ck-admin", 0): OffsetSpec.earliest()}, request_timeout=TIMEOUT_S
+    )
+    assert offsets[TopicPartition("ck-admin", 0)].result(timeout=TIMEOUT_S).offset == 0
+
+
+def test_bad_input_closes_only_that_connection(cluster: LocalCluster, bootstrap: str) -> None:
+    host, port = bootstrap.split(",", maxsplit=1)[0].split(":")
+    with socket.create_connection((host, int(port)), timeout=TIMEOUT_S) as sock:
+        sock.sendall(struct.pack(">i", 12) + b"\x00\x03\x00\x01garbage!")
+        assert sock.recv(64) == b""  # closed
+    with socket.create_connection((host, int(port)), timeout=TIMEOUT_S) as sock:
+        # ApiVersions v9 (above ours): error 35 and the table in v0 format.
+        sock.sendall(struct.pack(">ihhih", 10, 18, 9, 42, -1))
+        size = struct.unpack(">i", _read(sock, 4))[0]
+        body = _read(sock, size)
+        assert struct.unpack(">ih", body[:6]) == (42, 35)
+    assert "closing kafka connection" in cluster.log_tail(1, 200) + cluster.log_tail(
+        2, 200
+    ) + cluster.log_tail(3, 200)
+    assert all(cluster.alive(n.node_id) for n in cluster.plan.nodes)
+
+
+def _read(sock: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        assert chunk, "connection closed early"
+        data += chunk
+    return data
+
+
+def test_cluster_up_prints_the_kafka_bootstrap_line_before_the_native_one(
+    tmp_path: Path,
+) -> None:
+    argv = [sys.executable, "-m", "rillet.broker.cli.main", "cluster"]
+    base = ["--data-dir", str(tmp_path / "c")]
+    up = subprocess.run(
+        [*argv, "up", "--nodes", "1", *base],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    try:
+        assert up.returncode == 0, up.stderr
+        lines = up.stdout.strip().splitlines()
+        assert lines[-1].startswith("bootstrap servers: ")
+        assert lines[-2].startswith("kafka bootstrap servers: 127.0.0.1:")
+    finally:
+        subprocess.run([*argv, "down", *base], check=False, capture_output=True, timeout=60)
+
+
+class RawKafka:
+    """One connection speaking Kafka's protocol through kafka-python's message classes."""
+
+    def __init__(self, address: str) -> None:
+        host, port = address.split(":")
+        self.sock = socket.create_connection((host, int(port)), timeout=TIMEOUT_S)
+        self.correlation_id = 0
+
+    def call(self, request: Any, version: int, response_type: Any) -> Any:
+        self.correlation_id += 1
+        request.with_header(correlation_id=self.correlation_id, client_id="raw")
+        self.sock.sendall(bytes(request.encode(version=version, header=True, framed=True)))
+        size = struct.unpack(">i", _read(self.sock, 4))[0]
+        data = struct.pack(">i", size) + _read(self.sock, size)
+        response = response_type.decode(data, version=version, header=True, framed=True)
+        assert response._header.correlation_id == self.correlation_id
+        return response
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _leader_address(cluster: LocalCluster, bootstrap: str, topic: str) -> str:
+    from kafka.admin import KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=TIMEOUT_S * 1000)
+    try:
+        leader = wait_for(
+            "a leader",
+            lambda: next(
+                (
+                    p["leader_id"]
+                    for t in admin.describe_topics([topic])
+                    for p in t["partitions"]
+                    if p["leader_id"] >= 0
+                ),
+                None,
+            ),
+        )
+    finally:
+        admin.close()
+    return cluster.plan.node(leader).kafka_bootstrap
+
+
+def test_batches_produced_and_fetched_over_the_kafka_protocol_are_byte_identical(
+    cluster: LocalCluster, bootstrap: str
+) -> None:
+    """Produce (acks=all) and Fetch through the Kafka listener with rillet's own batches:
+    the bytes stored are the bytes sent; ListOffsets finds them by position and time."""
+    from kafka.admin import KafkaAdminClient, NewTopic
+    from kafka.protocol.consumer import (
+        FetchRequest,
+        FetchResponse,
+        ListOffsetsRequest,
+        ListOffsetsResponse,
+    )
+    from kafka.protocol.producer import ProduceRequest, ProduceResponse
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=TIMEOUT_S * 1000)
+    try:
+        admin.create_topics([NewTopic("raw", 1, 3)])
+    finally:
+        admin.close()
+    conn = RawKafka(_leader_address(cluster, bootstrap, "raw"))
+    try:
+        sent = [
+            batch.build_batch([(1_000 * (i + 1), b"k%d" % i, b"v%d" % i, None)]) for i in range(3)
+        ]
+        p = ProduceRequest
+        for i, data in enumerate(sent):
+            request = p(
+                transactional_id=None,
+                acks=-1,
+                timeout_ms=TIMEOUT_S * 1000,
+                topic_data=[
+                    p.TopicProduceData(
+                        name="raw",
+                        partition_data=[
+                            p.TopicProduceData.PartitionProduceData(index=0, records=data)
+                        ],
+                    )
+                ],
+            )
+            response = conn.call(request, 7, ProduceResponse)
+            (answer,) = response.responses[0].partition_responses
+            assert (answer.error_code, answer.base_offset) == (0, i)
+        f = FetchRequest
+        fetch = f(
+            replica_id=-1,
+            max_wait_ms=100,
+            min_bytes=1,
+            max_bytes=1 << 20,
+            isolation_level=0,
+            topics=[
+                f.FetchTopic(
+                    topic="raw",
+                    partitions=[
+                        f.FetchTopic.FetchPartition(
+                            partition=0, fetch_offset=1, partition_max_bytes=1 << 20
+                        )
+                    ],
+                )
+            ],
+        )
+        fetched = conn.call(fetch, 11, FetchResponse)
+        (part,) = fetched.responses[0].partitions
+        assert (part.error_code, part.high_watermark, part.last_stable_offset) == (0, 3, 3)
+        assert part.preferred_read_replica == -1
+        stored = [bytearray(b) for b in sent[1:]]
+        for offset, b in enumerate(stored, start=1):
+            batch.assign_offset_and_epoch(
+                b, 0, offset, batch.read_header(part.records).leader_epoch
+            )
+        assert bytes(part.records) == b"".join(stored)
+        lo = ListOffsetsRequest
+        for timestamp, offset in ((-2, 0), (-1, 3), (2_000, 1), (10_000, -1)):
+            request = lo(
+                replica_id=-1,
+                isolation_level=0,
+                topics=[
+                    lo.ListOffsetsTopic(
+                        name="raw",
+                        partitions=[
+                            lo.ListOffsetsTopic.ListOffsetsPartition(
+                                partition_index=0, timestamp=timestamp
+                            )
+                        ],
+                    )
+                ],
+            )
+            (found,) = conn.call(request, 5, ListOffsetsResponse).topics[0].partitions
+            assert (found.error_code, found.offset) == (0, offset), timestamp
+    finally:
+        conn.close()
+
+
+def _create(bootstrap: str, topic: str, partitions: int = 1) -> None:
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=TIMEOUT_S * 1000)
+    try:
+        admin.create_topics([NewTopic(topic, partitions, 3)])
+    finally:
+        admin.close()
+
+
+RECORDS = [(b"k%d" % i, b"value-%d" % i) for i in range(20)]
+
+
+def test_kafka_python_produces_idempotently_and_consumes_with_assign(bootstrap: str) -> None:
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+    _create(bootstrap, "kp-data")
+    producer = KafkaProducer(
+        bootstrap_servers=bootstrap, acks="all", enable_idempotence=True, linger_ms=5
+    )
+    try:
+        futures = [producer.send("kp-data", value=v, key=k, partition=0) for k, v in RECORDS]
+        offsets = [f.get(timeout=TIMEOUT_S).offset for f in futures]
+    finally:
+        producer.close()
+    assert offsets == list(range(len(RECORDS)))
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    try:
+        consumer.assign([TopicPartition("kp-data", 0)])
+        consumer.seek(TopicPartition("kp-data", 0), 5)  # mid-batch: the batch comes whole
+        got: list[tuple[int, bytes, bytes]] = []
+
+        def poll() -> bool:
+            for records in consumer.poll(timeout_ms=500).values():
+                got.extend((r.offset, r.key, r.value) for r in records)
+            return len(got) >= len(RECORDS) - 5
+
+        wait_for("the records", poll, TIMEOUT_S)
+    finally:
+        consumer.close()
+    assert got == [(i, k, v) for i, (k, v) in enumerate(RECORDS)][5:]
+
+
+def test_confluent_kafka_produces_idempotently_and_consumes_with_assign(bootstrap: str) -> None:
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    _create(bootstrap, "ck-data")
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True})
+    delivered: list[tuple[int, bytes, bytes]] = []
+
+    def on_delivery(err: Any, msg: Any) -> None:
+        assert err is None, err
+        delivered.append((msg.offset(), msg.key(), msg.value()))
+
+    for k, v in RECORDS:
+        producer.produce("ck-data", value=v, key=k, partition=0, on_delivery=on_delivery)
+    assert producer.flush(TIMEOUT_S) == 0
+    assert sorted(delivered) == [(i, k, v) for i, (k, v) in enumerate(RECORDS)]
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "unused", "enable.auto.commit": False}
+    )
+    try:
+        consumer.assign([TopicPartition("ck-data", 0, 0)])
+        got: list[tuple[int, bytes, bytes]] = []
+
+        def poll() -> bool:
+            msg = consumer.poll(0.5)
+            if msg is not None:
+                assert msg.error() is None, msg.error()
+                got.append((msg.offset(), msg.key(), msg.value()))
+            return len(got) >= len(RECORDS)
+
+        wait_for("the records", poll, TIMEOUT_S)
+    finally:
+        consumer.close()
+    assert got == [(i, k, v) for i, (k, v) in enumerate(RECORDS)]
+
+
+def test_aiokafka_produces_idempotently_and_consumes_with_assign(bootstrap: str) -> None:
+    import asyncio
+
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+    _create(bootstrap, "ak-data")
+
+    async def run() -> list[tuple[int, bytes | None, bytes | None]]:
+        producer = AIOKafkaProducer(
+            bootstrap_servers=bootstrap, acks="all", enable_idempotence=True
+        )
+        await producer.start()
+        try:
+            for k, v in RECORDS:
+                await producer.send_and_wait("ak-data", value=v, key=k, partition=0)
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+        await consumer.start()
+        try:
+            tp = TopicPartition("ak-data", 0)
+            consumer.assign([tp])
+            consumer.seek(tp, 0)
+            got = []
+            async with asyncio.timeout(TIMEOUT_S):
+                while len(got) < len(RECORDS):
+                    batch_ = await consumer.getmany(tp, timeout_ms=500)
+                    got.extend((r.offset, r.key, r.value) for r in batch_.get(tp, []))
+            return got
+        finally:
+            await consumer.stop()
+
+    got = asyncio.run(run())
+    assert got == [(i, k, v) for i, (k, v) in enumerate(RECORDS)]
+
+
+def test_records_cross_between_rillet_s_client_and_kafka_clients_byte_identical(
+    cluster: LocalCluster, bootstrap: str
+) -> None:
+    from kafka import KafkaConsumer, KafkaProducer
+    from kafka import TopicPartition as KafkaTP
+
+    from rillet.client import BlockingConsumer, BlockingProducer, TopicPartition
+
+    _create(bootstrap, "cross")
+    headers = [("h", b"\x00\xffbin")]
+    with BlockingProducer(cluster.bootstrap) as producer:
+        producer.send("cross", b"from-rillet\x00", key=b"rk", headers=headers, partition=0).result(
+            timeout=TIMEOUT_S
+        )
+    kp = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
+    try:
+        kp.send("cross", value=b"from-kafka\xff", key=b"kk", headers=headers, partition=0).get(
+            timeout=TIMEOUT_S
+        )
+    finally:
+        kp.close()
+    expected = [(b"rk", b"from-rillet\x00"), (b"kk", b"from-kafka\xff")]
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    try:
+        consumer.assign([KafkaTP("cross", 0)])
+        consumer.seek(KafkaTP("cross", 0), 0)
+        got: list[Any] = []
+
+        def poll() -> bool:
+            for records in consumer.poll(timeout_ms=500).values():
+                got.extend(records)
+            return len(got) >= 2
+
+        wait_for("kafka-python reading both", poll, TIMEOUT_S)
+    finally:
+        consumer.close()
+    assert [(r.key, r.value) for r in got] == expected
+    assert all(list(r.headers) == headers for r in got)
+    with BlockingConsumer(cluster.bootstrap) as rc:
+        rc.assign([TopicPartition("cross", 0)])
+        rc.seek(TopicPartition("cross", 0), 0)
+        seen: list[Any] = []
+        wait_for("rillet reading both", lambda: seen.extend(rc.poll(500)) or len(seen) >= 2)
+    assert [(r.key, r.value) for r in seen] == expected
+    assert all(list(r.headers) == headers for r in seen)
+
+
+def test_kafka_clients_commit_and_fetch_offsets_of_assigned_partitions(bootstrap: str) -> None:
+    """Offsets committed by confluent-kafka are read back by kafka-python and the reverse
+    (a consumer using ``assign`` commits as member "" of generation -1)."""
+    import confluent_kafka
+    import kafka
+    from kafka.structs import OffsetAndMetadata
+
+    _create(bootstrap, "offsets", partitions=2)
+    ck = confluent_kafka.Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "ledger", "enable.auto.commit": False}
+    )
+    kp = kafka.KafkaConsumer(
+        bootstrap_servers=bootstrap, group_id="ledger", enable_auto_commit=False
+    )
+    try:
+        ck.commit(offsets=[confluent_kafka.TopicPartition("offsets", 0, 17)], asynchronous=False)
+        tp0, tp1 = kafka.TopicPartition("offsets", 0), kafka.TopicPartition("offsets", 1)
+        assert kp.committed(tp0) == 17
+        kp.commit({tp1: OffsetAndMetadata(23, "from kafka-python", -1)})
+        committed = ck.committed(
+            [confluent_kafka.TopicPartition("offsets", p) for p in (0, 1)], timeout=TIMEOUT_S
+        )
+        assert [(c.partition, c.offset) for c in committed] == [(0, 17), (1, 23)]
+        assert committed[1].metadata == "from kafka-python"
+    finally:
+        ck.close()
+        kp.close()
+
+
+KCAT = shutil.which("kcat")
+needs_kcat = pytest.mark.skipif(KCAT is None, reason="kcat is not installed (Debian: kcat)")
+
+
+def _kcat(bootstrap: str, *args: str, stdin: str | None = None) -> str:
+    assert KCAT is not None
+    done = subprocess.run(
+        [KCAT, "-b", bootstrap, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S * 2,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@needs_kcat
+def test_kcat_lists_brokers_and_topics(cluster: LocalCluster, bootstrap: str) -> None:
+    _create(bootstrap, "kcat-meta", partitions=2)
+    listing = json.loads(_kcat(bootstrap, "-L", "-J", "-t", "kcat-meta"))
+    assert sorted(b["id"] for b in listing["brokers"]) == [1, 2, 3]
+    assert {b["name"] for b in listing["brokers"]} == {
+        n.kafka_bootstrap for n in cluster.plan.nodes
+    }
+    (topic,) = listing["topics"]
+    assert topic["topic"] == "kcat-meta" and len(topic["partitions"]) == 2
+
+
+@needs_kcat
+def test_kcat_produces_and_consumes(bootstrap: str) -> None:
+    _create(bootstrap, "kcat-data")
+    lines = [f"line-{i}" for i in range(10)]
+    _kcat(bootstrap, "-P", "-t", "kcat-data", "-p", "0", stdin="\n".join(lines) + "\n")
+    out = _kcat(bootstrap, "-C", "-t", "kcat-data", "-p", "0", "-o", "beginning", "-e", "-q")
+    assert out.splitlines() == lines

@@ -1,0 +1,103 @@
+"""OffsetCommit and OffsetFetch through the Kafka codec, against kafka-python's classes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from kafka.protocol.consumer.group import (
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+)
+
+from rillet.broker.kafka.codec import decode_body, decode_header, encode_response, schema_for
+from rillet.broker.kafka.front_end import translate
+from rillet.broker.kafka.translation import Forward, KafkaEndpoint
+from rillet.wire import group_messages as gm
+from rillet.wire.error_codes import ErrorCode
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+class View:
+    def kafka_endpoints(self) -> dict[int, KafkaEndpoint]:
+        return {}
+
+
+def forwarded(request: Any, version: int) -> tuple[Any, Forward]:
+    request.with_header(correlation_id=4, client_id="oracle")
+    frame = bytes(request.encode(version=version, header=True))
+    header, start = decode_header(frame)
+    schema = schema_for(header)
+    action = translate(schema, decode_body(frame, start, schema), View())
+    assert isinstance(action, Forward)
+    return schema, action
+
+
+def test_offset_commit_maps_to_the_group_registry_and_back() -> None:
+    r = OffsetCommitRequest
+    part = r.OffsetCommitRequestTopic.OffsetCommitRequestPartition
+    for version in range(2, 8):
+        request = r(
+            group_id="g",
+            generation_id_or_member_epoch=-1,
+            member_id="",
+            group_instance_id=None,
+            retention_time_ms=-1,
+            topics=[
+                r.OffsetCommitRequestTopic(
+                    name="t",
+                    partitions=[
+                        part(partition_index=0, committed_offset=5, committed_metadata="m"),
+                        part(partition_index=1, committed_offset=7, committed_metadata=None),
+                    ],
+                )
+            ],
+        )
+        schema, action = forwarded(request, version)
+        assert action.native == gm.OffsetCommitRequest(
+            "g",
+            "",
+            -1,
+            [gm.OffsetCommitPartition("t", 0, 5, "m"), gm.OffsetCommitPartition("t", 1, 7, "")],
+        )
+        answer = gm.OffsetCommitResponse(
+            ErrorCode.NONE, [gm.PartitionError("t", 1, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
+        )
+        data = encode_response(4, schema, action.reply(answer))
+        decoded = OffsetCommitResponse.decode(data, version=version, header=True, framed=True)
+        got = [
+            (t.name, p.partition_index, p.error_code) for t in decoded.topics for p in t.partitions
+        ]
+        assert got == [("t", 0, 0), ("t", 1, 3)]
+        refused = action.reply(gm.OffsetCommitResponse(ErrorCode.NOT_COORDINATOR))
+        data = encode_response(4, schema, refused)
+        decoded = OffsetCommitResponse.decode(data, version=version, header=True, framed=True)
+        assert {p.error_code for t in decoded.topics for p in t.partitions} == {16}
+
+
+def test_offset_fetch_maps_to_the_group_registry_and_back() -> None:
+    r = OffsetFetchRequest
+    for version in range(1, 6):
+        request = r(
+            group_id="g",
+            topics=[r.OffsetFetchRequestTopic(name="t", partition_indexes=[0, 3])],
+        )
+        schema, action = forwarded(request, version)
+        assert action.native == gm.OffsetFetchRequest("g", [gm.GroupTopicPartitions("t", [0, 3])])
+        answer = gm.OffsetFetchResponse(
+            ErrorCode.NONE, [gm.FetchedOffset("t", 0, 42, "meta"), gm.FetchedOffset("t", 3, -1)]
+        )
+        data = encode_response(4, schema, action.reply(answer))
+        decoded = OffsetFetchResponse.decode(data, version=version, header=True, framed=True)
+        got = [
+            (t.name, p.partition_index, p.committed_offset, p.metadata, p.error_code)
+            for t in decoded.topics
+            for p in t.partitions
+        ]
+        assert got == [("t", 0, 42, "meta", 0), ("t", 3, -1, "", 0)]
+        if version >= 2:
+            _schema, everything = forwarded(r(group_id="g", topics=None), version)
+            assert everything.native == gm.OffsetFetchRequest("g", None)
