@@ -152,13 +152,14 @@ class Schedule:
 
 
 def parse_faults(text: str) -> tuple[str, ...]:
-    """ "kill-leader,pause" -> ("kill-leader", "pause"); "all" -> every available kind.
+    """ "kill-leader,pause" -> ("kill-leader", "pause"); "all" -> the default kinds (every
+    available kind but the kernel-only ones, which can be added: "all,degrade").
 
     Raises ValueError naming unknown kinds, and kinds that are named but not built yet.
     """
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    if names == ["all"]:
-        return DEFAULT_FAULTS
+    names: list[str] = []
+    for n in (n.strip() for n in text.split(",")):
+        names += list(DEFAULT_FAULTS) if n == "all" else [n] if n else []
     if not names:
         raise ValueError("no fault kinds given")
     unknown = [n for n in names if n not in FAULT_KINDS]

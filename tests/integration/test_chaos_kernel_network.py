@@ -11,7 +11,6 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,8 +20,6 @@ from rillet.chaos.runner import RunConfig, run_once
 
 pytestmark = pytest.mark.integration
 
-REASON = unavailable_reason()
-needs_netns = pytest.mark.skipif(REASON is not None, reason=f"kernel network mode: {REASON}")
 ECHO_PORT = 9092
 SERVER = (
     "import socket\n"
@@ -36,6 +33,14 @@ SERVER = (
     "    c.sendall(b'hi')\n"
     "    c.close()\n"
 )
+
+
+@pytest.fixture(scope="module")
+def netns() -> None:
+    """Skip (with the reason) where network namespaces cannot be made: no root, no iproute2."""
+    reason = unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"kernel network mode: {reason}")
 
 
 def _namespaces() -> set[str]:
@@ -66,7 +71,7 @@ def test_netem_arguments() -> None:
     assert netem_args("p1", 0.0, 20)[-3:] == ["delay", "20ms", "2ms"]
 
 
-@needs_netns
+@pytest.mark.usefixtures("netns")
 def test_links_go_down_and_up_and_every_namespace_is_removed_even_on_failure() -> None:
     before = _namespaces()
     with pytest.raises(RuntimeError, match="boom"), KernelNetwork([1, 2]) as net:
@@ -92,7 +97,7 @@ def test_links_go_down_and_up_and_every_namespace_is_removed_even_on_failure() -
     assert _namespaces() == before
 
 
-@needs_netns
+@pytest.mark.usefixtures("netns")
 def test_a_cluster_in_namespaces_survives_a_node_s_link_being_pulled(tmp_path: Path) -> None:
     """Seed 3: node 2's link is down for 3.7 s, then a partition leader's for 5 s (both
     ways; the kernel mode cannot cut one way), with the default timeouts users run."""
@@ -108,7 +113,7 @@ def test_a_cluster_in_namespaces_survives_a_node_s_link_being_pulled(tmp_path: P
         out_dir=tmp_path,
     )
     started = time.monotonic()
-    result = run_once(replace(config))
+    result = run_once(config)
     print(f"kernel smoke: {time.monotonic() - started:.1f} s, {result.summary['writes']}")
     assert result.ok, [f"{v.check}: {v.message}" for v in result.violations]
     applied = [a for a in result.summary["availability"] if a["kind"] == "partition"]

@@ -109,6 +109,10 @@ def test_kernel_only_faults_need_the_kernel_network(
 def test_the_default_faults_leave_out_the_kernel_only_kinds() -> None:
     assert "degrade" not in RunConfig().faults
     assert "degrade" not in parse("chaos", "run", "--faults", "all").faults
+    assert parse("chaos", "run", "--faults", "all,degrade").faults == (
+        *RunConfig().faults,
+        "degrade",
+    )
 
 
 def test_a_majority_down_needs_allow_majority(capsys: pytest.CaptureFixture[str]) -> None:
