@@ -22,7 +22,14 @@ from rillet.partition_store.errors import (
     StoreConfigError,
 )
 from rillet.partition_store.log import PartitionLog
-from rillet.wire.batch import CRC_OFFSET, CRC_START, HEADER, build_batch, decode_records, read_header
+from rillet.wire.batch import (
+    CRC_OFFSET,
+    CRC_START,
+    HEADER,
+    build_batch,
+    decode_records,
+    read_header,
+)
 
 
 def set_attributes(raw: bytearray, value: int) -> None:
