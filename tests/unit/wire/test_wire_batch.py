@@ -51,7 +51,7 @@ from rillet.wire.record_codec import encode_record
 MAX = 1 << 24
 codecs = st.sampled_from(list(Compression))
 
-# Byte ranges of each header field, from DESIGN.md §2's field list (big-endian, packed).
+# Byte ranges of each header field, from the field list in docs/storage-format.md (big-endian).
 _WIDTHS = [8, 4, 4, 1, 4, 2, 4, 8, 8, 8, 2, 4, 4]
 FIELD_RANGE: dict[str, range] = {}
 _pos = 0
