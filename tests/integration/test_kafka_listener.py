@@ -499,3 +499,108 @@ def test_kcat_produces_and_consumes(bootstrap: str) -> None:
     _kcat(bootstrap, "-P", "-t", "kcat-data", "-p", "0", stdin="\n".join(lines) + "\n")
     out = _kcat(bootstrap, "-C", "-t", "kcat-data", "-p", "0", "-o", "beginning", "-e", "-q")
     assert out.splitlines() == lines
+
+
+KAFKA_MEMBER = Path(__file__).resolve().parent.parent / "support" / "kafka_group_member.py"
+GROUP_SESSION_MS = 3000
+
+
+class KafkaMembers:
+    """Group member processes; every one is killed when the test ends."""
+
+    def __init__(self, base: Path, client: str, bootstrap: str, group: str, topic: str) -> None:
+        self.base, self.args = base, [client, bootstrap, group, topic]
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+
+    def start(self, name: str) -> None:
+        out = self.base / f"{name}.jsonl"
+        with open(self.base / f"{name}.err", "wb") as err:
+            self.procs[name] = subprocess.Popen(
+                [sys.executable, str(KAFKA_MEMBER), *self.args, str(out), str(GROUP_SESSION_MS)],
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+            )
+
+    def kill(self, name: str) -> None:
+        self.procs[name].kill()
+        self.procs[name].wait(10)
+
+    def kill_all(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+
+    def received(self) -> dict[str, list[tuple[int, int, str]]]:
+        out: dict[str, list[tuple[int, int, str]]] = {}
+        for name in self.procs:
+            path = self.base / f"{name}.jsonl"
+            lines = path.read_text().splitlines() if path.exists() else []
+            rows = [json.loads(line) for line in lines if line.endswith("}")]
+            out[name] = [(r["p"], r["o"], r["v"]) for r in rows]
+        return out
+
+
+def _wait_for_stable_group(bootstrap: str, group: str, size: int) -> None:
+    """DescribeGroups until the group is Stable with ``size`` members, each assigned."""
+    from kafka.admin import KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=TIMEOUT_S * 1000)
+    try:
+
+        def stable() -> bool:
+            described = admin.describe_groups([group])[group]
+            return described["group_state"] == "Stable" and len(described["members"]) == size
+
+        wait_for(f"{size} members in a stable group", stable, 60)
+    finally:
+        admin.close()
+
+
+def _produce(bootstrap: str, topic: str, values: list[str], partitions: int) -> None:
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+    for i, v in enumerate(values):
+        producer.produce(topic, value=v.encode(), partition=i % partitions)
+    assert producer.flush(TIMEOUT_S) == 0
+
+
+@pytest.mark.parametrize("client", ["confluent-kafka", "kafka-python", "aiokafka"])
+def test_a_killed_group_member_s_partitions_move_to_the_others(
+    tmp_path: Path, bootstrap: str, client: str
+) -> None:
+    """Three Kafka-client members share a topic through the classic group protocol; after
+    one is SIGKILLed, its partitions move to the other two within a session timeout and
+    every record is delivered (at least once)."""
+    topic, partitions = f"grp-{client}", 6
+    _create(bootstrap, topic, partitions)
+    members = KafkaMembers(tmp_path, client, bootstrap, f"g-{client}", topic)
+    try:
+        for name in ("a", "b", "c"):
+            members.start(name)
+        _wait_for_stable_group(bootstrap, f"g-{client}", 3)
+        first = [f"first-{i}" for i in range(60)]
+        _produce(bootstrap, topic, first, partitions)
+
+        def all_of(values: list[str]) -> dict[str, list[tuple[int, int, str]]] | None:
+            got = members.received()
+            seen = {v for rows in got.values() for _, _, v in rows}
+            return got if seen >= set(values) else None
+
+        got = wait_for("the first records", lambda: all_of(first), 60)
+        owners = {p: name for name, rows in got.items() for p, _, _ in rows}
+        assert len(set(owners.values())) == 3, "every member got partitions"
+        killed = "a"
+        moved = {p for p, name in owners.items() if name == killed}
+        members.kill(killed)
+        second = [f"second-{i}" for i in range(60)]
+        _produce(bootstrap, topic, second, partitions)
+        got = wait_for("the second records", lambda: all_of(second), 60)
+        after = {
+            p: name for name, rows in got.items() for p, _, v in rows if v.startswith("second")
+        }
+        assert killed not in after.values()
+        assert moved and moved <= set(after)
+    finally:
+        members.kill_all()
