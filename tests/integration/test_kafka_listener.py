@@ -604,3 +604,31 @@ def test_a_killed_group_member_s_partitions_move_to_the_others(
         assert moved and moved <= set(after)
     finally:
         members.kill_all()
+
+
+def test_the_kafka_clients_bench_prints_one_json_line(
+    cluster: LocalCluster, bootstrap: str
+) -> None:
+    """A tiny run: the script keeps working as the listener evolves (figures not checked)."""
+    script = Path(__file__).resolve().parents[2] / "bench" / "kafka_clients.py"
+    argv = ["--bootstrap", cluster.bootstrap, "--kafka-bootstrap", bootstrap]
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(script),
+            *argv,
+            "--num-records",
+            "300",
+            "--clients",
+            "confluent-kafka,rillet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    (line,) = done.stdout.splitlines()
+    figures = json.loads(line)
+    assert figures["bench"] == "kafka_clients"
+    assert set(figures) >= {"confluent-kafka", "rillet"}
