@@ -632,3 +632,63 @@ def test_the_kafka_clients_bench_prints_one_json_line(
     figures = json.loads(line)
     assert figures["bench"] == "kafka_clients"
     assert set(figures) >= {"confluent-kafka", "rillet"}
+
+
+def test_acks_0_gets_no_answer_and_a_failed_one_closes_the_connection(
+    cluster: LocalCluster, bootstrap: str
+) -> None:
+    from kafka.protocol.consumer import ListOffsetsRequest, ListOffsetsResponse
+    from kafka.protocol.producer import ProduceRequest
+
+    _create(bootstrap, "acks0")
+    leader = _leader_address(cluster, bootstrap, "acks0")
+    follower = next(n.kafka_bootstrap for n in cluster.plan.nodes if n.kafka_bootstrap != leader)
+    p = ProduceRequest
+    produce = p(
+        transactional_id=None,
+        acks=0,
+        timeout_ms=1000,
+        topic_data=[
+            p.TopicProduceData(
+                name="acks0",
+                partition_data=[
+                    p.TopicProduceData.PartitionProduceData(
+                        index=0, records=batch.build_batch([(1, None, b"v", None)])
+                    )
+                ],
+            )
+        ],
+    )
+    lo = ListOffsetsRequest
+    latest = lo(
+        replica_id=-1,
+        isolation_level=0,
+        topics=[
+            lo.ListOffsetsTopic(
+                name="acks0",
+                partitions=[
+                    lo.ListOffsetsTopic.ListOffsetsPartition(partition_index=0, timestamp=-1)
+                ],
+            )
+        ],
+    )
+    conn = RawKafka(leader)
+    try:
+        conn.correlation_id += 1
+        produce.with_header(correlation_id=conn.correlation_id, client_id="raw")
+        conn.sock.sendall(bytes(produce.encode(version=7, header=True, framed=True)))
+
+        def written() -> bool:
+            (found,) = conn.call(latest, 5, ListOffsetsResponse).topics[0].partitions
+            return bool(found.offset == 1)  # the next answer is ListOffsets': none for acks=0
+
+        wait_for("the acks=0 record", written)
+    finally:
+        conn.close()
+    wrong = RawKafka(follower)
+    try:
+        produce.with_header(correlation_id=1, client_id="raw")
+        wrong.sock.sendall(bytes(produce.encode(version=7, header=True, framed=True)))
+        assert wrong.sock.recv(16) == b""  # NOT_LEADER_OR_FOLLOWER: closed, no answer
+    finally:
+        wrong.close()
