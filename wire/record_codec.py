@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from rillet.wire.errors import CorruptBatch
+from rillet.wire.uniform_records import decode_uniform, first_record_shape
 from rillet.wire.varint import (
     DECODED,
     ENCODED,
@@ -135,12 +136,29 @@ def read_headers(buf: bytes, position: int, end: int) -> tuple[DecodedHeaders | 
     return headers, position
 
 
+# Below this many records the general loop is as quick as setting up the uniform decoder.
+UNIFORM_MIN_RECORDS = 4
+
+
 def decode_records(payload: bytes | bytearray | memoryview, count: int) -> RecordColumns:
     """The ``count`` records of a (decompressed) payload, as columns.
 
+    Records that all share one layout are decoded in C (wire.uniform_records); any other
+    batch, and any batch that does not pass that decoder's checks, by the general loop.
     Raises CorruptBatch on anything but exactly ``count`` well-formed records.
     """
     buf = payload if type(payload) is bytes else bytes(payload)
+    if count >= UNIFORM_MIN_RECORDS:
+        shape = first_record_shape(buf)
+        if shape is not None:
+            found = decode_uniform(buf, count, shape[0], shape[1])
+            if found is not None:
+                return RecordColumns(found[0], found[1], found[2], None)
+    return _decode_general(buf, count)
+
+
+def _decode_general(buf: bytes, count: int) -> RecordColumns:
+    """The general decoder: one record at a time, every shape, every check."""
     deltas: list[int] = []
     keys: list[bytes | None] = []
     values: list[bytes | None] = []

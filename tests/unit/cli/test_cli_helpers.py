@@ -57,6 +57,11 @@ def test_record_format_headers_before_the_key() -> None:
     assert RecordFormat(" ", headers=True).line(record(None, b"v")) == " v"
 
 
+def test_record_format_prints_a_null_header_value_as_null() -> None:
+    r = ConsumerRecord("t", 0, 1, 5, None, b"v", [("a", None), ("b", b"x")])
+    assert RecordFormat(" ", headers=True).line(r) == "a=null,b=x v"
+
+
 def test_record_format_replaces_undecodable_bytes() -> None:
     assert RecordFormat().line(record(None, b"ok\xff")) == "ok\ufffd"
 
