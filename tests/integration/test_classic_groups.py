@@ -165,6 +165,13 @@ async def test_classic_group_rebalances_fences_and_survives_the_controller(
             "range",
         )
         assert {m.member_assignment for m in group.members} == {b"a:0", b"b:1"}
+        listed = await call(coord, cgm.ClassicListGroupsRequest(["stable"]))
+        assert [(g.group_id, g.protocol_type) for g in listed.groups] == [(GROUP, "consumer")]
+        native = await call(coord, gm.ListGroupsRequest())  # what `rillet groups list` shows
+        assert gm.GroupListing(GROUP, 2, 2) in native.groups
+        native_described = await call(coord, gm.DescribeGroupsRequest([GROUP]))
+        assert native_described.groups[0].assignor == "range"
+        assert len(native_described.groups[0].members) == 2
 
         # The controller dies: the next one rebuilds the group from the metadata log.
         dead = next(i for i, n in enumerate(nodes, start=1) if n == coord)
