@@ -192,6 +192,8 @@ class ClassicGroupCoordinator:
             results.append(cgm.ClassicLeftMember(lm.member_id, lm.group_instance_id, code))
         if gone:
             self._remove(txn, gone, now_ms)
+        elif rt.in_round:  # a member id handed out is no longer awaited
+            self._maybe_complete(txn, now_ms)
         self._answers.append((ticket, cgm.ClassicLeaveGroupResponse(ErrorCode.NONE, results)))
         return Decision(self._close(txn))
 
@@ -254,7 +256,9 @@ class ClassicGroupCoordinator:
             code = ErrorCode.FENCED_INSTANCE_ID
             self._answers.append((ticket, join_error(code, "another member has the instance id")))
             return
-        if mid not in g.members and mid not in rt.joined:
+        unknown_instance = req.group_instance_id is not None and owner is None
+        if unknown_instance or (mid not in g.members and mid not in rt.joined):
+            # the member resets its id and joins anew
             code = ErrorCode.UNKNOWN_MEMBER_ID
             self._answers.append((ticket, join_error(code, "unknown member id", mid)))
             return
@@ -347,7 +351,9 @@ class ClassicGroupCoordinator:
         g, rt = txn.group, txn.rt
         if not rt.in_round:
             return
-        everyone = all(mid in rt.joined for mid in g.members)
+        # Member ids handed out with MEMBER_ID_REQUIRED count as members on their way in:
+        # waiting for them spares a second round when members start together.
+        everyone = all(mid in rt.joined for mid in g.members) and not rt.pending_ids
         if now_ms >= rt.round_deadline_ms or (everyone and now_ms >= rt.not_before_ms):
             self._complete(txn, now_ms)
 
