@@ -216,6 +216,7 @@ def test_bad_joins_are_refused() -> None:
     assert h.answers[h.join("", group="")].error_code == E.INVALID_GROUP_ID
     assert h.answers[h.join("", session_ms=10)].error_code == E.INVALID_SESSION_TIMEOUT
     assert h.answers[h.join("", rebalance_ms=0)].error_code == E.INVALID_REQUEST
+    assert h.answers[h.join("", rebalance_ms=2**31)].error_code == E.INVALID_REQUEST
     dup = [("range", b""), ("range", b"")]
     assert h.answers[h.join("", protocols=dup)].error_code == E.INVALID_REQUEST
 
