@@ -132,6 +132,17 @@ def test_cluster_up_prints_the_kafka_bootstrap_line_before_the_native_one(
         lines = up.stdout.strip().splitlines()
         assert lines[-1].startswith("bootstrap servers: ")
         assert lines[-2].startswith("kafka bootstrap servers: 127.0.0.1:")
+        again = subprocess.run(
+            [*argv, "up", "--nodes", "1", *base],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert again.stdout.splitlines()[-2:] == [
+            lines[-2],
+            f"cluster in {tmp_path / 'c'} is already running: {lines[-1].split()[-1]}",
+        ]
     finally:
         subprocess.run([*argv, "down", *base], check=False, capture_output=True, timeout=60)
 
