@@ -313,6 +313,37 @@ class InvalidRecordError(BrokerError):
     default_code = ErrorCode.INVALID_RECORD
 
 
+class InconsistentGroupProtocolError(BrokerError):
+    """The member's protocols do not fit the group's (or the group uses the other group
+    protocol)."""
+
+    default_code = ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+
+
+class InvalidGroupIdError(BrokerError):
+    """The group id is empty."""
+
+    default_code = ErrorCode.INVALID_GROUP_ID
+
+
+class MemberIdRequiredError(BrokerError):
+    """Join again with the member id in the answer (a classic group's two-step join)."""
+
+    default_code = ErrorCode.MEMBER_ID_REQUIRED
+
+
+class GroupMaxSizeReachedError(BrokerError):
+    """The group has as many members as it may have."""
+
+    default_code = ErrorCode.GROUP_MAX_SIZE_REACHED
+
+
+class FencedInstanceIdError(BrokerError):
+    """Another member took over this static member's group instance id."""
+
+    default_code = ErrorCode.FENCED_INSTANCE_ID
+
+
 class UnknownApiError(BrokerError):
     """The node does not serve this api."""
 
@@ -360,6 +391,11 @@ _ALL: tuple[type[BrokerError], ...] = (
     UnknownLeaderEpochError,
     UnsupportedCompressionTypeError,
     InvalidRecordError,
+    InconsistentGroupProtocolError,
+    InvalidGroupIdError,
+    MemberIdRequiredError,
+    GroupMaxSizeReachedError,
+    FencedInstanceIdError,
     UnknownApiError,
 )
 _BY_CODE: dict[ErrorCode, type[BrokerError]] = {cls.default_code: cls for cls in _ALL}

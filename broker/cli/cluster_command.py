@@ -59,6 +59,8 @@ def run_up(args: argparse.Namespace) -> int:
     if (base / CLUSTER_FILE).exists():
         plan = load_plan(base)
         if running_pids(plan):
+            if plan.kafka_bootstrap:
+                print(f"kafka bootstrap servers: {plan.kafka_bootstrap}")
             print(f"cluster in {base} is already running: {plan.bootstrap}")
             return 0
         if len(plan.nodes) != args.nodes:

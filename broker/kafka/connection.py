@@ -2,9 +2,11 @@
 
 Like the native connection, the reader dispatches each request as it arrives (appends happen
 in arrival order) and the writer sends replies in request order through a bounded channel
-(the in-flight limit). Bad input closes this connection with a logged reason, as Kafka does:
-a frame over the size limit, an unreadable header, an api or version not served, a body that
-does not decode. An ApiVersions request of a version above ours is answered in v0 format
+(the in-flight limit). An acks=0 produce gets no response; when one of its partitions
+failed (a moved leader, say), the connection is closed so the client refreshes its
+metadata, as Kafka does. Bad input closes this connection with a logged reason, as Kafka
+does: a frame over the size limit, an unreadable header, an api or version not served, a
+body that does not decode. An ApiVersions request of a version above ours is answered in v0 format
 with UNSUPPORTED_VERSION and our table, so the client can retry within it.
 """
 
@@ -27,7 +29,11 @@ from rillet.broker.kafka.codec import (
     schema_for,
     unsupported_api_versions,
 )
-from rillet.broker.kafka.errors import KafkaProtocolError, UnsupportedKafkaRequest
+from rillet.broker.kafka.errors import (
+    AcksZeroFailure,
+    KafkaProtocolError,
+    UnsupportedKafkaRequest,
+)
 from rillet.broker.kafka.framing import KafkaFrameDecoder
 from rillet.broker.kafka.front_end import translate
 from rillet.broker.kafka.translation import Answer, Caller, Forward, KafkaEndpoint, RawBody
@@ -115,6 +121,9 @@ class KafkaConnection:
                     if frame is None:
                         break
                     reply = self._handle(frame)
+                except AcksZeroFailure as exc:
+                    log.info("closing kafka connection %s: %s", self.peer, exc)
+                    return
                 except KafkaProtocolError as exc:
                     log.warning("closing kafka connection %s: %s", self.peer, exc)
                     return
@@ -139,8 +148,11 @@ class KafkaConnection:
         native_api = API_OF_REQUEST[type(action.native)]
         native_header = RequestHeader(native_api, PROTOCOL_VERSION, cid, header.client_id)
         pending = self._dispatcher.dispatch(native_header, action.native)
+        if action.failed is not None:  # acks=0: no response; a failure closes the connection
+            _close_if_failed(action, pending)
+            return None
         if pending is None:
-            return None  # acks=0
+            return None
         return _Reply(cid, schema, action, pending)
 
     async def _write_loop(self, receive: trio.MemoryReceiveChannel[_Reply]) -> None:
@@ -168,6 +180,19 @@ class KafkaConnection:
                     out, buffered = [], 0
         finally:
             close_regions(out)
+
+
+def _close_if_failed(action: Forward, pending: PendingReply | None) -> None:
+    assert action.failed is not None
+    if pending is None or pending.waiting is not None:  # never for an acks=1 append
+        if pending is not None and pending.waiting is not None:
+            pending.waiting.close()
+        raise AcksZeroFailure("acks=0 produce got no synchronous answer")
+    if pending.error is not None:
+        raise AcksZeroFailure(f"acks=0 produce failed: {pending.error.name}")
+    reason = action.failed(pending.message)
+    if reason is not None:
+        raise AcksZeroFailure(reason)
 
 
 def _encode(cid: int, schema: ApiSchema, response: Any) -> bytes:

@@ -28,6 +28,9 @@ class Forward:
     native: Any
     reply: Callable[[Any], Any]  # internal response -> Kafka response
     fail: Callable[[int], Any]  # rillet error code -> Kafka response
+    # acks=0: Kafka sends no response, and closes the connection when a partition failed
+    # (so the client refreshes its metadata). ``failed`` says why, from the internal answer.
+    failed: Callable[[Any], str | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
