@@ -24,6 +24,13 @@ from rillet.client.errors import (
     UnknownTopicOrPartitionError,
     error_for,
 )
+from rillet.client.leader_watch import (
+    DEFAULT_LEADER_CHECK_MS,
+    TP,
+    LeaderMovedError,
+    LeaderWatch,
+    OnMoved,
+)
 from rillet.client.metadata import ClusterMetadata
 from rillet.client.types import TopicPartition
 from rillet.wire.error_codes import ErrorCode
@@ -32,6 +39,9 @@ from rillet.wire.messages import MetadataRequest, MetadataResponse
 log = logging.getLogger(__name__)
 
 MAX_METADATA_BACKOFF_S = 1.0
+# A metadata refresh made because a leader-bound request stalled asks a node that is not
+# stalled; it should answer quickly, and a slow one must not hold the check up for long.
+LEADER_CHECK_TIMEOUT_S = 5.0
 
 
 def parse_bootstrap(bootstrap: str) -> list[tuple[str, int]]:
@@ -65,7 +75,10 @@ class ClusterClient:
         request_timeout_ms: int = 30_000,
         connect_timeout_ms: int = 10_000,
         max_in_flight_per_connection: int = DEFAULT_MAX_IN_FLIGHT,
+        leader_check_ms: int = DEFAULT_LEADER_CHECK_MS,
     ) -> None:
+        if leader_check_ms <= 0:
+            raise ValueError("leader_check_ms must be positive")
         self._bootstrap = parse_bootstrap(bootstrap)
         self.client_id = client_id
         self.request_timeout_s = request_timeout_ms / 1000
@@ -82,6 +95,16 @@ class ClusterClient:
         self._refresh_lock = trio.Lock()
         self._last_refresh: tuple[int, frozenset[str] | None, MetadataResponse] | None = None
         self._closed = False
+        # Leader-bound requests in flight, and when to look for their partitions' new leaders.
+        self.leader_watch = LeaderWatch(leader_check_ms / 1000)
+        self._watch_wakeup = trio.Event()
+        self._watch_running = False
+
+    @property
+    def closed(self) -> bool:
+        """True once the client is closing: a ClientClosedError then means "stop", not
+        "this connection went away"."""
+        return self._closed
 
     # -- lifecycle ------------------------------------------------------------------------
     #
@@ -225,25 +248,57 @@ class ClusterClient:
                 raise error_for(code, f"no leader known for {tp.topic}-{tp.partition}")
         return await self.connection(leader)
 
-    async def any_connection(self) -> BrokerConnection:
-        """A live connection to some node: an open one, a known node, or a bootstrap one."""
-        for conn in self._connections.values():
-            if not conn.closed:
+    async def any_connection(self, avoid: set[int] | None = None) -> BrokerConnection:
+        """A live connection to some node: an open one, a known node, or a bootstrap one.
+
+        Nodes in ``avoid`` (by default those with a leader-bound request stalled) are taken
+        only when no other node can be reached.
+        """
+        if avoid is None:
+            avoid = self.leader_watch.stalled_nodes(trio.current_time())
+        if avoid:
+            try:
+                return await self._any_connection(avoid)
+            except ConnectionFailedError:
+                pass
+        return await self._any_connection(set())
+
+    async def _any_connection(self, avoid: set[int]) -> BrokerConnection:
+        for key, conn in self._connections.items():
+            if not conn.closed and self._node_of(key) not in avoid:
                 return conn
         errors: list[str] = []
         for node_id, info in list(self.metadata.brokers.items()):
+            if node_id in avoid:
+                continue
             try:
                 return await self._connection(node_id, info.host, info.port)
             except ConnectionFailedError as exc:
                 errors.append(str(exc))
         for host, port in self._bootstrap:
+            if self._node_of(("bootstrap", host, port)) in avoid:
+                continue
             try:
                 return await self._connection(("bootstrap", host, port), host, port)
             except ConnectionFailedError as exc:
                 errors.append(str(exc))
         raise ConnectionFailedError("no node reachable: " + "; ".join(errors))
 
-    async def request_any(self, request: Any, timeout_s: float | None = None) -> Any:
+    def _node_of(self, key: object) -> int | None:
+        """The node id behind a connection key, when known."""
+        if isinstance(key, int):
+            return key
+        if isinstance(key, tuple) and key and key[0] == "coordinator":
+            return int(key[1])
+        if isinstance(key, tuple) and key and key[0] == "bootstrap":
+            for node_id, info in self.metadata.brokers.items():
+                if (info.host, info.port) == (key[1], key[2]):
+                    return node_id
+        return None
+
+    async def request_any(
+        self, request: Any, timeout_s: float | None = None, avoid: set[int] | None = None
+    ) -> Any:
         """Send ``request`` to any node, moving to another if a connection fails.
 
         Each reachable node is tried at most once, so this ends after a bounded number of
@@ -253,7 +308,7 @@ class ClusterClient:
         attempts = len(self._bootstrap) + len(self.metadata.brokers) + 1
         last: RilletError | None = None
         for _ in range(attempts):
-            conn = await self.any_connection()
+            conn = await self.any_connection(avoid)
             try:
                 return await conn.request(request, timeout)
             except (ConnectionFailedError, ClientTimeoutError) as exc:
@@ -276,14 +331,126 @@ class ClusterClient:
             last = self._last_refresh
             if last is not None and last[0] > version and _covers(last[1], wanted):
                 return last[2]
-            request = MetadataRequest(None if wanted is None else sorted(wanted))
-            response: MetadataResponse = await self.request_any(request)
-            self.metadata.update(response, wanted)
+            response = await self._fetch_metadata(wanted, self.request_timeout_s)
             self._last_refresh = (self.metadata.version, wanted, response)
-            for key in [k for k in self._connections if isinstance(k, int)]:
-                if key not in self.metadata.brokers:
-                    self._connections.pop(key).close()
             return response
+
+    async def _fetch_metadata(
+        self, wanted: frozenset[str] | None, timeout_s: float, avoid: set[int] | None = None
+    ) -> MetadataResponse:
+        request = MetadataRequest(None if wanted is None else sorted(wanted))
+        response: MetadataResponse = await self.request_any(request, timeout_s, avoid)
+        self.metadata.update(response, wanted)
+        # First the leader-bound requests whose leader moved (their owners retry them at the
+        # new leaders), then connections to nodes that left the cluster (fenced) are closed.
+        self._check_leaders()
+        for key in [k for k in self._connections if isinstance(k, int)]:
+            if key not in self.metadata.brokers:
+                self._connections.pop(key).close()
+        return response
+
+    # -- leader-bound requests ------------------------------------------------------------
+
+    def watch_request(
+        self,
+        node_id: int,
+        partitions: Iterable[TP],
+        on_moved: OnMoved,
+        expected_wait_s: float = 0.0,
+    ) -> int:
+        """Register a request in flight to ``node_id`` for ``partitions`` (sent under the
+        leader epochs the metadata has now). Once the metadata names another leader (or a
+        newer epoch) for some of them, ``on_moved(those partitions)`` runs (synchronously,
+        once per partition): the caller abandons them and retries at the new leader. While
+        the request waits longer than ``expected_wait_s`` + ``leader_check_ms``, this client
+        refreshes metadata in the background to find out. Call :meth:`unwatch` when the
+        request ends. Usable by any leader-bound call (produce, fetch, offset lookups)."""
+        md = self.metadata
+        epochs = {(tp[0], tp[1]): md.leader_epoch(tp) for tp in partitions}
+        token = self.leader_watch.watch(
+            node_id, epochs, trio.current_time(), on_moved, expected_wait_s
+        )
+        self._ensure_watcher()
+        self._watch_wakeup.set()
+        return token
+
+    def unwatch(self, token: int) -> None:
+        self.leader_watch.unwatch(token)
+
+    async def leader_request(
+        self,
+        conn: BrokerConnection,
+        node_id: int,
+        request: Any,
+        partitions: Iterable[TP],
+        timeout_s: float,
+        expected_wait_s: float = 0.0,
+    ) -> Any:
+        """``conn.request(request, timeout_s)``, abandoned as soon as the metadata names a
+        new leader for any of ``partitions``: then LeaderMovedError (retry at once, at the
+        leader the metadata names now)."""
+        moved: list[TP] = []
+        with trio.CancelScope() as scope:
+
+            def on_moved(tps: list[TP]) -> None:
+                moved.extend(tps)
+                scope.cancel()
+
+            token = self.watch_request(node_id, partitions, on_moved, expected_wait_s)
+            try:
+                return await conn.request(request, timeout_s)
+            finally:
+                self.unwatch(token)
+        raise LeaderMovedError(
+            f"abandoned a request to node {node_id}: the metadata names a new leader for "
+            + ", ".join(f"{t}-{p}" for t, p in moved),
+            moved,
+        )
+
+    def _ensure_watcher(self) -> None:
+        if self._watch_running or self._closed or self._nursery is None:
+            return
+        self._watch_running = True
+        self._nursery.start_soon(self._watch_loop)
+
+    async def _watch_loop(self) -> None:
+        """Refresh metadata while a leader-bound request is stalled (bounded: backoff up to
+        ``leader_check_ms``; from nodes that are not stalled; only the stalled topics)."""
+        watch = self.leader_watch
+        try:
+            while True:
+                self._watch_wakeup = trio.Event()
+                due = watch.next_refresh_at()
+                with trio.move_on_at(float("inf") if due is None else due):
+                    await self._watch_wakeup.wait()
+                    continue  # something changed: compute the time again
+                now = trio.current_time()
+                topics = watch.stalled_topics(now)
+                watch.refreshed(now)
+                if not topics:
+                    continue
+                try:
+                    await self._fetch_metadata(
+                        frozenset(topics),
+                        min(self.request_timeout_s, LEADER_CHECK_TIMEOUT_S),
+                        watch.stalled_nodes(now),
+                    )
+                except (ConnectionFailedError, ClientTimeoutError) as exc:
+                    log.debug("leader check failed: %s", exc)
+        except ClientClosedError:
+            pass  # the client is closing
+        finally:
+            self._watch_running = False
+
+    def _check_leaders(self) -> None:
+        md = self.metadata
+        for on_moved, tps in self.leader_watch.moved(
+            lambda tp: (md.leader_for(tp), md.leader_epoch(tp))
+        ):
+            try:
+                on_moved(tps)
+            except Exception:  # a bug in one owner must not stop the others' retries
+                log.exception("handling a leader change of %s failed", tps)
 
     def leader_for(self, tp: TopicPartition | tuple[str, int]) -> int | None:
         return self.metadata.leader_for(tp)

@@ -1,0 +1,75 @@
+"""The decision core behind abandoning requests to a leader that stopped answering."""
+
+from __future__ import annotations
+
+import pytest
+
+from rillet.client.leader_watch import TP, LeaderWatch, leader_moved
+
+A, B = ("t", 0), ("t", 1)
+
+
+def test_a_request_moves_on_a_new_leader_or_a_newer_epoch_only() -> None:
+    assert leader_moved(sent_to=1, sent_epoch=3, leader=2, epoch=4)
+    assert leader_moved(sent_to=1, sent_epoch=3, leader=2, epoch=3)  # a lagging epoch, new node
+    assert leader_moved(sent_to=1, sent_epoch=3, leader=1, epoch=4)  # re-elected: resend
+    assert leader_moved(sent_to=1, sent_epoch=3, leader=None, epoch=4)  # replaced, none yet
+    assert not leader_moved(sent_to=1, sent_epoch=3, leader=1, epoch=3)
+    # Marked stale by the client itself (no leader, same epoch): not a move.
+    assert not leader_moved(sent_to=1, sent_epoch=3, leader=None, epoch=3)
+
+
+def test_refreshes_start_after_the_stall_threshold_and_back_off_to_it() -> None:
+    watch = LeaderWatch(leader_check_s=0.5, first_backoff_s=0.1)
+    assert watch.next_refresh_at() is None
+    watch.watch(1, {A: 3}, now_s=10.0, on_moved=lambda tps: None, expected_wait_s=0.5)
+    assert watch.next_refresh_at() == pytest.approx(11.0)  # sent + expected + threshold
+    assert watch.stalled_nodes(10.9) == set() and watch.stalled_nodes(11.0) == {1}
+    assert watch.stalled_topics(11.0) == {"t"}
+    now, gaps = 11.0, []
+    for _ in range(6):
+        watch.refreshed(now)
+        due = watch.next_refresh_at()
+        assert due is not None
+        gaps.append(round(due - now, 3))
+        now = due
+    assert gaps == [0.1, 0.2, 0.4, 0.5, 0.5, 0.5]  # bounded: never more often, never slower
+
+
+def test_moved_partitions_are_reported_once_and_only_theirs() -> None:
+    watch = LeaderWatch(leader_check_s=0.5)
+    reported: list[list[TP]] = []
+    token = watch.watch(1, {A: 3, B: 3}, 0.0, reported.append)
+    leaders = {A: (1, 3), B: (1, 3)}
+    assert watch.moved(leaders.__getitem__) == []
+    leaders[A] = (2, 4)  # the controller moved A; B still led by node 1
+    for on_moved, tps in watch.moved(leaders.__getitem__):
+        on_moved(tps)
+    assert reported == [[A]]
+    assert watch.moved(leaders.__getitem__) == []  # not twice
+    assert len(watch) == 1  # still waiting for B
+    leaders[B] = (3, 5)
+    for on_moved, tps in watch.moved(leaders.__getitem__):
+        on_moved(tps)
+    assert reported == [[A], [B]] and len(watch) == 0
+    watch.unwatch(token)  # harmless after it was forgotten
+
+
+def test_a_move_resets_the_backoff_and_finished_requests_stop_refreshes() -> None:
+    watch = LeaderWatch(leader_check_s=0.8, first_backoff_s=0.1)
+    token = watch.watch(1, {A: 0}, 0.0, lambda tps: None)
+    other = watch.watch(1, {B: 0}, 0.0, lambda tps: None)
+    for now in (0.8, 0.9, 1.1):
+        watch.refreshed(now)
+    assert watch.next_refresh_at() == pytest.approx(1.5)  # backing off by 0.4
+    watch.moved(lambda tp: (2, 1) if tp == A else (1, 0))
+    watch.refreshed(2.0)
+    assert watch.next_refresh_at() == pytest.approx(2.1)  # back to the first backoff
+    watch.unwatch(token)
+    watch.unwatch(other)
+    assert watch.next_refresh_at() is None
+
+
+def test_the_threshold_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="leader_check_ms"):
+        LeaderWatch(leader_check_s=0)
