@@ -445,7 +445,7 @@ class ClusterClient:
     def _check_leaders(self) -> None:
         md = self.metadata
         for on_moved, tps in self.leader_watch.moved(
-            lambda tp: (md.leader_for(tp), md.leader_epoch(tp))
+            lambda tp: (md.leader_for(tp), md.leader_epoch(tp)), trio.current_time()
         ):
             try:
                 on_moved(tps)

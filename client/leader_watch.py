@@ -33,6 +33,9 @@ OnMoved = Callable[[list[TP]], None]
 
 DEFAULT_LEADER_CHECK_MS = 500
 FIRST_REFRESH_BACKOFF_S = 0.1
+# A node whose stalled request was abandoned stays "stalled" this long: it still answers
+# nothing, and a metadata request sent to it would wait for the whole request timeout.
+SUSPECT_S = 10.0
 
 
 class LeaderMovedError(RilletError):
@@ -77,6 +80,7 @@ class LeaderWatch:
         self._backoff_s = self._first_backoff_s
         self._not_before_s = 0.0  # no refresh before this (backoff after the last one)
         self._watched: dict[int, _Watched] = {}
+        self._suspects: dict[int, float] = {}  # node id -> avoided until
         self._next_token = 1
 
     def __len__(self) -> int:
@@ -104,9 +108,16 @@ class LeaderWatch:
         self._watched.pop(token, None)
 
     def stalled_nodes(self, now_s: float) -> set[int]:
-        """Nodes with a request outstanding past its expected wait plus ``leader_check_ms``:
-        metadata is better asked elsewhere."""
-        return {w.node_id for w in self._watched.values() if w.stalled_at_s <= now_s}
+        """Nodes with a request outstanding past its expected wait plus ``leader_check_ms``,
+        or whose stalled request was abandoned less than SUSPECT_S ago: metadata is better
+        asked elsewhere."""
+        nodes = {w.node_id for w in self._watched.values() if w.stalled_at_s <= now_s}
+        for node_id, until in list(self._suspects.items()):
+            if until > now_s:
+                nodes.add(node_id)
+            else:
+                del self._suspects[node_id]
+        return nodes
 
     def stalled_topics(self, now_s: float) -> set[str]:
         return {tp[0] for w in self._watched.values() if w.stalled_at_s <= now_s for tp in w.epochs}
@@ -123,7 +134,7 @@ class LeaderWatch:
         self._not_before_s = now_s + self._backoff_s
         self._backoff_s = min(self._backoff_s * 2, self.leader_check_s)
 
-    def moved(self, leader_of: LeaderOf) -> list[tuple[OnMoved, list[TP]]]:
+    def moved(self, leader_of: LeaderOf, now_s: float) -> list[tuple[OnMoved, list[TP]]]:
         """After a metadata update: for each request, the partitions whose leader moved.
 
         Those partitions stop being watched (each is reported once); a request left with
@@ -141,6 +152,8 @@ class LeaderWatch:
                 continue
             for tp in gone:
                 del w.epochs[tp]
+            if w.stalled_at_s <= now_s:
+                self._suspects[w.node_id] = now_s + SUSPECT_S
             if not w.epochs:
                 del self._watched[token]
             actions.append((w.on_moved, gone))

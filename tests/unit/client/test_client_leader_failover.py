@@ -18,7 +18,13 @@ from client_fakes import FakeCluster
 from rillet.client import Consumer, Producer, TopicPartition
 from rillet.client.cluster import ClusterClient
 from rillet.client.leader_watch import LeaderMovedError
-from rillet.wire.messages import FetchPartition, FetchRequest, MetadataRequest, ProduceRequest
+from rillet.wire.messages import (
+    FetchPartition,
+    FetchRequest,
+    ListOffsetsRequest,
+    MetadataRequest,
+    ProduceRequest,
+)
 
 SLOW_TIMEOUT: dict[str, Any] = {"request_timeout_ms": 30_000, "leader_check_ms": 100}
 TP0 = ("t", 0)
@@ -123,3 +129,22 @@ async def test_a_leader_bound_request_raises_leader_moved(cluster: FakeCluster) 
         assert client.leader_for(TP0) == 1
         assert len(client.leader_watch) == 0
         cluster.resume(0)
+
+
+async def test_an_offset_lookup_moves_to_the_new_leader(cluster: FakeCluster) -> None:
+    cluster.create_topic("t", 1, leader=0)
+    tp = TopicPartition("t", 0)
+    async with Consumer(cluster.bootstrap, **SLOW_TIMEOUT) as consumer:
+        assert await consumer.end_offsets([tp]) == {tp: 0}
+        cluster.paused.add(0)
+        async with trio.open_nursery() as nursery:
+
+            async def elect() -> None:
+                await cluster.wait_for(ListOffsetsRequest, 2)
+                cluster.move_leader(TP0, 1)
+
+            nursery.start_soon(elect)
+            with trio.fail_after(10):
+                assert await consumer.end_offsets([tp]) == {tp: 0}
+        cluster.resume(0)
+    assert [node for node, _ in cluster.of_type(ListOffsetsRequest)][-1] == 1

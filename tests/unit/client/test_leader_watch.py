@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rillet.client.leader_watch import TP, LeaderWatch, leader_moved
+from rillet.client.leader_watch import SUSPECT_S, TP, LeaderWatch, leader_moved
 
 A, B = ("t", 0), ("t", 1)
 
@@ -41,15 +41,15 @@ def test_moved_partitions_are_reported_once_and_only_theirs() -> None:
     reported: list[list[TP]] = []
     token = watch.watch(1, {A: 3, B: 3}, 0.0, reported.append)
     leaders = {A: (1, 3), B: (1, 3)}
-    assert watch.moved(leaders.__getitem__) == []
+    assert watch.moved(leaders.__getitem__, 0.1) == []
     leaders[A] = (2, 4)  # the controller moved A; B still led by node 1
-    for on_moved, tps in watch.moved(leaders.__getitem__):
+    for on_moved, tps in watch.moved(leaders.__getitem__, 0.1):
         on_moved(tps)
     assert reported == [[A]]
-    assert watch.moved(leaders.__getitem__) == []  # not twice
+    assert watch.moved(leaders.__getitem__, 0.1) == []  # not twice
     assert len(watch) == 1  # still waiting for B
     leaders[B] = (3, 5)
-    for on_moved, tps in watch.moved(leaders.__getitem__):
+    for on_moved, tps in watch.moved(leaders.__getitem__, 0.1):
         on_moved(tps)
     assert reported == [[A], [B]] and len(watch) == 0
     watch.unwatch(token)  # harmless after it was forgotten
@@ -62,7 +62,7 @@ def test_a_move_resets_the_backoff_and_finished_requests_stop_refreshes() -> Non
     for now in (0.8, 0.9, 1.1):
         watch.refreshed(now)
     assert watch.next_refresh_at() == pytest.approx(1.5)  # backing off by 0.4
-    watch.moved(lambda tp: (2, 1) if tp == A else (1, 0))
+    watch.moved(lambda tp: (2, 1) if tp == A else (1, 0), 1.2)
     watch.refreshed(2.0)
     assert watch.next_refresh_at() == pytest.approx(2.1)  # back to the first backoff
     watch.unwatch(token)
@@ -73,3 +73,16 @@ def test_a_move_resets_the_backoff_and_finished_requests_stop_refreshes() -> Non
 def test_the_threshold_must_be_positive() -> None:
     with pytest.raises(ValueError, match="leader_check_ms"):
         LeaderWatch(leader_check_s=0)
+
+
+def test_a_node_whose_stalled_request_was_abandoned_stays_avoided_for_a_while() -> None:
+    watch = LeaderWatch(leader_check_s=0.5)
+    watch.watch(1, {A: 0}, 0.0, lambda tps: None)
+    watch.watch(2, {B: 0}, 0.0, lambda tps: None)
+    watch.moved(lambda tp: (3, 1), now_s=0.2)  # both moved before they stalled
+    assert watch.stalled_nodes(0.2) == set()
+    watch.watch(1, {A: 1}, 1.0, lambda tps: None)
+    watch.moved(lambda tp: (3, 2), now_s=2.0)  # stalled since 1.5, then abandoned
+    assert len(watch) == 0
+    assert watch.stalled_nodes(2.0) == {1}  # it still answers nothing
+    assert watch.stalled_nodes(2.0 + SUSPECT_S) == set()
