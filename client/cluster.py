@@ -4,6 +4,10 @@ Producer, Consumer and Admin each own one ClusterClient. It learns the cluster f
 bootstrap address, keeps partition leadership in a :class:`ClusterMetadata`, and opens at
 most one connection per node, even when many tasks ask for it at once. Its connections' tasks
 run in a nursery it is given (``start``) or opens itself (``async with``).
+
+It also watches requests bound to a partition leader (``watch_request``, ``leader_request``):
+while one is overdue it re-checks the metadata in the background, and when the metadata
+names a new leader the request's owner is told to retry there (leader_watch.py decides).
 """
 
 from __future__ import annotations

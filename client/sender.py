@@ -10,7 +10,9 @@ task per request then waits for the answer and completes its batches, or puts re
 failures back at the front of their partition's queue with exponential backoff (asking for a
 metadata refresh first when the error says the leader moved); every batch ends by
 ``delivery_timeout_ms`` or ``retries``. Connections are opened by separate tasks, so a node
-that is slow to connect holds up only its own partitions.
+that is slow to connect holds up only its own partitions. A request that waits on a leader
+the metadata no longer names (a paused or cut-off node answers nothing) has its batches
+taken back and sent to the new leader unchanged (leader_watch.py).
 
 With ``max_in_flight == 1`` a partition with a batch in flight is not drained again until
 that batch completes, so retries cannot reorder records (Kafka's guarantee for
