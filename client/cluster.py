@@ -28,13 +28,8 @@ from rillet.client.errors import (
     UnknownTopicOrPartitionError,
     error_for,
 )
-from rillet.client.leader_watch import (
-    DEFAULT_LEADER_CHECK_MS,
-    TP,
-    LeaderMovedError,
-    LeaderWatch,
-    OnMoved,
-)
+from rillet.client.leader_checks import LeaderChecks
+from rillet.client.leader_watch import DEFAULT_LEADER_CHECK_MS, TP, LeaderWatch, OnMoved
 from rillet.client.metadata import ClusterMetadata
 from rillet.client.types import TopicPartition
 from rillet.wire.error_codes import ErrorCode
@@ -101,8 +96,12 @@ class ClusterClient:
         self._closed = False
         # Leader-bound requests in flight, and when to look for their partitions' new leaders.
         self.leader_watch = LeaderWatch(leader_check_ms / 1000)
-        self._watch_wakeup = trio.Event()
-        self._watch_running = False
+        self._leader_checks = LeaderChecks(
+            self.leader_watch,
+            self.metadata,
+            self._refresh_for_leader_check,
+            lambda: None if self._closed else self._nursery,
+        )
 
     @property
     def closed(self) -> bool:
@@ -347,13 +346,13 @@ class ClusterClient:
         self.metadata.update(response, wanted)
         # First the leader-bound requests whose leader moved (their owners retry them at the
         # new leaders), then connections to nodes that left the cluster (fenced) are closed.
-        self._check_leaders()
+        self._leader_checks.check()
         for key in [k for k in self._connections if isinstance(k, int)]:
             if key not in self.metadata.brokers:
                 self._connections.pop(key).close()
         return response
 
-    # -- leader-bound requests ------------------------------------------------------------
+    # -- leader-bound requests (leader_checks.py) -----------------------------------------
 
     def watch_request(
         self,
@@ -369,14 +368,7 @@ class ClusterClient:
         the request waits longer than ``expected_wait_s`` + ``leader_check_ms``, this client
         refreshes metadata in the background to find out. Call :meth:`unwatch` when the
         request ends. Usable by any leader-bound call (produce, fetch, offset lookups)."""
-        md = self.metadata
-        epochs = {(tp[0], tp[1]): md.leader_epoch(tp) for tp in partitions}
-        token = self.leader_watch.watch(
-            node_id, epochs, trio.current_time(), on_moved, expected_wait_s
-        )
-        self._ensure_watcher()
-        self._watch_wakeup.set()
-        return token
+        return self._leader_checks.watch_request(node_id, partitions, on_moved, expected_wait_s)
 
     def unwatch(self, token: int) -> None:
         self.leader_watch.unwatch(token)
@@ -393,68 +385,14 @@ class ClusterClient:
         """``conn.request(request, timeout_s)``, abandoned as soon as the metadata names a
         new leader for any of ``partitions``: then LeaderMovedError (retry at once, at the
         leader the metadata names now)."""
-        moved: list[TP] = []
-        with trio.CancelScope() as scope:
-
-            def on_moved(tps: list[TP]) -> None:
-                moved.extend(tps)
-                scope.cancel()
-
-            token = self.watch_request(node_id, partitions, on_moved, expected_wait_s)
-            try:
-                return await conn.request(request, timeout_s)
-            finally:
-                self.unwatch(token)
-        raise LeaderMovedError(
-            f"abandoned a request to node {node_id}: the metadata names a new leader for "
-            + ", ".join(f"{t}-{p}" for t, p in moved),
-            moved,
+        return await self._leader_checks.leader_request(
+            conn, node_id, request, partitions, timeout_s, expected_wait_s
         )
 
-    def _ensure_watcher(self) -> None:
-        if self._watch_running or self._closed or self._nursery is None:
-            return
-        self._watch_running = True
-        self._nursery.start_soon(self._watch_loop)
-
-    async def _watch_loop(self) -> None:
-        """Refresh metadata while a leader-bound request is stalled (bounded: backoff up to
-        ``leader_check_ms``; from nodes that are not stalled; only the stalled topics)."""
-        watch = self.leader_watch
-        try:
-            while True:
-                self._watch_wakeup = trio.Event()
-                due = watch.next_refresh_at()
-                with trio.move_on_at(float("inf") if due is None else due):
-                    await self._watch_wakeup.wait()
-                    continue  # something changed: compute the time again
-                now = trio.current_time()
-                topics = watch.stalled_topics(now)
-                watch.refreshed(now)
-                if not topics:
-                    continue
-                try:
-                    await self._fetch_metadata(
-                        frozenset(topics),
-                        min(self.request_timeout_s, LEADER_CHECK_TIMEOUT_S),
-                        watch.stalled_nodes(now),
-                    )
-                except (ConnectionFailedError, ClientTimeoutError) as exc:
-                    log.debug("leader check failed: %s", exc)
-        except ClientClosedError:
-            pass  # the client is closing
-        finally:
-            self._watch_running = False
-
-    def _check_leaders(self) -> None:
-        md = self.metadata
-        for on_moved, tps in self.leader_watch.moved(
-            lambda tp: (md.leader_for(tp), md.leader_epoch(tp)), trio.current_time()
-        ):
-            try:
-                on_moved(tps)
-            except Exception:  # a bug in one owner must not stop the others' retries
-                log.exception("handling a leader change of %s failed", tps)
+    async def _refresh_for_leader_check(self, topics: frozenset[str], avoid: set[int]) -> None:
+        await self._fetch_metadata(
+            topics, min(self.request_timeout_s, LEADER_CHECK_TIMEOUT_S), avoid
+        )
 
     def leader_for(self, tp: TopicPartition | tuple[str, int]) -> int | None:
         return self.metadata.leader_for(tp)
