@@ -138,11 +138,11 @@ class LeaderWatch:
         """After a metadata update: for each request, the partitions whose leader moved.
 
         Those partitions stop being watched (each is reported once); a request left with
-        none is forgotten. The caller runs each ``on_moved`` with its partitions, in the
-        order the requests were registered.
+        none is forgotten. The caller runs each ``on_moved`` with its partitions, newest
+        request first: owners that put work back at the front of a queue keep its order.
         """
         actions: list[tuple[OnMoved, list[TP]]] = []
-        for token, w in list(self._watched.items()):
+        for token, w in reversed(list(self._watched.items())):
             gone = []
             for tp, sent_epoch in w.epochs.items():
                 leader, epoch = leader_of(tp)

@@ -86,3 +86,15 @@ def test_a_node_whose_stalled_request_was_abandoned_stays_avoided_for_a_while() 
     assert len(watch) == 0
     assert watch.stalled_nodes(2.0) == {1}  # it still answers nothing
     assert watch.stalled_nodes(2.0 + SUSPECT_S) == set()
+
+
+def test_moves_are_reported_newest_request_first() -> None:
+    """A producer puts abandoned batches back at the front of their queue: the newest goes
+    back first, so the oldest ends up in front, where it was."""
+    watch = LeaderWatch(leader_check_s=0.5)
+    order: list[str] = []
+    watch.watch(1, {A: 0}, 0.0, lambda tps: order.append("older"))
+    watch.watch(1, {A: 0}, 0.1, lambda tps: order.append("newer"))
+    for on_moved, tps in watch.moved(lambda tp: (2, 1), 1.0):
+        on_moved(tps)
+    assert order == ["newer", "older"]
