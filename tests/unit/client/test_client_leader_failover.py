@@ -148,3 +148,21 @@ async def test_an_offset_lookup_moves_to_the_new_leader(cluster: FakeCluster) ->
                 assert await consumer.end_offsets([tp]) == {tp: 0}
         cluster.resume(0)
     assert [node for node, _ in cluster.of_type(ListOffsetsRequest)][-1] == 1
+
+
+async def test_batches_queued_behind_an_abandoned_one_keep_their_order(
+    cluster: FakeCluster,
+) -> None:
+    cluster.create_topic("t", 1, leader=0)
+    async with Producer(cluster.bootstrap, acks="all", linger_ms=0, **SLOW_TIMEOUT) as producer:
+        await (await producer.send("t", b"0", partition=0))
+        cluster.paused.add(0)
+        first = await producer.send("t", b"1", partition=0)
+        await cluster.wait_for(ProduceRequest, 2)
+        later = [await producer.send("t", f"{i}".encode(), partition=0) for i in (2, 3, 4)]
+        cluster.move_leader(TP0, 1)
+        with trio.fail_after(10):
+            offsets = [(await f).offset for f in [first, *later]]
+        cluster.resume(0)
+    assert offsets == [1, 2, 3, 4]
+    assert cluster.values(TP0) == [b"0", b"1", b"2", b"3", b"4"]
