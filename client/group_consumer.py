@@ -11,7 +11,8 @@ before the log start) becomes the position and ``on_partitions_assigned`` runs. 
 on while the application processes, so a slow poll loop does not cost the membership.
 
 Delivery is at-least-once by default: auto-commit (every ``auto_commit_interval_ms``, on
-revoke and on close) commits the position of records already returned by ``poll``. For
+revoke and on close) commits the position of records already returned by ``poll``; commits
+and the leave on close are retried across controller changes (coordinator_link.py). For
 at-most-once, turn auto-commit off and call ``commit()`` right after ``poll`` and before
 processing the records.
 """
