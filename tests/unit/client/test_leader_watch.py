@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rillet.client.leader_watch import SUSPECT_S, TP, LeaderWatch, leader_moved
 
@@ -98,3 +100,45 @@ def test_moves_are_reported_newest_request_first() -> None:
     for on_moved, tps in watch.moved(lambda tp: (2, 1), 1.0):
         on_moved(tps)
     assert order == ["newer", "older"]
+
+
+@given(
+    steps=st.lists(
+        st.tuples(
+            st.sampled_from(["watch", "unwatch", "move", "refresh"]),
+            st.integers(0, 3),  # a partition, or which registration to end
+            st.floats(0.0, 2.0),  # time passing before the step
+        ),
+        max_size=60,
+    )
+)
+def test_each_move_is_reported_once_and_refreshes_never_come_too_often(
+    steps: list[tuple[str, int, float]],
+) -> None:
+    watch = LeaderWatch(leader_check_s=0.5, first_backoff_s=0.1)
+    leaders: dict[TP, tuple[int, int]] = {("t", p): (0, 0) for p in range(4)}
+    reported: list[list[TP]] = []
+    tokens: list[int] = []
+
+    now = 0.0
+    for action, n, dt in steps:
+        now += dt
+        tp = ("t", n)
+        if action == "watch":
+            mine: list[TP] = []
+            reported.append(mine)
+            node, epoch = leaders[tp]
+            tokens.append(watch.watch(node, {tp: epoch}, now, mine.extend))
+        elif action == "unwatch" and tokens:
+            watch.unwatch(tokens[n % len(tokens)])
+        elif action == "move":
+            node, epoch = leaders[tp]
+            leaders[tp] = ((node + 1) % 3, epoch + 1)
+            for on_moved, tps in watch.moved(leaders.__getitem__, now):
+                on_moved(tps)
+        else:
+            watch.refreshed(now)
+            due = watch.next_refresh_at()
+            assert due is None or due - now >= 0.1 - 1e-9  # at most ten refreshes a second
+    assert all(len(tps) <= 1 for tps in reported)  # each request was about one partition
+    assert len(watch) <= len(tokens)
