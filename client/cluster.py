@@ -4,6 +4,10 @@ Producer, Consumer and Admin each own one ClusterClient. It learns the cluster f
 bootstrap address, keeps partition leadership in a :class:`ClusterMetadata`, and opens at
 most one connection per node, even when many tasks ask for it at once. Its connections' tasks
 run in a nursery it is given (``start``) or opens itself (``async with``).
+
+It also watches requests bound to a partition leader (``watch_request``, ``leader_request``):
+while one is overdue it re-checks the metadata in the background, and when the metadata
+names a new leader the request's owner is told to retry there (leader_watch.py decides).
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from rillet.client.errors import (
     UnknownTopicOrPartitionError,
     error_for,
 )
+from rillet.client.leader_checks import LeaderChecks
+from rillet.client.leader_watch import DEFAULT_LEADER_CHECK_MS, TP, LeaderWatch, OnMoved
 from rillet.client.metadata import ClusterMetadata
 from rillet.client.types import TopicPartition
 from rillet.wire.error_codes import ErrorCode
@@ -32,6 +38,9 @@ from rillet.wire.messages import MetadataRequest, MetadataResponse
 log = logging.getLogger(__name__)
 
 MAX_METADATA_BACKOFF_S = 1.0
+# A metadata refresh made because a leader-bound request stalled asks a node that is not
+# stalled; it should answer quickly, and a slow one must not hold the check up for long.
+LEADER_CHECK_TIMEOUT_S = 5.0
 
 
 def parse_bootstrap(bootstrap: str) -> list[tuple[str, int]]:
@@ -65,7 +74,10 @@ class ClusterClient:
         request_timeout_ms: int = 30_000,
         connect_timeout_ms: int = 10_000,
         max_in_flight_per_connection: int = DEFAULT_MAX_IN_FLIGHT,
+        leader_check_ms: int = DEFAULT_LEADER_CHECK_MS,
     ) -> None:
+        if leader_check_ms <= 0:
+            raise ValueError("leader_check_ms must be positive")
         self._bootstrap = parse_bootstrap(bootstrap)
         self.client_id = client_id
         self.request_timeout_s = request_timeout_ms / 1000
@@ -82,6 +94,20 @@ class ClusterClient:
         self._refresh_lock = trio.Lock()
         self._last_refresh: tuple[int, frozenset[str] | None, MetadataResponse] | None = None
         self._closed = False
+        # Leader-bound requests in flight, and when to look for their partitions' new leaders.
+        self.leader_watch = LeaderWatch(leader_check_ms / 1000)
+        self._leader_checks = LeaderChecks(
+            self.leader_watch,
+            self.metadata,
+            self._refresh_for_leader_check,
+            lambda: None if self._closed else self._nursery,
+        )
+
+    @property
+    def closed(self) -> bool:
+        """True once the client is closing: a ClientClosedError then means "stop", not
+        "this connection went away"."""
+        return self._closed
 
     # -- lifecycle ------------------------------------------------------------------------
     #
@@ -225,25 +251,57 @@ class ClusterClient:
                 raise error_for(code, f"no leader known for {tp.topic}-{tp.partition}")
         return await self.connection(leader)
 
-    async def any_connection(self) -> BrokerConnection:
-        """A live connection to some node: an open one, a known node, or a bootstrap one."""
-        for conn in self._connections.values():
-            if not conn.closed:
+    async def any_connection(self, avoid: set[int] | None = None) -> BrokerConnection:
+        """A live connection to some node: an open one, a known node, or a bootstrap one.
+
+        Nodes in ``avoid`` (by default those with a leader-bound request stalled) are taken
+        only when no other node can be reached.
+        """
+        if avoid is None:
+            avoid = self.leader_watch.stalled_nodes(trio.current_time())
+        if avoid:
+            try:
+                return await self._any_connection(avoid)
+            except ConnectionFailedError:
+                pass
+        return await self._any_connection(set())
+
+    async def _any_connection(self, avoid: set[int]) -> BrokerConnection:
+        for key, conn in self._connections.items():
+            if not conn.closed and self._node_of(key) not in avoid:
                 return conn
         errors: list[str] = []
         for node_id, info in list(self.metadata.brokers.items()):
+            if node_id in avoid:
+                continue
             try:
                 return await self._connection(node_id, info.host, info.port)
             except ConnectionFailedError as exc:
                 errors.append(str(exc))
         for host, port in self._bootstrap:
+            if self._node_of(("bootstrap", host, port)) in avoid:
+                continue
             try:
                 return await self._connection(("bootstrap", host, port), host, port)
             except ConnectionFailedError as exc:
                 errors.append(str(exc))
         raise ConnectionFailedError("no node reachable: " + "; ".join(errors))
 
-    async def request_any(self, request: Any, timeout_s: float | None = None) -> Any:
+    def _node_of(self, key: object) -> int | None:
+        """The node id behind a connection key, when known."""
+        if isinstance(key, int):
+            return key
+        if isinstance(key, tuple) and key and key[0] == "coordinator":
+            return int(key[1])
+        if isinstance(key, tuple) and key and key[0] == "bootstrap":
+            for node_id, info in self.metadata.brokers.items():
+                if (info.host, info.port) == (key[1], key[2]):
+                    return node_id
+        return None
+
+    async def request_any(
+        self, request: Any, timeout_s: float | None = None, avoid: set[int] | None = None
+    ) -> Any:
         """Send ``request`` to any node, moving to another if a connection fails.
 
         Each reachable node is tried at most once, so this ends after a bounded number of
@@ -253,7 +311,7 @@ class ClusterClient:
         attempts = len(self._bootstrap) + len(self.metadata.brokers) + 1
         last: RilletError | None = None
         for _ in range(attempts):
-            conn = await self.any_connection()
+            conn = await self.any_connection(avoid)
             try:
                 return await conn.request(request, timeout)
             except (ConnectionFailedError, ClientTimeoutError) as exc:
@@ -276,14 +334,65 @@ class ClusterClient:
             last = self._last_refresh
             if last is not None and last[0] > version and _covers(last[1], wanted):
                 return last[2]
-            request = MetadataRequest(None if wanted is None else sorted(wanted))
-            response: MetadataResponse = await self.request_any(request)
-            self.metadata.update(response, wanted)
+            response = await self._fetch_metadata(wanted, self.request_timeout_s)
             self._last_refresh = (self.metadata.version, wanted, response)
-            for key in [k for k in self._connections if isinstance(k, int)]:
-                if key not in self.metadata.brokers:
-                    self._connections.pop(key).close()
             return response
+
+    async def _fetch_metadata(
+        self, wanted: frozenset[str] | None, timeout_s: float, avoid: set[int] | None = None
+    ) -> MetadataResponse:
+        request = MetadataRequest(None if wanted is None else sorted(wanted))
+        response: MetadataResponse = await self.request_any(request, timeout_s, avoid)
+        self.metadata.update(response, wanted)
+        # First the leader-bound requests whose leader moved (their owners retry them at the
+        # new leaders), then connections to nodes that left the cluster (fenced) are closed.
+        self._leader_checks.check()
+        for key in [k for k in self._connections if isinstance(k, int)]:
+            if key not in self.metadata.brokers:
+                self._connections.pop(key).close()
+        return response
+
+    # -- leader-bound requests (leader_checks.py) -----------------------------------------
+
+    def watch_request(
+        self,
+        node_id: int,
+        partitions: Iterable[TP],
+        on_moved: OnMoved,
+        expected_wait_s: float = 0.0,
+    ) -> int:
+        """Register a request in flight to ``node_id`` for ``partitions`` (sent under the
+        leader epochs the metadata has now). Once the metadata names another leader (or a
+        newer epoch) for some of them, ``on_moved(those partitions)`` runs (synchronously,
+        once per partition): the caller abandons them and retries at the new leader. While
+        the request waits longer than ``expected_wait_s`` + ``leader_check_ms``, this client
+        refreshes metadata in the background to find out. Call :meth:`unwatch` when the
+        request ends. Usable by any leader-bound call (produce, fetch, offset lookups)."""
+        return self._leader_checks.watch_request(node_id, partitions, on_moved, expected_wait_s)
+
+    def unwatch(self, token: int) -> None:
+        self.leader_watch.unwatch(token)
+
+    async def leader_request(
+        self,
+        conn: BrokerConnection,
+        node_id: int,
+        request: Any,
+        partitions: Iterable[TP],
+        timeout_s: float,
+        expected_wait_s: float = 0.0,
+    ) -> Any:
+        """``conn.request(request, timeout_s)``, abandoned as soon as the metadata names a
+        new leader for any of ``partitions``: then LeaderMovedError (retry at once, at the
+        leader the metadata names now)."""
+        return await self._leader_checks.leader_request(
+            conn, node_id, request, partitions, timeout_s, expected_wait_s
+        )
+
+    async def _refresh_for_leader_check(self, topics: frozenset[str], avoid: set[int]) -> None:
+        await self._fetch_metadata(
+            topics, min(self.request_timeout_s, LEADER_CHECK_TIMEOUT_S), avoid
+        )
 
     def leader_for(self, tp: TopicPartition | tuple[str, int]) -> int | None:
         return self.metadata.leader_for(tp)

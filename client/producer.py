@@ -19,6 +19,7 @@ from rillet.client.accumulator import RecordAccumulator, RecordFuture
 from rillet.client.cluster import ClusterClient
 from rillet.client.errors import BufferFullError, ClientClosedError, UnknownTopicOrPartitionError
 from rillet.client.idempotence import IdempotenceState
+from rillet.client.leader_watch import DEFAULT_LEADER_CHECK_MS
 from rillet.client.lifecycle import ClientLifecycle
 from rillet.client.partitioner import StickyPartitioner
 from rillet.client.sender import Sender
@@ -69,6 +70,7 @@ class Producer(ClientLifecycle):
         client_id: str | None = None,
         rng: random.Random | None = None,
         enable_idempotence: bool | None = None,
+        leader_check_ms: int = DEFAULT_LEADER_CHECK_MS,
     ) -> None:
         self.acks = parse_acks(acks)
         if enable_idempotence is None:
@@ -81,7 +83,12 @@ class Producer(ClientLifecycle):
         if linger_ms < 0 or retries < 0 or delivery_timeout_ms <= 0 or request_timeout_ms <= 0:
             raise ValueError("linger_ms and retries must be >= 0, timeouts > 0")
         super().__init__(
-            ClusterClient(bootstrap, client_id=client_id, request_timeout_ms=request_timeout_ms)
+            ClusterClient(
+                bootstrap,
+                client_id=client_id,
+                request_timeout_ms=request_timeout_ms,
+                leader_check_ms=leader_check_ms,
+            )
         )
         self._rng = rng if rng is not None else random.Random()
         self._partitioner = StickyPartitioner(self._rng)
