@@ -82,6 +82,14 @@ class ClusterClient:
         self._refresh_lock = trio.Lock()
         self._last_refresh: tuple[int, frozenset[str] | None, MetadataResponse] | None = None
         self._closed = False
+        # The highest metadata log offset any node told this client about (in a Metadata,
+        # CreateTopics or DeleteTopics answer); Metadata requests ask for at least this much,
+        # so a change the client was told about never disappears when it asks another node.
+        self.metadata_offset = -1
+
+    def saw_metadata_offset(self, offset: int) -> None:
+        """A node answered from metadata applied up to ``offset``."""
+        self.metadata_offset = max(self.metadata_offset, offset)
 
     # -- lifecycle ------------------------------------------------------------------------
     #
@@ -276,8 +284,11 @@ class ClusterClient:
             last = self._last_refresh
             if last is not None and last[0] > version and _covers(last[1], wanted):
                 return last[2]
-            request = MetadataRequest(None if wanted is None else sorted(wanted))
+            request = MetadataRequest(
+                None if wanted is None else sorted(wanted), self.metadata_offset
+            )
             response: MetadataResponse = await self.request_any(request)
+            self.saw_metadata_offset(response.metadata_offset)
             self.metadata.update(response, wanted)
             self._last_refresh = (self.metadata.version, wanted, response)
             for key in [k for k in self._connections if isinstance(k, int)]:

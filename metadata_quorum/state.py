@@ -41,6 +41,7 @@ from rillet.metadata_quorum.records import (
     UnfenceBroker,
     UnregisterBroker,
 )
+from rillet.metadata_quorum.topic_requests import TopicRequestLog
 
 SNAPSHOT_VERSION = 2  # 2: with the group registries
 
@@ -81,6 +82,7 @@ class MetadataState:
         self.partitions: dict[tuple[str, int], PartitionState] = {}  # (topic id, partition)
         self.next_producer_id = 0
         self.groups = GroupRegistry()  # consumer, ownership and offset registries
+        self.topic_requests = TopicRequestLog()  # admin requests that changed topics
 
     # -- applying -------------------------------------------------------------------------
 
@@ -122,6 +124,7 @@ class MetadataState:
                         record.name, record.topic_id, dict(record.configs)
                     )
                     self.topic_ids[record.name] = record.topic_id
+                    self.topic_requests.note(record.request_id, record.name)
             case PartitionRecord():
                 if record.topic_id in self.topics:
                     self.partitions[(record.topic_id, record.partition)] = PartitionState(
@@ -140,6 +143,7 @@ class MetadataState:
                     for key in [k for k in self.partitions if k[0] == record.topic_id]:
                         del self.partitions[key]
                     self.groups.remove_topic(record.topic_id)
+                    self.topic_requests.note(record.request_id, topic.name)
             case ControllerActivated():
                 pass  # a barrier: see the record's docstring
             case ProducerIds():
@@ -205,6 +209,7 @@ class MetadataState:
                 for (t, p), s in sorted(self.partitions.items())
             ],
             "groups": self.groups.to_doc(),
+            "topic_requests": self.topic_requests.to_doc(),
         }
         return bytes(cbor2.dumps(doc, canonical=True))
 
@@ -227,6 +232,7 @@ class MetadataState:
                     tuple(replicas), tuple(isr), leader, le, pe
                 )
             state.groups = GroupRegistry.from_doc(doc["groups"])
+            state.topic_requests = TopicRequestLog.from_doc(doc.get("topic_requests", []))
         except SnapshotError:
             raise
         except Exception as exc:
