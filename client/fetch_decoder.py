@@ -17,7 +17,13 @@ from itertools import count
 
 from rillet.client.errors import CorruptMessageError
 from rillet.client.types import ConsumerRecord
-from rillet.wire.batch import HEADER_SIZE, LENGTH_PREFIX_SIZE, check_batch, peek_length
+from rillet.wire.batch import (
+    ATTR_TIMESTAMP_LOG_APPEND,
+    HEADER_SIZE,
+    LENGTH_PREFIX_SIZE,
+    check_batch,
+    peek_length,
+)
 from rillet.wire.compression import decompress
 from rillet.wire.errors import WireError
 from rillet.wire.record_codec import decode_payload
@@ -57,11 +63,21 @@ def decode_record_set(
                 stored = data[position + HEADER_SIZE : batch_end]
                 raw = decode_payload(decompress(h.compression, stored), h.record_count)
                 skip = fetch_offset - h.base_offset if h.base_offset < fetch_offset else 0
-                ts = h.first_timestamp_ms
+                ts, scale = h.first_timestamp_ms, 1
+                if h.attributes & ATTR_TIMESTAMP_LOG_APPEND:  # all stamped at the append
+                    ts, scale = h.max_timestamp_ms, 0
                 records += [
                     _new(
                         record_cls,
-                        (topic, partition, offset, ts + d, k, v, _NO_HEADERS if hs is None else hs),
+                        (
+                            topic,
+                            partition,
+                            offset,
+                            ts + d * scale,
+                            k,
+                            v,
+                            _NO_HEADERS if hs is None else hs,
+                        ),
                     )
                     for offset, (d, k, v, hs) in zip(
                         count(h.base_offset + skip), raw[skip:] if skip else raw

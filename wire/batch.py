@@ -44,6 +44,10 @@ _BASE_OFFSET = struct.Struct(">q")
 _LEADER_EPOCH = struct.Struct(">i")
 _LEADER_EPOCH_OFFSET = 12
 _MAX_TS_OFFSET = 35
+_ATTRIBUTES = struct.Struct(">h")
+_TIMESTAMPS = struct.Struct(">qq")  # first_timestamp_ms, max_timestamp_ms
+_FIRST_TS_OFFSET = 27
+_CRC = struct.Struct(">I")
 
 ATTR_TIMESTAMP_LOG_APPEND = 0x08
 ATTR_CONTROL = 0x20
@@ -199,14 +203,30 @@ def assign_offset_and_epoch(buf: bytearray, position: int, base_offset: int, epo
     _LEADER_EPOCH.pack_into(buf, position + _LEADER_EPOCH_OFFSET, epoch)
 
 
+def stamp_log_append_time(buf: bytearray, position: int, timestamp_ms: int) -> None:
+    """LogAppendTime: mark the batch at ``position`` and set its first and max timestamps to
+    the leader's clock, then recompute its CRC (these fields are under it). Once per batch;
+    the records stay as the producer encoded them and report the batch's max timestamp.
+    The caller has checked the batch's CRC: a recomputed CRC must not hide damage."""
+    attributes = _ATTRIBUTES.unpack_from(buf, position + CRC_START)[0]
+    _ATTRIBUTES.pack_into(buf, position + CRC_START, attributes | ATTR_TIMESTAMP_LOG_APPEND)
+    _TIMESTAMPS.pack_into(buf, position + _FIRST_TS_OFFSET, timestamp_ms, timestamp_ms)
+    size = LENGTH_PREFIX_SIZE + _BASE_AND_LENGTH.unpack_from(buf, position)[1]
+    crc = crc32c.crc32c(memoryview(buf)[position + CRC_START : position + size])
+    _CRC.pack_into(buf, position + CRC_OFFSET, crc)
+
+
 def decode_records(buf: bytes | bytearray | memoryview, position: int = 0) -> list[Record]:
     """Decode the records of the batch at ``position``; the caller has checked its CRC."""
     header = read_header(buf, position)
     start = position + HEADER_SIZE
     stored = memoryview(buf)[start : position + header.size]
     raw = decode_payload(decompress(header.compression, stored), header.record_count)
-    base_ts = header.first_timestamp_ms
     base_off = header.base_offset
+    if header.attributes & ATTR_TIMESTAMP_LOG_APPEND:  # every record has the append time
+        ts = header.max_timestamp_ms
+        return [Record(base_off + i, ts, r[1], r[2], r[3] or []) for i, r in enumerate(raw)]
+    base_ts = header.first_timestamp_ms
     return [Record(base_off + i, base_ts + r[0], r[1], r[2], r[3] or []) for i, r in enumerate(raw)]
 
 
