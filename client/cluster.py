@@ -233,26 +233,30 @@ class ClusterClient:
                 raise error_for(code, f"no leader known for {tp.topic}-{tp.partition}")
         return await self.connection(leader)
 
-    async def any_connection(self) -> BrokerConnection:
-        """A live connection to some node: an open one, a known node, or a bootstrap one."""
+    async def any_connection(
+        self, avoid: frozenset[tuple[str, int]] = frozenset()
+    ) -> BrokerConnection:
+        """A live connection to some node: an open one, a known node, or a bootstrap one;
+        addresses in ``avoid`` only when no other can be reached."""
         for conn in self._connections.values():
-            if not conn.closed:
+            if not conn.closed and (conn.host, conn.port) not in avoid:
                 return conn
         errors: list[str] = []
-        for node_id, info in list(self.metadata.brokers.items()):
+        targets: list[tuple[object, str, int]] = [
+            (node_id, info.host, info.port) for node_id, info in self.metadata.brokers.items()
+        ]
+        targets += [(("bootstrap", host, port), host, port) for host, port in self._bootstrap]
+        targets.sort(key=lambda t: (t[1], t[2]) in avoid)  # stable: the others first, in order
+        for key, host, port in targets:
             try:
-                return await self._connection(node_id, info.host, info.port)
-            except ConnectionFailedError as exc:
-                errors.append(str(exc))
-        for host, port in self._bootstrap:
-            try:
-                return await self._connection(("bootstrap", host, port), host, port)
+                return await self._connection(key, host, port)
             except ConnectionFailedError as exc:
                 errors.append(str(exc))
         raise ConnectionFailedError("no node reachable: " + "; ".join(errors))
 
     async def request_any(self, request: Any, timeout_s: float | None = None) -> Any:
-        """Send ``request`` to any node, moving to another if a connection fails.
+        """Send ``request`` to any node, moving to another if a connection fails or a node
+        does not answer in time (a paused node is not asked again while others remain).
 
         Each reachable node is tried at most once, so this ends after a bounded number of
         attempts.
@@ -260,12 +264,14 @@ class ClusterClient:
         timeout = self.request_timeout_s if timeout_s is None else timeout_s
         attempts = len(self._bootstrap) + len(self.metadata.brokers) + 1
         last: RilletError | None = None
+        failed: set[tuple[str, int]] = set()
         for _ in range(attempts):
-            conn = await self.any_connection()
+            conn = await self.any_connection(frozenset(failed))
             try:
                 return await conn.request(request, timeout)
             except (ConnectionFailedError, ClientTimeoutError) as exc:
                 last = exc
+                failed.add((conn.host, conn.port))
                 conn.close()  # try another node next time round
         assert last is not None
         raise last
