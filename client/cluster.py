@@ -261,14 +261,22 @@ class ClusterClient:
         Each reachable node is tried at most once, so this ends after a bounded number of
         attempts.
         """
+        response, _ = await self._request_any(request, timeout_s, frozenset())
+        return response
+
+    async def _request_any(
+        self, request: Any, timeout_s: float | None, avoid: frozenset[tuple[str, int]]
+    ) -> tuple[Any, tuple[str, int]]:
+        """``request_any``, also naming the address that answered; ``avoid`` as in
+        ``any_connection``."""
         timeout = self.request_timeout_s if timeout_s is None else timeout_s
         attempts = len(self._bootstrap) + len(self.metadata.brokers) + 1
         last: RilletError | None = None
-        failed: set[tuple[str, int]] = set()
+        failed: set[tuple[str, int]] = set(avoid)
         for _ in range(attempts):
             conn = await self.any_connection(frozenset(failed))
             try:
-                return await conn.request(request, timeout)
+                return await conn.request(request, timeout), (conn.host, conn.port)
             except (ConnectionFailedError, ClientTimeoutError) as exc:
                 last = exc
                 failed.add((conn.host, conn.port))
@@ -293,7 +301,10 @@ class ClusterClient:
             request = MetadataRequest(
                 None if wanted is None else sorted(wanted), self.metadata_offset
             )
-            response: MetadataResponse = await self.request_any(request)
+            response: MetadataResponse
+            response, address = await self._request_any(request, None, frozenset())
+            if response.metadata_offset < request.min_metadata_offset:
+                response = await self._fresher_answer(request, response, address)
             self.saw_metadata_offset(response.metadata_offset)
             self.metadata.update(response, wanted)
             self._last_refresh = (self.metadata.version, wanted, response)
@@ -301,6 +312,20 @@ class ClusterClient:
                 if key not in self.metadata.brokers:
                     self._connections.pop(key).close()
             return response
+
+    async def _fresher_answer(
+        self, request: MetadataRequest, stale: MetadataResponse, address: tuple[str, int]
+    ) -> MetadataResponse:
+        """The node at ``address`` could not catch up with what this client has seen (cut
+        off from the quorum?): ask one other node, keeping the fresher answer."""
+        if not self.metadata.brokers:  # learn the other nodes from the stale answer
+            self.metadata.brokers = {b.node_id: b for b in stale.brokers}
+        try:
+            other, _ = await self._request_any(request, None, frozenset({address}))
+        except (ConnectionFailedError, ClientTimeoutError):
+            return stale
+        fresher: MetadataResponse = other
+        return fresher if fresher.metadata_offset > stale.metadata_offset else stale
 
     def leader_for(self, tp: TopicPartition | tuple[str, int]) -> int | None:
         return self.metadata.leader_for(tp)
