@@ -27,7 +27,7 @@ from rillet.broker.cli.common import (
 )
 from rillet.broker.cli.topic_watch import deleted_error, topic_exists
 from rillet.client import Admin, Consumer, ConsumerRecord, Producer, RecordFuture, TopicPartition
-from rillet.client.errors import UnknownTopicOrPartitionError
+from rillet.client.errors import MessageTooLargeError, UnknownTopicOrPartitionError
 
 READ_CHUNK_BYTES = 64 * 1024
 POLL_MS = 1000  # how long one poll waits when no --timeout-ms bounds the wait
@@ -121,6 +121,9 @@ class DeliveryTally:
         if error is None:
             self.acked += 1
             return
+        self.refused(error)
+
+    def refused(self, error: BaseException) -> None:
         self.failed += 1
         if self.first_error is None:
             self.first_error = error
@@ -158,11 +161,15 @@ async def produce_lines(
                 lines.append(rest.removesuffix(b"\r"))
             for line in lines:
                 key, value = split_key(line, separator)
-                future = await producer.send(
-                    args.topic, value, key=key, headers=headers, partition=args.partition
-                )
-                future.add_done_callback(tally.on_done)
                 tally.sent += 1
+                try:
+                    future = await producer.send(
+                        args.topic, value, key=key, headers=headers, partition=args.partition
+                    )
+                except MessageTooLargeError as exc:  # this line only: the others go on
+                    tally.refused(exc)
+                    continue
+                future.add_done_callback(tally.on_done)
         await producer.flush()
     elapsed = time.perf_counter() - started
     summary = f"produced {tally.acked} of {tally.sent} records to {args.topic} in {elapsed:.2f}s"
