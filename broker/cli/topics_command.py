@@ -21,7 +21,7 @@ from rillet.broker.cli.common import add_bootstrap, key_value_arg, print_table, 
 from rillet.client import Admin, Consumer, NewTopic, TopicDescription, TopicPartition
 
 TABLE_HEADER = ("TOPIC", "PARTITION", "LEADER", "EPOCH", "REPLICAS", "ISR", "START", "END")
-METADATA_TIMEOUT_MS = 5_000  # per node asked: a busy node is left for the next one
+METADATA_TIMEOUT_MS = 10_000  # per node asked: a node that does not answer is left for the next
 OFFSETS_TIMEOUT_S = 3.0  # per partition leader
 
 

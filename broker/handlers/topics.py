@@ -22,7 +22,7 @@ import trio
 
 from rillet.broker.errors import BrokerError, TopicError
 from rillet.broker.handlers.context import BrokerContext
-from rillet.broker.handlers.controller_calls import decide_on_controller
+from rillet.broker.handlers.controller_calls import ControllerOutcome, decide_on_controller
 from rillet.broker.topic_config import validate_topic_configs, validate_topic_name
 from rillet.metadata_quorum.controller_service import DecideFn
 from rillet.wire.error_codes import ErrorCode
@@ -116,8 +116,10 @@ async def _create_one(
             state, t.name, partitions, factor, configs, request_id
         ),
     )
-    if outcome.error == ErrorCode.NONE:
+    if outcome.error == ErrorCode.NONE and _changed(outcome):
         log.info("created topic %s: %d partitions x %d replicas", t.name, partitions, factor)
+    elif outcome.error == ErrorCode.NONE:
+        log.info("topic %s: a resent create, carried out already", t.name)
     return TopicResult(t.name, outcome.error, outcome.message)
 
 
@@ -130,7 +132,7 @@ async def _delete_topics(ctx: BrokerContext, req: DeleteTopicsRequest) -> Delete
         if ctx.metadata.controller_is_local():
             for name in names:
                 outcome = await decide_on_controller(ctx, _deleting(name, req.request_id))
-                if outcome.error == ErrorCode.NONE:
+                if outcome.error == ErrorCode.NONE and _changed(outcome):
                     log.info("deleted topic %s", name)
                 results[name] = TopicResult(name, outcome.error, outcome.message)
         elif req.forwarded:
@@ -149,6 +151,11 @@ async def _delete_topics(ctx: BrokerContext, req: DeleteTopicsRequest) -> Delete
         [_result_or_timeout(results, n) for n in req.topics],
         max(seen.offset, ctx.metadata.applied_offset),
     )
+
+
+def _changed(outcome: ControllerOutcome) -> bool:
+    """Whether the decision committed records (not a resend of a change already made)."""
+    return outcome.decision is not None and bool(outcome.decision.records)
 
 
 def _deleting(name: str, request_id: str) -> DecideFn:
