@@ -4,10 +4,17 @@ Topic changes go to the controller when the metadata names one, to any node othe
 node that says it is not (or no longer) the controller makes the client refresh its metadata
 and resend the topics it failed, until the operation's timeout. Per-topic failures are raised
 as their typed errors (TopicAlreadyExistsError, InvalidTopicError, ...).
+
+Every resend of one operation carries the same request id, so a create or delete that was
+carried out before its answer was lost (a controller dying mid-request) is answered with
+success, not with TopicAlreadyExistsError about the client's own topic. The metadata offset
+of each answer is remembered by the cluster client: the next Metadata request, to any node,
+sees the change.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -78,6 +85,7 @@ class Admin(ClientLifecycle):
         self._check_open()
         by_name = {t.name: t for t in new_topics}
         timeout = self._timeout_ms if timeout_ms is None else timeout_ms
+        request_id = str(uuid.uuid4())  # the same on every resend: a retry finds its topic
 
         def request(names: list[str]) -> m.CreateTopicsRequest:
             return m.CreateTopicsRequest(
@@ -92,6 +100,7 @@ class Admin(ClientLifecycle):
                 ],
                 timeout,
                 validate_only,
+                request_id=request_id,
             )
 
         await self._topic_operation(list(by_name), request, timeout)
@@ -100,8 +109,11 @@ class Admin(ClientLifecycle):
         """Delete topics; raises the first per-topic error (e.g. UnknownTopicOrPartitionError)."""
         self._check_open()
         timeout = self._timeout_ms if timeout_ms is None else timeout_ms
+        request_id = str(uuid.uuid4())  # the same on every resend: a retry is a success
         await self._topic_operation(
-            list(dict.fromkeys(names)), lambda ns: m.DeleteTopicsRequest(ns, timeout), timeout
+            list(dict.fromkeys(names)),
+            lambda ns: m.DeleteTopicsRequest(ns, timeout, request_id=request_id),
+            timeout,
         )
 
     async def _topic_operation(
@@ -124,6 +136,7 @@ class Admin(ClientLifecycle):
                         raise
                     last, retry = exc, pending
                 else:
+                    self._cluster.saw_metadata_offset(response.metadata_offset)
                     for r in response.topics:
                         if r.error_code == ErrorCode.NONE:
                             continue

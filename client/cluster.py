@@ -102,12 +102,20 @@ class ClusterClient:
             self._refresh_for_leader_check,
             lambda: None if self._closed else self._nursery,
         )
+        # The highest metadata log offset any node told this client about (in a Metadata,
+        # CreateTopics or DeleteTopics answer); Metadata requests ask for at least this much,
+        # so a change the client was told about never disappears when it asks another node.
+        self.metadata_offset = -1
 
     @property
     def closed(self) -> bool:
         """True once the client is closing: a ClientClosedError then means "stop", not
         "this connection went away"."""
         return self._closed
+
+    def saw_metadata_offset(self, offset: int) -> None:
+        """A node answered from metadata applied up to ``offset``."""
+        self.metadata_offset = max(self.metadata_offset, offset)
 
     # -- lifecycle ------------------------------------------------------------------------
     #
@@ -251,38 +259,44 @@ class ClusterClient:
                 raise error_for(code, f"no leader known for {tp.topic}-{tp.partition}")
         return await self.connection(leader)
 
-    async def any_connection(self, avoid: set[int] | None = None) -> BrokerConnection:
+    async def any_connection(
+        self,
+        avoid: set[int] | None = None,
+        avoid_addresses: frozenset[tuple[str, int]] = frozenset(),
+    ) -> BrokerConnection:
         """A live connection to some node: an open one, a known node, or a bootstrap one.
 
-        Nodes in ``avoid`` (by default those with a leader-bound request stalled) are taken
-        only when no other node can be reached.
+        Nodes in ``avoid`` (by default those with a leader-bound request stalled) and the
+        addresses in ``avoid_addresses`` are taken only when no other node can be reached.
         """
         if avoid is None:
             avoid = self.leader_watch.stalled_nodes(trio.current_time())
-        if avoid:
+        if avoid or avoid_addresses:
             try:
-                return await self._any_connection(avoid)
+                return await self._any_connection(avoid, avoid_addresses)
             except ConnectionFailedError:
                 pass
-        return await self._any_connection(set())
+        return await self._any_connection(set(), frozenset())
 
-    async def _any_connection(self, avoid: set[int]) -> BrokerConnection:
+    async def _any_connection(
+        self, avoid: set[int], avoid_addresses: frozenset[tuple[str, int]]
+    ) -> BrokerConnection:
+        def avoided(key: object, host: str, port: int) -> bool:
+            return self._node_of(key) in avoid or (host, port) in avoid_addresses
+
         for key, conn in self._connections.items():
-            if not conn.closed and self._node_of(key) not in avoid:
+            if not conn.closed and not avoided(key, conn.host, conn.port):
                 return conn
         errors: list[str] = []
-        for node_id, info in list(self.metadata.brokers.items()):
-            if node_id in avoid:
+        targets: list[tuple[object, str, int]] = [
+            (node_id, info.host, info.port) for node_id, info in self.metadata.brokers.items()
+        ]
+        targets += [(("bootstrap", host, port), host, port) for host, port in self._bootstrap]
+        for key, host, port in targets:
+            if avoided(key, host, port):
                 continue
             try:
-                return await self._connection(node_id, info.host, info.port)
-            except ConnectionFailedError as exc:
-                errors.append(str(exc))
-        for host, port in self._bootstrap:
-            if self._node_of(("bootstrap", host, port)) in avoid:
-                continue
-            try:
-                return await self._connection(("bootstrap", host, port), host, port)
+                return await self._connection(key, host, port)
             except ConnectionFailedError as exc:
                 errors.append(str(exc))
         raise ConnectionFailedError("no node reachable: " + "; ".join(errors))
@@ -302,20 +316,35 @@ class ClusterClient:
     async def request_any(
         self, request: Any, timeout_s: float | None = None, avoid: set[int] | None = None
     ) -> Any:
-        """Send ``request`` to any node, moving to another if a connection fails.
+        """Send ``request`` to any node, moving to another if a connection fails or a node
+        does not answer in time (a paused node is not asked again while others remain).
 
         Each reachable node is tried at most once, so this ends after a bounded number of
         attempts.
         """
+        response, _ = await self._request_any(request, timeout_s, avoid, frozenset())
+        return response
+
+    async def _request_any(
+        self,
+        request: Any,
+        timeout_s: float | None,
+        avoid: set[int] | None,
+        avoid_addresses: frozenset[tuple[str, int]],
+    ) -> tuple[Any, tuple[str, int]]:
+        """``request_any``, also naming the address that answered; ``avoid`` and
+        ``avoid_addresses`` as in ``any_connection``."""
         timeout = self.request_timeout_s if timeout_s is None else timeout_s
         attempts = len(self._bootstrap) + len(self.metadata.brokers) + 1
         last: RilletError | None = None
+        failed: set[tuple[str, int]] = set(avoid_addresses)
         for _ in range(attempts):
-            conn = await self.any_connection(avoid)
+            conn = await self.any_connection(avoid, frozenset(failed))
             try:
-                return await conn.request(request, timeout)
+                return await conn.request(request, timeout), (conn.host, conn.port)
             except (ConnectionFailedError, ClientTimeoutError) as exc:
                 last = exc
+                failed.add((conn.host, conn.port))
                 conn.close()  # try another node next time round
         assert last is not None
         raise last
@@ -341,8 +370,12 @@ class ClusterClient:
     async def _fetch_metadata(
         self, wanted: frozenset[str] | None, timeout_s: float, avoid: set[int] | None = None
     ) -> MetadataResponse:
-        request = MetadataRequest(None if wanted is None else sorted(wanted))
-        response: MetadataResponse = await self.request_any(request, timeout_s, avoid)
+        request = MetadataRequest(None if wanted is None else sorted(wanted), self.metadata_offset)
+        response: MetadataResponse
+        response, address = await self._request_any(request, timeout_s, avoid, frozenset())
+        if response.metadata_offset < request.min_metadata_offset:
+            response = await self._fresher_answer(request, response, address)
+        self.saw_metadata_offset(response.metadata_offset)
         self.metadata.update(response, wanted)
         # First the leader-bound requests whose leader moved (their owners retry them at the
         # new leaders), then connections to nodes that left the cluster (fenced) are closed.
@@ -351,6 +384,20 @@ class ClusterClient:
             if key not in self.metadata.brokers:
                 self._connections.pop(key).close()
         return response
+
+    async def _fresher_answer(
+        self, request: MetadataRequest, stale: MetadataResponse, address: tuple[str, int]
+    ) -> MetadataResponse:
+        """The node at ``address`` could not catch up with what this client has seen (cut
+        off from the quorum?): ask one other node, keeping the fresher answer."""
+        if not self.metadata.brokers:  # learn the other nodes from the stale answer
+            self.metadata.brokers = {b.node_id: b for b in stale.brokers}
+        try:
+            other, _ = await self._request_any(request, None, None, frozenset({address}))
+        except (ConnectionFailedError, ClientTimeoutError):
+            return stale
+        fresher: MetadataResponse = other
+        return fresher if fresher.metadata_offset > stale.metadata_offset else stale
 
     # -- leader-bound requests (leader_checks.py) -----------------------------------------
 

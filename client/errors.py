@@ -205,6 +205,14 @@ class AuthorizationFailedError(BrokerError):
     default_code = ErrorCode.AUTHORIZATION_FAILED
 
 
+class InvalidTimestampError(BrokerError):
+    """A record's timestamp is too far from the broker's clock (the topic's
+    ``message.timestamp.before.max.ms`` / ``message.timestamp.after.max.ms``): a wrong client
+    clock, refused before retention could delete fresh data or pin old segments."""
+
+    default_code = ErrorCode.INVALID_TIMESTAMP
+
+
 class UnsupportedVersionError(BrokerError):
     """The node does not serve this version of the api."""
 
@@ -373,6 +381,7 @@ _ALL: tuple[type[BrokerError], ...] = (
     InvalidSessionTimeoutError,
     RebalanceInProgressError,
     AuthorizationFailedError,
+    InvalidTimestampError,
     UnsupportedVersionError,
     TopicAlreadyExistsError,
     InvalidPartitionsError,

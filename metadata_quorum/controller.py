@@ -298,7 +298,13 @@ class Controller:
         partitions: int,
         replication_factor: int,
         configs: dict[str, str],
+        request_id: str = "",
     ) -> Decision:
+        """``request_id`` names the client's request: its retry, after this creation was
+        committed (the answer lost with a dying controller), succeeds instead of hearing
+        TOPIC_ALREADY_EXISTS about its own topic."""
+        if state.topic_requests.done(request_id, name):
+            return Decision([])
         if state.topic_by_name(name) is not None:
             return Decision([], ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} exists")
         live = {b.broker_id: b.rack for b in state.brokers.values() if not b.fenced}
@@ -307,13 +313,16 @@ class Controller:
         except AssignmentError as exc:
             return Decision([], ErrorCode.INVALID_REPLICATION_FACTOR, str(exc))
         topic_id = str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
-        records: list[MetadataRecord] = [TopicRecord(name, topic_id, dict(configs))]
+        records: list[MetadataRecord] = [TopicRecord(name, topic_id, dict(configs), request_id)]
         for p, replicas in enumerate(assignment):
             records.append(PartitionRecord(topic_id, p, replicas, list(replicas), replicas[0]))
         return Decision(records)
 
-    def delete_topic(self, state: MetadataState, name: str) -> Decision:
+    def delete_topic(self, state: MetadataState, name: str, request_id: str = "") -> Decision:
+        """A retry of a delete already carried out (same ``request_id``) succeeds."""
+        if state.topic_requests.done(request_id, name):
+            return Decision([])
         topic = state.topic_by_name(name)
         if topic is None:
             return Decision([], ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"unknown topic {name!r}")
-        return Decision([RemoveTopic(topic.topic_id)])
+        return Decision([RemoveTopic(topic.topic_id, request_id)])

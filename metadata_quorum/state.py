@@ -49,6 +49,7 @@ from rillet.metadata_quorum.records import (
     UnfenceBroker,
     UnregisterBroker,
 )
+from rillet.metadata_quorum.topic_requests import TopicRequestLog
 
 SNAPSHOT_VERSION = 3  # 2: with the group registries; 3: with classic groups
 _READABLE_SNAPSHOT_VERSIONS = (2, 3)
@@ -93,6 +94,7 @@ class MetadataState:
         self.next_producer_id = 0
         self.groups = GroupRegistry()  # consumer, ownership and offset registries
         self.classic_groups = ClassicGroupRegistry()  # JoinGroup/SyncGroup groups
+        self.topic_requests = TopicRequestLog()  # admin requests that changed topics
 
     # -- applying -------------------------------------------------------------------------
 
@@ -136,6 +138,7 @@ class MetadataState:
                         record.name, record.topic_id, dict(record.configs)
                     )
                     self.topic_ids[record.name] = record.topic_id
+                    self.topic_requests.note(record.request_id, record.name)
             case PartitionRecord():
                 if record.topic_id in self.topics:
                     self.partitions[(record.topic_id, record.partition)] = PartitionState(
@@ -154,6 +157,7 @@ class MetadataState:
                     for key in [k for k in self.partitions if k[0] == record.topic_id]:
                         del self.partitions[key]
                     self.groups.remove_topic(record.topic_id)
+                    self.topic_requests.note(record.request_id, topic.name)
             case ControllerActivated():
                 pass  # a barrier: see the record's docstring
             case ProducerIds():
@@ -240,6 +244,7 @@ class MetadataState:
             ],
             "groups": self.groups.to_doc(),
             "classic_groups": self.classic_groups.to_doc(),
+            "topic_requests": self.topic_requests.to_doc(),
         }
         return bytes(cbor2.dumps(doc, canonical=True))
 
@@ -268,6 +273,7 @@ class MetadataState:
                 )
             state.groups = GroupRegistry.from_doc(doc["groups"])
             state.classic_groups = ClassicGroupRegistry.from_doc(doc.get("classic_groups", []))
+            state.topic_requests = TopicRequestLog.from_doc(doc.get("topic_requests", []))
         except SnapshotError:
             raise
         except Exception as exc:

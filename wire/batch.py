@@ -46,6 +46,10 @@ _BASE_OFFSET = struct.Struct(">q")
 _LEADER_EPOCH = struct.Struct(">i")
 _LEADER_EPOCH_OFFSET = 12
 _MAX_TS_OFFSET = 35
+_ATTRIBUTES = struct.Struct(">h")
+_TIMESTAMPS = struct.Struct(">qq")  # first_timestamp_ms, max_timestamp_ms
+_FIRST_TS_OFFSET = 27
+_CRC = struct.Struct(">I")
 
 ATTR_TIMESTAMP_LOG_APPEND = 0x08
 ATTR_TRANSACTIONAL = 0x10
@@ -207,19 +211,36 @@ def assign_offset_and_epoch(buf: bytearray, position: int, base_offset: int, epo
     _LEADER_EPOCH.pack_into(buf, position + _LEADER_EPOCH_OFFSET, epoch)
 
 
+def stamp_log_append_time(buf: bytearray, position: int, timestamp_ms: int) -> None:
+    """LogAppendTime: mark the batch at ``position`` and set its first and max timestamps to
+    the leader's clock, then recompute its CRC (these fields are under it). Once per batch;
+    the records stay as the producer encoded them and report the batch's max timestamp.
+    The caller has checked the batch's CRC: a recomputed CRC must not hide damage."""
+    attributes = _ATTRIBUTES.unpack_from(buf, position + CRC_START)[0]
+    _ATTRIBUTES.pack_into(buf, position + CRC_START, attributes | ATTR_TIMESTAMP_LOG_APPEND)
+    _TIMESTAMPS.pack_into(buf, position + _FIRST_TS_OFFSET, timestamp_ms, timestamp_ms)
+    size = LENGTH_PREFIX_SIZE + _BASE_AND_LENGTH.unpack_from(buf, position)[1]
+    crc = crc32c.crc32c(memoryview(buf)[position + CRC_START : position + size])
+    _CRC.pack_into(buf, position + CRC_OFFSET, crc)
+
+
 def decode_records(buf: bytes | bytearray | memoryview, position: int = 0) -> list[Record]:
     """Decode the records of the batch at ``position``; the caller has checked its CRC."""
     header = read_header(buf, position)
     start = position + HEADER_SIZE
     stored = memoryview(buf)[start : position + header.size]
     columns = decode_record_fields(decompress(header.compression, stored), header.record_count)
-    base_ts = header.first_timestamp_ms
     base_off = header.base_offset
     headers = columns.headers or [None] * header.record_count
+    if header.attributes & ATTR_TIMESTAMP_LOG_APPEND:  # every record has the append time
+        timestamps = [header.max_timestamp_ms] * header.record_count
+    else:
+        base_ts = header.first_timestamp_ms
+        timestamps = [base_ts + delta for delta in columns.timestamp_deltas_ms]
     return [
-        Record(base_off + i, base_ts + delta, key, value, hs or [])
-        for i, (delta, key, value, hs) in enumerate(
-            zip(columns.timestamp_deltas_ms, columns.keys, columns.values, headers, strict=True)
+        Record(base_off + i, ts, key, value, hs or [])
+        for i, (ts, key, value, hs) in enumerate(
+            zip(timestamps, columns.keys, columns.values, headers, strict=True)
         )
     ]
 
