@@ -22,7 +22,7 @@ import os
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.partition_replica import PartitionReplica
-from rillet.partition_store.errors import OffsetOutOfRange, StoreError
+from rillet.partition_store.errors import LogDamaged, OffsetOutOfRange, StoreError
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FileRegion
 from rillet.wire.messages import FetchPartition, FetchPartitionResponse
@@ -68,6 +68,9 @@ def read_for_follower(
             result = plog.read(p.fetch_offset, limit, min_one_batch=first)
         except OffsetOutOfRange:
             return _answer(p, replica, ErrorCode.OFFSET_OUT_OF_RANGE)
+        except LogDamaged as exc:  # bit rot: never replicated (see fetch.py)
+            replica.report_damage(exc.damage)
+            return _answer(p, replica, replica.damaged_read_error())
         except (StoreError, OSError) as exc:
             log.error("read of %s-%d for replica %d failed: %s", *_key(p), replica_id, exc)
             return _answer(p, replica, ErrorCode.STORAGE_ERROR)
