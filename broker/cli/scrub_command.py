@@ -58,8 +58,8 @@ def run(args: argparse.Namespace) -> int:
     if not data_dir.is_dir():
         print(f"error: {data_dir} is not a directory", file=sys.stderr)
         return EXIT_FAILED
-    pid = _running_node(data_dir)
     try:
+        pid = _running_node(data_dir)
         if pid is None:
             result = _scrub_offline(data_dir)
         else:
