@@ -103,6 +103,10 @@ class PartitionReplica:
         self.damage: BatchDamage | None = log.damage
         self.handover_refused = False
         self.on_damage: Callable[[], None] = _nothing
+        # Per follower, the fetch offset of the last answer that carried records: a fetch
+        # from the same offset again means the follower could not append them (its report of
+        # a bad CRC), so that range is checked again.
+        self._served_followers: dict[int, int] = {}
 
     # -- role -------------------------------------------------------------------------------
 
@@ -232,6 +236,16 @@ class PartitionReplica:
             damage.offset,
         )
         self.on_damage()
+
+    def follower_refetches(self, replica_id: int, fetch_offset: int) -> bool:
+        """Whether the follower asks again for records it was just sent (see above)."""
+        return self._served_followers.get(replica_id) == fetch_offset
+
+    def served_follower(self, replica_id: int, fetch_offset: int, with_records: bool) -> None:
+        if with_records:
+            self._served_followers[replica_id] = fetch_offset
+        else:
+            self._served_followers.pop(replica_id, None)
 
     def damaged_read_error(self) -> ErrorCode:
         """The answer to a fetch of a damaged range: NOT_LEADER_OR_FOLLOWER while the

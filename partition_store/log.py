@@ -268,6 +268,7 @@ class PartitionLog:
         max_bytes: int,
         max_offset: int | None = None,
         min_one_batch: bool = True,
+        recheck: bool = False,
     ) -> ReadResult:
         """Whole batches from the one holding ``fetch_offset``, within one segment.
 
@@ -275,6 +276,10 @@ class PartitionLog:
         within ``max_bytes``, except that with ``min_one_batch`` a first batch larger than
         ``max_bytes`` is returned whole (KIP-74). Raises OffsetOutOfRange outside
         ``[log_start_offset, log_end_offset]``.
+
+        Bytes not checked since this log was opened are CRC-checked first (all of them with
+        ``recheck``, when a reader reported a bad batch): a damaged batch is never returned
+        (the batches before it are), and a read starting at it raises LogDamaged.
         """
         self._check_open()
         log_end = self.log_end_offset
@@ -284,7 +289,7 @@ class PartitionLog:
         if fetch_offset >= limit:
             return ReadResult(None, fetch_offset)
         segment = self._segments[bisect.bisect_right(self._bases, fetch_offset) - 1]
-        found = segment.read(fetch_offset, limit, max_bytes, min_one_batch)
+        found = segment.read(fetch_offset, limit, max_bytes, min_one_batch, recheck)
         if found is None:
             return ReadResult(None, fetch_offset)
         base_offset, position, length = found

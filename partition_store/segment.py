@@ -269,12 +269,18 @@ class LogSegment:
         raise CorruptLog(f"{self.paths.log.name}: offset {offset} is missing")
 
     def read(
-        self, fetch_offset: int, max_offset: int, max_bytes: int, min_one_batch: bool
+        self,
+        fetch_offset: int,
+        max_offset: int,
+        max_bytes: int,
+        min_one_batch: bool,
+        recheck: bool = False,
     ) -> tuple[int, int, int] | None:
         """``(base offset, position, length)`` of the whole batches to return for a fetch:
         from the batch holding ``fetch_offset``, none reaching ``max_offset``, within
         ``max_bytes`` except one whole first batch with ``min_one_batch`` (KIP-74).
-        None when there is nothing to return."""
+        None when there is nothing to return. ``recheck`` checks the range's CRCs even
+        where they were checked before (a reader reported a bad one)."""
         found = self.find_batch(fetch_offset)
         if found is None:
             raise CorruptLog(f"{self.paths.log.name}: offset {fetch_offset} is missing")
@@ -289,10 +295,12 @@ class LogSegment:
             end = min(end, damage.position)  # the batches before it are intact
         length = self.span(position, end, max_bytes, min_one_batch)
         if length:
-            length = self._checked_length(position, fetch_offset, length)
+            length = self._checked_length(position, fetch_offset, length, recheck)
         return (header.base_offset, position, length) if length else None
 
-    def _checked_length(self, position: int, fetch_offset: int, length: int) -> int:
+    def _checked_length(
+        self, position: int, fetch_offset: int, length: int, recheck: bool = False
+    ) -> int:
         """How much of ``[position, position + length)`` may be served: all of it once its
         CRCs are known good (checked now if they were not), else the batches before the
         first damaged one. Raises LogDamaged when that is the first batch.
@@ -302,14 +310,14 @@ class LogSegment:
         earlier) — so that a damaged ``base_offset`` (outside the CRC) breaks the chain
         instead of mislabelling the records served.
         """
-        lo = max(position, self.verified_bytes)
-        hi = min(position + length, self.appended_from)
+        lo = position if recheck else max(position, self.verified_bytes)
+        hi = position + length if recheck else min(position + length, self.appended_from)
         if lo >= hi:
             return length  # the hot path: already checked, sendfile only
         start, expected = self.verified_bytes, self.verified_offset
-        if lo > start:
+        if lo > start or recheck:
             relative, entry_position = self.index.lookup(fetch_offset - self.base_offset)
-            if entry_position > start:
+            if entry_position > start or recheck:
                 start, expected = entry_position, self.base_offset + relative
         outcome = verify_file_range(self.fd, start, hi, expected)
         if outcome.damage_reason is None:

@@ -64,8 +64,11 @@ def read_for_follower(
     limit = min(max(p.partition_max_bytes, 0), remaining)
     region = None
     if p.fetch_offset < plog.log_end_offset and (limit > 0 or first):
+        # Asked again for what it was just sent: it could not append it (a bad CRC, most
+        # likely), so check those bytes again rather than trust their verified mark.
+        recheck = replica.follower_refetches(replica_id, p.fetch_offset)
         try:
-            result = plog.read(p.fetch_offset, limit, min_one_batch=first)
+            result = plog.read(p.fetch_offset, limit, min_one_batch=first, recheck=recheck)
         except OffsetOutOfRange:
             return _answer(p, replica, ErrorCode.OFFSET_OUT_OF_RANGE)
         except LogDamaged as exc:  # bit rot: never replicated (see fetch.py)
@@ -77,6 +80,7 @@ def read_for_follower(
         if result.region is not None and result.region.length > 0:
             r = result.region
             region = FileRegion(os.dup(r.fd), r.position, r.length)
+        replica.served_follower(replica_id, p.fetch_offset, region is not None)
     return _answer(p, replica, ErrorCode.NONE, records=region)
 
 

@@ -133,3 +133,13 @@ def test_scrub_settings_are_checked_at_start_up() -> None:
     with pytest.raises(ConfigError):
         load_config(None, {"tasks.log_scrub_bytes_per_second": 0})
     assert load_config(None, {"tasks.log_scrub_interval_ms": -1}).tasks.log_scrub_interval_ms == -1
+
+
+def test_a_follower_asking_again_for_what_it_was_sent_gets_it_rechecked(tmp_path: Path) -> None:
+    r, _ = _damaged_replica(tmp_path)
+    assert not r.follower_refetches(2, 10)
+    r.served_follower(2, 10, with_records=True)
+    assert r.follower_refetches(2, 10)  # it could not append them: a bad CRC on its side
+    assert not r.follower_refetches(3, 10)
+    r.served_follower(2, 10, with_records=False)
+    assert not r.follower_refetches(2, 10)

@@ -86,7 +86,14 @@ def test_verified_ranges_are_not_read_again(tmp_path: Path) -> None:
     # Now flip a byte behind the log's back: the range was checked, so it is trusted (the
     # scrub re-checks it; the serving path stays sendfile-only).
     _flip(first.log_path, first.size_bytes // 2)
-    assert log.read(0, 1 << 20).region is not None
+    whole = log.read(0, 1 << 20).region
+    assert whole is not None and whole.length == first.size_bytes
+    assert log.damage is None
+    # A reader that could not use those bytes (a follower asking for them again) makes the
+    # log check them again: only the batches before the damage are served.
+    checked = log.read(0, 1 << 20, recheck=True).region
+    assert checked is not None and checked.length <= first.size_bytes // 2
+    assert log.damage is not None and log.damage.segment_path == first.log_path
 
 
 def test_truncate_to_damage_cuts_before_the_batch_and_appends_continue(tmp_path: Path) -> None:
