@@ -97,12 +97,16 @@ class ReplicaRepairer:
         role = replica.role
         if replica.damage is None or replica.deleted or role is None:
             return
+        if replica.log.damage is None:
+            replica.damage = None  # its segment is gone meanwhile (retention, a truncation)
+            return
         action = repair_action(role)
         if action is RepairAction.TRUNCATE:
             replica.truncate_damaged()
         elif action is RepairAction.KEEP:
             self._keep(replica)
         elif replica not in self._asking:
+            replica.handover_refused = False  # another in-sync replica exists again
             epoch = self._broker_epoch()
             if epoch is not None:
                 self._asking.add(replica)

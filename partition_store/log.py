@@ -380,7 +380,7 @@ class PartitionLog:
         if i is None:
             return self.log_end_offset  # that segment is gone already (retention, a cut)
         if damage.offset <= self._log_start_offset:
-            self.truncate_fully_and_start_at(damage.offset)
+            self.truncate_fully_and_start_at(self._log_start_offset)
             return self.log_end_offset
         segment = self._segments[i]
         for later in self._segments[i + 1 :]:

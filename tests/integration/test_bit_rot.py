@@ -13,14 +13,22 @@ import json
 import random
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cluster_checks import agreed_state, read_all, wait_for
 
 from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
-from rillet.client import BlockingAdmin, BlockingProducer, NewTopic
+from rillet.client import (
+    BlockingAdmin,
+    BlockingConsumer,
+    BlockingProducer,
+    NewTopic,
+    TopicPartition,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -155,3 +163,44 @@ def test_a_follower_damage_is_found_by_a_scrub_and_repaired(cluster: LocalCluste
     read_every_acknowledged_record(cluster, topic, acked)
     node_log = cluster.log_path(follower).read_text(errors="replace")
     assert "ERROR" in node_log and str(damaged) in node_log
+
+
+def test_the_only_copy_is_kept_and_its_damaged_range_refused(tmp_path: Path) -> None:
+    """No healthy copy exists (replication factor 1): the node must not cut committed data.
+    Everything before the damaged batch is served, the batch is not, the data stays."""
+    topic = "rot-alone"
+    with LocalCluster(plan_cluster(tmp_path, 1, CONFIG)) as cluster:
+        cluster.start()
+        with BlockingAdmin(cluster.bootstrap) as admin:
+            admin.create_topics([NewTopic(topic, 1, replication_factor=1, configs=TOPIC_CONFIG)])
+        rng = random.Random(8)
+        values = [b"a%05d" % i + rng.randbytes(80) for i in range(1500)]
+        with BlockingProducer(cluster.bootstrap, acks=-1, batch_bytes=2048) as producer:
+            for f in [producer.send(topic, v) for v in values]:
+                f.result(timeout=30)
+        cluster.stop(1)
+        damaged = segments(cluster, 1, topic)[2]
+        flip_middle_of_a_sealed_segment(damaged)
+        sizes = {p: p.stat().st_size for p in segments(cluster, 1, topic)}
+        cluster.spawn(1)
+        cluster.wait_ready([1])
+        first_of_damaged = int(damaged.stem)
+        refused = "no other in-sync replica"
+        records: list[Any] = []
+        with BlockingConsumer(cluster.bootstrap) as consumer:  # poll raises on a client error
+            consumer.assign([TopicPartition(topic, 0)])
+            consumer.seek(TopicPartition(topic, 0), 0)
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not (
+                len(records) >= first_of_damaged
+                and refused in cluster.log_path(1).read_text(errors="replace")
+            ):
+                records += consumer.poll(timeout_ms=200)
+            for _ in range(5):  # and nothing comes after the damage
+                records += consumer.poll(timeout_ms=200)
+        offsets = [r.offset for r in records]
+        assert offsets == list(range(len(offsets)))  # a gap-free prefix, up to the damage
+        assert first_of_damaged <= len(offsets) < len(values)
+        node_log = cluster.log_path(1).read_text(errors="replace")
+        assert refused in node_log and str(damaged) in node_log
+        assert {p: p.stat().st_size for p in segments(cluster, 1, topic)} == sizes
