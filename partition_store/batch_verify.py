@@ -95,7 +95,8 @@ def verify_file_range(
     position, offset = start, expected_offset
     stop = end if max_bytes is None else min(end, start + max_bytes)
     while position < stop:
-        want = min(chunk_bytes, end - position)
+        # At least a length prefix (a batch reaching past the chunk is then read whole).
+        want = min(max(min(chunk_bytes, stop - position), LENGTH_PREFIX_SIZE), end - position)
         buf = os.pread(fd, want, position)
         if len(buf) >= LENGTH_PREFIX_SIZE:
             size = peek_length(buf)[1]

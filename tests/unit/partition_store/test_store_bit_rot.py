@@ -197,3 +197,49 @@ def test_any_flipped_byte_is_caught_or_harmless(position_seed: int, mask: int) -
         assert outcome.next_offset == 5
     else:
         assert outcome.end_position <= position
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.integers(min_value=1, max_value=400), min_size=1, max_size=8),
+    st.integers(min_value=0, max_value=10_000),
+    st.booleans(),
+    st.integers(min_value=16, max_value=700),
+    st.integers(min_value=1, max_value=900),
+)
+def test_reading_in_chunks_and_steps_finds_what_one_buffer_finds(
+    tmp_path_factory: pytest.TempPathFactory,
+    sizes: list[int],
+    flip_seed: int,
+    flip: bool,
+    chunk_bytes: int,
+    step_bytes: int,
+) -> None:
+    data = bytearray()
+    for i, size in enumerate(sizes):
+        b = bytearray(batch([bytes([i]) * size]))
+        assign_offset_and_epoch(b, 0, i, 0)
+        data += b
+    if flip:
+        data[flip_seed % len(data)] ^= 0x5A
+    expected = verify_buffer(bytes(data), 0, 0, final=True)
+    path = tmp_path_factory.mktemp("v") / "x.log"
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        whole = verify_file_range(fd, 0, len(data), 0, chunk_bytes=chunk_bytes)
+        position, offset = 0, 0
+        while True:  # a scrub's bounded steps
+            step = verify_file_range(
+                fd, position, len(data), offset, max_bytes=step_bytes, chunk_bytes=chunk_bytes
+            )
+            if step.damage_reason is not None or step.end_position >= len(data):
+                break
+            assert step.end_position > position
+            position, offset = step.end_position, step.next_offset
+    finally:
+        os.close(fd)
+    for outcome in (whole, step):
+        assert outcome.end_position == expected.end_position
+        assert outcome.next_offset == expected.next_offset
+        assert (outcome.damage_reason is None) == (expected.damage_reason is None)
