@@ -34,12 +34,14 @@ from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.errors import BrokerError
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.kafka.connection import KafkaConnection
+from rillet.broker.log_scrubber import LogScrubber
 from rillet.broker.metadata_view import MetadataView
 from rillet.broker.partition_reconciler import PartitionReconciler
 from rillet.broker.producer_ids import ProducerIdSource
 from rillet.broker.quorum_setup import build_quorum, resolve_voters
 from rillet.broker.remote_metadata_log import RemoteMetadataLog
 from rillet.broker.replica_manager import ReplicaManager
+from rillet.broker.replica_repair import ReplicaRepairer
 from rillet.broker.replication.isr_manager import IsrManager
 from rillet.broker.replication.replica_fetcher import ReplicaFetcherManager
 from rillet.metadata_quorum.controller import ControllerConfig
@@ -63,6 +65,9 @@ class DataDirLock:
         except BlockingIOError:
             os.close(self._fd)
             raise BrokerError(f"data dir {data_dir} is in use by another node") from None
+        # Who holds it: `rillet scrub --data-dir` signals the running node.
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, f"{os.getpid()}\n".encode(), 0)
 
     def release(self) -> None:
         fcntl.flock(self._fd, fcntl.LOCK_UN)
@@ -118,6 +123,9 @@ class Node:
                 )
                 reconciler.on_reconciled(fetchers.reconcile)
                 isr = IsrManager(cfg, manager, link, auth, lambda: lifecycle.broker_epoch)
+                repairer = ReplicaRepairer(cfg, manager, link, auth, lambda: lifecycle.broker_epoch)
+                reconciler.on_reconciled(repairer.wake)
+                scrubber = LogScrubber(cfg.tasks, manager, cfg.data_dir)
                 producer_ids = ProducerIdSource(
                     cfg.node_id,
                     link,
@@ -141,6 +149,8 @@ class Node:
                 nursery.start_soon(reconciler.run, lifecycle.caught_up)
                 nursery.start_soon(fetchers.run)
                 nursery.start_soon(isr.run)
+                nursery.start_soon(repairer.run)
+                nursery.start_soon(scrubber.run)
                 nursery.start_soon(manager.run_flush_task)
                 nursery.start_soon(manager.run_high_watermark_checkpoint_task)
                 nursery.start_soon(manager.run_retention_task)

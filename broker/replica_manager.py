@@ -11,6 +11,7 @@ import logging
 import shutil
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import trio
@@ -45,6 +46,13 @@ class ReplicaManager:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._replicas: dict[TopicPartitionKey, PartitionReplica] = {}
         self._flush_wakeup = trio.Event()
+        self._damage_listener: Callable[[], None] | None = None
+
+    def set_damage_listener(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` when a replica reports a damaged batch (the repair task)."""
+        self._damage_listener = listener
+        for replica in self._replicas.values():
+            replica.on_damage = listener
 
     # -- lookup ---------------------------------------------------------------------------
 
@@ -100,6 +108,8 @@ class ReplicaManager:
                     directory, log_config, now_ms(), topic, partition, topic_id
                 )
             replica = PartitionReplica(key, plog, self.request_flush, topic_id=topic_id)
+            if self._damage_listener is not None:
+                replica.on_damage = self._damage_listener
             self._replicas[key] = replica
         replica.min_insync_replicas = min_insync_replicas(
             configs, self.config.replication.default_min_insync_replicas

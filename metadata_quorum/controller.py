@@ -252,15 +252,25 @@ class Controller:
         partition_epoch: int,
         new_isr: list[int],
     ) -> Decision:
-        """An ISR change asked for by the partition leader, checked against its epochs."""
+        """An ISR change asked for by the partition leader, checked against its epochs.
+
+        A replica whose copy is damaged (bit rot) may also ask to leave the ISR: a follower
+        names the ISR without itself; a leader does the same and gives up leadership to
+        another live in-sync replica (refused when there is none: its copy is the only one
+        known to hold every committed record). ``leader_id`` is the asking broker.
+        """
         p = state.partitions.get((topic_id, partition))
         if p is None:
             return Decision([], ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        if leader_id != p.leader or leader_epoch != p.leader_epoch:
+        if leader_epoch != p.leader_epoch:
             return Decision([], ErrorCode.FENCED_LEADER_EPOCH, "not the current leader")
         if partition_epoch != p.partition_epoch:
             return Decision([], ErrorCode.INVALID_REQUEST, "stale partition epoch")
+        if leader_id != p.leader and leader_id in new_isr:
+            return Decision([], ErrorCode.FENCED_LEADER_EPOCH, "not the current leader")
         live = set(state.unfenced_brokers())
+        if leader_id not in new_isr:
+            return self._leave_isr(topic_id, partition, p, leader_id, new_isr, live)
         if leader_id not in new_isr or any(r not in p.replicas or r not in live for r in new_isr):
             return Decision(
                 [], ErrorCode.INVALID_REQUEST, "ISR must hold the leader and live replicas"
@@ -268,6 +278,34 @@ class Controller:
         if sorted(new_isr) == sorted(p.isr):
             return Decision([])
         return Decision([PartitionChange(topic_id, partition, None, sorted(new_isr))])
+
+    def _leave_isr(
+        self,
+        topic_id: str,
+        partition: int,
+        p: PartitionState,
+        replica: int,
+        new_isr: list[int],
+        live: set[int],
+    ) -> Decision:
+        """A replica asks to leave the ISR (its copy failed a CRC check)."""
+        if replica not in p.replicas:
+            return Decision([], ErrorCode.FENCED_LEADER_EPOCH, "not the current leader")
+        remaining = sorted(r for r in p.isr if r != replica)
+        if sorted(new_isr) != remaining:
+            return Decision([], ErrorCode.INVALID_REQUEST, "may only remove itself from the ISR")
+        if replica not in p.isr:
+            return Decision([])
+        if replica != p.leader:
+            if p.leader not in remaining:
+                return Decision([], ErrorCode.INVALID_REQUEST, "the ISR must keep its leader")
+            return Decision([PartitionChange(topic_id, partition, None, remaining)])
+        successors = [r for r in p.replicas if r in remaining and r in live]
+        if not successors:
+            return Decision(
+                [], ErrorCode.NOT_ENOUGH_REPLICAS, "no other live in-sync replica to lead"
+            )
+        return Decision([PartitionChange(topic_id, partition, successors[0], remaining)])
 
     def allocate_producer_ids(
         self, state: MetadataState, broker_id: int, broker_epoch: int

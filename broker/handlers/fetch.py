@@ -1,7 +1,9 @@
 """Fetch: return whole batches below the high watermark, long-polling for ``min_bytes``.
 
 Reads never decode records: the log returns a file region (fd, position, length) per
-partition and the connection driver sends it with ``os.sendfile``. Each region holds its own
+partition and the connection driver sends it with ``os.sendfile``. Bytes loaded from disk
+are CRC-checked by the log the first time they are served (never again once verified); a
+batch that fails is not served (docs/replication.md, "Damaged replicas"). Each region holds its own
 duplicated fd, so deleting a segment or a topic while the response is in flight is safe.
 """
 
@@ -21,7 +23,7 @@ from rillet.broker.handlers.replica_fetch import (
     refused_follower,
 )
 from rillet.broker.partition_replica import PartitionReplica
-from rillet.partition_store.errors import OffsetOutOfRange, StoreError
+from rillet.partition_store.errors import LogDamaged, OffsetOutOfRange, StoreError
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FileRegion
 from rillet.wire.messages import (
@@ -101,6 +103,14 @@ def _read_partition(
             result = plog.read(p.fetch_offset, limit, max_offset=hw, min_one_batch=first)
         except OffsetOutOfRange:
             return _out_of_range(p, replica)
+        except LogDamaged as exc:
+            # Bit rot: never served. The replica hands its leadership over (or, as the only
+            # in-sync copy, keeps refusing this range) and is repaired from a healthy one.
+            replica.report_damage(exc.damage)
+            code = replica.damaged_read_error()
+            return FetchPartitionResponse(
+                p.topic, p.partition, code, hw, plog.log_start_offset, _EMPTY
+            )
         except (StoreError, OSError) as exc:
             # A damaged segment fails its own partition, not the whole fetch.
             log.error("read of %s-%d failed: %s", p.topic, p.partition, exc)

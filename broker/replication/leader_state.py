@@ -38,6 +38,9 @@ class FollowerProgress:
     last_caught_up_ms: int = 0
     last_fetch_ms: int = 0
     leader_end_at_last_fetch: int = UNKNOWN_OFFSET
+    # It fetched from below the high watermark while in the ISR: it lost committed records
+    # (a replica that cut a damaged batch), so the next check removes it.
+    lost_committed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +97,12 @@ class LeaderState:
         for replica, progress in self.followers.items():
             if replica in isr and progress.last_caught_up_ms == 0:
                 progress.last_caught_up_ms = self.now_ms
+            elif replica not in isr:
+                # Out of the ISR (perhaps by its own request, to cut a damaged copy): it
+                # rejoins only on a fetch made since, never on the offset it had before.
+                progress.log_end_offset = UNKNOWN_OFFSET
+                progress.leader_end_at_last_fetch = UNKNOWN_OFFSET
+                progress.lost_committed = False
 
     def proposal_failed(self) -> None:
         """The controller refused the proposal against the partition epoch it was based on,
@@ -143,7 +152,7 @@ class LeaderState:
         isr = set(self.isr)
         for replica, p in self.followers.items():
             if replica in isr:
-                if self.now_ms - p.last_caught_up_ms > lag_max_ms:
+                if p.lost_committed or self.now_ms - p.last_caught_up_ms > lag_max_ms:
                     isr.discard(replica)
             elif self._may_join(p, leader_end_offset):
                 isr.add(replica)
@@ -175,6 +184,8 @@ class LeaderState:
         p = self.followers.get(replica)
         if p is None:
             return False
+        if fetch_offset < self.high_watermark and replica in self.maximal_isr:
+            p.lost_committed = True
         p.log_end_offset = fetch_offset
         if fetch_offset >= leader_end_offset:
             p.last_caught_up_ms = self.now_ms

@@ -401,3 +401,36 @@ def test_remembered_topic_requests_are_bounded_oldest_first() -> None:
     assert not log.done("r1", "t") and log.done("r2", "t") and log.done("r4", "t")
     assert not log.done("r4", "other") and not log.done("", "t")
     assert TopicRequestLog.from_doc(log.to_doc()).to_doc() == log.to_doc()
+
+
+def test_a_damaged_replica_leaves_the_isr_and_a_damaged_leader_hands_over() -> None:
+    ctl, state = cluster_of({1: None, 2: None, 3: None})
+    apply_all(state, ctl.create_topic(state, "t", 1, 3, {}))
+    topic = state.topic_by_name("t")
+    assert topic is not None
+    key = (topic.topic_id, 0)
+    p = state.partitions[key]
+    leader, follower, third = p.replicas[0], p.replicas[1], p.replicas[2]
+    assert p.leader == leader
+    # A follower may remove itself, and only itself.
+    others = sorted(r for r in p.isr if r != follower)
+    wrong = ctl.alter_partition(state, *key, follower, p.leader_epoch, p.partition_epoch, [leader])
+    assert wrong.error == ErrorCode.INVALID_REQUEST
+    apply_all(
+        state, ctl.alter_partition(state, *key, follower, p.leader_epoch, p.partition_epoch, others)
+    )
+    p = state.partitions[key]
+    assert (p.leader, sorted(p.isr)) == (leader, others)
+    # The leader gives up: another live in-sync replica leads, in a new epoch.
+    remaining = [third]
+    apply_all(
+        state,
+        ctl.alter_partition(state, *key, leader, p.leader_epoch, p.partition_epoch, remaining),
+    )
+    q = state.partitions[key]
+    assert (q.leader, list(q.isr)) == (third, [third])
+    assert q.leader_epoch == p.leader_epoch + 1
+    # The last in-sync replica is never removed: its copy is the only complete one.
+    refused = ctl.alter_partition(state, *key, third, q.leader_epoch, q.partition_epoch, [])
+    assert refused.error == ErrorCode.NOT_ENOUGH_REPLICAS
+    assert refused.records == []
