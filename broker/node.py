@@ -33,6 +33,7 @@ from rillet.broker.controller_link import ControllerLink
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.errors import BrokerError
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.loop_lag import LagTracker, monitor_loop_lag
 from rillet.broker.metadata_view import MetadataView
 from rillet.broker.partition_reconciler import PartitionReconciler
 from rillet.broker.producer_ids import ProducerIdSource
@@ -76,6 +77,7 @@ class Node:
         self.ready_file = ready_file
         self.port: int | None = None
         self._connections = 0
+        self.loop_lag = LagTracker()  # the worst event-loop stalls, logged as they happen
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         cfg = self.config
@@ -122,6 +124,7 @@ class Node:
                 )
                 dispatcher = Dispatcher(BrokerContext(cfg, manager, port, view, producer_ids))
                 nursery.start_soon(self._watch_signals, nursery.cancel_scope, lifecycle)
+                nursery.start_soon(monitor_loop_lag, self.loop_lag)
                 nursery.start_soon(view.follower.run)
                 if view.controller is not None:
                     nursery.start_soon(view.controller.run)

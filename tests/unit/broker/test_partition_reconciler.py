@@ -47,12 +47,12 @@ def mine(state: MetadataState, topic: str) -> set[int]:
     return {p for p, s in state.partitions_of(t.topic_id).items() if NODE in s.replicas}
 
 
-def test_hosts_assigned_partitions_with_their_roles(tmp_path: Path) -> None:
+async def test_hosts_assigned_partitions_with_their_roles(tmp_path: Path) -> None:
     ctl, state = two_brokers()
     apply_all(state, ctl.create_topic(state, "t", 6, 1, {}))
     apply_all(state, ctl.create_topic(state, "r", 2, 2, {}))
     manager, reconciler = reconciler_over(tmp_path)
-    reconciler.reconcile(state)
+    await reconciler.reconcile(state)
     hosted = {(k.topic, k.partition) for k in manager.hosted()}
     assert hosted == {("t", p) for p in mine(state, "t")} | {("r", 0), ("r", 1)}
     r = state.topic_by_name("r")
@@ -64,17 +64,17 @@ def test_hosts_assigned_partitions_with_their_roles(tmp_path: Path) -> None:
     # Leadership moves away: the replica follows, with the new epoch.
     led = next(p for p, s in state.partitions_of(r.topic_id).items() if s.leader == NODE)
     state.apply(state.last_applied_index + 1, PartitionChange(r.topic_id, led, 2, None))
-    reconciler.reconcile(state)
+    await reconciler.reconcile(state)
     replica = manager.get("r", led)
     assert replica is not None and not replica.is_leader and replica.leader_epoch == 1
     manager.close_all()
 
 
-def test_a_recreated_topic_never_serves_the_deleted_ones_data(tmp_path: Path) -> None:
+async def test_a_recreated_topic_never_serves_the_deleted_ones_data(tmp_path: Path) -> None:
     ctl, state = two_brokers()
     apply_all(state, ctl.create_topic(state, "t", 2, 2, {}))
     manager, reconciler = reconciler_over(tmp_path)
-    reconciler.reconcile(state)
+    await reconciler.reconcile(state)
     replica = manager.get("t", 0)
     assert replica is not None
     replica.append_as_leader(build_batch([(1, b"k", b"old", None)]), 1)
@@ -84,19 +84,19 @@ def test_a_recreated_topic_never_serves_the_deleted_ones_data(tmp_path: Path) ->
     apply_all(state, ctl.delete_topic(state, "t"))
     apply_all(state, ctl.create_topic(state, "t", 2, 2, {}))
     manager, reconciler = reconciler_over(tmp_path)
-    reconciler.reconcile(state)
+    await reconciler.reconcile(state)
     fresh = manager.get("t", 0)
     assert fresh is not None and fresh.log.log_end_offset == 0
     assert any(d.name.endswith(DELETE_SUFFIX) for d in tmp_path.iterdir())
     manager.close_all()
 
 
-def test_unassigned_directories_are_removed_only_when_asked(tmp_path: Path) -> None:
+async def test_unassigned_directories_are_removed_only_when_asked(tmp_path: Path) -> None:
     ctl, state = two_brokers()
     apply_all(state, ctl.create_topic(state, "gone", 1, 2, {}))
     apply_all(state, ctl.create_topic(state, "kept", 1, 2, {}))
     manager, reconciler = reconciler_over(tmp_path)
-    reconciler.reconcile(state)
+    await reconciler.reconcile(state)
     manager.close_all()
     (tmp_path / "__raft").mkdir()  # not a partition directory: left alone
     legacy = tmp_path / "legacy-0"  # written before topics had ids: never deleted
@@ -105,7 +105,7 @@ def test_unassigned_directories_are_removed_only_when_asked(tmp_path: Path) -> N
 
     apply_all(state, ctl.delete_topic(state, "gone"))
     manager, reconciler = reconciler_over(tmp_path)
-    reconciler.reconcile(state)  # opens "kept"; "gone" is not opened...
+    await reconciler.reconcile(state)  # opens "kept"; "gone" is not opened...
     assert (tmp_path / "gone-0").exists()  # ...but not removed before catch-up is known
     assert manager.remove_unassigned_dirs() == 1
     assert not (tmp_path / "gone-0").exists() and (tmp_path / "kept-0").exists()
