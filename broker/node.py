@@ -171,6 +171,7 @@ class Node:
                     leader_rebalance_interval_ms=q.leader_rebalance_interval_ms,
                     connection_lost_grace_ms=q.broker_connection_lost_grace_ms,
                     new_controller_grace_ms=q.new_controller_grace_ms,
+                    max_records_per_batch=q.max_records_per_batch,
                 ),
                 random.Random(),
                 _wall_clock_ms,

@@ -17,7 +17,7 @@ leaves heartbeats, Raft and requests on time.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,7 +68,10 @@ class PartitionReconciler:
         self._listeners: list[Callable[[], None]] = []
         # What each hosted partition was last given: unchanged states are skipped.
         self._applied: dict[TopicPartitionKey, _Wanted] = {}
+        self._keys: dict[tuple[str, int], TopicPartitionKey] = {}  # (topic id, partition)
+        self._state: MetadataState | None = None  # the state object the last pass read
         self._open_limiter = trio.CapacityLimiter(OPEN_THREADS)
+        self._failed: set[tuple[str, int]] = set()  # opens to try again on the next pass
 
     def on_reconciled(self, listener: Callable[[], None]) -> None:
         """Call ``listener`` after every pass (the replica fetchers follow leader moves)."""
@@ -88,23 +91,45 @@ class PartitionReconciler:
         while self.reconciled_index < index:
             await self._changed.wait()
 
-    def _wanted(self, state: MetadataState) -> dict[TopicPartitionKey, _Wanted]:
-        """This node's partitions in ``state`` (taken without yielding: the state changes
-        in place as entries are applied)."""
+    def _wanted(
+        self, state: MetadataState, keys: Iterable[tuple[str, int]]
+    ) -> dict[TopicPartitionKey, _Wanted]:
+        """Which of ``keys`` are this node's partitions in ``state`` (taken without
+        yielding: the state changes in place as entries are applied)."""
         wanted: dict[TopicPartitionKey, _Wanted] = {}
-        topics = state.topics
-        for (topic_id, partition), p in state.partitions.items():
-            if self._node_id in p.replicas:
-                topic = topics.get(topic_id)
+        topics, partitions = state.topics, state.partitions
+        for key in keys:
+            p = partitions.get(key)
+            if p is not None and self._node_id in p.replicas:
+                topic = topics.get(key[0])
                 if topic is not None:
-                    wanted[TopicPartitionKey(topic.name, partition)] = _Wanted(topic, p)
+                    wanted[TopicPartitionKey(topic.name, key[1])] = _Wanted(topic, p)
         return wanted
 
     async def reconcile(self, state: MetadataState) -> None:
+        """One pass: every partition the first time and after a snapshot was restored (a
+        new state object), else only those the applied entries changed."""
         index = state.last_applied_index
-        wanted = self._wanted(state)
+        changed = state.drain_changed_partitions() | self._failed
+        self._failed = set()
+        full = state is not self._state
+        self._state = state
+        wanted = self._wanted(state, state.partitions if full else changed)
+        if full:
+            gone = sorted(self._replicas.hosted() - set(wanted), key=str)
+        else:
+            hosted = self._replicas.hosted()
+            gone = sorted(
+                {
+                    tpk
+                    for key in changed
+                    if (tpk := self._keys.get(key)) is not None
+                    and tpk not in wanted
+                    and tpk in hosted
+                },
+                key=str,
+            )
         slicer = _Slicer()
-        gone = sorted(self._replicas.hosted() - set(wanted), key=str)
         await self._remove(gone, slicer)
         to_open: list[tuple[TopicPartitionKey, _Wanted]] = []
         for key, w in sorted(wanted.items(), key=lambda kv: str(kv[0])):
@@ -142,12 +167,15 @@ class PartitionReconciler:
             key, plog, w.topic.topic_id, w.topic.configs, self._role(w.partition)
         )
         self._applied[key] = w
+        self._keys[(w.topic.topic_id, key.partition)] = key
 
     async def _remove(self, keys: list[TopicPartitionKey], slicer: _Slicer) -> None:
         detached = []
         for key in keys:
             log.info("no longer hosting %s: removing it", key)
-            self._applied.pop(key, None)
+            w = self._applied.pop(key, None)
+            if w is not None:
+                self._keys.pop((w.topic.topic_id, key.partition), None)
             try:
                 detached.append(self._replicas.detach_replica(key.topic, key.partition))
             except OSError:
@@ -178,9 +206,11 @@ class PartitionReconciler:
         opened = await trio.to_thread.run_sync(self._open_logs, batch, limiter=self._open_limiter)
         slicer = _Slicer()
         for (key, w), plog in zip(batch, opened, strict=True):
-            if plog is not None:
-                self._install(key, plog, w)
-                await slicer.step()
+            if plog is None:
+                self._failed.add((w.topic.topic_id, key.partition))
+                continue
+            self._install(key, plog, w)
+            await slicer.step()
 
     def _open_logs(
         self, batch: list[tuple[TopicPartitionKey, _Wanted]]

@@ -11,6 +11,7 @@ from rillet.broker.partition_reconciler import PartitionReconciler
 from rillet.broker.replica_manager import DELETE_SUFFIX, ReplicaManager
 from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.decision import Decision
+from rillet.metadata_quorum.entry_split import split_records
 from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.metadata_quorum.records import PartitionChange, RegisterBroker
 from rillet.metadata_quorum.state import MetadataState
@@ -110,4 +111,26 @@ async def test_unassigned_directories_are_removed_only_when_asked(tmp_path: Path
     assert manager.remove_unassigned_dirs() == 1
     assert not (tmp_path / "gone-0").exists() and (tmp_path / "kept-0").exists()
     assert (tmp_path / "__raft").exists() and legacy.exists()
+    manager.close_all()
+
+
+async def test_a_topic_created_in_several_entries_is_hosted_once_it_appears(
+    tmp_path: Path,
+) -> None:
+    ctl, state = two_brokers()
+    manager, reconciler = reconciler_over(tmp_path)
+    await reconciler.reconcile(state)
+    decision = ctl.create_topic(state, "big", 40, 2, {})
+    entries = split_records(decision.records, 15)
+    for entry in entries[:-1]:  # the partitions come first; a pass runs in between
+        state.apply_entry(state.last_applied_index + 1, entry)
+        await reconciler.reconcile(state)
+        assert not manager.hosted()
+    state.apply_entry(state.last_applied_index + 1, entries[-1])
+    await reconciler.reconcile(state)
+    assert {k.partition for k in manager.hosted()} == set(range(40))
+    apply_all(state, ctl.delete_topic(state, "big"))
+    await reconciler.reconcile(state)  # only what changed: all of it goes
+    assert not manager.hosted()
+    assert not [d for d in tmp_path.iterdir() if d.name.startswith("big-")]
     manager.close_all()
