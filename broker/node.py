@@ -35,6 +35,7 @@ from rillet.broker.errors import BrokerError
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.kafka.connection import KafkaConnection
 from rillet.broker.log_scrubber import LogScrubber
+from rillet.broker.loop_lag import LagTracker, monitor_loop_lag
 from rillet.broker.metadata_view import MetadataView
 from rillet.broker.partition_reconciler import PartitionReconciler
 from rillet.broker.producer_ids import ProducerIdSource
@@ -83,6 +84,7 @@ class Node:
         self.port: int | None = None
         self.kafka_port: int | None = None
         self._connections = 0
+        self.loop_lag = LagTracker()  # the worst event-loop stalls, logged as they happen
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         cfg = self.config
@@ -135,6 +137,7 @@ class Node:
                 )
                 dispatcher = Dispatcher(BrokerContext(cfg, manager, port, view, producer_ids))
                 nursery.start_soon(self._watch_signals, nursery.cancel_scope, lifecycle)
+                nursery.start_soon(monitor_loop_lag, self.loop_lag)
                 nursery.start_soon(view.follower.run)
                 if view.controller is not None:
                     nursery.start_soon(view.controller.run)
@@ -190,6 +193,7 @@ class Node:
                     connection_lost_grace_ms=q.broker_connection_lost_grace_ms,
                     new_controller_grace_ms=q.new_controller_grace_ms,
                     classic_groups=self.config.groups.classic(),
+                    max_records_per_batch=q.max_records_per_batch,
                 ),
                 random.Random(),
                 _wall_clock_ms,

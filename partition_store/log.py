@@ -572,6 +572,7 @@ class PartitionLog:
             segment.sync_indexes()
         self._files.write_log_start_offset(self._log_start_offset)
         write_producer_state(self.directory, self._producers)
+        self._epochs.close()
         self._files.write_clean_shutdown({s.base_offset: s.size for s in self._segments})
         self._release()
 
