@@ -60,7 +60,7 @@ def test_before_max_follows_retention_unless_set() -> None:
     assert apply_timestamp_policy(old, kafka_default, NOW) is old
 
 
-@pytest.mark.parametrize("compression", [Compression.NONE, Compression.ZLIB])
+@pytest.mark.parametrize("compression", [Compression.NONE, Compression.GZIP])
 def test_log_append_time_stamps_the_header_and_keeps_the_crc_valid(
     compression: Compression,
 ) -> None:
