@@ -94,6 +94,9 @@ class ClusterClient:
         self._refresh_lock = trio.Lock()
         self._last_refresh: tuple[int, frozenset[str] | None, MetadataResponse] | None = None
         self._closed = False
+        # Every node address seen in metadata, kept after the node leaves it (fenced): a
+        # bootstrap connection to a stalled node must still be recognised as that node's.
+        self._node_addresses: dict[tuple[str, int], int] = {}
         # Leader-bound requests in flight, and when to look for their partitions' new leaders.
         self.leader_watch = LeaderWatch(leader_check_ms / 1000)
         self._leader_checks = LeaderChecks(
@@ -308,9 +311,7 @@ class ClusterClient:
         if isinstance(key, tuple) and key and key[0] == "coordinator":
             return int(key[1])
         if isinstance(key, tuple) and key and key[0] == "bootstrap":
-            for node_id, info in self.metadata.brokers.items():
-                if (info.host, info.port) == (key[1], key[2]):
-                    return node_id
+            return self._node_addresses.get((key[1], key[2]))
         return None
 
     async def request_any(
@@ -377,6 +378,8 @@ class ClusterClient:
             response = await self._fresher_answer(request, response, address)
         self.saw_metadata_offset(response.metadata_offset)
         self.metadata.update(response, wanted)
+        for b in self.metadata.brokers.values():
+            self._node_addresses[(b.host, b.port)] = b.node_id
         # First the leader-bound requests whose leader moved (their owners retry them at the
         # new leaders), then connections to nodes that left the cluster (fenced) are closed.
         self._leader_checks.check()

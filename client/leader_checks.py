@@ -41,6 +41,7 @@ class LeaderChecks:
         self._refresh = refresh
         self._nursery = nursery
         self._wakeup = trio.Event()
+        self._sleeping_until = float("inf")  # when the check loop wakes up by itself
         self._running = False
 
     def watch_request(
@@ -52,9 +53,11 @@ class LeaderChecks:
     ) -> int:
         md = self._metadata
         epochs = {(tp[0], tp[1]): md.leader_epoch(tp) for tp in partitions}
-        token = self._watch.watch(node_id, epochs, trio.current_time(), on_moved, expected_wait_s)
+        now = trio.current_time()
+        token = self._watch.watch(node_id, epochs, now, on_moved, expected_wait_s)
         self._ensure_running()
-        self._wakeup.set()
+        if now + expected_wait_s + self._watch.leader_check_s < self._sleeping_until:
+            self._wakeup.set()  # due before the loop would look: it must sleep less
         return token
 
     async def leader_request(
@@ -110,14 +113,17 @@ class LeaderChecks:
             while True:
                 self._wakeup = trio.Event()
                 due = watch.next_refresh_at()
-                with trio.move_on_at(float("inf") if due is None else due):
+                # Requests come and go at the producer's pace: the loop is woken only when a
+                # new one is due earlier than this, and looks again when this time comes.
+                self._sleeping_until = float("inf") if due is None else due
+                with trio.move_on_at(self._sleeping_until):
                     await self._wakeup.wait()
-                    continue  # something changed: compute the time again
+                    continue  # an earlier request came: compute the time again
                 now = trio.current_time()
                 topics = watch.stalled_topics(now)
-                watch.refreshed(now)
                 if not topics:
-                    continue
+                    continue  # the request that was due has been answered meanwhile
+                watch.refreshed(now)
                 try:
                     await self._refresh(frozenset(topics), watch.stalled_nodes(now))
                 except (ConnectionFailedError, ClientTimeoutError) as exc:
@@ -126,3 +132,4 @@ class LeaderChecks:
             pass  # the client is closing
         finally:
             self._running = False
+            self._sleeping_until = float("inf")

@@ -99,6 +99,8 @@ class LeaderWatch:
         long poll). Returns a token for :meth:`unwatch`."""
         token = self._next_token
         self._next_token += 1
+        if not epochs:
+            return token  # about no partition: nothing can move
         stalled_at = now_s + expected_wait_s + self.leader_check_s
         self._watched[token] = _Watched(node_id, dict(epochs), stalled_at, on_moved)
         return token

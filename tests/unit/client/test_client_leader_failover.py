@@ -166,3 +166,26 @@ async def test_batches_queued_behind_an_abandoned_one_keep_their_order(
         cluster.resume(0)
     assert offsets == [1, 2, 3, 4]
     assert cluster.values(TP0) == [b"0", b"1", b"2", b"3", b"4"]
+
+
+async def test_a_stalled_node_is_not_asked_for_metadata_through_its_bootstrap_address(
+    cluster: FakeCluster,
+) -> None:
+    """The client's first connection went to the bootstrap address, which is node 0. While
+    node 0 is stalled, and after it was fenced (it leaves the metadata), metadata must be
+    asked elsewhere, or each refresh would wait on the paused node."""
+    cluster.create_topic("t", 1, leader=0)
+    async with Producer(cluster.bootstrap, linger_ms=0, **SLOW_TIMEOUT) as producer:
+        await (await producer.send("t", b"before", partition=0))
+        asked_before = len(cluster.of_type(MetadataRequest))
+        cluster.paused.add(0)
+        pending = await producer.send("t", b"during", partition=0)
+        await cluster.wait_for(ProduceRequest, 2)
+        cluster.unlisted.add(0)  # fenced: no longer in Metadata answers
+        cluster.move_leader(TP0, 1)
+        with trio.fail_after(10):
+            await pending
+            await producer._cluster.refresh_metadata(["t"])
+        cluster.resume(0)
+    asked = [node for node, _ in cluster.of_type(MetadataRequest)[asked_before:]]
+    assert asked and set(asked) == {1}

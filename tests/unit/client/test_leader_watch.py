@@ -72,6 +72,12 @@ def test_a_move_resets_the_backoff_and_finished_requests_stop_refreshes() -> Non
     assert watch.next_refresh_at() is None
 
 
+def test_a_request_about_no_partition_is_not_watched() -> None:
+    watch = LeaderWatch(leader_check_s=0.5)
+    watch.watch(1, {}, 0.0, lambda tps: None)
+    assert len(watch) == 0 and watch.next_refresh_at() is None
+
+
 def test_the_threshold_must_be_positive() -> None:
     with pytest.raises(ValueError, match="leader_check_ms"):
         LeaderWatch(leader_check_s=0)
