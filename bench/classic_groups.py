@@ -23,9 +23,9 @@ from pathlib import Path
 import trio
 from _common import emit, parser
 
-from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
 from rillet.client.cluster import ClusterClient
 from rillet.client.connection import BrokerConnection
+from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 from rillet.wire import classic_group_messages as cgm
 from rillet.wire import group_messages as gm
 from rillet.wire.error_codes import ErrorCode

@@ -21,13 +21,13 @@ from typing import Any
 import trio
 from _common import emit, ensure_topic, parser
 
-from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
 from rillet.broker.cli.perf_command import (
     ConsumePerfSpec,
     ProducePerfSpec,
     consume_perf,
     produce_perf,
 )
+from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 
 CLIENTS = ("confluent-kafka", "kafka-python", "rillet")
 TIMEOUT_S = 120

@@ -34,10 +34,10 @@ from typing import Any
 import trio
 from _common import emit, parser
 
-from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
 from rillet.client import BlockingAdmin, NewTopic, Producer
 from rillet.client.connection import BrokerConnection
 from rillet.client.errors import RilletError
+from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 from rillet.wire.cluster_messages import DescribeQuorumRequest
 
 STATUS_DEADLINE_S = 1.0

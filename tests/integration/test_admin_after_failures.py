@@ -15,8 +15,8 @@ import pytest
 import trio
 from cluster_checks import agreed_state, raft_leader, wait_for
 
-from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
 from rillet.client.connection import BrokerConnection
+from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import CreateTopicsRequest, DeleteTopicsRequest, MetadataRequest
 from rillet.wire.messages import NewTopic as NewTopicRequest

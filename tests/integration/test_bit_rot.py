@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 from cluster_checks import agreed_state, read_all, wait_for
 
-from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
 from rillet.client import (
     BlockingAdmin,
     BlockingConsumer,
@@ -29,6 +28,7 @@ from rillet.client import (
     NewTopic,
     TopicPartition,
 )
+from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 
 pytestmark = pytest.mark.integration
 

@@ -19,8 +19,8 @@ import pytest
 from cluster_checks import agreed_state, wait_for
 from node_process import NodeProcess
 
-from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
 from rillet.client import BlockingAdmin, NewTopic
+from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 
 pytestmark = pytest.mark.integration
 

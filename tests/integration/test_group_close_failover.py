@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from cluster_checks import agreed_state, produce_all, raft_leader, wait_for
 
-from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
 from rillet.client import BlockingAdmin, NewTopic
+from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 
 pytestmark = pytest.mark.integration
 
