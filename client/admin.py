@@ -44,13 +44,16 @@ from rillet.wire.error_codes import ErrorCode
 
 MAX_BACKOFF_S = 1.0
 # Per-topic answers worth resending: the node could not act (not the controller, no leader
-# for the metadata log yet). Anything else, even UNKNOWN_TOPIC_OR_PARTITION, is final here.
+# for the metadata log yet), or the change's fate is unknown (REQUEST_TIMED_OUT: the metadata
+# commit met a leadership change). Resending is safe because the request id makes a change
+# already carried out answer "done". Anything else, even UNKNOWN_TOPIC_OR_PARTITION, is final.
 _RESEND = frozenset(
     {
         ErrorCode.NOT_CONTROLLER,
         ErrorCode.LEADER_NOT_AVAILABLE,
         ErrorCode.NETWORK_EXCEPTION,
         ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+        ErrorCode.REQUEST_TIMED_OUT,
     }
 )
 

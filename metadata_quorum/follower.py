@@ -56,6 +56,7 @@ class MetadataFollower:
                 entries = await self.source.read_committed(self.state.last_applied_index)
             except SnapshotRequired:
                 self._restore()
+                self._wake_waiters()  # a snapshot may cover what someone waits for
                 continue
             since = trio.current_time()
             for entry in entries:
@@ -71,8 +72,11 @@ class MetadataFollower:
             self._since_snapshot += len(entries)
             if self._since_snapshot >= self._snapshot_every:
                 self._take_snapshot(entries[-1].term)
-            self._applied.set()
-            self._applied = trio.Event()
+            self._wake_waiters()
+
+    def _wake_waiters(self) -> None:
+        self._applied.set()
+        self._applied = trio.Event()
 
     def _take_snapshot(self, term: int) -> None:
         self.source.save_snapshot(

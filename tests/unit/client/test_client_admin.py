@@ -15,7 +15,14 @@ from rillet.client.errors import (
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
-from rillet.wire.messages import CreateTopicsRequest, DeleteTopicsRequest, MetadataRequest
+from rillet.wire.error_codes import ErrorCode
+from rillet.wire.messages import (
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+    DeleteTopicsRequest,
+    MetadataRequest,
+    TopicResult,
+)
 
 
 async def test_topic_lifecycle(cluster: FakeCluster) -> None:
@@ -96,3 +103,27 @@ async def test_metadata_after_a_topic_change_asks_for_its_offset(
         await admin.describe_topics(["fresh"])
     last = cluster.of_type(MetadataRequest)[-1][1]
     assert last.min_metadata_offset == 42
+
+
+async def test_a_create_whose_commit_met_a_leader_change_is_resent(
+    cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``rillet demo`` once failed with "RequestTimedOutError: metadata commit failed:
+    leadership changed": the fate of the create was unknown and the client gave up. With
+    request ids a resend is safe, so the admin resends it."""
+    create = cluster._create
+    answers = iter([ErrorCode.REQUEST_TIMED_OUT])
+
+    def once_unknown(node: int, req: CreateTopicsRequest) -> CreateTopicsResponse:
+        code = next(answers, None)
+        if code is not None:
+            return CreateTopicsResponse([TopicResult(t.name, code) for t in req.topics])
+        return create(node, req)
+
+    monkeypatch.setattr(cluster, "_create", once_unknown)
+    async with Admin(cluster.bootstrap, retry_backoff_ms=5) as admin:
+        with trio.fail_after(5):
+            await admin.create_topics([NewTopic("unsure", 1)])
+        assert "unsure" in await admin.list_topics()
+    ids = {r.request_id for _, r in cluster.of_type(CreateTopicsRequest)}
+    assert len(cluster.of_type(CreateTopicsRequest)) == 2 and len(ids) == 1
