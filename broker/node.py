@@ -125,7 +125,14 @@ class Node:
                 )
                 reconciler.on_reconciled(fetchers.reconcile)
                 isr = IsrManager(cfg, manager, link, auth, lambda: lifecycle.broker_epoch)
-                repairer = ReplicaRepairer(cfg, manager, link, auth, lambda: lifecycle.broker_epoch)
+                repairer = ReplicaRepairer(
+                    cfg,
+                    manager,
+                    link,
+                    auth,
+                    lambda: lifecycle.broker_epoch,
+                    on_repaired=fetchers.reconcile,
+                )
                 reconciler.on_reconciled(repairer.wake)
                 scrubber = LogScrubber(cfg.tasks, manager, cfg.data_dir)
                 producer_ids = ProducerIdSource(

@@ -149,7 +149,7 @@ class PartitionReplica:
             # this replica followed in between (its view can skip the follower state).
             self._release_acks_waiters()
         else:
-            self.leader.on_committed(role.isr, role.partition_epoch)
+            self.leader.on_committed(role.isr, role.partition_epoch, now_ms)
         self._leader_end_moved()
 
     def in_sync_count(self) -> int:
@@ -184,10 +184,16 @@ class PartitionReplica:
         self._leader_end_moved()
         return result
 
-    def on_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int) -> None:
+    def on_follower_fetch(
+        self,
+        replica_id: int,
+        fetch_offset: int,
+        now_ms: int,
+        request_arrived_ms: int | None = None,
+    ) -> None:
         """A follower asked for records from ``fetch_offset``: it holds everything below."""
         if self.leader is not None and self.leader.on_follower_fetch(
-            replica_id, fetch_offset, self.local_committable_end, now_ms
+            replica_id, fetch_offset, self.local_committable_end, now_ms, request_arrived_ms
         ):
             self._high_watermark_moved(self.leader.high_watermark)
 

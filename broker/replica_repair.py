@@ -10,7 +10,9 @@ and this task moves the replica towards a repaired state, one safe step at a tim
 2. once the committed metadata shows it out of the ISR, it cuts its log before the damaged
    batch (``PartitionReplica.truncate_damaged``, also done at once by ``set_role``) and the
    replica fetcher re-fetches the rest from the leader, which adds it back to the ISR once it
-   has caught up;
+   has caught up. From the damage to the cut it sends no fetch for the partition, and the
+   leader ignores fetch requests that arrived before it left the ISR, so the offset it had
+   before the cut can never put it back in the ISR;
 3. a leader that is the only in-sync replica keeps its data (no healthy copy is known): it
    answers CORRUPT_MESSAGE for the damaged range, logs at ERROR, and asks again as soon as
    another replica is back in the ISR.
@@ -70,7 +72,11 @@ class ReplicaRepairer:
         link: ControllerLink,
         auth: ClusterAuth,
         broker_epoch: Callable[[], int | None],
+        on_repaired: Callable[[], None] = lambda: None,
     ) -> None:
+        """``on_repaired`` is called after a cut (the replica fetchers resume the
+        partition: they skip a damaged replica until then)."""
+        self._on_repaired = on_repaired
         self._config = config
         self._replicas = replicas
         self._link = link
@@ -103,6 +109,7 @@ class ReplicaRepairer:
         action = repair_action(role)
         if action is RepairAction.TRUNCATE:
             replica.truncate_damaged()
+            self._on_repaired()
         elif action is RepairAction.KEEP:
             self._keep(replica)
         elif replica not in self._asking:

@@ -57,22 +57,27 @@ async def _fetch(ctx: BrokerContext, req: FetchRequest) -> FetchResponse:
             )
     max_wait_ms = min(max(req.max_wait_ms, 0), ctx.config.limits.max_fetch_wait_ms)
     deadline = trio.current_time() + max_wait_ms / 1000
+    arrived_ms = ctx.now_ms()  # a long poll re-reads; its fetch offsets date from now
     while True:
-        response, total_bytes, has_error = _read_once(ctx, req)
+        response, total_bytes, has_error = _read_once(ctx, req, arrived_ms)
         if total_bytes >= req.min_bytes or has_error or trio.current_time() >= deadline:
             return response
         _close_regions(response)
         await _wait_for_data(ctx, req, deadline)
 
 
-def _read_once(ctx: BrokerContext, req: FetchRequest) -> tuple[FetchResponse, int, bool]:
+def _read_once(
+    ctx: BrokerContext, req: FetchRequest, arrived_ms: int
+) -> tuple[FetchResponse, int, bool]:
     remaining = max(req.max_bytes, 0)
     out: list[FetchPartitionResponse] = []
     total = 0
     has_error = False
     for p in req.partitions:
         if req.replica_id >= 0:
-            resp = read_for_follower(ctx, p, req.replica_id, remaining, first=total == 0)
+            resp = read_for_follower(
+                ctx, p, req.replica_id, remaining, first=total == 0, request_arrived_ms=arrived_ms
+            )
         else:
             resp = _read_partition(ctx, p, remaining, first=total == 0)
         if resp.error_code != ErrorCode.NONE or is_diverging(resp):

@@ -314,3 +314,18 @@ def test_a_follower_removed_from_the_isr_rejoins_only_on_a_fetch_made_since() ->
     s.on_follower_fetch(2, 50, 50, now_ms=5)  # caught up again
     proposal = s.isr_change(50, now_ms=6, lag_max_ms=LAG_MS)
     assert proposal is not None and proposal.isr == (1, 2, 3)
+
+
+def test_a_fetch_request_that_arrived_before_the_follower_left_the_isr_proves_nothing() -> None:
+    """A long poll parked on the leader re-reads when data arrives: its fetch offset dates
+    from before the follower left the ISR (and cut its damaged log), so it must not put the
+    follower back."""
+    s = leader()
+    s.on_follower_fetch(2, 50, 50, now_ms=1)
+    s.on_follower_fetch(3, 50, 50, now_ms=1)
+    s.on_committed((1, 3), 6, now_ms=10)
+    s.on_follower_fetch(2, 50, 50, now_ms=12, request_arrived_ms=5)  # parked since 5
+    assert s.isr_change(50, now_ms=13, lag_max_ms=LAG_MS) is None
+    s.on_follower_fetch(2, 50, 50, now_ms=14, request_arrived_ms=14)  # a fresh request
+    proposal = s.isr_change(50, now_ms=15, lag_max_ms=LAG_MS)
+    assert proposal is not None and proposal.isr == (1, 2, 3)
