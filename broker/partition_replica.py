@@ -1,6 +1,6 @@
 """One partition hosted on this node: its log, its high watermark and who waits on them.
 
-The high watermark is the end of what consumers may see (DESIGN §6): the smallest log end
+The high watermark is the end of what consumers may see (docs/replication.md): the smallest log end
 offset over the in-sync replicas. As leader, this replica keeps a
 :class:`~rillet.broker.replication.leader_state.LeaderState` fed by its appends and its
 followers' fetches; as follower, it takes the high watermark its leader reports (capped at

@@ -1,4 +1,4 @@
-"""Consumer-group apis. The coordinator is the controller (DESIGN §7): FindCoordinator names
+"""Consumer-group apis. The coordinator is the controller (docs/consumer-groups.md): FindCoordinator names
 it, and the other group requests answer NOT_COORDINATOR anywhere else, so clients follow it
 when the Raft leadership moves. Decisions go through the controller and are committed to the
 metadata log before the answer leaves; reads (offsets, descriptions) come from the committed
