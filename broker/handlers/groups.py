@@ -1,8 +1,8 @@
 """Consumer-group apis (docs/consumer-groups.md). The coordinator is the controller:
 FindCoordinator names it, and the other group requests answer NOT_COORDINATOR anywhere
 else, so clients follow it when the Raft leadership moves. Decisions go through the
-controller and are committed to the metadata log before the answer leaves; reads (offsets, descriptions) come from the committed
-state of the node asked.
+controller and are committed to the metadata log before the answer leaves; reads (offsets,
+descriptions) come from the committed state of the node asked.
 """
 
 from __future__ import annotations
