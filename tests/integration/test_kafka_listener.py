@@ -703,3 +703,15 @@ def test_acks_0_gets_no_answer_and_a_failed_one_closes_the_connection(
         assert wrong.sock.recv(16) == b""  # NOT_LEADER_OR_FOLLOWER: closed, no answer
     finally:
         wrong.close()
+
+
+def test_kafka_admins_describe_a_topic_s_configs(bootstrap: str) -> None:
+    from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    created = admin.create_topics([NewTopic("configured", 1, 3, config={"retention.ms": "123456"})])
+    created["configured"].result(timeout=TIMEOUT_S)
+    resource = ConfigResource(ConfigResource.Type.TOPIC, "configured")
+    configs = admin.describe_configs([resource])[resource].result(timeout=TIMEOUT_S)
+    assert configs["retention.ms"].value == "123456" and not configs["retention.ms"].is_default
+    assert configs["min.insync.replicas"].is_default
