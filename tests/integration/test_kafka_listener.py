@@ -715,3 +715,30 @@ def test_kafka_admins_describe_a_topic_s_configs(bootstrap: str) -> None:
     configs = admin.describe_configs([resource])[resource].result(timeout=TIMEOUT_S)
     assert configs["retention.ms"].value == "123456" and not configs["retention.ms"].is_default
     assert configs["min.insync.replicas"].is_default
+
+
+def test_compressed_batches_from_librdkafka_are_stored_as_sent_and_read_by_rillet(
+    cluster: LocalCluster, bootstrap: str
+) -> None:
+    from confluent_kafka import Producer
+
+    from rillet.client import BlockingConsumer, TopicPartition
+
+    _create(bootstrap, "compressed")
+    codecs = ["gzip", "snappy", "lz4", "zstd"]
+    for codec in codecs:
+        producer = Producer(
+            {"bootstrap.servers": bootstrap, "compression.type": codec, "linger.ms": 20}
+        )
+        for i in range(5):
+            producer.produce("compressed", value=f"{codec}-{i}".encode() * 20, partition=0)
+        assert producer.flush(TIMEOUT_S) == 0
+    expected = [f"{codec}-{i}".encode() * 20 for codec in codecs for i in range(5)]
+    with BlockingConsumer(cluster.bootstrap) as consumer:
+        consumer.assign([TopicPartition("compressed", 0)])
+        consumer.seek(TopicPartition("compressed", 0), 0)
+        seen: list[Any] = []
+        wait_for(
+            "every record", lambda: seen.extend(consumer.poll(500)) or len(seen) >= len(expected)
+        )
+    assert [r.value for r in seen] == expected
