@@ -37,6 +37,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.CREATE_TOPICS: (2, 4),
     ApiKey.DELETE_TOPICS: (1, 3),
     ApiKey.INIT_PRODUCER_ID: (0, 1),
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: (2, 3),
 }
 
 

@@ -742,3 +742,50 @@ def test_compressed_batches_from_librdkafka_are_stored_as_sent_and_read_by_rille
             "every record", lambda: seen.extend(consumer.poll(500)) or len(seen) >= len(expected)
         )
     assert [r.value for r in seen] == expected
+
+
+def test_offset_for_leader_epoch_answers_where_the_epoch_ends(
+    cluster: LocalCluster, bootstrap: str
+) -> None:
+    from kafka.protocol.consumer.offsets import (
+        OffsetForLeaderEpochRequest,
+        OffsetForLeaderEpochResponse,
+    )
+
+    _create(bootstrap, "epochs")
+    _produce(bootstrap, "epochs", ["a", "b", "c"], 1)
+    r = OffsetForLeaderEpochRequest
+
+    def ask(leader_epoch: int, current: int) -> tuple[int, int, int]:
+        request = r(
+            replica_id=-1,
+            topics=[
+                r.OffsetForLeaderTopic(
+                    topic="epochs",
+                    partitions=[
+                        r.OffsetForLeaderTopic.OffsetForLeaderPartition(
+                            partition=0, current_leader_epoch=current, leader_epoch=leader_epoch
+                        )
+                    ],
+                )
+            ],
+        )
+        (p,) = conn.call(request, 3, OffsetForLeaderEpochResponse).topics[0].partitions
+        return p.error_code, p.leader_epoch, p.end_offset
+
+    from kafka.admin import KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=TIMEOUT_S * 1000)
+    try:
+        ((partition,),) = [t["partitions"] for t in admin.describe_topics(["epochs"])]
+    finally:
+        admin.close()
+    epoch = partition["leader_epoch"]
+    conn = RawKafka(cluster.plan.node(partition["leader_id"]).kafka_bootstrap)
+    try:
+        assert ask(epoch, epoch) == (0, epoch, 3)  # the current epoch ends at the log end
+        assert ask(epoch, -1) == (0, epoch, 3)
+        assert ask(epoch + 1, -1) == (0, -1, -1)  # an epoch this log never saw
+        assert ask(epoch, epoch + 1)[0] == 75  # UNKNOWN_LEADER_EPOCH: the asker is ahead
+    finally:
+        conn.close()
