@@ -483,8 +483,11 @@ def test_valid_prefix_of_a_cut_buffer(
     buf, ends = _joined(specs)
     cut = data.draw(st.integers(0, len(buf)))
     tail = data.draw(st.sampled_from([b"", b"\x00" * 7, b"\xff" * 70]))
-    length, views = valid_prefix(buf[:cut] + tail, MAX)
-    whole = [e for e in ends if e <= cut]
+    damaged = buf[:cut] + tail
+    length, views = valid_prefix(damaged, MAX)
+    # A batch survives when its bytes are intact: the tail may happen to restore a few
+    # (a gzip trailer ends with the length's high zero bytes, for one).
+    whole = [e for e in ends if damaged[:e] == buf[:e]]
     expected = whole[-1] if whole else 0
     assert length == expected
     assert [v.position for v in views] == ([0, *whole[:-1]] if whole else [])
