@@ -396,6 +396,10 @@ class ClassicGroupCoordinator:
     def _remove(self, txn: Txn, gone: set[str], now_ms: int) -> None:
         g, rt = txn.group, txn.rt
         recorded = sorted(m for m in gone if m in g.members)
+        if not rt.in_round and not g.rebalancing:
+            # The round is recorded before the removal: a long decision may be committed in
+            # several entries, and a group that lost members must never look settled.
+            txn.emit(ClassicRebalanceStarted(g.group_id, g.generation))
         if recorded:
             txn.emit(ClassicMembersRemoved(g.group_id, recorded))
         unknown = ErrorCode.UNKNOWN_MEMBER_ID

@@ -167,7 +167,7 @@ class Controller:
             records += self.preferred_leaders(state).records
         if not records:  # broker changes first: the groups re-target on the next tick
             records += self.groups.tick(state, now_ms).records
-        if not records:
+            # Classic groups depend on neither: their deadlines are kept in the same tick.
             records += self.classic_groups.tick(state, now_ms).records
         return Decision(records)
 

@@ -328,3 +328,18 @@ def test_a_runtime_out_of_step_with_the_committed_state_starts_over() -> None:
     assert h.heartbeat(m1, 1, now=10) == E.NONE
     assert h.answers[held].error_code == E.NOT_COORDINATOR  # failed: the client re-sends
     assert GROUP not in {g for g in h.state.groups.groups}
+
+
+def test_every_prefix_of_a_removal_leaves_the_group_rebalancing() -> None:
+    h = Harness()
+    m1, m2 = h.stable_group(b"a", b"b")
+    before = MetadataState.from_snapshot(h.state.to_snapshot())
+    t = h.ticket()
+    req = cgm.ClassicLeaveGroupRequest(GROUP, [cgm.ClassicLeavingMember(m2)])
+    decision = h.coord.leave(h.state, req, t, 0)
+    for cut in range(1, len(decision.records) + 1):
+        state = MetadataState.from_snapshot(before.to_snapshot())
+        state.apply_entry(state.last_applied_index + 1, decision.records[:cut])
+        g = state.classic_groups.group(GROUP)
+        assert g is not None and g.phase == cgm.PREPARING_REBALANCE, (cut, decision.records)
+    assert m1 in h.group().members

@@ -116,6 +116,18 @@ RECORDS = [
 ]
 
 
+def test_a_generation_recorded_again_or_older_changes_nothing() -> None:
+    h = Harness()
+    (m1,) = h.stable_group(b"a")
+    before = h.state.to_snapshot()
+    stale = ClassicGroupJoined(GROUP, 1, "consumer", "range", "x", [MEMBER])
+    h.state.apply_entry(h.state.last_applied_index + 1, [stale])
+    after = MetadataState.from_snapshot(h.state.to_snapshot())
+    after.last_applied_index = MetadataState.from_snapshot(before).last_applied_index
+    assert after.to_snapshot() == before
+    assert h.group().members.keys() == {m1}
+
+
 def test_classic_records_round_trip() -> None:
     assert decode_entry(encode_entry(RECORDS)) == RECORDS
     for record in RECORDS:
