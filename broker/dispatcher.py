@@ -39,6 +39,7 @@ from rillet.broker.handlers.groups import (
     handle_offset_commit,
     handle_offset_fetch,
 )
+from rillet.broker.handlers.leader_epochs import handle_offset_for_leader_epoch
 from rillet.broker.handlers.list_offsets import handle_list_offsets
 from rillet.broker.handlers.metadata import handle_metadata_request
 from rillet.broker.handlers.produce import handle_produce
@@ -91,6 +92,7 @@ HANDLERS: dict[ApiKey, Handler] = {
     ApiKey.ALTER_PARTITION: handle_alter_partition,
     ApiKey.ALLOCATE_PRODUCER_IDS: handle_allocate_producer_ids,
     ApiKey.INIT_PRODUCER_ID: handle_init_producer_id,
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: handle_offset_for_leader_epoch,
     ApiKey.FIND_COORDINATOR: handle_find_coordinator,
     ApiKey.CONSUMER_GROUP_HEARTBEAT: handle_heartbeat,
     ApiKey.LEAVE_GROUP: handle_leave,

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from rillet.wire import classic_group_messages as cgm
 from rillet.wire import group_messages as gm
+from rillet.wire import leader_epoch_messages as lem
 from rillet.wire.api import ApiKey
 from rillet.wire.cluster_messages import (
     AllocateProducerIdsRequest,
@@ -291,6 +292,10 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
     ApiKey.DELETE_TOPICS: (DeleteTopicsRequest, DeleteTopicsResponse),
     ApiKey.API_VERSIONS: (ApiVersionsRequest, ApiVersionsResponse),
     ApiKey.INIT_PRODUCER_ID: (InitProducerIdRequest, InitProducerIdResponse),
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: (
+        lem.OffsetForLeaderEpochRequest,
+        lem.OffsetForLeaderEpochResponse,
+    ),
     ApiKey.DESCRIBE_QUORUM: (DescribeQuorumRequest, DescribeQuorumResponse),
     ApiKey.BROKER_REGISTRATION: (BrokerRegistrationRequest, BrokerRegistrationResponse),
     ApiKey.BROKER_HEARTBEAT: (BrokerHeartbeatRequest, BrokerHeartbeatResponse),

@@ -116,23 +116,49 @@ def _read_bytes(buf: bytes, position: int, end: int, what: str) -> tuple[bytes |
 
 
 def read_headers(buf: bytes, position: int, end: int) -> tuple[DecodedHeaders | None, int]:
-    """Header count and headers at ``position`` of a record ending at ``end``."""
-    count, position = read_varint(buf, position)
+    """Header count and headers at ``position`` of a record ending at ``end``.
+
+    One-byte counts and lengths (the usual short keys and values) are read inline; an
+    overrun shows as a position past ``end``, which the caller refuses."""
+    b = buf[position]
+    if b < 0x80 and not b & 1:
+        count = b >> 1
+        position += 1
+    else:
+        count, position = read_varint(buf, position)
+        if count < 0 or count > end - position:  # each header takes at least two bytes
+            raise CorruptBatch(f"header count {count} does not fit its record")
     if count == 0:
         return None, position
-    if count < 0 or count > end - position:  # each header takes at least two bytes
-        raise CorruptBatch(f"header count {count} does not fit its record")
     headers: DecodedHeaders = []
     for _ in range(count):
-        raw_key, position = _read_bytes(buf, position, end, "header key")
-        if raw_key is None:
-            raise CorruptBatch("a header key is null")
+        b = buf[position]
+        if b < 0x80 and not b & 1:
+            stop = position + 1 + (b >> 1)
+            raw_key = buf[position + 1 : stop]
+            position = stop
+        else:
+            found, position = _read_bytes(buf, position, end, "header key")
+            if found is None:
+                raise CorruptBatch("a header key is null")
+            raw_key = found
         try:
             key = raw_key.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise CorruptBatch(f"a header key is not utf-8: {exc}") from exc
-        value, position = _read_bytes(buf, position, end, "header value")
+        b = buf[position]
+        if b < 0x80 and not b & 1:
+            stop = position + 1 + (b >> 1)
+            value: bytes | None = buf[position + 1 : stop]
+            position = stop
+        elif b == 1:
+            value = None
+            position += 1
+        else:
+            value, position = _read_bytes(buf, position, end, "header value")
         headers.append((key, value))
+    if position > end:
+        raise CorruptBatch("headers run past the end of their record")
     return headers, position
 
 

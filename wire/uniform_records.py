@@ -35,12 +35,21 @@ _LONG_OFFSET = rb"[\x80-\xff][\x00-\x7f]"
 Columns = tuple[list[int], list[bytes | None], list[bytes | None]]
 
 
+def _record_bodies(key_length: int, value_length: int) -> tuple[int, int]:
+    """Bytes after the length varint of one record with a one- and a two-byte offset delta:
+    plain arithmetic, so a batch of another shape is turned away before any pattern is
+    compiled."""
+    key_bytes = len(zigzag_encode_bytes(key_length)) + key_length if key_length >= 0 else 1
+    # attributes, timestamp delta, key, value and header count: all but the offset delta
+    fixed = 2 + key_bytes + len(zigzag_encode_bytes(value_length)) + value_length + 1
+    return fixed + 1, fixed + 2
+
+
 class _Layout:
     """One (key length, value length): for one- and two-byte offset deltas, the compiled
-    record pattern (capturing the key, if any, and the value), the record's size and where
-    its timestamp delta byte sits."""
+    record pattern, capturing the key (if any) and the value."""
 
-    __slots__ = ("keyed", "patterns", "sizes", "timestamp_at")
+    __slots__ = ("keyed", "patterns")
 
     def __init__(self, key_length: int, value_length: int) -> None:
         self.keyed = key_length >= 0
@@ -50,28 +59,22 @@ class _Layout:
             else b"\x01"
         )
         value_part = re.escape(zigzag_encode_bytes(value_length)) + b"(.{%d})" % value_length
-        key_bytes = len(zigzag_encode_bytes(key_length)) + key_length if self.keyed else 1
-        # attributes, timestamp delta, key, value and header count: all but the offset delta
-        fixed = 2 + key_bytes + len(zigzag_encode_bytes(value_length)) + value_length + 1
-        self.patterns = []
-        self.sizes = []
-        self.timestamp_at = []
-        for offset_bytes, offset_pattern in ((1, _SHORT_OFFSET), (2, _LONG_OFFSET)):
-            body = fixed + offset_bytes
-            length = zigzag_encode_bytes(body)
-            self.patterns.append(
-                re.compile(
-                    re.escape(length)
-                    + b"\\x00[\\x00-\\x7f]"
-                    + offset_pattern
-                    + key_part
-                    + value_part
-                    + b"\\x00",
-                    re.DOTALL,
-                )
+        self.patterns = [
+            re.compile(
+                re.escape(zigzag_encode_bytes(body))
+                + b"\\x00[\\x00-\\x7f]"
+                + offset_pattern
+                + key_part
+                + value_part
+                + b"\\x00",
+                re.DOTALL,
             )
-            self.sizes.append(len(length) + body)
-            self.timestamp_at.append(len(length) + 1)
+            for body, offset_pattern in zip(
+                _record_bodies(key_length, value_length),
+                (_SHORT_OFFSET, _LONG_OFFSET),
+                strict=True,
+            )
+        ]
 
 
 @lru_cache(maxsize=64)
@@ -105,18 +108,21 @@ def decode_uniform(buf: bytes, count: int, key_length: int, value_length: int) -
     """
     if not 0 < count <= MAX_RECORDS or value_length < 0:
         return None
-    layout = _layout(key_length, value_length)
-    short_size, long_size = layout.sizes
+    short_body, long_body = _record_bodies(key_length, value_length)
+    ts_short = len(zigzag_encode_bytes(short_body)) + 1  # after the length and attributes
+    ts_long = len(zigzag_encode_bytes(long_body)) + 1
+    short_size = ts_short - 1 + short_body
+    long_size = ts_long - 1 + long_body
     short = min(count, _ONE_BYTE_OFFSETS)
     long = count - short
     split = short * short_size
     end = len(buf)
     if split + long * long_size != end:
         return None
-    ts_short, ts_long = layout.timestamp_at
     if buf[ts_short + 1 : split : short_size] != _SHORT_OFFSETS[:short]:
         return None
     deltas = buf[ts_short:split:short_size]
+    layout = _layout(key_length, value_length)
     found = layout.patterns[0].findall(buf, 0, split)
     if len(found) != short:
         return None

@@ -20,7 +20,7 @@ import trio
 
 from rillet.broker.dispatcher import Dispatcher, PendingReply
 from rillet.broker.handlers.context import BrokerContext
-from rillet.broker.kafka.api_table import ApiSchema
+from rillet.broker.kafka.api_table import ApiSchema, api_name
 from rillet.broker.kafka.codec import (
     decode_body,
     decode_header,
@@ -38,6 +38,12 @@ from rillet.broker.kafka.framing import KafkaFrameDecoder
 from rillet.broker.kafka.front_end import translate
 from rillet.broker.kafka.translation import Answer, Caller, Forward, KafkaEndpoint, RawBody
 from rillet.broker.part_sender import buffered_len, close_regions, send_parts
+from rillet.broker.topic_config import (
+    BOOLEAN_TOPIC_CONFIGS,
+    FIXED_TOPIC_CONFIGS,
+    MIN_INSYNC_REPLICAS_CONFIG,
+    TOPIC_CONFIG_KEYS,
+)
 from rillet.wire.api import ApiKey
 from rillet.wire.frame import BlobPart
 from rillet.wire.messages import API_OF_REQUEST
@@ -60,6 +66,14 @@ class BrokerClusterView:
             for b in self._ctx.metadata.state.brokers.values()
             if not b.fenced and b.kafka_port >= 0
         }
+
+    def topic_config_defaults(self) -> dict[str, str]:
+        cfg = self._ctx.config
+        out = {key: str(getattr(cfg.log, attr)) for key, attr in TOPIC_CONFIG_KEYS.items()}
+        out.update(FIXED_TOPIC_CONFIGS)
+        out[MIN_INSYNC_REPLICAS_CONFIG] = str(cfg.replication.default_min_insync_replicas)
+        out.update(dict.fromkeys(BOOLEAN_TOPIC_CONFIGS, "false"))  # the controller's default
+        return out
 
 
 @dataclass(slots=True)
@@ -213,7 +227,7 @@ async def _materialize(reply: _Reply) -> list[BlobPart]:
                 message = await pending.waiting
             response = forward.reply(message)
         except Exception:
-            log.exception("kafka %s answer failed", ApiKey(schema.api_key).name)
+            log.exception("kafka %s answer failed", api_name(schema.api_key))
             response = forward.fail(-1)
     if isinstance(response, RawBody):
         return frame_parts(reply.correlation_id, response.parts)

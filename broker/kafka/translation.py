@@ -56,9 +56,12 @@ class Caller:
 
 
 class ClusterView(Protocol):
-    """The node's view a translator needs: where each live broker's Kafka listener is."""
+    """The node's view a translator needs: where each live broker's Kafka listener is, and
+    the value each topic setting has where a topic does not override it."""
 
     def kafka_endpoints(self) -> dict[int, KafkaEndpoint]: ...
+
+    def topic_config_defaults(self) -> dict[str, str]: ...
 
 
 def millis(value: datetime.timedelta | int) -> int:

@@ -703,3 +703,89 @@ def test_acks_0_gets_no_answer_and_a_failed_one_closes_the_connection(
         assert wrong.sock.recv(16) == b""  # NOT_LEADER_OR_FOLLOWER: closed, no answer
     finally:
         wrong.close()
+
+
+def test_kafka_admins_describe_a_topic_s_configs(bootstrap: str) -> None:
+    from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    created = admin.create_topics([NewTopic("configured", 1, 3, config={"retention.ms": "123456"})])
+    created["configured"].result(timeout=TIMEOUT_S)
+    resource = ConfigResource(ConfigResource.Type.TOPIC, "configured")
+    configs = admin.describe_configs([resource])[resource].result(timeout=TIMEOUT_S)
+    assert configs["retention.ms"].value == "123456" and not configs["retention.ms"].is_default
+    assert configs["min.insync.replicas"].is_default
+
+
+def test_compressed_batches_from_librdkafka_are_stored_as_sent_and_read_by_rillet(
+    cluster: LocalCluster, bootstrap: str
+) -> None:
+    from confluent_kafka import Producer
+
+    from rillet.client import BlockingConsumer, TopicPartition
+
+    _create(bootstrap, "compressed")
+    codecs = ["gzip", "snappy", "lz4", "zstd"]
+    for codec in codecs:
+        producer = Producer(
+            {"bootstrap.servers": bootstrap, "compression.type": codec, "linger.ms": 20}
+        )
+        for i in range(5):
+            producer.produce("compressed", value=f"{codec}-{i}".encode() * 20, partition=0)
+        assert producer.flush(TIMEOUT_S) == 0
+    expected = [f"{codec}-{i}".encode() * 20 for codec in codecs for i in range(5)]
+    with BlockingConsumer(cluster.bootstrap) as consumer:
+        consumer.assign([TopicPartition("compressed", 0)])
+        consumer.seek(TopicPartition("compressed", 0), 0)
+        seen: list[Any] = []
+        wait_for(
+            "every record", lambda: seen.extend(consumer.poll(500)) or len(seen) >= len(expected)
+        )
+    assert [r.value for r in seen] == expected
+
+
+def test_offset_for_leader_epoch_answers_where_the_epoch_ends(
+    cluster: LocalCluster, bootstrap: str
+) -> None:
+    from kafka.protocol.consumer.offsets import (
+        OffsetForLeaderEpochRequest,
+        OffsetForLeaderEpochResponse,
+    )
+
+    _create(bootstrap, "epochs")
+    _produce(bootstrap, "epochs", ["a", "b", "c"], 1)
+    r = OffsetForLeaderEpochRequest
+
+    def ask(leader_epoch: int, current: int) -> tuple[int, int, int]:
+        request = r(
+            replica_id=-1,
+            topics=[
+                r.OffsetForLeaderTopic(
+                    topic="epochs",
+                    partitions=[
+                        r.OffsetForLeaderTopic.OffsetForLeaderPartition(
+                            partition=0, current_leader_epoch=current, leader_epoch=leader_epoch
+                        )
+                    ],
+                )
+            ],
+        )
+        (p,) = conn.call(request, 3, OffsetForLeaderEpochResponse).topics[0].partitions
+        return p.error_code, p.leader_epoch, p.end_offset
+
+    from kafka.admin import KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=TIMEOUT_S * 1000)
+    try:
+        ((partition,),) = [t["partitions"] for t in admin.describe_topics(["epochs"])]
+    finally:
+        admin.close()
+    epoch = partition["leader_epoch"]
+    conn = RawKafka(cluster.plan.node(partition["leader_id"]).kafka_bootstrap)
+    try:
+        assert ask(epoch, epoch) == (0, epoch, 3)  # the current epoch ends at the log end
+        assert ask(epoch, -1) == (0, epoch, 3)
+        assert ask(epoch + 1, -1) == (0, -1, -1)  # an epoch this log never saw
+        assert ask(epoch, epoch + 1)[0] == 75  # UNKNOWN_LEADER_EPOCH: the asker is ahead
+    finally:
+        conn.close()

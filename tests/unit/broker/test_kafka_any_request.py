@@ -9,6 +9,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from kafka_front_end import StaticView
 from kio.serial import entity_reader, entity_writer
 from kio.static.primitive import Records
 
@@ -18,12 +19,8 @@ from rillet.broker.kafka.front_end import translate
 from rillet.broker.kafka.translation import Answer, KafkaEndpoint, RawBody
 from rillet.wire.error_codes import ErrorCode
 
+VIEW = StaticView({1: KafkaEndpoint(1, "h", 9, None)})
 st.register_type_strategy(Records, st.binary(max_size=32).map(Records))
-
-
-class View:
-    def kafka_endpoints(self) -> dict[int, KafkaEndpoint]:
-        return {1: KafkaEndpoint(1, "h", 9, None)}
 
 
 def requests() -> st.SearchStrategy[tuple[ApiSchema, Any]]:
@@ -63,7 +60,7 @@ def test_every_request_translates_and_every_failure_answer_encodes(
         schema.version,
         "id",
     )
-    action = translate(schema, decode_body(frame, start, schema), View())
+    action = translate(schema, decode_body(frame, start, schema), VIEW)
     response = action.response if isinstance(action, Answer) else action.fail(int(code))
     if isinstance(response, RawBody):
         data = b"".join(bytes(p) for p in frame_parts(9, response.parts))

@@ -16,7 +16,7 @@ from rillet.wire.record_codec import (
     encode_headers,
     encode_record,
 )
-from rillet.wire.uniform_records import decode_uniform, first_record_shape
+from rillet.wire.uniform_records import _layout, decode_uniform, first_record_shape
 from rillet.wire.varint import (
     DECODED,
     ENCODED,
@@ -338,3 +338,16 @@ def test_uniform_decoder_turns_away_other_shapes() -> None:
     assert decode_uniform(shifted, 5, -1, 1) is None
     assert decode_uniform(uniform_payload(5, None, b"v", 0), 0, -1, 1) is None
     assert decode_uniform(uniform_payload(5, None, b"v", 0), 5, -1, -1) is None
+
+
+def test_a_batch_of_another_shape_compiles_no_pattern() -> None:
+    """Turned away by arithmetic on its length: batches whose first records vary in size
+    must not fill the pattern cache with compilations they never use."""
+    _layout.cache_clear()
+    for n in range(20):
+        last = encode_record(10, 0, None, b"b" * 100, None)
+        mixed = uniform_payload(10, None, b"a" * n, 0) + last
+        assert decode_records(mixed, 11).values[-1] == b"b" * 100
+    assert _layout.cache_info().currsize == 0
+    decode_records(uniform_payload(10, None, b"a", 0), 10)
+    assert _layout.cache_info().currsize == 1
