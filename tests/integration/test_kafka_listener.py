@@ -12,6 +12,7 @@ import socket
 import struct
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,7 @@ def test_kafka_python_admin_creates_describes_and_deletes_topics(
 
 
 def test_confluent_kafka_creates_a_topic_and_lists_its_offsets(bootstrap: str) -> None:
-    from confluent_kafka import TopicPartition
+    from confluent_kafka import KafkaError, KafkaException, TopicPartition
     from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
@@ -83,10 +84,20 @@ def test_confluent_kafka_creates_a_topic_and_lists_its_offsets(bootstrap: str) -
     )
     assert len(metadata.brokers) == 3 and metadata.controller_id > 0
     assert sorted(metadata.topics["ck-admin"].partitions) == [0, 1]
-    offsets = admin.list_offsets(
-        {TopicPartition("ck-admin", 0): OffsetSpec.earliest()}, request_timeout=TIMEOUT_S
-    )
-    assert offsets[TopicPartition("ck-admin", 0)].result(timeout=TIMEOUT_S).offset == 0
+
+    def earliest() -> int | None:
+        # A node named leader may not have taken the partition up yet: NOT_LEADER is
+        # retriable, as for any Kafka client.
+        tp = TopicPartition("ck-admin", 0)
+        try:
+            found = admin.list_offsets({tp: OffsetSpec.earliest()}, request_timeout=TIMEOUT_S)
+            return int(found[tp].result(timeout=TIMEOUT_S).offset)
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError.NOT_LEADER_FOR_PARTITION:
+                raise
+            return None
+
+    assert wait_for("the earliest offset", earliest) == 0
 
 
 def test_bad_input_closes_only_that_connection(cluster: LocalCluster, bootstrap: str) -> None:
@@ -212,8 +223,11 @@ def test_batches_produced_and_fetched_over_the_kafka_protocol_are_byte_identical
         admin.close()
     conn = RawKafka(_leader_address(cluster, bootstrap, "raw"))
     try:
+        # Recent create times: a topic refuses records older than its retention.
+        t0_ms = int(time.time() * 1000) - 60_000
         sent = [
-            batch.build_batch([(1_000 * (i + 1), b"k%d" % i, b"v%d" % i, None)]) for i in range(3)
+            batch.build_batch([(t0_ms + 1_000 * (i + 1), b"k%d" % i, b"v%d" % i, None)])
+            for i in range(3)
         ]
         p = ProduceRequest
         for i, data in enumerate(sent):
@@ -262,7 +276,7 @@ def test_batches_produced_and_fetched_over_the_kafka_protocol_are_byte_identical
             )
         assert bytes(part.records) == b"".join(stored)
         lo = ListOffsetsRequest
-        for timestamp, offset in ((-2, 0), (-1, 3), (2_000, 1), (10_000, -1)):
+        for timestamp, offset in ((-2, 0), (-1, 3), (t0_ms + 2_000, 1), (t0_ms + 10_000, -1)):
             request = lo(
                 replica_id=-1,
                 isolation_level=0,
@@ -664,7 +678,8 @@ def test_acks_0_gets_no_answer_and_a_failed_one_closes_the_connection(
                 name="acks0",
                 partition_data=[
                     p.TopicProduceData.PartitionProduceData(
-                        index=0, records=batch.build_batch([(1, None, b"v", None)])
+                        index=0,
+                        records=batch.build_batch([(int(time.time() * 1000), None, b"v", None)]),
                     )
                 ],
             )
