@@ -195,8 +195,7 @@ def _decode_general(buf: bytes, count: int) -> RecordColumns:
     deltas: list[int] = []
     keys: list[bytes | None] = []
     values: list[bytes | None] = []
-    all_headers: list[DecodedHeaders | None] = []
-    any_headers = False
+    with_headers: list[tuple[int, DecodedHeaders]] = []  # the few records that have any
     dec = DECODED
     position = 0
     end = len(buf)
@@ -266,18 +265,22 @@ def _decode_general(buf: bytes, count: int) -> RecordColumns:
                     value, position = _read_bytes(buf, position, record_end, "value")
             if buf[position] == 0:  # no headers
                 position += 1
-                headers = None
             else:
                 headers, position = read_headers(buf, position, record_end)
-                any_headers = True
+                if headers is not None:
+                    with_headers.append((index, headers))
             if position != record_end:
                 raise CorruptBatch(f"record {index}'s fields do not add up to its length")
             deltas.append(delta)
             keys.append(key)
             values.append(value)
-            all_headers.append(headers)
     except IndexError:
         raise CorruptBatch("records run past the end of the payload") from None
     if position != end:
         raise CorruptBatch(f"records end at byte {position}, the payload at {end}")
-    return RecordColumns(deltas, keys, values, all_headers if any_headers else None)
+    if not with_headers:
+        return RecordColumns(deltas, keys, values, None)
+    all_headers: list[DecodedHeaders | None] = [None] * count
+    for index, headers in with_headers:
+        all_headers[index] = headers
+    return RecordColumns(deltas, keys, values, all_headers)
