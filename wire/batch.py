@@ -28,7 +28,7 @@ import crc32c
 
 from rillet.wire.compression import CODEC_MASK, Compression, compress, decompress
 from rillet.wire.errors import CorruptBatch
-from rillet.wire.record_codec import HeaderPairs, encode_record
+from rillet.wire.record_codec import NO_HEADERS, HeaderPairs, encode_record
 from rillet.wire.record_codec import decode_records as decode_record_fields
 from rillet.wire.varint import ENCODED, TABLE_SIZE
 
@@ -233,7 +233,6 @@ _ATTR_AND_DELTA = [b"\x00" + ENCODED[d] for d in range(64)]
 _OFFSET_AND_NULL_KEY = [e + b"\x01" for e in ENCODED]
 _FAST_MAX = TABLE_SIZE - 32  # a record's length then still has a table entry
 _ONE_BYTE_OFFSETS = 64
-_NO_HEADERS = b"\x00"
 # An unkeyed record by value size: its length varint, and the bytes it takes in all, for
 # one- and two-byte offset deltas.
 _UNKEYED_LENGTH = [ENCODED[5 + len(ENCODED[n]) + n] for n in range(_FAST_MAX)]
@@ -325,7 +324,7 @@ class BatchBuilder:
                     _OFFSET_AND_NULL_KEY[index],
                     ENCODED[n],
                     value,
-                    _NO_HEADERS,
+                    NO_HEADERS,
                 )
             elif type(key) is bytes and (k := len(key)) < _FAST_MAX - n:
                 offset = ENCODED[index]
@@ -341,7 +340,7 @@ class BatchBuilder:
                     key,
                     value_length,
                     value,
-                    _NO_HEADERS,
+                    NO_HEADERS,
                 )
                 size = len(length) + body
             else:

@@ -51,8 +51,7 @@ class RecordColumns(NamedTuple):
     headers: list[DecodedHeaders | None] | None  # None when no record has headers
 
 
-NO_HEADERS = b"\x00"
-_NO_HEADERS_COUNT = 0
+NO_HEADERS = b"\x00"  # a header count of 0
 MIN_RECORD_BODY = 6  # attributes + four one-byte varints + header count
 
 
@@ -189,7 +188,7 @@ def _decode_general(buf: bytes, count: int) -> RecordColumns:
     Each record must end exactly where its length says and the last one at the end of the
     payload; those two checks also catch impossible lengths (a record's fields take at
     least MIN_RECORD_BODY bytes) and fields running past the end, without a test per field.
-    Fields go to four lists rather than a tuple per record: tuples are tracked by the garbage
+    Fields go to three lists rather than a tuple per record: tuples are tracked by the garbage
     collector, and thousands of them per batch cost more in collections than the appends.
     """
     deltas: list[int] = []
