@@ -1,5 +1,5 @@
 """Consumer throughput: read N records (default 1,000,000 x 100 B) from the beginning of a
-topic; prints records/s and MB/s as one JSON line.
+topic; prints records/s and MB/s (and the client's CPU seconds) as one JSON line.
 
 The records are produced first (acks=1, not timed) into a new topic, or ``--topic`` reuses
 an existing topic that already holds at least N records (nothing is produced then).
@@ -52,6 +52,7 @@ def main() -> None:
             await produce_perf(
                 bootstrap, ProducePerfSpec(topic, produced, args.record_size, acks="1")
             )
+        cpu_before_s = time.process_time()
         result = await consume_perf(
             bootstrap,
             ConsumePerfSpec(
@@ -70,6 +71,9 @@ def main() -> None:
                 "records_per_s": result["records_per_s"],
                 "mb_per_s": result["mb_per_s"],
                 "elapsed_s": result["elapsed_s"],
+                # this process's CPU time while consuming: steadier than wall-clock
+                # throughput on a shared machine
+                "client_cpu_s": round(time.process_time() - cpu_before_s, 3),
             },
         )
 

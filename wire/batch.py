@@ -28,7 +28,7 @@ import crc32c
 
 from rillet.wire.compression import CODEC_MASK, Compression, compress, decompress
 from rillet.wire.errors import CorruptBatch
-from rillet.wire.record_codec import HeaderPairs, encode_record
+from rillet.wire.record_codec import NO_HEADERS, HeaderPairs, encode_record
 from rillet.wire.record_codec import decode_records as decode_record_fields
 from rillet.wire.varint import ENCODED, TABLE_SIZE
 
@@ -246,7 +246,7 @@ def decode_records(buf: bytes | bytearray | memoryview, position: int = 0) -> li
 
 
 # The common record shapes (no headers, a timestamp within 63 ms of the batch's first, fewer
-# than 8192 records, a value and key under 8 KiB) are encoded from these tables, as pieces
+# than 2**20 records, a value and key under 8 KiB) are encoded from these tables, as pieces
 # of one list joined once in build(): length | attributes + timestamp delta | offset delta
 # (+ null key) | [key length | key] | value length | value | header count 0. Joining many
 # small pieces once is cheaper in Python than concatenating them per record.
@@ -254,13 +254,32 @@ _ATTR_AND_DELTA = [b"\x00" + ENCODED[d] for d in range(64)]
 _OFFSET_AND_NULL_KEY = [e + b"\x01" for e in ENCODED]
 _FAST_MAX = TABLE_SIZE - 32  # a record's length then still has a table entry
 _ONE_BYTE_OFFSETS = 64
-_NO_HEADERS = b"\x00"
-# An unkeyed record by value size: its length varint, and the bytes it takes in all, for
-# one- and two-byte offset deltas.
-_UNKEYED_LENGTH = [ENCODED[5 + len(ENCODED[n]) + n] for n in range(_FAST_MAX)]
-_UNKEYED_LENGTH_2 = [ENCODED[6 + len(ENCODED[n]) + n] for n in range(_FAST_MAX)]
-_UNKEYED_SIZE = [len(_UNKEYED_LENGTH[n]) + 5 + len(ENCODED[n]) + n for n in range(_FAST_MAX)]
-_UNKEYED_SIZE_2 = [len(_UNKEYED_LENGTH_2[n]) + 6 + len(ENCODED[n]) + n for n in range(_FAST_MAX)]
+_FAST_RECORDS = 1 << 20  # offset deltas of up to three bytes
+# A three-byte offset delta (8192 <= i < 2**20, zigzag 2i) is three one-byte pieces: seven
+# bits each of 2i, lowest first, the last one followed by a null key's length.
+_OFFSET_LOW = [bytes([(i << 1) | 0x80]) for i in range(64)]  # i & 63
+_OFFSET_MID = [bytes([i | 0x80]) for i in range(128)]  # (i >> 6) & 127
+_OFFSET_HIGH = [bytes([i]) for i in range(128)]  # i >> 13
+_OFFSET_HIGH_NULL_KEY = [h + b"\x01" for h in _OFFSET_HIGH]
+
+
+def _unkeyed(offset_bytes: int) -> tuple[list[bytes], list[int]]:
+    """Length varints and whole sizes of unkeyed records by value size."""
+    lengths = [ENCODED[4 + offset_bytes + len(ENCODED[n]) + n] for n in range(_FAST_MAX)]
+    sizes = [len(lengths[n]) + 4 + offset_bytes + len(ENCODED[n]) + n for n in range(_FAST_MAX)]
+    return lengths, sizes
+
+
+_UNKEYED_LENGTH, _UNKEYED_SIZE = _unkeyed(1)
+_UNKEYED_LENGTH_2, _UNKEYED_SIZE_2 = _unkeyed(2)
+_UNKEYED_LENGTH_3, _UNKEYED_SIZE_3 = _unkeyed(3)
+
+
+def _offset_delta(index: int) -> bytes:
+    """The varint of an offset delta below 2**20."""
+    if index < TABLE_SIZE:
+        return ENCODED[index]
+    return _OFFSET_LOW[index & 63] + _OFFSET_MID[(index >> 6) & 127] + _OFFSET_HIGH[index >> 13]
 
 
 class BatchBuilder:
@@ -330,26 +349,39 @@ class BatchBuilder:
             not headers
             and type(value) is bytes
             and 0 <= delta < 64
-            and index < TABLE_SIZE
+            and index < _FAST_RECORDS
             and (n := len(value)) < _FAST_MAX
         ):
             if key is None:
-                if index < _ONE_BYTE_OFFSETS:
-                    length = _UNKEYED_LENGTH[n]
-                    size = _UNKEYED_SIZE[n]
+                if index < TABLE_SIZE:
+                    if index < _ONE_BYTE_OFFSETS:
+                        length = _UNKEYED_LENGTH[n]
+                        size = _UNKEYED_SIZE[n]
+                    else:
+                        length = _UNKEYED_LENGTH_2[n]
+                        size = _UNKEYED_SIZE_2[n]
+                    self._parts += (
+                        length,
+                        _ATTR_AND_DELTA[delta],
+                        _OFFSET_AND_NULL_KEY[index],
+                        ENCODED[n],
+                        value,
+                        NO_HEADERS,
+                    )
                 else:
-                    length = _UNKEYED_LENGTH_2[n]
-                    size = _UNKEYED_SIZE_2[n]
-                self._parts += (
-                    length,
-                    _ATTR_AND_DELTA[delta],
-                    _OFFSET_AND_NULL_KEY[index],
-                    ENCODED[n],
-                    value,
-                    _NO_HEADERS,
-                )
+                    self._parts += (
+                        _UNKEYED_LENGTH_3[n],
+                        _ATTR_AND_DELTA[delta],
+                        _OFFSET_LOW[index & 63],
+                        _OFFSET_MID[(index >> 6) & 127],
+                        _OFFSET_HIGH_NULL_KEY[index >> 13],
+                        ENCODED[n],
+                        value,
+                        NO_HEADERS,
+                    )
+                    size = _UNKEYED_SIZE_3[n]
             elif type(key) is bytes and (k := len(key)) < _FAST_MAX - n:
-                offset = ENCODED[index]
+                offset = _offset_delta(index)
                 key_length = ENCODED[k]
                 value_length = ENCODED[n]
                 body = 3 + len(offset) + len(key_length) + k + len(value_length) + n
@@ -362,7 +394,7 @@ class BatchBuilder:
                     key,
                     value_length,
                     value,
-                    _NO_HEADERS,
+                    NO_HEADERS,
                 )
                 size = len(length) + body
             else:

@@ -25,7 +25,7 @@ import struct
 import zlib
 from enum import IntEnum
 
-import cramjam
+import cramjam  # snappy; python-snappy 0.7 is a wrapper around it (measured: same speed)
 import lz4.frame
 import zstandard
 

@@ -51,8 +51,7 @@ class RecordColumns(NamedTuple):
     headers: list[DecodedHeaders | None] | None  # None when no record has headers
 
 
-NO_HEADERS = b"\x00"
-_NO_HEADERS_COUNT = 0
+NO_HEADERS = b"\x00"  # a header count of 0
 MIN_RECORD_BODY = 6  # attributes + four one-byte varints + header count
 
 
@@ -189,14 +188,13 @@ def _decode_general(buf: bytes, count: int) -> RecordColumns:
     Each record must end exactly where its length says and the last one at the end of the
     payload; those two checks also catch impossible lengths (a record's fields take at
     least MIN_RECORD_BODY bytes) and fields running past the end, without a test per field.
-    Fields go to four lists rather than a tuple per record: tuples are tracked by the garbage
+    Fields go to three lists rather than a tuple per record: tuples are tracked by the garbage
     collector, and thousands of them per batch cost more in collections than the appends.
     """
     deltas: list[int] = []
     keys: list[bytes | None] = []
     values: list[bytes | None] = []
-    all_headers: list[DecodedHeaders | None] = []
-    any_headers = False
+    with_headers: list[tuple[int, DecodedHeaders]] = []  # the few records that have any
     dec = DECODED
     position = 0
     end = len(buf)
@@ -266,18 +264,22 @@ def _decode_general(buf: bytes, count: int) -> RecordColumns:
                     value, position = _read_bytes(buf, position, record_end, "value")
             if buf[position] == 0:  # no headers
                 position += 1
-                headers = None
             else:
                 headers, position = read_headers(buf, position, record_end)
-                any_headers = True
+                if headers is not None:
+                    with_headers.append((index, headers))
             if position != record_end:
                 raise CorruptBatch(f"record {index}'s fields do not add up to its length")
             deltas.append(delta)
             keys.append(key)
             values.append(value)
-            all_headers.append(headers)
     except IndexError:
         raise CorruptBatch("records run past the end of the payload") from None
     if position != end:
         raise CorruptBatch(f"records end at byte {position}, the payload at {end}")
-    return RecordColumns(deltas, keys, values, all_headers if any_headers else None)
+    if not with_headers:
+        return RecordColumns(deltas, keys, values, None)
+    all_headers: list[DecodedHeaders | None] = [None] * count
+    for index, headers in with_headers:
+        all_headers[index] = headers
+    return RecordColumns(deltas, keys, values, all_headers)

@@ -3,15 +3,16 @@
 A producer usually sends records of one shape: the same key length (or no key), the same
 value length, no headers, timestamps within 63 ms of the batch's first. Such records differ
 only in their timestamp and offset delta bytes and their contents, so one compiled pattern
-per (key length, value length) matches every record of the batch and ``findall`` returns
-the fields of all of them in a single C call, where a Python loop would pay for each record.
+per (key length, value length, offset delta width) matches every record and ``findall``
+returns the fields of all of them in a single C call, where a Python loop would pay for
+each record.
 
 Nothing is taken on trust: the records' sizes are fixed by the pattern, so the batch must be
 exactly as long as ``count`` of them (checked before any matching: a batch of mixed sizes
-is turned away at once); ``findall`` must then return exactly ``count`` matches in that span,
-which tiles it; and the offset deltas, joined, must equal ``0, 1, ..., count - 1`` encoded.
-When any of this fails, ``decode_uniform`` returns None and the general decoder
-(wire.record_codec) decodes the batch and names what is wrong.
+is turned away at once); ``findall`` must then return exactly as many matches as records in
+each span, which tiles it; and the offset deltas, read at their fixed stride, must equal
+``0, 1, ..., count - 1`` encoded. When any of this fails, ``decode_uniform`` returns None
+and the general decoder (wire.record_codec) decodes the batch and names what is wrong.
 """
 
 from __future__ import annotations
@@ -20,66 +21,69 @@ import re
 from functools import lru_cache
 
 from rillet.wire.errors import CorruptBatch
-from rillet.wire.varint import DECODED, ENCODED, TABLE_SIZE, read_varint, zigzag_encode_bytes
+from rillet.wire.varint import DECODED, ENCODED, read_varint, zigzag_encode_bytes
 
-# Offsets 0..63 are one byte, 64..8191 two: the pattern differs only in that field.
-_ONE_BYTE_OFFSETS = 64
-MAX_RECORDS = TABLE_SIZE
-_SHORT_OFFSETS = b"".join(ENCODED[:_ONE_BYTE_OFFSETS])
-# The first and the second byte of every two-byte offset delta, in order.
-_LONG_OFFSETS_FIRST = bytes(e[0] for e in ENCODED[_ONE_BYTE_OFFSETS:])
-_LONG_OFFSETS_SECOND = bytes(e[1] for e in ENCODED[_ONE_BYTE_OFFSETS:])
-_SHORT_OFFSET = rb"[\x00-\x7f]"
-_LONG_OFFSET = rb"[\x80-\xff][\x00-\x7f]"
+MAX_RECORDS = 1 << 20  # offset deltas of up to three bytes
+# Offset deltas are one byte below 64, two below 8192, three below 2**20: the records of
+# each span have their own size and pattern.
+_SPANS = ((0, 64, 1), (64, 8192, 2), (8192, MAX_RECORDS, 3))
+_OFFSET_PATTERNS = (
+    rb"[\x00-\x7f]",
+    rb"[\x80-\xff][\x00-\x7f]",
+    rb"[\x80-\xff][\x80-\xff][\x00-\x7f]",
+)
+# Each byte of the offset deltas of a span, in record order (zigzag: delta i is 2i).
+_ONE_BYTE = bytes(e[0] for e in ENCODED[:64])
+_TWO_BYTES = (bytes(e[0] for e in ENCODED[64:8192]), bytes(e[1] for e in ENCODED[64:8192]))
+_THREE_BYTES_LOW = bytes(((i & 63) << 1) | 0x80 for i in range(64))  # repeats every 64
+_THREE_BYTES_MID = bytes(((i >> 6) & 127) | 0x80 for i in range(8192))  # repeats every 8192
 
 Columns = tuple[list[int], list[bytes | None], list[bytes | None]]
 
 
-def _record_bodies(key_length: int, value_length: int) -> tuple[int, int]:
-    """Bytes after the length varint of one record with a one- and a two-byte offset delta:
-    plain arithmetic, so a batch of another shape is turned away before any pattern is
-    compiled."""
+def _three_byte_offsets(count: int) -> tuple[bytes, bytes, bytes]:
+    """The three bytes of the offset deltas 8192 .. 8192 + count - 1, each in order."""
+    low = (_THREE_BYTES_LOW * (count // 64 + 1))[:count]
+    mid = (_THREE_BYTES_MID * (count // 8192 + 1))[:count]
+    high = b"".join(bytes([h]) * 8192 for h in range(1, count // 8192 + 2))[:count]
+    return low, mid, high
+
+
+def _expected_offsets(width: int, count: int) -> tuple[bytes, ...]:
+    if width == 1:
+        return (_ONE_BYTE[:count],)
+    if width == 2:
+        return (_TWO_BYTES[0][:count], _TWO_BYTES[1][:count])
+    return _three_byte_offsets(count)
+
+
+def _record_body(key_length: int, value_length: int, offset_width: int) -> int:
+    """Bytes after the length varint of one record: plain arithmetic, so a batch of another
+    shape is turned away before any pattern is compiled."""
     key_bytes = len(zigzag_encode_bytes(key_length)) + key_length if key_length >= 0 else 1
-    # attributes, timestamp delta, key, value and header count: all but the offset delta
-    fixed = 2 + key_bytes + len(zigzag_encode_bytes(value_length)) + value_length + 1
-    return fixed + 1, fixed + 2
-
-
-class _Layout:
-    """One (key length, value length): for one- and two-byte offset deltas, the compiled
-    record pattern, capturing the key (if any) and the value."""
-
-    __slots__ = ("keyed", "patterns")
-
-    def __init__(self, key_length: int, value_length: int) -> None:
-        self.keyed = key_length >= 0
-        key_part = (
-            re.escape(zigzag_encode_bytes(key_length)) + b"(.{%d})" % key_length
-            if self.keyed
-            else b"\x01"
-        )
-        value_part = re.escape(zigzag_encode_bytes(value_length)) + b"(.{%d})" % value_length
-        self.patterns = [
-            re.compile(
-                re.escape(zigzag_encode_bytes(body))
-                + b"\\x00[\\x00-\\x7f]"
-                + offset_pattern
-                + key_part
-                + value_part
-                + b"\\x00",
-                re.DOTALL,
-            )
-            for body, offset_pattern in zip(
-                _record_bodies(key_length, value_length),
-                (_SHORT_OFFSET, _LONG_OFFSET),
-                strict=True,
-            )
-        ]
+    # attributes, timestamp delta, offset delta, key, value and header count
+    return 2 + offset_width + key_bytes + len(zigzag_encode_bytes(value_length)) + value_length + 1
 
 
 @lru_cache(maxsize=64)
-def _layout(key_length: int, value_length: int) -> _Layout:
-    return _Layout(key_length, value_length)
+def _pattern(key_length: int, value_length: int, offset_width: int) -> re.Pattern[bytes]:
+    """The record pattern, capturing the key (if any) and the value."""
+    key_part = (
+        re.escape(zigzag_encode_bytes(key_length)) + b"(.{%d})" % key_length
+        if key_length >= 0
+        else b"\x01"
+    )
+    body = _record_body(key_length, value_length, offset_width)
+    return re.compile(
+        re.escape(zigzag_encode_bytes(body))
+        + rb"\x00[\x00-\x7f]"  # attributes, a one-byte timestamp delta
+        + _OFFSET_PATTERNS[offset_width - 1]
+        + key_part
+        + re.escape(zigzag_encode_bytes(value_length))
+        + b"(.{%d})" % value_length
+        + rb"\x00",  # no headers
+        re.DOTALL,
+    )
 
 
 def first_record_shape(buf: bytes) -> tuple[int, int] | None:
@@ -102,44 +106,39 @@ def decode_uniform(buf: bytes, count: int, key_length: int, value_length: int) -
     """(timestamp deltas, keys, values) of ``count`` records that all have the given key
     and value lengths (-1: null key) and no headers; None when they do not.
 
-    The records have a fixed size, so their timestamp and offset delta bytes sit at a fixed
-    stride and are read with one extended slice each; ``findall`` checks every record's
-    structure and returns the keys and values.
+    The records of a span have a fixed size, so their timestamp and offset delta bytes sit
+    at a fixed stride and are read with one extended slice each; ``findall`` checks every
+    record's structure and returns the keys and values.
     """
     if not 0 < count <= MAX_RECORDS or value_length < 0:
         return None
-    short_body, long_body = _record_bodies(key_length, value_length)
-    ts_short = len(zigzag_encode_bytes(short_body)) + 1  # after the length and attributes
-    ts_long = len(zigzag_encode_bytes(long_body)) + 1
-    short_size = ts_short - 1 + short_body
-    long_size = ts_long - 1 + long_body
-    short = min(count, _ONE_BYTE_OFFSETS)
-    long = count - short
-    split = short * short_size
+    spans = []
+    start = 0
+    for first, stop, width in _SPANS:
+        n = min(count, stop) - first
+        if n <= 0:
+            break
+        body = _record_body(key_length, value_length, width)
+        head = len(zigzag_encode_bytes(body))
+        spans.append((start, n, head + body, head + 1, width))
+        start += n * (head + body)
     end = len(buf)
-    if split + long * long_size != end:
+    if start != end:
         return None
-    if buf[ts_short + 1 : split : short_size] != _SHORT_OFFSETS[:short]:
-        return None
-    deltas = buf[ts_short:split:short_size]
-    layout = _layout(key_length, value_length)
-    found = layout.patterns[0].findall(buf, 0, split)
-    if len(found) != short:
-        return None
-    if long:
-        first_byte = split + ts_long + 1
-        if (
-            buf[first_byte:end:long_size] != _LONG_OFFSETS_FIRST[:long]
-            or buf[first_byte + 1 : end : long_size] != _LONG_OFFSETS_SECOND[:long]
-        ):
+    deltas = b""
+    found: list[bytes] | list[tuple[bytes, bytes]] = []
+    for start, n, size, timestamp_at, width in spans:
+        stop = start + n * size
+        for k, expected in enumerate(_expected_offsets(width, n)):
+            if buf[start + timestamp_at + 1 + k : stop : size] != expected:
+                return None
+        matches = _pattern(key_length, value_length, width).findall(buf, start, stop)
+        if len(matches) != n:
             return None
-        rest = layout.patterns[1].findall(buf, split, end)
-        if len(rest) != long:
-            return None
-        found += rest
-        deltas += buf[split + ts_long : end : long_size]
+        found += matches
+        deltas += buf[start + timestamp_at : stop : size]
     timestamp_deltas = list(map(DECODED.__getitem__, deltas))
-    if layout.keyed:
+    if key_length >= 0:
         keys, values = zip(*found, strict=True)
         return timestamp_deltas, list(keys), list(values)
-    return timestamp_deltas, [None] * count, found
+    return timestamp_deltas, [None] * count, found  # type: ignore[return-value]

@@ -8,8 +8,14 @@ import pytest
 
 from rillet.client.errors import CorruptMessageError
 from rillet.client.fetch_decoder import decode_record_set
-from rillet.wire.batch import build_batch
+from rillet.wire.batch import (
+    ATTR_CONTROL,
+    ATTR_TRANSACTIONAL,
+    build_batch,
+    encode_batch_from_payload,
+)
 from rillet.wire.compression import Compression
+from rillet.wire.record_codec import encode_record
 
 
 def batch_at(base: int, values: list[bytes], compression: Compression = Compression.NONE) -> bytes:
@@ -53,3 +59,23 @@ def test_corruption_is_detected_when_checking_crcs() -> None:
     garbage = bytes(12) + b"\x00" * 60
     with pytest.raises(CorruptMessageError):
         decode_record_set(garbage, "t", 0, 0, False)
+
+
+def test_control_batches_are_skipped_and_fetching_moves_past_them() -> None:
+    """A transaction marker a Kafka client wrote: no data records, but its offset counts."""
+    marker = bytearray(
+        encode_batch_from_payload(
+            encode_record(0, 0, b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00\x00", None),
+            record_count=1,
+            first_timestamp_ms=1000,
+            max_timestamp_ms=1000,
+            attributes=ATTR_CONTROL | ATTR_TRANSACTIONAL,
+        )
+    )
+    struct.pack_into(">q", marker, 0, 2)
+    data = batch_at(0, [b"a", b"b"]) + bytes(marker) + batch_at(3, [b"c", b"d"])
+    records, next_offset = decode_record_set(data, "t", 0, 0, True)
+    assert [(r.offset, r.value) for r in records] == [(0, b"a"), (1, b"b"), (3, b"c"), (4, b"d")]
+    assert next_offset == 5
+    only_marker, next_offset = decode_record_set(bytes(marker), "t", 0, 2, True)
+    assert only_marker == [] and next_offset == 3

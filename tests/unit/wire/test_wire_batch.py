@@ -565,3 +565,11 @@ def test_builder_fast_paths_match_the_general_encoding_at_their_edges(keyed: boo
     assert built[HEADER_SIZE:] == b"".join(parts)
     assert builder.size_bytes == len(built)
     _check_round_trip(recs, built, 0)
+
+
+def test_three_byte_offset_deltas_are_built_from_pieces() -> None:
+    from rillet.wire.batch import _offset_delta
+    from rillet.wire.varint import zigzag_encode_bytes
+
+    for i in [*range(8000, 8400), *range(8192, 1 << 20, 997), (1 << 20) - 1]:
+        assert _offset_delta(i) == zigzag_encode_bytes(i)

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
-from wire_helpers import Rec, records
+from wire_helpers import Rec, records, recrc
 
 from rillet.client.fetch_decoder import decode_record_set
 from rillet.wire.batch import (
@@ -136,8 +136,6 @@ def test_log_append_time_batches_give_every_record_the_max_timestamp() -> None:
     fields[5] |= ATTR_TIMESTAMP_LOG_APPEND
     fields[8] = 900  # the append time may be below the producer's first timestamp
     struct.pack_into(">qiibIhiqqqhii", data, 0, *fields)
-    from wire_helpers import recrc
-
     recrc(data)
     check_batch(data, 0, len(data), MAX)
     assert [r.timestamp for r in DefaultRecordBatch(bytes(data))] == [900, 900]

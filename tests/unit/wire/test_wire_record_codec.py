@@ -16,7 +16,7 @@ from rillet.wire.record_codec import (
     encode_headers,
     encode_record,
 )
-from rillet.wire.uniform_records import _layout, decode_uniform, first_record_shape
+from rillet.wire.uniform_records import _pattern, decode_uniform, first_record_shape
 from rillet.wire.varint import (
     DECODED,
     ENCODED,
@@ -268,7 +268,7 @@ def uniform_payload(count: int, key: bytes | None, value: bytes, spread_ms: int)
 
 
 uniform_cases = st.tuples(
-    st.sampled_from([1, 3, 4, 63, 64, 65, 200, 8192]),
+    st.sampled_from([1, 3, 4, 63, 64, 65, 200, 8192, 8193, 20000]),
     st.one_of(st.none(), st.binary(max_size=70)),
     st.one_of(st.binary(max_size=70), st.sampled_from([b"v" * 8191, b"w" * 300])),
     st.sampled_from([0, 5, 126, 128, 5000]),
@@ -343,11 +343,34 @@ def test_uniform_decoder_turns_away_other_shapes() -> None:
 def test_a_batch_of_another_shape_compiles_no_pattern() -> None:
     """Turned away by arithmetic on its length: batches whose first records vary in size
     must not fill the pattern cache with compilations they never use."""
-    _layout.cache_clear()
+    _pattern.cache_clear()
     for n in range(20):
         last = encode_record(10, 0, None, b"b" * 100, None)
         mixed = uniform_payload(10, None, b"a" * n, 0) + last
         assert decode_records(mixed, 11).values[-1] == b"b" * 100
-    assert _layout.cache_info().currsize == 0
+    assert _pattern.cache_info().currsize == 0
     decode_records(uniform_payload(10, None, b"a", 0), 10)
-    assert _layout.cache_info().currsize == 1
+    assert _pattern.cache_info().currsize == 1
+
+
+THREE_BYTE_BATCH = uniform_payload(8200, b"key", b"v" * 5, 20)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_mutations_among_three_byte_offset_deltas_are_caught(data: st.DataObject) -> None:
+    """The same property where offset deltas take three bytes (records 8192 and up)."""
+    payload = bytearray(THREE_BYTE_BATCH)
+    tail = len(payload) - 8 * 17  # the last eight records
+    for _ in range(data.draw(st.integers(1, 2))):
+        i = data.draw(st.integers(tail, len(payload) - 1))
+        payload[i] = data.draw(st.integers(0, 255))
+    raw = bytes(payload)
+    fast = decode_uniform(raw, 8200, 3, 5)
+    try:
+        general = _decode_general(raw, 8200)
+    except CorruptBatch:
+        assert fast is None
+        return
+    if fast is not None:
+        assert RecordColumns(*fast, None) == general
