@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 # New logs opened per worker-thread call, and calls running at once (fsyncs of different
 # files overlap in the kernel).
 OPEN_BATCH = 64
-OPEN_THREADS = 8
+OPEN_THREADS = 2
 # Longest stretch of role changes or removals before yielding to the event loop.
 SLICE_S = 0.01
 
