@@ -146,10 +146,13 @@ class PartitionReconciler:
             await slicer.step()
         await self._open(to_open)
         self.reconciled_index = index
-        for listener in self._listeners:
-            listener()
+        self._notify()
         self._changed.set()
         self._changed = trio.Event()
+
+    def _notify(self) -> None:
+        for listener in self._listeners:
+            listener()
 
     def _role(self, p: PartitionState) -> ReplicaRole:
         return ReplicaRole(
@@ -211,6 +214,9 @@ class PartitionReconciler:
                 continue
             self._install(key, plog, w)
             await slicer.step()
+        # Followers start fetching the partitions opened so far, not after the whole pass:
+        # their leaders count the time since they became leader against the ISR.
+        self._notify()
 
     def _open_logs(
         self, batch: list[tuple[TopicPartitionKey, _Wanted]]
