@@ -140,9 +140,10 @@ def rss_bytes(pid: int) -> int:
 
 
 async def one_each(bootstrap: str, topic: str, partitions: int, tag: bytes) -> None:
-    """One acks=all record to every partition; returns once all are acknowledged."""
+    """One acks=all record to every partition; returns once all are acknowledged (or fails
+    after two minutes)."""
     async with Producer(
-        bootstrap, acks="all", request_timeout_ms=120_000, delivery_timeout_ms=300_000
+        bootstrap, acks="all", request_timeout_ms=60_000, delivery_timeout_ms=120_000
     ) as producer:
         futures = [await producer.send(topic, tag, partition=p) for p in range(partitions)]
         await producer.flush()
@@ -169,48 +170,66 @@ def measure(
 ) -> dict[str, Any]:
     topic = f"scale-{partitions}"
     lag = LagLog(cluster, node_ids)
-    rss_before = {n: rss_bytes(cluster.pid(n)) for n in node_ids}
     out: dict[str, Any] = {"partitions": partitions}
     ports = {n.node_id: n.port for n in cluster.plan.nodes}
     with (
         StatusPoller(ports) as poller,
         BlockingAdmin(cluster.bootstrap, request_timeout_ms=120_000) as admin,
     ):
-        start = time.monotonic()
-        admin.create_topics([NewTopic(topic, partitions, rf)], timeout_ms=120_000)
-        out["create_s"] = round(time.monotonic() - start, 2)
-        print(f"{partitions}: created in {out['create_s']} s", file=sys.stderr)
-        trio.run(one_each, cluster.bootstrap, topic, partitions, b"first")
-        out["led_s"] = round(time.monotonic() - start, 2)
-        out["lag_create_ms"] = lag.take()
-        print(f"{partitions}: led in {out['led_s']} s", file=sys.stderr)
-        start = time.monotonic()
-        trio.run(one_each, cluster.bootstrap, topic, partitions, b"second")
-        out["produce_one_each_s"] = round(time.monotonic() - start, 2)
-        time.sleep(2)  # let followers' memory settle before measuring
-        rss_after = {n: rss_bytes(cluster.pid(n)) for n in node_ids}
-        replicas_per_node = partitions * rf / len(node_ids)
-        out["rss_mib"] = {n: round(v / 2**20, 1) for n, v in rss_after.items()}
-        out["rss_per_replica_kib"] = round(
-            sum(rss_after[n] - rss_before[n] for n in node_ids)
-            / len(node_ids)
-            / replicas_per_node
-            / 1024,
-            1,
-        )
-        out["produce_records_per_s"] = round(
-            trio.run(throughput, cluster.bootstrap, topic, partitions, seconds)
-        )
-        out["lag_produce_ms"] = lag.take()
-        print(f"{partitions}: {out['produce_records_per_s']} records/s", file=sys.stderr)
-        start = time.monotonic()
-        admin.delete_topics([topic], timeout_ms=120_000)
-        out["delete_s"] = round(time.monotonic() - start, 2)
-        time.sleep(3)  # the nodes remove the partitions after the call returns
-        out["lag_delete_ms"] = lag.take()
+        try:
+            _phases(cluster, node_ids, admin, topic, partitions, rf, seconds, lag, out)
+        except RilletError as exc:  # a failed count is a result too: say what failed
+            out["error"] = f"{type(exc).__name__}: {exc}"
+            out["lag_until_error_ms"] = lag.take()
     out.update(poller.summary())
     out["raft_leader_changed"] = len(out["raft_leaders_seen"]) > 1
     return out
+
+
+def _phases(
+    cluster: LocalCluster,
+    node_ids: list[int],
+    admin: BlockingAdmin,
+    topic: str,
+    partitions: int,
+    rf: int,
+    seconds: float,
+    lag: LagLog,
+    out: dict[str, Any],
+) -> None:
+    rss_before = {n: rss_bytes(cluster.pid(n)) for n in node_ids}
+    start = time.monotonic()
+    admin.create_topics([NewTopic(topic, partitions, rf)], timeout_ms=120_000)
+    out["create_s"] = round(time.monotonic() - start, 2)
+    print(f"{partitions}: created in {out['create_s']} s", file=sys.stderr)
+    trio.run(one_each, cluster.bootstrap, topic, partitions, b"first")
+    out["led_s"] = round(time.monotonic() - start, 2)
+    out["lag_create_ms"] = lag.take()
+    print(f"{partitions}: led in {out['led_s']} s", file=sys.stderr)
+    start = time.monotonic()
+    trio.run(one_each, cluster.bootstrap, topic, partitions, b"second")
+    out["produce_one_each_s"] = round(time.monotonic() - start, 2)
+    time.sleep(2)  # let followers' memory settle before measuring
+    rss_after = {n: rss_bytes(cluster.pid(n)) for n in node_ids}
+    replicas_per_node = partitions * rf / len(node_ids)
+    out["rss_mib"] = {n: round(v / 2**20, 1) for n, v in rss_after.items()}
+    out["rss_per_replica_kib"] = round(
+        sum(rss_after[n] - rss_before[n] for n in node_ids)
+        / len(node_ids)
+        / replicas_per_node
+        / 1024,
+        1,
+    )
+    out["produce_records_per_s"] = round(
+        trio.run(throughput, cluster.bootstrap, topic, partitions, seconds)
+    )
+    out["lag_produce_ms"] = lag.take()
+    print(f"{partitions}: {out['produce_records_per_s']} records/s", file=sys.stderr)
+    start = time.monotonic()
+    admin.delete_topics([topic], timeout_ms=120_000)
+    out["delete_s"] = round(time.monotonic() - start, 2)
+    time.sleep(3)  # the nodes remove the partitions after the call returns
+    out["lag_delete_ms"] = lag.take()
 
 
 def main() -> None:

@@ -9,6 +9,7 @@ elsewhere has been applied here.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
 import trio
@@ -38,10 +39,23 @@ class MetadataView:
         self.quorum = quorum
         self.controller = controller
         self.link: ControllerLink | None = None  # set once the node's nursery runs
+        self._digest: tuple[MetadataState, int, str] | None = None
 
     @property
     def state(self) -> MetadataState:
         return self.follower.state
+
+    def state_sha256(self) -> str:
+        """SHA-256 of the canonical snapshot of the state, computed once per applied index
+        (a status request every few hundred milliseconds must not re-encode thousands of
+        partitions each time)."""
+        state = self.state
+        cached = self._digest
+        if cached is not None and cached[0] is state and cached[1] == state.last_applied_index:
+            return cached[2]
+        digest = hashlib.sha256(state.to_snapshot()).hexdigest()
+        self._digest = (state, state.last_applied_index, digest)
+        return digest
 
     @property
     def is_voter(self) -> bool:

@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 # New logs opened per worker-thread call, and calls running at once (fsyncs of different
 # files overlap in the kernel).
 OPEN_BATCH = 64
-OPEN_THREADS = 8
+OPEN_THREADS = 2
 # Longest stretch of role changes or removals before yielding to the event loop.
 SLICE_S = 0.01
 
@@ -146,10 +146,13 @@ class PartitionReconciler:
             await slicer.step()
         await self._open(to_open)
         self.reconciled_index = index
-        for listener in self._listeners:
-            listener()
+        self._notify()
         self._changed.set()
         self._changed = trio.Event()
+
+    def _notify(self) -> None:
+        for listener in self._listeners:
+            listener()
 
     def _role(self, p: PartitionState) -> ReplicaRole:
         return ReplicaRole(
@@ -211,6 +214,9 @@ class PartitionReconciler:
                 continue
             self._install(key, plog, w)
             await slicer.step()
+        # Followers start fetching the partitions opened so far, not after the whole pass:
+        # their leaders count the time since they became leader against the ISR.
+        self._notify()
 
     def _open_logs(
         self, batch: list[tuple[TopicPartitionKey, _Wanted]]

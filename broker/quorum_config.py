@@ -65,7 +65,7 @@ class QuorumConfig:
     leader_rebalance_interval_ms: int = 10_000  # how often the controller checks it
     snapshot_every_records: int = 10_000
     request_timeout_ms: int = 5_000
-    max_records_per_batch: int = 1_000  # records per metadata Raft entry (entry_split)
+    max_records_per_batch: int = 500  # records per metadata Raft entry (entry_split)
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:

@@ -175,7 +175,8 @@ class ReplicaManager:
     def discard(replica: PartitionReplica | None, moved: Path) -> None:
         """Release a detached replica's files and delete its renamed directory."""
         if replica is not None:
-            replica.log.delete()  # closes its files; its old directory is already gone
+            # Only close: a recreated topic's partition may already live at the old path.
+            replica.log.release()
         if moved.name.endswith(DELETE_SUFFIX):
             shutil.rmtree(moved, ignore_errors=True)
 

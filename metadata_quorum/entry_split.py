@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from rillet.metadata_quorum.records import MetadataRecord
 
-DEFAULT_MAX_RECORDS_PER_BATCH = 1_000
+DEFAULT_MAX_RECORDS_PER_BATCH = 500
 
 
 def split_records(

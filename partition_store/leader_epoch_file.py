@@ -1,9 +1,9 @@
 """The leader-epoch cache of one partition log, kept in step with the log and on disk.
 
 :class:`~rillet.partition_store.leader_epoch_cache.LeaderEpochCache` is pure data; this is
-the part the log drives. It is written to ``leader-epoch-checkpoint`` only when an epoch
-starts or the log is truncated, which is rare (a leader change), so the fsynced rewrite costs
-nothing on the append path.
+the part the log drives. It is written to ``leader-epoch-checkpoint`` when the log is
+truncated and when it is closed; a new epoch (a leader change) only marks it unwritten, so
+neither appends nor leader changes pay an fsync.
 
 The checkpoint and the log are two files, so a crash can leave them out of step: an epoch
 written to the log but not yet to the checkpoint, or a checkpoint naming offsets the log lost.
@@ -35,7 +35,7 @@ class LeaderEpochFile:
         self._path = path
         self._cache = cache
         self.rebuilt = False  # True when open had to scan the log (recovery statistics)
-        self._unwritten = False  # the first epoch of a new log, not on disk yet
+        self._unwritten = False  # epochs noted since the file was last written
 
     @classmethod
     def open(
@@ -96,22 +96,20 @@ class LeaderEpochFile:
     # -- changes ----------------------------------------------------------------------------
 
     def note_batch(self, epoch: int, base_offset: int) -> None:
-        """A batch of ``epoch`` was appended at ``base_offset``; persists a new epoch.
+        """A batch of ``epoch`` was appended at ``base_offset`` (or a leader starts
+        ``epoch`` at its log end); records a new epoch.
 
-        The first epoch of a log that had none is not written at once: with no file, open
-        rebuilds the history from the batch headers (what it does after any crash between
-        the two files), which for such a log is the same single entry. Creating thousands
-        of partitions and writing their first records thus costs no fsync per partition on
-        the caller's thread; the next change or :meth:`close` writes the file.
+        A new epoch is not written at once but on the next truncation or :meth:`close`.
+        Until then the file lags the log, which open already handles: a file whose latest
+        epoch is not that of the log's last batch (or no file) is rebuilt from the batch
+        headers, as after a crash between the two writes. A leader change of thousands of
+        partitions, and the first records of a new topic's thousands, therefore cost no
+        fsync each on the event loop.
         """
         if epoch == self._cache.latest_epoch():
             return  # the append path: nothing changes
-        first = not self._cache.entries and not self._path.exists()
         if self._cache.assign(epoch, base_offset):
-            if first:
-                self._unwritten = True
-            else:
-                self._write()
+            self._unwritten = True
 
     def close(self) -> None:
         """Write a history :meth:`note_batch` left unwritten (a clean close)."""

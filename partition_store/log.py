@@ -576,6 +576,12 @@ class PartitionLog:
         self._files.write_clean_shutdown({s.base_offset: s.size for s in self._segments})
         self._release()
 
+    def release(self) -> None:
+        """Close the files and write nothing: the directory was already renamed aside for
+        deletion, and another log may live at its old path by now."""
+        if not self._closed:
+            self._release()
+
     def delete(self) -> None:
         """Close without flushing and remove the partition directory and everything in it."""
         if not self._closed:

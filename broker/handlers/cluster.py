@@ -3,7 +3,6 @@ the controller), metadata fetch for broker-only nodes, and DescribeQuorum for op
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Coroutine
 from typing import Any
@@ -243,5 +242,5 @@ def handle_describe_quorum(
         len(state.topics),
         len(state.partitions),
         [f"{names.get(t, t)}-{p}" for t, p in state.leaderless_partitions()],
-        hashlib.sha256(state.to_snapshot()).hexdigest(),
+        view.state_sha256(),
     )

@@ -30,6 +30,11 @@ log = logging.getLogger(__name__)
 # Expansion should follow a follower catching up promptly; a pass is a loop over the
 # partitions this node leads, with no I/O unless a change is due.
 ISR_CHECK_INTERVAL_MS = 200
+# ISR proposals in flight at once: a node leading thousands of partitions whose followers
+# all fall behind (or catch up) together must not start thousands of controller calls,
+# each with its own tasks and timers, in one pass. The controller commits concurrent ones
+# together, many per Raft entry.
+MAX_PROPOSALS_IN_FLIGHT = 64
 
 
 class IsrManager:
@@ -50,6 +55,7 @@ class IsrManager:
     async def run(self) -> None:
         lag_max_ms = self._config.replication.replica_lag_time_max_ms
         interval_s = min(ISR_CHECK_INTERVAL_MS, lag_max_ms // 2) / 1000
+        in_flight = trio.Semaphore(MAX_PROPOSALS_IN_FLIGHT)
         async with trio.open_nursery() as nursery:
             while True:
                 await trio.sleep(interval_s)
@@ -61,9 +67,26 @@ class IsrManager:
                     leader = replica.leader
                     if leader is None or replica.deleted:
                         continue
+                    if in_flight.value == 0:
+                        break  # the next pass proposes the rest, from the committed state
                     proposal = leader.isr_change(replica.local_committable_end, now, lag_max_ms)
                     if proposal is not None:
-                        nursery.start_soon(self._propose, replica, proposal, epoch)
+                        await in_flight.acquire()
+                        nursery.start_soon(
+                            self._propose_and_release, in_flight, replica, proposal, epoch
+                        )
+
+    async def _propose_and_release(
+        self,
+        in_flight: trio.Semaphore,
+        replica: PartitionReplica,
+        proposal: IsrProposal,
+        epoch: int,
+    ) -> None:
+        try:
+            await self._propose(replica, proposal, epoch)
+        finally:
+            in_flight.release()
 
     async def _propose(self, replica: PartitionReplica, proposal: IsrProposal, epoch: int) -> None:
         leader = replica.leader

@@ -134,3 +134,23 @@ async def test_a_topic_created_in_several_entries_is_hosted_once_it_appears(
     assert not manager.hosted()
     assert not [d for d in tmp_path.iterdir() if d.name.startswith("big-")]
     manager.close_all()
+
+
+async def test_a_topic_deleted_and_recreated_between_passes_keeps_the_new_partitions(
+    tmp_path: Path,
+) -> None:
+    ctl, state = two_brokers()
+    apply_all(state, ctl.create_topic(state, "t", 4, 2, {}))
+    manager, reconciler = reconciler_over(tmp_path)
+    await reconciler.reconcile(state)
+    old = manager.get("t", 0)
+    assert old is not None
+    old.append_as_leader(build_batch([(1, b"k", b"old", None)]), 1)
+    apply_all(state, ctl.delete_topic(state, "t"))
+    apply_all(state, ctl.create_topic(state, "t", 4, 2, {}))
+    await reconciler.reconcile(state)  # removes the old logs and opens the new ones at once
+    for p in range(4):
+        fresh = manager.get("t", p)
+        assert fresh is not None and fresh.log.log_end_offset == 0
+        assert (tmp_path / f"t-{p}").is_dir()  # the old one's deletion left it alone
+    manager.close_all()
