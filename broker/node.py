@@ -33,6 +33,10 @@ from rillet.broker.controller_link import ControllerLink
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.errors import BrokerError
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.http.decision_journal import DecisionJournal, JournalingLog
+from rillet.broker.http.endpoint import HttpEndpoint
+from rillet.broker.http.metered_dispatcher import MeteredDispatcher
+from rillet.broker.http.node_probe import NodeProbe
 from rillet.broker.kafka.connection import KafkaConnection
 from rillet.broker.metadata_view import MetadataView
 from rillet.broker.partition_reconciler import PartitionReconciler
@@ -77,7 +81,9 @@ class Node:
         self.ready_file = ready_file
         self.port: int | None = None
         self.kafka_port: int | None = None
+        self.http_port: int | None = None
         self._connections = 0
+        self._journal = DecisionJournal()  # recent controller decisions, for the console
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         cfg = self.config
@@ -125,7 +131,18 @@ class Node:
                     lambda: lifecycle.broker_epoch,
                     cfg.quorum.request_timeout_ms / 1000,
                 )
-                dispatcher = Dispatcher(BrokerContext(cfg, manager, port, view, producer_ids))
+                ctx = BrokerContext(cfg, manager, port, view, producer_ids)
+                dispatcher = Dispatcher(ctx)
+                kafka_dispatcher = dispatcher
+                if cfg.http.enabled:
+                    endpoint = HttpEndpoint(
+                        NodeProbe(cfg, manager, view, lifecycle, lambda: self._connections)
+                    )
+                    endpoint.probe.journal = self._journal
+                    manager.on_fsync_s = endpoint.requests.observe_fsync
+                    dispatcher = MeteredDispatcher(ctx, endpoint.requests, "native")
+                    kafka_dispatcher = MeteredDispatcher(ctx, endpoint.requests, "kafka")
+                    self.http_port = await nursery.start(endpoint.run)
                 nursery.start_soon(self._watch_signals, nursery.cancel_scope, lifecycle)
                 nursery.start_soon(view.follower.run)
                 if view.controller is not None:
@@ -134,7 +151,7 @@ class Node:
                 if kafka_listeners:
                     await nursery.start(
                         trio.serve_listeners,
-                        self._handler_for(dispatcher, KafkaConnection),
+                        self._handler_for(kafka_dispatcher, KafkaConnection),
                         kafka_listeners,
                     )
                 nursery.start_soon(lifecycle.run)
@@ -167,9 +184,12 @@ class Node:
         q = self.config.quorum
         if quorum is None:
             remote = RemoteMetadataLog(link, auth, q.request_timeout_ms / 1000)
-            view = MetadataView(self.config.node_id, MetadataFollower(remote), auth)
+            journaling = JournalingLog(remote, self._journal)
+            view = MetadataView(self.config.node_id, MetadataFollower(journaling), auth)
         else:
-            follower = MetadataFollower(quorum, q.snapshot_every_records)
+            follower = MetadataFollower(
+                JournalingLog(quorum, self._journal), q.snapshot_every_records
+            )
             controller = ControllerService(
                 quorum,
                 follower,
@@ -232,6 +252,7 @@ class Node:
             "port": self.port,
             "pid": os.getpid(),
             "kafka_port": self.kafka_port,
+            "http_port": self.http_port,
         }
         log.info("node %d listening on %s:%d", self.config.node_id, info["host"], self.port)
         if self.kafka_port is not None:
