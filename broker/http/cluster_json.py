@@ -7,6 +7,7 @@ from typing import Any
 from rillet.broker.http.group_lag import group_lags
 from rillet.broker.http.node_probe import NodeProbe
 from rillet.metadata_quorum.records import NO_LEADER
+from rillet.metadata_quorum.state import TopicState
 
 
 def cluster_document(probe: NodeProbe) -> dict[str, Any]:
@@ -66,10 +67,21 @@ def cluster_document(probe: NodeProbe) -> dict[str, Any]:
         "topics": topics,
         "groups": _groups(probe),
         "decisions": [
-            {"index": d.index, "term": d.term, "at_ms": d.applied_at_ms, "text": d.text}
+            {
+                "index": d.index,
+                "term": d.term,
+                "at_ms": d.applied_at_ms,
+                "kind": d.kind,
+                "text": _with_topic_name(d.text, d.topic_id, state.topics),
+            }
             for d in reversed(probe.journal.recent)
         ],
     }
+
+
+def _with_topic_name(text: str, topic_id: str, topics: dict[str, TopicState]) -> str:
+    topic = topics.get(topic_id) if topic_id else None
+    return text.replace(topic_id, topic.name) if topic is not None else text
 
 
 def _groups(probe: NodeProbe) -> list[dict[str, Any]]:

@@ -38,7 +38,8 @@ class Decision:
     term: int
     applied_at_ms: int
     kind: str
-    text: str
+    text: str  # names a topic by its id, ``topic_id``; readers swap in the name they know
+    topic_id: str = ""
 
 
 class DecisionJournal:
@@ -53,7 +54,8 @@ class DecisionJournal:
             kind, text = describe(record)
             self.counts[kind] += 1
             if text:
-                self.recent.append(Decision(index, term, now_ms, kind, text))
+                topic_id = getattr(record, "topic_id", "")
+                self.recent.append(Decision(index, term, now_ms, kind, text, topic_id))
 
 
 def describe(record: MetadataRecord) -> tuple[str, str]:
@@ -80,7 +82,7 @@ def describe(record: MetadataRecord) -> tuple[str, str]:
             if record.isr is not None:
                 parts.append(f"isr {list(record.isr)}")
             change = ", ".join(parts) or "change"
-            return "partition_change", f"partition {record.topic_id}/{record.partition}: {change}"
+            return "partition_change", f"partition {record.topic_id}-{record.partition}: {change}"
         case ControllerActivated():
             return "controller_activated", (
                 f"controller {record.node_id} active in term {record.term}"

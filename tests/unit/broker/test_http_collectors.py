@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -20,7 +21,8 @@ import trio
 from prometheus_client.parser import text_string_to_metric_families
 
 from rillet.broker.cluster_auth import ClusterAuth
-from rillet.broker.config import NodeConfig
+from rillet.broker.config import HttpConfig, NodeConfig, load_config
+from rillet.broker.errors import ConfigError
 from rillet.broker.http.decision_journal import DecisionJournal, JournalingLog
 from rillet.broker.http.endpoint import HttpEndpoint
 from rillet.broker.http.metered_dispatcher import TimedReply
@@ -227,3 +229,33 @@ def test_elections_count_term_changes_after_the_first() -> None:
     for term in (1, 1, 2, 2, 5):
         raft.observe_term(term)
     assert raft.elections == 2
+
+
+def test_console_decisions_name_topics_by_name(
+    node: tuple[HttpEndpoint, MetadataState, ReplicaManager],
+) -> None:
+    endpoint, state, _ = node
+    t = state.topic_by_name("t")
+    assert t is not None
+    endpoint.probe.journal.note(9, 2, [PartitionChange(t.topic_id, 0, 2, [2, 3])], 0)
+    doc = json.loads(get(endpoint, "/api/cluster")[1])
+    assert doc["decisions"][0]["text"] == "partition t-0: leader 2, isr [2, 3]"
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ("[http]\nport = 70000\n", "http.port must be 0..65535, not 70000"),
+        ("[http]\nport = -1\n", "http.port must be 0..65535, not -1"),
+        ('[http]\nhost = ""\n', "http.host must not be empty"),
+        ("[http]\nenabled = 1\n", "http.enabled must be true or false"),
+        ("[http]\nenabled = true\nport = 9092\n", "http.port 9092 is also listener.port"),
+        ("[http]\nbogus = 1\n", "unknown config key(s): http.bogus"),
+    ],
+)
+def test_http_settings_are_checked_at_start_up(tmp_path: Path, toml: str, message: str) -> None:
+    f = tmp_path / "node.toml"
+    f.write_text(toml)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_config(f)
+    assert load_config(None).http == HttpConfig(enabled=False, host="127.0.0.1", port=9620)
