@@ -13,6 +13,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -203,3 +204,29 @@ def test_the_console_shows_brokers_topics_and_partitions_in_chromium(
     shot = tmp_path / "console.png"
     chromium([f"--screenshot={shot}", "--window-size=1280,900", url], tmp_path / "profile2")
     assert shot.read_bytes().startswith(b"\x89PNG")
+
+
+def test_cluster_up_prints_the_metrics_endpoints_before_the_bootstrap_lists(
+    tmp_path: Path,
+) -> None:
+    argv = [sys.executable, "-m", "rillet.broker.cli.main", "cluster"]
+    base = ["--data-dir", str(tmp_path / "c")]
+    up = subprocess.run(
+        [*argv, "up", "--nodes", "1", *base],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    try:
+        assert up.returncode == 0, up.stderr
+        lines = up.stdout.strip().splitlines()
+        assert lines[-1].startswith("bootstrap servers: ")
+        metrics = next(line for line in lines if line.startswith("metrics endpoints: "))
+        url = metrics.removeprefix("metrics endpoints: ")
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/metrics")
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            families = {f.name for f in text_string_to_metric_families(resp.read().decode())}
+        assert "rillet_raft_role" in families
+    finally:
+        subprocess.run([*argv, "down", *base], check=False, capture_output=True, timeout=60)
