@@ -140,7 +140,9 @@ class Node:
                     )
                     endpoint.probe.journal = self._journal
                     manager.on_fsync_s = endpoint.requests.observe_fsync
-                    dispatcher = MeteredDispatcher(ctx, endpoint.requests, "native")
+                    dispatcher = MeteredDispatcher(
+                        ctx, endpoint.requests, "native", endpoint.probe.applied_by_broker
+                    )
                     kafka_dispatcher = MeteredDispatcher(ctx, endpoint.requests, "kafka")
                     self.http_port = await nursery.start(endpoint.run)
                 nursery.start_soon(self._watch_signals, nursery.cancel_scope, lifecycle)

@@ -26,6 +26,10 @@ def cluster_document(probe: NodeProbe) -> dict[str, Any]:
             commit_index=view.quorum.commit_index(),
             voters=sorted(view.quorum.voters),
         )
+    # Each broker's applied index: this node's own, and those heard in heartbeats (on the
+    # controller); None when unknown here.
+    applied = dict(probe.applied_by_broker)
+    applied[probe.node_id] = state.last_applied_index
     brokers = [
         {
             "id": b.broker_id,
@@ -35,6 +39,7 @@ def cluster_document(probe: NodeProbe) -> dict[str, Any]:
             "rack": b.rack,
             "epoch": b.broker_epoch,
             "fenced": b.fenced,
+            "applied_index": applied.get(b.broker_id),
         }
         for b in sorted(state.brokers.values(), key=lambda b: b.broker_id)
     ]

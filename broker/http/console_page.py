@@ -42,7 +42,8 @@ tr.warn td { background: #fff6dc; }
 <span class="meta" id="error"></span></header>
 <main>
 <section><h2>Brokers</h2><table id="brokers"><thead><tr><th>id</th><th>address</th>
-<th>kafka port</th><th>epoch</th><th>state</th></tr></thead><tbody></tbody></table></section>
+<th>kafka port</th><th>epoch</th><th>applied index</th><th>state</th></tr></thead><tbody>
+</tbody></table></section>
 <section><h2>Raft quorum</h2><table id="quorum"><tbody></tbody></table></section>
 <section class="wide"><h2>Topics and partitions</h2><table id="partitions"><thead><tr>
 <th>topic</th><th>partition</th><th>leader</th><th>replicas</th><th>ISR</th>
@@ -75,7 +76,8 @@ function show(d) {
     const r = row(b, x.fenced ? "bad" : "");
     r.dataset.broker = x.id;
     cell(r, x.id); cell(r, x.host + ":" + x.port); cell(r, x.kafka_port >= 0 ? x.kafka_port : "-");
-    cell(r, x.epoch); cell(r, x.fenced ? "fenced" : "unfenced", x.fenced ? "no" : "ok");
+    cell(r, x.epoch); cell(r, x.applied_index === null ? "?" : x.applied_index);
+    cell(r, x.fenced ? "fenced" : "unfenced", x.fenced ? "no" : "ok");
   }
   b = body("quorum");
   const qrows = [["leader", q.leader_id], ["term", q.term], ["voters", (q.voters || []).join(", ")],

@@ -16,18 +16,30 @@ from typing import Any
 from rillet.broker.dispatcher import Dispatcher, PendingReply
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.http.request_metrics import RequestMetrics
+from rillet.wire.cluster_messages import BrokerHeartbeatRequest
 from rillet.wire.protocol import RequestHeader
 
 
 class MeteredDispatcher(Dispatcher):
-    def __init__(self, ctx: BrokerContext, metrics: RequestMetrics, listener: str) -> None:
+    def __init__(
+        self,
+        ctx: BrokerContext,
+        metrics: RequestMetrics,
+        listener: str,
+        applied_by_broker: dict[int, int] | None = None,
+    ) -> None:
         super().__init__(ctx)
         self._metrics = metrics
         self._listener = listener
         self._api_names: dict[int, str] = {}
+        # The metadata index each broker last reported in an authenticated heartbeat (the
+        # controller receives them): the console shows how far behind each broker is.
+        self._applied_by_broker = applied_by_broker if applied_by_broker is not None else {}
 
     def dispatch(self, header: RequestHeader, body: Any) -> PendingReply | None:
         started_s = time.perf_counter()
+        if type(body) is BrokerHeartbeatRequest and self.proves_secret(body.cluster_id, body.auth):
+            self._applied_by_broker[body.broker_id] = body.applied_index
         reply = super().dispatch(header, body)
         api = self._api_names.get(header.api)
         if api is None:

@@ -43,6 +43,9 @@ class NodeProbe:
     journal: DecisionJournal = field(default_factory=DecisionJournal)
     loop_lag: LoopLag = field(default_factory=LoopLag)
     raft: RaftActivity = field(default_factory=RaftActivity)
+    # Applied metadata index by broker id, from the heartbeats this node received as
+    # controller (empty elsewhere).
+    applied_by_broker: dict[int, int] = field(default_factory=dict)
 
     @property
     def node_id(self) -> int:

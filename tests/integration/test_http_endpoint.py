@@ -193,7 +193,17 @@ def test_the_console_shows_brokers_topics_and_partitions_in_chromium(
     node = cluster.plan.nodes[0]
     status, body = get(node, "/api/cluster")
     assert status == 200
-    assert {b["id"] for b in json.loads(body)["brokers"]} == {1, 2, 3}
+    doc = json.loads(body)
+    assert {b["id"] for b in doc["brokers"]} == {1, 2, 3}
+    # The controller hears every broker's applied index in its heartbeats.
+    controller = cluster.plan.node(doc["quorum"]["controller_id"])
+    wait_for(
+        "applied indexes on the controller",
+        lambda: all(
+            b["applied_index"] is not None
+            for b in json.loads(get(controller, "/api/cluster")[1])["brokers"]
+        ),
+    )
     url = f"http://{node.host}:{node.http_port}/"
     dom = chromium(["--dump-dom", url], tmp_path / "profile")
     assert 'data-loaded="true"' in dom

@@ -158,13 +158,17 @@ def test_ready_names_the_reason_when_not_ready(
 def test_the_console_json_and_page(
     node: tuple[HttpEndpoint, MetadataState, ReplicaManager],
 ) -> None:
-    endpoint, _, _ = node
+    endpoint, state, _ = node
     status, body = get(endpoint, "/api/cluster")
     doc = json.loads(body)
     assert status == 200
     assert [b["id"] for b in doc["brokers"]] == [1, 2, 3]
     assert [p["partition"] for p in doc["topics"][0]["partitions"]] == [0, 1, 2]
     assert all(p["high_watermark"] == 0 for p in doc["topics"][0]["partitions"])
+    assert [b["applied_index"] for b in doc["brokers"]] == [state.last_applied_index, None, None]
+    endpoint.probe.applied_by_broker[2] = 4
+    doc = json.loads(get(endpoint, "/api/cluster")[1])
+    assert [b["applied_index"] for b in doc["brokers"]][1] == 4
     status, page = get(endpoint, "/")
     assert status == 200 and b"/api/cluster" in page and b"http" not in page.split(b"<script>")[1]
 
