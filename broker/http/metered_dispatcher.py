@@ -45,30 +45,36 @@ class MeteredDispatcher(Dispatcher):
         if api is None:
             api = self._api_names[header.api] = header.api.name.lower()
         if reply is not None and reply.waiting is not None:
-            reply.waiting = TimedReply(reply.waiting, self._done_callback(api, started_s))
+            reply.waiting = TimedReply(reply.waiting, self._finished, api, started_s)
             return reply
         if reply is not None and reply.error is not None:
             self._metrics.error(self._listener, api)
         self._metrics.observe(self._listener, api, time.perf_counter() - started_s)
         return reply
 
-    def _done_callback(self, api: str, started_s: float) -> Callable[[bool], None]:
-        def done(failed: bool) -> None:
-            if failed:
-                self._metrics.error(self._listener, api)
-            self._metrics.observe(self._listener, api, time.perf_counter() - started_s)
-
-        return done
+    def _finished(self, api: str, started_s: float, failed: bool) -> None:
+        if failed:
+            self._metrics.error(self._listener, api)
+        self._metrics.observe(self._listener, api, time.perf_counter() - started_s)
 
 
 class TimedReply(Coroutine[Any, Any, Any]):
-    """Drives ``inner`` unchanged and calls ``on_done(failed)`` once when it finishes."""
+    """Drives ``inner`` unchanged and calls ``on_done(api, started_s, failed)`` once when it
+    finishes (no closure per request: the arguments ride along)."""
 
-    __slots__ = ("_inner", "_on_done")
+    __slots__ = ("_api", "_inner", "_on_done", "_started_s")
 
-    def __init__(self, inner: Coroutine[Any, Any, Any], on_done: Callable[[bool], None]) -> None:
+    def __init__(
+        self,
+        inner: Coroutine[Any, Any, Any],
+        on_done: Callable[[str, float, bool], None],
+        api: str = "",
+        started_s: float = 0.0,
+    ) -> None:
         self._inner = inner
         self._on_done = on_done
+        self._api = api
+        self._started_s = started_s
 
     def __await__(self) -> Generator[Any, None, Any]:
         return self
@@ -83,10 +89,10 @@ class TimedReply(Coroutine[Any, Any, Any]):
         try:
             return self._inner.send(value)
         except StopIteration:
-            self._on_done(False)
+            self._on_done(self._api, self._started_s, False)
             raise
         except Exception:
-            self._on_done(True)
+            self._on_done(self._api, self._started_s, True)
             raise
 
     def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
@@ -95,10 +101,10 @@ class TimedReply(Coroutine[Any, Any, Any]):
                 return self._inner.throw(typ)
             return self._inner.throw(typ, val, tb)
         except StopIteration:
-            self._on_done(False)
+            self._on_done(self._api, self._started_s, False)
             raise
         except Exception:
-            self._on_done(True)
+            self._on_done(self._api, self._started_s, True)
             raise
 
     def close(self) -> None:

@@ -189,6 +189,10 @@ def test_requests_are_timed_by_listener_and_api(
 def test_a_timed_reply_reports_once_when_done_and_nothing_when_closed() -> None:
     outcomes: list[bool] = []
 
+    def done(api: str, started_s: float, failed: bool) -> None:
+        assert api == "fetch" and started_s == 1.5
+        outcomes.append(failed)
+
     async def ok() -> int:
         return 5
 
@@ -196,14 +200,14 @@ def test_a_timed_reply_reports_once_when_done_and_nothing_when_closed() -> None:
         raise ValueError("x")
 
     async def main() -> None:
-        assert await TimedReply(ok(), outcomes.append) == 5
+        assert await TimedReply(ok(), done, "fetch", 1.5) == 5
         with pytest.raises(ValueError):
-            await TimedReply(fails(), outcomes.append)
+            await TimedReply(fails(), done, "fetch", 1.5)
 
     trio.run(main)
     assert outcomes == [False, True]
     inner = ok()
-    TimedReply(inner, outcomes.append).close()
+    TimedReply(inner, done, "fetch", 1.5).close()
     assert inner.cr_frame is None  # closed with its wrapper: no "never awaited" warning
     assert outcomes == [False, True]
 
