@@ -34,7 +34,7 @@ from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.errors import BrokerError
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.http.decision_journal import DecisionJournal, JournalingLog
-from rillet.broker.http.endpoint import HttpEndpoint
+from rillet.broker.http.endpoint import HttpEndpoint, open_http_listeners
 from rillet.broker.http.metered_dispatcher import MeteredDispatcher
 from rillet.broker.http.node_probe import NodeProbe
 from rillet.broker.kafka.connection import KafkaConnection
@@ -95,6 +95,7 @@ class Node:
             listeners = await trio.open_tcp_listeners(cfg.listener.port, host=cfg.listener.host)
             self.port = port = listeners[0].socket.getsockname()[1]
             kafka_listeners = await self._open_kafka_listeners()
+            http_listeners = await open_http_listeners(cfg.http)
             voters = resolve_voters(cfg, port)
             auth = ClusterAuth(cfg.cluster_id, secret)
             if voters.is_voter(cfg.node_id):
@@ -134,7 +135,7 @@ class Node:
                 ctx = BrokerContext(cfg, manager, port, view, producer_ids)
                 dispatcher = Dispatcher(ctx)
                 kafka_dispatcher = dispatcher
-                if cfg.http.enabled:
+                if http_listeners:
                     endpoint = HttpEndpoint(
                         NodeProbe(cfg, manager, view, lifecycle, lambda: self._connections)
                     )
@@ -144,7 +145,7 @@ class Node:
                         ctx, endpoint.requests, "native", endpoint.probe.applied_by_broker
                     )
                     kafka_dispatcher = MeteredDispatcher(ctx, endpoint.requests, "kafka")
-                    self.http_port = await nursery.start(endpoint.run)
+                    self.http_port = await nursery.start(endpoint.run, http_listeners)
                 nursery.start_soon(self._watch_signals, nursery.cancel_scope, lifecycle)
                 nursery.start_soon(view.follower.run)
                 if view.controller is not None:

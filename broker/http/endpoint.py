@@ -16,9 +16,11 @@ import trio
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
+from rillet.broker.config import HttpConfig
 from rillet.broker.http.cluster_json import cluster_document
 from rillet.broker.http.collectors import NodeCollector, PartitionCollector
 from rillet.broker.http.console_page import CONSOLE_HTML
+from rillet.broker.http.errors import HttpBindError
 from rillet.broker.http.loop_lag import probe_loop_lag
 from rillet.broker.http.node_probe import NodeProbe
 from rillet.broker.http.request_metrics import RequestMetrics
@@ -26,6 +28,18 @@ from rillet.broker.http.request_parser import HttpRequest
 from rillet.broker.http.server import HttpResponse, HttpServer, plain
 
 log = logging.getLogger(__name__)
+
+
+async def open_http_listeners(config: HttpConfig) -> list[trio.SocketListener]:
+    """Bind the endpoint's port (none when disabled); a port in use is one clear line."""
+    if not config.enabled:
+        return []
+    try:
+        return await trio.open_tcp_listeners(config.port, host=config.host)
+    except OSError as exc:
+        raise HttpBindError(
+            f"cannot listen for http on {config.host}:{config.port}: {exc.strerror or exc}"
+        ) from None
 
 
 class HttpEndpoint:
@@ -54,10 +68,11 @@ class HttpEndpoint:
             return HttpResponse(200, CONSOLE_HTML.encode(), "text/html; charset=utf-8")
         return plain(404, f"no such endpoint: {path}")
 
-    async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        """Bind, report the bound port, then serve and probe forever (cancel to stop)."""
+    async def run(
+        self, listeners: list[trio.SocketListener], *, task_status: Any = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Report the bound port, then serve and probe forever (cancel to stop)."""
         http = self.probe.config.http
-        listeners = await trio.open_tcp_listeners(http.port, host=http.host)
         self.port = listeners[0].socket.getsockname()[1]
         log.info("node %d: http endpoint on %s:%d", self.probe.node_id, http.host, self.port)
         async with trio.open_nursery() as nursery:

@@ -12,3 +12,7 @@ class HttpError(BrokerError):
         super().__init__(reason)
         self.status = status
         self.reason = reason
+
+
+class HttpBindError(BrokerError):
+    """The endpoint's port cannot be bound (in use, not permitted): the node does not start."""

@@ -240,3 +240,23 @@ def test_cluster_up_prints_the_metrics_endpoints_before_the_bootstrap_lists(
         assert "rillet_raft_role" in families
     finally:
         subprocess.run([*argv, "down", *base], check=False, capture_output=True, timeout=60)
+
+
+def test_an_http_port_in_use_stops_the_node_with_one_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = tmp_path / "node.toml"
+        config.write_text(f"[listener]\nport = 0\n\n[http]\nenabled = true\nport = {port}\n")
+        argv = [sys.executable, "-m", "rillet.broker.cli.main", "node", "--config", str(config)]
+        result = subprocess.run(
+            [*argv, "--data-dir", str(tmp_path / "data")],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert result.returncode == 2
+    assert f"cannot listen for http on 127.0.0.1:{port}: " in result.stderr
+    assert "Traceback" not in result.stderr
