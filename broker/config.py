@@ -77,6 +77,17 @@ class TasksConfig:
     retention_check_interval_ms: int = 300_000
     flush_check_interval_ms: int = 1_000
     deleted_files_check_interval_ms: int = 30_000
+    # The background scrub re-checks the CRC of every stored batch (bit rot): a pass starts
+    # this long after the previous one ended (-1: never), reading at most
+    # log_scrub_bytes_per_second on average (docs/replication.md, "Damaged replicas").
+    log_scrub_interval_ms: int = 6 * 3600 * 1000
+    log_scrub_bytes_per_second: int = 8 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        if self.log_scrub_interval_ms < 1 and self.log_scrub_interval_ms != -1:
+            raise ValueError("log_scrub_interval_ms must be >= 1, or -1 to never scrub")
+        if self.log_scrub_bytes_per_second < 1:
+            raise ValueError("log_scrub_bytes_per_second must be >= 1")
 
 
 @dataclass(frozen=True, slots=True)

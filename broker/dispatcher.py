@@ -39,8 +39,9 @@ from rillet.broker.handlers.groups import (
     handle_offset_commit,
     handle_offset_fetch,
 )
+from rillet.broker.handlers.leader_epochs import handle_offset_for_leader_epoch
 from rillet.broker.handlers.list_offsets import handle_list_offsets
-from rillet.broker.handlers.metadata import handle_metadata
+from rillet.broker.handlers.metadata import handle_metadata_request
 from rillet.broker.handlers.produce import handle_produce
 from rillet.broker.handlers.producer_ids import handle_init_producer_id
 from rillet.broker.handlers.topics import handle_create_topics, handle_delete_topics
@@ -80,7 +81,7 @@ HANDLERS: dict[ApiKey, Handler] = {
     ApiKey.PRODUCE: handle_produce,
     ApiKey.FETCH: handle_fetch,
     ApiKey.LIST_OFFSETS: handle_list_offsets,
-    ApiKey.METADATA: handle_metadata,
+    ApiKey.METADATA: handle_metadata_request,
     ApiKey.CREATE_TOPICS: handle_create_topics,
     ApiKey.DELETE_TOPICS: handle_delete_topics,
     ApiKey.API_VERSIONS: _api_versions,
@@ -91,6 +92,7 @@ HANDLERS: dict[ApiKey, Handler] = {
     ApiKey.ALTER_PARTITION: handle_alter_partition,
     ApiKey.ALLOCATE_PRODUCER_IDS: handle_allocate_producer_ids,
     ApiKey.INIT_PRODUCER_ID: handle_init_producer_id,
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: handle_offset_for_leader_epoch,
     ApiKey.FIND_COORDINATOR: handle_find_coordinator,
     ApiKey.CONSUMER_GROUP_HEARTBEAT: handle_heartbeat,
     ApiKey.LEAVE_GROUP: handle_leave,

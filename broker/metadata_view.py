@@ -62,6 +62,21 @@ class MetadataView:
         t = self.state.topic_by_name(topic)
         return t is not None and (t.topic_id, partition) in self.state.partitions
 
+    @property
+    def applied_offset(self) -> int:
+        """The metadata log offset (Raft index) of the last entry applied on this node."""
+        return self.state.last_applied_index
+
+    async def wait_applied(self, offset: int, timeout_s: float) -> bool:
+        """Wait until this node has applied the metadata log up to ``offset`` (True), or the
+        timeout passes (False). Woken by the follower as it applies entries: no polling."""
+        if self.applied_offset >= offset:
+            return True
+        with trio.move_on_after(timeout_s):
+            await self.follower.wait_applied(offset)
+            return True
+        return False
+
     async def wait_until(
         self, condition: Callable[[MetadataState], bool], timeout_s: float
     ) -> bool:

@@ -38,12 +38,15 @@ from rillet.broker.http.endpoint import HttpEndpoint, open_http_listeners
 from rillet.broker.http.metered_dispatcher import MeteredDispatcher
 from rillet.broker.http.node_probe import NodeProbe
 from rillet.broker.kafka.connection import KafkaConnection
+from rillet.broker.log_scrubber import LogScrubber
+from rillet.broker.loop_lag import LagTracker, monitor_loop_lag
 from rillet.broker.metadata_view import MetadataView
 from rillet.broker.partition_reconciler import PartitionReconciler
 from rillet.broker.producer_ids import ProducerIdSource
 from rillet.broker.quorum_setup import build_quorum, resolve_voters
 from rillet.broker.remote_metadata_log import RemoteMetadataLog
 from rillet.broker.replica_manager import ReplicaManager
+from rillet.broker.replica_repair import ReplicaRepairer
 from rillet.broker.replication.isr_manager import IsrManager
 from rillet.broker.replication.replica_fetcher import ReplicaFetcherManager
 from rillet.metadata_quorum.controller import ControllerConfig
@@ -67,6 +70,9 @@ class DataDirLock:
         except BlockingIOError:
             os.close(self._fd)
             raise BrokerError(f"data dir {data_dir} is in use by another node") from None
+        # Who holds it: `rillet scrub --data-dir` signals the running node.
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, f"{os.getpid()}\n".encode(), 0)
 
     def release(self) -> None:
         fcntl.flock(self._fd, fcntl.LOCK_UN)
@@ -84,6 +90,7 @@ class Node:
         self.http_port: int | None = None
         self._connections = 0
         self._journal = DecisionJournal()  # recent controller decisions, for the console
+        self.loop_lag = LagTracker()  # the worst event-loop stalls, logged as they happen
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         cfg = self.config
@@ -125,6 +132,16 @@ class Node:
                 )
                 reconciler.on_reconciled(fetchers.reconcile)
                 isr = IsrManager(cfg, manager, link, auth, lambda: lifecycle.broker_epoch)
+                repairer = ReplicaRepairer(
+                    cfg,
+                    manager,
+                    link,
+                    auth,
+                    lambda: lifecycle.broker_epoch,
+                    on_repaired=fetchers.reconcile,
+                )
+                reconciler.on_reconciled(repairer.wake)
+                scrubber = LogScrubber(cfg.tasks, manager, cfg.data_dir)
                 producer_ids = ProducerIdSource(
                     cfg.node_id,
                     link,
@@ -147,6 +164,7 @@ class Node:
                     kafka_dispatcher = MeteredDispatcher(ctx, endpoint.requests, "kafka")
                     self.http_port = await nursery.start(endpoint.run, http_listeners)
                 nursery.start_soon(self._watch_signals, nursery.cancel_scope, lifecycle)
+                nursery.start_soon(monitor_loop_lag, self.loop_lag)
                 nursery.start_soon(view.follower.run)
                 if view.controller is not None:
                     nursery.start_soon(view.controller.run)
@@ -161,6 +179,8 @@ class Node:
                 nursery.start_soon(reconciler.run, lifecycle.caught_up)
                 nursery.start_soon(fetchers.run)
                 nursery.start_soon(isr.run)
+                nursery.start_soon(repairer.run)
+                nursery.start_soon(scrubber.run)
                 nursery.start_soon(manager.run_flush_task)
                 nursery.start_soon(manager.run_high_watermark_checkpoint_task)
                 nursery.start_soon(manager.run_retention_task)
@@ -203,6 +223,7 @@ class Node:
                     connection_lost_grace_ms=q.broker_connection_lost_grace_ms,
                     new_controller_grace_ms=q.new_controller_grace_ms,
                     classic_groups=self.config.groups.classic(),
+                    max_records_per_batch=q.max_records_per_batch,
                 ),
                 random.Random(),
                 _wall_clock_ms,

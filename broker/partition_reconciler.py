@@ -5,21 +5,57 @@ new) and given the committed role: leader or follower, leader epoch, ISR. Partit
 longer assigned here (topic deleted, replicas moved) are closed and their data removed. It
 starts only once the broker has caught up with the metadata as of its registration, so a
 node restarting with stale metadata never deletes a partition that still exists.
+
+A pass touches only what changed since the previous one (partition states are immutable, so
+an unchanged partition is the same object), and it never holds the event loop for long: new
+logs are opened (a few fsyncs each) in worker threads, a batch at a time, deleted ones are
+renamed aside at once and removed in a worker thread, and role changes yield to the loop
+every few milliseconds. Creating or deleting a topic of thousands of partitions therefore
+leaves heartbeats, Raft and requests on time.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
 
 import trio
 
-from rillet.broker.partition_replica import ReplicaRole, TopicPartitionKey
+from rillet.broker.partition_replica import PartitionReplica, ReplicaRole, TopicPartitionKey
 from rillet.broker.replica_manager import ReplicaManager
 from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.metadata_quorum.state import MetadataState, PartitionState, TopicState
+from rillet.partition_store.log import PartitionLog
 
 log = logging.getLogger(__name__)
+
+# New logs opened per worker-thread call, and calls running at once (fsyncs of different
+# files overlap in the kernel).
+OPEN_BATCH = 64
+OPEN_THREADS = 8
+# Longest stretch of role changes or removals before yielding to the event loop.
+SLICE_S = 0.01
+
+
+@dataclass(frozen=True, slots=True)
+class _Wanted:
+    topic: TopicState
+    partition: PartitionState
+
+
+class _Slicer:
+    """Yields to the event loop once ``slice_s`` of work has run since the last yield."""
+
+    def __init__(self, slice_s: float = SLICE_S) -> None:
+        self._slice_s = slice_s
+        self._since = trio.current_time()
+
+    async def step(self) -> None:
+        if trio.current_time() - self._since >= self._slice_s:
+            await trio.lowlevel.checkpoint()
+            self._since = trio.current_time()
 
 
 class PartitionReconciler:
@@ -30,6 +66,12 @@ class PartitionReconciler:
         self.reconciled_index = 0
         self._changed = trio.Event()
         self._listeners: list[Callable[[], None]] = []
+        # What each hosted partition was last given: unchanged states are skipped.
+        self._applied: dict[TopicPartitionKey, _Wanted] = {}
+        self._keys: dict[tuple[str, int], TopicPartitionKey] = {}  # (topic id, partition)
+        self._state: MetadataState | None = None  # the state object the last pass read
+        self._open_limiter = trio.CapacityLimiter(OPEN_THREADS)
+        self._failed: set[tuple[str, int]] = set()  # opens to try again on the next pass
 
     def on_reconciled(self, listener: Callable[[], None]) -> None:
         """Call ``listener`` after every pass (the replica fetchers follow leader moves)."""
@@ -37,45 +79,154 @@ class PartitionReconciler:
 
     async def run(self, caught_up: trio.Event) -> None:
         await caught_up.wait()
-        self.reconcile(self._follower.state)
-        removed = self._replicas.remove_unassigned_dirs()
+        await self.reconcile(self._follower.state)
+        removed = await trio.to_thread.run_sync(self._replicas.remove_unassigned_dirs)
         if removed:
             log.info("removed %d partition directories no longer assigned here", removed)
         while True:
             await self._follower.wait_applied(self.reconciled_index + 1)
-            self.reconcile(self._follower.state)
+            await self.reconcile(self._follower.state)
 
     async def wait_reconciled(self, index: int) -> None:
         while self.reconciled_index < index:
             await self._changed.wait()
 
-    def reconcile(self, state: MetadataState) -> None:
-        wanted: dict[TopicPartitionKey, tuple[TopicState, PartitionState]] = {}
-        for (topic_id, partition), p in state.partitions.items():
-            topic = state.topics.get(topic_id)
-            if topic is not None and self._node_id in p.replicas:
-                wanted[TopicPartitionKey(topic.name, partition)] = (topic, p)
-        for key in sorted(self._replicas.hosted() - set(wanted), key=str):
-            log.info("no longer hosting %s: removing it", key)
-            self._replicas.remove_replica(key.topic, key.partition)
-        for key, (topic, p) in sorted(wanted.items(), key=lambda kv: str(kv[0])):
-            role = ReplicaRole(
-                is_leader=p.leader == self._node_id,
-                leader_epoch=p.leader_epoch,
-                isr=p.isr,
-                node_id=self._node_id,
-                replicas=p.replicas,
-                partition_epoch=p.partition_epoch,
-                leader_id=p.leader,
+    def _wanted(
+        self, state: MetadataState, keys: Iterable[tuple[str, int]]
+    ) -> dict[TopicPartitionKey, _Wanted]:
+        """Which of ``keys`` are this node's partitions in ``state`` (taken without
+        yielding: the state changes in place as entries are applied)."""
+        wanted: dict[TopicPartitionKey, _Wanted] = {}
+        topics, partitions = state.topics, state.partitions
+        for key in keys:
+            p = partitions.get(key)
+            if p is not None and self._node_id in p.replicas:
+                topic = topics.get(key[0])
+                if topic is not None:
+                    wanted[TopicPartitionKey(topic.name, key[1])] = _Wanted(topic, p)
+        return wanted
+
+    async def reconcile(self, state: MetadataState) -> None:
+        """One pass: every partition the first time and after a snapshot was restored (a
+        new state object), else only those the applied entries changed."""
+        index = state.last_applied_index
+        changed = state.drain_changed_partitions() | self._failed
+        self._failed = set()
+        full = state is not self._state
+        self._state = state
+        wanted = self._wanted(state, state.partitions if full else changed)
+        if full:
+            gone = sorted(self._replicas.hosted() - set(wanted), key=str)
+        else:
+            hosted = self._replicas.hosted()
+            gone = sorted(
+                {
+                    tpk
+                    for key in changed
+                    if (tpk := self._keys.get(key)) is not None
+                    and tpk not in wanted
+                    and tpk in hosted
+                },
+                key=str,
             )
-            try:
-                self._replicas.ensure_replica(
-                    topic.name, topic.topic_id, key.partition, topic.configs, role
-                )
-            except OSError:
-                log.exception("cannot open %s", key)
-        self.reconciled_index = state.last_applied_index
+        slicer = _Slicer()
+        await self._remove(gone, slicer)
+        to_open: list[tuple[TopicPartitionKey, _Wanted]] = []
+        for key, w in sorted(wanted.items(), key=lambda kv: str(kv[0])):
+            before = self._applied.get(key)
+            if before is not None and before.partition is w.partition and before.topic is w.topic:
+                continue
+            replica = self._replicas.get(key.topic, key.partition)
+            if replica is None or replica.topic_id != w.topic.topic_id:
+                if replica is not None:  # an earlier topic of the same name
+                    await self._remove([key], slicer)
+                to_open.append((key, w))
+                continue
+            self._install(key, replica.log, w)
+            await slicer.step()
+        await self._open(to_open)
+        self.reconciled_index = index
         for listener in self._listeners:
             listener()
         self._changed.set()
         self._changed = trio.Event()
+
+    def _role(self, p: PartitionState) -> ReplicaRole:
+        return ReplicaRole(
+            is_leader=p.leader == self._node_id,
+            leader_epoch=p.leader_epoch,
+            isr=p.isr,
+            node_id=self._node_id,
+            replicas=p.replicas,
+            partition_epoch=p.partition_epoch,
+            leader_id=p.leader,
+        )
+
+    def _install(self, key: TopicPartitionKey, plog: PartitionLog, w: _Wanted) -> None:
+        self._replicas.install(
+            key, plog, w.topic.topic_id, w.topic.configs, self._role(w.partition)
+        )
+        self._applied[key] = w
+        self._keys[(w.topic.topic_id, key.partition)] = key
+
+    async def _remove(self, keys: list[TopicPartitionKey], slicer: _Slicer) -> None:
+        detached = []
+        for key in keys:
+            log.info("no longer hosting %s: removing it", key)
+            w = self._applied.pop(key, None)
+            if w is not None:
+                self._keys.pop((w.topic.topic_id, key.partition), None)
+            try:
+                detached.append(self._replicas.detach_replica(key.topic, key.partition))
+            except OSError:
+                log.exception("cannot remove %s", key)
+            await slicer.step()
+        if detached:
+            await trio.to_thread.run_sync(self._discard_all, detached)
+
+    def _discard_all(self, detached: list[tuple[PartitionReplica | None, Path]]) -> None:
+        for replica, moved in detached:
+            try:
+                self._replicas.discard(replica, moved)
+            except OSError:
+                log.exception("deleting %s failed", moved)
+
+    async def _open(self, to_open: list[tuple[TopicPartitionKey, _Wanted]]) -> None:
+        """Open new logs in worker threads, ``OPEN_BATCH`` at a time, and host each batch as
+        soon as it is open (its leaders can take writes while later batches still open)."""
+        if not to_open:
+            return
+        if len(to_open) > OPEN_BATCH:
+            log.info("opening %d new partitions", len(to_open))
+        async with trio.open_nursery() as nursery:
+            for start in range(0, len(to_open), OPEN_BATCH):
+                nursery.start_soon(self._open_batch, to_open[start : start + OPEN_BATCH])
+
+    async def _open_batch(self, batch: list[tuple[TopicPartitionKey, _Wanted]]) -> None:
+        opened = await trio.to_thread.run_sync(self._open_logs, batch, limiter=self._open_limiter)
+        slicer = _Slicer()
+        for (key, w), plog in zip(batch, opened, strict=True):
+            if plog is None:
+                self._failed.add((w.topic.topic_id, key.partition))
+                continue
+            self._install(key, plog, w)
+            await slicer.step()
+
+    def _open_logs(
+        self, batch: list[tuple[TopicPartitionKey, _Wanted]]
+    ) -> list[PartitionLog | None]:
+        """Worker thread: open each log (a new leader's epoch started in it already)."""
+        out: list[PartitionLog | None] = []
+        for key, w in batch:
+            p = w.partition
+            epoch = p.leader_epoch if p.leader == self._node_id else None
+            try:
+                out.append(
+                    self._replicas.open_log(
+                        key.topic, w.topic.topic_id, key.partition, w.topic.configs, epoch
+                    )
+                )
+            except OSError:
+                log.exception("cannot open %s", key)
+                out.append(None)
+        return out

@@ -1,6 +1,6 @@
 """One partition hosted on this node: its log, its high watermark and who waits on them.
 
-The high watermark is the end of what consumers may see (DESIGN §6): the smallest log end
+The high watermark is the end of what consumers may see (docs/replication.md): the smallest log end
 offset over the in-sync replicas. As leader, this replica keeps a
 :class:`~rillet.broker.replication.leader_state.LeaderState` fed by its appends and its
 followers' fetches; as follower, it takes the high watermark its leader reports (capped at
@@ -16,16 +16,21 @@ wake-up serves a long poll over many partitions.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import trio
 
 from rillet.broker.replication.leader_state import LeaderState
+from rillet.partition_store.batch_verify import BatchDamage
 from rillet.partition_store.config import LogConfig
 from rillet.partition_store.log import AppendResult, PartitionLog
 from rillet.partition_store.partition_files import PartitionFiles
+from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FileRegion
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +98,15 @@ class PartitionReplica:
         self.flush_requested = False
         self.deleted = False
         self.min_insync_replicas = 1  # topic config min.insync.replicas (acks=all)
+        # Bit rot (docs/replication.md, "Damaged replicas"): the first damaged batch found,
+        # and whether the controller found no other in-sync replica to take over.
+        self.damage: BatchDamage | None = log.damage
+        self.handover_refused = False
+        self.on_damage: Callable[[], None] = _nothing
+        # Per follower, the fetch offset of the last answer that carried records: a fetch
+        # from the same offset again means the follower could not append them (its report of
+        # a bad CRC), so that range is checked again.
+        self._served_followers: dict[int, int] = {}
         # Traffic and ISR-change counters for /metrics: bumped once per batch or change,
         # never per record, and read at scrape time.
         self.bytes_in = 0
@@ -117,6 +131,9 @@ class PartitionReplica:
                 self.leader = None
                 self._release_acks_waiters()  # acks=all on a deposed leader: NOT_LEADER now
                 self.wake_all()
+            if self.damage is not None and role.node_id not in role.isr:
+                # Out of the ISR now (it asked to be): cut before any fetch appends.
+                self.truncate_damaged()
             return
         if (
             self.leader is None
@@ -140,7 +157,7 @@ class PartitionReplica:
             self._release_acks_waiters()
         else:
             before = set(self.leader.isr)
-            self.leader.on_committed(role.isr, role.partition_epoch)
+            self.leader.on_committed(role.isr, role.partition_epoch, now_ms)
             self.isr_shrinks += bool(before - set(role.isr))
             self.isr_expands += bool(set(role.isr) - before)
         self._leader_end_moved()
@@ -179,10 +196,16 @@ class PartitionReplica:
         self._leader_end_moved()
         return result
 
-    def on_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int) -> None:
+    def on_follower_fetch(
+        self,
+        replica_id: int,
+        fetch_offset: int,
+        now_ms: int,
+        request_arrived_ms: int | None = None,
+    ) -> None:
         """A follower asked for records from ``fetch_offset``: it holds everything below."""
         if self.leader is not None and self.leader.on_follower_fetch(
-            replica_id, fetch_offset, self.local_committable_end, now_ms
+            replica_id, fetch_offset, self.local_committable_end, now_ms, request_arrived_ms
         ):
             self._high_watermark_moved(self.leader.high_watermark)
 
@@ -208,6 +231,65 @@ class PartitionReplica:
     def after_truncation(self) -> None:
         """The log was cut (divergence): nothing above its new end is committed here."""
         self._high_watermark = min(self._high_watermark, self.log.log_end_offset)
+
+    # -- damage (bit rot) -------------------------------------------------------------------
+
+    def report_damage(self, damage: BatchDamage) -> None:
+        """A read or a scrub found a batch of this replica that fails its CRC check.
+
+        Nothing of it is served; the repair task (``replica_repair``) takes the replica out
+        of the ISR, then cuts its log before the batch so that it re-fetches the rest.
+        """
+        if self.damage is not None and self.damage.offset <= damage.offset:
+            return
+        self.damage = damage
+        log.error(
+            "%s: damaged batch at offset %d in %s, position %d (%s): not served; the "
+            "replica leaves the ISR and re-fetches from offset %d",
+            self.key,
+            damage.offset,
+            damage.segment_path,
+            damage.position,
+            damage.reason,
+            damage.offset,
+        )
+        self.on_damage()
+
+    def follower_refetches(self, replica_id: int, fetch_offset: int) -> bool:
+        """Whether the follower asks again for records it was just sent (see above)."""
+        return self._served_followers.get(replica_id) == fetch_offset
+
+    def served_follower(self, replica_id: int, fetch_offset: int, with_records: bool) -> None:
+        if with_records:
+            self._served_followers[replica_id] = fetch_offset
+        else:
+            self._served_followers.pop(replica_id, None)
+
+    def damaged_read_error(self) -> ErrorCode:
+        """The answer to a fetch of a damaged range: NOT_LEADER_OR_FOLLOWER while the
+        leadership moves to a healthy replica (clients refresh their metadata and retry
+        there), CORRUPT_MESSAGE (retriable) when this copy is the only in-sync one."""
+        if self.handover_refused or self.in_sync_count() <= 1:
+            return ErrorCode.CORRUPT_MESSAGE
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+    def truncate_damaged(self) -> None:
+        """Cut the log before the damaged batch (only once out of the ISR: its copy no
+        longer counts as committed) and forget the damage; the fetcher re-fetches from
+        there and the leader adds the replica back once it has caught up."""
+        damage = self.damage
+        if damage is None:
+            return
+        end = self.log.truncate_to_damage(damage)
+        self.after_truncation()
+        self.damage = self.log.damage
+        self.handover_refused = False
+        log.warning(
+            "%s: cut the log at offset %d, before the damaged batch in %s; re-fetching it",
+            self.key,
+            end,
+            damage.segment_path,
+        )
 
     # -- waiting ----------------------------------------------------------------------------
 
@@ -296,3 +378,7 @@ class PartitionReplica:
         if value != self.checkpointed_high_watermark:
             self._files.write_high_watermark(value)
             self.checkpointed_high_watermark = value
+
+
+def _nothing() -> None:
+    return None

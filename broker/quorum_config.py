@@ -65,6 +65,7 @@ class QuorumConfig:
     leader_rebalance_interval_ms: int = 10_000  # how often the controller checks it
     snapshot_every_records: int = 10_000
     request_timeout_ms: int = 5_000
+    max_records_per_batch: int = 1_000  # records per metadata Raft entry (entry_split)
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
@@ -80,6 +81,8 @@ class QuorumConfig:
             raise ValueError("raft_heartbeat_ms must be below election_timeout_min_ms")
         if not 0 < self.broker_heartbeat_interval_ms < self.broker_session_timeout_ms:
             raise ValueError("broker_heartbeat_interval_ms must be below the session timeout")
+        if self.max_records_per_batch < 1:
+            raise ValueError("max_records_per_batch must be at least 1")
         if self.snapshot_every_records < 1 or self.controller_tick_ms < 1:
             raise ValueError("snapshot_every_records and controller_tick_ms must be positive")
 

@@ -48,6 +48,13 @@ class ReplicaManager:
         self._flush_wakeup = trio.Event()
         # Called with each fsync's duration in seconds (the node's metrics, when enabled).
         self.on_fsync_s: Callable[[float], None] | None = None
+        self._damage_listener: Callable[[], None] | None = None
+
+    def set_damage_listener(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` when a replica reports a damaged batch (the repair task)."""
+        self._damage_listener = listener
+        for replica in self._replicas.values():
+            replica.on_damage = listener
 
     # -- lookup ---------------------------------------------------------------------------
 
@@ -90,19 +97,50 @@ class ReplicaManager:
             self.remove_replica(topic, partition)  # an earlier topic of the same name
             replica = None
         if replica is None:
-            directory = self._partition_dir(topic, partition)
-            log_config = effective_log_config(self.config.log, configs)
-            try:
-                plog = PartitionLog.open(
-                    directory, log_config, now_ms(), topic, partition, topic_id
-                )
-            except TopicIdMismatch:
-                log.info("%s belongs to a deleted topic of that name: removing it", directory)
-                self._move_aside(directory)
-                plog = PartitionLog.open(
-                    directory, log_config, now_ms(), topic, partition, topic_id
-                )
+            plog = self.open_log(topic, topic_id, partition, configs)
+            return self.install(key, plog, topic_id, configs, role)
+        return self.install(key, replica.log, topic_id, configs, role)
+
+    def open_log(
+        self,
+        topic: str,
+        topic_id: str,
+        partition: int,
+        configs: dict[str, str],
+        leader_epoch: int | None = None,
+    ) -> PartitionLog:
+        """Open (or create) a partition's log, starting ``leader_epoch`` in it when given.
+
+        File work only, touching no state of the manager: the reconciler runs it in a worker
+        thread for partitions not hosted yet, so creating thousands of partitions never
+        holds the event loop (each new log fsyncs a few small files).
+        """
+        directory = self._partition_dir(topic, partition)
+        log_config = effective_log_config(self.config.log, configs)
+        try:
+            plog = PartitionLog.open(directory, log_config, now_ms(), topic, partition, topic_id)
+        except TopicIdMismatch:
+            log.info("%s belongs to a deleted topic of that name: removing it", directory)
+            self._move_aside(directory)
+            plog = PartitionLog.open(directory, log_config, now_ms(), topic, partition, topic_id)
+        if leader_epoch is not None:
+            plog.start_leader_epoch(leader_epoch)  # what set_role would do, off the loop
+        return plog
+
+    def install(
+        self,
+        key: TopicPartitionKey,
+        plog: PartitionLog,
+        topic_id: str,
+        configs: dict[str, str],
+        role: ReplicaRole,
+    ) -> PartitionReplica:
+        """Host ``plog`` (from :meth:`open_log`, or the hosted replica's own) in ``role``."""
+        replica = self._replicas.get(key)
+        if replica is None or replica.log is not plog:
             replica = PartitionReplica(key, plog, self.request_flush, topic_id=topic_id)
+            if self._damage_listener is not None:
+                replica.on_damage = self._damage_listener
             self._replicas[key] = replica
         replica.min_insync_replicas = min_insync_replicas(
             configs, self.config.replication.default_min_insync_replicas
@@ -123,12 +161,32 @@ class ReplicaManager:
         if directory.exists():
             self._move_aside(directory)
 
-    def _move_aside(self, directory: Path) -> None:
+    def detach_replica(self, topic: str, partition: int) -> tuple[PartitionReplica | None, Path]:
+        """Stop hosting the partition now and rename its directory aside (cheap, on the
+        loop); :meth:`discard` then releases its files and deletes them (in a worker
+        thread). The rename comes first, so a restart in between finishes the job."""
+        replica = self._replicas.pop(TopicPartitionKey(topic, partition), None)
+        if replica is not None:
+            replica.mark_deleted()  # every reader checks this before touching the log
+        directory = self._partition_dir(topic, partition)
+        if not directory.exists():
+            return replica, directory
+        return replica, self._move_aside(directory)
+
+    @staticmethod
+    def discard(replica: PartitionReplica | None, moved: Path) -> None:
+        """Release a detached replica's files and delete its renamed directory."""
+        if replica is not None:
+            replica.log.delete()  # closes its files; its old directory is already gone
+        if moved.name.endswith(DELETE_SUFFIX):
+            shutil.rmtree(moved, ignore_errors=True)
+
+    def _move_aside(self, directory: Path) -> Path:
         # Rename first (atomic), remove later: a restart mid-delete finds the -delete
         # directory and finishes the job.
-        directory.rename(
-            directory.with_name(f"{directory.name}.{uuid.uuid4().hex[:8]}{DELETE_SUFFIX}")
-        )
+        moved = directory.with_name(f"{directory.name}.{uuid.uuid4().hex[:8]}{DELETE_SUFFIX}")
+        directory.rename(moved)
+        return moved
 
     def remove_unassigned_dirs(self) -> int:
         """Delete partition directories on disk that this node no longer hosts.

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Any
 
 from rillet.broker.errors import TopicError
-from rillet.partition_store.config import LogConfig
+from rillet.partition_store.config import TIMESTAMP_TYPES, LogConfig
 from rillet.wire.error_codes import ErrorCode
 
 # topic config key -> LogConfig field
@@ -26,6 +27,12 @@ TOPIC_CONFIG_KEYS: dict[str, str] = {
     "flush.messages": "flush_messages",
     "flush.ms": "flush_ms",
     "file.delete.delay.ms": "file_delete_delay_ms",
+    "message.timestamp.before.max.ms": "message_timestamp_before_max_ms",
+    "message.timestamp.after.max.ms": "message_timestamp_after_max_ms",
+}
+# topic config key -> (LogConfig field, the values it accepts)
+STRING_TOPIC_CONFIGS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "message.timestamp.type": ("message_timestamp_type", TIMESTAMP_TYPES),
 }
 # Replication settings the controller reads (true/false).
 BOOLEAN_TOPIC_CONFIGS = ("unclean.leader.election.enable",)
@@ -70,6 +77,12 @@ def validate_topic_configs(configs: dict[str, str], defaults: LogConfig) -> dict
                 raise TopicError(ErrorCode.INVALID_CONFIG, f"{key} must be true or false")
             out[key] = str(value).lower()
             continue
+        if key in STRING_TOPIC_CONFIGS:
+            allowed = STRING_TOPIC_CONFIGS[key][1]
+            if value not in allowed:
+                raise TopicError(ErrorCode.INVALID_CONFIG, f"{key} must be one of {allowed}")
+            out[key] = value
+            continue
         if key in REPLICATION_INT_CONFIGS:
             if not str(value).isdigit() or int(value) < 1:
                 raise TopicError(ErrorCode.INVALID_CONFIG, f"{key} must be an integer >= 1")
@@ -80,6 +93,7 @@ def validate_topic_configs(configs: dict[str, str], defaults: LogConfig) -> dict
                 sorted(
                     [
                         *TOPIC_CONFIG_KEYS,
+                        *STRING_TOPIC_CONFIGS,
                         *FIXED_TOPIC_CONFIGS,
                         *BOOLEAN_TOPIC_CONFIGS,
                         *REPLICATION_INT_CONFIGS,
@@ -100,7 +114,12 @@ def validate_topic_configs(configs: dict[str, str], defaults: LogConfig) -> dict
 
 def effective_log_config(defaults: LogConfig, configs: dict[str, str]) -> LogConfig:
     """The node defaults with a topic's overrides applied."""
-    changes = {TOPIC_CONFIG_KEYS[k]: int(v) for k, v in configs.items() if k in TOPIC_CONFIG_KEYS}
+    changes: dict[str, Any] = {
+        TOPIC_CONFIG_KEYS[k]: int(v) for k, v in configs.items() if k in TOPIC_CONFIG_KEYS
+    }
+    changes.update(
+        (STRING_TOPIC_CONFIGS[k][0], v) for k, v in configs.items() if k in STRING_TOPIC_CONFIGS
+    )
     try:
         return dataclasses.replace(defaults, **changes)
     except (ValueError, TypeError) as exc:

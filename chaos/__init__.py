@@ -1,4 +1,4 @@
-"""Chaos harness (DESIGN §9, docs/chaos.md): seeded faults against a real local cluster.
+"""Chaos harness (docs/chaos.md): seeded faults against a real local cluster.
 
 ``schedule`` draws the faults from a seed, ``nemesis`` applies them to a LocalCluster,
 ``workload``/``members``/``topic_churn`` write, consume and change metadata meanwhile and

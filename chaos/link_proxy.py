@@ -15,7 +15,7 @@ meanwhile.
 
 Directions are judged per byte, not per connection: with 1→2 blocked, node 2 still hears
 nothing from node 1 on connections node 2 opened (responses from 1 are held), while 2→1
-bytes flow. That is the one-way partition of DESIGN §9.
+bytes flow. That is the one-way partition of docs/chaos.md.
 
 The proxies run a trio loop in a daemon thread; ``cut``/``heal`` are called from the
 harness thread. Their state is a set of blocked directed pairs and a ``trio.Event`` that is

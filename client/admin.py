@@ -4,10 +4,17 @@ Topic changes go to the controller when the metadata names one, to any node othe
 node that says it is not (or no longer) the controller makes the client refresh its metadata
 and resend the topics it failed, until the operation's timeout. Per-topic failures are raised
 as their typed errors (TopicAlreadyExistsError, InvalidTopicError, ...).
+
+Every resend of one operation carries the same request id, so a create or delete that was
+carried out before its answer was lost (a controller dying mid-request) is answered with
+success, not with TopicAlreadyExistsError about the client's own topic. The metadata offset
+of each answer is remembered by the cluster client: the next Metadata request, to any node,
+sees the change.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -37,13 +44,16 @@ from rillet.wire.error_codes import ErrorCode
 
 MAX_BACKOFF_S = 1.0
 # Per-topic answers worth resending: the node could not act (not the controller, no leader
-# for the metadata log yet). Anything else, even UNKNOWN_TOPIC_OR_PARTITION, is final here.
+# for the metadata log yet), or the change's fate is unknown (REQUEST_TIMED_OUT: the metadata
+# commit met a leadership change). Resending is safe because the request id makes a change
+# already carried out answer "done". Anything else, even UNKNOWN_TOPIC_OR_PARTITION, is final.
 _RESEND = frozenset(
     {
         ErrorCode.NOT_CONTROLLER,
         ErrorCode.LEADER_NOT_AVAILABLE,
         ErrorCode.NETWORK_EXCEPTION,
         ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+        ErrorCode.REQUEST_TIMED_OUT,
     }
 )
 
@@ -78,6 +88,7 @@ class Admin(ClientLifecycle):
         self._check_open()
         by_name = {t.name: t for t in new_topics}
         timeout = self._timeout_ms if timeout_ms is None else timeout_ms
+        request_id = str(uuid.uuid4())  # the same on every resend: a retry finds its topic
 
         def request(names: list[str]) -> m.CreateTopicsRequest:
             return m.CreateTopicsRequest(
@@ -92,6 +103,7 @@ class Admin(ClientLifecycle):
                 ],
                 timeout,
                 validate_only,
+                request_id=request_id,
             )
 
         await self._topic_operation(list(by_name), request, timeout)
@@ -100,8 +112,11 @@ class Admin(ClientLifecycle):
         """Delete topics; raises the first per-topic error (e.g. UnknownTopicOrPartitionError)."""
         self._check_open()
         timeout = self._timeout_ms if timeout_ms is None else timeout_ms
+        request_id = str(uuid.uuid4())  # the same on every resend: a retry is a success
         await self._topic_operation(
-            list(dict.fromkeys(names)), lambda ns: m.DeleteTopicsRequest(ns, timeout), timeout
+            list(dict.fromkeys(names)),
+            lambda ns: m.DeleteTopicsRequest(ns, timeout, request_id=request_id),
+            timeout,
         )
 
     async def _topic_operation(
@@ -124,6 +139,7 @@ class Admin(ClientLifecycle):
                         raise
                     last, retry = exc, pending
                 else:
+                    self._cluster.saw_metadata_offset(response.metadata_offset)
                     for r in response.topics:
                         if r.error_code == ErrorCode.NONE:
                             continue

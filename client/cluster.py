@@ -4,6 +4,10 @@ Producer, Consumer and Admin each own one ClusterClient. It learns the cluster f
 bootstrap address, keeps partition leadership in a :class:`ClusterMetadata`, and opens at
 most one connection per node, even when many tasks ask for it at once. Its connections' tasks
 run in a nursery it is given (``start``) or opens itself (``async with``).
+
+It also watches requests bound to a partition leader (``watch_request``, ``leader_request``):
+while one is overdue it re-checks the metadata in the background, and when the metadata
+names a new leader the request's owner is told to retry there (leader_watch.py decides).
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from rillet.client.errors import (
     UnknownTopicOrPartitionError,
     error_for,
 )
+from rillet.client.leader_checks import LeaderChecks
+from rillet.client.leader_watch import DEFAULT_LEADER_CHECK_MS, TP, LeaderWatch, OnMoved
 from rillet.client.metadata import ClusterMetadata
 from rillet.client.types import TopicPartition
 from rillet.wire.error_codes import ErrorCode
@@ -32,6 +38,9 @@ from rillet.wire.messages import MetadataRequest, MetadataResponse
 log = logging.getLogger(__name__)
 
 MAX_METADATA_BACKOFF_S = 1.0
+# A metadata refresh made because a leader-bound request stalled asks a node that is not
+# stalled; it should answer quickly, and a slow one must not hold the check up for long.
+LEADER_CHECK_TIMEOUT_S = 5.0
 
 
 def parse_bootstrap(bootstrap: str) -> list[tuple[str, int]]:
@@ -65,7 +74,10 @@ class ClusterClient:
         request_timeout_ms: int = 30_000,
         connect_timeout_ms: int = 10_000,
         max_in_flight_per_connection: int = DEFAULT_MAX_IN_FLIGHT,
+        leader_check_ms: int = DEFAULT_LEADER_CHECK_MS,
     ) -> None:
+        if leader_check_ms <= 0:
+            raise ValueError("leader_check_ms must be positive")
         self._bootstrap = parse_bootstrap(bootstrap)
         self.client_id = client_id
         self.request_timeout_s = request_timeout_ms / 1000
@@ -82,6 +94,31 @@ class ClusterClient:
         self._refresh_lock = trio.Lock()
         self._last_refresh: tuple[int, frozenset[str] | None, MetadataResponse] | None = None
         self._closed = False
+        # Every node address seen in metadata, kept after the node leaves it (fenced): a
+        # bootstrap connection to a stalled node must still be recognised as that node's.
+        self._node_addresses: dict[tuple[str, int], int] = {}
+        # Leader-bound requests in flight, and when to look for their partitions' new leaders.
+        self.leader_watch = LeaderWatch(leader_check_ms / 1000)
+        self._leader_checks = LeaderChecks(
+            self.leader_watch,
+            self.metadata,
+            self._refresh_for_leader_check,
+            lambda: None if self._closed else self._nursery,
+        )
+        # The highest metadata log offset any node told this client about (in a Metadata,
+        # CreateTopics or DeleteTopics answer); Metadata requests ask for at least this much,
+        # so a change the client was told about never disappears when it asks another node.
+        self.metadata_offset = -1
+
+    @property
+    def closed(self) -> bool:
+        """True once the client is closing: a ClientClosedError then means "stop", not
+        "this connection went away"."""
+        return self._closed
+
+    def saw_metadata_offset(self, offset: int) -> None:
+        """A node answered from metadata applied up to ``offset``."""
+        self.metadata_offset = max(self.metadata_offset, offset)
 
     # -- lifecycle ------------------------------------------------------------------------
     #
@@ -225,39 +262,90 @@ class ClusterClient:
                 raise error_for(code, f"no leader known for {tp.topic}-{tp.partition}")
         return await self.connection(leader)
 
-    async def any_connection(self) -> BrokerConnection:
-        """A live connection to some node: an open one, a known node, or a bootstrap one."""
-        for conn in self._connections.values():
-            if not conn.closed:
+    async def any_connection(
+        self,
+        avoid: set[int] | None = None,
+        avoid_addresses: frozenset[tuple[str, int]] = frozenset(),
+    ) -> BrokerConnection:
+        """A live connection to some node: an open one, a known node, or a bootstrap one.
+
+        Nodes in ``avoid`` (by default those with a leader-bound request stalled) and the
+        addresses in ``avoid_addresses`` are taken only when no other node can be reached.
+        """
+        if avoid is None:
+            avoid = self.leader_watch.stalled_nodes(trio.current_time())
+        if avoid or avoid_addresses:
+            try:
+                return await self._any_connection(avoid, avoid_addresses)
+            except ConnectionFailedError:
+                pass
+        return await self._any_connection(set(), frozenset())
+
+    async def _any_connection(
+        self, avoid: set[int], avoid_addresses: frozenset[tuple[str, int]]
+    ) -> BrokerConnection:
+        def avoided(key: object, host: str, port: int) -> bool:
+            return self._node_of(key) in avoid or (host, port) in avoid_addresses
+
+        for key, conn in self._connections.items():
+            if not conn.closed and not avoided(key, conn.host, conn.port):
                 return conn
         errors: list[str] = []
-        for node_id, info in list(self.metadata.brokers.items()):
+        targets: list[tuple[object, str, int]] = [
+            (node_id, info.host, info.port) for node_id, info in self.metadata.brokers.items()
+        ]
+        targets += [(("bootstrap", host, port), host, port) for host, port in self._bootstrap]
+        for key, host, port in targets:
+            if avoided(key, host, port):
+                continue
             try:
-                return await self._connection(node_id, info.host, info.port)
-            except ConnectionFailedError as exc:
-                errors.append(str(exc))
-        for host, port in self._bootstrap:
-            try:
-                return await self._connection(("bootstrap", host, port), host, port)
+                return await self._connection(key, host, port)
             except ConnectionFailedError as exc:
                 errors.append(str(exc))
         raise ConnectionFailedError("no node reachable: " + "; ".join(errors))
 
-    async def request_any(self, request: Any, timeout_s: float | None = None) -> Any:
-        """Send ``request`` to any node, moving to another if a connection fails.
+    def _node_of(self, key: object) -> int | None:
+        """The node id behind a connection key, when known."""
+        if isinstance(key, int):
+            return key
+        if isinstance(key, tuple) and key and key[0] == "coordinator":
+            return int(key[1])
+        if isinstance(key, tuple) and key and key[0] == "bootstrap":
+            return self._node_addresses.get((key[1], key[2]))
+        return None
+
+    async def request_any(
+        self, request: Any, timeout_s: float | None = None, avoid: set[int] | None = None
+    ) -> Any:
+        """Send ``request`` to any node, moving to another if a connection fails or a node
+        does not answer in time (a paused node is not asked again while others remain).
 
         Each reachable node is tried at most once, so this ends after a bounded number of
         attempts.
         """
+        response, _ = await self._request_any(request, timeout_s, avoid, frozenset())
+        return response
+
+    async def _request_any(
+        self,
+        request: Any,
+        timeout_s: float | None,
+        avoid: set[int] | None,
+        avoid_addresses: frozenset[tuple[str, int]],
+    ) -> tuple[Any, tuple[str, int]]:
+        """``request_any``, also naming the address that answered; ``avoid`` and
+        ``avoid_addresses`` as in ``any_connection``."""
         timeout = self.request_timeout_s if timeout_s is None else timeout_s
         attempts = len(self._bootstrap) + len(self.metadata.brokers) + 1
         last: RilletError | None = None
+        failed: set[tuple[str, int]] = set(avoid_addresses)
         for _ in range(attempts):
-            conn = await self.any_connection()
+            conn = await self.any_connection(avoid, frozenset(failed))
             try:
-                return await conn.request(request, timeout)
+                return await conn.request(request, timeout), (conn.host, conn.port)
             except (ConnectionFailedError, ClientTimeoutError) as exc:
                 last = exc
+                failed.add((conn.host, conn.port))
                 conn.close()  # try another node next time round
         assert last is not None
         raise last
@@ -276,14 +364,85 @@ class ClusterClient:
             last = self._last_refresh
             if last is not None and last[0] > version and _covers(last[1], wanted):
                 return last[2]
-            request = MetadataRequest(None if wanted is None else sorted(wanted))
-            response: MetadataResponse = await self.request_any(request)
-            self.metadata.update(response, wanted)
+            response = await self._fetch_metadata(wanted, self.request_timeout_s)
             self._last_refresh = (self.metadata.version, wanted, response)
-            for key in [k for k in self._connections if isinstance(k, int)]:
-                if key not in self.metadata.brokers:
-                    self._connections.pop(key).close()
             return response
+
+    async def _fetch_metadata(
+        self, wanted: frozenset[str] | None, timeout_s: float, avoid: set[int] | None = None
+    ) -> MetadataResponse:
+        request = MetadataRequest(None if wanted is None else sorted(wanted), self.metadata_offset)
+        response: MetadataResponse
+        response, address = await self._request_any(request, timeout_s, avoid, frozenset())
+        if response.metadata_offset < request.min_metadata_offset:
+            response = await self._fresher_answer(request, response, address)
+        self.saw_metadata_offset(response.metadata_offset)
+        self.metadata.update(response, wanted)
+        for b in self.metadata.brokers.values():
+            self._node_addresses[(b.host, b.port)] = b.node_id
+        # First the leader-bound requests whose leader moved (their owners retry them at the
+        # new leaders), then connections to nodes that left the cluster (fenced) are closed.
+        self._leader_checks.check()
+        for key in [k for k in self._connections if isinstance(k, int)]:
+            if key not in self.metadata.brokers:
+                self._connections.pop(key).close()
+        return response
+
+    async def _fresher_answer(
+        self, request: MetadataRequest, stale: MetadataResponse, address: tuple[str, int]
+    ) -> MetadataResponse:
+        """The node at ``address`` could not catch up with what this client has seen (cut
+        off from the quorum?): ask one other node, keeping the fresher answer."""
+        if not self.metadata.brokers:  # learn the other nodes from the stale answer
+            self.metadata.brokers = {b.node_id: b for b in stale.brokers}
+        try:
+            other, _ = await self._request_any(request, None, None, frozenset({address}))
+        except (ConnectionFailedError, ClientTimeoutError):
+            return stale
+        fresher: MetadataResponse = other
+        return fresher if fresher.metadata_offset > stale.metadata_offset else stale
+
+    # -- leader-bound requests (leader_checks.py) -----------------------------------------
+
+    def watch_request(
+        self,
+        node_id: int,
+        partitions: Iterable[TP],
+        on_moved: OnMoved,
+        expected_wait_s: float = 0.0,
+    ) -> int:
+        """Register a request in flight to ``node_id`` for ``partitions`` (sent under the
+        leader epochs the metadata has now). Once the metadata names another leader (or a
+        newer epoch) for some of them, ``on_moved(those partitions)`` runs (synchronously,
+        once per partition): the caller abandons them and retries at the new leader. While
+        the request waits longer than ``expected_wait_s`` + ``leader_check_ms``, this client
+        refreshes metadata in the background to find out. Call :meth:`unwatch` when the
+        request ends. Usable by any leader-bound call (produce, fetch, offset lookups)."""
+        return self._leader_checks.watch_request(node_id, partitions, on_moved, expected_wait_s)
+
+    def unwatch(self, token: int) -> None:
+        self.leader_watch.unwatch(token)
+
+    async def leader_request(
+        self,
+        conn: BrokerConnection,
+        node_id: int,
+        request: Any,
+        partitions: Iterable[TP],
+        timeout_s: float,
+        expected_wait_s: float = 0.0,
+    ) -> Any:
+        """``conn.request(request, timeout_s)``, abandoned as soon as the metadata names a
+        new leader for any of ``partitions``: then LeaderMovedError (retry at once, at the
+        leader the metadata names now)."""
+        return await self._leader_checks.leader_request(
+            conn, node_id, request, partitions, timeout_s, expected_wait_s
+        )
+
+    async def _refresh_for_leader_check(self, topics: frozenset[str], avoid: set[int]) -> None:
+        await self._fetch_metadata(
+            topics, min(self.request_timeout_s, LEADER_CHECK_TIMEOUT_S), avoid
+        )
 
     def leader_for(self, tp: TopicPartition | tuple[str, int]) -> int | None:
         return self.metadata.leader_for(tp)

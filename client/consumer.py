@@ -23,6 +23,7 @@ from rillet.client.errors import (
     RilletError,
 )
 from rillet.client.fetcher import FetchConfig, Fetcher
+from rillet.client.leader_watch import DEFAULT_LEADER_CHECK_MS
 from rillet.client.lifecycle import ClientLifecycle
 from rillet.client.offsets import OffsetQuery, list_offsets
 from rillet.client.subscription import Subscription
@@ -54,13 +55,19 @@ class Consumer(ClientLifecycle):
         request_timeout_ms: int = 30_000,
         retry_backoff_ms: int = 100,
         client_id: str | None = None,
+        leader_check_ms: int = DEFAULT_LEADER_CHECK_MS,
     ) -> None:
         if auto_offset_reset not in _RESET_POLICIES:
             raise ValueError("auto_offset_reset must be 'earliest', 'latest' or 'none'")
         if fetch_max_wait_ms < 0 or fetch_min_bytes < 0 or fetch_max_bytes < 1:
             raise ValueError("fetch sizes and wait must be positive")
         super().__init__(
-            ClusterClient(bootstrap, client_id=client_id, request_timeout_ms=request_timeout_ms)
+            ClusterClient(
+                bootstrap,
+                client_id=client_id,
+                request_timeout_ms=request_timeout_ms,
+                leader_check_ms=leader_check_ms,
+            )
         )
         self._reset_policy = _RESET_POLICIES[auto_offset_reset]
         self._request_timeout_s = request_timeout_ms / 1000

@@ -205,6 +205,14 @@ class AuthorizationFailedError(BrokerError):
     default_code = ErrorCode.AUTHORIZATION_FAILED
 
 
+class InvalidTimestampError(BrokerError):
+    """A record's timestamp is too far from the broker's clock (the topic's
+    ``message.timestamp.before.max.ms`` / ``message.timestamp.after.max.ms``): a wrong client
+    clock, refused before retention could delete fresh data or pin old segments."""
+
+    default_code = ErrorCode.INVALID_TIMESTAMP
+
+
 class UnsupportedVersionError(BrokerError):
     """The node does not serve this version of the api."""
 
@@ -313,6 +321,37 @@ class InvalidRecordError(BrokerError):
     default_code = ErrorCode.INVALID_RECORD
 
 
+class InconsistentGroupProtocolError(BrokerError):
+    """The member's protocols do not fit the group's (or the group uses the other group
+    protocol)."""
+
+    default_code = ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+
+
+class InvalidGroupIdError(BrokerError):
+    """The group id is empty."""
+
+    default_code = ErrorCode.INVALID_GROUP_ID
+
+
+class MemberIdRequiredError(BrokerError):
+    """Join again with the member id in the answer (a classic group's two-step join)."""
+
+    default_code = ErrorCode.MEMBER_ID_REQUIRED
+
+
+class GroupMaxSizeReachedError(BrokerError):
+    """The group has as many members as it may have."""
+
+    default_code = ErrorCode.GROUP_MAX_SIZE_REACHED
+
+
+class FencedInstanceIdError(BrokerError):
+    """Another member took over this static member's group instance id."""
+
+    default_code = ErrorCode.FENCED_INSTANCE_ID
+
+
 class UnknownApiError(BrokerError):
     """The node does not serve this api."""
 
@@ -342,6 +381,7 @@ _ALL: tuple[type[BrokerError], ...] = (
     InvalidSessionTimeoutError,
     RebalanceInProgressError,
     AuthorizationFailedError,
+    InvalidTimestampError,
     UnsupportedVersionError,
     TopicAlreadyExistsError,
     InvalidPartitionsError,
@@ -360,6 +400,11 @@ _ALL: tuple[type[BrokerError], ...] = (
     UnknownLeaderEpochError,
     UnsupportedCompressionTypeError,
     InvalidRecordError,
+    InconsistentGroupProtocolError,
+    InvalidGroupIdError,
+    MemberIdRequiredError,
+    GroupMaxSizeReachedError,
+    FencedInstanceIdError,
     UnknownApiError,
 )
 _BY_CODE: dict[ErrorCode, type[BrokerError]] = {cls.default_code: cls for cls in _ALL}

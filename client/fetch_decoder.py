@@ -15,6 +15,7 @@ every record its max timestamp, as Kafka's consumers do.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from itertools import count, repeat
 
 from rillet.client.errors import CorruptMessageError
@@ -71,23 +72,28 @@ def decode_record_set(
                 if skip:
                     deltas, keys, values = deltas[skip:], keys[skip:], values[skip:]
                     headers = headers[skip:] if headers is not None else None
-                if h.attributes & ATTR_TIMESTAMP_LOG_APPEND:  # every record has the append time
-                    deltas = [0] * len(deltas)
-                    ts = h.max_timestamp_ms
-                else:
-                    ts = h.first_timestamp_ms
-                records += [
-                    _new(record_cls, (topic, partition, offset, ts + d, k, v, hs))
-                    for offset, d, k, v, hs in zip(
+                # Whole columns zipped into ConsumerRecords by C iterators: no Python code
+                # runs per record here.
+                timestamps: Iterable[int] = (
+                    repeat(h.max_timestamp_ms)  # LogAppendTime: the node's append time
+                    if h.attributes & ATTR_TIMESTAMP_LOG_APPEND
+                    else map(h.first_timestamp_ms.__add__, deltas)
+                )
+                records += map(
+                    _new,
+                    repeat(record_cls),
+                    zip(
+                        repeat(topic),
+                        repeat(partition),
                         count(h.base_offset + skip),
-                        deltas,
+                        timestamps,
                         keys,
                         values,
                         repeat(_NO_HEADERS)
                         if headers is None
                         else [_NO_HEADERS if hs is None else hs for hs in headers],
-                    )
-                ]
+                    ),
+                )
             if h.next_offset > fetch_offset:
                 next_offset = h.next_offset
             position = batch_end

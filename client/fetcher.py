@@ -2,8 +2,11 @@
 
 A partition is fetched again as soon as the application has taken its buffered records, so
 the next response is on its way while the application processes the current one (prefetch).
-Per-partition errors are sorted here: a stale leader marks the metadata stale and asks the
-consumer's maintenance task to refresh it (the partition moves to its new leader's fetcher);
+A fetch waiting on a node after the metadata named another leader for one of its partitions
+is abandoned at once (see leader_watch.py): a paused leader holds its partitions up only
+until the controller replaces it. Per-partition errors are sorted here: a stale leader marks
+the metadata stale and asks the consumer's maintenance task to refresh it (the partition
+moves to its new leader's fetcher);
 an out-of-range offset asks for a reset; other retriable errors back off; anything else is
 kept for ``poll`` to raise.
 """
@@ -26,6 +29,7 @@ from rillet.client.errors import (
     error_for,
 )
 from rillet.client.fetch_decoder import decode_record_set
+from rillet.client.leader_watch import LeaderMovedError
 from rillet.client.subscription import PartitionState, Subscription
 from rillet.client.types import TopicPartition
 from rillet.wire.error_codes import ErrorCode
@@ -158,8 +162,19 @@ class Fetcher:
                     continue
                 try:
                     await self._fetch(leader, parts)
-                except ClientClosedError:
-                    return  # the consumer is closing
+                except LeaderMovedError as exc:
+                    # The metadata names new leaders for some of these partitions: their
+                    # new leaders' loops take them now; the others are fetched again here.
+                    log.info("fetch from node %d abandoned: %s", leader, exc)
+                    self._on_attention()
+                except ClientClosedError as exc:
+                    if self._cluster.closed:
+                        return  # the consumer is closing
+                    # A metadata refresh closed the connection (the node left the cluster).
+                    log.debug("fetch from node %d failed: %s", leader, exc)
+                    for tp, _ in parts:
+                        self._cluster.metadata.mark_stale(tp)
+                    self._on_attention()
                 except RilletError as exc:
                     log.debug("fetch from node %d failed: %s", leader, exc)
                     retry_at_s = trio.current_time() + self._cfg.backoff_s
@@ -198,8 +213,15 @@ class Fetcher:
             s.in_flight = True
         try:
             conn = await self._cluster.connection(leader)
-            response: FetchResponse = await conn.request(
-                request, cfg.request_timeout_s + cfg.max_wait_ms / 1000
+            # Abandoned as soon as the metadata names another leader for one of the
+            # partitions (a paused node answers nothing until the request timeout).
+            response: FetchResponse = await self._cluster.leader_request(
+                conn,
+                leader,
+                request,
+                [tp for tp, _ in parts],
+                cfg.request_timeout_s + cfg.max_wait_ms / 1000,
+                expected_wait_s=cfg.max_wait_ms / 1000,
             )
         finally:
             for _, s in parts:

@@ -11,7 +11,8 @@ before the log start) becomes the position and ``on_partitions_assigned`` runs. 
 on while the application processes, so a slow poll loop does not cost the membership.
 
 Delivery is at-least-once by default: auto-commit (every ``auto_commit_interval_ms``, on
-revoke and on close) commits the position of records already returned by ``poll``. For
+revoke and on close) commits the position of records already returned by ``poll``; commits
+and the leave on close are retried across controller changes (coordinator_link.py). For
 at-most-once, turn auto-commit off and call ``commit()`` right after ``poll`` and before
 processing the records.
 """
@@ -26,8 +27,8 @@ from typing import Any, Protocol
 
 import trio
 
-from rillet.client.connection import BrokerConnection
 from rillet.client.consumer import Consumer
+from rillet.client.coordinator_link import TRANSIENT, CoordinatorLink, Requester
 from rillet.client.errors import RilletError, error_for
 from rillet.client.types import ConsumerRecord, TopicPartition
 from rillet.wire import group_messages as gm
@@ -35,8 +36,8 @@ from rillet.wire.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
 
-_REFIND = (ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_CONTROLLER)
 MAX_BACKOFF_S = 1.0
+DEFAULT_CLOSE_TIMEOUT_MS = 30_000  # Kafka's consumer close() default
 
 
 class RebalanceListener(Protocol):
@@ -61,11 +62,14 @@ class GroupConsumer(Consumer):
         group_instance_id: str | None = None,
         enable_auto_commit: bool = True,
         auto_commit_interval_ms: int = 5_000,
+        close_timeout_ms: int = DEFAULT_CLOSE_TIMEOUT_MS,
         **consumer_options: Any,
     ) -> None:
         super().__init__(bootstrap, **consumer_options)
         if not group_id:
             raise ValueError("group_id is required")
+        if close_timeout_ms <= 0:
+            raise ValueError("close_timeout_ms must be positive")
         topics = sorted(set(topics))
         if not topics and pattern is None:
             raise ValueError("subscribe to topics or a pattern")
@@ -81,7 +85,13 @@ class GroupConsumer(Consumer):
         self.member_id = ""
         self.generation = -1
         self._owned: set[TopicPartition] = set()
-        self._coordinator: BrokerConnection | None = None
+        self._close_timeout_s = close_timeout_ms / 1000
+        self._link = CoordinatorLink(
+            self._find_coordinator,
+            group_id,
+            self._request_timeout_s,
+            stopped=lambda: self._cluster.closed,
+        )
         self._assignment_changed = trio.Event()
         self._stopping = False
 
@@ -95,14 +105,21 @@ class GroupConsumer(Consumer):
 
     async def _closing(self, exc_type: type[BaseException] | None) -> None:
         """Commit (auto-commit), then leave the group so the others take over at once. A
-        static member does not leave: its partitions wait for it within its session."""
+        static member does not leave: its partitions wait for it within its session.
+
+        Both are retried until a coordinator takes them (while no controller is known, or
+        the controller changes), within ``close_timeout_ms`` in all.
+        """
         self._stopping = True
+        deadline = trio.current_time() + self._close_timeout_s
         try:
-            if self._owned:
-                await self._revoke(set(self._owned), leaving=True)
-            if self.member_id and self._instance_id is None:
-                with trio.move_on_after(self._request_timeout_s):
-                    await self._call(gm.LeaveGroupRequest(self.group_id, self.member_id))
+            with trio.move_on_at(deadline):
+                if self._owned:
+                    await self._revoke(set(self._owned), leaving=True, until_s=deadline)
+                if self.member_id and self._instance_id is None:
+                    await self._link.call(
+                        gm.LeaveGroupRequest(self.group_id, self.member_id), until_s=deadline
+                    )
         except RilletError as exc:
             log.info("leaving group %s: %s", self.group_id, exc)
         finally:
@@ -127,7 +144,16 @@ class GroupConsumer(Consumer):
     async def commit(self, offsets: dict[TopicPartition, int] | None = None) -> None:
         """Commit ``offsets`` (next offset to consume per partition), by default the position
         of every owned partition. Raises the first refusal (e.g. IllegalGenerationError for
-        a partition this member no longer owns)."""
+        a partition this member no longer owns).
+
+        While no coordinator takes the commit (no controller known, a lost connection,
+        NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, a timed-out decision) it is retried,
+        finding the coordinator again, for up to ``request_timeout_ms``; a fenced member's
+        commit (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID) is refused at once, never retried.
+        """
+        await self._commit(offsets, trio.current_time() + self._request_timeout_s)
+
+    async def _commit(self, offsets: dict[TopicPartition, int] | None, until_s: float) -> None:
         if offsets is None:
             offsets = {tp: await self.position(tp) for tp in sorted(self._owned)}
         if not offsets:
@@ -141,7 +167,11 @@ class GroupConsumer(Consumer):
                 for tp, o in sorted(offsets.items())
             ],
         )
-        response = await self._call(request)
+        response = await self._link.call(request, until_s=until_s, retry_answer=_commit_in_doubt)
+        if response.error_code != ErrorCode.NONE:
+            raise error_for(
+                response.error_code, response.error_message or f"commit for {self.group_id}"
+            )
         for p in response.partitions:
             if p.error_code != ErrorCode.NONE:
                 raise error_for(p.error_code, f"commit of {p.topic}-{p.partition}")
@@ -225,7 +255,9 @@ class GroupConsumer(Consumer):
             else [gm.GroupTopicPartitions(t, ps) for t, ps in by_topic.items()],
         )
 
-    async def _revoke(self, revoked: set[TopicPartition], leaving: bool = False) -> None:
+    async def _revoke(
+        self, revoked: set[TopicPartition], leaving: bool = False, until_s: float | None = None
+    ) -> None:
         # poll() runs concurrently with this task: hold the revoked partitions' records back
         # before the first await, or records returned while the listener or the commit runs
         # would lie beyond the committed position and the next owner would deliver them again.
@@ -241,7 +273,9 @@ class GroupConsumer(Consumer):
                     state = self._sub.states.get(tp)
                     if state is not None and state.position is not None:
                         positions[tp] = state.position
-                await self.commit(positions)
+                if until_s is None:
+                    until_s = trio.current_time() + self._request_timeout_s
+                await self._commit(positions, until_s)
             except RilletError as exc:
                 log.warning("commit on revoke failed: %s", exc)
         self._owned -= revoked
@@ -291,32 +325,18 @@ class GroupConsumer(Consumer):
 
     async def _call(self, request: Any) -> Any:
         """Send to the coordinator, finding it again (bounded) when it moved."""
-        deadline = trio.current_time() + self._request_timeout_s
-        backoff = 0.02
-        while True:
-            conn = await self._coordinator_connection()
-            try:
-                response = await conn.request(request, self._request_timeout_s)
-            except RilletError:
-                self._coordinator = None
-                raise
-            if getattr(response, "error_code", ErrorCode.NONE) not in _REFIND:
-                return response
-            self._coordinator = None
-            if trio.current_time() + backoff > deadline:
-                raise error_for(response.error_code, f"coordinator of {self.group_id}")
-            await trio.sleep(backoff)
-            backoff = min(backoff * 2, MAX_BACKOFF_S)
+        return await self._link.call(request)
 
-    async def _coordinator_connection(self) -> BrokerConnection:
-        if self._coordinator is not None and not self._coordinator.closed:
-            return self._coordinator
+    async def _find_coordinator(self) -> Requester:
         found = await self._cluster.request_any(
             gm.FindCoordinatorRequest(self.group_id), self._request_timeout_s
         )
         if found.error_code != ErrorCode.NONE:
             raise error_for(found.error_code, found.error_message or "FindCoordinator")
-        self._coordinator = await self._cluster.coordinator_connection(
-            found.node_id, found.host, found.port
-        )
-        return self._coordinator
+        return await self._cluster.coordinator_connection(found.node_id, found.host, found.port)
+
+
+def _commit_in_doubt(response: Any) -> bool:
+    """Some partitions' commits were not taken for a reason that passes (the coordinator
+    moved or timed out): commit again (the same offsets: repeating is harmless)."""
+    return any(p.error_code in TRANSIENT for p in response.partitions)

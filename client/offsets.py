@@ -1,8 +1,9 @@
 """ListOffsets lookups: earliest, latest (the high watermark) or by timestamp.
 
 Queries are grouped by partition leader, one request per node, sent concurrently. A
-retriable failure (stale leader, connection lost, a node still loading) is retried after a
-metadata refresh with backoff until the deadline; anything else is raised as its typed error.
+retriable failure (stale leader, connection lost, a node still loading, a request abandoned
+because the metadata named a new leader while it waited) is retried after a metadata refresh
+with backoff until the deadline; anything else is raised as its typed error.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from rillet.client.errors import (
     RilletError,
     error_for,
 )
+from rillet.client.leader_watch import LeaderMovedError
 from rillet.client.types import TopicPartition
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse
@@ -108,8 +110,11 @@ async def _ask(
     )
     try:
         conn = await cluster.connection(leader)
-        response: ListOffsetsResponse = await conn.request(request, timeout_s)
-    except (ConnectionFailedError, ClientTimeoutError) as exc:
+        # Abandoned once the metadata names another leader (a paused node answers nothing).
+        response: ListOffsetsResponse = await cluster.leader_request(
+            conn, leader, request, query.keys(), timeout_s
+        )
+    except (ConnectionFailedError, ClientTimeoutError, LeaderMovedError) as exc:
         rnd.retry.update(query)
         rnd.last_error = exc
         return

@@ -17,11 +17,18 @@ import trio
 
 from rillet.client.accumulator import RecordAccumulator, RecordFuture
 from rillet.client.cluster import ClusterClient
-from rillet.client.errors import BufferFullError, ClientClosedError, UnknownTopicOrPartitionError
+from rillet.client.errors import (
+    BufferFullError,
+    ClientClosedError,
+    MessageTooLargeError,
+    UnknownTopicOrPartitionError,
+)
 from rillet.client.idempotence import IdempotenceState
+from rillet.client.leader_watch import DEFAULT_LEADER_CHECK_MS
 from rillet.client.lifecycle import ClientLifecycle
 from rillet.client.partitioner import StickyPartitioner
 from rillet.client.sender import Sender
+from rillet.wire.batch import HEADER_SIZE
 from rillet.wire.compression import Compression
 from rillet.wire.record_codec import HeaderPairs
 
@@ -29,6 +36,12 @@ from rillet.wire.record_codec import HeaderPairs
 # microsecond; one per 64 records keeps the sender and the connections running).
 YIELD_EVERY = 64
 MAX_RETRIES = 2**31 - 1
+# Records with a value up to this size skip the size check (they fit any sane limit): the
+# common case stays free of it.
+SMALL_RECORD_BYTES = 64 * 1024
+# A batch header and the record's own framing, counted against the limits.
+RECORD_OVERHEAD_BYTES = HEADER_SIZE + 32
+MAX_MESSAGE_BYTES = "max.message.bytes"
 
 
 ACKS_ALL = -1
@@ -69,6 +82,7 @@ class Producer(ClientLifecycle):
         client_id: str | None = None,
         rng: random.Random | None = None,
         enable_idempotence: bool | None = None,
+        leader_check_ms: int = DEFAULT_LEADER_CHECK_MS,
     ) -> None:
         self.acks = parse_acks(acks)
         if enable_idempotence is None:
@@ -81,12 +95,18 @@ class Producer(ClientLifecycle):
         if linger_ms < 0 or retries < 0 or delivery_timeout_ms <= 0 or request_timeout_ms <= 0:
             raise ValueError("linger_ms and retries must be >= 0, timeouts > 0")
         super().__init__(
-            ClusterClient(bootstrap, client_id=client_id, request_timeout_ms=request_timeout_ms)
+            ClusterClient(
+                bootstrap,
+                client_id=client_id,
+                request_timeout_ms=request_timeout_ms,
+                leader_check_ms=leader_check_ms,
+            )
         )
         self._rng = rng if rng is not None else random.Random()
         self._partitioner = StickyPartitioner(self._rng)
         self._buffer_bytes = buffer_bytes
         self._max_block_s = max_block_ms / 1000
+        self._max_request_bytes = max_request_bytes
         self._delivery_timeout_s = delivery_timeout_ms / 1000
         self._counts: dict[str, int] = {}
         self._countdown = YIELD_EVERY
@@ -141,13 +161,16 @@ class Producer(ClientLifecycle):
         delivery_timeout_ms passed, ClientClosedError). ``send`` itself raises only for
         misuse (a closed producer, a partition the topic does not have, a value or key that
         is not bytes), a topic that does not appear within max_block_ms (or
-        delivery_timeout_ms), or BufferFullError.
+        delivery_timeout_ms), BufferFullError, or MessageTooLargeError for a record that
+        cannot fit one request (``max_request_bytes``) or the topic's ``max.message.bytes``.
         """
         if self._lifecycle_state != "open":
             self._check_open()
         count = self._counts.get(topic)
         if count is None:
             count = await self._learn_topic(topic)
+        if value is not None and len(value) > SMALL_RECORD_BYTES:
+            self._check_record_size(topic, key, value, headers)
         acc = self._acc
         if acc.buffered_bytes >= self._buffer_bytes:
             await self._wait_for_space()
@@ -172,6 +195,22 @@ class Producer(ClientLifecycle):
             self._countdown = YIELD_EVERY
             await trio.lowlevel.checkpoint()
         return future
+
+    def _check_record_size(
+        self, topic: str, key: bytes | None, value: bytes, headers: HeaderPairs | None
+    ) -> None:
+        """Refuse at once a record no node would take (as Kafka's producer does): sent, it
+        would be refused, or break the connection over and over when larger than a frame."""
+        size = RECORD_OVERHEAD_BYTES + len(value) + (len(key) if key else 0)
+        size += sum(len(k) + len(v or b"") + 8 for k, v in headers or ())
+        limit, setting = self._max_request_bytes, "the producer's max_request_bytes"
+        configured = self._cluster.metadata.topic_configs.get(topic, {}).get(MAX_MESSAGE_BYTES)
+        if configured is not None and configured.isdigit() and int(configured) < limit:
+            limit, setting = int(configured), f"the topic's {MAX_MESSAGE_BYTES}"
+        if size > limit:
+            raise MessageTooLargeError(
+                f"a record of {size} bytes for {topic!r} exceeds {setting} ({limit} bytes)"
+            )
 
     async def _learn_topic(self, topic: str) -> int:
         timeout = min(self._max_block_s, self._delivery_timeout_s)

@@ -10,7 +10,9 @@ task per request then waits for the answer and completes its batches, or puts re
 failures back at the front of their partition's queue with exponential backoff (asking for a
 metadata refresh first when the error says the leader moved); every batch ends by
 ``delivery_timeout_ms`` or ``retries``. Connections are opened by separate tasks, so a node
-that is slow to connect holds up only its own partitions.
+that is slow to connect holds up only its own partitions. A request that waits on a leader
+the metadata no longer names (a paused or cut-off node answers nothing) has its batches
+taken back and sent to the new leader unchanged (leader_watch.py).
 
 With ``max_in_flight == 1`` a partition with a batch in flight is not drained again until
 that batch completes, so retries cannot reorder records (Kafka's guarantee for
@@ -23,6 +25,7 @@ import logging
 import random
 from collections import defaultdict
 from collections.abc import Callable
+from functools import partial
 
 import trio
 
@@ -39,6 +42,7 @@ from rillet.client.errors import (
     error_for,
 )
 from rillet.client.idempotence import IdempotenceState
+from rillet.client.leader_watch import LeaderMovedError
 from rillet.client.types import TopicPartition
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import (
@@ -275,40 +279,81 @@ class Sender:
         batches: list[ProducerBatch],
         waiting: PendingResponse | trio.Event,
     ) -> None:
+        live = list(batches)  # the batches this request still answers for
+        token: int | None = None
         try:
-            try:
-                if isinstance(waiting, trio.Event):  # acks=0: written is all we learn
-                    await waiting.wait()
-                    if conn.closed:
-                        raise ConnectionFailedError(f"connection to {conn.address} closed")
-                    for b in batches:
-                        self._finish(b, None)
+            if isinstance(waiting, trio.Event):  # acks=0: written is all we learn
+                await waiting.wait()
+                if conn.closed:
+                    self._handle_errors(
+                        live, ConnectionFailedError(f"connection to {conn.address} closed"), True
+                    )
                     return
-                response: ProduceResponse = await conn.wait_for(
-                    waiting, self._request_timeout_ms / 1000 + RESPONSE_GRACE_S
+                for b in live:
+                    self._finish(b, None)
+                return
+            with trio.CancelScope() as scope:
+                # Abandon batches whose leader moved while the request waits (a paused or
+                # cut-off node answers nothing): they go to the new leader at once.
+                token = self._cluster.watch_request(
+                    leader,
+                    [(b.topic, b.partition) for b in batches],
+                    partial(self._leader_moved, live, scope),
                 )
-            except (ConnectionFailedError, ClientTimeoutError) as exc:
-                self._handle_errors(batches, exc, refresh=True)
-                return
-            except BrokerError as exc:  # a top-level error: the request was not understood
-                self._handle_errors(batches, exc, refresh=exc.needs_metadata_refresh)
-                return
-            except ClientClosedError as exc:
-                # Our own metadata refresh closed the connection (the broker left the
-                # metadata: fenced, or cut off): the batches go to the new leader. A closing
-                # producer fails them instead (_retry_or_fail sees _closed).
-                self._handle_errors(batches, exc, refresh=True)
-                return
-            except RilletError as exc:
-                for b in batches:
-                    self._finish(b, exc)
-                return
-            self._handle_response(batches, response)
+                await self._await_answer(conn, live, waiting)
         finally:
+            if token is not None:
+                self._cluster.unwatch(token)
             self._in_flight[leader] -= 1
-            for b in batches:
+            for b in live:
                 self._muted.discard((b.topic, b.partition))
             self._acc.wakeup.set()
+
+    async def _await_answer(
+        self, conn: BrokerConnection, live: list[ProducerBatch], waiting: PendingResponse
+    ) -> None:
+        try:
+            response: ProduceResponse = await conn.wait_for(
+                waiting, self._request_timeout_ms / 1000 + RESPONSE_GRACE_S
+            )
+        except (ConnectionFailedError, ClientTimeoutError) as exc:
+            self._handle_errors(list(live), exc, refresh=True)
+        except BrokerError as exc:  # a top-level error: the request was not understood
+            self._handle_errors(list(live), exc, refresh=exc.needs_metadata_refresh)
+        except ClientClosedError as exc:
+            # Our own metadata refresh closed the connection (the broker left the
+            # metadata: fenced, or cut off): the batches go to the new leader. A closing
+            # producer fails them instead (_retry_or_fail sees _closed).
+            self._handle_errors(list(live), exc, refresh=True)
+        except RilletError as exc:
+            for b in list(live):
+                self._finish(b, exc)
+        else:
+            self._handle_response(list(live), response)
+
+    def _leader_moved(
+        self, live: list[ProducerBatch], scope: trio.CancelScope, tps: list[TP]
+    ) -> None:
+        """The metadata names a new leader for ``tps`` while their request is in flight:
+        put their batches back at the front of their partitions' queues, unchanged (an
+        idempotent batch keeps its producer id, epoch and sequence, so the new leader
+        writes it at most once), to be sent to the new leader now. A partition with a batch
+        in flight has no other in flight when ordering is promised (idempotence or
+        ``max_in_flight=1``), so the front of its queue is its place."""
+        moved = set(tps)
+        now = trio.current_time()
+        for b in [b for b in live if (b.topic, b.partition) in moved]:
+            live.remove(b)
+            self._muted.discard((b.topic, b.partition))
+            self.in_flight_batches.discard(b)
+            if self._closed:
+                self._finish(b, LeaderMovedError(f"{b.topic}-{b.partition}: leader moved"))
+            else:
+                log.info("leader of %s-%s moved: resending its batch", b.topic, b.partition)
+                self._acc.requeue(b, now)
+        if not live:
+            scope.cancel()  # nothing left to wait for on the old leader
+        self._acc.wakeup.set()
 
     def _handle_response(self, batches: list[ProducerBatch], response: ProduceResponse) -> None:
         results = {(r.topic, r.partition): r for r in response.partitions}

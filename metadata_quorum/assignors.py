@@ -1,4 +1,4 @@
-"""Server-side partition assignors: range, round-robin and sticky (DESIGN §7).
+"""Server-side partition assignors: range, round-robin and sticky (docs/consumer-groups.md).
 
 Pure and deterministic: the same members, subscriptions and partitions give the same
 assignment on every node and every run (members and partitions are sorted; no randomness),

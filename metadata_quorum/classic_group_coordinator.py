@@ -19,7 +19,6 @@ controller rebuilds each group from the registry and its members re-send what it
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from rillet.metadata_quorum.classic_group_protocol import (
@@ -39,11 +38,25 @@ from rillet.metadata_quorum.classic_group_records import (
     ClassicMembersRemoved,
     ClassicRebalanceStarted,
 )
-from rillet.metadata_quorum.classic_group_registry import (
-    ClassicGroupRecord,
-    ClassicGroupRegistry,
-    ClassicGroupState,
-    ClassicMemberState,
+from rillet.metadata_quorum.classic_group_replies import (
+    current_generation,
+    failed,
+    join_error,
+    sync_answer,
+    sync_error,
+)
+from rillet.metadata_quorum.classic_group_runtime import (
+    Answer,
+    Joining,
+    Runtime,
+    Txn,
+    check_member,
+    copy_group,
+    due,
+    fail_held,
+    fresh_runtime,
+    instance_owner,
+    members_of,
 )
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.records import MetadataRecord
@@ -51,57 +64,11 @@ from rillet.metadata_quorum.state import MetadataState
 from rillet.wire import classic_group_messages as cgm
 from rillet.wire.error_codes import ErrorCode
 
-Answer = tuple[int, Any]  # (ticket, response message)
-
-
-@dataclass(slots=True)
-class _Joining:
-    member: ClassicMember
-    ticket: int
-
-
-@dataclass(slots=True)
-class _Runtime:
-    """Leader-only state of one group, built on the durable state it last saw."""
-
-    generation: int
-    rebalancing: bool
-    in_round: bool = False
-    round_started_ms: int = 0
-    round_deadline_ms: int = 0
-    not_before_ms: int = 0
-    protocol_type: str = ""
-    joined: dict[str, _Joining] = field(default_factory=dict)  # in join order
-    awaiting_sync: dict[str, int] = field(default_factory=dict)
-    sync_deadline_ms: int = 0
-    pending_ids: dict[str, int] = field(default_factory=dict)  # MEMBER_ID_REQUIRED -> expiry
-    sessions: dict[str, int] = field(default_factory=dict)
-
-
-class _Txn:
-    """One decision on one group: records are applied to a scratch copy as they are
-    emitted, so later steps of the same decision see the state those records will make."""
-
-    def __init__(self, group: ClassicGroupState, rt: _Runtime) -> None:
-        self.records: list[MetadataRecord] = []
-        self._scratch = ClassicGroupRegistry()
-        self._scratch.groups[group.group_id] = group
-        self.gid = group.group_id
-        self.rt = rt
-
-    @property
-    def group(self) -> ClassicGroupState:
-        return self._scratch.groups[self.gid]
-
-    def emit(self, record: ClassicGroupRecord) -> None:
-        self.records.append(record)
-        self._scratch.apply(record)
-
 
 class ClassicGroupCoordinator:
     def __init__(self, config: ClassicGroupConfig | None = None) -> None:
         self.config = config or ClassicGroupConfig()
-        self._groups: dict[str, _Runtime] = {}
+        self._groups: dict[str, Runtime] = {}
         self._answers: list[Answer] = []
 
     # -- the driver's side ---------------------------------------------------------------------
@@ -116,9 +83,9 @@ class ClassicGroupCoordinator:
         failed): every staged and held request is answered NOT_COORDINATOR, so its client
         finds the controller again and re-sends it, and the groups start over from the
         committed state."""
-        out = [(t, _failed(resp)) for t, resp in self._answers]
+        out = [(t, failed(resp)) for t, resp in self._answers]
         for rt in self._groups.values():
-            out += _fail_held(rt)
+            out += fail_held(rt)
         self._answers, self._groups = [], {}
         return out
 
@@ -139,11 +106,11 @@ class ClassicGroupCoordinator:
         unique)."""
         refusal = check_join(req, self.config)
         if refusal is not None:
-            return self._reply(ticket, _join_error(refusal.error, refusal.message))
+            return self._reply(ticket, join_error(refusal.error, refusal.message))
         kip848 = state.groups.group(req.group_id)
         if kip848 is not None and kip848.members:
             code = ErrorCode.INCONSISTENT_GROUP_PROTOCOL
-            return self._reply(ticket, _join_error(code, "the group uses the consumer protocol"))
+            return self._reply(ticket, join_error(code, "the group uses the consumer protocol"))
         txn = self._open(state, req.group_id, now_ms)
         self._join(txn, req, ticket, new_member_id, now_ms)
         return Decision(self._close(txn))
@@ -153,7 +120,7 @@ class ClassicGroupCoordinator:
     ) -> Decision:
         txn = self._open(state, req.group_id, now_ms)
         g, rt = txn.group, txn.rt
-        refusal = _check_member(txn, req.member_id, req.group_instance_id, req.generation_id)
+        refusal = check_member(txn, req.member_id, req.group_instance_id, req.generation_id)
         if refusal is None and (
             (req.protocol_type and req.protocol_type != g.protocol_type)
             or (req.protocol_name and req.protocol_name != g.protocol_name)
@@ -162,24 +129,24 @@ class ClassicGroupCoordinator:
         if refusal is None and self._phase(txn) == cgm.PREPARING_REBALANCE:
             refusal = (ErrorCode.REBALANCE_IN_PROGRESS, "the group is rebalancing: rejoin")
         if refusal is not None:
-            self._answers.append((ticket, _sync_error(*refusal)))
+            self._answers.append((ticket, sync_error(*refusal)))
             return Decision(self._close(txn))
         mid = req.member_id
         rt.sessions[mid] = now_ms + g.members[mid].member.session_timeout_ms
         if g.phase == cgm.STABLE:
-            self._answers.append((ticket, _sync_answer(g, mid)))
+            self._answers.append((ticket, sync_answer(g, mid)))
         elif mid == g.leader_id:
             given = {a.member_id: bytes(a.assignment) for a in req.assignments}
             entries = [ClassicAssignmentEntry(m, given.get(m, b"")) for m in sorted(g.members)]
             txn.emit(ClassicGroupSynced(g.group_id, g.generation, entries))
             for other, held in rt.awaiting_sync.items():
-                self._answers.append((held, _sync_answer(g, other)))
+                self._answers.append((held, sync_answer(g, other)))
             rt.awaiting_sync = {}
-            self._answers.append((ticket, _sync_answer(g, mid)))
+            self._answers.append((ticket, sync_answer(g, mid)))
         else:
             previous = rt.awaiting_sync.get(mid)
             if previous is not None:
-                self._answers.append((previous, _sync_error(ErrorCode.REBALANCE_IN_PROGRESS)))
+                self._answers.append((previous, sync_error(ErrorCode.REBALANCE_IN_PROGRESS)))
             rt.awaiting_sync[mid] = ticket
         return Decision(self._close(txn))
 
@@ -187,7 +154,7 @@ class ClassicGroupCoordinator:
         self, state: MetadataState, req: cgm.ClassicHeartbeatRequest, ticket: int, now_ms: int
     ) -> Decision:
         txn = self._open(state, req.group_id, now_ms)
-        refusal = _check_member(txn, req.member_id, req.group_instance_id, req.generation_id)
+        refusal = check_member(txn, req.member_id, req.group_instance_id, req.generation_id)
         if refusal is not None:
             self._answers.append((ticket, cgm.ClassicHeartbeatResponse(*refusal)))
         else:
@@ -209,7 +176,7 @@ class ClassicGroupCoordinator:
         for lm in req.members:
             code = ErrorCode.NONE
             if lm.group_instance_id is not None:
-                owner = _instance_owner(txn, lm.group_instance_id)
+                owner = instance_owner(txn, lm.group_instance_id)
                 if owner is None:
                     code = ErrorCode.UNKNOWN_MEMBER_ID
                 elif lm.member_id and lm.member_id != owner:
@@ -225,6 +192,8 @@ class ClassicGroupCoordinator:
             results.append(cgm.ClassicLeftMember(lm.member_id, lm.group_instance_id, code))
         if gone:
             self._remove(txn, gone, now_ms)
+        elif rt.in_round:  # a member id handed out is no longer awaited
+            self._maybe_complete(txn, now_ms)
         self._answers.append((ticket, cgm.ClassicLeaveGroupResponse(ErrorCode.NONE, results)))
         return Decision(self._close(txn))
 
@@ -238,7 +207,7 @@ class ClassicGroupCoordinator:
             g = registry.groups.get(gid)
             if rt is None and (g is None or (not g.members and not g.rebalancing)):
                 continue
-            if rt is not None and g is not None and not _due(rt, g, now_ms):
+            if rt is not None and g is not None and not due(rt, g, now_ms):
                 continue
             txn = self._open(state, gid, now_ms)
             self._expire(txn, now_ms)
@@ -249,7 +218,7 @@ class ClassicGroupCoordinator:
 
     def _join(
         self,
-        txn: _Txn,
+        txn: Txn,
         req: cgm.ClassicJoinGroupRequest,
         ticket: int,
         new_id: str,
@@ -258,12 +227,12 @@ class ClassicGroupCoordinator:
         g, rt = txn.group, txn.rt
         mid = req.member_id or new_id
         probe = member_from_request(req, mid)
-        owner = _instance_owner(txn, req.group_instance_id) if req.group_instance_id else None
-        others = [m for m_id, m in _members(txn).items() if m_id not in (mid, owner)]
+        owner = instance_owner(txn, req.group_instance_id) if req.group_instance_id else None
+        others = [m for m_id, m in members_of(txn).items() if m_id not in (mid, owner)]
         group_type = g.protocol_type if g.members else rt.protocol_type
         if not supports(others, group_type, req.protocol_type, probe):
             code = ErrorCode.INCONSISTENT_GROUP_PROTOCOL
-            self._answers.append((ticket, _join_error(code, "no protocol in common")))
+            self._answers.append((ticket, join_error(code, "no protocol in common")))
             return
         if not req.member_id:
             if owner is not None:
@@ -272,11 +241,11 @@ class ClassicGroupCoordinator:
             size = len(set(g.members) | set(rt.joined)) + len(rt.pending_ids)
             if size >= self.config.max_size:
                 code = ErrorCode.GROUP_MAX_SIZE_REACHED
-                self._answers.append((ticket, _join_error(code, "the group is full")))
+                self._answers.append((ticket, join_error(code, "the group is full")))
             elif req.group_instance_id is None and req.require_known_member_id:
                 rt.pending_ids[mid] = now_ms + req.session_timeout_ms
                 code = ErrorCode.MEMBER_ID_REQUIRED
-                self._answers.append((ticket, _join_error(code, "join again with this id", mid)))
+                self._answers.append((ticket, join_error(code, "join again with this id", mid)))
             else:
                 self._add_to_round(txn, probe, req.protocol_type, ticket, now_ms, new=True)
             return
@@ -285,11 +254,13 @@ class ClassicGroupCoordinator:
             return
         if owner is not None and owner != mid:
             code = ErrorCode.FENCED_INSTANCE_ID
-            self._answers.append((ticket, _join_error(code, "another member has the instance id")))
+            self._answers.append((ticket, join_error(code, "another member has the instance id")))
             return
-        if mid not in g.members and mid not in rt.joined:
+        unknown_instance = req.group_instance_id is not None and owner is None
+        if unknown_instance or (mid not in g.members and mid not in rt.joined):
+            # the member resets its id and joins anew
             code = ErrorCode.UNKNOWN_MEMBER_ID
-            self._answers.append((ticket, _join_error(code, "unknown member id", mid)))
+            self._answers.append((ticket, join_error(code, "unknown member id", mid)))
             return
         rt.sessions[mid] = now_ms + probe.session_timeout_ms
         phase = self._phase(txn)
@@ -298,13 +269,13 @@ class ClassicGroupCoordinator:
         # group, or a change of protocols, is a request for a rebalance.
         in_force = phase == cgm.COMPLETING_REBALANCE or (phase == cgm.STABLE and mid != g.leader_id)
         if unchanged and in_force:
-            self._answers.append((ticket, _current_generation(g, mid, g.leader_id)))
+            self._answers.append((ticket, current_generation(g, mid, g.leader_id)))
         else:
             self._add_to_round(txn, probe, req.protocol_type, ticket, now_ms, new=False)
 
     def _replace_static(
         self,
-        txn: _Txn,
+        txn: Txn,
         req: cgm.ClassicJoinGroupRequest,
         ticket: int,
         old: str,
@@ -317,10 +288,10 @@ class ClassicGroupCoordinator:
         fenced = ErrorCode.FENCED_INSTANCE_ID
         held = rt.joined.pop(old, None)
         if held is not None:
-            self._answers.append((held.ticket, _join_error(fenced, "replaced by a new member")))
+            self._answers.append((held.ticket, join_error(fenced, "replaced by a new member")))
         held_sync = rt.awaiting_sync.pop(old, None)
         if held_sync is not None:
-            self._answers.append((held_sync, _sync_error(fenced, "replaced by a new member")))
+            self._answers.append((held_sync, sync_error(fenced, "replaced by a new member")))
         rt.sessions.pop(old, None)
         rt.sessions[member.member_id] = now_ms + member.session_timeout_ms
         if old not in g.members:  # a new member of this round: not recorded yet
@@ -331,14 +302,14 @@ class ClassicGroupCoordinator:
         leader_answered = g.leader_id  # the old id when it led: the new one must not assign
         txn.emit(ClassicMemberReplaced(g.group_id, old, member))
         if phase == cgm.STABLE and unchanged:
-            answer = _current_generation(txn.group, member.member_id, leader_answered)
+            answer = current_generation(txn.group, member.member_id, leader_answered)
             self._answers.append((ticket, answer))
         else:
             self._add_to_round(txn, member, req.protocol_type, ticket, now_ms, new=False)
 
     def _add_to_round(
         self,
-        txn: _Txn,
+        txn: Txn,
         member: ClassicMember,
         protocol_type: str,
         ticket: int,
@@ -352,9 +323,9 @@ class ClassicGroupCoordinator:
             rt.protocol_type = protocol_type
         previous = rt.joined.pop(member.member_id, None)
         if previous is not None and previous.ticket != ticket:
-            answer = _join_error(ErrorCode.REBALANCE_IN_PROGRESS, "joined again")
+            answer = join_error(ErrorCode.REBALANCE_IN_PROGRESS, "joined again")
             self._answers.append((previous.ticket, answer))
-        rt.joined[member.member_id] = _Joining(member, ticket)
+        rt.joined[member.member_id] = Joining(member, ticket)
         rt.round_deadline_ms = max(
             rt.round_deadline_ms, rt.round_started_ms + member.rebalance_timeout_ms
         )
@@ -364,7 +335,7 @@ class ClassicGroupCoordinator:
             rt.not_before_ms = min(now_ms + delay, rt.round_deadline_ms)
         self._maybe_complete(txn, now_ms)
 
-    def _start_round(self, txn: _Txn, now_ms: int) -> None:
+    def _start_round(self, txn: Txn, now_ms: int) -> None:
         g, rt = txn.group, txn.rt
         rt.in_round = True
         rt.joined = {}
@@ -373,18 +344,20 @@ class ClassicGroupCoordinator:
         from_empty = not g.members and self.config.initial_rebalance_delay_ms > 0
         rt.not_before_ms = now_ms + self.config.initial_rebalance_delay_ms if from_empty else now_ms
         for held in rt.awaiting_sync.values():
-            self._answers.append((held, _sync_error(ErrorCode.REBALANCE_IN_PROGRESS)))
+            self._answers.append((held, sync_error(ErrorCode.REBALANCE_IN_PROGRESS)))
         rt.awaiting_sync = {}
 
-    def _maybe_complete(self, txn: _Txn, now_ms: int) -> None:
+    def _maybe_complete(self, txn: Txn, now_ms: int) -> None:
         g, rt = txn.group, txn.rt
         if not rt.in_round:
             return
-        everyone = all(mid in rt.joined for mid in g.members)
+        # Member ids handed out with MEMBER_ID_REQUIRED count as members on their way in:
+        # waiting for them spares a second round when members start together.
+        everyone = all(mid in rt.joined for mid in g.members) and not rt.pending_ids
         if now_ms >= rt.round_deadline_ms or (everyone and now_ms >= rt.not_before_ms):
             self._complete(txn, now_ms)
 
-    def _complete(self, txn: _Txn, now_ms: int) -> None:
+    def _complete(self, txn: Txn, now_ms: int) -> None:
         g, rt = txn.group, txn.rt
         joined = [j.member for j in rt.joined.values()]
         kept = [
@@ -420,9 +393,13 @@ class ClassicGroupCoordinator:
         rt.sessions = {m.member_id: now_ms + m.session_timeout_ms for m in members}
         rt.sync_deadline_ms = now_ms + max((m.rebalance_timeout_ms for m in members), default=0)
 
-    def _remove(self, txn: _Txn, gone: set[str], now_ms: int) -> None:
+    def _remove(self, txn: Txn, gone: set[str], now_ms: int) -> None:
         g, rt = txn.group, txn.rt
         recorded = sorted(m for m in gone if m in g.members)
+        if not rt.in_round and not g.rebalancing:
+            # The round is recorded before the removal: a long decision may be committed in
+            # several entries, and a group that lost members must never look settled.
+            txn.emit(ClassicRebalanceStarted(g.group_id, g.generation))
         if recorded:
             txn.emit(ClassicMembersRemoved(g.group_id, recorded))
         unknown = ErrorCode.UNKNOWN_MEMBER_ID
@@ -430,15 +407,15 @@ class ClassicGroupCoordinator:
             rt.sessions.pop(mid, None)
             held = rt.joined.pop(mid, None)
             if held is not None:
-                self._answers.append((held.ticket, _join_error(unknown, "removed")))
+                self._answers.append((held.ticket, join_error(unknown, "removed")))
             held_sync = rt.awaiting_sync.pop(mid, None)
             if held_sync is not None:
-                self._answers.append((held_sync, _sync_error(unknown, "removed")))
+                self._answers.append((held_sync, sync_error(unknown, "removed")))
         if not rt.in_round:
             self._start_round(txn, now_ms)
         self._maybe_complete(txn, now_ms)
 
-    def _expire(self, txn: _Txn, now_ms: int) -> None:
+    def _expire(self, txn: Txn, now_ms: int) -> None:
         g, rt = txn.group, txn.rt
         for pending, expiry in list(rt.pending_ids.items()):
             if expiry <= now_ms:
@@ -464,26 +441,26 @@ class ClassicGroupCoordinator:
 
     # -- bookkeeping ---------------------------------------------------------------------------
 
-    def _phase(self, txn: _Txn) -> str:
+    def _phase(self, txn: Txn) -> str:
         return cgm.PREPARING_REBALANCE if txn.rt.in_round else txn.group.phase
 
     def _reply(self, ticket: int, response: Any) -> Decision:
         self._answers.append((ticket, response))
         return Decision([])
 
-    def _open(self, state: MetadataState, group_id: str, now_ms: int) -> _Txn:
+    def _open(self, state: MetadataState, group_id: str, now_ms: int) -> Txn:
         durable = state.classic_groups.group(group_id)
         rt = self._groups.get(group_id)
         generation = durable.generation if durable is not None else 0
         rebalancing = durable.rebalancing if durable is not None else False
         if rt is None or rt.generation != generation or rt.rebalancing != rebalancing:
             if rt is not None:  # a decision of ours was not committed: start over
-                self._answers += _fail_held(rt)
-            rt = _fresh_runtime(durable, now_ms)
+                self._answers += fail_held(rt)
+            rt = fresh_runtime(durable, now_ms)
             self._groups[group_id] = rt
-        return _Txn(_copy(durable, group_id), rt)
+        return Txn(copy_group(durable, group_id), rt)
 
-    def _close(self, txn: _Txn) -> list[MetadataRecord]:
+    def _close(self, txn: Txn) -> list[MetadataRecord]:
         g, rt = txn.group, txn.rt
         if rt.in_round and not g.rebalancing:
             txn.emit(ClassicRebalanceStarted(g.group_id, g.generation))
@@ -492,132 +469,3 @@ class ClassicGroupCoordinator:
         if idle:
             self._groups.pop(txn.gid, None)
         return txn.records
-
-
-def _fresh_runtime(durable: ClassicGroupState | None, now_ms: int) -> _Runtime:
-    if durable is None:
-        return _Runtime(0, False)
-    rt = _Runtime(durable.generation, durable.rebalancing)
-    rt.sessions = {mid: now_ms + m.member.session_timeout_ms for mid, m in durable.members.items()}
-    wait_ms = durable.max_rebalance_timeout_ms()
-    rt.sync_deadline_ms = now_ms + wait_ms
-    if durable.rebalancing:
-        rt.in_round = True
-        rt.round_started_ms = rt.not_before_ms = now_ms
-        rt.round_deadline_ms = now_ms + wait_ms
-        rt.protocol_type = durable.protocol_type
-    return rt
-
-
-def _copy(durable: ClassicGroupState | None, group_id: str) -> ClassicGroupState:
-    if durable is None:
-        return ClassicGroupState(group_id)
-    members = {
-        mid: ClassicMemberState(m.member, m.assignment) for mid, m in durable.members.items()
-    }
-    return ClassicGroupState(
-        durable.group_id,
-        durable.generation,
-        durable.protocol_type,
-        durable.protocol_name,
-        durable.leader_id,
-        members,
-        durable.synced,
-        durable.rebalancing,
-    )
-
-
-def _due(rt: _Runtime, g: ClassicGroupState, now_ms: int) -> bool:
-    if rt.in_round or rt.generation != g.generation or rt.rebalancing != g.rebalancing:
-        return True
-    if any(expiry <= now_ms for expiry in rt.pending_ids.values()):
-        return True
-    if g.phase == cgm.COMPLETING_REBALANCE and now_ms >= rt.sync_deadline_ms:
-        return True
-    return any(
-        rt.sessions.get(mid, now_ms) <= now_ms for mid in g.members if mid not in rt.awaiting_sync
-    )
-
-
-def _members(txn: _Txn) -> dict[str, ClassicMember]:
-    out = {mid: m.member for mid, m in txn.group.members.items()}
-    out.update((mid, j.member) for mid, j in txn.rt.joined.items())
-    return out
-
-
-def _instance_owner(txn: _Txn, instance_id: str) -> str | None:
-    for mid, m in _members(txn).items():
-        if m.group_instance_id == instance_id:
-            return mid
-    return None
-
-
-def _check_member(
-    txn: _Txn, member_id: str, instance_id: str | None, generation: int
-) -> tuple[ErrorCode, str] | None:
-    g = txn.group
-    if instance_id is not None:
-        owner = g.member_of_instance(instance_id)
-        if owner is not None and owner != member_id:
-            return ErrorCode.FENCED_INSTANCE_ID, "another member has the instance id"
-    if member_id not in g.members:
-        if member_id in txn.rt.joined:
-            return ErrorCode.REBALANCE_IN_PROGRESS, "the member's join is not complete"
-        return ErrorCode.UNKNOWN_MEMBER_ID, "unknown member id"
-    if generation != g.generation:
-        return ErrorCode.ILLEGAL_GENERATION, f"the generation is {g.generation}"
-    return None
-
-
-def _fail_held(rt: _Runtime) -> list[Answer]:
-    gone = ErrorCode.NOT_COORDINATOR
-    out: list[Answer] = [
-        (j.ticket, _join_error(gone, "coordinator moved")) for j in rt.joined.values()
-    ]
-    out += [(t, _sync_error(gone, "coordinator moved")) for t in rt.awaiting_sync.values()]
-    rt.joined, rt.awaiting_sync = {}, {}
-    return out
-
-
-def _failed(response: Any) -> Any:
-    return type(response)(int(ErrorCode.NOT_COORDINATOR), error_message="coordinator moved")
-
-
-def _join_error(
-    code: ErrorCode, message: str | None = None, member_id: str = ""
-) -> cgm.ClassicJoinGroupResponse:
-    return cgm.ClassicJoinGroupResponse(code, member_id=member_id, error_message=message)
-
-
-def _sync_error(code: ErrorCode, message: str | None = None) -> cgm.ClassicSyncGroupResponse:
-    return cgm.ClassicSyncGroupResponse(code, error_message=message)
-
-
-def _sync_answer(g: ClassicGroupState, member_id: str) -> cgm.ClassicSyncGroupResponse:
-    assignment = g.members[member_id].assignment
-    return cgm.ClassicSyncGroupResponse(
-        ErrorCode.NONE, g.protocol_type, g.protocol_name, assignment
-    )
-
-
-def _current_generation(
-    g: ClassicGroupState, member_id: str, leader_answered: str
-) -> cgm.ClassicJoinGroupResponse:
-    """The join answer of the generation in force (a member re-sent an unchanged join)."""
-    listed = []
-    if member_id == leader_answered:
-        listed = [
-            cgm.ClassicJoinedMember(
-                mid, m.member.group_instance_id, m.member.metadata_for(g.protocol_name)
-            )
-            for mid, m in g.members.items()
-        ]
-    return cgm.ClassicJoinGroupResponse(
-        ErrorCode.NONE,
-        g.generation,
-        g.protocol_type,
-        g.protocol_name,
-        leader_answered,
-        member_id,
-        listed,
-    )

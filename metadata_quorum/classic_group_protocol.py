@@ -15,6 +15,9 @@ from rillet.metadata_quorum.classic_group_records import ClassicMember, ClassicP
 from rillet.wire.classic_group_messages import ClassicJoinGroupRequest
 from rillet.wire.error_codes import ErrorCode
 
+# Kafka's field is an int32: Kafka Streams asks for its maximum (max.poll.interval.ms).
+MAX_REBALANCE_TIMEOUT_MS = 2**31 - 1
+
 
 @dataclass(frozen=True, slots=True)
 class ClassicGroupConfig:
@@ -51,8 +54,11 @@ def check_join(req: ClassicJoinGroupRequest, config: ClassicGroupConfig) -> Refu
         return Refusal(
             ErrorCode.INVALID_SESSION_TIMEOUT, f"session_timeout_ms must be in [{low}, {high}]"
         )
-    if req.rebalance_timeout_ms <= 0:
-        return Refusal(ErrorCode.INVALID_REQUEST, "rebalance_timeout_ms must be positive")
+    if not 0 < req.rebalance_timeout_ms <= MAX_REBALANCE_TIMEOUT_MS:
+        return Refusal(
+            ErrorCode.INVALID_REQUEST,
+            f"rebalance_timeout_ms must be in [1, {MAX_REBALANCE_TIMEOUT_MS}]",
+        )
     if not req.protocol_type or not req.protocols:
         return Refusal(
             ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "a join needs a protocol type and protocols"

@@ -88,6 +88,8 @@ class ClassicGroupRegistry:
         match record:
             case ClassicGroupJoined():
                 g = self.groups.setdefault(record.group_id, ClassicGroupState(record.group_id))
+                if record.generation <= g.generation:
+                    return  # generations only move forward
                 g.generation = record.generation
                 g.protocol_type = record.protocol_type
                 g.protocol_name = record.protocol_name

@@ -19,6 +19,7 @@ from rillet.metadata_quorum.assignment import AssignmentError, assign_replicas
 from rillet.metadata_quorum.classic_group_coordinator import ClassicGroupCoordinator
 from rillet.metadata_quorum.classic_group_protocol import ClassicGroupConfig
 from rillet.metadata_quorum.decision import Decision
+from rillet.metadata_quorum.entry_split import DEFAULT_MAX_RECORDS_PER_BATCH
 from rillet.metadata_quorum.group_coordinator import GroupCoordinator
 from rillet.metadata_quorum.records import (
     NO_LEADER,
@@ -63,6 +64,9 @@ class ControllerConfig:
     # that are slow to find the new controller.
     new_controller_grace_ms: int = 3_000
     classic_groups: ClassicGroupConfig = field(default_factory=ClassicGroupConfig)
+    # Records per Raft entry: a larger decision is split (entry_split; Kafka's controller
+    # caps its record batches likewise).
+    max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH
 
 
 class Controller:
@@ -73,6 +77,9 @@ class Controller:
         self._rng = rng
         self._deadline_ms: dict[int, int] = {}
         self._next_rebalance_ms = 0
+        # A split topic creation its predecessor did not finish leaves partitions of no
+        # topic: the first tick removes them (the creator was told it failed).
+        self._remove_pending_topics = False
         self.groups = GroupCoordinator()  # consumer groups, decided alongside
         self.classic_groups = ClassicGroupCoordinator(config.classic_groups)  # JoinGroup/SyncGroup
 
@@ -81,6 +88,7 @@ class Controller:
         grace = min(self.config.new_controller_grace_ms, self.config.broker_session_timeout_ms)
         self._deadline_ms = {b: now_ms + grace for b in state.brokers}
         self._next_rebalance_ms = now_ms + self.config.leader_rebalance_interval_ms
+        self._remove_pending_topics = True
         self.groups.on_become_leader(state, now_ms)
 
     # -- brokers --------------------------------------------------------------------------
@@ -98,7 +106,9 @@ class Controller:
         # its registration, so when it has caught up to its broker epoch it never acts as
         # the leader of its previous incarnation — followers would truncate committed
         # records to its shorter log and consumers would reset their positions.
-        return Decision([record, *self._move_off_broker(state, record.broker_id)])
+        # Moves first, registration last: when the decision spans several entries
+        # (entry_split), the broker epoch is the index of the last one, after every move.
+        return Decision([*self._move_off_broker(state, record.broker_id), record])
 
     def connection_lost(
         self, state: MetadataState, broker_id: int, broker_epoch: int, now_ms: int
@@ -157,17 +167,22 @@ class Controller:
             for b in state.brokers.values()
             if not b.fenced and self._deadline_ms.get(b.broker_id, now_ms) <= now_ms
         )
-        records: list[MetadataRecord] = [
-            FenceBroker(b, state.brokers[b].broker_epoch) for b in expired
-        ]
         live = set(state.unfenced_brokers()) - set(expired)
-        records += self._move_off_dead_brokers(state, live)
+        if self._remove_pending_topics:
+            self._remove_pending_topics = False
+            pending = [RemoveTopic(t) for t in state.pending_topic_ids()]
+            if pending:
+                return Decision(list(pending))
+        # Moves before fences: split into several entries (entry_split), no prefix shows a
+        # fenced broker still leading.
+        records: list[MetadataRecord] = self._move_off_dead_brokers(state, live)
+        records += [FenceBroker(b, state.brokers[b].broker_epoch) for b in expired]
         if not records and self.config.auto_leader_rebalance and now_ms >= self._next_rebalance_ms:
             self._next_rebalance_ms = now_ms + self.config.leader_rebalance_interval_ms
             records += self.preferred_leaders(state).records
         if not records:  # broker changes first: the groups re-target on the next tick
             records += self.groups.tick(state, now_ms).records
-        if not records:
+            # Classic groups depend on neither: their deadlines are kept in the same tick.
             records += self.classic_groups.tick(state, now_ms).records
         return Decision(records)
 
@@ -180,10 +195,10 @@ class Controller:
         if broker is None or broker.broker_epoch != broker_epoch:
             return Decision([], ErrorCode.UNKNOWN_MEMBER_ID, "stale or unknown broker epoch")
         self._deadline_ms.pop(broker_id, None)
-        records: list[MetadataRecord] = []
+        records = self._move_off_broker(state, broker_id)  # moves before the fence
         if not broker.fenced:
             records.append(FenceBroker(broker_id, broker_epoch))
-        return Decision(records + self._move_off_broker(state, broker_id))
+        return Decision(records)
 
     def _move_off_broker(self, state: MetadataState, broker_id: int) -> list[MetadataRecord]:
         """Leaderships and ISR places off ``broker_id`` (and off every broker not live)."""
@@ -252,15 +267,25 @@ class Controller:
         partition_epoch: int,
         new_isr: list[int],
     ) -> Decision:
-        """An ISR change asked for by the partition leader, checked against its epochs."""
+        """An ISR change asked for by the partition leader, checked against its epochs.
+
+        A replica whose copy is damaged (bit rot) may also ask to leave the ISR: a follower
+        names the ISR without itself; a leader does the same and gives up leadership to
+        another live in-sync replica (refused when there is none: its copy is the only one
+        known to hold every committed record). ``leader_id`` is the asking broker.
+        """
         p = state.partitions.get((topic_id, partition))
         if p is None:
             return Decision([], ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        if leader_id != p.leader or leader_epoch != p.leader_epoch:
+        if leader_epoch != p.leader_epoch:
             return Decision([], ErrorCode.FENCED_LEADER_EPOCH, "not the current leader")
         if partition_epoch != p.partition_epoch:
             return Decision([], ErrorCode.INVALID_REQUEST, "stale partition epoch")
+        if leader_id != p.leader and leader_id in new_isr:
+            return Decision([], ErrorCode.FENCED_LEADER_EPOCH, "not the current leader")
         live = set(state.unfenced_brokers())
+        if leader_id not in new_isr:
+            return self._leave_isr(topic_id, partition, p, leader_id, new_isr, live)
         if leader_id not in new_isr or any(r not in p.replicas or r not in live for r in new_isr):
             return Decision(
                 [], ErrorCode.INVALID_REQUEST, "ISR must hold the leader and live replicas"
@@ -268,6 +293,34 @@ class Controller:
         if sorted(new_isr) == sorted(p.isr):
             return Decision([])
         return Decision([PartitionChange(topic_id, partition, None, sorted(new_isr))])
+
+    def _leave_isr(
+        self,
+        topic_id: str,
+        partition: int,
+        p: PartitionState,
+        replica: int,
+        new_isr: list[int],
+        live: set[int],
+    ) -> Decision:
+        """A replica asks to leave the ISR (its copy failed a CRC check)."""
+        if replica not in p.replicas:
+            return Decision([], ErrorCode.FENCED_LEADER_EPOCH, "not the current leader")
+        remaining = sorted(r for r in p.isr if r != replica)
+        if sorted(new_isr) != remaining:
+            return Decision([], ErrorCode.INVALID_REQUEST, "may only remove itself from the ISR")
+        if replica not in p.isr:
+            return Decision([])
+        if replica != p.leader:
+            if p.leader not in remaining:
+                return Decision([], ErrorCode.INVALID_REQUEST, "the ISR must keep its leader")
+            return Decision([PartitionChange(topic_id, partition, None, remaining)])
+        successors = [r for r in p.replicas if r in remaining and r in live]
+        if not successors:
+            return Decision(
+                [], ErrorCode.NOT_ENOUGH_REPLICAS, "no other live in-sync replica to lead"
+            )
+        return Decision([PartitionChange(topic_id, partition, successors[0], remaining)])
 
     def allocate_producer_ids(
         self, state: MetadataState, broker_id: int, broker_epoch: int
@@ -298,7 +351,13 @@ class Controller:
         partitions: int,
         replication_factor: int,
         configs: dict[str, str],
+        request_id: str = "",
     ) -> Decision:
+        """``request_id`` names the client's request: its retry, after this creation was
+        committed (the answer lost with a dying controller), succeeds instead of hearing
+        TOPIC_ALREADY_EXISTS about its own topic."""
+        if state.topic_requests.done(request_id, name):
+            return Decision([])
         if state.topic_by_name(name) is not None:
             return Decision([], ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} exists")
         live = {b.broker_id: b.rack for b in state.brokers.values() if not b.fenced}
@@ -307,13 +366,20 @@ class Controller:
         except AssignmentError as exc:
             return Decision([], ErrorCode.INVALID_REPLICATION_FACTOR, str(exc))
         topic_id = str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
-        records: list[MetadataRecord] = [TopicRecord(name, topic_id, dict(configs))]
-        for p, replicas in enumerate(assignment):
-            records.append(PartitionRecord(topic_id, p, replicas, list(replicas), replicas[0]))
+        # The partitions first, the topic last: split into several entries (entry_split),
+        # the topic appears with all its partitions at once.
+        records: list[MetadataRecord] = [
+            PartitionRecord(topic_id, p, replicas, list(replicas), replicas[0])
+            for p, replicas in enumerate(assignment)
+        ]
+        records.append(TopicRecord(name, topic_id, dict(configs), request_id))
         return Decision(records)
 
-    def delete_topic(self, state: MetadataState, name: str) -> Decision:
+    def delete_topic(self, state: MetadataState, name: str, request_id: str = "") -> Decision:
+        """A retry of a delete already carried out (same ``request_id``) succeeds."""
+        if state.topic_requests.done(request_id, name):
+            return Decision([])
         topic = state.topic_by_name(name)
         if topic is None:
             return Decision([], ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"unknown topic {name!r}")
-        return Decision([RemoveTopic(topic.topic_id)])
+        return Decision([RemoveTopic(topic.topic_id, request_id)])

@@ -19,8 +19,14 @@ import trio
 from rillet.metadata_quorum.classic_group_answers import HeldAnswers
 from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.decision import Decision
+from rillet.metadata_quorum.entry_split import split_records
 from rillet.metadata_quorum.follower import MetadataFollower
-from rillet.metadata_quorum.records import ControllerActivated, FenceBroker, encode_entry
+from rillet.metadata_quorum.records import (
+    ControllerActivated,
+    FenceBroker,
+    MetadataRecord,
+    encode_entry,
+)
 from rillet.metadata_quorum.state import MetadataState
 from rillet.raft.errors import NotLeaderError, ProposalOutcomeUnknown, RaftError
 from rillet.raft.quorum import Leadership, Quorum
@@ -133,11 +139,12 @@ class ControllerService:
                 raise NotLeaderError(lead.leader_id, lead.term)
             decision = decide(controller, self._follower.state, self._clock_ms())
             if decision.records:
-                # One entry per decision: a fence and the leader changes it implies commit
-                # together, so no node ever sees a fenced broker still leading.
+                # One entry per decision when it is small: a fence and the leader changes it
+                # implies commit together. A large one is cut into bounded entries whose
+                # every prefix is safe (entry_split); the lock keeps other decisions out
+                # from between them.
                 try:
-                    index = await self._quorum.propose(encode_entry(decision.records))
-                    await self._follower.wait_applied(index)
+                    await self._commit(decision.records)
                 except BaseException:
                     # Answers staged for these records must not leave as if committed.
                     self.classic_answers.deliver(controller.classic_groups.abandon())
@@ -150,6 +157,14 @@ class ControllerService:
             # Classic-group answers leave only once what they announce is committed.
             self.classic_answers.deliver(controller.classic_groups.take_answers())
             return decision
+
+    async def _commit(self, records: list[MetadataRecord]) -> None:
+        """Propose ``records`` in entries of at most ``max_records_per_batch``, in order,
+        and return once the last is applied here."""
+        index = 0
+        for entry in split_records(records, self._config.max_records_per_batch):
+            index = await self._quorum.propose(encode_entry(entry))
+        await self._follower.wait_applied(index)
 
     async def submit_commuting(self, decide: DecideFn) -> Decision:
         """Like :meth:`submit`, for decisions whose records commute with each other (offset
@@ -192,8 +207,7 @@ class ControllerService:
                     p.decision = p.decide(controller, state, now)
                 records = [r for p in batch if p.decision is not None for r in p.decision.records]
                 if records:
-                    index = await self._quorum.propose(encode_entry(records))
-                    await self._follower.wait_applied(index)
+                    await self._commit(records)
                 committed = True
         except Exception as exc:  # every decision of the batch shares its fate
             for p in batch:

@@ -22,6 +22,9 @@ from rillet.raft.quorum import Entry, Snapshot
 
 log = logging.getLogger(__name__)
 
+# Longest stretch of applying entries before yielding to the event loop.
+APPLY_SLICE_S = 0.01
+
 
 class CommittedLog(Protocol):
     """What a follower reads: a voter's Quorum, or a broker's remote view of a voter's log."""
@@ -53,14 +56,27 @@ class MetadataFollower:
                 entries = await self.source.read_committed(self.state.last_applied_index)
             except SnapshotRequired:
                 self._restore()
+                self._wake_waiters()  # a snapshot may cover what someone waits for
                 continue
+            since = trio.current_time()
             for entry in entries:
                 self.state.apply_entry(entry.index, decode_entry(entry.data))
+                if trio.current_time() - since >= APPLY_SLICE_S:
+                    # Entries are atomic, so a reader between two of them sees a state the
+                    # log really had; yielding keeps requests and heartbeats on time while
+                    # a long run of entries (a node catching up) is applied.
+                    self._applied.set()
+                    self._applied = trio.Event()
+                    await trio.lowlevel.checkpoint()
+                    since = trio.current_time()
             self._since_snapshot += len(entries)
             if self._since_snapshot >= self._snapshot_every:
                 self._take_snapshot(entries[-1].term)
-            self._applied.set()
-            self._applied = trio.Event()
+            self._wake_waiters()
+
+    def _wake_waiters(self) -> None:
+        self._applied.set()
+        self._applied = trio.Event()
 
     def _take_snapshot(self, term: int) -> None:
         self.source.save_snapshot(

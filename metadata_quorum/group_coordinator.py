@@ -1,4 +1,5 @@
-"""The group coordinator: consumer-group decisions, taken on the controller (DESIGN §7).
+"""The group coordinator: consumer-group decisions, taken on the controller
+(docs/consumer-groups.md).
 
 Members heartbeat with their subscription and the partitions they currently own; the answer
 is the assignment they should own. Like Kafka's KIP-848 protocol, assignment is computed here

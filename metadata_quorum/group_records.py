@@ -2,8 +2,9 @@
 
 Every change the group coordinator decides is one of these, committed through the metadata
 log like broker and topic records, so any controller that takes over continues each group
-exactly where the previous one left it (DESIGN §7). Partitions are named by topic id, so a
-topic deleted and re-created under the same name never inherits old ownership or offsets.
+exactly where the previous one left it (docs/consumer-groups.md). Partitions are named by
+topic id, so a topic deleted and re-created under the same name never inherits old
+ownership or offsets.
 """
 
 from __future__ import annotations

@@ -102,6 +102,7 @@ class TopicRecord:
     name: str
     topic_id: str
     configs: dict[str, str] = field(default_factory=dict)
+    request_id: str = ""  # the CreateTopics request that created it (retries succeed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +133,7 @@ class PartitionChange:
 @dataclass(frozen=True, slots=True)
 class RemoveTopic:
     topic_id: str
+    request_id: str = ""  # the DeleteTopics request that removed it (retries succeed)
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,6 +49,7 @@ from rillet.metadata_quorum.records import (
     UnfenceBroker,
     UnregisterBroker,
 )
+from rillet.metadata_quorum.topic_requests import TopicRequestLog
 
 SNAPSHOT_VERSION = 3  # 2: with the group registries; 3: with classic groups
 _READABLE_SNAPSHOT_VERSIONS = (2, 3)
@@ -93,6 +94,11 @@ class MetadataState:
         self.next_producer_id = 0
         self.groups = GroupRegistry()  # consumer, ownership and offset registries
         self.classic_groups = ClassicGroupRegistry()  # JoinGroup/SyncGroup groups
+        self.topic_requests = TopicRequestLog()  # admin requests that changed topics
+        # Partitions added, changed or removed since the last drain_changed_partitions():
+        # lets a node act on what an entry changed instead of rescanning every partition.
+        # Bookkeeping for one reader on this node, not state (never in a snapshot).
+        self._changed_partitions: set[tuple[str, int]] = set()
 
     # -- applying -------------------------------------------------------------------------
 
@@ -136,24 +142,35 @@ class MetadataState:
                         record.name, record.topic_id, dict(record.configs)
                     )
                     self.topic_ids[record.name] = record.topic_id
-            case PartitionRecord():
-                if record.topic_id in self.topics:
-                    self.partitions[(record.topic_id, record.partition)] = PartitionState(
-                        tuple(record.replicas),
-                        tuple(record.isr),
-                        record.leader,
-                        record.leader_epoch,
-                        record.partition_epoch,
+                    self.topic_requests.note(record.request_id, record.name)
+                    # Its partitions came first (pending): they appear now.
+                    self._changed_partitions.update(
+                        k for k in self.partitions if k[0] == record.topic_id
                     )
+            case PartitionRecord():
+                # A large topic's partitions come in entries before its TopicRecord (see
+                # entry_split): until that is applied they are pending, and nothing looks
+                # them up by topic. Pending partitions of a topic that never came (its
+                # controller failed midway) are removed by the next controller.
+                self._changed_partitions.add((record.topic_id, record.partition))
+                self.partitions[(record.topic_id, record.partition)] = PartitionState(
+                    tuple(record.replicas),
+                    tuple(record.isr),
+                    record.leader,
+                    record.leader_epoch,
+                    record.partition_epoch,
+                )
             case PartitionChange():
                 self._apply_partition_change(record)
             case RemoveTopic():
                 topic = self.topics.pop(record.topic_id, None)
+                for key in [k for k in self.partitions if k[0] == record.topic_id]:
+                    del self.partitions[key]  # also the pending partitions of no topic
+                    self._changed_partitions.add(key)
                 if topic is not None:
                     del self.topic_ids[topic.name]
-                    for key in [k for k in self.partitions if k[0] == record.topic_id]:
-                        del self.partitions[key]
                     self.groups.remove_topic(record.topic_id)
+                    self.topic_requests.note(record.request_id, topic.name)
             case ControllerActivated():
                 pass  # a barrier: see the record's docstring
             case ProducerIds():
@@ -189,9 +206,16 @@ class MetadataState:
         if change.leader is not None and change.leader != current.leader:
             leader, leader_epoch = change.leader, current.leader_epoch + 1
         isr = tuple(change.isr) if change.isr is not None else current.isr
+        self._changed_partitions.add(key)
         self.partitions[key] = PartitionState(
             current.replicas, isr, leader, leader_epoch, current.partition_epoch + 1
         )
+
+    def drain_changed_partitions(self) -> set[tuple[str, int]]:
+        """(topic id, partition) of every partition added, changed or removed since the
+        previous call (a single reader: the node's partition reconciler)."""
+        changed, self._changed_partitions = self._changed_partitions, set()
+        return changed
 
     # -- queries --------------------------------------------------------------------------
 
@@ -201,6 +225,11 @@ class MetadataState:
 
     def partitions_of(self, topic_id: str) -> dict[int, PartitionState]:
         return {p: s for (t, p), s in self.partitions.items() if t == topic_id}
+
+    def pending_topic_ids(self) -> list[str]:
+        """Topic ids with partitions but no TopicRecord: a split creation that did not
+        finish (its controller lost leadership between entries)."""
+        return sorted({t for t, _ in self.partitions if t not in self.topics})
 
     def unfenced_brokers(self) -> list[int]:
         return sorted(b.broker_id for b in self.brokers.values() if not b.fenced)
@@ -240,6 +269,7 @@ class MetadataState:
             ],
             "groups": self.groups.to_doc(),
             "classic_groups": self.classic_groups.to_doc(),
+            "topic_requests": self.topic_requests.to_doc(),
         }
         return bytes(cbor2.dumps(doc, canonical=True))
 
@@ -268,6 +298,7 @@ class MetadataState:
                 )
             state.groups = GroupRegistry.from_doc(doc["groups"])
             state.classic_groups = ClassicGroupRegistry.from_doc(doc.get("classic_groups", []))
+            state.topic_requests = TopicRequestLog.from_doc(doc.get("topic_requests", []))
         except SnapshotError:
             raise
         except Exception as exc:

@@ -15,6 +15,10 @@ from rillet.wire.batch import MIN_BATCH_SIZE
 DAY_MS = 24 * 3600 * 1000
 # Byte positions in the offset index are uint32; Kafka caps segments at Int.MaxValue too.
 MAX_SEGMENT_BYTES = 0x7FFFFFFF
+CREATE_TIME = "CreateTime"
+LOG_APPEND_TIME = "LogAppendTime"
+TIMESTAMP_TYPES = (CREATE_TIME, LOG_APPEND_TIME)
+HOUR_MS = 3600 * 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +34,15 @@ class LogConfig:
     flush_messages: int = -1  # fsync after this many records; -1 = never force
     flush_ms: int = -1  # fsync when the oldest unflushed append is this old; -1 = never
     file_delete_delay_ms: int = 60_000
+    # Which clock stamps records: the producer's (CreateTime) or the leader's at append
+    # (LogAppendTime: the leader sets the batch's max timestamp; records report it).
+    message_timestamp_type: str = CREATE_TIME
+    # CreateTime batches stamped further from the leader's clock are refused (INVALID_TIMESTAMP):
+    # an old stamp would let retention delete fresh data, a future one pin segments. -1 (the
+    # default) = retention_ms: refuse what the next retention pass would delete; no limit
+    # when retention keeps forever.
+    message_timestamp_before_max_ms: int = -1
+    message_timestamp_after_max_ms: int = HOUR_MS
 
     def __post_init__(self) -> None:
         checks = [
@@ -51,10 +64,33 @@ class LogConfig:
             ),
             (self.flush_ms >= -1, "flush_ms must be >= 0, or -1 to never force an fsync"),
             (self.file_delete_delay_ms >= 0, "file_delete_delay_ms must be >= 0"),
+            (
+                self.message_timestamp_type in TIMESTAMP_TYPES,
+                f"message_timestamp_type must be one of {', '.join(TIMESTAMP_TYPES)}",
+            ),
+            (
+                self.message_timestamp_before_max_ms >= -1,
+                "message_timestamp_before_max_ms must be >= 0, or -1 for retention_ms",
+            ),
+            (
+                self.message_timestamp_after_max_ms >= 0,
+                "message_timestamp_after_max_ms must be >= 0",
+            ),
         ]
         for ok, message in checks:
             if not ok:
                 raise StoreConfigError(message)
+
+    @property
+    def log_append_time(self) -> bool:
+        return self.message_timestamp_type == LOG_APPEND_TIME
+
+    def oldest_accepted_timestamp_ms(self, now_ms: int) -> int | None:
+        """The oldest CreateTime stamp accepted at ``now_ms``; None when any age is."""
+        before = self.message_timestamp_before_max_ms
+        if before == -1:
+            before = self.retention_ms
+        return None if before < 0 else now_ms - before
 
     @property
     def forces_fsync(self) -> bool:

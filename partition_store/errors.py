@@ -8,6 +8,11 @@ the broker reports as such (KAFKA_STORAGE_ERROR), not a property of the request.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rillet.partition_store.batch_verify import BatchDamage
+
 
 class StoreError(Exception):
     """Root of every error raised by ``rillet.partition_store``."""
@@ -68,3 +73,15 @@ class CorruptLog(StoreError):
 
     Recovery never raises this for a torn or corrupt tail: it truncates instead.
     """
+
+
+class LogDamaged(CorruptLog):
+    """A stored batch failed its CRC (or structure) check: bit rot in trusted data.
+
+    ``damage`` names the segment file, the byte position and the offset of the batch. The
+    log serves nothing of that batch; the broker repairs the replica from a healthy one.
+    """
+
+    def __init__(self, damage: BatchDamage) -> None:
+        super().__init__(f"damaged batch in {damage}")
+        self.damage = damage

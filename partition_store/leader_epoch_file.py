@@ -35,6 +35,7 @@ class LeaderEpochFile:
         self._path = path
         self._cache = cache
         self.rebuilt = False  # True when open had to scan the log (recovery statistics)
+        self._unwritten = False  # the first epoch of a new log, not on disk yet
 
     @classmethod
     def open(
@@ -74,7 +75,10 @@ class LeaderEpochFile:
         cache.truncate_from_start(log_start_offset)
         self._cache = cache
         self.rebuilt = True
-        self._write()
+        if cache.entries or self._path.exists():
+            self._write()
+        # else: a new, empty log; no file is the same empty history, and creating thousands
+        # of partitions saves an fsynced write each
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -92,8 +96,26 @@ class LeaderEpochFile:
     # -- changes ----------------------------------------------------------------------------
 
     def note_batch(self, epoch: int, base_offset: int) -> None:
-        """A batch of ``epoch`` was appended at ``base_offset``; persists a new epoch."""
-        if epoch != self._cache.latest_epoch() and self._cache.assign(epoch, base_offset):
+        """A batch of ``epoch`` was appended at ``base_offset``; persists a new epoch.
+
+        The first epoch of a log that had none is not written at once: with no file, open
+        rebuilds the history from the batch headers (what it does after any crash between
+        the two files), which for such a log is the same single entry. Creating thousands
+        of partitions and writing their first records thus costs no fsync per partition on
+        the caller's thread; the next change or :meth:`close` writes the file.
+        """
+        if epoch == self._cache.latest_epoch():
+            return  # the append path: nothing changes
+        first = not self._cache.entries and not self._path.exists()
+        if self._cache.assign(epoch, base_offset):
+            if first:
+                self._unwritten = True
+            else:
+                self._write()
+
+    def close(self) -> None:
+        """Write a history :meth:`note_batch` left unwritten (a clean close)."""
+        if self._unwritten:
             self._write()
 
     def truncate_from_end(self, end_offset: int) -> None:
@@ -110,3 +132,4 @@ class LeaderEpochFile:
 
     def _write(self) -> None:
         write_atomically(self._path, self._cache.encode())
+        self._unwritten = False

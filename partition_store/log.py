@@ -24,6 +24,7 @@ from rillet.partition_store.append_validation import (
     place_leader_batches,
     validate_batches,
 )
+from rillet.partition_store.batch_verify import BatchDamage, VerifyOutcome
 from rillet.partition_store.config import LogConfig
 from rillet.partition_store.deferred_deletion import DeferredDeletions
 from rillet.partition_store.errors import (
@@ -41,6 +42,7 @@ from rillet.partition_store.log_loader import RecoveryStats, load_log
 from rillet.partition_store.partition_files import PartitionFiles
 from rillet.partition_store.producer_state import load_producer_state, write_producer_state
 from rillet.partition_store.retention import deletable_segment_count
+from rillet.partition_store.scrub_plan import ScrubTarget
 from rillet.partition_store.segment import LogSegment, PlacedBatch, SegmentInfo
 from rillet.wire.batch import assign_offset_and_epoch
 from rillet.wire.frame import FileRegion
@@ -99,6 +101,7 @@ class PartitionLog:
             directory, self._segments, self._log_start_offset, self._last_epoch
         )
         self._producers = load_producer_state(directory, self._segments, self.log_end_offset)
+        self._truncations = 0  # a scrub's findings apply only to the log it read
 
     @classmethod
     def open(
@@ -265,6 +268,7 @@ class PartitionLog:
         max_bytes: int,
         max_offset: int | None = None,
         min_one_batch: bool = True,
+        recheck: bool = False,
     ) -> ReadResult:
         """Whole batches from the one holding ``fetch_offset``, within one segment.
 
@@ -272,6 +276,10 @@ class PartitionLog:
         within ``max_bytes``, except that with ``min_one_batch`` a first batch larger than
         ``max_bytes`` is returned whole (KIP-74). Raises OffsetOutOfRange outside
         ``[log_start_offset, log_end_offset]``.
+
+        Bytes not checked since this log was opened are CRC-checked first (all of them with
+        ``recheck``, when a reader reported a bad batch): a damaged batch is never returned
+        (the batches before it are), and a read starting at it raises LogDamaged.
         """
         self._check_open()
         log_end = self.log_end_offset
@@ -281,7 +289,7 @@ class PartitionLog:
         if fetch_offset >= limit:
             return ReadResult(None, fetch_offset)
         segment = self._segments[bisect.bisect_right(self._bases, fetch_offset) - 1]
-        found = segment.read(fetch_offset, limit, max_bytes, min_one_batch)
+        found = segment.read(fetch_offset, limit, max_bytes, min_one_batch, recheck)
         if found is None:
             return ReadResult(None, fetch_offset)
         base_offset, position, length = found
@@ -308,6 +316,80 @@ class PartitionLog:
             if header is not None:
                 return max(header.base_offset, start), header.max_timestamp_ms
         return None
+
+    # -- integrity (bit rot) ----------------------------------------------------------------
+
+    @property
+    def damage(self) -> BatchDamage | None:
+        """The first damaged batch found so far (by a read or a scrub), if any."""
+        for segment in self._segments:
+            if segment.damage is not None:
+                return segment.damage
+        return None
+
+    def scrub_targets(self) -> list[ScrubTarget]:
+        """Every segment's bytes as they are now, for a scrub pass (see :mod:`scrub_plan`)."""
+        self._check_open()
+        return [
+            ScrubTarget(s.base_offset, s.size, s.paths.log, self._truncations)
+            for s in self._segments
+            if s.size
+        ]
+
+    def open_for_scrub(self, target: ScrubTarget) -> int | None:
+        """A duplicated descriptor of the target's segment for a worker thread (which closes
+        it), or None when the segment is gone or was cut since the target was taken."""
+        segment = self._scrub_segment(target)
+        return None if segment is None else os.dup(segment.fd)
+
+    def note_scrubbed(
+        self, target: ScrubTarget, start: int, outcome: VerifyOutcome
+    ) -> BatchDamage | None:
+        """Adopt what a scrub step found in ``target`` from ``start``: extend the segment's
+        verified range, or record the damaged batch (returned). Ignored (None) when the
+        segment was deleted or the log truncated meanwhile."""
+        segment = self._scrub_segment(target)
+        if segment is None:
+            return None
+        if outcome.damage_reason is None:
+            segment.note_verified(start, outcome)
+            return None
+        return segment.note_damage(outcome)
+
+    def _scrub_segment(self, target: ScrubTarget) -> LogSegment | None:
+        if self._closed or target.generation != self._truncations:
+            return None
+        i = bisect.bisect_right(self._bases, target.base_offset) - 1
+        if i < 0 or self._bases[i] != target.base_offset:
+            return None
+        segment = self._segments[i]
+        return None if segment.closed or segment.size < target.size else segment
+
+    def truncate_to_damage(self, damage: BatchDamage) -> int:
+        """Drop the damaged batch and everything after it; returns the new log end.
+
+        For a replica that has left the ISR (its copy is not counted as committed any more)
+        and re-fetches the rest from its leader. The cut is made at the position the
+        verified batches before the damage end, without reading the damaged header.
+        """
+        self._check_open()
+        i = next(
+            (k for k, s in enumerate(self._segments) if s.paths.log == damage.segment_path),
+            None,
+        )
+        if i is None:
+            return self.log_end_offset  # that segment is gone already (retention, a cut)
+        if damage.offset <= self._log_start_offset:
+            self.truncate_fully_and_start_at(self._log_start_offset)
+            return self.log_end_offset
+        segment = self._segments[i]
+        for later in self._segments[i + 1 :]:
+            self._deletions.schedule(later, self._now_ms + self.config.file_delete_delay_ms)
+        del self._segments[i + 1 :]
+        del self._bases[i + 1 :]
+        segment.cut(damage.position, damage.offset)
+        self._after_truncation(min(self.recovery_point, damage.offset))
+        return self.log_end_offset
 
     # -- truncation and retention -----------------------------------------------------------
 
@@ -376,6 +458,7 @@ class PartitionLog:
         self._after_truncation(offset)
 
     def _after_truncation(self, recovery_point: int) -> None:
+        self._truncations += 1
         self._last_epoch = self._latest_segment_epoch()
         if recovery_point != self.recovery_point:
             self._files.write_recovery_point(recovery_point)
@@ -489,6 +572,7 @@ class PartitionLog:
             segment.sync_indexes()
         self._files.write_log_start_offset(self._log_start_offset)
         write_producer_state(self.directory, self._producers)
+        self._epochs.close()
         self._files.write_clean_shutdown({s.base_offset: s.size for s in self._segments})
         self._release()
 

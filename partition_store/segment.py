@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from rillet.partition_store.batch_scan import iter_headers, iter_valid_batches
-from rillet.partition_store.errors import CorruptLog, InvalidTruncation
+from rillet.partition_store.batch_verify import BatchDamage, VerifyOutcome, verify_file_range
+from rillet.partition_store.errors import CorruptLog, InvalidTruncation, LogDamaged
 from rillet.partition_store.layout import DELETED_SUFFIX, segment_paths
 from rillet.partition_store.sparse_index import IndexCorrupt, OffsetIndex, TimeIndex
 from rillet.wire.batch import HEADER_SIZE, BatchHeader, read_header
@@ -84,6 +85,14 @@ class LogSegment:
         self._indexes_dirty = fresh
         self._scan_chunk = max(index_interval_bytes + 2 * HEADER_SIZE, 4096)
         self.closed = False
+        # CRC-checked ranges (bit rot, see batch_verify): the prefix [0, verified_bytes),
+        # whose end starts offset verified_offset, and everything this process appended
+        # from appended_from on (appends are validated before they are written). Bytes
+        # loaded from disk and trusted, not re-read, are checked on their first serve.
+        self.verified_bytes = 0
+        self.verified_offset = base_offset
+        self.appended_from = self.size
+        self.damage: BatchDamage | None = None  # the first damaged batch found, if any
 
     # -- loading ----------------------------------------------------------------------------
 
@@ -157,6 +166,7 @@ class LogSegment:
             os.ftruncate(self.fd, end)
             self.size = end
         self.next_offset = expected
+        self.verified_bytes, self.verified_offset, self.appended_from = end, expected, end
         self.last_epoch = epoch if count else -1
         return RecoveredSegment(count, truncated)
 
@@ -218,7 +228,16 @@ class LogSegment:
         found = self.find_batch(offset)
         if found is None or found[1].base_offset != offset:
             raise InvalidTruncation(f"offset {offset} does not start a batch of this segment")
-        position = found[0]
+        self.cut(found[0], offset)
+
+    def cut(self, position: int, offset: int) -> None:
+        """Drop everything from byte ``position``, the start of the batch at ``offset``.
+
+        Also the repair of a damaged batch: its position and offset come from the verified
+        batches before it, so the damaged header itself is never read.
+        """
+        if not 0 <= position <= self.size or not self.base_offset <= offset:
+            raise InvalidTruncation(f"cannot cut {self.paths.log.name} at position {position}")
         relative = offset - self.base_offset
         os.ftruncate(self.fd, position)
         self.size = position
@@ -231,6 +250,11 @@ class LogSegment:
         self._scan_tail()
         if self.size == 0:
             self.first_append_ms = -1
+        if self.verified_bytes > position:
+            self.verified_bytes, self.verified_offset = position, offset
+        self.appended_from = min(self.appended_from, position)
+        if self.damage is not None and self.damage.position >= position:
+            self.damage = None
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -245,21 +269,82 @@ class LogSegment:
         raise CorruptLog(f"{self.paths.log.name}: offset {offset} is missing")
 
     def read(
-        self, fetch_offset: int, max_offset: int, max_bytes: int, min_one_batch: bool
+        self,
+        fetch_offset: int,
+        max_offset: int,
+        max_bytes: int,
+        min_one_batch: bool,
+        recheck: bool = False,
     ) -> tuple[int, int, int] | None:
         """``(base offset, position, length)`` of the whole batches to return for a fetch:
         from the batch holding ``fetch_offset``, none reaching ``max_offset``, within
         ``max_bytes`` except one whole first batch with ``min_one_batch`` (KIP-74).
-        None when there is nothing to return."""
+        None when there is nothing to return. ``recheck`` checks the range's CRCs even
+        where they were checked before (a reader reported a bad one)."""
         found = self.find_batch(fetch_offset)
         if found is None:
             raise CorruptLog(f"{self.paths.log.name}: offset {fetch_offset} is missing")
         position, header = found
         if header.next_offset > max_offset:
             return None
+        damage = self.damage
+        if damage is not None and (position >= damage.position or fetch_offset >= damage.offset):
+            raise LogDamaged(damage)  # nothing at or after a damaged batch is served
         end = self.size if max_offset >= self.next_offset else self.position_of(max_offset)
+        if damage is not None:
+            end = min(end, damage.position)  # the batches before it are intact
         length = self.span(position, end, max_bytes, min_one_batch)
+        if length:
+            length = self._checked_length(position, fetch_offset, length, recheck)
         return (header.base_offset, position, length) if length else None
+
+    def _checked_length(
+        self, position: int, fetch_offset: int, length: int, recheck: bool = False
+    ) -> int:
+        """How much of ``[position, position + length)`` may be served: all of it once its
+        CRCs are known good (checked now if they were not), else the batches before the
+        first damaged one. Raises LogDamaged when that is the first batch.
+
+        An unchecked range is walked from a point whose offset is known — the verified
+        prefix's end or the offset-index entry before it (at most an index interval
+        earlier) — so that a damaged ``base_offset`` (outside the CRC) breaks the chain
+        instead of mislabelling the records served.
+        """
+        lo = position if recheck else max(position, self.verified_bytes)
+        hi = position + length if recheck else min(position + length, self.appended_from)
+        if lo >= hi:
+            return length  # the hot path: already checked, sendfile only
+        start, expected = self.verified_bytes, self.verified_offset
+        if lo > start or recheck:
+            relative, entry_position = self.index.lookup(fetch_offset - self.base_offset)
+            if entry_position > start or recheck:
+                start, expected = entry_position, self.base_offset + relative
+        outcome = verify_file_range(self.fd, start, hi, expected)
+        if outcome.damage_reason is None:
+            self.note_verified(start, outcome)
+            return length
+        damage = self.note_damage(outcome)
+        if outcome.end_position <= position:  # (a break before it breaks its offsets too)
+            raise LogDamaged(damage)
+        return outcome.end_position - position
+
+    def note_verified(self, start: int, outcome: VerifyOutcome) -> None:
+        """Batches from ``start`` to ``outcome.end_position`` passed their check: extend the
+        verified prefix when the range joins it."""
+        if start <= self.verified_bytes < outcome.end_position <= self.size:
+            self.verified_bytes, self.verified_offset = outcome.end_position, outcome.next_offset
+
+    def note_damage(self, outcome: VerifyOutcome) -> BatchDamage:
+        """The batch at ``outcome.end_position`` failed its check; remember the first one."""
+        damage = BatchDamage(
+            self.paths.log,
+            outcome.end_position,
+            outcome.next_offset,
+            outcome.damage_reason or "damaged",
+        )
+        if self.damage is None or damage.position < self.damage.position:
+            self.damage = damage
+        return self.damage
 
     def position_of(self, offset: int) -> int:
         """Start of the batch holding ``offset``; the log's size if it lies beyond the end."""

@@ -1,6 +1,7 @@
 """``PysyncobjQuorum``: the Quorum interface on pysyncobj (the first engine).
 
-Facts this module is built around (checked on this machine, shared/NOTES.md):
+Facts this module is built around (read in pysyncobj 0.3.17 and measured on this machine;
+docs/raft.md, "Why"):
 
 - pysyncobj runs each instance on its own tick thread and calls our callbacks there; results
   cross to trio through ``TrioToken.run_sync_soon``. The tick thread stops when the thread

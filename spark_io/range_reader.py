@@ -8,6 +8,9 @@ planned end: later records of the last batch are cut off, and nothing beyond is 
 
 Failures while reading:
 
+* A fetch waiting on a node after the metadata named a new leader (a paused or cut-off node
+  answers nothing; the client re-checks the metadata while a fetch is overdue) is abandoned
+  and sent to the new leader at once.
 * Leader changes, unreachable nodes and other retriable errors: metadata is refreshed and the
   fetch retried with backoff, for at most ``retry_timeout_ms`` without progress; then
   :class:`FetchFailedError` (Spark may retry the task).
@@ -41,6 +44,7 @@ from rillet.client.errors import (
     LeaderNotAvailableError,
     error_for,
 )
+from rillet.client.leader_watch import LeaderMovedError
 from rillet.client.types import TopicPartition
 from rillet.spark_io.errors import DataLossError, FetchFailedError
 from rillet.wire.batch import (
@@ -262,6 +266,11 @@ class RangeFetcher:
             where = f"{t.topic}-{t.partition} at offset {offset}"
             try:
                 r = await self._fetch_once(cluster, offset)
+            except LeaderMovedError as exc:
+                # The metadata names a new leader while the fetch waited (a paused or cut-off
+                # node answers nothing): ask the new leader now, without backing off.
+                log.info("%s: %s", where, exc)
+                continue
             except (ConnectionFailedError, ClientTimeoutError, LeaderNotAvailableError) as exc:
                 cluster.metadata.mark_stale(t.tp)
                 await progress.failed(where, exc)
@@ -320,8 +329,13 @@ class RangeFetcher:
             ],
         )
         try:
-            response = await conn.request(
-                request, t.request_timeout_ms / 1000 + t.fetch_max_wait_ms / 1000
+            response = await cluster.leader_request(
+                conn,
+                leader,
+                request,
+                [(t.topic, t.partition)],
+                t.request_timeout_ms / 1000 + t.fetch_max_wait_ms / 1000,
+                expected_wait_s=t.fetch_max_wait_ms / 1000,
             )
         except BrokerError as exc:  # a top-level error answer
             if exc.retriable:

@@ -25,6 +25,7 @@ class ApiKey(IntEnum):
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
     INIT_PRODUCER_ID = 22
+    OFFSET_FOR_LEADER_EPOCH = 23
     DESCRIBE_QUORUM = 55
     CONSUMER_GROUP_HEARTBEAT = 68
     # internal, broker to broker / broker to controller

@@ -41,10 +41,15 @@ CRC_START = 21  # first byte covered by the CRC (attributes)
 MIN_BATCH_SIZE = HEADER_SIZE + 1  # at least one byte of (possibly compressed) records
 
 _BASE_AND_LENGTH = struct.Struct(">qi")
+_CRC = struct.Struct(">I")
 _BASE_OFFSET = struct.Struct(">q")
 _LEADER_EPOCH = struct.Struct(">i")
 _LEADER_EPOCH_OFFSET = 12
 _MAX_TS_OFFSET = 35
+_ATTRIBUTES = struct.Struct(">h")
+_TIMESTAMPS = struct.Struct(">qq")  # first_timestamp_ms, max_timestamp_ms
+_FIRST_TS_OFFSET = 27
+_CRC = struct.Struct(">I")
 
 ATTR_TIMESTAMP_LOG_APPEND = 0x08
 ATTR_TRANSACTIONAL = 0x10
@@ -206,29 +211,56 @@ def assign_offset_and_epoch(buf: bytearray, position: int, base_offset: int, epo
     _LEADER_EPOCH.pack_into(buf, position + _LEADER_EPOCH_OFFSET, epoch)
 
 
+def stamp_log_append_time(buf: bytearray, position: int, timestamp_ms: int) -> None:
+    """LogAppendTime: mark the batch at ``position`` and set its first and max timestamps to
+    the leader's clock, then recompute its CRC (these fields are under it). Once per batch;
+    the records stay as the producer encoded them and report the batch's max timestamp.
+    The caller has checked the batch's CRC: a recomputed CRC must not hide damage."""
+    attributes = _ATTRIBUTES.unpack_from(buf, position + CRC_START)[0]
+    _ATTRIBUTES.pack_into(buf, position + CRC_START, attributes | ATTR_TIMESTAMP_LOG_APPEND)
+    _TIMESTAMPS.pack_into(buf, position + _FIRST_TS_OFFSET, timestamp_ms, timestamp_ms)
+    size = LENGTH_PREFIX_SIZE + _BASE_AND_LENGTH.unpack_from(buf, position)[1]
+    crc = crc32c.crc32c(memoryview(buf)[position + CRC_START : position + size])
+    _CRC.pack_into(buf, position + CRC_OFFSET, crc)
+
+
 def decode_records(buf: bytes | bytearray | memoryview, position: int = 0) -> list[Record]:
     """Decode the records of the batch at ``position``; the caller has checked its CRC."""
     header = read_header(buf, position)
     start = position + HEADER_SIZE
     stored = memoryview(buf)[start : position + header.size]
     columns = decode_record_fields(decompress(header.compression, stored), header.record_count)
-    base_ts = header.first_timestamp_ms
     base_off = header.base_offset
     headers = columns.headers or [None] * header.record_count
+    if header.attributes & ATTR_TIMESTAMP_LOG_APPEND:  # every record has the append time
+        timestamps = [header.max_timestamp_ms] * header.record_count
+    else:
+        base_ts = header.first_timestamp_ms
+        timestamps = [base_ts + delta for delta in columns.timestamp_deltas_ms]
     return [
-        Record(base_off + i, base_ts + delta, key, value, hs or [])
-        for i, (delta, key, value, hs) in enumerate(
-            zip(columns.timestamp_deltas_ms, columns.keys, columns.values, headers, strict=True)
+        Record(base_off + i, ts, key, value, hs or [])
+        for i, (ts, key, value, hs) in enumerate(
+            zip(timestamps, columns.keys, columns.values, headers, strict=True)
         )
     ]
 
 
-# What follows a record's length in the common shape, by part: the attributes byte and a
-# one-byte timestamp delta; the offset delta and a null key's length.
+# The common record shapes (no headers, a timestamp within 63 ms of the batch's first, fewer
+# than 8192 records, a value and key under 8 KiB) are encoded from these tables, as pieces
+# of one list joined once in build(): length | attributes + timestamp delta | offset delta
+# (+ null key) | [key length | key] | value length | value | header count 0. Joining many
+# small pieces once is cheaper in Python than concatenating them per record.
 _ATTR_AND_DELTA = [b"\x00" + ENCODED[d] for d in range(64)]
 _OFFSET_AND_NULL_KEY = [e + b"\x01" for e in ENCODED]
-_FAST_VALUE_MAX = TABLE_SIZE - 16  # the record's length then still has a table entry
+_FAST_MAX = TABLE_SIZE - 32  # a record's length then still has a table entry
+_ONE_BYTE_OFFSETS = 64
 _NO_HEADERS = b"\x00"
+# An unkeyed record by value size: its length varint, and the bytes it takes in all, for
+# one- and two-byte offset deltas.
+_UNKEYED_LENGTH = [ENCODED[5 + len(ENCODED[n]) + n] for n in range(_FAST_MAX)]
+_UNKEYED_LENGTH_2 = [ENCODED[6 + len(ENCODED[n]) + n] for n in range(_FAST_MAX)]
+_UNKEYED_SIZE = [len(_UNKEYED_LENGTH[n]) + 5 + len(ENCODED[n]) + n for n in range(_FAST_MAX)]
+_UNKEYED_SIZE_2 = [len(_UNKEYED_LENGTH_2[n]) + 6 + len(ENCODED[n]) + n for n in range(_FAST_MAX)]
 
 
 class BatchBuilder:
@@ -295,33 +327,55 @@ class BatchBuilder:
             self._max_ts = timestamp_ms
         delta = timestamp_ms - first
         if (
-            key is None
-            and not headers
+            not headers
             and type(value) is bytes
             and 0 <= delta < 64
             and index < TABLE_SIZE
-            and len(value) < _FAST_VALUE_MAX
+            and (n := len(value)) < _FAST_MAX
         ):
-            # The common shape, encoded from tables: length, attributes and timestamp delta,
-            # offset delta and null key, value length, then the value and no headers.
-            n = len(value)
-            middle = _OFFSET_AND_NULL_KEY[index]
-            value_length = ENCODED[n]
-            head = (
-                ENCODED[len(middle) + len(value_length) + n + 3]
-                + _ATTR_AND_DELTA[delta]
-                + middle
-                + value_length
-            )
-            self._parts += (head, value, _NO_HEADERS)
-            size = len(head) + n + 1
+            if key is None:
+                if index < _ONE_BYTE_OFFSETS:
+                    length = _UNKEYED_LENGTH[n]
+                    size = _UNKEYED_SIZE[n]
+                else:
+                    length = _UNKEYED_LENGTH_2[n]
+                    size = _UNKEYED_SIZE_2[n]
+                self._parts += (
+                    length,
+                    _ATTR_AND_DELTA[delta],
+                    _OFFSET_AND_NULL_KEY[index],
+                    ENCODED[n],
+                    value,
+                    _NO_HEADERS,
+                )
+            elif type(key) is bytes and (k := len(key)) < _FAST_MAX - n:
+                offset = ENCODED[index]
+                key_length = ENCODED[k]
+                value_length = ENCODED[n]
+                body = 3 + len(offset) + len(key_length) + k + len(value_length) + n
+                length = ENCODED[body]
+                self._parts += (
+                    length,
+                    _ATTR_AND_DELTA[delta],
+                    offset,
+                    key_length,
+                    key,
+                    value_length,
+                    value,
+                    _NO_HEADERS,
+                )
+                size = len(length) + body
+            else:
+                size = self._append_encoded(encode_record(index, delta, key, value, headers))
         else:
-            encoded = encode_record(index, delta, key, value, headers)
-            self._parts.append(encoded)
-            size = len(encoded)
+            size = self._append_encoded(encode_record(index, delta, key, value, headers))
         self._count = index + 1
         self._size += size
         return size
+
+    def _append_encoded(self, encoded: bytes) -> int:
+        self._parts.append(encoded)
+        return len(encoded)
 
     def build(self) -> bytes:
         """Encode the batch with base_offset 0 and leader_epoch -1 (the leader sets both)."""
@@ -356,14 +410,16 @@ def encode_batch_from_payload(
     base_offset: int = 0,
     leader_epoch: int = -1,
 ) -> bytes:
-    """Frame already-encoded (and possibly compressed) records as a batch."""
-    batch_length = HEADER_SIZE - LENGTH_PREFIX_SIZE + len(payload)
-    out = bytearray(HEADER_SIZE + len(payload))
+    """Frame already-encoded (and possibly compressed) records as a batch.
+
+    The CRC is computed over the header's covered part and then continued over the records,
+    so the records are copied once, into the result."""
+    header = bytearray(HEADER_SIZE)
     HEADER.pack_into(
-        out,
+        header,
         0,
         base_offset,
-        batch_length,
+        HEADER_SIZE - LENGTH_PREFIX_SIZE + len(payload),
         leader_epoch,
         MAGIC,
         0,
@@ -376,10 +432,9 @@ def encode_batch_from_payload(
         base_sequence,
         record_count,
     )
-    out[HEADER_SIZE:] = payload
-    crc = crc32c.crc32c(memoryview(out)[CRC_START:])
-    struct.pack_into(">I", out, CRC_OFFSET, crc)
-    return bytes(out)
+    crc = crc32c.crc32c(payload, crc32c.crc32c(memoryview(header)[CRC_START:]))
+    _CRC.pack_into(header, CRC_OFFSET, crc)
+    return b"".join((header, payload))
 
 
 def build_batch(

@@ -39,6 +39,7 @@ class ErrorCode(IntEnum):
     INVALID_SESSION_TIMEOUT = 26
     REBALANCE_IN_PROGRESS = 27
     AUTHORIZATION_FAILED = 29
+    INVALID_TIMESTAMP = 32  # outside message.timestamp.before/after.max.ms of the broker's clock
     UNSUPPORTED_VERSION = 35
     TOPIC_ALREADY_EXISTS = 36
     INVALID_PARTITIONS = 37

@@ -1,4 +1,4 @@
-"""Sans-I/O frame codec (DESIGN.md §4).
+"""Sans-I/O frame codec (docs/wire-protocol.md).
 
 A frame is a 4-byte big-endian length, then a CBOR map (the header), then zero or more raw
 blobs whose lengths the header lists under ``"blobs"``. Record batches travel as blobs so the

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from rillet.wire import classic_group_messages as cgm
 from rillet.wire import group_messages as gm
+from rillet.wire import leader_epoch_messages as lem
 from rillet.wire.api import ApiKey
 from rillet.wire.cluster_messages import (
     AllocateProducerIdsRequest,
@@ -145,9 +146,16 @@ class ListOffsetsResponse:
 
 @dataclass(frozen=True, slots=True)
 class MetadataRequest:
-    """topics None means all topics."""
+    """topics None means all topics.
+
+    ``min_metadata_offset``: the highest metadata log offset the client has seen (in a
+    CreateTopics, DeleteTopics or Metadata answer). A node that has not applied it yet waits
+    (bounded) until it has, so a client never reads metadata older than a change it was told
+    about, whichever node it asks. -1: answer from whatever is applied.
+    """
 
     topics: list[str] | None = None
+    min_metadata_offset: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +190,7 @@ class MetadataResponse:
     controller_id: int
     brokers: list[BrokerInfo]
     topics: list[TopicMetadata]
+    metadata_offset: int = -1  # the metadata log offset this answer reflects
 
 
 # -- CreateTopics / DeleteTopics ---------------------------------------------------------------
@@ -201,6 +210,9 @@ class CreateTopicsRequest:
     timeout_ms: int = 30_000
     validate_only: bool = False
     forwarded: bool = False  # sent by a node to the controller: never forwarded again
+    # Chosen by the client once per operation and kept across its retries: the controller
+    # answers a retry of a create it already carried out with success, not TOPIC_ALREADY_EXISTS.
+    request_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +225,9 @@ class TopicResult:
 @dataclass(frozen=True, slots=True)
 class CreateTopicsResponse:
     topics: list[TopicResult]
+    # The metadata log offset at which the changes are applied; clients send it back as
+    # MetadataRequest.min_metadata_offset. -1 when unknown.
+    metadata_offset: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,11 +235,13 @@ class DeleteTopicsRequest:
     topics: list[str]
     timeout_ms: int = 30_000
     forwarded: bool = False  # sent by a node to the controller: never forwarded again
+    request_id: str = ""  # as CreateTopicsRequest.request_id: a retried delete succeeds
 
 
 @dataclass(frozen=True, slots=True)
 class DeleteTopicsResponse:
     topics: list[TopicResult]
+    metadata_offset: int = -1  # as CreateTopicsResponse.metadata_offset
 
 
 # -- InitProducerId ------------------------------------------------------------------------------
@@ -275,6 +292,10 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
     ApiKey.DELETE_TOPICS: (DeleteTopicsRequest, DeleteTopicsResponse),
     ApiKey.API_VERSIONS: (ApiVersionsRequest, ApiVersionsResponse),
     ApiKey.INIT_PRODUCER_ID: (InitProducerIdRequest, InitProducerIdResponse),
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: (
+        lem.OffsetForLeaderEpochRequest,
+        lem.OffsetForLeaderEpochResponse,
+    ),
     ApiKey.DESCRIBE_QUORUM: (DescribeQuorumRequest, DescribeQuorumResponse),
     ApiKey.BROKER_REGISTRATION: (BrokerRegistrationRequest, BrokerRegistrationResponse),
     ApiKey.BROKER_HEARTBEAT: (BrokerHeartbeatRequest, BrokerHeartbeatResponse),

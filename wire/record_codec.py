@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from rillet.wire.errors import CorruptBatch
+from rillet.wire.uniform_records import decode_uniform, first_record_shape
 from rillet.wire.varint import (
     DECODED,
     ENCODED,
@@ -115,32 +116,82 @@ def _read_bytes(buf: bytes, position: int, end: int, what: str) -> tuple[bytes |
 
 
 def read_headers(buf: bytes, position: int, end: int) -> tuple[DecodedHeaders | None, int]:
-    """Header count and headers at ``position`` of a record ending at ``end``."""
-    count, position = read_varint(buf, position)
+    """Header count and headers at ``position`` of a record ending at ``end``.
+
+    One-byte counts and lengths (the usual short keys and values) are read inline; an
+    overrun shows as a position past ``end``, which the caller refuses."""
+    b = buf[position]
+    if b < 0x80 and not b & 1:
+        count = b >> 1
+        position += 1
+    else:
+        count, position = read_varint(buf, position)
+        if count < 0 or count > end - position:  # each header takes at least two bytes
+            raise CorruptBatch(f"header count {count} does not fit its record")
     if count == 0:
         return None, position
-    if count < 0 or count > end - position:  # each header takes at least two bytes
-        raise CorruptBatch(f"header count {count} does not fit its record")
     headers: DecodedHeaders = []
     for _ in range(count):
-        raw_key, position = _read_bytes(buf, position, end, "header key")
-        if raw_key is None:
-            raise CorruptBatch("a header key is null")
+        b = buf[position]
+        if b < 0x80 and not b & 1:
+            stop = position + 1 + (b >> 1)
+            raw_key = buf[position + 1 : stop]
+            position = stop
+        else:
+            found, position = _read_bytes(buf, position, end, "header key")
+            if found is None:
+                raise CorruptBatch("a header key is null")
+            raw_key = found
         try:
             key = raw_key.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise CorruptBatch(f"a header key is not utf-8: {exc}") from exc
-        value, position = _read_bytes(buf, position, end, "header value")
+        b = buf[position]
+        if b < 0x80 and not b & 1:
+            stop = position + 1 + (b >> 1)
+            value: bytes | None = buf[position + 1 : stop]
+            position = stop
+        elif b == 1:
+            value = None
+            position += 1
+        else:
+            value, position = _read_bytes(buf, position, end, "header value")
         headers.append((key, value))
+    if position > end:
+        raise CorruptBatch("headers run past the end of their record")
     return headers, position
+
+
+# Below this many records the general loop is as quick as setting up the uniform decoder.
+UNIFORM_MIN_RECORDS = 4
 
 
 def decode_records(payload: bytes | bytearray | memoryview, count: int) -> RecordColumns:
     """The ``count`` records of a (decompressed) payload, as columns.
 
+    Records that all share one layout are decoded in C (wire.uniform_records); any other
+    batch, and any batch that does not pass that decoder's checks, by the general loop.
     Raises CorruptBatch on anything but exactly ``count`` well-formed records.
     """
     buf = payload if type(payload) is bytes else bytes(payload)
+    if count >= UNIFORM_MIN_RECORDS:
+        shape = first_record_shape(buf)
+        if shape is not None:
+            found = decode_uniform(buf, count, shape[0], shape[1])
+            if found is not None:
+                return RecordColumns(found[0], found[1], found[2], None)
+    return _decode_general(buf, count)
+
+
+def _decode_general(buf: bytes, count: int) -> RecordColumns:
+    """The general decoder: one record at a time, every shape, every check.
+
+    Each record must end exactly where its length says and the last one at the end of the
+    payload; those two checks also catch impossible lengths (a record's fields take at
+    least MIN_RECORD_BODY bytes) and fields running past the end, without a test per field.
+    Fields go to four lists rather than a tuple per record: tuples are tracked by the garbage
+    collector, and thousands of them per batch cost more in collections than the appends.
+    """
     deltas: list[int] = []
     keys: list[bytes | None] = []
     values: list[bytes | None] = []
@@ -153,32 +204,29 @@ def decode_records(payload: bytes | bytearray | memoryview, count: int) -> Recor
         raise CorruptBatch(f"{count} records cannot fit in {end} bytes")
     try:
         for index in range(count):
-            # length
-            b = buf[position]
+            b = buf[position]  # the record's length
             if b < 0x80:
-                length = dec[b]
+                record_end = position + 1 + dec[b]
                 position += 1
             else:
                 b1 = buf[position + 1]
                 if b1 < 0x80:
-                    length = dec[(b & 0x7F) | (b1 << 7)]
+                    record_end = position + 2 + dec[(b & 0x7F) | (b1 << 7)]
                     position += 2
                 else:
                     length, position = read_varint(buf, position)
-            record_end = position + length
-            if length < MIN_RECORD_BODY or record_end > end:
-                raise CorruptBatch(f"record {index} has an impossible length {length}")
-            # Inline: one- and two-byte varints, no headers; anything rarer takes the
-            # general helpers. The attributes byte is unused by this record format.
-            b = buf[position + 1]
+                    record_end = position + length
+            # The attributes byte is unused by this record format.
+            b = buf[position + 1]  # timestamp delta
             if b < 0x80:
                 delta = dec[b]
                 position += 2
             else:
                 delta, position = read_varlong(buf, position + 1)
-            b = buf[position]
+            b = buf[position]  # offset delta
             if b < 0x80:
-                offset_delta = dec[b]
+                if dec[b] != index:
+                    raise CorruptBatch(f"record {index} has offset delta {dec[b]}")
                 position += 1
             else:
                 b1 = buf[position + 1]
@@ -187,9 +235,9 @@ def decode_records(payload: bytes | bytearray | memoryview, count: int) -> Recor
                     position += 2
                 else:
                     offset_delta, position = read_varint(buf, position)
-            if offset_delta != index:
-                raise CorruptBatch(f"record {index} has offset delta {offset_delta}")
-            b = buf[position]
+                if offset_delta != index:
+                    raise CorruptBatch(f"record {index} has offset delta {offset_delta}")
+            b = buf[position]  # key length
             if b == 1:
                 key = None
                 position += 1
@@ -199,27 +247,24 @@ def decode_records(payload: bytes | bytearray | memoryview, count: int) -> Recor
                 position += b >> 1
             else:
                 key, position = _read_bytes(buf, position, record_end, "key")
-            b = buf[position]
-            if b < 0x80:
-                if b & 1:
-                    if b != 1:
-                        raise CorruptBatch(f"record {index} has a negative value length")
-                    value = None
-                    position += 1
-                else:
-                    position += 1
-                    value = buf[position : position + (b >> 1)]
-                    position += b >> 1
+            b = buf[position]  # value length
+            if b < 0x80 and not b & 1:
+                position += 1
+                value = buf[position : position + (b >> 1)]
+                position += b >> 1
+            elif b == 1:
+                value = None
+                position += 1
             else:
                 b1 = buf[position + 1]
-                if b1 < 0x80 and not b & 1:
+                if b1 < 0x80 and not b & 1 and b >= 0x80:
                     n = ((b & 0x7F) | (b1 << 7)) >> 1
                     position += 2
                     value = buf[position : position + n]
                     position += n
                 else:
                     value, position = _read_bytes(buf, position, record_end, "value")
-            if position < record_end and buf[position] == 0:
+            if buf[position] == 0:  # no headers
                 position += 1
                 headers = None
             else:
@@ -234,5 +279,5 @@ def decode_records(payload: bytes | bytearray | memoryview, count: int) -> Recor
     except IndexError:
         raise CorruptBatch("records run past the end of the payload") from None
     if position != end:
-        raise CorruptBatch(f"{end - position} bytes follow the last record")
+        raise CorruptBatch(f"records end at byte {position}, the payload at {end}")
     return RecordColumns(deltas, keys, values, all_headers if any_headers else None)

@@ -16,6 +16,7 @@ import shutil
 import signal
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ import trio
 
 from rillet.broker.cli.common import positive_int, run_async
 from rillet.client.connection import BrokerConnection
-from rillet.client.errors import RilletError
+from rillet.client.errors import ClientTimeoutError, ConnectionFailedError, RilletError
 from rillet.launcher.local_cluster import (
     CLUSTER_FILE,
     LocalCluster,
@@ -59,6 +60,8 @@ def run_up(args: argparse.Namespace) -> int:
     if (base / CLUSTER_FILE).exists():
         plan = load_plan(base)
         if running_pids(plan):
+            if plan.kafka_bootstrap:
+                print(f"kafka bootstrap servers: {plan.kafka_bootstrap}")
             print(f"cluster in {base} is already running: {plan.bootstrap}")
             return 0
         if len(plan.nodes) != args.nodes:
@@ -91,11 +94,12 @@ def run_status(args: argparse.Namespace) -> int:
         print(f"error: no cluster in {base} (run `rillet cluster up` first)", file=sys.stderr)
         return 1
     plan = load_plan(base)
-    views = describe_nodes([(n.node_id, n.port) for n in plan.nodes])
+    probes = probe_nodes([(n.node_id, n.port) for n in plan.nodes])
+    views = {nid: p.view for nid, p in probes.items()}
     alive = running_pids(plan)
     answered = {nid: v for nid, v in views.items() if v is not None}
     if not answered:
-        print("no node answers: the cluster is down")
+        print(no_answer_line(probes, alive))
         return 1
     best = max(answered.values(), key=lambda v: (v.leader_id >= 0, v.applied_index))
     leader = best.leader_id if best.leader_id >= 0 else "none"
@@ -105,7 +109,12 @@ def run_status(args: argparse.Namespace) -> int:
     for n in plan.nodes:
         v = views.get(n.node_id)
         proc = f"pid {alive[n.node_id]}" if n.node_id in alive else "stopped"
-        view = f"leader {v.leader_id}, term {v.term}, applied {v.applied_index}" if v else "-"
+        failure = probes[n.node_id].failure if n.node_id in probes else None
+        view = (
+            f"leader {v.leader_id}, term {v.term}, applied {v.applied_index}"
+            if v
+            else (failure or "-")
+        )
         print(f"{n.node_id:<5} {n.bootstrap:<17} {proc:<8} {view}")
     print("brokers:")
     for b in best.brokers:
@@ -119,21 +128,56 @@ def run_status(args: argparse.Namespace) -> int:
     return 0
 
 
-def describe_nodes(targets: list[tuple[int, int]]) -> dict[int, DescribeQuorumResponse | None]:
-    """Each node's DescribeQuorum answer by node id (None when it did not answer)."""
-    views: dict[int, DescribeQuorumResponse | None] = {}
+@dataclass(frozen=True, slots=True)
+class NodeProbe:
+    """One node's DescribeQuorum answer, or why there is none: the connection failed
+    (REFUSED: no process listens) or it was accepted but not answered in time (BUSY: a
+    process that is alive but paused or overloaded; the kernel accepts for it)."""
+
+    view: DescribeQuorumResponse | None
+    failure: str | None = None
+
+
+REFUSED = "unreachable (connection refused)"
+BUSY = f"busy (no answer in {STATUS_TIMEOUT_S:g}s)"
+
+
+def no_answer_line(probes: dict[int, NodeProbe], alive: dict[int, int]) -> str:
+    """What to say when no node answered: down only when none could be reached at all."""
+    busy = sorted(nid for nid, p in probes.items() if p.failure == BUSY)
+    if not busy:
+        return "no node reachable (connections refused): the cluster is down"
+    running = sorted(set(alive) | set(busy))
+    listed = ", ".join(map(str, busy))
+    return (
+        f"no node answered within {STATUS_TIMEOUT_S:g}s, but node(s) {listed} accepted the "
+        f"connection: {len(running)} node(s) are running but busy (paused, or overloaded); "
+        "try again, or check their logs"
+    )
+
+
+def probe_nodes(targets: list[tuple[int, int]]) -> dict[int, NodeProbe]:
+    """Each node's DescribeQuorum answer (or why none came), by node id."""
+    probes: dict[int, NodeProbe] = {}
 
     async def ask(node_id: int, port: int) -> None:
         try:
             async with trio.open_nursery() as nursery:
                 conn = BrokerConnection("127.0.0.1", port, client_id="rillet-cluster-status")
-                await conn.connect(nursery, STATUS_TIMEOUT_S)
                 try:
-                    views[node_id] = await conn.request(DescribeQuorumRequest(), STATUS_TIMEOUT_S)
+                    await conn.connect(nursery, STATUS_TIMEOUT_S)
+                except ConnectionFailedError:
+                    probes[node_id] = NodeProbe(None, REFUSED)
+                    return
+                try:
+                    view = await conn.request(DescribeQuorumRequest(), STATUS_TIMEOUT_S)
+                    probes[node_id] = NodeProbe(view)
                 finally:
                     conn.close()
-        except* RilletError:  # the nursery wraps a failed connect in an ExceptionGroup
-            views[node_id] = None
+        except* ClientTimeoutError:
+            probes[node_id] = NodeProbe(None, BUSY)
+        except* RilletError:  # the nursery wraps failures in an ExceptionGroup
+            probes.setdefault(node_id, NodeProbe(None, REFUSED))
 
     async def main() -> int:
         async with trio.open_nursery() as nursery:
@@ -142,7 +186,12 @@ def describe_nodes(targets: list[tuple[int, int]]) -> dict[int, DescribeQuorumRe
         return 0
 
     run_async(main)
-    return views
+    return probes
+
+
+def describe_nodes(targets: list[tuple[int, int]]) -> dict[int, DescribeQuorumResponse | None]:
+    """Each node's DescribeQuorum answer by node id (None when it did not answer)."""
+    return {nid: p.view for nid, p in probe_nodes(targets).items()}
 
 
 def run_down(args: argparse.Namespace) -> int:

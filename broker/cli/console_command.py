@@ -25,8 +25,9 @@ from rillet.broker.cli.common import (
     positive_int,
     run_async,
 )
+from rillet.broker.cli.topic_watch import deleted_error, topic_exists
 from rillet.client import Admin, Consumer, ConsumerRecord, Producer, RecordFuture, TopicPartition
-from rillet.client.errors import UnknownTopicOrPartitionError
+from rillet.client.errors import MessageTooLargeError, UnknownTopicOrPartitionError
 
 READ_CHUNK_BYTES = 64 * 1024
 POLL_MS = 1000  # how long one poll waits when no --timeout-ms bounds the wait
@@ -120,6 +121,9 @@ class DeliveryTally:
         if error is None:
             self.acked += 1
             return
+        self.refused(error)
+
+    def refused(self, error: BaseException) -> None:
         self.failed += 1
         if self.first_error is None:
             self.first_error = error
@@ -157,11 +161,15 @@ async def produce_lines(
                 lines.append(rest.removesuffix(b"\r"))
             for line in lines:
                 key, value = split_key(line, separator)
-                future = await producer.send(
-                    args.topic, value, key=key, headers=headers, partition=args.partition
-                )
-                future.add_done_callback(tally.on_done)
                 tally.sent += 1
+                try:
+                    future = await producer.send(
+                        args.topic, value, key=key, headers=headers, partition=args.partition
+                    )
+                except MessageTooLargeError as exc:  # this line only: the others go on
+                    tally.refused(exc)
+                    continue
+                future.add_done_callback(tally.on_done)
         await producer.flush()
     elapsed = time.perf_counter() - started
     summary = f"produced {tally.acked} of {tally.sent} records to {args.topic} in {elapsed:.2f}s"
@@ -227,40 +235,80 @@ def run_consume(args: argparse.Namespace) -> int:
 async def consume_records(args: argparse.Namespace, out: TextIO) -> int:
     async with Admin(args.bootstrap) as admin:
         (description,) = await admin.describe_topics([args.topic])
-    partitions = [p.partition for p in description.partitions]
-    if args.partition is not None:
-        if args.partition not in partitions:
-            raise UnknownTopicOrPartitionError(
-                f"topic {args.topic!r} has no partition {args.partition}"
-            )
-        partitions = [args.partition]
-    tps = [TopicPartition(args.topic, p) for p in partitions]
-    fmt = RecordFormat.from_args(args)
-    seen = 0
-    async with Consumer(args.bootstrap) as consumer:
-        consumer.assign(tps)
-        if args.offset is not None:
-            consumer.seek(tps[0], args.offset)
-        elif args.from_beginning:
-            await consumer.seek_to_beginning(*tps)
-        else:
-            await consumer.seek_to_end(*tps)
-        idle_s = None if args.timeout_ms is None else args.timeout_ms / 1000
-        idle_deadline = math.inf if idle_s is None else trio.current_time() + idle_s
-        # Ends after --max-messages, after --timeout-ms without a record, or on Ctrl-C.
-        while args.max_messages is None or seen < args.max_messages:
-            left_s = idle_deadline - trio.current_time()
-            if left_s <= 0:
-                break
-            wait_ms = POLL_MS if idle_s is None else min(POLL_MS, math.ceil(left_s * 1000))
-            wanted = None if args.max_messages is None else args.max_messages - seen
-            records = await consumer.poll(timeout_ms=wait_ms, max_records=wanted)
-            if not records:
-                continue
-            out.write("".join(fmt.line(r) + "\n" for r in records))
-            out.flush()
-            seen += len(records)
-            if idle_s is not None:
-                idle_deadline = trio.current_time() + idle_s
+        partitions = [p.partition for p in description.partitions]
+        if args.partition is not None:
+            if args.partition not in partitions:
+                raise UnknownTopicOrPartitionError(
+                    f"topic {args.topic!r} has no partition {args.partition}"
+                )
+            partitions = [args.partition]
+        tps = [TopicPartition(args.topic, p) for p in partitions]
+        # An explicit --offset never silently jumps elsewhere (reset "none").
+        reset = "none" if args.offset is not None else "earliest"
+        async with Consumer(args.bootstrap, auto_offset_reset=reset) as consumer:
+            consumer.assign(tps)
+            if args.offset is not None:
+                problem = await offset_problem(consumer, tps[0], args.offset)
+                if problem is not None:
+                    print(f"error: {problem}", file=sys.stderr)
+                    return 1
+                consumer.seek(tps[0], args.offset)
+            elif args.from_beginning:
+                await consumer.seek_to_beginning(*tps)
+            else:
+                await consumer.seek_to_end(*tps)
+            seen = await print_records(args, admin, consumer, out)
     print(f"consumed {seen} records", file=sys.stderr)
     return 0
+
+
+async def offset_problem(consumer: Consumer, tp: TopicPartition, offset: int) -> str | None:
+    """Why consuming ``tp`` from ``offset`` cannot start there, or None when it can.
+
+    At the end offset the command waits for new records, as Kafka's console consumer does;
+    beyond it, or below the log start (deleted by retention), it says so instead of reading
+    from somewhere else.
+    """
+    end = (await consumer.end_offsets([tp]))[tp]
+    if offset > end:
+        return f"offset {offset} is beyond the end of {tp.topic}-{tp.partition} (end offset {end})"
+    start = (await consumer.beginning_offsets([tp]))[tp]
+    if offset < start:
+        return (
+            f"offset {offset} is below the start of {tp.topic}-{tp.partition} "
+            f"(log start offset {start}: older records were deleted)"
+        )
+    return None
+
+
+async def print_records(
+    args: argparse.Namespace, admin: Admin, consumer: Consumer, out: TextIO
+) -> int:
+    """Print records until --max-messages, --timeout-ms without a record, or Ctrl-C; raises
+    UnknownTopicOrPartitionError when the topic is deleted meanwhile. Returns the count."""
+    fmt = RecordFormat.from_args(args)
+    seen = 0
+    idle_s = None if args.timeout_ms is None else args.timeout_ms / 1000
+    idle_deadline = math.inf if idle_s is None else trio.current_time() + idle_s
+    next_check = trio.current_time() + POLL_MS / 1000
+    while args.max_messages is None or seen < args.max_messages:
+        left_s = idle_deadline - trio.current_time()
+        if left_s <= 0:
+            break
+        wait_ms = POLL_MS if idle_s is None else min(POLL_MS, math.ceil(left_s * 1000))
+        wanted = None if args.max_messages is None else args.max_messages - seen
+        records = await consumer.poll(timeout_ms=wait_ms, max_records=wanted)
+        if not records:
+            # Consumers retry an unknown topic quietly (it may be new): ask the metadata,
+            # at most once per poll interval, so a deleted topic ends the command.
+            if trio.current_time() >= next_check or trio.current_time() >= idle_deadline:
+                next_check = trio.current_time() + POLL_MS / 1000
+                if await topic_exists(admin, args.topic) is False:
+                    raise deleted_error(args.topic)
+            continue
+        out.write("".join(fmt.line(r) + "\n" for r in records))
+        out.flush()
+        seen += len(records)
+        if idle_s is not None:
+            idle_deadline = trio.current_time() + idle_s
+    return seen

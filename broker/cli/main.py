@@ -16,6 +16,7 @@ from rillet.broker.cli import (
     groups_command,
     node_command,
     perf_command,
+    scrub_command,
     spark_command,
     topics_command,
 )
@@ -31,6 +32,7 @@ COMMAND_MODULES: list[ModuleType] = [
     demo_command,
     chaos_command,
     spark_command,
+    scrub_command,
 ]
 
 

@@ -26,6 +26,7 @@ from typing import Any, TextIO
 import trio
 
 from rillet.broker.cli.common import add_bootstrap, non_negative_int, positive_int, run_async
+from rillet.broker.cli.topic_watch import deleted_error, topic_exists
 from rillet.client import Admin, Consumer, Producer, RecordFuture, TopicPartition
 from rillet.wire.compression import Compression
 
@@ -167,13 +168,14 @@ def _progress_line(
     seconds = max(now - window.started, 1e-9)
     count = sent - window.records
     recent = sampler.values_ms[window.samples :]
-    avg = math.fsum(recent) / len(recent) if recent else math.nan
-    peak = max(recent) if recent else math.nan
-    return (
+    rate = (
         f"{count} records sent, {count / seconds:,.1f} records/s "
         f"({count * record_size / seconds / 1e6:.2f} MB/s), "
-        f"{avg:.1f} ms avg latency, {peak:.1f} ms max latency"
     )
+    if not recent:
+        return rate + "no sampled record acknowledged in this interval"
+    avg = math.fsum(recent) / len(recent)
+    return rate + f"{avg:.1f} ms avg latency, {max(recent):.1f} ms max latency"
 
 
 async def produce_perf(
@@ -183,47 +185,23 @@ async def produce_perf(
 
     Raises the first error seen on a sampled record (the run is then no measurement).
     """
-    payload = os.urandom(spec.record_size)  # incompressible, like kafka-producer-perf-test
     every = sample_interval(spec.num_records, spec.sample_every)
-    rate = spec.throughput if spec.throughput > 0 else 0.0
-    check_every = 1 if rate else CLOCK_EVERY  # a cap is kept record by record
     sampler = LatencySampler()
-    clock = time.perf_counter
-    async with Producer(
-        bootstrap,
-        acks=spec.acks,
-        batch_bytes=spec.batch_bytes,
-        linger_ms=spec.linger_ms,
-        compression=spec.compression,
-    ) as producer:
+    async with (
+        Admin(bootstrap) as admin,
+        Producer(
+            bootstrap,
+            acks=spec.acks,
+            batch_bytes=spec.batch_bytes,
+            linger_ms=spec.linger_ms,
+            compression=spec.compression,
+        ) as producer,
+    ):
         await producer.partitions_for(spec.topic)  # metadata before the clock starts
-        send = producer.send
-        topic = spec.topic
-        last = spec.num_records - 1
-        started = clock()
-        window = _Window(started)
-        for i in range(spec.num_records):
-            if i % every and i != last:
-                await send(topic, payload)
-            else:
-                sent_at = clock()
-                sampler.track(await send(topic, payload), sent_at)
-            if i % check_every:
-                continue
-            if sampler.first_error is not None:
-                raise sampler.first_error  # stop at once: the rest would fail the same way
-            now = clock()
-            if rate:
-                ahead = started + (i + 1) / rate - now
-                if ahead > 0:
-                    await trio.sleep(ahead)
-            if now - window.started >= PROGRESS_INTERVAL_S:
-                if progress is not None:
-                    line = _progress_line(window, now, i + 1, spec.record_size, sampler)
-                    print(line, file=progress)
-                window = _Window(now, i + 1, len(sampler.values_ms))
-        await producer.flush()
-        elapsed = clock() - started
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_stop_if_topic_deleted, admin, spec.topic, sampler)
+            elapsed = await _send_all(producer, spec, sampler, progress)
+            nursery.cancel_scope.cancel()
     if sampler.first_error is not None:
         raise sampler.first_error
     return {
@@ -235,6 +213,62 @@ async def produce_perf(
         "mb_per_s": round(spec.num_records * spec.record_size / elapsed / 1e6, 2),
         "latency_ms": latency_summary(sampler.values_ms),
     }
+
+
+async def _send_all(
+    producer: Producer, spec: ProducePerfSpec, sampler: LatencySampler, progress: TextIO | None
+) -> float:
+    """Send the run's records (flat out or capped) and flush; returns the elapsed seconds."""
+    payload = os.urandom(spec.record_size)  # incompressible, like kafka-producer-perf-test
+    every = sample_interval(spec.num_records, spec.sample_every)
+    rate = spec.throughput if spec.throughput > 0 else 0.0
+    check_every = 1 if rate else CLOCK_EVERY  # a cap is kept record by record
+    clock = time.perf_counter
+    send = producer.send
+    topic = spec.topic
+    last = spec.num_records - 1
+    started = clock()
+    window = _Window(started)
+    for i in range(spec.num_records):
+        if i % every and i != last:
+            await send(topic, payload)
+        else:
+            sent_at = clock()
+            sampler.track(await send(topic, payload), sent_at)
+        if i % check_every:
+            continue
+        if sampler.first_error is not None:
+            raise sampler.first_error  # stop at once: the rest would fail the same way
+        now = clock()
+        if rate:
+            ahead = started + (i + 1) / rate - now
+            if ahead > 0:
+                await trio.sleep(ahead)
+        if now - window.started >= PROGRESS_INTERVAL_S:
+            if progress is not None:
+                line = _progress_line(window, now, i + 1, spec.record_size, sampler)
+                print(line, file=progress)
+            window = _Window(now, i + 1, len(sampler.values_ms))
+    await producer.flush()
+    return clock() - started
+
+
+async def _stop_if_topic_deleted(admin: Admin, topic: str, sampler: LatencySampler) -> None:
+    """Raise once the topic is gone. The producer retries UNKNOWN_TOPIC_OR_PARTITION (a new
+    topic's metadata may be on its way) until the delivery timeout, which would leave the run
+    printing progress without acknowledgements for minutes; an interval without any
+    acknowledgement makes this ask the metadata instead."""
+    seen = False  # once the admin client has seen the topic, "unknown" means deleted
+    acked = len(sampler.values_ms)
+    while True:
+        await trio.sleep(PROGRESS_INTERVAL_S / 2)
+        now_acked = len(sampler.values_ms)
+        if not seen or now_acked == acked:
+            exists = await topic_exists(admin, topic)
+            if exists is False and seen:
+                raise deleted_error(topic)
+            seen = seen or exists is True
+        acked = now_acked
 
 
 def format_produce(result: dict[str, Any]) -> str:

@@ -2,19 +2,27 @@
 
 ``describe`` joins two sources a Kafka operator expects to see side by side: the metadata
 (leader, replicas, ISR) from the admin client and each partition's log start and end offsets
-from a consumer's offset lookups.
+from a consumer's offset lookups. The lookups go to each partition's leader, one lookup per
+leader, each bounded: a paused or overloaded leader costs its partitions their offsets ("?",
+and a note naming it), never the whole answer.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
+
+import trio
 
 from rillet.broker.cli.common import add_bootstrap, key_value_arg, print_table, run_async
 from rillet.client import Admin, Consumer, NewTopic, TopicDescription, TopicPartition
 
 TABLE_HEADER = ("TOPIC", "PARTITION", "LEADER", "EPOCH", "REPLICAS", "ISR", "START", "END")
+METADATA_TIMEOUT_MS = 10_000  # per node asked: a node that does not answer is left for the next
+OFFSETS_TIMEOUT_S = 3.0  # per partition leader
 
 
 def register(sub: Any) -> None:
@@ -82,23 +90,56 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_describe(args: argparse.Namespace) -> int:
     async def main() -> int:
-        async with Admin(args.bootstrap) as admin:
+        async with Admin(args.bootstrap, request_timeout_ms=METADATA_TIMEOUT_MS) as admin:
             topics = await admin.describe_topics(args.names or None)
-        tps = [TopicPartition(t.name, p.partition) for t in topics for p in t.partitions]
-        starts: dict[TopicPartition, int] = {}
-        ends: dict[TopicPartition, int] = {}
-        if tps:
-            async with Consumer(args.bootstrap) as consumer:
-                starts = await consumer.beginning_offsets(tps)
-                ends = await consumer.end_offsets(tps)
+        starts, ends, silent = await partition_offsets(args.bootstrap, topics)
         print_table(describe_rows(topics, starts, ends))
         for t in topics:
             if t.configs:
                 configs = ", ".join(f"{k}={v}" for k, v in sorted(t.configs.items()))
                 print(f"{t.name} configs: {configs}")
+        if silent:
+            print(
+                f"note: offsets unknown (?) where the leader did not answer within "
+                f"{OFFSETS_TIMEOUT_S:g}s: node(s) {', '.join(map(str, silent))}",
+                file=sys.stderr,
+            )
         return 0
 
     return run_async(main)
+
+
+async def partition_offsets(
+    bootstrap: str, topics: Sequence[TopicDescription], timeout_s: float = OFFSETS_TIMEOUT_S
+) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int], list[int]]:
+    """Log start and end offsets per partition, and the leaders that did not answer in time.
+
+    One lookup per leader, all at once, each with its own client and deadline: a leader
+    that is paused holds up only its own partitions.
+    """
+    by_leader: dict[int, list[TopicPartition]] = defaultdict(list)
+    for t in topics:
+        for p in t.partitions:
+            if p.leader >= 0:
+                by_leader[p.leader].append(TopicPartition(t.name, p.partition))
+    starts: dict[TopicPartition, int] = {}
+    ends: dict[TopicPartition, int] = {}
+    silent: list[int] = []
+
+    async def lookup(leader: int, tps: list[TopicPartition]) -> None:
+        with trio.move_on_after(timeout_s):
+            async with Consumer(bootstrap) as consumer:
+                first = await consumer.beginning_offsets(tps)
+                last = await consumer.end_offsets(tps)
+            starts.update(first)
+            ends.update(last)
+            return
+        silent.append(leader)
+
+    async with trio.open_nursery() as nursery:
+        for leader, tps in sorted(by_leader.items()):
+            nursery.start_soon(lookup, leader, tps)
+    return starts, ends, sorted(silent)
 
 
 def describe_rows(

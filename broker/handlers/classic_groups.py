@@ -13,6 +13,7 @@ to the next one.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -26,6 +27,8 @@ from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.state import MetadataState
 from rillet.wire import classic_group_messages as cgm
 from rillet.wire.error_codes import ErrorCode
+
+log = logging.getLogger(__name__)
 
 AsyncAnswer = Coroutine[Any, Any, Any]
 TicketDecideFn = Callable[[Controller, MetadataState, int, int], Decision]
@@ -46,14 +49,30 @@ def handle_join_group(
 ) -> cgm.ClassicJoinGroupResponse | AsyncAnswer:
     if _not_here(ctx):
         return cgm.ClassicJoinGroupResponse(ErrorCode.NOT_COORDINATOR)
+    return _join(ctx, req)
+
+
+async def _join(
+    ctx: BrokerContext, req: cgm.ClassicJoinGroupRequest
+) -> cgm.ClassicJoinGroupResponse:
     new_member_id = f"{req.client_id or 'member'}-{uuid.uuid4()}"
     wait_s = max(req.rebalance_timeout_ms, 0) / 1000 + ANSWER_MARGIN_S
-    return _held(
+    answer: cgm.ClassicJoinGroupResponse = await _held(
         ctx,
         lambda ctl, s, now, t: ctl.classic_groups.join(s, req, t, new_member_id, now),
         wait_s,
         lambda code, msg: cgm.ClassicJoinGroupResponse(code, error_message=msg),
     )
+    if answer.error_code == ErrorCode.NONE and answer.members:  # the leader's answer
+        log.info(
+            "classic group %s: generation %d, %d member(s), protocol %s, leader %s",
+            req.group_id,
+            answer.generation_id,
+            len(answer.members),
+            answer.protocol_name,
+            answer.leader_id,
+        )
+    return answer
 
 
 def handle_sync_group(

@@ -133,7 +133,10 @@ async def _alter_partition(
             list(req.new_isr),
         )
 
-    outcome = await decide_on_controller(ctx, decide)
+    # ISR changes of different partitions commute, and a leader has at most one in flight
+    # per partition: a broker leading thousands of partitions that all shrink at once (a
+    # follower died) gets them committed many per Raft entry, not one round trip each.
+    outcome = await decide_on_controller(ctx, decide, commuting=True)
     controller_id = ctx.metadata.controller_id()
     p = ctx.metadata.state.partitions.get((req.topic_id, req.partition))
     if p is None:

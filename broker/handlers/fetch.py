@@ -1,7 +1,9 @@
 """Fetch: return whole batches below the high watermark, long-polling for ``min_bytes``.
 
 Reads never decode records: the log returns a file region (fd, position, length) per
-partition and the connection driver sends it with ``os.sendfile``. Each region holds its own
+partition and the connection driver sends it with ``os.sendfile``. Bytes loaded from disk
+are CRC-checked by the log the first time they are served (never again once verified); a
+batch that fails is not served (docs/replication.md, "Damaged replicas"). Each region holds its own
 duplicated fd, so deleting a segment or a topic while the response is in flight is safe.
 """
 
@@ -21,7 +23,7 @@ from rillet.broker.handlers.replica_fetch import (
     refused_follower,
 )
 from rillet.broker.partition_replica import PartitionReplica
-from rillet.partition_store.errors import OffsetOutOfRange, StoreError
+from rillet.partition_store.errors import LogDamaged, OffsetOutOfRange, StoreError
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FileRegion
 from rillet.wire.messages import (
@@ -55,22 +57,27 @@ async def _fetch(ctx: BrokerContext, req: FetchRequest) -> FetchResponse:
             )
     max_wait_ms = min(max(req.max_wait_ms, 0), ctx.config.limits.max_fetch_wait_ms)
     deadline = trio.current_time() + max_wait_ms / 1000
+    arrived_ms = ctx.now_ms()  # a long poll re-reads; its fetch offsets date from now
     while True:
-        response, total_bytes, has_error = _read_once(ctx, req)
+        response, total_bytes, has_error = _read_once(ctx, req, arrived_ms)
         if total_bytes >= req.min_bytes or has_error or trio.current_time() >= deadline:
             return response
         _close_regions(response)
         await _wait_for_data(ctx, req, deadline)
 
 
-def _read_once(ctx: BrokerContext, req: FetchRequest) -> tuple[FetchResponse, int, bool]:
+def _read_once(
+    ctx: BrokerContext, req: FetchRequest, arrived_ms: int
+) -> tuple[FetchResponse, int, bool]:
     remaining = max(req.max_bytes, 0)
     out: list[FetchPartitionResponse] = []
     total = 0
     has_error = False
     for p in req.partitions:
         if req.replica_id >= 0:
-            resp = read_for_follower(ctx, p, req.replica_id, remaining, first=total == 0)
+            resp = read_for_follower(
+                ctx, p, req.replica_id, remaining, first=total == 0, request_arrived_ms=arrived_ms
+            )
         else:
             resp = _read_partition(ctx, p, remaining, first=total == 0)
         if resp.error_code != ErrorCode.NONE or is_diverging(resp):
@@ -101,6 +108,14 @@ def _read_partition(
             result = plog.read(p.fetch_offset, limit, max_offset=hw, min_one_batch=first)
         except OffsetOutOfRange:
             return _out_of_range(p, replica)
+        except LogDamaged as exc:
+            # Bit rot: never served. The replica hands its leadership over (or, as the only
+            # in-sync copy, keeps refusing this range) and is repaired from a healthy one.
+            replica.report_damage(exc.damage)
+            code = replica.damaged_read_error()
+            return FetchPartitionResponse(
+                p.topic, p.partition, code, hw, plog.log_start_offset, _EMPTY
+            )
         except (StoreError, OSError) as exc:
             # A damaged segment fails its own partition, not the whole fetch.
             log.error("read of %s-%d failed: %s", p.topic, p.partition, exc)

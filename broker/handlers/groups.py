@@ -1,8 +1,8 @@
-"""Consumer-group apis. The coordinator is the controller (DESIGN §7): FindCoordinator names
-it, and the other group requests answer NOT_COORDINATOR anywhere else, so clients follow it
-when the Raft leadership moves. Decisions go through the controller and are committed to the
-metadata log before the answer leaves; reads (offsets, descriptions) come from the committed
-state of the node asked.
+"""Consumer-group apis (docs/consumer-groups.md). The coordinator is the controller:
+FindCoordinator names it, and the other group requests answer NOT_COORDINATOR anywhere
+else, so clients follow it when the Raft leadership moves. Decisions go through the
+controller and are committed to the metadata log before the answer leaves; reads (offsets,
+descriptions) come from the committed state of the node asked.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from rillet.metadata_quorum.classic_group_offsets import (
     held_by_classic_members,
     is_classic_group,
 )
+from rillet.metadata_quorum.classic_group_registry import ClassicGroupState
 from rillet.metadata_quorum.controller import Controller
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.group_coordinator import MemberHeartbeat, member_assignment
@@ -191,10 +192,15 @@ def handle_offset_fetch(ctx: BrokerContext, req: gm.OffsetFetchRequest) -> gm.Of
 
 def handle_list_groups(ctx: BrokerContext, req: gm.ListGroupsRequest) -> gm.ListGroupsResponse:
     registry = ctx.metadata.state.groups
-    ids = sorted(set(registry.groups) | set(registry.offsets))
+    classic = ctx.metadata.state.classic_groups.groups
+    ids = sorted(set(registry.groups) | set(registry.offsets) | set(classic))
     listings = []
     for gid in ids:
         group = registry.groups.get(gid)
+        c = classic.get(gid)
+        if c is not None and (group is None or not group.members):  # a classic group
+            listings.append(gm.GroupListing(gid, len(c.members), c.generation))
+            continue
         members = len(group.members) if group is not None else 0
         listings.append(gm.GroupListing(gid, members, group.generation if group else 0))
     return gm.ListGroupsResponse(ErrorCode.NONE, listings)
@@ -207,6 +213,10 @@ def handle_describe_groups(
     out = []
     for gid in req.group_ids:
         group = state.groups.groups.get(gid)
+        classic = state.classic_groups.group(gid)
+        if classic is not None and (group is None or not group.members):
+            out.append(_describe_classic(classic))
+            continue
         if group is None:
             known = gid in state.groups.offsets
             code = ErrorCode.NONE if known else ErrorCode.GROUP_ID_NOT_FOUND
@@ -228,6 +238,20 @@ def handle_describe_groups(
             gm.GroupDescription(gid, ErrorCode.NONE, group.generation, group.assignor, members)
         )
     return gm.DescribeGroupsResponse(out)
+
+
+def _describe_classic(group: ClassicGroupState) -> gm.GroupDescription:
+    """A classic group: its members and the protocol its leader assigns with (assignments are
+    the leader's opaque bytes, so no partitions are listed)."""
+    members = [
+        gm.MemberDescription(
+            mid, m.member.group_instance_id, m.member.client_host, [], None, [], []
+        )
+        for mid, m in sorted(group.members.items())
+    ]
+    return gm.GroupDescription(
+        group.group_id, ErrorCode.NONE, group.generation, group.protocol_name or "", members
+    )
 
 
 def _ids(state: MetadataState, parts: list[gm.GroupTopicPartitions]) -> frozenset[TopicPartitionId]:

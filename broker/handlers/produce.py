@@ -1,8 +1,10 @@
 """Produce: validate and append each partition's batches, then answer per ``acks``.
 
 The append happens synchronously in request order; no records are decoded (batch headers and
-CRCs only). acks=0 gets no response, acks=1 answers after the local append, acks=all answers
-once the high watermark has passed the appended batches or ``timeout_ms`` expired.
+CRCs only). The topic's timestamp policy runs first (broker/message_timestamps.py: refuse
+stamps too far from the leader's clock, or stamp LogAppendTime). acks=0 gets no response,
+acks=1 answers after the local append, acks=all answers once the high watermark has passed
+the appended batches or ``timeout_ms`` expired.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 import trio
 
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.message_timestamps import InvalidTimestamp, apply_timestamp_policy
 from rillet.partition_store.errors import (
     InvalidLeaderEpoch,
     InvalidRecords,
@@ -74,7 +77,15 @@ def handle_produce(
             )
             continue
         try:
-            info = replica.append_as_leader(p.records, now)
+            records = apply_timestamp_policy(p.records, replica.config, now)
+            info = replica.append_as_leader(records, now)
+        except InvalidTimestamp as exc:
+            results.append(
+                ProducePartitionResponse(
+                    p.topic, p.partition, ErrorCode.INVALID_TIMESTAMP, error_message=str(exc)
+                )
+            )
+            continue
         except (StoreError, WireError) as exc:
             results.append(_append_error(p.topic, p.partition, exc))
             continue
@@ -92,7 +103,7 @@ def handle_produce(
                 p.partition,
                 ErrorCode.NONE,
                 info.first_offset,
-                -1,
+                now if replica.config.log_append_time else -1,
                 replica.log.log_start_offset,
             )
         )

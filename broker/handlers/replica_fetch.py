@@ -22,7 +22,7 @@ import os
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.partition_replica import PartitionReplica
-from rillet.partition_store.errors import OffsetOutOfRange, StoreError
+from rillet.partition_store.errors import LogDamaged, OffsetOutOfRange, StoreError
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FileRegion
 from rillet.wire.messages import FetchPartition, FetchPartitionResponse
@@ -44,6 +44,7 @@ def read_for_follower(
     replica_id: int,
     remaining: int,
     first: bool,
+    request_arrived_ms: int | None = None,
 ) -> FetchPartitionResponse:
     replica = ctx.replicas.get(p.topic, p.partition)
     if replica is None or replica.deleted or not replica.is_leader:
@@ -60,20 +61,27 @@ def read_for_follower(
             return _answer(p, replica, ErrorCode.NONE, diverging=(epoch, end_offset))
     if not plog.log_start_offset <= p.fetch_offset <= plog.log_end_offset:
         return _answer(p, replica, ErrorCode.OFFSET_OUT_OF_RANGE)
-    replica.on_follower_fetch(replica_id, p.fetch_offset, ctx.now_ms())
+    replica.on_follower_fetch(replica_id, p.fetch_offset, ctx.now_ms(), request_arrived_ms)
     limit = min(max(p.partition_max_bytes, 0), remaining)
     region = None
     if p.fetch_offset < plog.log_end_offset and (limit > 0 or first):
+        # Asked again for what it was just sent: it could not append it (a bad CRC, most
+        # likely), so check those bytes again rather than trust their verified mark.
+        recheck = replica.follower_refetches(replica_id, p.fetch_offset)
         try:
-            result = plog.read(p.fetch_offset, limit, min_one_batch=first)
+            result = plog.read(p.fetch_offset, limit, min_one_batch=first, recheck=recheck)
         except OffsetOutOfRange:
             return _answer(p, replica, ErrorCode.OFFSET_OUT_OF_RANGE)
+        except LogDamaged as exc:  # bit rot: never replicated (see fetch.py)
+            replica.report_damage(exc.damage)
+            return _answer(p, replica, replica.damaged_read_error())
         except (StoreError, OSError) as exc:
             log.error("read of %s-%d for replica %d failed: %s", *_key(p), replica_id, exc)
             return _answer(p, replica, ErrorCode.STORAGE_ERROR)
         if result.region is not None and result.region.length > 0:
             r = result.region
             region = FileRegion(os.dup(r.fd), r.position, r.length)
+        replica.served_follower(replica_id, p.fetch_offset, region is not None)
     return _answer(p, replica, ErrorCode.NONE, records=region)
 
 

@@ -2,13 +2,18 @@
 
 A node that is not the controller forwards the request to it (like Kafka's KIP-590
 forwarding), retrying topics that met a controller change, and answers once its own metadata
-shows the result, so a client that creates a topic and then asks the same node for metadata
-sees it. Topic names, partition counts and configs are checked on the controller.
+has applied the controller's answer. Every answer carries the metadata log offset it
+reflects: the client sends it with its next Metadata request, and whichever node gets that
+waits until it has applied as much (handlers/metadata.py), so "created" is never followed by
+"unknown topic". Each request carries the client's request id, recorded with the change, so
+a retry of a create or delete that was carried out succeeds (metadata_quorum/topic_requests).
+Topic names, partition counts and configs are checked on the controller.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections import Counter
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
@@ -17,7 +22,7 @@ import trio
 
 from rillet.broker.errors import BrokerError, TopicError
 from rillet.broker.handlers.context import BrokerContext
-from rillet.broker.handlers.controller_calls import decide_on_controller
+from rillet.broker.handlers.controller_calls import ControllerOutcome, decide_on_controller
 from rillet.broker.topic_config import validate_topic_configs, validate_topic_name
 from rillet.metadata_quorum.controller_service import DecideFn
 from rillet.wire.error_codes import ErrorCode
@@ -59,28 +64,32 @@ async def _create_topics(ctx: BrokerContext, req: CreateTopicsRequest) -> Create
     for name in (n for n, c in counts.items() if c > 1):
         results[name] = TopicResult(name, ErrorCode.INVALID_REQUEST, "topic named twice")
     timeout_s = _timeout_s(req.timeout_ms)
+    seen = _SeenOffset()
     with trio.move_on_after(timeout_s):
         if ctx.metadata.controller_is_local():
             for t in pending:
-                results[t.name] = await _create_one(ctx, t, req.validate_only)
+                results[t.name] = await _create_one(ctx, t, req.validate_only, req.request_id)
         elif req.forwarded:
             results.update(_not_forwarded_again(t.name for t in pending))
         else:
             forwarded = await _forward(
                 ctx,
                 pending,
-                lambda ts: CreateTopicsRequest(ts, req.timeout_ms, req.validate_only, True),
+                lambda ts: CreateTopicsRequest(
+                    ts, req.timeout_ms, req.validate_only, True, req.request_id
+                ),
+                seen,
             )
             results.update(forwarded)
-            if not req.validate_only:
-                created = [n for n, r in forwarded.items() if r.error_code == ErrorCode.NONE]
-                await ctx.metadata.wait_until(
-                    lambda s: all(s.topic_by_name(n) is not None for n in created), timeout_s
-                )
-    return CreateTopicsResponse([_result_or_timeout(results, t.name) for t in req.topics])
+    return CreateTopicsResponse(
+        [_result_or_timeout(results, t.name) for t in req.topics],
+        max(seen.offset, ctx.metadata.applied_offset),
+    )
 
 
-async def _create_one(ctx: BrokerContext, t: NewTopic, validate_only: bool) -> TopicResult:
+async def _create_one(
+    ctx: BrokerContext, t: NewTopic, validate_only: bool, request_id: str
+) -> TopicResult:
     defaults = ctx.config.topics
     partitions = defaults.num_partitions if t.num_partitions == -1 else t.num_partitions
     factor = defaults.replication_factor if t.replication_factor == -1 else t.replication_factor
@@ -102,10 +111,15 @@ async def _create_one(ctx: BrokerContext, t: NewTopic, validate_only: bool) -> T
             return TopicResult(t.name, ErrorCode.TOPIC_ALREADY_EXISTS, "topic exists")
         return TopicResult(t.name, ErrorCode.NONE)
     outcome = await decide_on_controller(
-        ctx, lambda ctl, state, now: ctl.create_topic(state, t.name, partitions, factor, configs)
+        ctx,
+        lambda ctl, state, now: ctl.create_topic(
+            state, t.name, partitions, factor, configs, request_id
+        ),
     )
-    if outcome.error == ErrorCode.NONE:
+    if outcome.error == ErrorCode.NONE and _changed(outcome):
         log.info("created topic %s: %d partitions x %d replicas", t.name, partitions, factor)
+    elif outcome.error == ErrorCode.NONE:
+        log.info("topic %s: a resent create, carried out already", t.name)
     return TopicResult(t.name, outcome.error, outcome.message)
 
 
@@ -113,11 +127,12 @@ async def _delete_topics(ctx: BrokerContext, req: DeleteTopicsRequest) -> Delete
     results: dict[str, TopicResult] = {}
     timeout_s = _timeout_s(req.timeout_ms)
     names = list(dict.fromkeys(req.topics))
+    seen = _SeenOffset()
     with trio.move_on_after(timeout_s):
         if ctx.metadata.controller_is_local():
             for name in names:
-                outcome = await decide_on_controller(ctx, _deleting(name))
-                if outcome.error == ErrorCode.NONE:
+                outcome = await decide_on_controller(ctx, _deleting(name, req.request_id))
+                if outcome.error == ErrorCode.NONE and _changed(outcome):
                     log.info("deleted topic %s", name)
                 results[name] = TopicResult(name, outcome.error, outcome.message)
         elif req.forwarded:
@@ -126,26 +141,36 @@ async def _delete_topics(ctx: BrokerContext, req: DeleteTopicsRequest) -> Delete
             forwarded = await _forward(
                 ctx,
                 [NewTopic(n, 1) for n in names],
-                lambda ts: DeleteTopicsRequest([t.name for t in ts], req.timeout_ms, True),
+                lambda ts: DeleteTopicsRequest(
+                    [t.name for t in ts], req.timeout_ms, True, req.request_id
+                ),
+                seen,
             )
             results.update(forwarded)
-            gone = [n for n, r in forwarded.items() if r.error_code == ErrorCode.NONE]
-            await ctx.metadata.wait_until(
-                lambda s: all(s.topic_by_name(n) is None for n in gone), timeout_s
-            )
-    return DeleteTopicsResponse([_result_or_timeout(results, n) for n in req.topics])
+    return DeleteTopicsResponse(
+        [_result_or_timeout(results, n) for n in req.topics],
+        max(seen.offset, ctx.metadata.applied_offset),
+    )
 
 
-def _deleting(name: str) -> DecideFn:
-    return lambda ctl, state, now: ctl.delete_topic(state, name)
+def _changed(outcome: ControllerOutcome) -> bool:
+    """Whether the decision committed records (not a resend of a change already made)."""
+    return outcome.decision is not None and bool(outcome.decision.records)
+
+
+def _deleting(name: str, request_id: str) -> DecideFn:
+    return lambda ctl, state, now: ctl.delete_topic(state, name, request_id)
 
 
 async def _forward(
     ctx: BrokerContext,
     topics: list[NewTopic],
     make_request: Callable[[list[NewTopic]], Any],
+    seen: _SeenOffset,
 ) -> dict[str, TopicResult]:
-    """Send the topics to the controller until each has an answer other than NOT_CONTROLLER."""
+    """Send the topics to the controller until each has an answer other than NOT_CONTROLLER,
+    then wait until this node has applied the metadata the controller answered from: the
+    client may ask this node for metadata next."""
     link = ctx.metadata.link
     done: dict[str, TopicResult] = {}
     if link is None:
@@ -166,9 +191,22 @@ async def _forward(
             if r.error_code != ErrorCode.NOT_CONTROLLER:
                 done[r.name] = r
         remaining = [t for t in remaining if t.name not in done]
+        seen.offset = max(seen.offset, response.metadata_offset)
         if remaining:
             await trio.sleep(0.05)  # a controller change mid-request: retry the rest
+    # Bounded by the caller's timeout, which then answers REQUEST_TIMED_OUT (the client's
+    # retry, with the same request id, succeeds).
+    await ctx.metadata.wait_applied(seen.offset, math.inf)
     return done
+
+
+class _SeenOffset:
+    """The highest metadata offset the controller answered with (-1: none yet)."""
+
+    __slots__ = ("offset",)
+
+    def __init__(self) -> None:
+        self.offset = -1
 
 
 def _not_forwarded_again(names: Iterable[str]) -> dict[str, TopicResult]:

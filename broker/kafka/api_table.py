@@ -15,6 +15,9 @@ from kio.serial import entity_reader, entity_writer
 
 from rillet.wire.api import ApiKey
 
+# Kafka apis served here without an internal api of the same number.
+DESCRIBE_CONFIGS = 32
+
 SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.PRODUCE: (3, 7),
     ApiKey.FETCH: (4, 11),
@@ -29,10 +32,12 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.SYNC_GROUP: (0, 3),
     ApiKey.DESCRIBE_GROUPS: (0, 4),
     ApiKey.LIST_GROUPS: (0, 2),
+    DESCRIBE_CONFIGS: (1, 3),
     ApiKey.API_VERSIONS: (0, 4),
     ApiKey.CREATE_TOPICS: (2, 4),
     ApiKey.DELETE_TOPICS: (1, 3),
     ApiKey.INIT_PRODUCER_ID: (0, 1),
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: (2, 3),
 }
 
 
@@ -68,6 +73,8 @@ SCHEMAS: dict[tuple[int, int], ApiSchema] = _load()
 
 
 def api_name(api_key: int) -> str:
+    if api_key == DESCRIBE_CONFIGS:
+        return "DESCRIBE_CONFIGS"
     try:
         return ApiKey(api_key).name
     except ValueError:

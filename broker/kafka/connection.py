@@ -2,9 +2,11 @@
 
 Like the native connection, the reader dispatches each request as it arrives (appends happen
 in arrival order) and the writer sends replies in request order through a bounded channel
-(the in-flight limit). Bad input closes this connection with a logged reason, as Kafka does:
-a frame over the size limit, an unreadable header, an api or version not served, a body that
-does not decode. An ApiVersions request of a version above ours is answered in v0 format
+(the in-flight limit). An acks=0 produce gets no response; when one of its partitions
+failed (a moved leader, say), the connection is closed so the client refreshes its
+metadata, as Kafka does. Bad input closes this connection with a logged reason, as Kafka
+does: a frame over the size limit, an unreadable header, an api or version not served, a
+body that does not decode. An ApiVersions request of a version above ours is answered in v0 format
 with UNSUPPORTED_VERSION and our table, so the client can retry within it.
 """
 
@@ -18,7 +20,7 @@ import trio
 
 from rillet.broker.dispatcher import Dispatcher, PendingReply
 from rillet.broker.handlers.context import BrokerContext
-from rillet.broker.kafka.api_table import ApiSchema
+from rillet.broker.kafka.api_table import ApiSchema, api_name
 from rillet.broker.kafka.codec import (
     decode_body,
     decode_header,
@@ -27,11 +29,21 @@ from rillet.broker.kafka.codec import (
     schema_for,
     unsupported_api_versions,
 )
-from rillet.broker.kafka.errors import KafkaProtocolError, UnsupportedKafkaRequest
+from rillet.broker.kafka.errors import (
+    AcksZeroFailure,
+    KafkaProtocolError,
+    UnsupportedKafkaRequest,
+)
 from rillet.broker.kafka.framing import KafkaFrameDecoder
 from rillet.broker.kafka.front_end import translate
 from rillet.broker.kafka.translation import Answer, Caller, Forward, KafkaEndpoint, RawBody
 from rillet.broker.part_sender import buffered_len, close_regions, send_parts
+from rillet.broker.topic_config import (
+    BOOLEAN_TOPIC_CONFIGS,
+    FIXED_TOPIC_CONFIGS,
+    MIN_INSYNC_REPLICAS_CONFIG,
+    TOPIC_CONFIG_KEYS,
+)
 from rillet.wire.api import ApiKey
 from rillet.wire.frame import BlobPart
 from rillet.wire.messages import API_OF_REQUEST
@@ -54,6 +66,14 @@ class BrokerClusterView:
             for b in self._ctx.metadata.state.brokers.values()
             if not b.fenced and b.kafka_port >= 0
         }
+
+    def topic_config_defaults(self) -> dict[str, str]:
+        cfg = self._ctx.config
+        out = {key: str(getattr(cfg.log, attr)) for key, attr in TOPIC_CONFIG_KEYS.items()}
+        out.update(FIXED_TOPIC_CONFIGS)
+        out[MIN_INSYNC_REPLICAS_CONFIG] = str(cfg.replication.default_min_insync_replicas)
+        out.update(dict.fromkeys(BOOLEAN_TOPIC_CONFIGS, "false"))  # the controller's default
+        return out
 
 
 @dataclass(slots=True)
@@ -115,6 +135,9 @@ class KafkaConnection:
                     if frame is None:
                         break
                     reply = self._handle(frame)
+                except AcksZeroFailure as exc:
+                    log.info("closing kafka connection %s: %s", self.peer, exc)
+                    return
                 except KafkaProtocolError as exc:
                     log.warning("closing kafka connection %s: %s", self.peer, exc)
                     return
@@ -139,8 +162,11 @@ class KafkaConnection:
         native_api = API_OF_REQUEST[type(action.native)]
         native_header = RequestHeader(native_api, PROTOCOL_VERSION, cid, header.client_id)
         pending = self._dispatcher.dispatch(native_header, action.native)
+        if action.failed is not None:  # acks=0: no response; a failure closes the connection
+            _close_if_failed(action, pending)
+            return None
         if pending is None:
-            return None  # acks=0
+            return None
         return _Reply(cid, schema, action, pending)
 
     async def _write_loop(self, receive: trio.MemoryReceiveChannel[_Reply]) -> None:
@@ -170,6 +196,19 @@ class KafkaConnection:
             close_regions(out)
 
 
+def _close_if_failed(action: Forward, pending: PendingReply | None) -> None:
+    assert action.failed is not None
+    if pending is None or pending.waiting is not None:  # never for an acks=1 append
+        if pending is not None and pending.waiting is not None:
+            pending.waiting.close()
+        raise AcksZeroFailure("acks=0 produce got no synchronous answer")
+    if pending.error is not None:
+        raise AcksZeroFailure(f"acks=0 produce failed: {pending.error.name}")
+    reason = action.failed(pending.message)
+    if reason is not None:
+        raise AcksZeroFailure(reason)
+
+
 def _encode(cid: int, schema: ApiSchema, response: Any) -> bytes:
     return encode_response(cid, schema, response)
 
@@ -188,7 +227,7 @@ async def _materialize(reply: _Reply) -> list[BlobPart]:
                 message = await pending.waiting
             response = forward.reply(message)
         except Exception:
-            log.exception("kafka %s answer failed", ApiKey(schema.api_key).name)
+            log.exception("kafka %s answer failed", api_name(schema.api_key))
             response = forward.fail(-1)
     if isinstance(response, RawBody):
         return frame_parts(reply.correlation_id, response.parts)

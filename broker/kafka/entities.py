@@ -5,7 +5,8 @@ kio generates one frozen dataclass per api version, with Kafka's field types (bo
 nested mappings with Kafka's field names and plain ints; :func:`build` keeps the fields the
 requested version has, converts each value to its field's type and fills nested entities.
 Fields a version lacks are dropped, fields it has and the mapping omits keep their defaults,
-so one description serves every version of an api.
+so one description serves every version of an api. rillet never throttles: a response's
+``throttle_time`` is 0 unless given.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from kio.static.primitive import i32Timedelta, i64Timedelta
 from rillet.broker.kafka.error_map import kafka_error
 
 E = TypeVar("E")
+_NOT_THROTTLED = datetime.timedelta(0)
 Convert = Callable[[Any], Any]
 
 
@@ -34,6 +36,8 @@ def build(cls: type[E], values: Mapping[str, Any]) -> E:
     for name, convert in plan:
         if name in values:
             kwargs[name] = convert(values[name])
+        elif name == "throttle_time":
+            kwargs[name] = _NOT_THROTTLED
     return cls(**kwargs)
 
 

@@ -10,8 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rillet.broker.kafka import admin, classic_groups, data_path, offsets
-from rillet.broker.kafka.api_table import ApiSchema
+from rillet.broker.kafka import (
+    admin,
+    classic_groups,
+    configs,
+    data_path,
+    leader_epochs,
+    offsets,
+)
+from rillet.broker.kafka.api_table import DESCRIBE_CONFIGS, ApiSchema
 from rillet.broker.kafka.codec import api_versions_response
 from rillet.broker.kafka.translation import Answer, Caller, ClusterView, Forward
 from rillet.wire.api import ApiKey
@@ -41,6 +48,10 @@ TRANSLATORS: dict[int, Translator] = {
     ApiKey.LEAVE_GROUP: lambda s, r, v, c: classic_groups.translate_leave_group(s, r),
     ApiKey.DESCRIBE_GROUPS: lambda s, r, v, c: classic_groups.translate_describe_groups(s, r),
     ApiKey.LIST_GROUPS: lambda s, r, v, c: classic_groups.translate_list_groups(s, r),
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: lambda s, r, v, c: (
+        leader_epochs.translate_offset_for_leader_epoch(s, r)
+    ),
+    DESCRIBE_CONFIGS: lambda s, r, v, c: configs.translate_describe_configs(s, r, v),
 }
 
 

@@ -28,6 +28,9 @@ class Forward:
     native: Any
     reply: Callable[[Any], Any]  # internal response -> Kafka response
     fail: Callable[[int], Any]  # rillet error code -> Kafka response
+    # acks=0: Kafka sends no response, and closes the connection when a partition failed
+    # (so the client refreshes its metadata). ``failed`` says why, from the internal answer.
+    failed: Callable[[Any], str | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,9 +56,12 @@ class Caller:
 
 
 class ClusterView(Protocol):
-    """The node's view a translator needs: where each live broker's Kafka listener is."""
+    """The node's view a translator needs: where each live broker's Kafka listener is, and
+    the value each topic setting has where a topic does not override it."""
 
     def kafka_endpoints(self) -> dict[int, KafkaEndpoint]: ...
+
+    def topic_config_defaults(self) -> dict[str, str]: ...
 
 
 def millis(value: datetime.timedelta | int) -> int:

@@ -1,6 +1,6 @@
 """What a follower does with its leader's answer for one partition: the pure decisions.
 
-A follower's log must never keep a suffix its leader does not have (DESIGN §6). The leader
+A follower's log must never keep a suffix its leader does not have (docs/replication.md). The leader
 says where they diverge (an epoch and the offset where that epoch ends in the leader's log);
 the follower cuts its log there, or earlier where its own history of that epoch ends earlier
 (KIP-279), and fetches again. An offset out of range means the follower is past the leader's

@@ -38,6 +38,12 @@ class FollowerProgress:
     last_caught_up_ms: int = 0
     last_fetch_ms: int = 0
     leader_end_at_last_fetch: int = UNKNOWN_OFFSET
+    # It fetched from below the high watermark while in the ISR: it lost committed records
+    # (a replica that cut a damaged batch), so the next check removes it.
+    lost_committed: bool = False
+    # When the committed ISR last dropped it: fetch requests that arrived before then carry
+    # offsets from before (a long poll parked on this leader), not what it holds now.
+    left_isr_ms: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,10 +88,15 @@ class LeaderState:
                 members |= set(proposal.isr)
         return tuple(sorted(members))
 
-    def on_committed(self, isr: tuple[int, ...], partition_epoch: int) -> None:
+    def on_committed(
+        self, isr: tuple[int, ...], partition_epoch: int, now_ms: int | None = None
+    ) -> None:
         """The metadata log committed a partition state for this leadership."""
         if partition_epoch == self.partition_epoch and isr == self.isr:
             return
+        if now_ms is not None:
+            self.now_ms = max(self.now_ms, now_ms)
+        previous = set(self.isr)
         self.isr = isr
         self.partition_epoch = partition_epoch
         self.pending = None  # whatever was proposed was decided (or overtaken by this state)
@@ -94,6 +105,14 @@ class LeaderState:
         for replica, progress in self.followers.items():
             if replica in isr and progress.last_caught_up_ms == 0:
                 progress.last_caught_up_ms = self.now_ms
+            elif replica not in isr:
+                # Out of the ISR (perhaps by its own request, to cut a damaged copy): it
+                # rejoins only on a fetch made since, never on the offset it had before.
+                progress.log_end_offset = UNKNOWN_OFFSET
+                progress.leader_end_at_last_fetch = UNKNOWN_OFFSET
+                progress.lost_committed = False
+                if replica in previous:
+                    progress.left_isr_ms = self.now_ms
 
     def proposal_failed(self) -> None:
         """The controller refused the proposal against the partition epoch it was based on,
@@ -143,7 +162,7 @@ class LeaderState:
         isr = set(self.isr)
         for replica, p in self.followers.items():
             if replica in isr:
-                if self.now_ms - p.last_caught_up_ms > lag_max_ms:
+                if p.lost_committed or self.now_ms - p.last_caught_up_ms > lag_max_ms:
                     isr.discard(replica)
             elif self._may_join(p, leader_end_offset):
                 isr.add(replica)
@@ -164,17 +183,27 @@ class LeaderState:
     # -- fetches and the high watermark ------------------------------------------------------
 
     def on_follower_fetch(
-        self, replica: int, fetch_offset: int, leader_end_offset: int, now_ms: int
+        self,
+        replica: int,
+        fetch_offset: int,
+        leader_end_offset: int,
+        now_ms: int,
+        request_arrived_ms: int | None = None,
     ) -> bool:
         """A follower fetched from ``fetch_offset`` (so it holds everything below it).
 
         Returns whether the high watermark advanced. Fetches from brokers that are not
-        replicas of the partition are ignored.
+        replicas of the partition are ignored, and so are requests that arrived (by
+        ``request_arrived_ms``) before the follower last left the ISR.
         """
         self.now_ms = max(self.now_ms, now_ms)
         p = self.followers.get(replica)
         if p is None:
             return False
+        if request_arrived_ms is not None and request_arrived_ms <= p.left_isr_ms:
+            return False
+        if fetch_offset < self.high_watermark and replica in self.maximal_isr:
+            p.lost_committed = True
         p.log_end_offset = fetch_offset
         if fetch_offset >= leader_end_offset:
             p.last_caught_up_ms = self.now_ms

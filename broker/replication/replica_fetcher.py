@@ -103,6 +103,8 @@ class ReplicaFetcherManager:
             role = replica.role
             if replica.deleted or role is None or role.is_leader or role.leader_id < 0:
                 continue
+            if replica.damage is not None:
+                continue  # no fetch between finding damage and cutting it (replica_repair)
             if leader_id is None or role.leader_id == leader_id:
                 out.append(replica)
         return out

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import socket
 import struct
+import time
 
 import cbor2
 import pytest
@@ -29,7 +30,7 @@ def frame_of(parts: list) -> bytes:  # type: ignore[type-arg]
 
 
 def valid_produce_frame(topic: str, cid: int) -> bytes:
-    batch = build_batch([(1_700_000_000_000, b"k", b"fuzz-value", None)])
+    batch = build_batch([(int(time.time() * 1000), b"k", b"fuzz-value", None)])
     req = ProduceRequest(
         acks=1, timeout_ms=1000, partitions=[ProducePartitionData(topic, 0, batch)]
     )

@@ -49,13 +49,22 @@ def addresses(cluster: LocalCluster, ids: list[int]) -> list[tuple[str, int]]:
 
 
 async def call(address: tuple[str, int], request: Any, timeout_s: float = 60) -> Any:
-    async with trio.open_nursery() as nursery:
-        conn = BrokerConnection(*address, client_id="classic-test")
-        try:
-            await conn.connect(nursery, 5)
-            return await conn.request(request, timeout_s)
-        finally:
-            await conn.aclose()
+    """One request on its own connection; a broken node raises a plain RilletError."""
+    try:
+        async with trio.open_nursery() as nursery:
+            conn = BrokerConnection(*address, client_id="classic-test")
+            try:
+                await conn.connect(nursery, 5)
+                return await conn.request(request, timeout_s)
+            finally:
+                await conn.aclose()
+    except BaseExceptionGroup as group:
+        failed, _ = group.split(RilletError)
+        while isinstance(failed, BaseExceptionGroup):
+            failed = failed.exceptions[0]
+        if failed is None:
+            raise
+        raise failed from None
 
 
 async def coordinator(nodes: list[tuple[str, int]]) -> tuple[str, int]:
@@ -165,6 +174,13 @@ async def test_classic_group_rebalances_fences_and_survives_the_controller(
             "range",
         )
         assert {m.member_assignment for m in group.members} == {b"a:0", b"b:1"}
+        listed = await call(coord, cgm.ClassicListGroupsRequest(["stable"]))
+        assert [(g.group_id, g.protocol_type) for g in listed.groups] == [(GROUP, "consumer")]
+        native = await call(coord, gm.ListGroupsRequest())  # what `rillet groups list` shows
+        assert gm.GroupListing(GROUP, 2, 2) in native.groups
+        native_described = await call(coord, gm.DescribeGroupsRequest([GROUP]))
+        assert native_described.groups[0].assignor == "range"
+        assert len(native_described.groups[0].members) == 2
 
         # The controller dies: the next one rebuilds the group from the metadata log.
         dead = next(i for i, n in enumerate(nodes, start=1) if n == coord)
@@ -185,3 +201,98 @@ async def test_classic_group_rebalances_fences_and_survives_the_controller(
         assert (await call(coord, beat_a)).error_code == E.REBALANCE_IN_PROGRESS
         again = await call(coord, join_request(a.member_id, b"sub-a"))
         assert (again.generation_id, [m.member_id for m in again.members]) == (3, [a.member_id])
+
+
+class Member:
+    """A classic member as a Kafka client runs one: find the coordinator, join (two steps),
+    sync (computing the assignment when it leads), heartbeat, and start over on errors."""
+
+    def __init__(self, nodes: list[tuple[str, int]], name: str) -> None:
+        self.nodes, self.name = nodes, name
+        self.member_id, self.generation = "", -1
+        self.assignment: bytes | None = None
+        self.rejoins = 0
+
+    async def run(self) -> None:
+        coord: tuple[str, int] | None = None
+        while True:
+            try:
+                if coord is None:
+                    coord = await coordinator(self.nodes)
+                if self.assignment is None:
+                    await self._join_and_sync(coord)
+                else:
+                    beat = cgm.ClassicHeartbeatRequest(GROUP, self.generation, self.member_id)
+                    code = (await call(coord, beat, 10)).error_code
+                    if code == E.NOT_COORDINATOR:
+                        coord = None
+                    elif code != E.NONE:
+                        self._rejoin(code)
+                    await trio.sleep(0.1)
+            except RilletError:  # the node died or the connection broke: find the next one
+                coord = None
+                await trio.sleep(0.1)
+
+    def _rejoin(self, code: int) -> None:
+        self.assignment = None
+        self.rejoins += 1
+        if code in (E.UNKNOWN_MEMBER_ID, E.ILLEGAL_GENERATION):
+            self.member_id, self.generation = "", -1
+
+    async def _join_and_sync(self, coord: tuple[str, int]) -> None:
+        joined = await call(coord, join_request(self.member_id, self.name.encode()))
+        if joined.error_code == E.MEMBER_ID_REQUIRED:
+            self.member_id = joined.member_id
+            return
+        if joined.error_code != E.NONE:
+            self._rejoin(joined.error_code)
+            raise RilletError(f"join: {E(joined.error_code).name}")
+        self.member_id, self.generation = joined.member_id, joined.generation_id
+        plan = []
+        if joined.leader_id == joined.member_id:
+            ids = sorted(m.member_id for m in joined.members)
+            plan = [
+                cgm.ClassicMemberAssignment(m, f"{i}/{len(ids)}".encode())
+                for i, m in enumerate(ids)
+            ]
+        req = cgm.ClassicSyncGroupRequest(GROUP, self.generation, self.member_id, assignments=plan)
+        synced = await call(coord, req)
+        if synced.error_code == E.NONE:
+            self.assignment = synced.assignment
+        else:
+            self._rejoin(synced.error_code)
+
+
+def settled_on(members: list[Member]) -> bool:
+    generations = {m.generation for m in members}
+    parts = sorted(m.assignment for m in members if m.assignment is not None)
+    n = len(members)
+    return len(generations) == 1 and parts == [f"{i}/{n}".encode() for i in range(n)]
+
+
+async def test_a_round_cut_by_the_controller_s_death_completes_under_the_next(
+    cluster: LocalCluster,
+) -> None:
+    nodes = addresses(cluster, [1, 2, 3])
+    a, b, c = Member(list(nodes), "a"), Member(list(nodes), "b"), Member(list(nodes), "c")
+    async with trio.open_nursery() as nursery:
+        with trio.fail_after(120):
+            nursery.start_soon(a.run)
+            nursery.start_soon(b.run)
+            while not settled_on([a, b]):
+                await trio.sleep(0.05)
+            first = a.generation
+            coord = await coordinator(nodes)
+            nursery.start_soon(c.run)  # a round starts...
+            describe = cgm.ClassicDescribeGroupsRequest([GROUP])
+            while (await call(coord, describe)).groups[0].group_state != "PreparingRebalance":
+                await trio.sleep(0.01)
+            cluster.kill(nodes.index(coord) + 1)  # ...and the controller dies in the middle of it
+            killed_at = trio.current_time()
+            for m in (a, b, c):
+                m.nodes.remove(coord)
+            while not settled_on([a, b, c]):
+                await trio.sleep(0.05)
+            print(f"settled {trio.current_time() - killed_at:.2f} s after the controller died")
+            assert a.generation > first
+        nursery.cancel_scope.cancel()

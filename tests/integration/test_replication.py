@@ -2,7 +2,7 @@
 
 Every test plans its own cluster in tmp_path and the LocalCluster context kills every
 process it started, also on failure. Waits poll with deadlines. After healing, the three
-replicas of every partition must hold byte-identical logs (DESIGN §6: no replica keeps a
+replicas of every partition must hold byte-identical logs (docs/replication.md: no replica keeps a
 suffix its leader does not have).
 """
 

@@ -43,6 +43,9 @@ from rillet.spark_io.backfill_manifest import load_manifests
 pytestmark = pytest.mark.integration
 
 T0 = 1_700_000_000_000  # 2023-11-14T22:13:20Z
+# Records here carry historical timestamps (from T0): topics accept any age, as a backfill
+# topic would (the default refuses what retention would delete at once).
+HISTORICAL = {"message.timestamp.before.max.ms": "9223372036854775807"}
 HOUR_MS = 3_600_000
 
 
@@ -65,7 +68,7 @@ def bootstrap(rillet_cluster: LocalCluster) -> str:
 
 def create(bootstrap: str, topic: str, partitions: int, rf: int = 3) -> None:
     with BlockingAdmin(bootstrap) as admin:
-        admin.create_topics([NewTopic(topic, partitions, rf)])
+        admin.create_topics([NewTopic(topic, partitions, rf, configs=HISTORICAL)])
 
 
 def produce(
@@ -356,7 +359,7 @@ def test_records_deleted_by_retention_fail_the_read_or_are_skipped(
 ) -> None:
     bootstrap = own_cluster.bootstrap
     with BlockingAdmin(bootstrap) as admin:
-        configs = {"segment.bytes": "2048", "retention.bytes": "4096"}
+        configs = {"segment.bytes": "2048", "retention.bytes": "4096", **HISTORICAL}
         admin.create_topics([NewTopic("sp-loss", 1, 3, configs=configs)])
 
     def log_start() -> int:

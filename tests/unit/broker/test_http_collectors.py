@@ -66,7 +66,7 @@ def node(tmp_path: Path) -> Iterator[tuple[HttpEndpoint, MetadataState, ReplicaM
     manager = ReplicaManager(config)
     follower = MetadataFollower(SimCluster([1], random.Random(1)).member(1))
     follower.state = state
-    PartitionReconciler(NODE, manager, follower).reconcile(state)
+    trio.run(PartitionReconciler(NODE, manager, follower).reconcile, state)
     view = MetadataView(NODE, follower, ClusterAuth("c", "s"))
     caught_up = trio.Event()
     caught_up.set()
@@ -114,7 +114,8 @@ def test_partition_health_traffic_and_sizes_are_read_at_scrape_time(
     assert t is not None
     number = replica.key.partition
     state.apply(state.last_applied_index + 1, PartitionChange(t.topic_id, number, None, [NODE]))
-    PartitionReconciler(NODE, manager, endpoint.probe.view.follower).reconcile(state)
+    reconciler = PartitionReconciler(NODE, manager, endpoint.probe.view.follower)
+    trio.run(reconciler.reconcile, state)
     m = scrape(endpoint)
     assert m["rillet_partitions_under_replicated"] == 1
     assert m["rillet_partitions_at_min_isr"] == 1

@@ -22,21 +22,18 @@ from kafka.protocol.metadata import (
     MetadataResponse,
 )
 from kafka.protocol.producer import InitProducerIdRequest, ProduceRequest, ProduceResponse
+from kafka_front_end import StaticView, forwarded, received
 from kio.index import load_response_schema
 from kio.serial import entity_writer
 
 from rillet.broker.kafka.api_table import SUPPORTED
 from rillet.broker.kafka.codec import (
-    decode_body,
-    decode_header,
     encode_response,
     frame_parts,
-    schema_for,
     unsupported_api_versions,
 )
 from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.fetch_response import FetchedPartition, encode_fetch_body
-from rillet.broker.kafka.framing import KafkaFrameDecoder
 from rillet.broker.kafka.front_end import translate
 from rillet.broker.kafka.translation import Answer, Forward, KafkaEndpoint, RawBody
 from rillet.wire import messages as m
@@ -48,34 +45,6 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 names = st.text(alphabet="abcxyz-_.", min_size=1, max_size=12)
 int32s = st.integers(0, 2**31 - 1)
 offsets = st.integers(0, 2**62)
-
-
-class View:
-    def __init__(self, endpoints: dict[int, KafkaEndpoint] | None = None) -> None:
-        self.endpoints = endpoints or {}
-
-    def kafka_endpoints(self) -> dict[int, KafkaEndpoint]:
-        return self.endpoints
-
-
-def received(request: Any, version: int, correlation_id: int = 7) -> tuple[Any, Any, Any]:
-    """(header, schema, entity) as the listener decodes kafka-python's framed request."""
-    request.with_header(correlation_id=correlation_id, client_id="oracle")
-    data = request.encode(version=version, header=True, framed=True)
-    decoder = KafkaFrameDecoder(1 << 20)
-    decoder.feed(bytes(data))
-    frame = decoder.next_frame()
-    assert frame is not None and decoder.next_frame() is None
-    header, start = decode_header(frame)
-    schema = schema_for(header)
-    return header, schema, decode_body(frame, start, schema)
-
-
-def forwarded(request: Any, version: int) -> tuple[Any, Forward]:
-    _header, schema, entity = received(request, version)
-    action = translate(schema, entity, View())
-    assert isinstance(action, Forward)
-    return schema, action
 
 
 def sent(parts: list[Any]) -> bytes:
@@ -113,14 +82,15 @@ def test_produce_requests_become_the_internal_request(
     header, schema, entity = received(request, version)
     assert (header.api_key, header.api_version, header.correlation_id) == (0, version, 7)
     assert header.client_id == "oracle"
-    action = translate(schema, entity, View())
+    action = translate(schema, entity, StaticView())
     assert isinstance(action, Forward)
     expected = [
         m.ProducePartitionData(name, i, data)
         for name, parts in topics.items()
         for i, data in parts.items()
     ]
-    assert action.native == m.ProduceRequest(acks, timeout_ms, expected)
+    # acks=0 runs as acks=1 inside (nothing is sent back; a failure closes the connection)
+    assert action.native == m.ProduceRequest(acks or 1, timeout_ms, expected)
     answers = [
         m.ProducePartitionResponse(p.topic, p.partition, ErrorCode.NOT_LEADER_OR_FOLLOWER, -1)
         for p in expected
@@ -147,7 +117,7 @@ def test_a_transactional_produce_is_refused_without_reaching_a_handler() -> None
         ],
     )
     _h, schema, entity = received(request, 7)
-    action = translate(schema, entity, View())
+    action = translate(schema, entity, StaticView())
     assert isinstance(action, Answer)
 
 
@@ -251,7 +221,9 @@ def test_the_hand_encoded_fetch_response_equals_kio_s() -> None:
 
 
 def test_metadata_names_brokers_by_their_kafka_listeners() -> None:
-    view = View({1: KafkaEndpoint(1, "h1", 19092, "r1"), 2: KafkaEndpoint(2, "h2", 19093, None)})
+    view = StaticView(
+        {1: KafkaEndpoint(1, "h1", 19092, "r1"), 2: KafkaEndpoint(2, "h2", 19093, None)}
+    )
     for version in range(1, 9):
         request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name="t")])
         if version >= 4:
@@ -285,7 +257,7 @@ def test_metadata_names_brokers_by_their_kafka_listeners() -> None:
 def test_api_versions_lists_exactly_the_served_table_in_every_version() -> None:
     for version in range(5):
         _h, schema, entity = received(ApiVersionsRequest(), version)
-        action = translate(schema, entity, View())
+        action = translate(schema, entity, StaticView())
         assert isinstance(action, Answer)
         data = encode_response(1, schema, action.response)
         decoded = ApiVersionsResponse.decode(data, version=version, header=True, framed=True)
@@ -350,3 +322,26 @@ def test_list_offsets_create_and_delete_topics_and_init_producer_id_translate() 
         )
         refused = action.reply(m.InitProducerIdResponse(ErrorCode.INVALID_REQUEST))
         assert int(refused.error_code) == 53  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+
+
+def test_an_acks_0_produce_runs_as_acks_1_inside_and_reports_failures() -> None:
+    r = ProduceRequest
+    request = r(
+        transactional_id=None,
+        acks=0,
+        timeout_ms=100,
+        topic_data=[
+            r.TopicProduceData(
+                name="t",
+                partition_data=[r.TopicProduceData.PartitionProduceData(index=0, records=b"x")],
+            )
+        ],
+    )
+    _schema, action = forwarded(request, 7)
+    assert action.native.acks == 1 and action.failed is not None
+    ok = m.ProduceResponse([m.ProducePartitionResponse("t", 0, ErrorCode.NONE, 5)])
+    assert action.failed(ok) is None
+    moved = m.ProduceResponse(
+        [m.ProducePartitionResponse("t", 0, ErrorCode.NOT_LEADER_OR_FOLLOWER)]
+    )
+    assert "t-0" in (action.failed(moved) or "")

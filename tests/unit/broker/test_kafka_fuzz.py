@@ -9,13 +9,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka.protocol.producer import ProduceRequest
+from kafka_front_end import StaticView
 
 from rillet.broker.kafka.api_table import SCHEMAS, SUPPORTED
 from rillet.broker.kafka.codec import decode_body, decode_header, schema_for
 from rillet.broker.kafka.errors import KafkaFrameTooLarge, KafkaProtocolError
 from rillet.broker.kafka.framing import KafkaFrameDecoder
 from rillet.broker.kafka.front_end import translate
-from rillet.broker.kafka.translation import KafkaEndpoint
 
 # kafka-python reads its bundled JSON schemas with a deprecated importlib call.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -23,16 +23,11 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 served = st.sampled_from(sorted(SCHEMAS))
 
 
-class View:
-    def kafka_endpoints(self) -> dict[int, KafkaEndpoint]:
-        return {}
-
-
 def decode(frame: bytes) -> None:
     header, start = decode_header(frame)
     schema = schema_for(header)
     request = decode_body(frame, start, schema)
-    translate(schema, request, View())
+    translate(schema, request, StaticView())
 
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])

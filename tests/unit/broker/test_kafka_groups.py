@@ -21,31 +21,14 @@ from kafka.protocol.consumer.group import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
+from kafka_front_end import forwarded
 
-from rillet.broker.kafka.codec import decode_body, decode_header, encode_response, schema_for
+from rillet.broker.kafka.codec import encode_response
 from rillet.broker.kafka.error_map import kafka_error
-from rillet.broker.kafka.front_end import translate
-from rillet.broker.kafka.translation import Caller, Forward, KafkaEndpoint
 from rillet.wire import classic_group_messages as cgm
 from rillet.wire.error_codes import ErrorCode
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
-
-class View:
-    def kafka_endpoints(self) -> dict[int, KafkaEndpoint]:
-        return {}
-
-
-def forwarded(request: Any, version: int) -> tuple[Any, Forward]:
-    request.with_header(correlation_id=4, client_id="app-1")
-    frame = bytes(request.encode(version=version, header=True))
-    header, start = decode_header(frame)
-    schema = schema_for(header)
-    request = decode_body(frame, start, schema)
-    action = translate(schema, request, View(), Caller(header.client_id, "10.1.2.3"))
-    assert isinstance(action, Forward)
-    return schema, action
 
 
 def answered(schema: Any, response: Any, oracle: Any) -> Any:
@@ -75,7 +58,7 @@ def test_join_group_in_every_version() -> None:
             protocol_type="consumer",
             protocols=[r.JoinGroupRequestProtocol(name="range", metadata=b"\x00sub")],
         )
-        schema, action = forwarded(request, version)
+        schema, action = forwarded(request, version, client_host="10.1.2.3")
         assert action.native == cgm.ClassicJoinGroupRequest(
             "g",
             6000,
@@ -84,7 +67,7 @@ def test_join_group_in_every_version() -> None:
             "static-1" if version >= 5 else None,
             "consumer",
             [cgm.ClassicProtocol("range", b"\x00sub")],
-            "app-1",
+            "oracle",
             "10.1.2.3",
             require_known_member_id=version >= 4,
         )

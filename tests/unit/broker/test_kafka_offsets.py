@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from kafka.protocol.consumer.group import (
     OffsetCommitRequest,
@@ -11,29 +9,13 @@ from kafka.protocol.consumer.group import (
     OffsetFetchRequest,
     OffsetFetchResponse,
 )
+from kafka_front_end import forwarded
 
-from rillet.broker.kafka.codec import decode_body, decode_header, encode_response, schema_for
-from rillet.broker.kafka.front_end import translate
-from rillet.broker.kafka.translation import Forward, KafkaEndpoint
+from rillet.broker.kafka.codec import encode_response
 from rillet.wire import group_messages as gm
 from rillet.wire.error_codes import ErrorCode
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
-
-class View:
-    def kafka_endpoints(self) -> dict[int, KafkaEndpoint]:
-        return {}
-
-
-def forwarded(request: Any, version: int) -> tuple[Any, Forward]:
-    request.with_header(correlation_id=4, client_id="oracle")
-    frame = bytes(request.encode(version=version, header=True))
-    header, start = decode_header(frame)
-    schema = schema_for(header)
-    action = translate(schema, decode_body(frame, start, schema), View())
-    assert isinstance(action, Forward)
-    return schema, action
 
 
 def test_offset_commit_maps_to_the_group_registry_and_back() -> None:

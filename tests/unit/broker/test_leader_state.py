@@ -286,3 +286,46 @@ def test_an_unknown_outcome_with_nothing_pending_changes_nothing() -> None:
     s = leader(isr=(1, 2))
     s.proposal_outcome_unknown()
     assert s.unconfirmed is None and counted(s) == (1, 2)
+
+
+def test_an_isr_member_fetching_below_the_high_watermark_is_removed_at_once() -> None:
+    """It lost committed records (a replica that cut a damaged batch): keeping it in the ISR
+    would let an election pick a copy that misses them."""
+    s = leader()
+    s.on_follower_fetch(2, 50, 50, now_ms=1)
+    s.on_follower_fetch(3, 50, 50, now_ms=1)
+    assert s.high_watermark == 50
+    s.on_follower_fetch(2, 20, 50, now_ms=2)  # well within the lag window
+    proposal = s.isr_change(50, now_ms=3, lag_max_ms=LAG_MS)
+    assert proposal is not None and proposal.isr == (1, 3)
+    assert s.high_watermark == 50  # and it never moves back
+
+
+def test_a_follower_removed_from_the_isr_rejoins_only_on_a_fetch_made_since() -> None:
+    """After it left the ISR (by its own request, to cut a damaged copy) the offset it
+    fetched from before proves nothing about its log."""
+    s = leader()
+    s.on_follower_fetch(2, 50, 50, now_ms=1)
+    s.on_follower_fetch(3, 50, 50, now_ms=1)
+    s.on_committed((1, 3), 6)  # replica 2 asked to leave
+    assert s.isr_change(50, now_ms=2, lag_max_ms=LAG_MS) is None  # no stale re-add
+    s.on_follower_fetch(2, 30, 50, now_ms=3)  # re-fetching after its cut
+    assert s.isr_change(50, now_ms=4, lag_max_ms=LAG_MS) is None
+    s.on_follower_fetch(2, 50, 50, now_ms=5)  # caught up again
+    proposal = s.isr_change(50, now_ms=6, lag_max_ms=LAG_MS)
+    assert proposal is not None and proposal.isr == (1, 2, 3)
+
+
+def test_a_fetch_request_that_arrived_before_the_follower_left_the_isr_proves_nothing() -> None:
+    """A long poll parked on the leader re-reads when data arrives: its fetch offset dates
+    from before the follower left the ISR (and cut its damaged log), so it must not put the
+    follower back."""
+    s = leader()
+    s.on_follower_fetch(2, 50, 50, now_ms=1)
+    s.on_follower_fetch(3, 50, 50, now_ms=1)
+    s.on_committed((1, 3), 6, now_ms=10)
+    s.on_follower_fetch(2, 50, 50, now_ms=12, request_arrived_ms=5)  # parked since 5
+    assert s.isr_change(50, now_ms=13, lag_max_ms=LAG_MS) is None
+    s.on_follower_fetch(2, 50, 50, now_ms=14, request_arrived_ms=14)  # a fresh request
+    proposal = s.isr_change(50, now_ms=15, lag_max_ms=LAG_MS)
+    assert proposal is not None and proposal.isr == (1, 2, 3)

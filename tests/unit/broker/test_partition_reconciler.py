@@ -11,6 +11,7 @@ from rillet.broker.partition_reconciler import PartitionReconciler
 from rillet.broker.replica_manager import DELETE_SUFFIX, ReplicaManager
 from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.decision import Decision
+from rillet.metadata_quorum.entry_split import split_records
 from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.metadata_quorum.records import PartitionChange, RegisterBroker
 from rillet.metadata_quorum.state import MetadataState
@@ -47,12 +48,12 @@ def mine(state: MetadataState, topic: str) -> set[int]:
     return {p for p, s in state.partitions_of(t.topic_id).items() if NODE in s.replicas}
 
 
-def test_hosts_assigned_partitions_with_their_roles(tmp_path: Path) -> None:
+async def test_hosts_assigned_partitions_with_their_roles(tmp_path: Path) -> None:
     ctl, state = two_brokers()
     apply_all(state, ctl.create_topic(state, "t", 6, 1, {}))
     apply_all(state, ctl.create_topic(state, "r", 2, 2, {}))
     manager, reconciler = reconciler_over(tmp_path)
-    reconciler.reconcile(state)
+    await reconciler.reconcile(state)
     hosted = {(k.topic, k.partition) for k in manager.hosted()}
     assert hosted == {("t", p) for p in mine(state, "t")} | {("r", 0), ("r", 1)}
     r = state.topic_by_name("r")
@@ -64,17 +65,17 @@ def test_hosts_assigned_partitions_with_their_roles(tmp_path: Path) -> None:
     # Leadership moves away: the replica follows, with the new epoch.
     led = next(p for p, s in state.partitions_of(r.topic_id).items() if s.leader == NODE)
     state.apply(state.last_applied_index + 1, PartitionChange(r.topic_id, led, 2, None))
-    reconciler.reconcile(state)
+    await reconciler.reconcile(state)
     replica = manager.get("r", led)
     assert replica is not None and not replica.is_leader and replica.leader_epoch == 1
     manager.close_all()
 
 
-def test_a_recreated_topic_never_serves_the_deleted_ones_data(tmp_path: Path) -> None:
+async def test_a_recreated_topic_never_serves_the_deleted_ones_data(tmp_path: Path) -> None:
     ctl, state = two_brokers()
     apply_all(state, ctl.create_topic(state, "t", 2, 2, {}))
     manager, reconciler = reconciler_over(tmp_path)
-    reconciler.reconcile(state)
+    await reconciler.reconcile(state)
     replica = manager.get("t", 0)
     assert replica is not None
     replica.append_as_leader(build_batch([(1, b"k", b"old", None)]), 1)
@@ -84,19 +85,19 @@ def test_a_recreated_topic_never_serves_the_deleted_ones_data(tmp_path: Path) ->
     apply_all(state, ctl.delete_topic(state, "t"))
     apply_all(state, ctl.create_topic(state, "t", 2, 2, {}))
     manager, reconciler = reconciler_over(tmp_path)
-    reconciler.reconcile(state)
+    await reconciler.reconcile(state)
     fresh = manager.get("t", 0)
     assert fresh is not None and fresh.log.log_end_offset == 0
     assert any(d.name.endswith(DELETE_SUFFIX) for d in tmp_path.iterdir())
     manager.close_all()
 
 
-def test_unassigned_directories_are_removed_only_when_asked(tmp_path: Path) -> None:
+async def test_unassigned_directories_are_removed_only_when_asked(tmp_path: Path) -> None:
     ctl, state = two_brokers()
     apply_all(state, ctl.create_topic(state, "gone", 1, 2, {}))
     apply_all(state, ctl.create_topic(state, "kept", 1, 2, {}))
     manager, reconciler = reconciler_over(tmp_path)
-    reconciler.reconcile(state)
+    await reconciler.reconcile(state)
     manager.close_all()
     (tmp_path / "__raft").mkdir()  # not a partition directory: left alone
     legacy = tmp_path / "legacy-0"  # written before topics had ids: never deleted
@@ -105,9 +106,31 @@ def test_unassigned_directories_are_removed_only_when_asked(tmp_path: Path) -> N
 
     apply_all(state, ctl.delete_topic(state, "gone"))
     manager, reconciler = reconciler_over(tmp_path)
-    reconciler.reconcile(state)  # opens "kept"; "gone" is not opened...
+    await reconciler.reconcile(state)  # opens "kept"; "gone" is not opened...
     assert (tmp_path / "gone-0").exists()  # ...but not removed before catch-up is known
     assert manager.remove_unassigned_dirs() == 1
     assert not (tmp_path / "gone-0").exists() and (tmp_path / "kept-0").exists()
     assert (tmp_path / "__raft").exists() and legacy.exists()
+    manager.close_all()
+
+
+async def test_a_topic_created_in_several_entries_is_hosted_once_it_appears(
+    tmp_path: Path,
+) -> None:
+    ctl, state = two_brokers()
+    manager, reconciler = reconciler_over(tmp_path)
+    await reconciler.reconcile(state)
+    decision = ctl.create_topic(state, "big", 40, 2, {})
+    entries = split_records(decision.records, 15)
+    for entry in entries[:-1]:  # the partitions come first; a pass runs in between
+        state.apply_entry(state.last_applied_index + 1, entry)
+        await reconciler.reconcile(state)
+        assert not manager.hosted()
+    state.apply_entry(state.last_applied_index + 1, entries[-1])
+    await reconciler.reconcile(state)
+    assert {k.partition for k in manager.hosted()} == set(range(40))
+    apply_all(state, ctl.delete_topic(state, "big"))
+    await reconciler.reconcile(state)  # only what changed: all of it goes
+    assert not manager.hosted()
+    assert not [d for d in tmp_path.iterdir() if d.name.startswith("big-")]
     manager.close_all()

@@ -9,11 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from rillet.broker.cli.cluster_command import BUSY, REFUSED, NodeProbe, no_answer_line
 from rillet.broker.cli.common import print_table
 from rillet.broker.cli.console_command import RecordFormat, split_key, split_lines
 from rillet.broker.cli.demo_command import RoundTrip
 from rillet.broker.cli.perf_command import (
     TARGET_SAMPLES,
+    LatencySampler,
+    _progress_line,
+    _Window,
     latency_summary,
     percentile,
     sample_interval,
@@ -55,6 +59,11 @@ def test_record_format_headers_before_the_key() -> None:
     r = ConsumerRecord("t", 0, 1, 5, b"k", b"v", [("a", b"1"), ("b", b"")])
     assert RecordFormat(" ", headers=True, key=True).line(r) == "a=1,b= k v"
     assert RecordFormat(" ", headers=True).line(record(None, b"v")) == " v"
+
+
+def test_record_format_prints_a_null_header_value_as_null() -> None:
+    r = ConsumerRecord("t", 0, 1, 5, None, b"v", [("a", None), ("b", b"x")])
+    assert RecordFormat(" ", headers=True).line(r) == "a=null,b=x v"
 
 
 def test_record_format_replaces_undecodable_bytes() -> None:
@@ -155,3 +164,23 @@ def test_round_trip_reports_changed_bytes() -> None:
     trip.acked[0] += [(0, b"a", b"v1"), (1, b"a", b"v2")]
     trip.read[0] += [consumed(0, 0, b"a", b"v1"), consumed(0, 1, b"a", b"XX")]
     assert trip.problems() == ["partition 0: records differ from the acknowledged ones at 1"]
+
+
+def test_cluster_status_tells_down_from_busy() -> None:
+    """Issue 16: paused nodes were reported as "the cluster is down"."""
+    refused = {1: NodeProbe(None, REFUSED), 2: NodeProbe(None, REFUSED)}
+    assert "the cluster is down" in no_answer_line(refused, {})
+    busy = {1: NodeProbe(None, BUSY), 2: NodeProbe(None, REFUSED)}
+    line = no_answer_line(busy, {1: 100, 3: 300})
+    assert "down" not in line and "node(s) 1 accepted" in line
+    assert "2 node(s) are running but busy" in line
+
+
+def test_perf_progress_without_acknowledgements_prints_no_nan() -> None:
+    """Issue 16: progress lines said ``nan ms`` latency when nothing was acknowledged."""
+    line = _progress_line(_Window(0.0), 5.0, 1000, 100, LatencySampler())
+    assert "nan" not in line and "no sampled record acknowledged" in line
+    sampler = LatencySampler(values_ms=[2.0, 4.0])
+    assert "3.0 ms avg latency, 4.0 ms max latency" in _progress_line(
+        _Window(0.0), 5.0, 1000, 100, sampler
+    )

@@ -80,6 +80,10 @@ class FakeCluster:
         self.outstanding = 0  # requests being answered right now...
         self.max_outstanding = 0  # ...and the most there ever were
         self.unlisted: set[int] = set()  # nodes left out of Metadata answers (fenced ones)
+        # Paused nodes (as by SIGSTOP): requests arrive and are recorded, never answered
+        # until the node is resumed; their connections stay open.
+        self.paused: set[int] = set()
+        self.resumed = trio.Event()
 
     @property
     def bootstrap(self) -> str:
@@ -102,6 +106,11 @@ class FakeCluster:
     def move_leader(self, tp: TP, node_id: int) -> None:
         self.leaders[tp] = node_id
         self.logs[tp].epoch += 1
+
+    def resume(self, node_id: int) -> None:
+        self.paused.discard(node_id)
+        self.resumed.set()
+        self.resumed = trio.Event()
 
     def inject(self, api: str, tp: TP, *codes: ErrorCode) -> None:
         """The next answers of ``api`` ("produce", "fetch", "list_offsets") for ``tp``."""
@@ -153,6 +162,8 @@ class FakeCluster:
             self.requests.append((node_id, request))
             self.arrived.set()
             self.arrived = trio.Event()
+            while node_id in self.paused:
+                await self.resumed.wait()
             self.outstanding += 1
             self.max_outstanding = max(self.max_outstanding, self.outstanding)
             try:

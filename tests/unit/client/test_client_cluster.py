@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from dataclasses import replace
 
 import pytest
 import trio
@@ -11,7 +12,7 @@ from client_fakes import FakeCluster
 from rillet.client.cluster import ClusterClient, parse_bootstrap
 from rillet.client.errors import ConnectionFailedError, UnknownTopicOrPartitionError
 from rillet.client.types import TopicPartition
-from rillet.wire.messages import MetadataRequest
+from rillet.wire.messages import MetadataRequest, MetadataResponse
 
 
 def free_port() -> int:
@@ -66,3 +67,30 @@ async def test_waiting_for_a_topic_is_bounded(cluster: FakeCluster) -> None:
             await client.wait_for_topic("missing", 0.2)
         cluster.create_topic("late", 2)
         assert await client.wait_for_topic("late", 1) == 2
+
+
+async def test_a_node_behind_what_the_client_saw_is_not_believed(
+    cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 16: after "created" a client must not hear "unknown topic" from a node that has
+    not applied the creation (cut off from the quorum, it cannot catch up): the client asks
+    another node and keeps the fresher answer."""
+    cluster.create_topic("new", 1)
+    handle = cluster._handle
+
+    async def lagging_node_0(node: int, req: object) -> object:
+        response = await handle(node, req)
+        if isinstance(req, MetadataRequest) and isinstance(response, MetadataResponse):
+            if node == 0:  # still before the topic's creation
+                return replace(response, topics=[], metadata_offset=5)
+            return replace(response, metadata_offset=10)
+        return response
+
+    monkeypatch.setattr(cluster, "_handle", lagging_node_0)
+    async with ClusterClient(cluster.bootstrap) as client:  # bootstrap: node 0
+        client.saw_metadata_offset(10)  # e.g. from the CreateTopics answer
+        response = await client.refresh_metadata(["new"])
+        assert response.metadata_offset == 10 and client.partition_count("new") == 1
+    asked = [n for n, r in cluster.requests if isinstance(r, MetadataRequest)]
+    assert asked == [0, 1]
+    assert {r.min_metadata_offset for _, r in cluster.of_type(MetadataRequest)} == {10}

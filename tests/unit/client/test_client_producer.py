@@ -253,3 +253,17 @@ async def test_a_request_cut_by_a_metadata_refresh_is_retried_on_the_new_leader(
         cluster.hold.set()  # let node 0's held request end
     assert md.partition == 0
     assert [node for node, _ in cluster.of_type(ProduceRequest)][-1] == 1
+
+
+async def test_a_record_no_request_can_carry_is_refused_before_sending(
+    cluster: FakeCluster,
+) -> None:
+    """Issue 16: a 120 MB record looped on connection resets (larger than a node's frame
+    limit) instead of failing with MessageTooLargeError."""
+    cluster.create_topic("big", 1)
+    async with Producer(cluster.bootstrap, max_request_bytes=1 << 20, linger_ms=0) as producer:
+        with pytest.raises(MessageTooLargeError, match="max_request_bytes"):
+            await producer.send("big", b"x" * (1 << 20))
+        ok = await producer.send("big", b"y" * (512 * 1024))
+        assert (await ok).offset == 0
+    assert len(cluster.of_type(ProduceRequest)) == 1  # the big one never left the client

@@ -44,13 +44,13 @@ async def test_records_polled_during_a_revoke_commit_are_never_beyond_the_commit
     committed: dict[TopicPartition, int] = {}
     polled: list[ConsumerRecord] = []
 
-    async def commit(offsets: Any = None) -> None:
+    async def commit(offsets: Any, until_s: float) -> None:
         # The application polls while the commit is on the wire.
         polled.extend(consumer._sub.take(None))
         await trio.lowlevel.checkpoint()
         committed.update(offsets)
 
-    consumer.commit = commit  # type: ignore[method-assign]
+    consumer._commit = commit  # type: ignore[method-assign]
     await consumer._revoke({GIVEN_UP})
     assert committed == {GIVEN_UP: 0}
     assert {r.partition for r in polled} == {KEPT.partition}

@@ -33,6 +33,22 @@ def test_two_step_join_then_the_lone_leader_assigns_and_syncs() -> None:
     assert h.heartbeat("m1", 1) == E.NONE
 
 
+def test_members_starting_together_share_the_first_generation() -> None:
+    h = Harness()
+    a = h.answers[h.join("")].member_id
+    b = h.answers[h.join("")].member_id
+    held_a = h.join(a)
+    assert held_a not in h.answers  # b's member id is out: b is on its way in
+    held_b = h.join(b)
+    assert h.answers[held_a].generation_id == h.answers[held_b].generation_id == 1
+    c = h.answers[h.join("")].member_id
+    held_a = h.join(a, protocols=[("range", b"new")])  # a round while c is on its way
+    held_b = h.join(b)
+    assert held_a not in h.answers and held_b not in h.answers
+    h.leave((c, None))  # c gives up: the round need not wait for it
+    assert h.answers[held_a].generation_id == h.answers[held_b].generation_id == 2
+
+
 def test_join_without_member_id_requirement_joins_at_once() -> None:
     h = Harness()
     answer = h.answers[h.join("", require_known=False)]
@@ -127,6 +143,8 @@ def test_generations_fence_heartbeats_syncs_and_joins() -> None:
     assert h.heartbeat("ghost", 2) == E.UNKNOWN_MEMBER_ID
     assert h.answers[h.join("ghost")].error_code == E.UNKNOWN_MEMBER_ID
     assert h.heartbeat(m1, 2, instance="not-mine") == E.NONE  # an unknown instance id
+    unknown_instance = h.answers[h.join(m1, instance="not-known")]
+    assert unknown_instance.error_code == E.UNKNOWN_MEMBER_ID
 
 
 def test_a_follower_rejoin_without_change_gets_the_generation_in_force() -> None:
@@ -198,6 +216,7 @@ def test_bad_joins_are_refused() -> None:
     assert h.answers[h.join("", group="")].error_code == E.INVALID_GROUP_ID
     assert h.answers[h.join("", session_ms=10)].error_code == E.INVALID_SESSION_TIMEOUT
     assert h.answers[h.join("", rebalance_ms=0)].error_code == E.INVALID_REQUEST
+    assert h.answers[h.join("", rebalance_ms=2**31)].error_code == E.INVALID_REQUEST
     dup = [("range", b""), ("range", b"")]
     assert h.answers[h.join("", protocols=dup)].error_code == E.INVALID_REQUEST
 
@@ -309,3 +328,18 @@ def test_a_runtime_out_of_step_with_the_committed_state_starts_over() -> None:
     assert h.heartbeat(m1, 1, now=10) == E.NONE
     assert h.answers[held].error_code == E.NOT_COORDINATOR  # failed: the client re-sends
     assert GROUP not in {g for g in h.state.groups.groups}
+
+
+def test_every_prefix_of_a_removal_leaves_the_group_rebalancing() -> None:
+    h = Harness()
+    m1, m2 = h.stable_group(b"a", b"b")
+    before = MetadataState.from_snapshot(h.state.to_snapshot())
+    t = h.ticket()
+    req = cgm.ClassicLeaveGroupRequest(GROUP, [cgm.ClassicLeavingMember(m2)])
+    decision = h.coord.leave(h.state, req, t, 0)
+    for cut in range(1, len(decision.records) + 1):
+        state = MetadataState.from_snapshot(before.to_snapshot())
+        state.apply_entry(state.last_applied_index + 1, decision.records[:cut])
+        g = state.classic_groups.group(GROUP)
+        assert g is not None and g.phase == cgm.PREPARING_REBALANCE, (cut, decision.records)
+    assert m1 in h.group().members

@@ -3,6 +3,7 @@ survive encoding; a group id belongs to one protocol at a time."""
 
 from __future__ import annotations
 
+import cbor2
 from classic_group_harness import GROUP, Harness
 from hypothesis import given
 from hypothesis import strategies as st
@@ -25,6 +26,7 @@ from rillet.metadata_quorum.classic_group_records import (
 from rillet.metadata_quorum.errors import MetadataRecordError
 from rillet.metadata_quorum.group_records import GroupMember
 from rillet.metadata_quorum.records import decode_entry, encode_entry
+from rillet.metadata_quorum.state import MetadataState
 from rillet.wire.error_codes import ErrorCode
 
 E = ErrorCode
@@ -114,6 +116,18 @@ RECORDS = [
 ]
 
 
+def test_a_generation_recorded_again_or_older_changes_nothing() -> None:
+    h = Harness()
+    (m1,) = h.stable_group(b"a")
+    before = h.state.to_snapshot()
+    stale = ClassicGroupJoined(GROUP, 1, "consumer", "range", "x", [MEMBER])
+    h.state.apply_entry(h.state.last_applied_index + 1, [stale])
+    after = MetadataState.from_snapshot(h.state.to_snapshot())
+    after.last_applied_index = MetadataState.from_snapshot(before).last_applied_index
+    assert after.to_snapshot() == before
+    assert h.group().members.keys() == {m1}
+
+
 def test_classic_records_round_trip() -> None:
     assert decode_entry(encode_entry(RECORDS)) == RECORDS
     for record in RECORDS:
@@ -132,3 +146,14 @@ def test_damaged_classic_records_decode_or_fail_typed(at: int, byte: int, cut: i
         decode_entry(bytes(data))
     except MetadataRecordError:
         pass  # a typed error, never a crash
+
+
+def test_a_snapshot_from_before_classic_groups_still_loads() -> None:
+    h = Harness()
+    h.add_topic()
+    doc = cbor2.loads(h.state.to_snapshot())
+    doc["version"] = 2
+    del doc["classic_groups"]
+    restored = MetadataState.from_snapshot(cbor2.dumps(doc, canonical=True))
+    assert restored.topic_ids == h.state.topic_ids
+    assert restored.classic_groups.groups == {}

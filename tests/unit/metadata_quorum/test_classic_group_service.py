@@ -11,9 +11,12 @@ from typing import Any
 import trio
 import trio.testing
 
-from rillet.metadata_quorum.controller import ControllerConfig
+from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.controller_service import ControllerService
+from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.follower import MetadataFollower
+from rillet.metadata_quorum.group_coordinator import MemberHeartbeat
+from rillet.metadata_quorum.state import MetadataState
 from rillet.raft.sim_quorum import SimCluster
 from rillet.wire import classic_group_messages as cgm
 from rillet.wire.error_codes import ErrorCode
@@ -130,3 +133,33 @@ async def test_held_joins_are_answered_after_commit_and_across_a_controller_chan
         assert answers["b"].generation_id == 4
         assert [m.member_id for m in answers["b"].members] == [newcomer]
         nursery.cancel_scope.cancel()
+
+
+def test_a_classic_round_ends_in_a_tick_that_also_expires_a_consumer_protocol_member() -> None:
+    ctl = Controller(ControllerConfig(), random.Random(1))
+    state = MetadataState()
+    ctl.on_become_leader(state, 0)
+
+    def commit(decision: Decision) -> None:
+        if decision.records:
+            state.apply_entry(state.last_applied_index + 1, decision.records)
+
+    kip = MemberHeartbeat("kip", "k1", True, "c", "h", ("t",), None, 1_000, "sticky", None, None)
+    commit(ctl.groups.heartbeat(state, kip, 0))
+    slow = cgm.ClassicJoinGroupRequest(
+        GROUP,
+        60_000,
+        1_000,
+        "",
+        None,
+        "consumer",
+        [cgm.ClassicProtocol("range", b"")],
+        require_known_member_id=False,
+    )
+    commit(ctl.classic_groups.join(state, slow, 1, "slow", 0))
+    commit(ctl.classic_groups.join(state, slow, 2, "new", 0))  # a round "slow" never rejoins
+    ctl.classic_groups.take_answers()
+    commit(ctl.tick(state, 1_000))  # k1's session and the classic round end together
+    assert "k1" not in state.groups.groups["kip"].members
+    answers = dict(ctl.classic_groups.take_answers())
+    assert answers[2].generation_id == 2 and [m.member_id for m in answers[2].members] == ["new"]

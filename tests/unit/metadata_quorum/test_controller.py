@@ -12,8 +12,15 @@ import trio.testing
 from rillet.metadata_quorum.assignment import assign_replicas
 from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.decision import Decision
-from rillet.metadata_quorum.records import NO_LEADER, RegisterBroker, decode_record, encode_record
+from rillet.metadata_quorum.records import (
+    NO_LEADER,
+    RegisterBroker,
+    UnfenceBroker,
+    decode_record,
+    encode_record,
+)
 from rillet.metadata_quorum.state import MetadataState
+from rillet.metadata_quorum.topic_requests import TopicRequestLog
 from rillet.raft.errors import ProposalOutcomeUnknown
 from rillet.raft.quorum import Quorum
 from rillet.raft.sim_quorum import SimCluster
@@ -343,3 +350,87 @@ def test_seed_65_a_restarted_broker_never_leads_as_its_previous_incarnation() ->
     apply_all(state, ctl.heartbeat(state, 3, state.brokers[3].broker_epoch, True, 200))
     assert not state.brokers[3].fenced
     assert all(p.leader != 3 for p in state.partitions.values())
+
+
+# -- retried admin requests (issue 16) ------------------------------------------------------
+
+
+def _applied(state: MetadataState, decision: Decision) -> None:
+    if decision.records:
+        state.apply_entry(state.last_applied_index + 1, decision.records)
+
+
+def test_a_retried_create_or_delete_succeeds_also_under_a_new_controller() -> None:
+    """The answer to a create was lost with its controller; the client resends the same
+    request (same id) to the next controller, which must say NONE, not TOPIC_ALREADY_EXISTS
+    about the client's own topic. Likewise for delete. The memory is in the metadata state,
+    so it survives a controller change and a snapshot."""
+    state = MetadataState()
+    for b in (1, 2):
+        state.apply_entry(state.last_applied_index + 1, [RegisterBroker(b, f"i{b}", "h", b)])
+        state.apply_entry(
+            state.last_applied_index + 1, [UnfenceBroker(b, state.brokers[b].broker_epoch)]
+        )
+    first = Controller(ControllerConfig(), random.Random(1))
+    _applied(state, first.create_topic(state, "t", 2, 2, {}, "req-1"))
+    _applied(state, first.create_topic(state, "gone", 1, 1, {}, "req-2"))
+    _applied(state, first.delete_topic(state, "gone", "req-3"))
+
+    restored = MetadataState.from_snapshot(state.to_snapshot())
+    second = Controller(ControllerConfig(), random.Random(2))
+    for s in (state, restored):
+        retried = second.create_topic(s, "t", 2, 2, {}, "req-1")
+        assert (retried.error, retried.records) == (ErrorCode.NONE, [])
+        deleted_again = second.delete_topic(s, "gone", "req-3")
+        assert (deleted_again.error, deleted_again.records) == (ErrorCode.NONE, [])
+        # another request for the same topic is still told the truth
+        assert (
+            second.create_topic(s, "t", 2, 2, {}, "req-9").error == ErrorCode.TOPIC_ALREADY_EXISTS
+        )
+        assert second.create_topic(s, "t", 2, 2, {}).error == ErrorCode.TOPIC_ALREADY_EXISTS
+        assert second.delete_topic(s, "gone", "req-9").error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    assert restored.to_snapshot() == state.to_snapshot()
+
+
+def test_remembered_topic_requests_are_bounded_oldest_first() -> None:
+    log = TopicRequestLog(capacity=3)
+    for i in range(5):
+        log.note(f"r{i}", "t")
+    log.note("", "t")  # requests without an id are not remembered
+    assert len(log) == 3
+    assert not log.done("r1", "t") and log.done("r2", "t") and log.done("r4", "t")
+    assert not log.done("r4", "other") and not log.done("", "t")
+    assert TopicRequestLog.from_doc(log.to_doc()).to_doc() == log.to_doc()
+
+
+def test_a_damaged_replica_leaves_the_isr_and_a_damaged_leader_hands_over() -> None:
+    ctl, state = cluster_of({1: None, 2: None, 3: None})
+    apply_all(state, ctl.create_topic(state, "t", 1, 3, {}))
+    topic = state.topic_by_name("t")
+    assert topic is not None
+    key = (topic.topic_id, 0)
+    p = state.partitions[key]
+    leader, follower, third = p.replicas[0], p.replicas[1], p.replicas[2]
+    assert p.leader == leader
+    # A follower may remove itself, and only itself.
+    others = sorted(r for r in p.isr if r != follower)
+    wrong = ctl.alter_partition(state, *key, follower, p.leader_epoch, p.partition_epoch, [leader])
+    assert wrong.error == ErrorCode.INVALID_REQUEST
+    apply_all(
+        state, ctl.alter_partition(state, *key, follower, p.leader_epoch, p.partition_epoch, others)
+    )
+    p = state.partitions[key]
+    assert (p.leader, sorted(p.isr)) == (leader, others)
+    # The leader gives up: another live in-sync replica leads, in a new epoch.
+    remaining = [third]
+    apply_all(
+        state,
+        ctl.alter_partition(state, *key, leader, p.leader_epoch, p.partition_epoch, remaining),
+    )
+    q = state.partitions[key]
+    assert (q.leader, list(q.isr)) == (third, [third])
+    assert q.leader_epoch == p.leader_epoch + 1
+    # The last in-sync replica is never removed: its copy is the only complete one.
+    refused = ctl.alter_partition(state, *key, third, q.leader_epoch, q.partition_epoch, [])
+    assert refused.error == ErrorCode.NOT_ENOUGH_REPLICAS
+    assert refused.records == []

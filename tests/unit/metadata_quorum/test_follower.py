@@ -14,7 +14,8 @@ from rillet.metadata_quorum.records import (
     encode_record,
 )
 from rillet.metadata_quorum.state import MetadataState
-from rillet.raft.quorum import Snapshot
+from rillet.raft.errors import SnapshotRequired
+from rillet.raft.quorum import Entry, Snapshot
 from rillet.raft.sim_quorum import SimCluster
 
 
@@ -52,3 +53,36 @@ async def test_followers_apply_snapshot_and_restore() -> None:
     for entry in cluster.log:
         replayed.apply(entry.index, decode_record(entry.data))
     assert late.state.to_snapshot() == replayed.to_snapshot()
+
+
+async def test_a_waiter_covered_by_a_restored_snapshot_wakes_without_a_new_entry() -> None:
+    """A node that restores a snapshot must wake those waiting for an index it covers (a
+    Metadata request waiting for the offset its client saw), not leave them until the next
+    entry arrives."""
+    state = MetadataState()
+    for i in range(1, 6):
+        state.apply(i, TopicRecord(f"t{i}", f"id{i}"))
+    snapshot = Snapshot(5, 1, state.to_snapshot())
+
+    class CompactedLog:
+        """Everything up to 5 is compacted; nothing newer is committed yet."""
+
+        async def read_committed(self, after_index: int, max_entries: int = 1000) -> list[Entry]:
+            if after_index < 5:
+                raise SnapshotRequired(5)
+            await trio.sleep_forever()
+            return []
+
+        def save_snapshot(self, snapshot: Snapshot) -> None:
+            pass
+
+        def latest_snapshot(self) -> Snapshot | None:
+            return snapshot
+
+    follower = MetadataFollower(CompactedLog())
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(follower.run)
+        with trio.fail_after(5):
+            await follower.wait_applied(5)
+        nursery.cancel_scope.cancel()
+    assert len(follower.state.topics) == 5

@@ -3,13 +3,19 @@ a truncated leader, a high watermark below the planned end (waited for, then dat
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import Any
+
 import pytest
 import trio
 
+from rillet.client import Producer
+from rillet.client.cluster import ClusterClient
 from rillet.spark_io.errors import DataLossError, FetchFailedError
 from rillet.spark_io.range_reader import RangeFetcher, RangeTask, _Progress
 from rillet.wire.error_codes import ErrorCode
-from rillet.wire.messages import FetchPartitionResponse
+from rillet.wire.messages import FetchPartitionResponse, FetchRequest
 
 
 def fetcher(fail_on_data_loss: bool = True) -> RangeFetcher:
@@ -61,3 +67,38 @@ async def test_retriable_errors_are_retried_within_the_budget() -> None:
     with trio.fail_after(5), pytest.raises(FetchFailedError, match="retryTimeoutMs"):
         while True:
             await progress.failed("t-0", ConnectionError("refused"))
+
+
+async def test_a_fetch_from_a_paused_leader_moves_to_the_new_one(nursery: trio.Nursery) -> None:
+    """Issue 16: a range read stalled on a paused leader for the whole request timeout,
+    although the controller had elected another. The fetch is now abandoned once the
+    metadata names the new leader (the request timeout here is 30 s; the test allows 10)."""
+    sys.path.insert(0, str(Path(__file__).parents[1] / "client"))
+    from client_fakes import FakeCluster
+
+    fake = FakeCluster(num_nodes=2)
+    await fake.start(nursery)
+    fake.create_topic("t", 1, leader=0)
+    async with Producer(fake.bootstrap, linger_ms=0) as producer:
+        for i in range(3):
+            await producer.send("t", f"r{i}".encode(), partition=0)
+    task = RangeTask(fake.bootstrap, "t", 0, 0, 3, fetch_max_wait_ms=100)
+    send, receive = trio.open_memory_channel[Any](10)
+    async with ClusterClient(fake.bootstrap, leader_check_ms=100) as client:
+        await client.refresh_metadata(["t"])
+        fake.paused.add(0)
+
+        async def elect() -> None:
+            await fake.wait_for(FetchRequest, 1)
+            fake.move_leader(("t", 0), 1)
+
+        nursery.start_soon(elect)
+        with trio.fail_after(10):
+            await RangeFetcher(task)._fetch_range(client, send)
+        fake.resume(0)
+    send.close()
+    headers: list[Any] = []
+    async for chunk in receive:
+        headers += [h for _, h in chunk.batches]
+    assert (headers[0].base_offset, headers[-1].next_offset) == (0, 3)
+    assert [node for node, _ in fake.of_type(FetchRequest)][:2] == [0, 1]

@@ -1,4 +1,5 @@
-"""Frames (DESIGN.md §4): length prefix, CBOR header map, raw blobs; incremental decoding."""
+"""Frames (docs/wire-protocol.md): length prefix, CBOR header map, raw blobs; incremental
+decoding."""
 
 from __future__ import annotations
 

@@ -10,12 +10,25 @@ import copy
 import struct
 from typing import Any
 
+import crc32c
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from wire_helpers import cbor_values, header_frame, join_parts, raw_frame, strategy_for
 
+from rillet.client.errors import CorruptMessageError
+from rillet.client.fetch_decoder import decode_record_set
 from rillet.wire import messages as m
-from rillet.wire.batch import build_batch, check_batch, decode_records, iter_batches, valid_prefix
+from rillet.wire.batch import (
+    CRC_OFFSET,
+    CRC_START,
+    HEADER_SIZE,
+    LENGTH_PREFIX_SIZE,
+    build_batch,
+    check_batch,
+    decode_records,
+    iter_batches,
+    valid_prefix,
+)
 from rillet.wire.compression import Compression
 from rillet.wire.errors import FrameTooLarge, MalformedFrame, WireError
 from rillet.wire.frame import Frame, FrameDecoder
@@ -243,3 +256,42 @@ def test_mutated_record_sets(which: bytes, ops: list[Any], verify_crc: bool) -> 
             decode_records(data, view.position)
     except WireError:
         pass
+
+
+# Batches of every codec and of both record decoders' shapes (uniform, mixed with headers).
+CODEC_BATCHES = [
+    build_batch(
+        [(7 + i % 3, None, b"u" * 30, None) for i in range(80)]
+        + [(9, b"key", b"w" * 5, [("h", None), ("i", b"x")])],
+        codec,
+    )
+    for codec in Compression
+] + [build_batch([(5 + i, None, b"same" * 9, None) for i in range(70)])]
+
+
+@FUZZ
+@given(which=st.sampled_from(CODEC_BATCHES), ops=ops)
+def test_crc_valid_batches_with_mutated_records(which: bytes, ops: list[Any]) -> None:
+    """What a buggy producer could send: the CRC and length are right, the records are not.
+    Both decoders (wire's, the consumer's) raise only their typed error, and agree.
+    (Spark's decoder: tests/unit/spark_io/test_spark_arrow.py.)"""
+    body = mutate(which[HEADER_SIZE:], ops, fix_length=False)
+    batch = bytearray(which[:HEADER_SIZE] + body)
+    struct.pack_into(">i", batch, 8, len(batch) - LENGTH_PREFIX_SIZE)
+    struct.pack_into(">I", batch, CRC_OFFSET, crc32c.crc32c(batch[CRC_START:]))
+    data = bytes(batch)
+    try:
+        check_batch(data, 0, len(data), 1 << 16)
+    except WireError:
+        return
+    try:
+        records = decode_records(data)
+    except WireError:
+        records = None
+    try:
+        consumed, _ = decode_record_set(data, "t", 0, 0, True)
+    except CorruptMessageError:
+        assert records is None
+    else:
+        assert records is not None
+        assert [(r.key, r.value) for r in consumed] == [(r.key, r.value) for r in records]

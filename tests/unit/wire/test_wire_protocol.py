@@ -20,6 +20,7 @@ from wire_helpers import header_frame, join_parts, one_frame, strategy_for
 from rillet.wire import classic_group_messages as cgm
 from rillet.wire import cluster_messages as cm
 from rillet.wire import group_messages as gm
+from rillet.wire import leader_epoch_messages as lem
 from rillet.wire import messages as m
 from rillet.wire.api import ApiKey
 from rillet.wire.batch import build_batch
@@ -66,6 +67,9 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     cm.AlterPartitionRequest: cm.AlterPartitionRequest("c", b"a", 2, 17, "tid", 3, 4, 9, [1, 2]),
     cm.AllocateProducerIdsRequest: cm.AllocateProducerIdsRequest("c", b"a", 2, 17),
     m.InitProducerIdRequest: m.InitProducerIdRequest(),
+    lem.OffsetForLeaderEpochRequest: lem.OffsetForLeaderEpochRequest(
+        [lem.EpochQuery("t", 0, 3, 4)]
+    ),
     gm.FindCoordinatorRequest: gm.FindCoordinatorRequest("g"),
     gm.ConsumerGroupHeartbeatRequest: gm.ConsumerGroupHeartbeatRequest(
         "g", "m1", 10000, ["t"], None, "sticky", "host-a", "h", [gm.GroupTopicPartitions("t", [0])]
@@ -144,6 +148,9 @@ SAMPLE_RESPONSES: dict[type, Any] = {
     cm.AlterPartitionResponse: cm.AlterPartitionResponse(0, 1, [1, 2], 4, 10),
     cm.AllocateProducerIdsResponse: cm.AllocateProducerIdsResponse(0, 1, 5000, 1000),
     m.InitProducerIdResponse: m.InitProducerIdResponse(0, 5001, 0),
+    lem.OffsetForLeaderEpochResponse: lem.OffsetForLeaderEpochResponse(
+        [lem.EpochEndOffset("t", 0, 0, 3, 42)]
+    ),
     gm.FindCoordinatorResponse: gm.FindCoordinatorResponse(0, 1, "h", 9092),
     gm.ConsumerGroupHeartbeatResponse: gm.ConsumerGroupHeartbeatResponse(
         0, "m1", 4, 300, [gm.GroupTopicPartitions("t", [0, 1])]
@@ -196,7 +203,7 @@ def test_samples_cover_every_api_and_every_message_class() -> None:
     all_classes = {
         obj
         for obj in vars(m).values()
-        for module in (m, cm, gm, cgm)
+        for module in (m, cm, gm, cgm, lem)
         for obj in vars(module).values()
         if inspect.isclass(obj)
         and dataclasses.is_dataclass(obj)
@@ -239,6 +246,7 @@ def test_api_numbers_are_stable() -> None:
         "CREATE_TOPICS": 19,
         "DELETE_TOPICS": 20,
         "INIT_PRODUCER_ID": 22,
+        "OFFSET_FOR_LEADER_EPOCH": 23,
         "DESCRIBE_QUORUM": 55,
         "CONSUMER_GROUP_HEARTBEAT": 68,
         "REPLICA_FETCH": 1000,
@@ -739,6 +747,7 @@ KAFKA_NUMBERS = {
     "INVALID_SESSION_TIMEOUT": 26,
     "REBALANCE_IN_PROGRESS": 27,
     "AUTHORIZATION_FAILED": 29,
+    "INVALID_TIMESTAMP": 32,
     "UNSUPPORTED_VERSION": 35,
     "TOPIC_ALREADY_EXISTS": 36,
     "INVALID_PARTITIONS": 37,

@@ -11,10 +11,12 @@ from wire_helpers import maybe_bytes, maybe_headers
 from rillet.wire.errors import CorruptBatch
 from rillet.wire.record_codec import (
     RecordColumns,
+    _decode_general,
     decode_records,
     encode_headers,
     encode_record,
 )
+from rillet.wire.uniform_records import _layout, decode_uniform, first_record_shape
 from rillet.wire.varint import (
     DECODED,
     ENCODED,
@@ -253,3 +255,99 @@ def test_mutated_records_raise_only_corrupt_batch(records: list[Rec], data: st.D
         decode_records(bytes(payload), count)
     except CorruptBatch:
         pass
+
+
+# -- the uniform-layout decoder (wire.uniform_records) -------------------------------------
+
+
+def uniform_payload(count: int, key: bytes | None, value: bytes, spread_ms: int) -> bytes:
+    return b"".join(
+        encode_record(i, (i * 7) % (spread_ms + 1) - (spread_ms // 2 if i else 0), key, value, None)
+        for i in range(count)
+    )
+
+
+uniform_cases = st.tuples(
+    st.sampled_from([1, 3, 4, 63, 64, 65, 200, 8192]),
+    st.one_of(st.none(), st.binary(max_size=70)),
+    st.one_of(st.binary(max_size=70), st.sampled_from([b"v" * 8191, b"w" * 300])),
+    st.sampled_from([0, 5, 126, 128, 5000]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(case=uniform_cases)
+def test_uniform_batches_decode_like_the_general_decoder(
+    case: tuple[int, bytes | None, bytes, int],
+) -> None:
+    count, key, value, spread = case
+    payload = uniform_payload(count, key, value, spread)
+    general = _decode_general(payload, count)
+    assert decode_records(payload, count) == general
+    shape = first_record_shape(payload)
+    assert shape == (-1 if key is None else len(key), len(value))
+    fast = decode_uniform(payload, count, *shape)
+    if spread <= 126:  # timestamp deltas within -63..63 (one byte): the fast path applies
+        assert fast is not None
+    if fast is not None:
+        assert RecordColumns(*fast, None) == general
+
+
+@settings(max_examples=1500, deadline=None)
+@given(case=uniform_cases, data=st.data())
+def test_uniform_decoder_never_accepts_what_the_general_decoder_refuses(
+    case: tuple[int, bytes | None, bytes, int], data: st.DataObject
+) -> None:
+    """Mutated uniform batches: the fast path returns None or exactly what the general
+    decoder returns; it never accepts records the general decoder calls corrupt."""
+    count, key, value, spread = case
+    payload = bytearray(uniform_payload(min(count, 200), key, value, spread))
+    count = min(count, 200)
+    for _ in range(data.draw(st.integers(1, 3))):
+        i = data.draw(st.integers(0, len(payload) - 1))
+        op = data.draw(st.sampled_from(["set", "set", "insert", "delete"]))
+        if op == "set":
+            payload[i] = data.draw(st.integers(0, 255))
+        elif op == "insert":
+            payload[i:i] = data.draw(st.binary(min_size=1, max_size=2))
+        else:
+            del payload[i]
+    raw = bytes(payload)
+    count += data.draw(st.sampled_from([0, 0, 0, -1, 1]))
+    shape = first_record_shape(raw)
+    fast = decode_uniform(raw, count, *shape) if shape is not None else None
+    try:
+        general = _decode_general(raw, count)
+    except CorruptBatch:
+        assert fast is None
+        with pytest.raises(CorruptBatch):
+            decode_records(raw, count)
+        return
+    if fast is not None:
+        assert RecordColumns(*fast, None) == general
+    assert decode_records(raw, count) == general
+
+
+def test_uniform_decoder_turns_away_other_shapes() -> None:
+    mixed = uniform_payload(10, None, b"a" * 10, 0) + encode_record(10, 0, None, b"b" * 11, None)
+    assert decode_uniform(mixed, 11, -1, 10) is None
+    with_headers = b"".join(encode_record(i, 0, None, b"v", [("h", b"")]) for i in range(5))
+    assert decode_uniform(with_headers, 5, -1, 1) is None
+    assert decode_records(with_headers, 5).headers == [[("h", b"")]] * 5
+    shifted = b"".join(encode_record(i + 1, 0, None, b"v", None) for i in range(5))
+    assert decode_uniform(shifted, 5, -1, 1) is None
+    assert decode_uniform(uniform_payload(5, None, b"v", 0), 0, -1, 1) is None
+    assert decode_uniform(uniform_payload(5, None, b"v", 0), 5, -1, -1) is None
+
+
+def test_a_batch_of_another_shape_compiles_no_pattern() -> None:
+    """Turned away by arithmetic on its length: batches whose first records vary in size
+    must not fill the pattern cache with compilations they never use."""
+    _layout.cache_clear()
+    for n in range(20):
+        last = encode_record(10, 0, None, b"b" * 100, None)
+        mixed = uniform_payload(10, None, b"a" * n, 0) + last
+        assert decode_records(mixed, 11).values[-1] == b"b" * 100
+    assert _layout.cache_info().currsize == 0
+    decode_records(uniform_payload(10, None, b"a", 0), 10)
+    assert _layout.cache_info().currsize == 1

@@ -1,4 +1,4 @@
-"""A deterministic simulation of one partition replicated on three brokers (DESIGN §6).
+"""A deterministic simulation of one partition replicated on three brokers (docs/replication.md).
 
 Why it exists: the ISR / high watermark / leader-epoch rules go wrong only under particular
 interleavings of crashes, pauses, lost, late, duplicated and reordered messages and stale

@@ -1,0 +1,251 @@
+"""How a 3-node cluster copes with many partitions: create, lead, produce, delete.
+
+Starts a local cluster (LocalCluster: real node processes, the same launcher as
+``rillet cluster up``) and, for each count in ``--partitions``, creates a topic of that many
+partitions with replication factor 3 and measures:
+
+- ``create_s``: the CreateTopics call; ``led_s``: from its start until one acks=all record
+  sent to every partition right after it was acknowledged (a partition is led once its
+  leader accepts writes and its followers fetch);
+- ``produce_one_each_s``: one more acks=all record per partition, on the led topic;
+- ``produce_records_per_s``: ``--seconds`` of acks=all writes of 100-byte records spread
+  over all partitions;
+- ``delete_s``: DeleteTopics;
+- while all of this runs, every node is asked for its status (DescribeQuorum, what
+  ``rillet cluster status`` shows) every 250 ms with a 1 s deadline: the slowest answer,
+  how many missed the deadline, and every Raft (leader, term) seen (a change is a failure);
+- the worst event-loop lag each node logged (its loop-lag monitor), per phase;
+- each node's RSS before and after the create: memory per partition replica.
+
+Prints one JSON line (see bench/_common.py); progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import trio
+from _common import emit, parser
+
+from rillet.client import BlockingAdmin, NewTopic, Producer
+from rillet.client.connection import BrokerConnection
+from rillet.client.errors import RilletError
+from rillet.launcher.local_cluster import LocalCluster, plan_cluster
+from rillet.wire.cluster_messages import DescribeQuorumRequest
+
+STATUS_DEADLINE_S = 1.0
+STATUS_EVERY_S = 0.25
+LAG_LINE = re.compile(r"event loop (?:stalled for|lag max) ([0-9.]+) ms")
+
+
+class StatusPoller:
+    """A thread asking every node for its DescribeQuorum answer, with a deadline."""
+
+    def __init__(self, ports: dict[int, int]) -> None:
+        self._ports = ports
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.latencies_s: list[float] = []
+        self.missed = 0
+        self.leaders: set[tuple[int, int]] = set()
+
+    def __enter__(self) -> StatusPoller:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(30)
+
+    def _run(self) -> None:
+        trio.run(self._main)
+
+    async def _main(self) -> None:
+        while not self._stop.is_set():
+            async with trio.open_nursery() as nursery:
+                for port in self._ports.values():
+                    nursery.start_soon(self._ask, port)
+            await trio.sleep(STATUS_EVERY_S)
+
+    async def _ask(self, port: int) -> None:
+        start = time.monotonic()
+        answer = None
+        with trio.move_on_after(STATUS_DEADLINE_S):
+            try:
+                async with trio.open_nursery() as nursery:
+                    conn = BrokerConnection("127.0.0.1", port, client_id="bench-status")
+                    await conn.connect(nursery, STATUS_DEADLINE_S)
+                    try:
+                        answer = await conn.request(DescribeQuorumRequest(), STATUS_DEADLINE_S)
+                    finally:
+                        conn.close()
+            except* RilletError:
+                pass
+        elapsed = time.monotonic() - start
+        if answer is None:
+            self.missed += 1
+            return
+        self.latencies_s.append(elapsed)
+        if answer.leader_id >= 0:
+            self.leaders.add((answer.leader_id, answer.term))
+
+    def summary(self) -> dict[str, Any]:
+        lat = sorted(self.latencies_s)
+        return {
+            "status_answers": len(lat),
+            "status_missed_1s": self.missed,
+            "status_max_ms": round(lat[-1] * 1000, 1) if lat else None,
+            "status_p99_ms": round(lat[int(len(lat) * 0.99)] * 1000, 1) if lat else None,
+            "raft_leaders_seen": sorted(self.leaders),
+        }
+
+
+class LagLog:
+    """The worst loop lag the nodes logged since the last :meth:`take`."""
+
+    def __init__(self, cluster: LocalCluster, node_ids: list[int]) -> None:
+        self._cluster = cluster
+        self._offsets = {n: self._size(n) for n in node_ids}
+
+    def _size(self, node_id: int) -> int:
+        try:
+            return self._cluster.log_path(node_id).stat().st_size
+        except OSError:
+            return 0
+
+    def take(self) -> float:
+        worst = 0.0
+        for node_id, offset in self._offsets.items():
+            with open(self._cluster.log_path(node_id), "rb") as f:
+                f.seek(offset)
+                text = f.read().decode(errors="replace")
+                self._offsets[node_id] = offset + len(text.encode())
+            for match in LAG_LINE.finditer(text):
+                worst = max(worst, float(match.group(1)))
+        return worst
+
+
+def rss_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+async def one_each(bootstrap: str, topic: str, partitions: int, tag: bytes) -> None:
+    """One acks=all record to every partition; returns once all are acknowledged."""
+    async with Producer(
+        bootstrap, acks="all", request_timeout_ms=120_000, delivery_timeout_ms=300_000
+    ) as producer:
+        futures = [await producer.send(topic, tag, partition=p) for p in range(partitions)]
+        await producer.flush()
+        for f in futures:
+            f.result()
+
+
+async def throughput(bootstrap: str, topic: str, partitions: int, seconds: float) -> float:
+    """acks=all records of 100 bytes, round robin over the partitions, for ``seconds``."""
+    value = b"x" * 100
+    sent = 0
+    async with Producer(bootstrap, acks="all", delivery_timeout_ms=300_000) as producer:
+        start = time.monotonic()
+        while time.monotonic() - start < seconds:
+            for _ in range(1000):
+                await producer.send(topic, value, partition=sent % partitions)
+                sent += 1
+        await producer.flush()
+        return sent / (time.monotonic() - start)
+
+
+def measure(
+    cluster: LocalCluster, node_ids: list[int], partitions: int, rf: int, seconds: float
+) -> dict[str, Any]:
+    topic = f"scale-{partitions}"
+    lag = LagLog(cluster, node_ids)
+    rss_before = {n: rss_bytes(cluster.pid(n)) for n in node_ids}
+    out: dict[str, Any] = {"partitions": partitions}
+    ports = {n.node_id: n.port for n in cluster.plan.nodes}
+    with (
+        StatusPoller(ports) as poller,
+        BlockingAdmin(cluster.bootstrap, request_timeout_ms=120_000) as admin,
+    ):
+        start = time.monotonic()
+        admin.create_topics([NewTopic(topic, partitions, rf)], timeout_ms=120_000)
+        out["create_s"] = round(time.monotonic() - start, 2)
+        print(f"{partitions}: created in {out['create_s']} s", file=sys.stderr)
+        trio.run(one_each, cluster.bootstrap, topic, partitions, b"first")
+        out["led_s"] = round(time.monotonic() - start, 2)
+        out["lag_create_ms"] = lag.take()
+        print(f"{partitions}: led in {out['led_s']} s", file=sys.stderr)
+        start = time.monotonic()
+        trio.run(one_each, cluster.bootstrap, topic, partitions, b"second")
+        out["produce_one_each_s"] = round(time.monotonic() - start, 2)
+        time.sleep(2)  # let followers' memory settle before measuring
+        rss_after = {n: rss_bytes(cluster.pid(n)) for n in node_ids}
+        replicas_per_node = partitions * rf / len(node_ids)
+        out["rss_mib"] = {n: round(v / 2**20, 1) for n, v in rss_after.items()}
+        out["rss_per_replica_kib"] = round(
+            sum(rss_after[n] - rss_before[n] for n in node_ids)
+            / len(node_ids)
+            / replicas_per_node
+            / 1024,
+            1,
+        )
+        out["produce_records_per_s"] = round(
+            trio.run(throughput, cluster.bootstrap, topic, partitions, seconds)
+        )
+        out["lag_produce_ms"] = lag.take()
+        print(f"{partitions}: {out['produce_records_per_s']} records/s", file=sys.stderr)
+        start = time.monotonic()
+        admin.delete_topics([topic], timeout_ms=120_000)
+        out["delete_s"] = round(time.monotonic() - start, 2)
+        time.sleep(3)  # the nodes remove the partitions after the call returns
+        out["lag_delete_ms"] = lag.take()
+    out.update(poller.summary())
+    out["raft_leader_changed"] = len(out["raft_leaders_seen"]) > 1
+    return out
+
+
+def main() -> None:
+    p = parser(__doc__ or "")
+    p.set_defaults(nodes=3, replication_factor=3)
+    p.add_argument(
+        "--partitions",
+        default="1,100,1000,10000",
+        help="comma-separated partition counts, one topic each (default 1,100,1000,10000)",
+    )
+    p.add_argument("--seconds", type=float, default=5.0, help="of produce throughput per count")
+    args = p.parse_args()
+    counts = [int(c) for c in args.partitions.split(",")]
+    results = []
+    with contextlib.ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="rillet-scale-"))
+        cluster = stack.enter_context(
+            LocalCluster(plan_cluster(Path(tmp), args.nodes), log_level="INFO")
+        )
+        cluster.start()
+        node_ids = [n.node_id for n in cluster.plan.nodes]
+        for count in counts:
+            results.append(measure(cluster, node_ids, count, args.replication_factor, args.seconds))
+            print(results[-1], file=sys.stderr)
+        cluster.stop_all()
+    emit(
+        "partition_scale",
+        {
+            "nodes": args.nodes,
+            "replication_factor": args.replication_factor,
+            "seconds": args.seconds,
+        },
+        {"runs": results},
+    )
+
+
+if __name__ == "__main__":
+    main()
