@@ -40,6 +40,21 @@ class KafkaListenerConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class HttpConfig:
+    """The HTTP endpoint (docs/operations.md): /health, /ready, /metrics and the console."""
+
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    port: int = 9620  # 0 picks an ephemeral port; the ready file names the bound one
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.port <= 65535:
+            raise ValueError(f"http.port must be 0..65535, not {self.port}")
+        if not self.host:
+            raise ValueError("http.host must not be empty")
+
+
+@dataclass(frozen=True, slots=True)
 class LimitsConfig:
     max_frame_bytes: int = 100 * 1024 * 1024
     max_in_flight_requests_per_connection: int = 64
@@ -137,6 +152,7 @@ class NodeConfig:
     quorum: QuorumConfig = field(default_factory=QuorumConfig)
     replication: ReplicationConfig = field(default_factory=ReplicationConfig)
     groups: GroupsConfig = field(default_factory=GroupsConfig)
+    http: HttpConfig = field(default_factory=HttpConfig)
 
     @property
     def advertised_host(self) -> str:
@@ -146,6 +162,9 @@ class NodeConfig:
         kafka = self.kafka_listener
         if kafka.enabled and kafka.port != 0 and kafka.port == self.listener.port:
             raise ValueError(f"kafka_listener.port {kafka.port} is also listener.port")
+        http = self.http
+        if http.enabled and http.port != 0 and http.port == self.listener.port:
+            raise ValueError(f"http.port {http.port} is also listener.port")
 
     @property
     def kafka_advertised_host(self) -> str:

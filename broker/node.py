@@ -33,6 +33,10 @@ from rillet.broker.controller_link import ControllerLink
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.errors import BrokerError
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.http.decision_journal import DecisionJournal, JournalingLog
+from rillet.broker.http.endpoint import HttpEndpoint, open_http_listeners
+from rillet.broker.http.metered_dispatcher import MeteredDispatcher
+from rillet.broker.http.node_probe import NodeProbe
 from rillet.broker.kafka.connection import KafkaConnection
 from rillet.broker.log_scrubber import LogScrubber
 from rillet.broker.loop_lag import LagTracker, monitor_loop_lag
@@ -83,7 +87,9 @@ class Node:
         self.ready_file = ready_file
         self.port: int | None = None
         self.kafka_port: int | None = None
+        self.http_port: int | None = None
         self._connections = 0
+        self._journal = DecisionJournal()  # recent controller decisions, for the console
         self.loop_lag = LagTracker()  # the worst event-loop stalls, logged as they happen
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
@@ -96,6 +102,7 @@ class Node:
             listeners = await trio.open_tcp_listeners(cfg.listener.port, host=cfg.listener.host)
             self.port = port = listeners[0].socket.getsockname()[1]
             kafka_listeners = await self._open_kafka_listeners()
+            http_listeners = await open_http_listeners(cfg.http)
             voters = resolve_voters(cfg, port)
             auth = ClusterAuth(cfg.cluster_id, secret)
             if voters.is_voter(cfg.node_id):
@@ -142,7 +149,20 @@ class Node:
                     lambda: lifecycle.broker_epoch,
                     cfg.quorum.request_timeout_ms / 1000,
                 )
-                dispatcher = Dispatcher(BrokerContext(cfg, manager, port, view, producer_ids))
+                ctx = BrokerContext(cfg, manager, port, view, producer_ids)
+                dispatcher = Dispatcher(ctx)
+                kafka_dispatcher = dispatcher
+                if http_listeners:
+                    endpoint = HttpEndpoint(
+                        NodeProbe(cfg, manager, view, lifecycle, lambda: self._connections)
+                    )
+                    endpoint.probe.journal = self._journal
+                    manager.on_fsync_s = endpoint.requests.observe_fsync
+                    dispatcher = MeteredDispatcher(
+                        ctx, endpoint.requests, "native", endpoint.probe.applied_by_broker
+                    )
+                    kafka_dispatcher = MeteredDispatcher(ctx, endpoint.requests, "kafka")
+                    self.http_port = await nursery.start(endpoint.run, http_listeners)
                 nursery.start_soon(self._watch_signals, nursery.cancel_scope, lifecycle)
                 nursery.start_soon(monitor_loop_lag, self.loop_lag)
                 nursery.start_soon(view.follower.run)
@@ -152,7 +172,7 @@ class Node:
                 if kafka_listeners:
                     await nursery.start(
                         trio.serve_listeners,
-                        self._handler_for(dispatcher, KafkaConnection),
+                        self._handler_for(kafka_dispatcher, KafkaConnection),
                         kafka_listeners,
                     )
                 nursery.start_soon(lifecycle.run)
@@ -187,9 +207,12 @@ class Node:
         q = self.config.quorum
         if quorum is None:
             remote = RemoteMetadataLog(link, auth, q.request_timeout_ms / 1000)
-            view = MetadataView(self.config.node_id, MetadataFollower(remote), auth)
+            journaling = JournalingLog(remote, self._journal)
+            view = MetadataView(self.config.node_id, MetadataFollower(journaling), auth)
         else:
-            follower = MetadataFollower(quorum, q.snapshot_every_records)
+            follower = MetadataFollower(
+                JournalingLog(quorum, self._journal), q.snapshot_every_records
+            )
             controller = ControllerService(
                 quorum,
                 follower,
@@ -253,6 +276,7 @@ class Node:
             "port": self.port,
             "pid": os.getpid(),
             "kafka_port": self.kafka_port,
+            "http_port": self.http_port,
         }
         log.info("node %d listening on %s:%d", self.config.node_id, info["host"], self.port)
         if self.kafka_port is not None:

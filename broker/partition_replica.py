@@ -107,6 +107,13 @@ class PartitionReplica:
         # from the same offset again means the follower could not append them (its report of
         # a bad CRC), so that range is checked again.
         self._served_followers: dict[int, int] = {}
+        # Traffic and ISR-change counters for /metrics: bumped once per batch or change,
+        # never per record, and read at scrape time.
+        self.bytes_in = 0
+        self.records_in = 0
+        self.bytes_out = 0
+        self.isr_shrinks = 0
+        self.isr_expands = 0
 
     # -- role -------------------------------------------------------------------------------
 
@@ -149,7 +156,10 @@ class PartitionReplica:
             # this replica followed in between (its view can skip the follower state).
             self._release_acks_waiters()
         else:
+            before = set(self.leader.isr)
             self.leader.on_committed(role.isr, role.partition_epoch, now_ms)
+            self.isr_shrinks += bool(before - set(role.isr))
+            self.isr_expands += bool(set(role.isr) - before)
         self._leader_end_moved()
 
     def in_sync_count(self) -> int:
@@ -177,6 +187,8 @@ class PartitionReplica:
         if isinstance(records, FileRegion):
             raise TypeError("produced records arrive as bytes, never as a file region")
         result = self.log.append_as_leader(records, self.leader_epoch, now_ms)
+        self.bytes_in += result.size_bytes
+        self.records_in += result.record_count
         self._wake_followers()
         if self._flush_driven and self.log.needs_flush(now_ms):
             self.flush_requested = True
@@ -280,6 +292,16 @@ class PartitionReplica:
         )
 
     # -- waiting ----------------------------------------------------------------------------
+
+    @property
+    def acks_waiter_count(self) -> int:
+        """acks=all produce requests waiting for the high watermark."""
+        return len(self._hw_waiters)
+
+    @property
+    def fetch_waiter_count(self) -> int:
+        """Long-polling fetches (consumers' and followers') parked on this partition."""
+        return len(self._waiters) + len(self._follower_waiters)
 
     def _high_watermark_moved(self, offset: int) -> None:
         if offset <= self._high_watermark:

@@ -46,6 +46,8 @@ class ReplicaManager:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._replicas: dict[TopicPartitionKey, PartitionReplica] = {}
         self._flush_wakeup = trio.Event()
+        # Called with each fsync's duration in seconds (the node's metrics, when enabled).
+        self.on_fsync_s: Callable[[float], None] | None = None
         self._damage_listener: Callable[[], None] | None = None
 
     def set_damage_listener(self, listener: Callable[[], None]) -> None:
@@ -248,6 +250,7 @@ class ReplicaManager:
                 plan = replica.log.flush_plan()
                 if plan is None:
                     continue
+                started_s = time.monotonic()
                 try:
                     await trio.to_thread.run_sync(plan.run)
                 except OSError as exc:
@@ -256,6 +259,8 @@ class ReplicaManager:
                     # (fail-stop; recovery on restart re-validates the log).
                     log.critical("fsync of %s failed, stopping the node: %s", replica.key, exc)
                     raise
+                if self.on_fsync_s is not None:
+                    self.on_fsync_s(time.monotonic() - started_s)
                 if not replica.deleted:
                     replica.log.flush_completed(plan)
                     replica.on_flushed()

@@ -43,6 +43,7 @@ class NodePlan:
     work_dir: str
     host: str = HOST  # the node's own address (its listener, its Raft port)
     kafka_port: int = -1  # the Kafka-protocol listener; -1: none
+    http_port: int = -1  # the HTTP endpoint (/metrics, /health, /ready, console); -1: none
 
     @property
     def bootstrap(self) -> str:
@@ -51,6 +52,10 @@ class NodePlan:
     @property
     def kafka_bootstrap(self) -> str:
         return f"{self.host}:{self.kafka_port}"
+
+    @property
+    def metrics_url(self) -> str:
+        return f"http://{self.host}:{self.http_port}/metrics"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +72,11 @@ class ClusterPlan:
     def kafka_bootstrap(self) -> str:
         """Kafka clients' bootstrap.servers ("" when the nodes run no Kafka listener)."""
         return ",".join(n.kafka_bootstrap for n in self.nodes if n.kafka_port >= 0)
+
+    @property
+    def metrics_urls(self) -> str:
+        """Every node's /metrics address ("" when the nodes run no HTTP endpoint)."""
+        return ",".join(n.metrics_url for n in self.nodes if n.http_port >= 0)
 
     def node(self, node_id: int) -> NodePlan:
         return next(n for n in self.nodes if n.node_id == node_id)
@@ -86,6 +96,7 @@ def plan_cluster(
     route: Route | None = None,
     hosts: Sequence[str] | None = None,
     kafka: bool = True,
+    http: bool = True,
 ) -> ClusterPlan:
     """Write configs for ``nodes`` voters (each also a broker) and ``broker_only`` further
     brokers that follow the voters' metadata log, all on free loopback ports.
@@ -96,7 +107,8 @@ def plan_cluster(
     always names its real ports. ``hosts``, when given, puts each node on its own address
     (one per node, in order), configured like a cluster on separate machines: the listener
     on every interface, advertising that address, and Raft bound to it. ``kafka`` gives
-    every node a Kafka-protocol listener.
+    every node a Kafka-protocol listener, ``http`` an HTTP endpoint (metrics, probes,
+    console).
     """
     base_dir.mkdir(parents=True, exist_ok=True)
     secret_path = base_dir / SECRET_FILE
@@ -104,14 +116,15 @@ def plan_cluster(
     with os.fdopen(fd, "w") as f:
         f.write(secrets.token_urlsafe(32) + "\n")
     total = nodes + broker_only
-    ports = _free_ports(3 * total)
+    ports = _free_ports(4 * total)
     plans = [
         NodePlan(
             i + 1,
-            ports[3 * i],
-            ports[3 * i + 1],
+            ports[4 * i],
+            ports[4 * i + 1],
             str(base_dir / f"node{i + 1}"),
-            kafka_port=ports[3 * i + 2] if kafka else -1,
+            kafka_port=ports[4 * i + 2] if kafka else -1,
+            http_port=ports[4 * i + 3] if http else -1,
         )
         for i in range(total)
     ]
@@ -138,11 +151,17 @@ def plan_cluster(
             if n.kafka_port >= 0
             else ""
         )
+        http_table = (
+            f'[http]\nenabled = true\nhost = "{n.host}"\nport = {n.http_port}\n\n'
+            if n.http_port >= 0
+            else ""
+        )
         (work / "node.toml").write_text(
             f'node_id = {n.node_id}\ncluster_id = "{cluster_id}"\n'
             f'data_dir = "{work / "data"}"\n\n'
             f"[listener]\n{_listener_host(n)}port = {n.port}\n\n"
             + kafka_table
+            + http_table
             + f'[quorum]\nsecret_file = "{secret_path}"\nraft_host = "{n.host}"\n'
             f"voters = [\n{voters},\n]\n" + extra_config
         )

@@ -80,6 +80,8 @@ def run_up(args: argparse.Namespace) -> int:
     for n in plan.nodes:
         pid = cluster.pid(n.node_id)
         print(f"  node {n.node_id}: {n.bootstrap} (raft port {n.raft_port}, pid {pid})")
+    if plan.metrics_urls:
+        print(f"metrics endpoints: {plan.metrics_urls}")
     if plan.kafka_bootstrap:
         print(f"kafka bootstrap servers: {plan.kafka_bootstrap}")
     print(f"bootstrap servers: {plan.bootstrap}")  # the last line: scripts take it

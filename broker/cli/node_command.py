@@ -27,7 +27,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--ready-file",
         type=Path,
-        help="write {event, node_id, host, port, pid, kafka_port} as JSON here once serving",
+        help="write {event, node_id, host, port, pid, kafka_port, http_port} as JSON once serving",
     )
     p.set_defaults(run=run)
 

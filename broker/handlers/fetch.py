@@ -125,6 +125,7 @@ def _read_partition(
         if result.region is not None and result.region.length > 0:
             r = result.region
             region = FileRegion(os.dup(r.fd), r.position, r.length)
+            replica.bytes_out += r.length  # consumer bytes out, for /metrics
     return FetchPartitionResponse(
         *base,
         ErrorCode.NONE,

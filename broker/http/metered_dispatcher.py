@@ -1,0 +1,111 @@
+"""A dispatcher that times every request for /metrics, by listener and api.
+
+A subclass rather than a change to the dispatcher: the routing stays where it is, and a node
+without the HTTP endpoint runs the plain dispatcher. A deferred answer (a coroutine the
+connection awaits later) is wrapped in :class:`TimedReply`, which observes the latency when
+the answer is ready, or counts an error when it fails; closing it (the connection went away)
+closes the wrapped coroutine and observes nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Coroutine, Generator
+from typing import Any
+
+from rillet.broker.dispatcher import Dispatcher, PendingReply
+from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.http.request_metrics import RequestMetrics
+from rillet.wire.cluster_messages import BrokerHeartbeatRequest
+from rillet.wire.protocol import RequestHeader
+
+
+class MeteredDispatcher(Dispatcher):
+    def __init__(
+        self,
+        ctx: BrokerContext,
+        metrics: RequestMetrics,
+        listener: str,
+        applied_by_broker: dict[int, int] | None = None,
+    ) -> None:
+        super().__init__(ctx)
+        self._metrics = metrics
+        self._listener = listener
+        self._api_names: dict[int, str] = {}
+        # The metadata index each broker last reported in an authenticated heartbeat (the
+        # controller receives them): the console shows how far behind each broker is.
+        self._applied_by_broker = applied_by_broker if applied_by_broker is not None else {}
+
+    def dispatch(self, header: RequestHeader, body: Any) -> PendingReply | None:
+        started_s = time.perf_counter()
+        if type(body) is BrokerHeartbeatRequest and self.proves_secret(body.cluster_id, body.auth):
+            self._applied_by_broker[body.broker_id] = body.applied_index
+        reply = super().dispatch(header, body)
+        api = self._api_names.get(header.api)
+        if api is None:
+            api = self._api_names[header.api] = header.api.name.lower()
+        if reply is not None and reply.waiting is not None:
+            reply.waiting = TimedReply(reply.waiting, self._finished, api, started_s)
+            return reply
+        if reply is not None and reply.error is not None:
+            self._metrics.error(self._listener, api)
+        self._metrics.observe(self._listener, api, time.perf_counter() - started_s)
+        return reply
+
+    def _finished(self, api: str, started_s: float, failed: bool) -> None:
+        if failed:
+            self._metrics.error(self._listener, api)
+        self._metrics.observe(self._listener, api, time.perf_counter() - started_s)
+
+
+class TimedReply(Coroutine[Any, Any, Any]):
+    """Drives ``inner`` unchanged and calls ``on_done(api, started_s, failed)`` once when it
+    finishes (no closure per request: the arguments ride along)."""
+
+    __slots__ = ("_api", "_inner", "_on_done", "_started_s")
+
+    def __init__(
+        self,
+        inner: Coroutine[Any, Any, Any],
+        on_done: Callable[[str, float, bool], None],
+        api: str = "",
+        started_s: float = 0.0,
+    ) -> None:
+        self._inner = inner
+        self._on_done = on_done
+        self._api = api
+        self._started_s = started_s
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        return self
+
+    def __iter__(self) -> TimedReply:
+        return self
+
+    def __next__(self) -> Any:
+        return self.send(None)
+
+    def send(self, value: Any) -> Any:
+        try:
+            return self._inner.send(value)
+        except StopIteration:
+            self._on_done(self._api, self._started_s, False)
+            raise
+        except Exception:
+            self._on_done(self._api, self._started_s, True)
+            raise
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        try:
+            if val is None and tb is None:
+                return self._inner.throw(typ)
+            return self._inner.throw(typ, val, tb)
+        except StopIteration:
+            self._on_done(self._api, self._started_s, False)
+            raise
+        except Exception:
+            self._on_done(self._api, self._started_s, True)
+            raise
+
+    def close(self) -> None:
+        self._inner.close()

@@ -1,0 +1,66 @@
+"""A read-only handle on one node's live state: what /ready, /metrics and the console read.
+
+The node builds one :class:`NodeProbe` from the parts it already owns; the HTTP package never
+changes them. Readiness is the same test a load balancer needs: the broker is registered,
+the controller has unfenced it, and its metadata has caught up with the log it registered
+at (so it answers with current leaders).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rillet.broker.broker_lifecycle import BrokerLifecycle
+from rillet.broker.config import NodeConfig
+from rillet.broker.http.decision_journal import DecisionJournal
+from rillet.broker.http.loop_lag import LoopLag
+from rillet.broker.metadata_view import MetadataView
+from rillet.broker.replica_manager import ReplicaManager
+
+
+@dataclass(slots=True)
+class RaftActivity:
+    """Leadership changes this node has observed (elections won by anyone)."""
+
+    elections: int = 0
+    last_term: int = 0
+
+    def observe_term(self, term: int) -> None:
+        if term > self.last_term:
+            if self.last_term > 0:
+                self.elections += 1
+            self.last_term = term
+
+
+@dataclass(slots=True)
+class NodeProbe:
+    config: NodeConfig
+    replicas: ReplicaManager
+    view: MetadataView
+    lifecycle: BrokerLifecycle
+    open_connections: Callable[[], int]
+    journal: DecisionJournal = field(default_factory=DecisionJournal)
+    loop_lag: LoopLag = field(default_factory=LoopLag)
+    raft: RaftActivity = field(default_factory=RaftActivity)
+    # Applied metadata index by broker id, from the heartbeats this node received as
+    # controller (empty elsewhere).
+    applied_by_broker: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def node_id(self) -> int:
+        return self.config.node_id
+
+    def not_ready_reason(self) -> str | None:
+        """None when the node is ready to serve clients, else why not (one line)."""
+        lifecycle = self.lifecycle
+        if lifecycle.broker_epoch is None:
+            return "not registered with the controller yet"
+        if not lifecycle.caught_up.is_set():
+            return "metadata not caught up with the log yet"
+        if lifecycle.fenced:
+            return "fenced by the controller"
+        registration = self.view.state.brokers.get(self.node_id)
+        if registration is None or registration.fenced:
+            return "fenced in the applied metadata"
+        return None
