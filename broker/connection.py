@@ -13,13 +13,21 @@ connection; a malformed request with a readable correlation id gets INVALID_REQU
 from __future__ import annotations
 
 import logging
+import secrets
 from typing import Any
 
 import trio
 
 from rillet.broker.dispatcher import Dispatcher, PendingReply
+from rillet.broker.internal_api_gate import check_internal, refusal_response
+from rillet.broker.node_handshake import NodeAuthServer
 from rillet.broker.part_sender import buffered_len, close_regions, send_parts
-from rillet.wire.cluster_messages import BrokerHeartbeatRequest
+from rillet.raft.peer_mac import NONCE_BYTES
+from rillet.wire.cluster_messages import (
+    BrokerHeartbeatRequest,
+    NodeAuthBeginRequest,
+    NodeAuthProveRequest,
+)
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import FrameTooLarge, MalformedFrame, MalformedMessage
 from rillet.wire.frame import BlobPart, FrameDecoder
@@ -56,6 +64,9 @@ class Connection:
         self._heartbeats_of: tuple[int, int] | None = None  # (broker id, broker epoch)
         self._replica_of: int | None = None  # the follower broker fetching over it
         self._members: set[tuple[str, str]] = set()  # group members heartbeating over it
+        auth = dispatcher.ctx.metadata.auth
+        self._node_auth = NodeAuthServer(auth.handshake_key, auth.cluster_id)
+        self._refusals_logged = 0
 
     async def serve(self) -> None:
         """Serve until the peer closes, misbehaves or the node shuts down; never raises."""
@@ -87,8 +98,8 @@ class Connection:
             self._members.add((request.group_id, request.member_id))
 
     def _note_replica(self, request: FetchRequest) -> None:
-        """Remember the follower fetching over this connection (once it proves the secret),
-        so its leaders can drop it from their ISRs soon after the connection closes."""
+        """Remember the follower fetching over this connection (the node it authenticated
+        as), so its leaders can drop it from their ISRs soon after the connection closes."""
         cluster_id = self._dispatcher.ctx.metadata.auth.cluster_id
         if request.replica_id >= 0 and self._dispatcher.proves_secret(
             cluster_id, request.replica_auth
@@ -96,13 +107,40 @@ class Connection:
             self._replica_of = request.replica_id
 
     def _note_heartbeat(self, request: BrokerHeartbeatRequest) -> None:
-        """Remember which broker heartbeats over this connection (once it proves the
-        secret): when the connection closes, the controller need not wait a whole session
-        to learn that the broker process is gone."""
+        """Remember which broker heartbeats over this connection (the node it authenticated
+        as): when the connection closes, the controller need not wait a whole session to
+        learn that the broker process is gone."""
         if request.shutting_down:
             self._heartbeats_of = None
         elif self._dispatcher.proves_secret(request.cluster_id, request.auth):
             self._heartbeats_of = (request.broker_id, request.broker_epoch)
+
+    def _node_handshake(self, correlation_id: int, body: Any) -> PendingReply:
+        """One step of the node handshake; a failed proof is logged at WARNING."""
+        if type(body) is NodeAuthBeginRequest:
+            answer: Any = self._node_auth.begin(body, secrets.token_bytes(NONCE_BYTES))
+        else:
+            answer = self._node_auth.prove(body)
+            if self._node_auth.node_id is not None:
+                log.debug(
+                    "connection %s authenticated as node %d", self.peer, self._node_auth.node_id
+                )
+        refusal = self._node_auth.refusal
+        if refusal is not None:
+            log.warning("node handshake from %s refused: %s", self.peer, refusal.reason)
+        return PendingReply(correlation_id, message=answer)
+
+    def _refused_internal(self, correlation_id: int, body: Any) -> PendingReply | None:
+        """An error reply for an internal request this connection may not make, else None."""
+        refusal = check_internal(body, self._node_auth.node_id)
+        if refusal is None:
+            return None
+        # Every refusal is a warning the first few times per connection, then debug: a
+        # flood of forged requests must not flood the log.
+        self._refusals_logged += 1
+        level = logging.WARNING if self._refusals_logged <= 3 else logging.DEBUG
+        log.log(level, "refused internal request from %s: %s", self.peer, refusal.reason)
+        return PendingReply(correlation_id, message=refusal_response(body, refusal))
 
     async def _read_loop(self, send: trio.MemorySendChannel[PendingReply]) -> None:
         while True:
@@ -125,6 +163,13 @@ class Connection:
                         return
                     log.info("bad request from %s: %s", self.peer, exc)
                     await send.send(_invalid(exc.correlation_id, str(exc)))
+                    continue
+                if type(body) in (NodeAuthBeginRequest, NodeAuthProveRequest):
+                    await send.send(self._node_handshake(header.correlation_id, body))
+                    continue
+                refused = self._refused_internal(header.correlation_id, body)
+                if refused is not None:
+                    await send.send(refused)
                     continue
                 if type(body) is BrokerHeartbeatRequest:
                     self._note_heartbeat(body)

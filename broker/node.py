@@ -20,6 +20,7 @@ import random
 import signal
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +108,11 @@ class Node:
                     cfg.quorum.request_timeout_ms / 1000,
                     local_hint=_leader_of(quorum),
                     client_id=f"rillet-broker-{cfg.node_id}",
+                    authenticate=partial(
+                        auth.authenticate,
+                        node_id=cfg.node_id,
+                        timeout_s=cfg.quorum.request_timeout_ms / 1000,
+                    ),
                 )
                 if quorum is not None:
                     await nursery.start(quorum.run)  # our own engine's tasks (no-op otherwise)
