@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 import trio
@@ -22,6 +23,7 @@ from rillet.broker.dispatcher import Dispatcher, PendingReply
 from rillet.broker.internal_api_gate import check_internal, refusal_response
 from rillet.broker.node_handshake import NodeAuthServer
 from rillet.broker.part_sender import buffered_len, close_regions, send_parts
+from rillet.broker.request_budget import BudgetedReader, ReadDeadline, ReadPolicy, ReadTimers
 from rillet.raft.peer_mac import NONCE_BYTES
 from rillet.wire.cluster_messages import (
     BrokerHeartbeatRequest,
@@ -50,8 +52,17 @@ class Connection:
         max_frame_bytes: int,
         max_in_flight: int,
         receive_bytes: int,
+        policy: ReadPolicy | None = None,
+        reserved: bool = False,
+        on_node_authenticated: Callable[[], None] = lambda: None,
     ) -> None:
+        """``reserved``: admitted beyond the client connection limits, so it may only run
+        the node handshake (within the policy's deadline); ``on_node_authenticated`` is
+        called once it has (the connection then no longer counts against those limits)."""
         self._stream = stream
+        self._policy = policy or ReadPolicy.unlimited()
+        self._reserved = reserved
+        self._on_node_authenticated = on_node_authenticated
         self._dispatcher = dispatcher
         self._decoder = FrameDecoder(max_frame_bytes)
         self._max_in_flight = max_in_flight
@@ -67,6 +78,19 @@ class Connection:
         auth = dispatcher.ctx.metadata.auth
         self._node_auth = NodeAuthServer(auth.handshake_key, auth.cluster_id)
         self._refusals_logged = 0
+        self._reader = BudgetedReader(
+            stream,
+            self._policy.budget,
+            receive_bytes,
+            ReadTimers(
+                self._policy.idle_timeout_s, self._policy.frame_timeout_s, trio.current_time()
+            ),
+            exempt=lambda: self._node_auth.node_id is not None,
+        )
+        if reserved:
+            self._reader.timers.must_authenticate_by = (
+                trio.current_time() + self._policy.node_handshake_timeout_s
+            )
 
     async def serve(self) -> None:
         """Serve until the peer closes, misbehaves or the node shuts down; never raises."""
@@ -81,6 +105,7 @@ class Connection:
         except* Exception:
             log.exception("connection %s failed", self.peer)
         finally:
+            self._reader.close()
             _discard_pending(receive)
             receive.close()
             if self._heartbeats_of is not None:
@@ -144,15 +169,23 @@ class Connection:
 
     async def _read_loop(self, send: trio.MemorySendChannel[PendingReply]) -> None:
         while True:
-            data = await self._stream.receive_some(self._receive_bytes)
+            try:
+                data = await self._reader.receive()
+            except ReadDeadline as exc:
+                log.log(
+                    logging.INFO if exc.idle else logging.WARNING, "closing %s: %s", self.peer, exc
+                )
+                return
             if not data:
                 return
             self._decoder.feed(data)
+            frames = 0
             while True:
                 try:
                     frame = self._decoder.next_frame()
                     if frame is None:
                         break
+                    frames += 1
                     header, body = decode_request(frame)
                 except FrameTooLarge as exc:
                     log.warning("closing %s: %s", self.peer, exc)
@@ -167,6 +200,14 @@ class Connection:
                 if type(body) in (NodeAuthBeginRequest, NodeAuthProveRequest):
                     await send.send(self._node_handshake(header.correlation_id, body))
                     continue
+                if self._reserved:
+                    log.warning(
+                        "closing %s: a connection beyond the client limits sent %s before "
+                        "authenticating as a node",
+                        self.peer,
+                        type(body).__name__,
+                    )
+                    return
                 refused = self._refused_internal(header.correlation_id, body)
                 if refused is not None:
                     await send.send(refused)
@@ -180,6 +221,7 @@ class Connection:
                 reply = self._dispatcher.dispatch(header, body)
                 if reply is not None:
                     await send.send(reply)
+            self._reader.decoded(self._decoder.buffered_bytes, frames)
 
     async def _write_loop(self, receive: trio.MemoryReceiveChannel[PendingReply]) -> None:
         # Replies that are ready back to back are coalesced into one send.
