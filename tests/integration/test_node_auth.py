@@ -5,13 +5,14 @@ handshake replayed on another connection is refused (and logged with the peer ad
 from __future__ import annotations
 
 import secrets
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
-from cluster_checks import agreed_state, wait_for
+from cluster_checks import agreed_state, raft_leader, views, wait_for
 
 from rillet.broker.cluster_auth import ClusterAuth
 from rillet.broker.node_handshake import NodeAuthClient
@@ -135,3 +136,76 @@ def test_a_handshake_replayed_on_another_connection_fails_and_a_node_acts_only_a
     assert results["metadata"].error_code in (ErrorCode.NONE, ErrorCode.NOT_CONTROLLER)
     log_text = cluster.log_path(target.node_id).read_text(errors="replace")
     assert f"node handshake from {results['replay_address']} refused" in log_text
+
+
+def test_forged_heartbeats_and_fetches_do_not_keep_a_frozen_broker_alive(
+    cluster: LocalCluster,
+) -> None:
+    """The attack of issue 18: a SIGSTOPped broker kept unfenced and in the ISR by replayed
+    heartbeats and replica fetches, so acks=all writes were acknowledged without it."""
+    auth = _auth(cluster)
+    cid = cluster.plan.cluster_id
+    with BlockingAdmin(cluster.bootstrap) as admin:
+        admin.create_topics([NewTopic("frozen", 3, replication_factor=3)])
+    wait_for("agreement", lambda: agreed_state(cluster, [1, 2, 3]))
+    controller = wait_for("a controller", lambda: raft_leader(cluster))
+    victim = next(i for i in (1, 2, 3) if i != controller)
+    others = [i for i in (1, 2, 3) if i != victim]
+    status = views(cluster, [controller])[controller]
+    epoch = next(b.broker_epoch for b in status.brokers if b.broker_id == victim)
+
+    def victim_gone() -> bool | None:
+        vs = views(cluster, others)
+        fenced = bool(vs) and all(
+            any(b.broker_id == victim and b.fenced for b in v.brokers) for v in vs.values()
+        )
+        if not fenced:
+            return None
+        with BlockingAdmin(cluster.plan.node(controller).bootstrap) as admin:
+            (topic,) = admin.describe_topics(["frozen"])
+        return True if all(victim not in p.isr for p in topic.partitions) else None
+
+    forged = [
+        BrokerHeartbeatRequest(cid, auth.token, victim, epoch, 10**9, True),
+        FetchRequest(
+            100,
+            1,
+            1024,
+            [FetchPartition("frozen", p, 10**6, 1024) for p in range(3)],
+            victim,
+            replica_auth=auth.token,
+        ),
+    ]
+    refused: list[int] = []
+
+    async def forge_while_frozen() -> None:
+        async with trio.open_nursery() as nursery:
+            conns = []
+            for n in cluster.plan.nodes:
+                if n.node_id == victim:
+                    continue
+                conn = BrokerConnection("127.0.0.1", n.port)
+                await conn.connect(nursery, 5)
+                conns.append(conn)
+            deadline = trio.current_time() + 30
+            while trio.current_time() < deadline:
+                for conn in conns:
+                    for request in forged:
+                        answer = await conn.request(request, 5)
+                        codes = [getattr(answer, "error_code", None)] + [
+                            p.error_code for p in getattr(answer, "partitions", [])
+                        ]
+                        refused.extend(c for c in codes if c is not None)
+                if await trio.to_thread.run_sync(victim_gone):
+                    break
+                await trio.sleep(0.2)  # a forger's pace, like the broker's heartbeats
+            for conn in conns:
+                conn.close()
+
+    cluster.signal(victim, signal.SIGSTOP)
+    try:
+        trio.run(forge_while_frozen)
+        assert victim_gone(), "the frozen broker stayed unfenced or in the ISR"
+    finally:
+        cluster.signal(victim, signal.SIGCONT)
+    assert refused and set(refused) == {ErrorCode.AUTHENTICATION_FAILED}
