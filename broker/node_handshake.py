@@ -36,6 +36,7 @@ from rillet.wire.error_codes import ErrorCode
 
 KEY_PURPOSE = b"rillet node handshake v1"
 _NODE_ID = struct.Struct(">q")
+MAX_NODE_ID = 2**31 - 1
 
 
 class NodeAuthFailed(BrokerError):
@@ -82,7 +83,7 @@ class NodeAuthServer:
             return self._refuse_begin(
                 f"cluster id {request.cluster_id!r} is not this cluster's ({self._cluster_id!r})",
             )
-        if request.node_id < 0:
+        if not 0 <= request.node_id <= MAX_NODE_ID:
             return self._refuse_begin(f"invalid node id {request.node_id}")
         if len(server_nonce) != NONCE_BYTES:
             raise ValueError(f"a server nonce has {NONCE_BYTES} bytes")

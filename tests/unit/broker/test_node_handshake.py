@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rillet.broker.internal_api_gate import check_internal, refusal_response
 from rillet.broker.node_handshake import (
@@ -19,6 +21,7 @@ from rillet.wire.cluster_messages import (
     BrokerHeartbeatResponse,
     BrokerRegistrationRequest,
     MetadataFetchRequest,
+    NodeAuthBeginRequest,
     NodeAuthProveRequest,
     NodeAuthProveResponse,
 )
@@ -149,3 +152,20 @@ def test_a_refusal_answers_in_the_requests_own_response_type() -> None:
     assert fetch_refused is not None
     fetch_answer = refusal_response(_fetch(3), fetch_refused)
     assert [p.error_code for p in fetch_answer.partitions] == [ErrorCode.AUTHORIZATION_FAILED]
+
+
+@given(
+    cluster=st.text(max_size=20),
+    node_id=st.integers(min_value=-(2**80), max_value=2**80),
+    client_nonce=st.binary(max_size=40),
+    proof=st.binary(max_size=40),
+    begin_first=st.booleans(),
+)
+def test_the_server_answers_any_handshake_input_without_crashing(
+    cluster: str, node_id: int, client_nonce: bytes, proof: bytes, begin_first: bool
+) -> None:
+    server = NodeAuthServer(handshake_key(SECRET), CLUSTER)
+    if begin_first:
+        server.begin(NodeAuthBeginRequest(cluster, node_id), nonce())
+    answer = server.prove(NodeAuthProveRequest(client_nonce, proof))
+    assert answer.error_code == ErrorCode.AUTHENTICATION_FAILED and server.node_id is None
