@@ -1,17 +1,26 @@
-"""Proof of the cluster secret on internal requests (registration, heartbeat, metadata fetch).
+"""The cluster secret as the nodes use it: the per-connection node handshake (the driver of
+:mod:`rillet.broker.node_handshake`) and the legacy request token.
 
-A broker sends HMAC-SHA256(secret, cluster id); a voter compares it in constant time. This
-keeps a node of another cluster, or a process that does not hold the secret, from registering
-a broker or reading the metadata log through the client listener. It is a shared-password
-check, not transport security: the token is the same on every request, so run the cluster on
-a network you trust (docs/operations.md) until the own Raft engine's authenticated transport
-covers these apis too.
+Internal apis (registration, heartbeats, metadata fetch, ISR changes, producer-id blocks,
+follower fetches) are served only on a connection that completed the node handshake, and
+only for the node id it proved (broker/connection.py). The handshake's proof is bound to a
+fresh server nonce, so a captured exchange cannot be replayed on another connection.
+
+Requests still carry ``token`` = HMAC(secret, cluster id). It is the same on every request
+and so proves nothing on its own; handlers check it as a second line (it keeps a node of
+another cluster with a different secret out even on a path that forgot the handshake).
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import secrets
+
+from rillet.broker.node_handshake import NodeAuthClient, NodeAuthFailed, handshake_key
+from rillet.client.connection import BrokerConnection
+from rillet.client.errors import ConnectionFailedError, RilletError
+from rillet.raft.peer_mac import NONCE_BYTES
 
 
 class ClusterAuth:
@@ -22,6 +31,7 @@ class ClusterAuth:
             if secret
             else b""
         )
+        self.handshake_key = handshake_key(secret)
 
     def check(self, cluster_id: str, token: bytes) -> str | None:
         """None when the request proves the secret; otherwise why it is refused."""
@@ -30,3 +40,18 @@ class ClusterAuth:
         if not hmac.compare_digest(token, self.token):
             return "the request does not prove the cluster secret"
         return None
+
+    async def authenticate(self, conn: BrokerConnection, node_id: int, timeout_s: float) -> None:
+        """Run the node handshake as ``node_id`` on a fresh connection. Closes it and raises
+        ConnectionFailedError (what the callers' retry loops expect of a connection that did
+        not work out) when either side fails to prove the secret or the connection breaks."""
+        client = NodeAuthClient(
+            self.handshake_key, self.cluster_id, node_id, secrets.token_bytes(NONCE_BYTES)
+        )
+        try:
+            begun = await conn.request(client.begin(), timeout_s)
+            proved = await conn.request(client.prove(begun), timeout_s)
+            client.finish(proved)
+        except (NodeAuthFailed, RilletError) as exc:
+            conn.close()
+            raise ConnectionFailedError(f"node handshake with {conn.address}: {exc}") from exc

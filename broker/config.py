@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rillet.broker.connection_limits import parse_overrides
 from rillet.broker.errors import ConfigError
 from rillet.broker.quorum_config import QuorumConfig
 from rillet.metadata_quorum.classic_group_protocol import ClassicGroupConfig
@@ -56,12 +57,53 @@ class HttpConfig:
 
 @dataclass(frozen=True, slots=True)
 class LimitsConfig:
-    max_frame_bytes: int = 100 * 1024 * 1024
+    """What one client can take of a node (docs/configuration.md, ``[limits]``; the Kafka
+    names are in the comments)."""
+
+    max_frame_bytes: int = 100 * 1024 * 1024  # socket.request.max.bytes
     max_in_flight_requests_per_connection: int = 64
-    max_connections: int = 10_000
+    max_connections: int = 10_000  # max.connections (both listeners together)
     receive_buffer_bytes: int = 1024 * 1024
     max_fetch_wait_ms: int = 30_000  # upper bound on a client's fetch long poll
     max_produce_timeout_ms: int = 300_000
+    # queued.max.request.bytes: bytes of requests being read, node-wide (docs/security.md).
+    queued_max_request_bytes: int = 256 * 1024 * 1024
+    max_connections_per_ip: int = 1_000  # max.connections.per.ip
+    # max.connections.per.ip.overrides, Kafka's format: "host:count,host:count".
+    max_connections_per_ip_overrides: str = ""
+    # Connections beyond the client limits that may still authenticate as a node.
+    node_connection_reserve: int = 64
+    connections_max_idle_ms: int = 600_000  # connections.max.idle.ms
+    # A request frame started but not finished within this closes the connection.
+    frame_read_timeout_ms: int = 60_000
+    # A connection on a reserved slot must finish the node handshake within this.
+    node_handshake_timeout_ms: int = 10_000
+
+    def __post_init__(self) -> None:
+        positive = {
+            "max_frame_bytes": self.max_frame_bytes,
+            "max_in_flight_requests_per_connection": self.max_in_flight_requests_per_connection,
+            "max_connections": self.max_connections,
+            "receive_buffer_bytes": self.receive_buffer_bytes,
+            "max_connections_per_ip": self.max_connections_per_ip,
+            "connections_max_idle_ms": self.connections_max_idle_ms,
+            "frame_read_timeout_ms": self.frame_read_timeout_ms,
+            "node_handshake_timeout_ms": self.node_handshake_timeout_ms,
+        }
+        for name, value in positive.items():
+            if value < 1:
+                raise ValueError(f"{name} must be >= 1, not {value}")
+        if self.node_connection_reserve < 0:
+            raise ValueError("node_connection_reserve must be >= 0")
+        # A whole frame of the largest size, plus one read, must fit in the budget, or
+        # such a frame could never be finished.
+        least = self.max_frame_bytes + 4 + self.receive_buffer_bytes
+        if self.queued_max_request_bytes < least:
+            raise ValueError(
+                f"queued_max_request_bytes must be >= max_frame_bytes + receive_buffer_bytes "
+                f"+ 4 = {least}, not {self.queued_max_request_bytes}"
+            )
+        parse_overrides(self.max_connections_per_ip_overrides)  # raises ConfigError
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,13 +13,23 @@ connection; a malformed request with a readable correlation id gets INVALID_REQU
 from __future__ import annotations
 
 import logging
+import secrets
+from collections.abc import Callable
 from typing import Any
 
 import trio
 
 from rillet.broker.dispatcher import Dispatcher, PendingReply
+from rillet.broker.internal_api_gate import check_internal, refusal_response
+from rillet.broker.node_handshake import NodeAuthServer
 from rillet.broker.part_sender import buffered_len, close_regions, send_parts
-from rillet.wire.cluster_messages import BrokerHeartbeatRequest
+from rillet.broker.request_budget import BudgetedReader, ReadDeadline, ReadPolicy, ReadTimers
+from rillet.raft.peer_mac import NONCE_BYTES
+from rillet.wire.cluster_messages import (
+    BrokerHeartbeatRequest,
+    NodeAuthBeginRequest,
+    NodeAuthProveRequest,
+)
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import FrameTooLarge, MalformedFrame, MalformedMessage
 from rillet.wire.frame import BlobPart, FrameDecoder
@@ -42,8 +52,17 @@ class Connection:
         max_frame_bytes: int,
         max_in_flight: int,
         receive_bytes: int,
+        policy: ReadPolicy | None = None,
+        reserved: bool = False,
+        on_node_authenticated: Callable[[], None] = lambda: None,
     ) -> None:
+        """``reserved``: admitted beyond the client connection limits, so it may only run
+        the node handshake (within the policy's deadline); ``on_node_authenticated`` is
+        called once it has (the connection then no longer counts against those limits)."""
         self._stream = stream
+        self._policy = policy or ReadPolicy.unlimited()
+        self._reserved = reserved
+        self._on_node_authenticated = on_node_authenticated
         self._dispatcher = dispatcher
         self._decoder = FrameDecoder(max_frame_bytes)
         self._max_in_flight = max_in_flight
@@ -56,6 +75,22 @@ class Connection:
         self._heartbeats_of: tuple[int, int] | None = None  # (broker id, broker epoch)
         self._replica_of: int | None = None  # the follower broker fetching over it
         self._members: set[tuple[str, str]] = set()  # group members heartbeating over it
+        auth = dispatcher.ctx.metadata.auth
+        self._node_auth = NodeAuthServer(auth.handshake_key, auth.cluster_id)
+        self._refusals_logged = 0
+        self._reader = BudgetedReader(
+            stream,
+            self._policy.budget,
+            receive_bytes,
+            ReadTimers(
+                self._policy.idle_timeout_s, self._policy.frame_timeout_s, trio.current_time()
+            ),
+            exempt=lambda: self._node_auth.node_id is not None,
+        )
+        if reserved:
+            self._reader.timers.must_authenticate_by = (
+                trio.current_time() + self._policy.node_handshake_timeout_s
+            )
 
     async def serve(self) -> None:
         """Serve until the peer closes, misbehaves or the node shuts down; never raises."""
@@ -70,6 +105,7 @@ class Connection:
         except* Exception:
             log.exception("connection %s failed", self.peer)
         finally:
+            self._reader.close()
             _discard_pending(receive)
             receive.close()
             if self._heartbeats_of is not None:
@@ -87,8 +123,8 @@ class Connection:
             self._members.add((request.group_id, request.member_id))
 
     def _note_replica(self, request: FetchRequest) -> None:
-        """Remember the follower fetching over this connection (once it proves the secret),
-        so its leaders can drop it from their ISRs soon after the connection closes."""
+        """Remember the follower fetching over this connection (the node it authenticated
+        as), so its leaders can drop it from their ISRs soon after the connection closes."""
         cluster_id = self._dispatcher.ctx.metadata.auth.cluster_id
         if request.replica_id >= 0 and self._dispatcher.proves_secret(
             cluster_id, request.replica_auth
@@ -96,25 +132,60 @@ class Connection:
             self._replica_of = request.replica_id
 
     def _note_heartbeat(self, request: BrokerHeartbeatRequest) -> None:
-        """Remember which broker heartbeats over this connection (once it proves the
-        secret): when the connection closes, the controller need not wait a whole session
-        to learn that the broker process is gone."""
+        """Remember which broker heartbeats over this connection (the node it authenticated
+        as): when the connection closes, the controller need not wait a whole session to
+        learn that the broker process is gone."""
         if request.shutting_down:
             self._heartbeats_of = None
         elif self._dispatcher.proves_secret(request.cluster_id, request.auth):
             self._heartbeats_of = (request.broker_id, request.broker_epoch)
 
+    def _node_handshake(self, correlation_id: int, body: Any) -> PendingReply:
+        """One step of the node handshake; a failed proof is logged at WARNING."""
+        if type(body) is NodeAuthBeginRequest:
+            answer: Any = self._node_auth.begin(body, secrets.token_bytes(NONCE_BYTES))
+        else:
+            answer = self._node_auth.prove(body)
+            if self._node_auth.node_id is not None:
+                log.debug(
+                    "connection %s authenticated as node %d", self.peer, self._node_auth.node_id
+                )
+        refusal = self._node_auth.refusal
+        if refusal is not None:
+            log.warning("node handshake from %s refused: %s", self.peer, refusal.reason)
+        return PendingReply(correlation_id, message=answer)
+
+    def _refused_internal(self, correlation_id: int, body: Any) -> PendingReply | None:
+        """An error reply for an internal request this connection may not make, else None."""
+        refusal = check_internal(body, self._node_auth.node_id)
+        if refusal is None:
+            return None
+        # Every refusal is a warning the first few times per connection, then debug: a
+        # flood of forged requests must not flood the log.
+        self._refusals_logged += 1
+        level = logging.WARNING if self._refusals_logged <= 3 else logging.DEBUG
+        log.log(level, "refused internal request from %s: %s", self.peer, refusal.reason)
+        return PendingReply(correlation_id, message=refusal_response(body, refusal))
+
     async def _read_loop(self, send: trio.MemorySendChannel[PendingReply]) -> None:
         while True:
-            data = await self._stream.receive_some(self._receive_bytes)
+            try:
+                data = await self._reader.receive()
+            except ReadDeadline as exc:
+                log.log(
+                    logging.INFO if exc.idle else logging.WARNING, "closing %s: %s", self.peer, exc
+                )
+                return
             if not data:
                 return
             self._decoder.feed(data)
+            frames = 0
             while True:
                 try:
                     frame = self._decoder.next_frame()
                     if frame is None:
                         break
+                    frames += 1
                     header, body = decode_request(frame)
                 except FrameTooLarge as exc:
                     log.warning("closing %s: %s", self.peer, exc)
@@ -126,6 +197,21 @@ class Connection:
                     log.info("bad request from %s: %s", self.peer, exc)
                     await send.send(_invalid(exc.correlation_id, str(exc)))
                     continue
+                if type(body) in (NodeAuthBeginRequest, NodeAuthProveRequest):
+                    await send.send(self._node_handshake(header.correlation_id, body))
+                    continue
+                if self._reserved:
+                    log.warning(
+                        "closing %s: a connection beyond the client limits sent %s before "
+                        "authenticating as a node",
+                        self.peer,
+                        type(body).__name__,
+                    )
+                    return
+                refused = self._refused_internal(header.correlation_id, body)
+                if refused is not None:
+                    await send.send(refused)
+                    continue
                 if type(body) is BrokerHeartbeatRequest:
                     self._note_heartbeat(body)
                 elif type(body) is FetchRequest and body.replica_id != self._replica_of:
@@ -135,6 +221,7 @@ class Connection:
                 reply = self._dispatcher.dispatch(header, body)
                 if reply is not None:
                     await send.send(reply)
+            self._reader.decoded(self._decoder.buffered_bytes, frames)
 
     async def _write_loop(self, receive: trio.MemoryReceiveChannel[PendingReply]) -> None:
         # Replies that are ready back to back are coalesced into one send.

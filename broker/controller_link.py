@@ -5,13 +5,14 @@ the voter it believes is the controller (a hint from the local quorum, or from t
 NOT_CONTROLLER answer), and on NOT_CONTROLLER, a broken connection or a timeout tries again
 on the hinted voter or the next one, with bounded exponential backoff, until the caller's
 deadline. An unanswered attempt is abandoned at once when the local quorum names another
-leader. One connection per voter is kept and replaced when it breaks.
+leader. One connection per voter is kept and replaced when it breaks; each new one first
+runs the node handshake (broker/node_handshake.py), so it may carry internal requests.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import trio
@@ -41,12 +42,16 @@ class ControllerLink:
         request_timeout_s: float,
         local_hint: Callable[[], int | None] | None = None,
         client_id: str = "rillet-broker",
+        authenticate: Callable[[BrokerConnection], Awaitable[None]] | None = None,
     ) -> None:
         self._nursery = nursery
         self._voters = dict(sorted(voters.items()))
         self._request_timeout_s = request_timeout_s
         self._local_hint = local_hint
         self._client_id = client_id
+        # The node handshake run on every new connection before it carries a request:
+        # controllers serve internal apis only on connections authenticated as a node.
+        self._authenticate = authenticate
         self._hint: int | None = None
         self._connections: dict[int, BrokerConnection] = {}
         self._next = 0
@@ -71,6 +76,8 @@ class ControllerLink:
             host, port = self._voters[voter]
             conn = BrokerConnection(host, port, client_id=self._client_id)
             await conn.connect(self._nursery, self._request_timeout_s)
+            if self._authenticate is not None:
+                await self._authenticate(conn)
             self._connections[voter] = conn
         return conn
 

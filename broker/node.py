@@ -15,11 +15,13 @@ import fcntl
 import gc
 import json
 import logging
+import math
 import os
 import random
 import signal
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,7 @@ from rillet.broker.broker_lifecycle import CONTROLLED_SHUTDOWN_TIMEOUT_S, Broker
 from rillet.broker.cluster_auth import ClusterAuth
 from rillet.broker.config import NodeConfig
 from rillet.broker.connection import Connection
+from rillet.broker.connection_limits import ConnectionLimiter, Slot, parse_overrides
 from rillet.broker.controller_link import ControllerLink
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.errors import BrokerError
@@ -49,6 +52,7 @@ from rillet.broker.replica_manager import ReplicaManager
 from rillet.broker.replica_repair import ReplicaRepairer
 from rillet.broker.replication.isr_manager import IsrManager
 from rillet.broker.replication.replica_fetcher import ReplicaFetcherManager
+from rillet.broker.request_budget import ReadPolicy, RequestBytesBudget
 from rillet.metadata_quorum.controller import ControllerConfig
 from rillet.metadata_quorum.controller_service import ControllerService
 from rillet.metadata_quorum.follower import MetadataFollower
@@ -88,8 +92,21 @@ class Node:
         self.port: int | None = None
         self.kafka_port: int | None = None
         self.http_port: int | None = None
-        self._connections = 0
         self._journal = DecisionJournal()  # recent controller decisions, for the console
+        limits = config.limits
+        self._limiter = ConnectionLimiter(
+            limits.max_connections,
+            limits.max_connections_per_ip,
+            parse_overrides(limits.max_connections_per_ip_overrides),
+            limits.node_connection_reserve,
+        )
+        self._read_policy = ReadPolicy(
+            RequestBytesBudget(limits.queued_max_request_bytes),
+            limits.connections_max_idle_ms / 1000,
+            limits.frame_read_timeout_ms / 1000,
+            limits.node_handshake_timeout_ms / 1000,
+        )
+        self._refused_logged_at = -math.inf
         self.loop_lag = LagTracker()  # the worst event-loop stalls, logged as they happen
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
@@ -114,6 +131,11 @@ class Node:
                     cfg.quorum.request_timeout_ms / 1000,
                     local_hint=_leader_of(quorum),
                     client_id=f"rillet-broker-{cfg.node_id}",
+                    authenticate=partial(
+                        auth.authenticate,
+                        node_id=cfg.node_id,
+                        timeout_s=cfg.quorum.request_timeout_ms / 1000,
+                    ),
                 )
                 if quorum is not None:
                     await nursery.start(quorum.run)  # our own engine's tasks (no-op otherwise)
@@ -154,7 +176,13 @@ class Node:
                 kafka_dispatcher = dispatcher
                 if http_listeners:
                     endpoint = HttpEndpoint(
-                        NodeProbe(cfg, manager, view, lifecycle, lambda: self._connections)
+                        NodeProbe(
+                            cfg,
+                            manager,
+                            view,
+                            lifecycle,
+                            lambda: self._limiter.counted + self._limiter.reserved,
+                        )
                     )
                     endpoint.probe.journal = self._journal
                     manager.on_fsync_s = endpoint.requests.observe_fsync
@@ -247,26 +275,58 @@ class Node:
         connection_type: type[Connection] | type[KafkaConnection] = Connection,
     ) -> Any:
         limits = self.config.limits
+        limiter, policy = self._limiter, self._read_policy
 
         async def handle(stream: trio.SocketStream) -> None:
-            if self._connections >= limits.max_connections:
-                log.warning("refusing connection: max_connections=%d", limits.max_connections)
+            host = _peer_host(stream)
+            admission = limiter.admit(host, may_reserve=connection_type is Connection)
+            if admission is None:
+                self._log_refused(host)
                 await trio.aclose_forcefully(stream)
                 return
-            self._connections += 1
             try:
-                conn = connection_type(
-                    stream,
-                    dispatcher,
-                    limits.max_frame_bytes,
-                    limits.max_in_flight_requests_per_connection,
-                    limits.receive_buffer_bytes,
-                )
+                conn: Connection | KafkaConnection
+                if connection_type is Connection:
+                    conn = Connection(
+                        stream,
+                        dispatcher,
+                        limits.max_frame_bytes,
+                        limits.max_in_flight_requests_per_connection,
+                        limits.receive_buffer_bytes,
+                        policy,
+                        reserved=admission.slot is Slot.RESERVED,
+                        on_node_authenticated=partial(limiter.promote_to_node, admission),
+                    )
+                else:
+                    conn = KafkaConnection(
+                        stream,
+                        dispatcher,
+                        limits.max_frame_bytes,
+                        limits.max_in_flight_requests_per_connection,
+                        limits.receive_buffer_bytes,
+                        policy,
+                    )
                 await conn.serve()
             finally:
-                self._connections -= 1
+                limiter.release(admission)
 
         return handle
+
+    def _log_refused(self, host: str) -> None:
+        """A refused connection is logged at most once a second (a flood must not flood
+        the log); the line says how many were refused since the last one."""
+        now = time.monotonic()
+        if now - self._refused_logged_at >= 1.0:
+            self._refused_logged_at = now
+            limits = self.config.limits
+            log.warning(
+                "refusing connections (%d so far; last from %s): max_connections=%d, "
+                "max_connections_per_ip=%d for that address",
+                self._limiter.refused,
+                host,
+                limits.max_connections,
+                self._limiter.limit_for(host),
+            )
 
     def _announce_ready(self) -> None:
         info = {
@@ -314,6 +374,13 @@ def _leader_of(quorum: Quorum | None) -> Callable[[], int | None] | None:
     if quorum is None:
         return None
     return lambda: quorum.leadership().leader_id
+
+
+def _peer_host(stream: trio.SocketStream) -> str:
+    try:
+        return str(stream.socket.getpeername()[0])
+    except OSError:
+        return "?"
 
 
 def _wall_clock_ms() -> int:

@@ -8,6 +8,7 @@ the only voter, and its Raft port is ``quorum.raft_port`` (0 picks a free one at
 
 from __future__ import annotations
 
+import ipaddress
 import secrets
 import socket
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ class VoterAddresses:
 
 def resolve_voters(config: NodeConfig, bound_port: int) -> VoterAddresses:
     q = config.quorum
+    check_pysyncobj_exposure(config)
     if not q.voters:
         raft_port = q.raft_port or _free_port(q.raft_host)
         return VoterAddresses(
@@ -98,6 +100,32 @@ def build_quorum(
         bind_host=q.raft_host,
         settings=settings,
     )
+
+
+def check_pysyncobj_exposure(config: NodeConfig) -> None:
+    """Refuse a pysyncobj voter that listens off loopback without a secret.
+
+    pysyncobj unpickles what its peers send; with a secret it only accepts peers that prove
+    it (its own encrypted, authenticated channel), without one anyone who reaches the port
+    can make the node unpickle a crafted payload, which runs code.
+    """
+    q = config.quorum
+    if q.engine != "pysyncobj" or _is_loopback(q.raft_host) or q.load_secret():
+        return
+    raise ConfigError(
+        f"quorum.raft_host {q.raft_host!r} is not a loopback address and there is no cluster "
+        "secret: pysyncobj would unpickle anything sent to its port; set quorum.secret_file "
+        "(or RILLET_CLUSTER_SECRET), or bind raft_host to 127.0.0.1"
+    )
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name other than localhost: it may resolve anywhere
 
 
 def _free_port(host: str) -> int:

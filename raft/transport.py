@@ -30,8 +30,6 @@ unauthenticated peer ever reaches the Raft core.
 from __future__ import annotations
 
 import errno
-import hashlib
-import hmac
 import logging
 import secrets
 import struct
@@ -41,13 +39,14 @@ from dataclasses import dataclass
 import cbor2
 import trio
 
+from rillet.raft import peer_mac
 from rillet.raft.errors import RaftError
 
 log = logging.getLogger(__name__)
 
 MAGIC = b"RLRF\x01"
-NONCE_BYTES = 16
-MAC_BYTES = 32
+NONCE_BYTES = peer_mac.NONCE_BYTES
+MAC_BYTES = peer_mac.MAC_BYTES
 HEADER = struct.Struct(">I")
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 HANDSHAKE_TIMEOUT_S = 5.0
@@ -69,15 +68,10 @@ class PeerAddress:
 
 
 def derive_key(secret: str) -> bytes:
-    return hmac.new(secret.encode(), b"rillet raft transport v1", hashlib.sha256).digest()
+    return peer_mac.derive_key(secret, b"rillet raft transport v1")
 
 
-def _mac(key: bytes, *parts: bytes) -> bytes:
-    mac = hmac.new(key, digestmod=hashlib.sha256)
-    for part in parts:
-        mac.update(HEADER.pack(len(part)))
-        mac.update(part)
-    return mac.digest()
+_mac = peer_mac.mac_parts
 
 
 class _FrameReader:
@@ -185,7 +179,7 @@ class RaftTransport:
             sequence = 0
             while True:
                 mac, payload = await reader.read_frame()
-                if not hmac.compare_digest(
+                if not peer_mac.macs_equal(
                     mac, _mac(self._key, nonce, struct.pack(">Q", sequence), payload)
                 ):
                     raise TransportError(f"frame {sequence} from {peer} failed authentication")
@@ -203,7 +197,7 @@ class RaftTransport:
         await stream.send_all(MAGIC + nonce)
         reader = _FrameReader(stream)
         mac, hello = await reader.read_frame()
-        if not hmac.compare_digest(mac, _mac(self._key, b"hello", nonce, hello)):
+        if not peer_mac.macs_equal(mac, _mac(self._key, b"hello", nonce, hello)):
             self.rejected += 1
             raise TransportError("hello failed authentication (wrong cluster secret?)")
         try:
@@ -274,7 +268,7 @@ class RaftTransport:
                 hello = cbor2.dumps([self.node_id, peer, mine])
                 await stream.send_all(_frame(_mac(self._key, b"hello", nonce, hello), hello))
                 mac, _ = await reader.read_frame()
-                if not hmac.compare_digest(mac, _mac(self._key, b"welcome", mine, nonce)):
+                if not peer_mac.macs_equal(mac, _mac(self._key, b"welcome", mine, nonce)):
                     raise TransportError(f"peer {peer} failed authentication")
             except BaseException:
                 await trio.aclose_forcefully(stream)

@@ -35,6 +35,8 @@ class ApiKey(IntEnum):
     ALTER_PARTITION = 1003
     METADATA_FETCH = 1004
     ALLOCATE_PRODUCER_IDS = 1005
+    NODE_AUTH_BEGIN = 1006
+    NODE_AUTH_PROVE = 1007
     # classic-group apis whose Kafka numbers serve another shape here: 1000 + Kafka's number
     CLASSIC_LEAVE_GROUP = 1013
     CLASSIC_DESCRIBE_GROUPS = 1015

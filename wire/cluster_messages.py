@@ -151,6 +151,41 @@ class AllocateProducerIdsResponse:
     error_message: str | None = None
 
 
+# -- NodeAuthenticate (per-connection challenge-response) --------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NodeAuthBeginRequest:
+    """A connection asks to act as node ``node_id``: the server answers a fresh nonce."""
+
+    cluster_id: str
+    node_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class NodeAuthBeginResponse:
+    error_code: int
+    server_nonce: bytes = b""
+    error_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NodeAuthProveRequest:
+    """The node's proof of the cluster secret over both nonces, its id and the cluster id."""
+
+    client_nonce: bytes
+    proof: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class NodeAuthProveResponse:
+    """The server's own proof (mutual): the node checks it before trusting the connection."""
+
+    error_code: int
+    server_proof: bytes = b""
+    error_message: str | None = None
+
+
 # -- DescribeQuorum ----------------------------------------------------------------------------
 
 

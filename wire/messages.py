@@ -27,6 +27,10 @@ from rillet.wire.cluster_messages import (
     DescribeQuorumResponse,
     MetadataFetchRequest,
     MetadataFetchResponse,
+    NodeAuthBeginRequest,
+    NodeAuthBeginResponse,
+    NodeAuthProveRequest,
+    NodeAuthProveResponse,
 )
 from rillet.wire.schema import Blob
 
@@ -302,6 +306,8 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
     ApiKey.METADATA_FETCH: (MetadataFetchRequest, MetadataFetchResponse),
     ApiKey.ALTER_PARTITION: (AlterPartitionRequest, AlterPartitionResponse),
     ApiKey.ALLOCATE_PRODUCER_IDS: (AllocateProducerIdsRequest, AllocateProducerIdsResponse),
+    ApiKey.NODE_AUTH_BEGIN: (NodeAuthBeginRequest, NodeAuthBeginResponse),
+    ApiKey.NODE_AUTH_PROVE: (NodeAuthProveRequest, NodeAuthProveResponse),
     ApiKey.FIND_COORDINATOR: (gm.FindCoordinatorRequest, gm.FindCoordinatorResponse),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: (
         gm.ConsumerGroupHeartbeatRequest,

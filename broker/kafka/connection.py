@@ -38,6 +38,7 @@ from rillet.broker.kafka.framing import KafkaFrameDecoder
 from rillet.broker.kafka.front_end import translate
 from rillet.broker.kafka.translation import Answer, Caller, Forward, KafkaEndpoint, RawBody
 from rillet.broker.part_sender import buffered_len, close_regions, send_parts
+from rillet.broker.request_budget import BudgetedReader, ReadDeadline, ReadPolicy, ReadTimers
 from rillet.broker.topic_config import (
     BOOLEAN_TOPIC_CONFIGS,
     FIXED_TOPIC_CONFIGS,
@@ -93,6 +94,7 @@ class KafkaConnection:
         max_frame_bytes: int,
         max_in_flight: int,
         receive_bytes: int,
+        policy: ReadPolicy | None = None,
     ) -> None:
         self._stream = stream
         self._dispatcher = dispatcher
@@ -105,6 +107,9 @@ class KafkaConnection:
             self.peer, self._peer_host = f"{host}:{port}", str(host)
         except OSError:
             self.peer, self._peer_host = "?", ""
+        policy = policy or ReadPolicy.unlimited()
+        timers = ReadTimers(policy.idle_timeout_s, policy.frame_timeout_s, trio.current_time())
+        self._reader = BudgetedReader(stream, policy.budget, receive_bytes, timers)
 
     async def serve(self) -> None:
         """Serve until the peer closes, misbehaves or the node shuts down; never raises."""
@@ -119,21 +124,29 @@ class KafkaConnection:
         except* Exception:
             log.exception("kafka connection %s failed", self.peer)
         finally:
+            self._reader.close()
             _discard_pending(receive)
             receive.close()
             await trio.aclose_forcefully(self._stream)
 
     async def _read_loop(self, send: trio.MemorySendChannel[_Reply]) -> None:
         while True:
-            data = await self._stream.receive_some(self._receive_bytes)
+            try:
+                data = await self._reader.receive()  # the node's budget and deadlines
+            except ReadDeadline as exc:
+                level = logging.INFO if exc.idle else logging.WARNING
+                log.log(level, "closing kafka connection %s: %s", self.peer, exc)
+                return
             if not data:
                 return
             self._decoder.feed(data)
+            frames = 0
             while True:
                 try:
                     frame = self._decoder.next_frame()
                     if frame is None:
                         break
+                    frames += 1
                     reply = self._handle(frame)
                 except AcksZeroFailure as exc:
                     log.info("closing kafka connection %s: %s", self.peer, exc)
@@ -143,6 +156,7 @@ class KafkaConnection:
                     return
                 if reply is not None:
                     await send.send(reply)
+            self._reader.decoded(self._decoder.pending_bytes, frames)
 
     def _handle(self, frame: bytes) -> _Reply | None:
         header, body_start = decode_header(frame)

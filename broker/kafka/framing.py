@@ -19,6 +19,11 @@ class KafkaFrameDecoder:
         self._buf = bytearray()
         self._pos = 0
 
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes received and not yet taken out as a frame."""
+        return len(self._buf) - self._pos
+
     def feed(self, data: bytes) -> None:
         if self._pos and self._pos == len(self._buf):
             self._buf.clear()

@@ -149,6 +149,8 @@ class ReplicaFetcherManager:
         conn = BrokerConnection(host, port, client_id=f"rillet-replica-{self._node_id}")
         try:
             await conn.connect(nursery, self._request_timeout_s)
+            # Leaders serve follower fetches only on a connection authenticated as this node.
+            await self._metadata.auth.authenticate(conn, self._node_id, self._request_timeout_s)
         except RilletError as exc:
             log.debug("cannot reach %s:%d for replication: %s", host, port, exc)
             conn.close()

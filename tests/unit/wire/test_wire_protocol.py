@@ -66,6 +66,8 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     cm.MetadataFetchRequest: cm.MetadataFetchRequest("c", b"a", 12, 100, 250),
     cm.AlterPartitionRequest: cm.AlterPartitionRequest("c", b"a", 2, 17, "tid", 3, 4, 9, [1, 2]),
     cm.AllocateProducerIdsRequest: cm.AllocateProducerIdsRequest("c", b"a", 2, 17),
+    cm.NodeAuthBeginRequest: cm.NodeAuthBeginRequest("c", 2),
+    cm.NodeAuthProveRequest: cm.NodeAuthProveRequest(b"n" * 16, b"p" * 32),
     m.InitProducerIdRequest: m.InitProducerIdRequest(),
     lem.OffsetForLeaderEpochRequest: lem.OffsetForLeaderEpochRequest(
         [lem.EpochQuery("t", 0, 3, 4)]
@@ -147,6 +149,8 @@ SAMPLE_RESPONSES: dict[type, Any] = {
     ),
     cm.AlterPartitionResponse: cm.AlterPartitionResponse(0, 1, [1, 2], 4, 10),
     cm.AllocateProducerIdsResponse: cm.AllocateProducerIdsResponse(0, 1, 5000, 1000),
+    cm.NodeAuthBeginResponse: cm.NodeAuthBeginResponse(0, b"s" * 16),
+    cm.NodeAuthProveResponse: cm.NodeAuthProveResponse(58, b"", "refused"),
     m.InitProducerIdResponse: m.InitProducerIdResponse(0, 5001, 0),
     lem.OffsetForLeaderEpochResponse: lem.OffsetForLeaderEpochResponse(
         [lem.EpochEndOffset("t", 0, 0, 3, 42)]
@@ -255,6 +259,8 @@ def test_api_numbers_are_stable() -> None:
         "ALTER_PARTITION": 1003,
         "METADATA_FETCH": 1004,
         "ALLOCATE_PRODUCER_IDS": 1005,
+        "NODE_AUTH_BEGIN": 1006,
+        "NODE_AUTH_PROVE": 1007,
         "CLASSIC_LEAVE_GROUP": 1013,
         "CLASSIC_DESCRIBE_GROUPS": 1015,
         "CLASSIC_LIST_GROUPS": 1016,
