@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import struct
 import subprocess
 import sys
@@ -43,6 +44,12 @@ DRAIN_TIMEOUT_S = 30.0  # after the last send, how long to wait for stragglers
 READY_TIMEOUT_S = 60.0
 POLL_MS = 100
 clock = time.monotonic_ns  # CLOCK_MONOTONIC: one clock for every process of the machine
+
+
+def cpu_s() -> float:
+    """CPU time (user + system) this process has used so far."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def schedule(rate: float, seconds: float, tick_ms: float) -> tuple[int, int, float]:
@@ -86,6 +93,7 @@ async def consume(bootstrap: str, topic: str, expected: int, wait_ms: int, max_s
         await consumer.seek_to_end(tp)
         await consumer.position(tp)
         print("ready", flush=True)
+        cpu_start = cpu_s()
         unpack = STAMP.unpack_from
         deadline = trio.current_time() + max_s
         while len(latencies) < expected and trio.current_time() < deadline:
@@ -106,6 +114,9 @@ async def consume(bootstrap: str, topic: str, expected: int, wait_ms: int, max_s
                 "polls": polls,
                 "polls_with_records": fetched_polls,
                 "records_per_wakeup": round(len(latencies) / max(fetched_polls, 1), 2),
+                "consumer_cpu_us_per_record": round(
+                    (cpu_s() - cpu_start) * 1e6 / max(len(latencies), 1), 1
+                ),
             }
         ),
         flush=True,
@@ -113,12 +124,21 @@ async def consume(bootstrap: str, topic: str, expected: int, wait_ms: int, max_s
 
 
 async def produce(
-    bootstrap: str, topic: str, args: Any, ticks: int, burst: int, tick_s: float
+    bootstrap: str,
+    topic: str,
+    args: Any,
+    ticks: int,
+    burst: int,
+    tick_s: float,
+    cpu_used: list[float],
 ) -> list[float]:
     pad = b"x" * max(args.record_size - STAMP.size, 0)
     async with Producer(bootstrap, acks=args.acks, linger_ms=args.linger_ms) as producer:
         await (await producer.send(topic, STAMP.pack(WARMUP_STAMP)))  # the consumer skips it
-        return await paced_send(producer, topic, ticks, burst, tick_s, pad)
+        cpu_start = cpu_s()
+        acked = await paced_send(producer, topic, ticks, burst, tick_s, pad)
+        cpu_used[0] = cpu_s() - cpu_start
+        return acked
 
 
 def start_consumer(bootstrap: str, topic: str, args: Any, expected: int) -> subprocess.Popen[str]:
@@ -171,7 +191,8 @@ def main() -> None:
         trio.run(ensure_topic, bootstrap, topic, 1, args.replication_factor)
         consumer = start_consumer(bootstrap, topic, args, ticks * burst)
         try:
-            acked_ms = trio.run(produce, bootstrap, topic, args, ticks, burst, tick_s)
+            cpu_used = [0.0]
+            acked_ms = trio.run(produce, bootstrap, topic, args, ticks, burst, tick_s, cpu_used)
             out, _ = consumer.communicate(timeout=DRAIN_TIMEOUT_S + WARMUP_TIMEOUT_S)
         finally:
             if consumer.poll() is None:
@@ -185,6 +206,7 @@ def main() -> None:
                 "sent": ticks * burst,
                 **seen,
                 "ack_latency_ms": latency_summary(acked_ms),
+                "producer_cpu_us_per_record": round(cpu_used[0] * 1e6 / max(ticks * burst, 1), 1),
                 "loadavg_1m_after": round(os.getloadavg()[0], 2),
             },
         )
