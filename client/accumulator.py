@@ -7,7 +7,11 @@ batch's single completion event, and a record's handle is just (batch, index).
 
 A partition's unsent batches wait in a queue, oldest first; the newest may still be open for
 appends. A batch is closed when the next record would not fit in ``batch_bytes``, and it is
-ready to send once closed, once older than ``linger_ms``, or while the producer flushes.
+ready to send once closed, once older than ``linger_ms``, while the producer flushes, or at
+once when its partition has no batch in flight: send at once when idle, batch while busy.
+``linger_ms`` is thus the longest a record waits for company while an earlier batch of its
+partition is on its way; a lone record pays no linger (the idea of Nagle's algorithm), and
+under load the batches still fill up while the previous one is acknowledged.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ class ProducerBatch:
         "done",
         "encoded",
         "error",
+        "in_flight",
         "log_append_time_ms",
         "partition",
         "retry_at_s",
@@ -75,6 +80,7 @@ class ProducerBatch:
         self.retry_at_s = 0.0
         self.encoded: bytes | None = None  # set when the batch is closed for good
         self.callbacks: list[Callable[[ProducerBatch], None]] | None = None
+        self.in_flight = False  # taken by the sender, not yet finished or put back
 
     @property
     def size(self) -> int:
@@ -181,6 +187,9 @@ class RecordAccumulator:
         self.delivery_timeout_s = delivery_timeout_s
         self._on_close = on_close
         self.queues: dict[TP, deque[ProducerBatch]] = {}
+        # Batches per partition taken by the sender and not yet finished or put back: a
+        # partition without any is idle, and its open batch may go without lingering.
+        self.in_flight: dict[TP, int] = {}
         self.open: dict[str, list[ProducerBatch | None]] = {}
         self.buffered_bytes = 0
         self.flushing = 0
@@ -278,10 +287,14 @@ class RecordAccumulator:
         )
 
     def sendable(self, batch: ProducerBatch, now_s: float) -> bool:
-        """May ``batch`` (the head of its queue) go now? Closed, lingered long enough, or
-        the producer is flushing; and not backing off after a failure."""
+        """May ``batch`` (the head of its queue) go now? Its partition has nothing in
+        flight, it is closed, it lingered long enough, or the producer is flushing; and it
+        is not backing off after a failure."""
         return batch.retry_at_s <= now_s and (
-            self.flushing > 0 or now_s - batch.created_s >= self.linger_s or not self.is_open(batch)
+            self.flushing > 0
+            or not self.in_flight.get((batch.topic, batch.partition))
+            or now_s - batch.created_s >= self.linger_s
+            or not self.is_open(batch)
         )
 
     def ready(self, now_s: float, muted: set[TP]) -> tuple[list[TP], float | None]:
@@ -305,10 +318,24 @@ class RecordAccumulator:
         batch = self.queues[tp].popleft()
         self.close(batch)
         batch.encode()
+        batch.in_flight = True
+        self.in_flight[tp] = self.in_flight.get(tp, 0) + 1
         return batch
+
+    def _landed(self, batch: ProducerBatch) -> None:
+        """The batch is no longer in flight (finished, or back in its queue)."""
+        if batch.in_flight:
+            batch.in_flight = False
+            tp = (batch.topic, batch.partition)
+            left = self.in_flight[tp] - 1
+            if left:
+                self.in_flight[tp] = left
+            else:
+                del self.in_flight[tp]
 
     def requeue(self, batch: ProducerBatch, retry_at_s: float) -> None:
         """Put a batch back at the front of its partition for a retry after ``retry_at_s``."""
+        self._landed(batch)
         batch.retry_at_s = retry_at_s
         batch.attempts += 1
         tp = (batch.topic, batch.partition)
@@ -320,6 +347,7 @@ class RecordAccumulator:
 
     def release(self, batch: ProducerBatch) -> None:
         """The batch is finished: its bytes leave the buffer."""
+        self._landed(batch)
         self.buffered_bytes -= batch.size
 
     def expired(self, now_s: float) -> list[ProducerBatch]:

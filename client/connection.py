@@ -6,12 +6,19 @@ puts its frame in an outbox; a writer task sends whatever the outbox holds in as
 reader task feeds a FrameDecoder and wakes the waiter whose correlation id came back. So many
 requests can be in flight at once, a cancelled caller never leaves half a frame on the wire,
 and when the connection breaks every waiter fails at once: nothing waits forever.
+
+A small request submitted while the outbox is empty and the writer is idle is written to the
+socket at once (a non-blocking write of its whole frame), saving the hand-over to the writer
+task: one event-loop pass less per request, which is a good part of a request's latency on
+an idle connection (producer, consumer and replica fetches alike). Whatever the socket does
+not take at once goes through the outbox as before, so frames never interleave.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
+import os
 from collections import deque
 from typing import Any
 
@@ -83,6 +90,7 @@ class BrokerConnection:
         self._decoder = FrameDecoder(max_frame_bytes)
         self._outbox: deque[tuple[list[BytesPart], trio.Event | None]] = deque()
         self._outbox_ready = trio.Event()
+        self._writing = False  # the writer task is sending: the outbox alone keeps the order
         self._scope = trio.CancelScope()
         self._failure: RilletError | None = None
 
@@ -190,8 +198,26 @@ class BrokerConnection:
     def _enqueue(self, parts: list[Any], written: trio.Event | None) -> None:
         if any(isinstance(p, FileRegion) for p in parts):
             raise TypeError("clients send bytes only")
+        if not self._outbox and not self._writing:
+            parts = self._write_now(parts)
+            if not parts:
+                if written is not None:
+                    written.set()
+                return
         self._outbox.append((parts, written))
         self._outbox_ready.set()
+
+    def _write_now(self, parts: list[BytesPart]) -> list[BytesPart]:
+        """Write a small frame straight to the socket; returns what is left to queue."""
+        stream = self._stream
+        if stream is None or sum(len(p) for p in parts) >= LARGE_PART_BYTES:
+            return parts
+        data = parts[0] if len(parts) == 1 else b"".join(parts)
+        try:
+            sent = os.write(stream.socket.fileno(), data)
+        except OSError:  # full (BlockingIOError) or broken: the writer task finds out
+            return [data]
+        return [memoryview(data)[sent:]] if sent < len(data) else []
 
     # -- tasks ----------------------------------------------------------------------------
 
@@ -247,9 +273,13 @@ class BrokerConnection:
                     done.append(written)
             if small:
                 chunks.append(small[0] if len(small) == 1 else b"".join(small))
-            with trio.fail_after(self._write_timeout_s):
-                for chunk in chunks:
-                    await stream.send_all(chunk)
+            self._writing = True
+            try:
+                with trio.fail_after(self._write_timeout_s):
+                    for chunk in chunks:
+                        await stream.send_all(chunk)
+            finally:
+                self._writing = False
             for event in done:
                 event.set()
 

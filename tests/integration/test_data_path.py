@@ -19,8 +19,14 @@ pytestmark = pytest.mark.integration
 
 
 async def create_topic(bootstrap: str, name: str, partitions: int, **configs: str) -> None:
+    """Create the topic and wait until the node leads every partition: a write in the first
+    moments after creation is answered NOT_LEADER_OR_FOLLOWER and retried, and without
+    idempotence a retried batch lands after a later one (docs/client.md, Ordering), which
+    the order checks here must not depend on."""
     async with Admin(bootstrap) as admin:
         await admin.create_topics([NewTopic(name, partitions, 1, dict(configs))])
+    async with Consumer(bootstrap) as consumer:
+        await consumer.end_offsets([TopicPartition(name, p) for p in range(partitions)])
 
 
 async def read_all(bootstrap: str, topic: str, partitions: int, expected: int) -> list:  # type: ignore[type-arg]

@@ -62,10 +62,21 @@ async def test_move_if_full_lets_the_caller_pick_another_partition() -> None:
     assert acc.append("t", 1, 1, None, bytes(150), None) is not None
 
 
-async def test_linger_decides_when_an_open_batch_is_ready(
+async def test_an_idle_partition_sends_at_once() -> None:
+    """Send at once when idle: a lone record pays no linger (the latency goal)."""
+    acc = make(linger_s=5.0)
+    acc.append("t", 0, 1, None, b"x", None)
+    assert acc.ready(trio.current_time(), set())[0] == [TP]
+
+
+async def test_linger_decides_when_an_open_batch_is_ready_while_busy(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     acc = make(linger_s=0.05)
+    acc.append("t", 0, 1, None, b"x", None)
+    acc.append("t", 1, 1, None, b"x", None)
+    busy = acc.pop(TP)  # partition 0 has a batch in flight: its next one lingers
+    acc.pop(("t", 1))
     acc.append("t", 0, 1, None, b"x", None)
     ready, wake_at = acc.ready(trio.current_time(), set())
     assert ready == [] and wake_at is not None
@@ -73,9 +84,30 @@ async def test_linger_decides_when_an_open_batch_is_ready(
     assert acc.ready(trio.current_time(), set())[0] == [TP]
     assert acc.ready(trio.current_time(), {TP})[0] == []  # muted partitions wait
     acc.append("t", 1, 1, None, b"y", None)
-    assert acc.ready(trio.current_time(), set())[0] == [TP]
+    assert sorted(acc.ready(trio.current_time(), set())[0]) == [TP]
     acc.flushing += 1  # a flush makes everything ready at once
     assert sorted(acc.ready(trio.current_time(), set())[0]) == [TP, ("t", 1)]
+    acc.flushing -= 1
+    acc.release(busy)
+
+
+async def test_a_partition_is_idle_again_once_its_batch_finished_or_was_put_back() -> None:
+    acc = make(linger_s=5.0)
+    acc.append("t", 0, 1, None, b"x", None)
+    first = acc.pop(TP)
+    acc.append("t", 0, 1, None, b"x", None)
+    assert acc.ready(trio.current_time(), set())[0] == []  # busy: the new batch lingers
+    acc.requeue(first, retry_at_s=0.0)  # a retry: back in the queue, not in flight
+    assert acc.in_flight == {}
+    again = acc.pop(TP)
+    assert acc.in_flight == {TP: 1}
+    acc.release(again)
+    acc.release(again)  # finishing twice does not count twice
+    assert acc.in_flight == {}
+    assert acc.ready(trio.current_time(), set())[0] == [TP]
+    queued = acc.queues[TP][0]
+    acc.release(queued)  # a batch that never left (expired in its queue) was not in flight
+    assert acc.in_flight == {}
 
 
 async def test_new_and_closed_batches_wake_the_sender() -> None:

@@ -135,3 +135,51 @@ async def test_closing_fails_pending_requests(cluster: FakeCluster, nursery: tri
             await trio.testing.wait_all_tasks_blocked()
             await conn.aclose()
     assert len(failures) == 1 and conn.closed
+
+
+async def test_both_ends_of_a_connection_disable_nagle() -> None:
+    """TCP_NODELAY on the client's socket and on the socket a node's listener accepts (the
+    node listens the same way, trio.open_tcp_listeners): a small request or response is
+    never held back waiting for the peer's delayed ACK (a 40 ms stall on Linux)."""
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listeners[0].socket.getsockname()[1]
+    accepted: list[trio.SocketStream] = []
+    async with trio.open_nursery() as nursery:
+        conn = BrokerConnection("127.0.0.1", port)
+        await conn.connect(nursery, timeout_s=10)
+        with trio.fail_after(10):
+            accepted.append(await listeners[0].accept())
+        client_sock = conn._stream.socket if conn._stream is not None else None
+        assert client_sock is not None
+        for sock in (client_sock, accepted[0].socket):
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+        conn.close()
+        await accepted[0].aclose()
+        await listeners[0].aclose()
+
+
+async def test_a_small_request_on_an_idle_connection_leaves_without_a_task_switch() -> None:
+    """Written at once by ``submit`` (no hand-over to the writer task: one event-loop pass
+    less per request); later frames still follow in submit order."""
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listeners[0].socket.getsockname()[1]
+    async with trio.open_nursery() as nursery:
+        conn = BrokerConnection("127.0.0.1", port)
+        await conn.connect(nursery, timeout_s=10)
+        with trio.fail_after(10):
+            server = await listeners[0].accept()
+        conn.submit(MetadataRequest(None))
+        conn.submit(ApiVersionsRequest())
+        # No checkpoint since submit: the writer task has not run, yet the bytes are there.
+        raw = socket.socket(fileno=server.socket.fileno())
+        try:
+            raw.setblocking(False)
+            first = raw.recv(1 << 16)
+        finally:
+            raw.detach()
+        size = int.from_bytes(first[:4], "big")  # a frame: 4-byte length, then the body
+        assert len(first) > 4 + size + 4  # the second frame follows the first, whole
+        assert int.from_bytes(first[4 + size : 8 + size], "big") == len(first) - 8 - size
+        conn.close()
+        await server.aclose()
+        await listeners[0].aclose()
