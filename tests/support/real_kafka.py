@@ -155,8 +155,15 @@ def _free_port() -> int:
 class RealKafka:
     """One KRaft process (broker and controller) on 127.0.0.1; use as a context manager."""
 
-    def __init__(self, jars: Path, work_dir: Path | None = None, log_level: str = "INFO") -> None:
+    def __init__(
+        self,
+        jars: Path,
+        work_dir: Path | None = None,
+        log_level: str = "INFO",
+        properties: dict[str, str] | None = None,
+    ) -> None:
         self.jars = jars
+        self.properties = properties or {}  # added to (or overriding) the generated file
         self._own_dir = work_dir is None
         self.work_dir = work_dir or Path(tempfile.mkdtemp(prefix="rillet-real-kafka-"))
         self.log_level = log_level
@@ -212,6 +219,7 @@ class RealKafka:
                 controller_port=controller_port,
                 log_dirs=self.work_dir / "data",
             )
+            + "".join(f"{k}={v}\n" for k, v in self.properties.items())
         )
         self.cluster_id = _kafka_cluster_id()
         fmt = subprocess.run(
