@@ -410,6 +410,44 @@ def test_range_assignment_of_a_two_member_classic_group(brokers: list[Broker], t
     assert assert_same(on_both(brokers, scenario)) == [[0, 1, 2], [3, 4]]
 
 
+def test_range_assignment_with_confluent_kafka(brokers: list[Broker], topic: str) -> None:
+    def scenario(b: Broker) -> Any:
+        from confluent_kafka import Consumer
+
+        create_topic(b, topic, 5)
+        members = [
+            Consumer(
+                {
+                    "bootstrap.servers": b.bootstrap,
+                    "group.id": f"{topic}-g",
+                    "group.protocol": "classic",
+                    "partition.assignment.strategy": "range",
+                    "enable.auto.commit": False,
+                    "session.timeout.ms": 10_000,
+                    "heartbeat.interval.ms": 500,
+                }
+            )
+            for _ in range(2)
+        ]
+        try:
+            for m in members:
+                m.subscribe([topic])
+
+            def split() -> Any:
+                for m in members:
+                    m.poll(0.1)
+                parts = [sorted(tp.partition for tp in m.assignment()) for m in members]
+                done = all(parts) and sorted(p for ps in parts for p in ps) == list(range(5))
+                return done and sorted(parts)
+
+            return wait_for(f"two members on {b.name}", split, timeout_s=60)
+        finally:
+            for m in members:
+                m.close()
+
+    assert assert_same(on_both(brokers, scenario)) == [[0, 1, 2], [3, 4]]
+
+
 def test_committed_offsets_fetched_back(brokers: list[Broker], topic: str) -> None:
     def scenario(b: Broker) -> Any:
         from confluent_kafka import Consumer
