@@ -289,3 +289,28 @@ def _kafka_cluster_id() -> str:
     import base64
 
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def main() -> int:
+    """``python tests/support/real_kafka.py``: run a broker until Ctrl-C (for benchmarks)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--version", default=KAFKA_VERSION)
+    args = parser.parse_args()
+    try:
+        jars = ensure_jars(args.version)
+    except KafkaUnavailable as exc:
+        print(f"error: {exc}")
+        return 1
+    with RealKafka(jars) as kafka:
+        print(f"kafka bootstrap servers: {kafka.bootstrap}", flush=True)
+        try:
+            kafka.proc.wait() if kafka.proc is not None else None
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
