@@ -8,6 +8,8 @@ traceback; bad arguments are caught by argparse (exit status 2) before any conne
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -99,8 +101,45 @@ def silence_stdout() -> None:
         os.close(devnull)
 
 
+def add_output(parser: argparse.ArgumentParser) -> None:
+    """Add --output text|json: a table for people, or one JSON document for scripts."""
+    parser.add_argument(
+        "--output",
+        choices=["text", "json"],
+        default="text",
+        help="text (default) or json (one JSON document on stdout)",
+    )
+
+
+def print_json(document: object) -> None:
+    print(json.dumps(document, separators=(",", ":"), ensure_ascii=False))
+
+
 def print_table(rows: list[tuple[str, ...]]) -> None:
     """Left-aligned columns two spaces apart (no trailing blanks: easy to diff and grep)."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+
+
+def timestamp_ms_arg(text: str) -> int:
+    """argparse type for a point in time: epoch milliseconds, or ISO 8601
+    (``2026-11-24T10:00:00Z``, ``2026-11-24 10:00:00+01:00``, ``2026-11-24``; no zone = UTC).
+
+    Checked while parsing, so a typo is a usage error (exit 2), not a traceback.
+    """
+    stripped = text.strip()
+    if stripped.isdigit():
+        return int(stripped)
+    try:
+        when = datetime.datetime.fromisoformat(stripped)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected ISO 8601 (e.g. 2026-11-24T10:00:00Z) or epoch milliseconds, got {text!r}"
+        ) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.UTC)
+    ms = int(when.timestamp() * 1000)
+    if ms < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is before 1970")
+    return ms
