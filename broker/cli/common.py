@@ -13,6 +13,7 @@ import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
+from typing import TextIO
 
 import trio
 
@@ -143,3 +144,24 @@ def timestamp_ms_arg(text: str) -> int:
     if ms < 0:
         raise argparse.ArgumentTypeError(f"{text!r} is before 1970")
     return ms
+
+
+def write_all(out: TextIO, text: str) -> None:
+    """Write ``text`` to ``out`` now, raising BrokenPipeError once the reader has gone.
+
+    Through the io stack a large write into a pipe whose reader closes mid-way returns short
+    and the rest is dropped without an error, so ``consume | head`` would run on to its end
+    and exit 0. On a real file descriptor the bytes go out with os.write until all are taken:
+    the write after a short one fails with EPIPE.
+    """
+    try:
+        fd = out.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation: not a file
+        out.write(text)
+        out.flush()
+        return
+    out.flush()
+    data = memoryview(text.encode(out.encoding or "utf-8", out.errors or "strict"))
+    while data:
+        written = os.write(fd, data)
+        data = data[written:]

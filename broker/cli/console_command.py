@@ -25,6 +25,7 @@ from rillet.broker.cli.common import (
     positive_int,
     run_async,
     timestamp_ms_arg,
+    write_all,
 )
 from rillet.broker.cli.produce_line import BadLineError, Headers, LineFormat
 from rillet.broker.cli.record_output import RecordFormat
@@ -347,8 +348,7 @@ async def print_records(
                 if await topic_exists(admin, args.topic) is False:
                     raise deleted_error(args.topic)
             continue
-        out.write("".join(fmt.line(r) + "\n" for r in records))
-        out.flush()
+        write_all(out, "".join(fmt.line(r) + "\n" for r in records))
         seen += len(records)
         if idle_s is not None:
             idle_deadline = trio.current_time() + idle_s

@@ -12,7 +12,7 @@ import pytest
 
 from rillet.broker.cli import main as cli_main
 from rillet.broker.cli import node_command
-from rillet.broker.cli.common import EXIT_BROKEN_PIPE
+from rillet.broker.cli.common import EXIT_BROKEN_PIPE, write_all
 from rillet.broker.config import NodeConfig, load_config
 from rillet.broker.errors import ConfigError
 
@@ -135,3 +135,36 @@ def test_data_dir_under_a_file_is_one_line_and_exit_2(
     assert len(errors) == 1
     assert errors[0].getMessage().startswith(f"data_dir {blocker / 'd'} is not usable")
     assert errors[0].exc_info is None
+
+
+def test_write_all_raises_when_the_reader_left_mid_write() -> None:
+    """A short write into a closed pipe used to drop the rest silently (exit 0 under head)."""
+    import os
+    import threading
+
+    read_fd, write_fd = os.pipe()
+    out = os.fdopen(write_fd, "w", encoding="utf-8")
+
+    def reader() -> None:  # like `head -1`: one read, then gone
+        os.read(read_fd, 10)
+        os.close(read_fd)
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        with pytest.raises(BrokenPipeError):
+            write_all(out, "record\n" * 200_000)  # over any pipe buffer
+    finally:
+        thread.join()
+        try:
+            out.close()
+        except BrokenPipeError:
+            pass
+
+
+def test_write_all_to_a_text_buffer() -> None:
+    import io
+
+    buffer = io.StringIO()
+    write_all(buffer, "a\n")
+    assert buffer.getvalue() == "a\n"
