@@ -28,6 +28,7 @@ from rillet.broker.cli.common import (
     write_all,
 )
 from rillet.broker.cli.produce_line import BadLineError, Headers, LineFormat
+from rillet.broker.cli.progress import CLEAR_LINE, ProgressLine, input_size_bytes, wanted
 from rillet.broker.cli.record_output import RecordFormat
 from rillet.broker.cli.topic_watch import deleted_error, topic_exists
 from rillet.client import (
@@ -69,6 +70,11 @@ def register(sub: Any) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="add this header to every record (repeatable; before a line's own headers)",
+    )
+    produce.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress line (default: one on stderr when it is a terminal and stdin is not)",
     )
     produce.add_argument("--linger-ms", type=non_negative_int, default=5)
     produce.add_argument(
@@ -169,6 +175,10 @@ async def produce_lines(
 ) -> int:
     tally = DeliveryTally()
     started = time.perf_counter()
+    progress = None
+    if wanted(args.no_progress, os.isatty(fd), sys.stderr.isatty()):
+        progress = ProgressLine(started, input_size_bytes(fd))
+    read_bytes = 0
     async with Producer(
         args.bootstrap, acks=args.acks, linger_ms=args.linger_ms, max_block_ms=args.max_block_ms
     ) as producer:
@@ -182,6 +192,7 @@ async def produce_lines(
                 os.read, fd, READ_CHUNK_BYTES, abandon_on_cancel=True
             )
             eof = not chunk
+            read_bytes += len(chunk)
             lines, rest = split_lines(rest, chunk)
             if eof and rest:
                 lines.append(rest.removesuffix(b"\r"))
@@ -201,7 +212,14 @@ async def produce_lines(
                     tally.refused(exc)
                     continue
                 future.add_done_callback(tally.on_done)
+            now = time.perf_counter()
+            if progress is not None and progress.due(now):
+                shown = progress.text(now, read_bytes, tally.sent, tally.acked, tally.failed)
+                sys.stderr.write(CLEAR_LINE + shown)
+                sys.stderr.flush()
         await producer.flush()
+    if progress is not None:
+        sys.stderr.write(CLEAR_LINE)  # the summary takes the progress line's place
     elapsed = time.perf_counter() - started
     summary = f"produced {tally.acked} of {tally.sent} records to {args.topic} in {elapsed:.2f}s"
     if tally.failed:
