@@ -18,7 +18,7 @@ from typing import TextIO
 import trio
 
 from rillet.client.cluster import parse_bootstrap
-from rillet.client.errors import RilletError
+from rillet.client.errors import ClientTimeoutError, ConnectionFailedError, RilletError
 
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
 BOOTSTRAP_ENV = "RILLET_BOOTSTRAP"
@@ -80,7 +80,7 @@ def run_async(main: Callable[[], Awaitable[int]]) -> int:
         code = trio.run(main)
     except* RilletError as group:
         for exc in group.exceptions:
-            print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+            print(error_line(exc), file=sys.stderr)
         code = EXIT_FAILED
     except* KeyboardInterrupt:
         code = EXIT_INTERRUPTED
@@ -88,6 +88,24 @@ def run_async(main: Callable[[], Awaitable[int]]) -> int:
         silence_stdout()
         code = EXIT_BROKEN_PIPE
     return code
+
+
+# What the two ways of not getting an answer mean, said once at the end of the error line.
+REFUSED_HINT = "connections refused: is the cluster running, and is --bootstrap right?"
+BUSY_HINT = (
+    "nodes busy: the connection was accepted but not answered in time "
+    "(a node paused or overloaded); try again, or check the nodes' logs"
+)
+
+
+def error_line(exc: BaseException) -> str:
+    """``error: Type: message``, plus what a refused connection or a timeout means."""
+    line = f"error: {type(exc).__name__}: {exc}"
+    if isinstance(exc, ConnectionFailedError):
+        return f"{line} ({REFUSED_HINT})"
+    if isinstance(exc, ClientTimeoutError):
+        return f"{line} ({BUSY_HINT})"
+    return line
 
 
 def silence_stdout() -> None:

@@ -168,3 +168,23 @@ def test_write_all_to_a_text_buffer() -> None:
     buffer = io.StringIO()
     write_all(buffer, "a\n")
     assert buffer.getvalue() == "a\n"
+
+
+def test_refused_and_busy_have_distinct_lines() -> None:
+    from rillet.broker.cli.common import error_line
+    from rillet.client.errors import (
+        ClientTimeoutError,
+        ConnectionFailedError,
+        TopicAlreadyExistsError,
+    )
+
+    refused = error_line(ConnectionFailedError("no node reachable: cannot connect to h:1"))
+    assert refused.startswith("error: ConnectionFailedError: no node reachable")
+    assert refused.endswith(
+        "(connections refused: is the cluster running, and is --bootstrap right?)"
+    )
+    busy = error_line(ClientTimeoutError("no response from h:1 within 30s"))
+    assert "nodes busy: the connection was accepted but not answered in time" in busy
+    plain = error_line(TopicAlreadyExistsError("topic 't' exists"))
+    assert plain == "error: TopicAlreadyExistsError: topic 't' exists"
+    assert "\n" not in refused + busy
