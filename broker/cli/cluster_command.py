@@ -20,9 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rillet.broker.cli.cluster_status import (
-    BUSY,
     REFUSED,
-    STATUS_TIMEOUT_S,
     Address,
     NodeProbe,
     PartitionHealth,
@@ -47,8 +45,6 @@ from rillet.launcher.local_node import STOP_TIMEOUT_S, NodeStartError
 from rillet.wire.cluster_messages import DescribeQuorumResponse
 
 DEFAULT_DIR = Path("rillet-cluster")
-# Re-exported: tests and benchmarks probe nodes through this module.
-__all__ = ["BUSY", "REFUSED", "STATUS_TIMEOUT_S", "NodeProbe", "describe_nodes", "probe_nodes"]
 
 
 def register(sub: Any) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rillet.broker.cli.cluster_command import BUSY, REFUSED, NodeProbe, no_answer_line
+from rillet.broker.cli.cluster_status import BUSY, REFUSED, NodeProbe, no_answer_line
 from rillet.broker.cli.common import print_table
 from rillet.broker.cli.console_command import RecordFormat, split_lines
 from rillet.broker.cli.demo_command import RoundTrip
