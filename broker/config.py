@@ -268,6 +268,61 @@ def _build(cls: Any, raw: dict[str, Any], prefix: str) -> Any:
         raise ConfigError(f"invalid {prefix.rstrip('.') or 'config'}: {exc}") from exc
 
 
+# Range rules for integer settings, checked when the file is read so that a mistake stops
+# the node at start with the key's name (docs/configuration.md, "Value ranges"):
+# - a port is 0..65535 (0: ephemeral), never wrapped modulo 65536;
+# - no integer is negative, except -1 where it is documented to mean "never"/"no limit"
+#   (the keys below, and any key whose default is -1);
+# - counts, sizes and intervals that a zero would break (a node that accepts no connection,
+#   a busy loop, a zero-byte fetch) are at least 1.
+PORT_MAX = 65535
+MINUS_ONE_ALLOWED = frozenset({"log.retention_ms", "tasks.log_scrub_interval_ms"})
+AT_LEAST_ONE = frozenset(
+    {
+        "limits.max_frame_bytes",
+        "limits.max_in_flight_requests_per_connection",
+        "limits.max_connections",
+        "limits.receive_buffer_bytes",
+        "limits.max_produce_timeout_ms",
+        "topics.num_partitions",
+        "topics.replication_factor",
+        "topics.max_partitions_per_topic",
+        "tasks.retention_check_interval_ms",
+        "tasks.flush_check_interval_ms",
+        "tasks.deleted_files_check_interval_ms",
+        "replication.replica_lag_time_max_ms",
+        "replication.fetch_partition_max_bytes",
+        "replication.fetch_response_max_bytes",
+        "replication.high_watermark_checkpoint_interval_ms",
+        "replication.default_min_insync_replicas",
+        "groups.heartbeat_interval_ms",
+        "groups.converging_heartbeat_interval_ms",
+        "groups.max_size",
+        "quorum.raft_heartbeat_ms",
+        "quorum.broker_session_timeout_ms",
+        "quorum.broker_heartbeat_interval_ms",
+        "quorum.controller_tick_ms",
+        "quorum.request_timeout_ms",
+        "quorum.leader_rebalance_interval_ms",
+    }
+)
+
+
+def check_int_range(key: str, value: int, default: int) -> None:
+    """Refuse an integer setting outside its range (ConfigError naming the key)."""
+    leaf = key.rsplit(".", 1)[-1]
+    if leaf == "port" or leaf.endswith("_port"):
+        if not 0 <= value <= PORT_MAX:
+            raise ConfigError(f"{key} must be 0..{PORT_MAX} (0: ephemeral), got {value}")
+        return
+    if value == -1 and (default == -1 or key in MINUS_ONE_ALLOWED):
+        return
+    least = 1 if key in AT_LEAST_ONE else 0
+    if value < least:
+        never = " (or -1)" if default == -1 or key in MINUS_ONE_ALLOWED else ""
+        raise ConfigError(f"{key} must be >= {least}{never}, got {value}")
+
+
 def _coerce(key: str, value: Any, default: Any) -> Any:
     if isinstance(default, Path):
         if not isinstance(value, str):
@@ -280,6 +335,7 @@ def _coerce(key: str, value: Any, default: Any) -> Any:
     if isinstance(default, int):
         if not isinstance(value, int) or isinstance(value, bool):
             raise ConfigError(f"{key} must be an integer")
+        check_int_range(key, value, default)
         return value
     if isinstance(default, str) or default is None:
         if not isinstance(value, str):

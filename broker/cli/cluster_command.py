@@ -16,15 +16,24 @@ import shutil
 import signal
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import trio
-
-from rillet.broker.cli.common import positive_int, run_async
-from rillet.client.connection import BrokerConnection
-from rillet.client.errors import ClientTimeoutError, ConnectionFailedError, RilletError
+from rillet.broker.cli.cluster_status import (
+    REFUSED,
+    Address,
+    NodeProbe,
+    PartitionHealth,
+    best_view,
+    no_answer_line,
+    partition_health,
+    print_brokers_and_partitions,
+    print_quorum,
+    probe_all,
+    raft_view,
+    run_remote_status,
+)
+from rillet.broker.cli.common import BOOTSTRAP_ENV, bootstrap_arg, positive_int, run_async
 from rillet.launcher.local_cluster import (
     CLUSTER_FILE,
     LocalCluster,
@@ -33,10 +42,9 @@ from rillet.launcher.local_cluster import (
     running_pids,
 )
 from rillet.launcher.local_node import STOP_TIMEOUT_S, NodeStartError
-from rillet.wire.cluster_messages import DescribeQuorumRequest, DescribeQuorumResponse
+from rillet.wire.cluster_messages import DescribeQuorumResponse
 
 DEFAULT_DIR = Path("rillet-cluster")
-STATUS_TIMEOUT_S = 5.0
 
 
 def register(sub: Any) -> None:
@@ -48,6 +56,12 @@ def register(sub: Any) -> None:
     up.set_defaults(run=run_up)
     status = actions.add_parser("status", help="leader, term, voters, brokers, partitions")
     status.add_argument("--data-dir", type=Path, default=DEFAULT_DIR)
+    status.add_argument(
+        "--bootstrap",
+        type=bootstrap_arg,
+        help=f"host:port[,host:port] of any cluster's node(s) instead of --data-dir's "
+        f"(default: env {BOOTSTRAP_ENV} when --data-dir holds no cluster)",
+    )
     status.set_defaults(run=run_status)
     down = actions.add_parser("down", help="stop every node (data is kept unless --purge)")
     down.add_argument("--data-dir", type=Path, default=DEFAULT_DIR)
@@ -90,103 +104,58 @@ def run_up(args: argparse.Namespace) -> int:
 
 def run_status(args: argparse.Namespace) -> int:
     base: Path = args.data_dir.resolve()
+    bootstrap: str | None = args.bootstrap
+    if bootstrap is None and not (base / CLUSTER_FILE).exists():
+        bootstrap = os.environ.get(BOOTSTRAP_ENV)  # a remote cluster, as other commands do
+    if bootstrap is not None:
+        return run_remote_status(bootstrap)
     if not (base / CLUSTER_FILE).exists():
-        print(f"error: no cluster in {base} (run `rillet cluster up` first)", file=sys.stderr)
+        print(
+            f"error: no cluster in {base} (run `rillet cluster up` first, or give --bootstrap)",
+            file=sys.stderr,
+        )
         return 1
     plan = load_plan(base)
     probes = probe_nodes([(n.node_id, n.port) for n in plan.nodes])
-    views = {nid: p.view for nid, p in probes.items()}
     alive = running_pids(plan)
-    answered = {nid: v for nid, v in views.items() if v is not None}
+    answered = [p.view for p in probes.values() if p.view is not None]
     if not answered:
         print(no_answer_line(probes, alive))
         return 1
-    best = max(answered.values(), key=lambda v: (v.leader_id >= 0, v.applied_index))
-    leader = best.leader_id if best.leader_id >= 0 else "none"
-    print(f"cluster {plan.cluster_id}: leader {leader}, term {best.term}, voters {best.voters}")
-    print(f"metadata applied through index {best.applied_index} (as seen by node {best.node_id})")
+    best = best_view(answered)
+    health = _health(plan.bootstrap)
+    print_quorum(best, plan.cluster_id)
     print("node  listener          process  raft view")
     for n in plan.nodes:
-        v = views.get(n.node_id)
         proc = f"pid {alive[n.node_id]}" if n.node_id in alive else "stopped"
-        failure = probes[n.node_id].failure if n.node_id in probes else None
-        view = (
-            f"leader {v.leader_id}, term {v.term}, applied {v.applied_index}"
-            if v
-            else (failure or "-")
-        )
-        print(f"{n.node_id:<5} {n.bootstrap:<17} {proc:<8} {view}")
-    print("brokers:")
-    for b in best.brokers:
-        state = "fenced" if b.fenced else "unfenced"
-        print(f"  {b.broker_id}: {b.host}:{b.port} epoch {b.broker_epoch} {state}")
-    print(f"topics: {best.topics}, partitions: {best.partitions}")
-    if best.leaderless_partitions:
-        print(f"partitions without a leader: {', '.join(best.leaderless_partitions)}")
-    else:
-        print("every partition has a leader")
+        print(f"{n.node_id:<5} {n.bootstrap:<17} {proc:<8} {raft_view(probes.get(n.node_id))}")
+    print_brokers_and_partitions(best, health)
     return 0
 
 
-@dataclass(frozen=True, slots=True)
-class NodeProbe:
-    """One node's DescribeQuorum answer, or why there is none: the connection failed
-    (REFUSED: no process listens) or it was accepted but not answered in time (BUSY: a
-    process that is alive but paused or overloaded; the kernel accepts for it)."""
-
-    view: DescribeQuorumResponse | None
-    failure: str | None = None
-
-
-REFUSED = "unreachable (connection refused)"
-BUSY = f"busy (no answer in {STATUS_TIMEOUT_S:g}s)"
-
-
-def no_answer_line(probes: dict[int, NodeProbe], alive: dict[int, int]) -> str:
-    """What to say when no node answered: down only when none could be reached at all."""
-    busy = sorted(nid for nid, p in probes.items() if p.failure == BUSY)
-    if not busy:
-        return "no node reachable (connections refused): the cluster is down"
-    running = sorted(set(alive) | set(busy))
-    listed = ", ".join(map(str, busy))
-    return (
-        f"no node answered within {STATUS_TIMEOUT_S:g}s, but node(s) {listed} accepted the "
-        f"connection: {len(running)} node(s) are running but busy (paused, or overloaded); "
-        "try again, or check their logs"
-    )
-
-
-def probe_nodes(targets: list[tuple[int, int]]) -> dict[int, NodeProbe]:
-    """Each node's DescribeQuorum answer (or why none came), by node id."""
-    probes: dict[int, NodeProbe] = {}
-
-    async def ask(node_id: int, port: int) -> None:
-        try:
-            async with trio.open_nursery() as nursery:
-                conn = BrokerConnection("127.0.0.1", port, client_id="rillet-cluster-status")
-                try:
-                    await conn.connect(nursery, STATUS_TIMEOUT_S)
-                except ConnectionFailedError:
-                    probes[node_id] = NodeProbe(None, REFUSED)
-                    return
-                try:
-                    view = await conn.request(DescribeQuorumRequest(), STATUS_TIMEOUT_S)
-                    probes[node_id] = NodeProbe(view)
-                finally:
-                    conn.close()
-        except* ClientTimeoutError:
-            probes[node_id] = NodeProbe(None, BUSY)
-        except* RilletError:  # the nursery wraps failures in an ExceptionGroup
-            probes.setdefault(node_id, NodeProbe(None, REFUSED))
+def _health(bootstrap: str) -> PartitionHealth | None:
+    found: list[PartitionHealth] = []
 
     async def main() -> int:
-        async with trio.open_nursery() as nursery:
-            for node_id, port in targets:
-                nursery.start_soon(ask, node_id, port)
+        answer = await partition_health(bootstrap)
+        if answer is not None:
+            found.append(answer[1])
         return 0
 
     run_async(main)
-    return probes
+    return found[0] if found else None
+
+
+def probe_nodes(targets: list[tuple[int, int]]) -> dict[int, NodeProbe]:
+    """Each local node's DescribeQuorum answer (or why none came), by node id."""
+    found: dict[Address, NodeProbe] = {}
+
+    async def main() -> int:
+        found.update(await probe_all([("127.0.0.1", port) for _, port in targets]))
+        return 0
+
+    run_async(main)
+    return {nid: found.get(("127.0.0.1", port), NodeProbe(None, REFUSED)) for nid, port in targets}
 
 
 def describe_nodes(targets: list[tuple[int, int]]) -> dict[int, DescribeQuorumResponse | None]:

@@ -8,14 +8,17 @@ traceback; bad arguments are caught by argparse (exit status 2) before any conne
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
+from typing import TextIO
 
 import trio
 
 from rillet.client.cluster import parse_bootstrap
-from rillet.client.errors import RilletError
+from rillet.client.errors import ClientTimeoutError, ConnectionFailedError, RilletError
 
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
 BOOTSTRAP_ENV = "RILLET_BOOTSTRAP"
@@ -77,7 +80,7 @@ def run_async(main: Callable[[], Awaitable[int]]) -> int:
         code = trio.run(main)
     except* RilletError as group:
         for exc in group.exceptions:
-            print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+            print(error_line(exc), file=sys.stderr)
         code = EXIT_FAILED
     except* KeyboardInterrupt:
         code = EXIT_INTERRUPTED
@@ -85,6 +88,24 @@ def run_async(main: Callable[[], Awaitable[int]]) -> int:
         silence_stdout()
         code = EXIT_BROKEN_PIPE
     return code
+
+
+# What the two ways of not getting an answer mean, said once at the end of the error line.
+REFUSED_HINT = "connections refused: is the cluster running, and is --bootstrap right?"
+BUSY_HINT = (
+    "nodes busy: the connection was accepted but not answered in time "
+    "(a node paused or overloaded); try again, or check the nodes' logs"
+)
+
+
+def error_line(exc: BaseException) -> str:
+    """``error: Type: message``, plus what a refused connection or a timeout means."""
+    line = f"error: {type(exc).__name__}: {exc}"
+    if isinstance(exc, ConnectionFailedError):
+        return f"{line} ({REFUSED_HINT})"
+    if isinstance(exc, ClientTimeoutError):
+        return f"{line} ({BUSY_HINT})"
+    return line
 
 
 def silence_stdout() -> None:
@@ -99,8 +120,66 @@ def silence_stdout() -> None:
         os.close(devnull)
 
 
+def add_output(parser: argparse.ArgumentParser) -> None:
+    """Add --output text|json: a table for people, or one JSON document for scripts."""
+    parser.add_argument(
+        "--output",
+        choices=["text", "json"],
+        default="text",
+        help="text (default) or json (one JSON document on stdout)",
+    )
+
+
+def print_json(document: object) -> None:
+    print(json.dumps(document, separators=(",", ":"), ensure_ascii=False))
+
+
 def print_table(rows: list[tuple[str, ...]]) -> None:
     """Left-aligned columns two spaces apart (no trailing blanks: easy to diff and grep)."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+
+
+def timestamp_ms_arg(text: str) -> int:
+    """argparse type for a point in time: epoch milliseconds, or ISO 8601
+    (``2026-11-24T10:00:00Z``, ``2026-11-24 10:00:00+01:00``, ``2026-11-24``; no zone = UTC).
+
+    Checked while parsing, so a typo is a usage error (exit 2), not a traceback.
+    """
+    stripped = text.strip()
+    if stripped.isdigit():
+        return int(stripped)
+    try:
+        when = datetime.datetime.fromisoformat(stripped)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected ISO 8601 (e.g. 2026-11-24T10:00:00Z) or epoch milliseconds, got {text!r}"
+        ) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.UTC)
+    ms = int(when.timestamp() * 1000)
+    if ms < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is before 1970")
+    return ms
+
+
+def write_all(out: TextIO, text: str) -> None:
+    """Write ``text`` to ``out`` now, raising BrokenPipeError once the reader has gone.
+
+    Through the io stack a large write into a pipe whose reader closes mid-way returns short
+    and the rest is dropped without an error, so ``consume | head`` would run on to its end
+    and exit 0. On a real file descriptor the bytes go out with os.write until all are taken:
+    the write after a short one fails with EPIPE.
+    """
+    try:
+        fd = out.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation: not a file
+        out.write(text)
+        out.flush()
+        return
+    out.flush()
+    data = memoryview(text.encode(out.encoding or "utf-8", out.errors or "strict"))
+    while data:
+        written = os.write(fd, data)
+        data = data[written:]

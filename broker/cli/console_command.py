@@ -24,9 +24,21 @@ from rillet.broker.cli.common import (
     non_negative_int,
     positive_int,
     run_async,
+    timestamp_ms_arg,
+    write_all,
 )
+from rillet.broker.cli.produce_line import BadLineError, Headers, LineFormat
+from rillet.broker.cli.progress import CLEAR_LINE, ProgressLine, input_size_bytes, wanted
+from rillet.broker.cli.record_output import RecordFormat
 from rillet.broker.cli.topic_watch import deleted_error, topic_exists
-from rillet.client import Admin, Consumer, ConsumerRecord, Producer, RecordFuture, TopicPartition
+from rillet.client import (
+    Admin,
+    Consumer,
+    GroupConsumer,
+    Producer,
+    RecordFuture,
+    TopicPartition,
+)
 from rillet.client.errors import MessageTooLargeError, UnknownTopicOrPartitionError
 
 READ_CHUNK_BYTES = 64 * 1024
@@ -40,6 +52,14 @@ def register(sub: Any) -> None:
     produce.add_argument(
         "--key-separator", help="split each line at the first SEP into KEY and VALUE"
     )
+    produce.add_argument(
+        "--header-separator",
+        help="each line starts with its headers k=v,k=v, ended by SEP (after the timestamp)",
+    )
+    produce.add_argument(
+        "--timestamp-separator",
+        help="each line starts with its timestamp (epoch ms or ISO 8601), ended by SEP",
+    )
     produce.add_argument("--acks", default="all", choices=["all", "-1", "0", "1"])
     produce.add_argument("--partition", type=non_negative_int, help="default: by key, or sticky")
     produce.add_argument(
@@ -49,7 +69,12 @@ def register(sub: Any) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="add this header to every record (repeatable)",
+        help="add this header to every record (repeatable; before a line's own headers)",
+    )
+    produce.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress line (default: one on stderr when it is a terminal and stdin is not)",
     )
     produce.add_argument("--linger-ms", type=non_negative_int, default=5)
     produce.add_argument(
@@ -68,7 +93,18 @@ def register(sub: Any) -> None:
         "--from-beginning", action="store_true", help="start at the log start (default: the end)"
     )
     start.add_argument("--offset", type=non_negative_int, help="start offset (needs --partition)")
+    start.add_argument(
+        "--from-time",
+        type=timestamp_ms_arg,
+        metavar="T",
+        help="start at the first record at or after T (ISO 8601, no zone = UTC, or epoch ms)",
+    )
     consume.add_argument("--partition", type=non_negative_int, help="only this partition")
+    consume.add_argument(
+        "--group",
+        help="consume as a member of this group: partitions shared with its other members, "
+        "offsets committed (starts at the group's committed offsets)",
+    )
     consume.add_argument("--max-messages", type=positive_int, help="exit after this many records")
     consume.add_argument(
         "--timeout-ms",
@@ -84,6 +120,13 @@ def register(sub: Any) -> None:
     consume.add_argument(
         "--key-separator", default="\t", help="between printed fields (default: a tab)"
     )
+    consume.add_argument(
+        "--output",
+        choices=["text", "json"],
+        default="text",
+        help="text lines (default) or one JSON object per record (the --print-* options "
+        "do not apply)",
+    )
     add_bootstrap(consume)
     consume.set_defaults(run=run_consume)
 
@@ -96,15 +139,6 @@ def split_lines(rest: bytes, chunk: bytes) -> tuple[list[bytes], bytes]:
     lines = (rest + chunk).split(b"\n")
     tail = lines.pop()
     return [line.removesuffix(b"\r") for line in lines], tail
-
-
-def split_key(line: bytes, separator: bytes | None) -> tuple[bytes | None, bytes]:
-    """(key, value): the key is what precedes the first separator; no separator, no key."""
-    if separator:
-        key, sep, value = line.partition(separator)
-        if sep:
-            return key, value
-    return None, line
 
 
 @dataclass
@@ -130,19 +164,21 @@ class DeliveryTally:
 
 
 def run_produce(args: argparse.Namespace) -> int:
-    headers = [(k, v.encode()) for k, v in args.headers] or None
-    separator = args.key_separator.encode() if args.key_separator else None
-    return run_async(lambda: produce_lines(args, sys.stdin.fileno(), headers, separator))
+    headers: Headers = [(k, v.encode()) for k, v in args.headers]
+    return run_async(
+        lambda: produce_lines(args, sys.stdin.fileno(), headers, LineFormat.from_args(args))
+    )
 
 
 async def produce_lines(
-    args: argparse.Namespace,
-    fd: int,
-    headers: list[tuple[str, bytes]] | None,
-    separator: bytes | None,
+    args: argparse.Namespace, fd: int, headers: Headers, line_format: LineFormat
 ) -> int:
     tally = DeliveryTally()
     started = time.perf_counter()
+    progress = None
+    if wanted(args.no_progress, os.isatty(fd), sys.stderr.isatty()):
+        progress = ProgressLine(started, input_size_bytes(fd))
+    read_bytes = 0
     async with Producer(
         args.bootstrap, acks=args.acks, linger_ms=args.linger_ms, max_block_ms=args.max_block_ms
     ) as producer:
@@ -156,21 +192,34 @@ async def produce_lines(
                 os.read, fd, READ_CHUNK_BYTES, abandon_on_cancel=True
             )
             eof = not chunk
+            read_bytes += len(chunk)
             lines, rest = split_lines(rest, chunk)
             if eof and rest:
                 lines.append(rest.removesuffix(b"\r"))
             for line in lines:
-                key, value = split_key(line, separator)
                 tally.sent += 1
                 try:
+                    record = line_format.parse(line)
                     future = await producer.send(
-                        args.topic, value, key=key, headers=headers, partition=args.partition
+                        args.topic,
+                        record.value,
+                        key=record.key,
+                        headers=headers + record.headers if record.headers else headers or None,
+                        partition=args.partition,
+                        timestamp_ms=record.timestamp_ms,
                     )
-                except MessageTooLargeError as exc:  # this line only: the others go on
+                except (MessageTooLargeError, BadLineError) as exc:  # this line only
                     tally.refused(exc)
                     continue
                 future.add_done_callback(tally.on_done)
+            now = time.perf_counter()
+            if progress is not None and progress.due(now):
+                shown = progress.text(now, read_bytes, tally.sent, tally.acked, tally.failed)
+                sys.stderr.write(CLEAR_LINE + shown)
+                sys.stderr.flush()
         await producer.flush()
+    if progress is not None:
+        sys.stderr.write(CLEAR_LINE)  # the summary takes the progress line's place
     elapsed = time.perf_counter() - started
     summary = f"produced {tally.acked} of {tally.sent} records to {args.topic} in {elapsed:.2f}s"
     if tally.failed:
@@ -185,51 +234,45 @@ async def produce_lines(
 # -- consume ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class RecordFormat:
-    """How ``consume`` prints a record, one line each: the optional fields in the order
-    partition:offset, timestamp, headers, key, then the value."""
-
-    separator: str = "\t"
-    offset: bool = False
-    timestamp: bool = False
-    key: bool = False
-    headers: bool = False
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> RecordFormat:
-        return cls(
-            args.key_separator,
-            args.print_offset,
-            args.print_timestamp,
-            args.print_key,
-            args.print_headers,
-        )
-
-    def line(self, r: ConsumerRecord) -> str:
-        parts = []
-        if self.offset:
-            parts.append(f"{r.partition}:{r.offset}")
-        if self.timestamp:
-            parts.append(str(r.timestamp_ms))
-        if self.headers:
-            parts.append(
-                ",".join(
-                    f"{k}={'null' if v is None else v.decode('utf-8', errors='replace')}"
-                    for k, v in r.headers or ()
-                )
-            )
-        if self.key:
-            parts.append("" if r.key is None else r.key.decode("utf-8", errors="replace"))
-        parts.append("" if r.value is None else r.value.decode("utf-8", errors="replace"))
-        return self.separator.join(parts)
+def consume_usage_problem(args: argparse.Namespace) -> str | None:
+    """Option combinations argparse cannot express, or None."""
+    if args.offset is not None and args.partition is None:
+        return "--offset needs --partition"
+    if args.group is not None:
+        for given, option in (
+            (args.partition is not None, "--partition"),
+            (args.offset is not None, "--offset"),
+            (args.from_time is not None, "--from-time"),
+        ):
+            if given:
+                return f"--group cannot be combined with {option} (the group assigns partitions)"
+    return None
 
 
 def run_consume(args: argparse.Namespace) -> int:
-    if args.offset is not None and args.partition is None:
-        print("rillet consume: error: --offset needs --partition", file=sys.stderr)
+    problem = consume_usage_problem(args)
+    if problem is not None:
+        print(f"rillet consume: error: {problem}", file=sys.stderr)
         return EXIT_USAGE
+    if args.group is not None:
+        return run_async(lambda: consume_as_group(args, sys.stdout))
     return run_async(lambda: consume_records(args, sys.stdout))
+
+
+async def consume_as_group(args: argparse.Namespace, out: TextIO) -> int:
+    """Consume as a group member: the group's committed offsets are the start (the log start
+    with --from-beginning, else the end, where it has none) and what was printed is committed
+    on the way out (and every few seconds meanwhile)."""
+    reset = "earliest" if args.from_beginning else "latest"
+    async with Admin(args.bootstrap) as admin:
+        await admin.describe_topics([args.topic])  # an unknown topic: one error line, at once
+        async with GroupConsumer(
+            args.bootstrap, args.group, topics=[args.topic], auto_offset_reset=reset
+        ) as consumer:
+            seen = await print_records(args, admin, consumer, out)
+            await consumer.commit()
+    print(f"consumed {seen} records (group {args.group})", file=sys.stderr)
+    return 0
 
 
 async def consume_records(args: argparse.Namespace, out: TextIO) -> int:
@@ -253,6 +296,8 @@ async def consume_records(args: argparse.Namespace, out: TextIO) -> int:
                     print(f"error: {problem}", file=sys.stderr)
                     return 1
                 consumer.seek(tps[0], args.offset)
+            elif args.from_time is not None:
+                await seek_to_time(consumer, tps, args.from_time)
             elif args.from_beginning:
                 await consumer.seek_to_beginning(*tps)
             else:
@@ -260,6 +305,21 @@ async def consume_records(args: argparse.Namespace, out: TextIO) -> int:
             seen = await print_records(args, admin, consumer, out)
     print(f"consumed {seen} records", file=sys.stderr)
     return 0
+
+
+async def seek_to_time(consumer: Consumer, tps: list[TopicPartition], when_ms: int) -> None:
+    """Each partition at its first record stamped at or after ``when_ms`` (ListOffsets by
+    timestamp); a partition with no such record waits at its end for new ones."""
+    found = await consumer.offsets_for_times({tp: when_ms for tp in tps})
+    late = []
+    for tp in tps:
+        hit = found.get(tp)
+        if hit is None:
+            late.append(tp)
+        else:
+            consumer.seek(tp, hit.offset)
+    if late:
+        await consumer.seek_to_end(*late)
 
 
 async def offset_problem(consumer: Consumer, tp: TopicPartition, offset: int) -> str | None:
@@ -306,8 +366,7 @@ async def print_records(
                 if await topic_exists(admin, args.topic) is False:
                     raise deleted_error(args.topic)
             continue
-        out.write("".join(fmt.line(r) + "\n" for r in records))
-        out.flush()
+        write_all(out, "".join(fmt.line(r) + "\n" for r in records))
         seen += len(records)
         if idle_s is not None:
             idle_deadline = trio.current_time() + idle_s

@@ -10,12 +10,19 @@ unless ``--execute`` is given.
 from __future__ import annotations
 
 import argparse
-import datetime
 from typing import Any
 
-from rillet.broker.cli.common import add_bootstrap, print_table, run_async
+from rillet.broker.cli.common import (
+    add_bootstrap,
+    add_output,
+    print_json,
+    print_table,
+    run_async,
+    timestamp_ms_arg,
+)
 from rillet.client import Admin, Consumer, TopicPartition
 from rillet.client.errors import UnknownMemberIdError
+from rillet.wire.group_messages import GroupDescription
 
 DESCRIBE_HEADER = ("TOPIC", "PARTITION", "COMMITTED", "END", "LAG", "OWNER")
 RESET_HEADER = ("TOPIC", "PARTITION", "COMMITTED", "NEW")
@@ -36,7 +43,10 @@ def register(sub: Any) -> None:
     target.add_argument("--to-latest", action="store_true", help="the high watermark")
     target.add_argument("--to-offset", type=int, metavar="N", help="this offset (clamped)")
     target.add_argument(
-        "--to-datetime", metavar="T", help="the first record at or after T (ISO 8601)"
+        "--to-datetime",
+        type=timestamp_ms_arg,
+        metavar="T",
+        help="the first record at or after T (ISO 8601, no zone = UTC, or epoch ms)",
     )
     reset.add_argument(
         "--topic", action="append", default=[], help="topics to reset (default: committed)"
@@ -45,12 +55,22 @@ def register(sub: Any) -> None:
     reset.set_defaults(run=run_reset)
     for p in (lst, describe, reset):
         add_bootstrap(p)
+    for p in (lst, describe):
+        add_output(p)
 
 
 def run_list(args: argparse.Namespace) -> int:
     async def main() -> int:
         async with Admin(args.bootstrap) as admin:
             groups = await admin.list_groups()
+        if args.output == "json":
+            print_json(
+                [
+                    {"group": g.group_id, "members": g.members, "generation": g.generation}
+                    for g in groups
+                ]
+            )
+            return 0
         rows: list[tuple[str, ...]] = [("GROUP", "MEMBERS", "GENERATION")]
         rows += [(g.group_id, str(g.members), str(g.generation)) for g in groups]
         print_table(rows)
@@ -68,12 +88,15 @@ def run_describe(args: argparse.Namespace) -> int:
         for m in group.members:
             for owned in m.owned:
                 for p in owned.partitions:
-                    owner[TopicPartition(owned.topic, p)] = m.member_id[:12]
+                    owner[TopicPartition(owned.topic, p)] = m.member_id
         tps = sorted(set(committed) | set(owner))
         ends: dict[TopicPartition, int] = {}
         if tps:
             async with Consumer(args.bootstrap) as consumer:
                 ends = await consumer.end_offsets(tps)
+        if args.output == "json":
+            print_json(describe_json(group, committed, ends, owner))
+            return 0
         print(
             f"group {group.group_id}: generation {group.generation}, "
             f"assignor {group.assignor or '-'}, {len(group.members)} member(s)"
@@ -94,13 +117,54 @@ def run_describe(args: argparse.Namespace) -> int:
                     str(offset) if offset >= 0 else "-",
                     str(end) if end is not None else "?",
                     lag,
-                    owner.get(tp, "-"),
+                    owner[tp][:12] if tp in owner else "-",
                 )
             )
         print_table(rows)
         return 0
 
     return run_async(main)
+
+
+def describe_json(
+    group: GroupDescription,
+    committed: dict[TopicPartition, int],
+    ends: dict[TopicPartition, int],
+    owner: dict[TopicPartition, str],
+) -> dict[str, Any]:
+    """``groups describe --output json``; null where a value is unknown (no committed
+    offset, an end offset not answered), full member ids."""
+    partitions = []
+    for tp in sorted(set(committed) | set(owner)):
+        offset = committed.get(tp)
+        end = ends.get(tp)
+        partitions.append(
+            {
+                "topic": tp.topic,
+                "partition": tp.partition,
+                "committed": offset,
+                "end_offset": end,
+                "lag": end - offset if end is not None and offset is not None else None,
+                "owner": owner.get(tp),
+            }
+        )
+    return {
+        "group": group.group_id,
+        "generation": group.generation,
+        "assignor": group.assignor or None,
+        "members": [
+            {
+                "member_id": m.member_id,
+                "instance_id": m.instance_id,
+                "client_host": m.client_host or None,
+                "topics": m.topics,
+                "pattern": m.pattern,
+                "owned": {o.topic: list(o.partitions) for o in m.owned},
+            }
+            for m in group.members
+        ],
+        "partitions": partitions,
+    }
 
 
 def run_reset(args: argparse.Namespace) -> int:
@@ -147,10 +211,7 @@ async def _targets(
         return ends
     if args.to_offset is not None:
         return {tp: min(max(args.to_offset, starts[tp]), ends[tp]) for tp in tps}
-    when = datetime.datetime.fromisoformat(args.to_datetime)
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=datetime.UTC)
-    found = await consumer.offsets_for_times({tp: int(when.timestamp() * 1000) for tp in tps})
+    found = await consumer.offsets_for_times({tp: args.to_datetime for tp in tps})
     out = {}
     for tp in tps:
         hit = found.get(tp)

@@ -6,6 +6,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from importlib import metadata
 from types import ModuleType
 
 from rillet.broker.cli import (
@@ -20,6 +21,7 @@ from rillet.broker.cli import (
     spark_command,
     topics_command,
 )
+from rillet.broker.cli.common import EXIT_BROKEN_PIPE, silence_stdout
 
 # Each module exposes register(subparsers) and sets a "run" default on its parsers.
 COMMAND_MODULES: list[ModuleType] = [
@@ -35,13 +37,35 @@ COMMAND_MODULES: list[ModuleType] = [
     scrub_command,
 ]
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def log_level_arg(text: str) -> str:
+    """argparse type for --log-level: any case, one of LOG_LEVELS (a usage error otherwise)."""
+    level = text.upper()
+    if level not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(LOG_LEVELS)}, got {text!r}")
+    return level
+
+
+def version() -> str:
+    """The installed distribution's version (pyproject.toml), or "unknown" from a bare tree."""
+    try:
+        return metadata.version("rillet")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rillet", description="rillet: a replicated log service (Kafka's model, in Python)"
     )
+    parser.add_argument("--version", action="version", version=f"rillet {version()}")
     parser.add_argument(
-        "--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR (default INFO)"
+        "--log-level",
+        type=log_level_arg,
+        default="INFO",
+        help="DEBUG, INFO, WARNING or ERROR (default INFO)",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMAND_MODULES:
@@ -53,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
-        level=args.log_level.upper(),
+        level=args.log_level,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
@@ -62,6 +86,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `rillet ... | head`: the reader left; say nothing (SIGPIPE)
+        silence_stdout()
+        return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":

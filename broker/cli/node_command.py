@@ -1,20 +1,28 @@
-"""``rillet node``: run one node in the foreground."""
+"""``rillet node``: run one node in the foreground.
+
+What keeps a node from starting is nearly always the operator's to fix (a bad setting, a port
+another process holds, a data directory it may not write): each is one line on stderr and
+exit status 2, the traceback only with ``--log-level DEBUG``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 from pathlib import Path
 from typing import Any
 
 import trio
 
-from rillet.broker.config import load_config
+from rillet.broker.config import NodeConfig, load_config
 from rillet.broker.errors import BrokerError
 from rillet.broker.node import Node
 from rillet.partition_store.errors import StoreError
 
 log = logging.getLogger(__name__)
+
+EXIT_START_FAILED = 2
 
 
 def register(sub: Any) -> None:
@@ -33,6 +41,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    config: NodeConfig | None = None
+    code = 0
     try:
         config = load_config(
             args.config,
@@ -44,7 +54,41 @@ def run(args: argparse.Namespace) -> int:
             },
         )
         trio.run(Node(config, args.ready_file).run)
-    except (BrokerError, StoreError) as exc:
-        log.error("%s", exc)
-        return 2
-    return 0
+    except* (BrokerError, StoreError) as refused:
+        for error in leaves(refused):
+            log.error("%s", error)
+        code = EXIT_START_FAILED
+    except* OSError as failed:
+        for os_error in leaves(failed):
+            assert isinstance(os_error, OSError)
+            log.debug("node stopped by an OS error", exc_info=os_error)
+            log.error("%s", os_error_line(os_error, config))
+        code = EXIT_START_FAILED
+    return code
+
+
+def leaves(group: BaseExceptionGroup[Any]) -> list[BaseException]:
+    """The exceptions inside a (possibly nested) group, in order."""
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        out.extend(leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return out
+
+
+def os_error_line(exc: OSError, config: NodeConfig | None) -> str:
+    """One line for an OS error that stopped the node, naming the settings to look at."""
+    if config is None:
+        return f"cannot start: {exc}"
+    if exc.errno == errno.EADDRINUSE:
+        ports = [f"listener.port {config.listener.port}"]
+        if config.kafka_listener.enabled:
+            ports.append(f"kafka_listener.port {config.kafka_listener.port}")
+        if config.quorum.raft_port:
+            ports.append(f"quorum.raft_port {config.quorum.raft_port}")
+        return f"address already in use: another process holds a port ({', '.join(ports)})"
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return f"cannot bind listener.host {config.listener.host}: {exc.strerror}"
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.ENOTDIR):
+        where = f" ({exc.filename})" if exc.filename else ""
+        return f"data_dir {config.data_dir} is not usable{where}: {exc.strerror}"
+    return f"node stopped: {exc}"

@@ -12,13 +12,22 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import trio
 
-from rillet.broker.cli.common import add_bootstrap, key_value_arg, print_table, run_async
+from rillet.broker.cli.common import (
+    add_bootstrap,
+    add_output,
+    key_value_arg,
+    print_json,
+    print_table,
+    run_async,
+)
 from rillet.client import Admin, Consumer, NewTopic, TopicDescription, TopicPartition
+from rillet.client.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
+from rillet.client.types import PartitionInfo
 
 TABLE_HEADER = ("TOPIC", "PARTITION", "LEADER", "EPOCH", "REPLICAS", "ISR", "START", "END")
 METADATA_TIMEOUT_MS = 10_000  # per node asked: a node that does not answer is left for the next
@@ -49,6 +58,9 @@ def register(sub: Any) -> None:
         metavar="KEY=VALUE",
         help="topic config override, e.g. retention.ms=3600000 (repeatable)",
     )
+    create.add_argument(
+        "--if-not-exists", action="store_true", help="an existing topic is not an error"
+    )
     create.set_defaults(run=run_create)
 
     lst = tsub.add_parser("list", help="list topic names")
@@ -56,13 +68,25 @@ def register(sub: Any) -> None:
 
     describe = tsub.add_parser("describe", help="partitions, leaders, replicas, ISR and offsets")
     describe.add_argument("names", nargs="*", metavar="NAME", help="default: every topic")
+    only = describe.add_mutually_exclusive_group()
+    only.add_argument(
+        "--under-replicated",
+        action="store_true",
+        help="only partitions whose ISR is smaller than their replica set",
+    )
+    only.add_argument("--unavailable", action="store_true", help="only partitions without a leader")
     describe.set_defaults(run=run_describe)
 
     delete = tsub.add_parser("delete", help="delete topics")
     delete.add_argument("names", nargs="+", metavar="NAME")
+    delete.add_argument(
+        "--if-exists", action="store_true", help="a topic that does not exist is not an error"
+    )
     delete.set_defaults(run=run_delete)
     for p in (create, lst, describe, delete):
         add_bootstrap(p)
+    for p in (lst, describe):
+        add_output(p)
 
 
 def run_create(args: argparse.Namespace) -> int:
@@ -70,7 +94,13 @@ def run_create(args: argparse.Namespace) -> int:
 
     async def main() -> int:
         async with Admin(args.bootstrap) as admin:
-            await admin.create_topics([topic])
+            try:
+                await admin.create_topics([topic])
+            except TopicAlreadyExistsError:
+                if not args.if_not_exists:
+                    raise
+                print(f"topic {args.name} already exists")
+                return 0
         print(f"created topic {args.name}")
         return 0
 
@@ -81,6 +111,9 @@ def run_list(args: argparse.Namespace) -> int:
     async def main() -> int:
         async with Admin(args.bootstrap) as admin:
             names = await admin.list_topics()
+        if args.output == "json":
+            print_json(names)
+            return 0
         for name in names:
             print(name)
         return 0
@@ -92,9 +125,17 @@ def run_describe(args: argparse.Namespace) -> int:
     async def main() -> int:
         async with Admin(args.bootstrap, request_timeout_ms=METADATA_TIMEOUT_MS) as admin:
             topics = await admin.describe_topics(args.names or None)
+        if args.under_replicated:
+            topics = only_partitions(topics, lambda p: len(p.isr) < len(p.replicas))
+        elif args.unavailable:
+            topics = only_partitions(topics, lambda p: p.leader < 0)
         starts, ends, silent = await partition_offsets(args.bootstrap, topics)
-        print_table(describe_rows(topics, starts, ends))
-        for t in topics:
+        if args.output == "json":
+            print_json(describe_json(topics, starts, ends))
+        elif any(t.partitions for t in topics):
+            print_table(describe_rows(topics, starts, ends))
+        filtered = args.under_replicated or args.unavailable
+        for t in topics if args.output == "text" and not filtered else ():
             if t.configs:
                 configs = ", ".join(f"{k}={v}" for k, v in sorted(t.configs.items()))
                 print(f"{t.name} configs: {configs}")
@@ -142,6 +183,46 @@ async def partition_offsets(
     return starts, ends, sorted(silent)
 
 
+def only_partitions(
+    topics: Sequence[TopicDescription], keep: Callable[[PartitionInfo], bool]
+) -> list[TopicDescription]:
+    """The topics with only the partitions ``keep`` accepts; topics left empty are dropped."""
+    out = []
+    for t in topics:
+        kept = [p for p in t.partitions if keep(p)]
+        if kept:
+            out.append(TopicDescription(t.name, kept, t.configs))
+    return out
+
+
+def describe_json(
+    topics: Sequence[TopicDescription],
+    starts: dict[TopicPartition, int],
+    ends: dict[TopicPartition, int],
+) -> list[dict[str, Any]]:
+    """``describe --output json``: one object per topic; an unknown offset is null and a
+    partition without a leader has leader -1."""
+    return [
+        {
+            "name": t.name,
+            "configs": dict(sorted(t.configs.items())),
+            "partitions": [
+                {
+                    "partition": p.partition,
+                    "leader": p.leader,
+                    "leader_epoch": p.leader_epoch,
+                    "replicas": p.replicas,
+                    "isr": p.isr,
+                    "log_start_offset": starts.get(TopicPartition(t.name, p.partition)),
+                    "end_offset": ends.get(TopicPartition(t.name, p.partition)),
+                }
+                for p in t.partitions
+            ],
+        }
+        for t in topics
+    ]
+
+
 def describe_rows(
     topics: Sequence[TopicDescription],
     starts: dict[TopicPartition, int],
@@ -169,9 +250,22 @@ def describe_rows(
 
 def run_delete(args: argparse.Namespace) -> int:
     async def main() -> int:
+        names: list[str] = list(dict.fromkeys(args.names))
         async with Admin(args.bootstrap) as admin:
-            await admin.delete_topics(args.names)
-        print("deleted " + ", ".join(args.names))
+            if args.if_exists:
+                existing = set(await admin.list_topics())
+                missing = [n for n in names if n not in existing]
+                names = [n for n in names if n in existing]
+                for name in missing:
+                    print(f"topic {name} does not exist")
+            try:
+                if names:
+                    await admin.delete_topics(names)
+            except UnknownTopicOrPartitionError:
+                if not args.if_exists:
+                    raise  # deleted meanwhile by someone else: fine with --if-exists
+        if names:
+            print("deleted " + ", ".join(names))
         return 0
 
     return run_async(main)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from rillet.broker.cli.cluster_command import BUSY, REFUSED, NodeProbe, no_answer_line
+from rillet.broker.cli.cluster_status import BUSY, REFUSED, NodeProbe, no_answer_line
 from rillet.broker.cli.common import print_table
-from rillet.broker.cli.console_command import RecordFormat, split_key, split_lines
+from rillet.broker.cli.console_command import RecordFormat, split_lines
 from rillet.broker.cli.demo_command import RoundTrip
 from rillet.broker.cli.perf_command import (
     TARGET_SAMPLES,
@@ -22,6 +22,7 @@ from rillet.broker.cli.perf_command import (
     percentile,
     sample_interval,
 )
+from rillet.broker.cli.produce_line import split_key
 from rillet.broker.cli.topics_command import TABLE_HEADER, describe_rows
 from rillet.client import ConsumerRecord, PartitionInfo, TopicDescription, TopicPartition
 from rillet.launcher.local_node import node_command
