@@ -42,6 +42,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 FLUSH_SLACK_S = 30.0
 POLL_S = 0.05
+# librdkafka's own default (message.timeout.ms). A record that times out in the client makes
+# an idempotent librdkafka producer bump its epoch and number every record it still holds
+# from 0 again, also records whose earlier attempt may have been written: those are then
+# written twice (librdkafka issue #4953; its maintainers: only transactions avoid it). With
+# the native workload's 30 s, seeds 1 and 2 on a loaded machine (node restarts of 50 s) gave
+# thousands of such duplicates, so Kafka producers wait out any outage the harness makes.
+KAFKA_DELIVERY_TIMEOUT_MS = 300_000
 # A classic group sample: generation, member id -> assigned (topic, partition)s.
 Sample = tuple[int, dict[str, list[tuple[str, int]]]]
 LIBRDKAFKA_LOG_LEVEL = 2  # syslog levels: critical and worse only
@@ -57,14 +64,15 @@ def unavailable_reason() -> str | None:
 
 
 def producer_config(name: str, bootstrap: str, options: ProducerOptions) -> dict[str, Any]:
-    """The producer's settings: idempotent, acks=all, the native workload's timeouts."""
+    """The producer's settings: idempotent, acks=all, the native workload's request timeout
+    and backoff, librdkafka's default delivery timeout (see KAFKA_DELIVERY_TIMEOUT_MS)."""
     return {
         "bootstrap.servers": bootstrap,
         "client.id": f"chaos-{name}",
         "acks": "all",
         "enable.idempotence": options.idempotent,
         "linger.ms": options.linger_ms,
-        "delivery.timeout.ms": options.delivery_timeout_ms,
+        "delivery.timeout.ms": KAFKA_DELIVERY_TIMEOUT_MS,
         "request.timeout.ms": options.request_timeout_ms,
         "retry.backoff.ms": 20,
         "retry.backoff.max.ms": 500,
@@ -107,7 +115,7 @@ class KafkaProducerWorker:
     def stop(self, timeout_s: float | None = None) -> bool:
         """Stop sending and wait for every outcome (bounded); True if the thread ended."""
         if timeout_s is None:
-            timeout_s = self._options.delivery_timeout_ms / 1000 + FLUSH_SLACK_S
+            timeout_s = KAFKA_DELIVERY_TIMEOUT_MS / 1000 + FLUSH_SLACK_S
         self._stop.set()
         self._thread.join(timeout_s)
         return not self._thread.is_alive()
@@ -148,7 +156,7 @@ class KafkaProducerWorker:
     def _flush(self, producer: Producer) -> None:
         """Every outcome is known within the delivery timeout (what is left counts as
         unknown: an invocation without an outcome)."""
-        deadline = time.monotonic() + self._options.delivery_timeout_ms / 1000 + 5.0
+        deadline = time.monotonic() + KAFKA_DELIVERY_TIMEOUT_MS / 1000 + 5.0
         while self._pending > 0 and (left := deadline - time.monotonic()) > 0:
             producer.flush(min(left, 1.0))
         if self._pending:
