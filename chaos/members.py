@@ -1,11 +1,13 @@
 """The consuming side of the workload: group member processes and a sampler of the group.
 
-``MemberProcesses`` runs ``rillet.chaos.member_process`` children and always stops them
-(``close``: SIGTERM, then SIGKILL after a grace period); their files are read back as
-``Received`` records. ``GroupSampler`` is a thread asking the coordinator, every
-``interval_s``, for the group's ownership (DescribeGroups) and committed offsets
-(OffsetFetch), and records both in the history: the checker looks for a partition with two
-owners in one sample and for committed offsets that go backwards.
+``MemberProcesses`` runs ``rillet.chaos.member_process`` children (or, with ``--client
+kafka``, ``rillet.chaos.kafka_member_process``) and always stops them (``close``: SIGTERM,
+then SIGKILL after a grace period); their files are read back as ``Received`` records.
+``GroupSampler`` is a thread asking the coordinator, every ``interval_s``, for the group's
+ownership (DescribeGroups; for Kafka classic-group members also their assignments, through
+``ClassicGroupView``) and committed offsets (OffsetFetch), and records both in the history:
+the checker looks for a partition with two owners in one sample and for committed offsets
+that go backwards.
 """
 
 from __future__ import annotations
@@ -18,13 +20,18 @@ import sys
 import threading
 from pathlib import Path
 
+from rillet.chaos import kafka_events
+from rillet.chaos.errors import ChaosError
 from rillet.chaos.final_state import Received
 from rillet.chaos.history import HistoryWriter
+from rillet.chaos.kafka_clients import ClassicGroupView
 from rillet.client import BlockingAdmin
 from rillet.client.errors import RilletError
 
 log = logging.getLogger(__name__)
 STOP_TIMEOUT_S = 15.0
+NATIVE_MEMBER_MODULE = "rillet.chaos.member_process"
+KAFKA_MEMBER_MODULE = "rillet.chaos.kafka_member_process"
 SAMPLE_TIMEOUT_MS = 2_000
 
 
@@ -37,8 +44,10 @@ class MemberProcesses:
         topic: str,
         t0: float,
         session_ms: int = 6_000,
+        module: str = NATIVE_MEMBER_MODULE,
     ) -> None:
         self.base_dir = base_dir
+        self._module = module
         self._bootstrap, self._group, self._topic = bootstrap, group, topic
         self._t0, self._session_ms = t0, session_ms
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
@@ -57,7 +66,7 @@ class MemberProcesses:
         argv = [
             sys.executable,
             "-m",
-            "rillet.chaos.member_process",
+            self._module,
             "--bootstrap",
             self._bootstrap,
             "--group",
@@ -120,8 +129,11 @@ class GroupSampler:
         topic: str,
         history: HistoryWriter,
         interval_s: float = 0.25,
+        classic_group: bool = False,
     ) -> None:
         self._bootstrap, self._group, self._topic = bootstrap, group, topic
+        self._classic_group = classic_group
+        self._classic_view: ClassicGroupView | None = None
         self._history = history
         self._interval_s = interval_s
         self._stop = threading.Event()
@@ -145,7 +157,7 @@ class GroupSampler:
                         admin = BlockingAdmin(self._bootstrap, request_timeout_ms=SAMPLE_TIMEOUT_MS)
                     self._sample(admin)
                     self.samples += 1
-                except RilletError as exc:
+                except (RilletError, ChaosError) as exc:
                     self.failures += 1
                     log.debug("group sample failed: %r", exc)
                     if admin is not None and self.failures % 10 == 0:
@@ -156,6 +168,29 @@ class GroupSampler:
                 _close_quietly(admin)
 
     def _sample(self, admin: BlockingAdmin) -> None:
+        if self._classic_group:
+            self._sample_classic_group()
+        else:
+            self._sample_native_group(admin)
+        offsets = admin.group_offsets(self._group)
+        committed = {
+            str(tp.partition): o for tp, o in offsets.items() if tp.topic == self._topic and o >= 0
+        }
+        self._history.write({"type": "offsets", "offsets": committed})
+
+    def _sample_classic_group(self) -> None:
+        """A classic group's assignments are its leader's bytes, which the native
+        DescribeGroups does not list: ``ClassicGroupView`` reads and decodes them."""
+        if self._classic_view is None:
+            self._classic_view = ClassicGroupView(
+                self._bootstrap, self._group, SAMPLE_TIMEOUT_MS / 1000
+            )
+        sample = self._classic_view.sample()
+        if sample is not None:
+            generation, members = sample
+            self._history.write(kafka_events.group_sample(generation, members, self._topic))
+
+    def _sample_native_group(self, admin: BlockingAdmin) -> None:
         group = admin.describe_group(self._group)
         owned = {
             m.member_id: sorted(
@@ -164,11 +199,6 @@ class GroupSampler:
             for m in group.members
         }
         self._history.write({"type": "group", "generation": group.generation, "owned": owned})
-        offsets = admin.group_offsets(self._group)
-        committed = {
-            str(tp.partition): o for tp, o in offsets.items() if tp.topic == self._topic and o >= 0
-        }
-        self._history.write({"type": "offsets", "offsets": committed})
 
 
 def _close_quietly(admin: BlockingAdmin) -> None:

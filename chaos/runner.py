@@ -35,9 +35,15 @@ from rillet.chaos.checker import Violation, check_all
 from rillet.chaos.errors import ChaosError
 from rillet.chaos.final_state import FinalState
 from rillet.chaos.history import HISTORY_FILE, HistoryWriter, load_history
+from rillet.chaos.kafka_clients import KafkaProducerWorker
 from rillet.chaos.kernel_network import KernelNetwork
 from rillet.chaos.link_proxy import LinkProxies
-from rillet.chaos.members import GroupSampler, MemberProcesses
+from rillet.chaos.members import (
+    KAFKA_MEMBER_MODULE,
+    NATIVE_MEMBER_MODULE,
+    GroupSampler,
+    MemberProcesses,
+)
 from rillet.chaos.nemesis import Nemesis
 from rillet.chaos.report import SUMMARY_FILE, TIMELINE_FILE, summarize, write_timeline
 from rillet.chaos.schedule import (
@@ -73,6 +79,9 @@ KERNEL_CLUSTER_CONFIG = 'engine = "{engine}"\n'
 # cannot reach a peer at a proxy's port: only our own engine runs behind them.
 ENGINES_WITH_LINKS = ("raft",)
 NETWORKS = ("proxy", "kernel")
+# Whose clients drive the workload: rillet's own, or Kafka's (confluent-kafka) through the
+# nodes' Kafka listeners.
+CLIENTS = ("native", "kafka")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +105,7 @@ class RunConfig:
     keep_data: bool = False
     recovery_timeout_s: float = 90.0
     network: str = "proxy"  # "proxy" (loopback, per-link proxies) or "kernel" (namespaces)
+    client: str = "native"  # "native" (rillet's client) or "kafka" (confluent-kafka)
 
     @property
     def replication_factor(self) -> int:
@@ -123,6 +133,7 @@ class RunConfig:
             "windows": list(self.windows),
             "gaps": list(self.gaps),
             "network": self.network,
+            "client": self.client,
         }
 
     @classmethod
@@ -146,6 +157,7 @@ class RunConfig:
             windows=_pair(raw.get("windows", base.windows)),
             gaps=_pair(raw.get("gaps", base.gaps)),
             network=str(raw.get("network", base.network)),
+            client=str(raw.get("client", base.client)),
             out_dir=out_dir,
             keep_data=keep_data,
         )
@@ -154,6 +166,8 @@ class RunConfig:
         """Refuse combinations that cannot run (ValueError with the reason)."""
         if self.network not in NETWORKS:
             raise ValueError(f"network must be one of {', '.join(NETWORKS)}, not {self.network}")
+        if self.client not in CLIENTS:
+            raise ValueError(f"client must be one of {', '.join(CLIENTS)}, not {self.client}")
         kernel_only = [k for k in self.faults if k in KERNEL_ONLY_FAULTS]
         if kernel_only and self.network != "kernel":
             raise ValueError(f"fault kinds {', '.join(kernel_only)} need --network kernel")
@@ -219,6 +233,7 @@ def replay_command(config: RunConfig) -> str:
         ("--min-insync", config.min_insync, default.min_insync),
         ("--engine", config.engine, default.engine),
         ("--network", config.network, default.network),
+        ("--client", config.client, default.client),
     ]
     parts += [
         f"{flag} {value:g}" if isinstance(value, float) else f"{flag} {value}"
@@ -356,21 +371,38 @@ def _run_workload(
         cluster, TOPIC, config.partitions, history, schedule.max_down, links=links, kernel=kernel
     )
     options = ProducerOptions(rate=config.rate)
-    producers = [
-        ProducerWorker(f"w{i + 1}", cluster.bootstrap, TOPIC, config.partitions, history, options)
+    kafka = config.client == "kafka"
+    worker = KafkaProducerWorker if kafka else ProducerWorker
+    # Kafka clients reach the nodes at their Kafka listeners; everything else is native.
+    client_bootstrap = cluster.plan.kafka_bootstrap if kafka else cluster.bootstrap
+    producers: list[ProducerWorker | KafkaProducerWorker] = [
+        worker(f"w{i + 1}", client_bootstrap, TOPIC, config.partitions, history, options)
         for i in range(config.producers)
     ]
-    sampler = GroupSampler(cluster.bootstrap, GROUP, TOPIC, history)
+    sampler = GroupSampler(
+        cluster.bootstrap,
+        GROUP,
+        TOPIC,
+        history,
+        classic_group=kafka,
+    )
     churn = TopicChurn(cluster.bootstrap, history, config.replication_factor)
     with ExitStack() as stack:
         members = stack.enter_context(
-            MemberProcesses(run_dir / "members", cluster.bootstrap, GROUP, TOPIC, history.t0)
+            MemberProcesses(
+                run_dir / "members",
+                client_bootstrap,
+                GROUP,
+                TOPIC,
+                history.t0,
+                module=KAFKA_MEMBER_MODULE if kafka else NATIVE_MEMBER_MODULE,
+            )
         )
         for i in range(config.members):
             members.start(f"c{i + 1}")
         sampler.start()
         stack.callback(sampler.stop)
-        writers: list[ProducerWorker | TopicChurn] = [
+        writers: list[ProducerWorker | KafkaProducerWorker | TopicChurn] = [
             *producers,
             *([churn] if config.churn else []),
         ]

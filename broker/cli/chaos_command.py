@@ -22,8 +22,10 @@ from typing import Any
 from rillet.broker.cli.common import non_negative_int, positive_int, print_table
 from rillet.broker.quorum_config import ENGINES
 from rillet.chaos.errors import ChaosError
+from rillet.chaos.kafka_clients import unavailable_reason as kafka_clients_unavailable
 from rillet.chaos.kernel_network import unavailable_reason as kernel_network_unavailable
 from rillet.chaos.runner import (
+    CLIENTS,
     NETWORKS,
     RunConfig,
     RunResult,
@@ -125,6 +127,14 @@ def register(sub: Any) -> None:
             help="seconds between faults (default %(default)s)",
         )
     run.add_argument("--seeds", type=positive_int, default=1, help="sweep K seeds from --seed")
+    run.add_argument(
+        "--client",
+        choices=CLIENTS,
+        default=RunConfig().client,
+        help="native: rillet's producers and group members; kafka: confluent-kafka "
+        "idempotent acks=all producers and classic-group consumers through the nodes' Kafka "
+        "listeners (default %(default)s)",
+    )
     run.add_argument("--producers", type=positive_int, default=2)
     run.add_argument(
         "--rate", type=_positive_float, default=RunConfig().rate, help="records/s/producer"
@@ -162,6 +172,7 @@ def config_from(args: argparse.Namespace) -> RunConfig:
         nodes=args.nodes,
         engine=args.engine,
         network=args.network,
+        client=getattr(args, "client", RunConfig().client),
         duration_s=args.duration,
         faults=args.faults,
         partitions=args.partitions,
@@ -207,6 +218,9 @@ def run_run(args: argparse.Namespace) -> int:
         schedule_for(base)  # reject a bad configuration before starting anything
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if base.client == "kafka" and (reason := kafka_clients_unavailable()) is not None:
+        print(f"error: --client kafka cannot run here: {reason}", file=sys.stderr)
         return 2
     if base.network == "kernel" and (reason := kernel_network_unavailable()) is not None:
         print(f"error: --network kernel cannot run here: {reason}", file=sys.stderr)

@@ -56,6 +56,24 @@ def test_fixed_seeds_report_no_violations(seed: int, tmp_path: Path) -> None:
     assert not (result.run_dir / "cluster").exists()  # a clean run's node data is removed
 
 
+def test_a_seed_driven_through_kafka_clients_reports_no_violations(tmp_path: Path) -> None:
+    """``--client kafka``: confluent-kafka idempotent acks=all producers and classic-group
+    consumers (member processes) through the nodes' Kafka listeners, seed 1's leader and
+    node kills; the same checks, and the group samples name their partitions."""
+    result = run_once(replace(SMOKE, seed=1, client="kafka", out_dir=tmp_path))
+    assert result.ok, explain(result)
+    s = result.summary
+    assert s["config"]["client"] == "kafka"
+    assert s["writes"]["ok"] > 1000
+    assert s["final"]["received_by_members"] >= s["writes"]["ok"]
+    assert s["group_samples"] > 10
+    history = (result.run_dir / "history.jsonl").read_text().splitlines()
+    samples = [json.loads(line) for line in history if '"type":"group"' in line]
+    owned = [p for sample in samples for ps in sample["owned"].values() for p in ps]
+    assert set(owned) == set(range(SMOKE.partitions))  # assignments decoded, not empty
+    assert "replay: rillet chaos run" in explain(result) and "--client kafka" in explain(result)
+
+
 def test_the_checker_catches_a_node_that_acks_before_the_high_watermark(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

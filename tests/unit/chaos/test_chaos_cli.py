@@ -60,6 +60,7 @@ def test_options_reach_the_config() -> None:
         RunConfig(max_down=3, allow_majority=True, windows=(1, 2), out_dir=Path("/tmp/c")),
         RunConfig(churn=False, members=0, producers=1, min_insync=1, gaps=(0, 0.5)),
         RunConfig(network="kernel", engine="pysyncobj", faults=("partition", "degrade")),
+        RunConfig(client="kafka", seed=4),
     ],
 )
 def test_the_replay_command_parses_back_to_the_same_config(config: RunConfig) -> None:
@@ -144,3 +145,19 @@ def test_check_needs_a_run_directory(tmp_path: Path, capsys: pytest.CaptureFixtu
     args = parse("chaos", "check", str(tmp_path))
     assert args.run(args) == 2
     assert "summary.json" in capsys.readouterr().err
+
+
+def test_the_client_option_reaches_the_config_and_bad_clients_are_usage_errors(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert chaos_command.config_from(parse("chaos", "run", "--client", "kafka")).client == "kafka"
+    assert "invalid choice" in usage_error(capsys, "chaos", "run", "--client", "jms")
+
+
+def test_the_kafka_client_without_confluent_kafka_is_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(chaos_command, "kafka_clients_unavailable", lambda: "not installed")
+    args = parse("chaos", "run", "--client", "kafka")
+    assert args.run(args) == 2
+    assert capsys.readouterr().err == "error: --client kafka cannot run here: not installed\n"
