@@ -47,6 +47,7 @@ class LagTracker:
         self._report_min_ms = report_min_ms
         self._window_start_s: float | None = None
         self._window_max_ms = 0.0
+        self.last_ms = 0.0  # the latest probe's lag (the /metrics gauge)
         self.max_ms = 0.0
 
     def observe(self, now_s: float, lag_ms: float) -> LagReport:
@@ -54,6 +55,7 @@ class LagTracker:
         if self._window_start_s is None:
             self._window_start_s = now_s
         lag_ms = max(lag_ms, 0.0)
+        self.last_ms = lag_ms
         self._window_max_ms = max(self._window_max_ms, lag_ms)
         self.max_ms = max(self.max_ms, lag_ms)
         stall = lag_ms if lag_ms >= self._warn_ms else None

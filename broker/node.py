@@ -182,9 +182,10 @@ class Node:
                             view,
                             lifecycle,
                             lambda: self._limiter.counted + self._limiter.reserved,
+                            self._journal,
+                            self.loop_lag,
                         )
                     )
-                    endpoint.probe.journal = self._journal
                     manager.on_fsync_s = endpoint.requests.observe_fsync
                     dispatcher = MeteredDispatcher(
                         ctx, endpoint.requests, "native", endpoint.probe.applied_by_broker

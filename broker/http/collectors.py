@@ -146,12 +146,14 @@ class NodeCollector(Collector):
             probe.open_connections(),
         )
         yield _gauge(
-            "rillet_event_loop_lag_seconds", "Latest event-loop lag probe", probe.loop_lag.last_s
+            "rillet_event_loop_lag_seconds",
+            "Latest event-loop lag probe",
+            probe.loop_lag.last_ms / 1000,
         )
         yield _gauge(
             "rillet_event_loop_lag_max_seconds",
             "Worst event-loop lag since start",
-            probe.loop_lag.max_s,
+            probe.loop_lag.max_ms / 1000,
         )
         quorum = view.quorum
         if quorum is not None:

@@ -21,7 +21,6 @@ from rillet.broker.http.cluster_json import cluster_document
 from rillet.broker.http.collectors import NodeCollector, PartitionCollector
 from rillet.broker.http.console_page import CONSOLE_HTML
 from rillet.broker.http.errors import HttpBindError
-from rillet.broker.http.loop_lag import probe_loop_lag
 from rillet.broker.http.node_probe import NodeProbe
 from rillet.broker.http.request_metrics import RequestMetrics
 from rillet.broker.http.request_parser import HttpRequest
@@ -71,12 +70,11 @@ class HttpEndpoint:
     async def run(
         self, listeners: list[trio.SocketListener], *, task_status: Any = trio.TASK_STATUS_IGNORED
     ) -> None:
-        """Report the bound port, then serve and probe forever (cancel to stop)."""
+        """Report the bound port, then serve forever (cancel to stop)."""
         http = self.probe.config.http
         self.port = listeners[0].socket.getsockname()[1]
         log.info("node %d: http endpoint on %s:%d", self.probe.node_id, http.host, self.port)
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(probe_loop_lag, self.probe.loop_lag)
             nursery.start_soon(self._watch_elections)
             await nursery.start(trio.serve_listeners, self.server.handle, listeners)
             task_status.started(self.port)

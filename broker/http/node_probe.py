@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from rillet.broker.broker_lifecycle import BrokerLifecycle
 from rillet.broker.config import NodeConfig
 from rillet.broker.http.decision_journal import DecisionJournal
-from rillet.broker.http.loop_lag import LoopLag
+from rillet.broker.loop_lag import LagTracker
 from rillet.broker.metadata_view import MetadataView
 from rillet.broker.replica_manager import ReplicaManager
 
@@ -41,7 +41,8 @@ class NodeProbe:
     lifecycle: BrokerLifecycle
     open_connections: Callable[[], int]
     journal: DecisionJournal = field(default_factory=DecisionJournal)
-    loop_lag: LoopLag = field(default_factory=LoopLag)
+    # The node's event-loop lag monitor (broker/loop_lag.py), read at scrape time.
+    loop_lag: LagTracker = field(default_factory=LagTracker)
     raft: RaftActivity = field(default_factory=RaftActivity)
     # Applied metadata index by broker id, from the heartbeats this node received as
     # controller (empty elsewhere).
