@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from cluster_checks import views, wait_for
 
-from rillet.broker.cli.local_cluster import LocalCluster, plan_cluster
 from rillet.client import BlockingAdmin, BlockingProducer, NewTopic
+from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 
 pytestmark = pytest.mark.integration
 
