@@ -30,7 +30,7 @@ from rillet.wire.record_codec import HeaderPairs
 TP = tuple[str, int]
 EMPTY_BATCH_BYTES = HEADER_SIZE
 # A record's length, attributes, deltas and length varints: an upper bound for the usual
-# shapes (values and keys under 8 KiB, timestamps within a second of the batch's first).
+# shapes (values and keys under 8 KiB, timestamps within 8 s of the batch's first).
 RECORD_OVERHEAD_BYTES = 16
 
 

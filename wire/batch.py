@@ -349,26 +349,31 @@ class BatchBuilder:
             not headers
             and type(value) is bytes
             and 0 <= delta < 64
-            and index < _FAST_RECORDS
             and (n := len(value)) < _FAST_MAX
         ):
             if key is None:
-                if index < TABLE_SIZE:
-                    if index < _ONE_BYTE_OFFSETS:
-                        length = _UNKEYED_LENGTH[n]
-                        size = _UNKEYED_SIZE[n]
-                    else:
-                        length = _UNKEYED_LENGTH_2[n]
-                        size = _UNKEYED_SIZE_2[n]
+                # Most records of a batch have two-byte offset deltas: that case first.
+                if _ONE_BYTE_OFFSETS <= index < TABLE_SIZE:
                     self._parts += (
-                        length,
+                        _UNKEYED_LENGTH_2[n],
                         _ATTR_AND_DELTA[delta],
                         _OFFSET_AND_NULL_KEY[index],
                         ENCODED[n],
                         value,
                         NO_HEADERS,
                     )
-                else:
+                    size = _UNKEYED_SIZE_2[n]
+                elif index < _ONE_BYTE_OFFSETS:
+                    self._parts += (
+                        _UNKEYED_LENGTH[n],
+                        _ATTR_AND_DELTA[delta],
+                        _OFFSET_AND_NULL_KEY[index],
+                        ENCODED[n],
+                        value,
+                        NO_HEADERS,
+                    )
+                    size = _UNKEYED_SIZE[n]
+                elif index < _FAST_RECORDS:
                     self._parts += (
                         _UNKEYED_LENGTH_3[n],
                         _ATTR_AND_DELTA[delta],
@@ -380,7 +385,9 @@ class BatchBuilder:
                         NO_HEADERS,
                     )
                     size = _UNKEYED_SIZE_3[n]
-            elif type(key) is bytes and (k := len(key)) < _FAST_MAX - n:
+                else:
+                    size = self._append_encoded(encode_record(index, delta, key, value, headers))
+            elif type(key) is bytes and (k := len(key)) < _FAST_MAX - n and index < _FAST_RECORDS:
                 offset = _offset_delta(index)
                 key_length = ENCODED[k]
                 value_length = ENCODED[n]
