@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 # files overlap in the kernel).
 OPEN_BATCH = 64
 OPEN_THREADS = 2
+# Up to this many new logs are opened on the event loop itself (a millisecond or two each).
+OPEN_INLINE_MAX = 8
 # Longest stretch of role changes or removals before yielding to the event loop.
 SLICE_S = 0.01
 
@@ -198,6 +200,16 @@ class PartitionReconciler:
         """Open new logs in worker threads, ``OPEN_BATCH`` at a time, and host each batch as
         soon as it is open (its leaders can take writes while later batches still open)."""
         if not to_open:
+            return
+        if len(to_open) <= OPEN_INLINE_MAX:
+            # A few partitions (a small topic, a restart's stragglers) open at once, in this
+            # step, as before: a client that was told the topic exists finds it led at
+            # once, and the loop is held for a few milliseconds at most.
+            for (key, w), plog in zip(to_open, self._open_logs(to_open), strict=True):
+                if plog is None:
+                    self._failed.add((w.topic.topic_id, key.partition))
+                else:
+                    self._install(key, plog, w)
             return
         if len(to_open) > OPEN_BATCH:
             log.info("opening %d new partitions", len(to_open))
