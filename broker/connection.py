@@ -8,6 +8,12 @@ much). Log bytes leave with ``os.sendfile``.
 
 Bad input is contained here: an oversized frame or an unreadable header closes this one
 connection; a malformed request with a readable correlation id gets INVALID_REQUEST.
+
+Bytes are read within the node's request-bytes budget and the idle and frame deadlines
+(broker/request_budget.py). Internal apis are served only after the node handshake on this
+connection, and only for the node it proved to be (broker/node_handshake.py,
+broker/internal_api_gate.py); a connection admitted on a node-reserve slot may do nothing
+else until it has authenticated.
 """
 
 from __future__ import annotations
@@ -66,7 +72,6 @@ class Connection:
         self._dispatcher = dispatcher
         self._decoder = FrameDecoder(max_frame_bytes)
         self._max_in_flight = max_in_flight
-        self._receive_bytes = receive_bytes
         try:
             host, port = stream.socket.getpeername()[:2]
             self.peer = f"{host}:{port}"

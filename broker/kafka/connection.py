@@ -101,7 +101,6 @@ class KafkaConnection:
         self._view = BrokerClusterView(dispatcher.ctx)
         self._decoder = KafkaFrameDecoder(max_frame_bytes)
         self._max_in_flight = max_in_flight
-        self._receive_bytes = receive_bytes
         try:
             host, port = stream.socket.getpeername()[:2]
             self.peer, self._peer_host = f"{host}:{port}", str(host)
