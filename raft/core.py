@@ -36,7 +36,6 @@ from rillet.raft.messages import (
     VoteRequest,
     VoteResponse,
 )
-from rillet.raft.progress import ProgressState
 from rillet.raft.quorum import Snapshot
 from rillet.raft.raft_log import RaftLog
 from rillet.raft.read_index import ReadState
@@ -137,22 +136,6 @@ class RaftCore(Election):
         if self.log.term(snapshot.index) != snapshot.term:
             raise CoreContractError(f"snapshot term {snapshot.term} disagrees with the log")
         self.log.pending_compaction = snapshot
-
-    def report_snapshot(self, to: int, failed: bool) -> None:
-        """The driver's word on a snapshot transfer; on failure, probe again after the next
-        heartbeat answer instead of waiting for the snapshot timeout."""
-        progress = self.tracker.progress.get(to) if self.role is Role.LEADER else None
-        if progress is not None and progress.state is ProgressState.SNAPSHOT:
-            if failed:
-                progress.pending_snapshot_index = 0
-            progress.become_probe()
-            progress.probe_sent = True
-
-    def report_unreachable(self, to: int) -> None:
-        """The transport could not deliver to ``to``: stop streaming, probe instead."""
-        progress = self.tracker.progress.get(to) if self.role is Role.LEADER else None
-        if progress is not None and progress.state is ProgressState.REPLICATE:
-            progress.become_probe()
 
     def report_leader_down(self, peer: int) -> None:
         """The driver has proof that ``peer``'s process is not running (a connection to
