@@ -212,9 +212,6 @@ class NodeConfig:
     def kafka_advertised_host(self) -> str:
         return self.kafka_listener.advertised_host or self.kafka_listener.host
 
-    def with_overrides(self, **changes: Any) -> NodeConfig:
-        return dataclasses.replace(self, **changes)
-
 
 def load_config(path: Path | None, overrides: dict[str, Any] | None = None) -> NodeConfig:
     """Read a TOML file (or none) and apply dotted-key overrides like ``listener.port``."""

@@ -230,11 +230,6 @@ class GroupCoordinator:
                 accepted.append(CommittedOffset(topic_id, partition, offset, metadata, now_ms))
         return Decision([OffsetsCommitted(group_id, accepted)] if accepted else [])
 
-    # -- inspection ---------------------------------------------------------------------------
-
-    def session_deadline_ms(self, group_id: str, member_id: str) -> int | None:
-        return self._deadline_ms.get((group_id, member_id))
-
 
 def _validate(hb: MemberHeartbeat) -> Decision | None:
     if not hb.group_id or not hb.member_id:

@@ -64,12 +64,6 @@ class GroupState:
     members: dict[str, MemberState] = field(default_factory=dict)
     target: dict[str, frozenset[TopicPartitionId]] = field(default_factory=dict)
 
-    def owner_of(self, tp: TopicPartitionId) -> str | None:
-        for member_id, m in self.members.items():
-            if tp in m.owned:
-                return member_id
-        return None
-
 
 class GroupRegistry:
     def __init__(self) -> None:

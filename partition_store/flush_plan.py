@@ -20,8 +20,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rillet.partition_store.checkpoint import encode_int, write_synced
+from rillet.partition_store.checkpoint import encode_int
 from rillet.partition_store.errors import StoreError
+from rillet.wire.atomic_file import write_synced
 
 _fdatasync = getattr(os, "fdatasync", os.fsync)
 

@@ -9,13 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
+from rillet.wire.atomic_file import TMP_SUFFIX as ATOMIC_TMP_SUFFIX
+
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
 # A segment file renamed for deletion; unlinked file_delete_delay_ms later (or on open).
 DELETED_SUFFIX = ".deleted"
 # A checkpoint being written; renamed over its target once complete (or removed on open).
-TMP_SUFFIX = ".tmp"
+TMP_SUFFIX = ATOMIC_TMP_SUFFIX
 
 SEGMENT_NAME_DIGITS = 20
 

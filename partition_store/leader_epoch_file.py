@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rillet.partition_store.batch_scan import iter_headers
-from rillet.partition_store.checkpoint import write_atomically
 from rillet.partition_store.layout import LEADER_EPOCH_CHECKPOINT_FILE
 from rillet.partition_store.leader_epoch_cache import LeaderEpochCache, LeaderEpochError
 from rillet.partition_store.segment import LogSegment
+from rillet.wire.atomic_file import write_atomically
 
 log = logging.getLogger(__name__)
 

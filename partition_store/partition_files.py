@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rillet.partition_store.checkpoint import fsync_dir, read_int, write_atomically, write_int
+from rillet.partition_store.checkpoint import read_int, write_int
 from rillet.partition_store.errors import PartitionMismatch, StoreError, TopicIdMismatch
 from rillet.partition_store.layout import (
     CLEAN_SHUTDOWN_FILE,
@@ -31,6 +31,7 @@ from rillet.partition_store.layout import (
     PARTITION_META_FILE,
     RECOVERY_POINT_FILE,
 )
+from rillet.wire.atomic_file import fsync_dir, write_atomically
 
 META_FORMAT_VERSION = 1
 _CLEAN_SHUTDOWN_HEADER = "rillet clean-shutdown v1"

@@ -24,10 +24,10 @@ from pathlib import Path
 import cbor2
 
 from rillet.partition_store.batch_scan import iter_headers
-from rillet.partition_store.checkpoint import write_atomically
 from rillet.partition_store.errors import StoreError
 from rillet.partition_store.layout import PRODUCER_STATE_FILE
 from rillet.partition_store.segment import LogSegment
+from rillet.wire.atomic_file import write_atomically
 from rillet.wire.batch import NO_PRODUCER_ID, BatchHeader
 
 log = logging.getLogger(__name__)

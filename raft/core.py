@@ -18,7 +18,6 @@ Terms are checked here, once, before any role sees a message:
 
 from __future__ import annotations
 
-from rillet.raft.core_config import CoreFault
 from rillet.raft.core_errors import CoreContractError, ProposalDropped
 from rillet.raft.election import CampaignKind, Election
 from rillet.raft.errors import NotLeaderError
@@ -36,7 +35,6 @@ from rillet.raft.messages import (
     VoteRequest,
     VoteResponse,
 )
-from rillet.raft.progress import ProgressState
 from rillet.raft.quorum import Snapshot
 from rillet.raft.raft_log import RaftLog
 from rillet.raft.read_index import ReadState
@@ -138,22 +136,6 @@ class RaftCore(Election):
             raise CoreContractError(f"snapshot term {snapshot.term} disagrees with the log")
         self.log.pending_compaction = snapshot
 
-    def report_snapshot(self, to: int, failed: bool) -> None:
-        """The driver's word on a snapshot transfer; on failure, probe again after the next
-        heartbeat answer instead of waiting for the snapshot timeout."""
-        progress = self.tracker.progress.get(to) if self.role is Role.LEADER else None
-        if progress is not None and progress.state is ProgressState.SNAPSHOT:
-            if failed:
-                progress.pending_snapshot_index = 0
-            progress.become_probe()
-            progress.probe_sent = True
-
-    def report_unreachable(self, to: int) -> None:
-        """The transport could not deliver to ``to``: stop streaming, probe instead."""
-        progress = self.tracker.progress.get(to) if self.role is Role.LEADER else None
-        if progress is not None and progress.state is ProgressState.REPLICATE:
-            progress.become_probe()
-
     def report_leader_down(self, peer: int) -> None:
         """The driver has proof that ``peer``'s process is not running (a connection to
         its port was refused). A follower of ``peer`` then forgets it and campaigns (pre-vote
@@ -194,7 +176,7 @@ class RaftCore(Election):
             entries=tuple(self.log.unstable.entries),
             snapshot=self.log.unstable.snapshot,
             compaction=self.log.pending_compaction,
-            must_sync=self.config.fault is not CoreFault.SKIP_SYNC
+            must_sync=self.syncs_before_sending()
             and bool(
                 self.log.unstable.entries
                 or self.log.unstable.snapshot is not None
@@ -285,25 +267,19 @@ class RaftCore(Election):
             self.become_follower(message.term, None)
         return True
 
+    def syncs_before_sending(self) -> bool:
+        """Whether a Ready with new entries or a new term/vote asks the driver to make them
+        durable before it sends the Ready's messages. Always true here; the simulation's
+        deliberately broken cores override it to prove the checker notices."""
+        return True
+
     def _step_stale(self, message: Message) -> None:
-        fault = self.config.fault
-        if isinstance(message, AppendEntries) and fault is CoreFault.ACCEPT_STALE_APPENDS:
-            self.handle_append_entries(message)
-        elif isinstance(message, AppendEntries | Heartbeat):
+        if isinstance(message, AppendEntries | Heartbeat):
             if self.config.check_quorum or self.config.pre_vote:
                 # The sender believes it leads an old term; our answer makes it step down.
                 self.send(AppendResponse(self.term, self.id, message.sender, 0))
         elif isinstance(message, VoteRequest) and message.pre_vote:
             self.send(VoteResponse(self.term, self.id, message.sender, False, True))
-        elif isinstance(message, VoteResponse) and fault is CoreFault.ACCEPT_STALE_VOTES:
-            self.handle_vote_response(message)
-        elif (
-            isinstance(message, AppendResponse)
-            and fault is CoreFault.ACCEPT_STALE_ACKS
-            and self.role is Role.LEADER
-            and not message.reject
-        ):
-            self.handle_append_response(message)
 
     def _dispatch(self, message: Message) -> None:
         match message:

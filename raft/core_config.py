@@ -2,43 +2,13 @@
 how long a tick is, typically 50-100 ms).
 
 Defaults follow etcd-raft's usual setting: heartbeat every tick, elections after 10-20 ticks.
-``fault`` exists only so that tests can prove the simulator catches a broken core; a real
-deployment never sets it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
 from rillet.raft.core_errors import CoreContractError
-
-
-class CoreFault(Enum):
-    """Deliberate bugs, each of which breaks one Raft safety argument. The share of seeds
-    of the default simulator sweep that catches each is noted (measured over 3,000 seeds;
-    tests/unit/raft/test_simulation.py asserts the first three are caught)."""
-
-    NONE = "none"
-    # Commit an entry of an earlier term by counting replicas (the paper's Figure 8 bug,
-    # i.e. skipping the term check of the commit rule). About 5% of seeds.
-    COMMIT_PRIOR_TERM_ENTRIES = "commit-prior-term-entries"
-    # Grant votes without checking that the candidate's log is at least as up to date.
-    # About half of the seeds.
-    GRANT_VOTE_WITHOUT_LOG_CHECK = "grant-vote-without-log-check"
-    # Never ask for a sync: votes and acknowledgements leave before the writes are durable.
-    # Nearly every seed.
-    SKIP_SYNC = "skip-sync"
-    # Follower skips the term check on appends: a deposed leader can still overwrite
-    # entries. About 1 seed in 600.
-    ACCEPT_STALE_APPENDS = "accept-stale-appends"
-    # Candidate counts a vote granted in an earlier term. About 1 seed in 1,500.
-    ACCEPT_STALE_VOTES = "accept-stale-votes"
-    # Count an append acknowledgement sent in an earlier term toward this term's commit.
-    # Not caught in 3,000 seeds: to matter, the leader's own log must have been cut back
-    # between the acknowledged term and its current one (so an old acknowledgement covers
-    # entries of the new term), an interleaving the scenario has not produced. Known gap.
-    ACCEPT_STALE_ACKS = "accept-stale-acks"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +35,6 @@ class Config:
     snapshot_timeout_ticks: int = 0
     # Bound of the committed entries handed out in one Ready (None: no bound).
     max_apply_bytes: int | None = 64 << 20
-    fault: CoreFault = CoreFault.NONE
 
     def __post_init__(self) -> None:
         if self.heartbeat_interval_ticks < 1:

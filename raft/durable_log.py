@@ -36,18 +36,18 @@ from typing import Any
 import cbor2
 import crc32c
 
-from rillet.partition_store.checkpoint import fsync_dir, write_synced
 from rillet.raft.core_errors import CoreContractError
 from rillet.raft.errors import RaftError
 from rillet.raft.log_storage import MemoryStorage
 from rillet.raft.messages import EntryKind, HardState, LogEntry
 from rillet.raft.quorum import Snapshot
+from rillet.wire.atomic_file import fsync_dir, write_atomically
 
 FRAME_HEADER = struct.Struct(">II")  # payload length, crc32c of the payload
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 DEFAULT_SEGMENT_BYTES = 16 * 1024 * 1024
 SEGMENT_PREFIX, SEGMENT_SUFFIX = "log-", ".seg"
-HARD_STATE_FILE, SNAPSHOT_FILE, TMP_SUFFIX = "hard-state", "snapshot", ".tmp"
+HARD_STATE_FILE, SNAPSHOT_FILE = "hard-state", "snapshot"
 
 
 class StorageError(RaftError):
@@ -329,13 +329,9 @@ class DurableLog:
             self._segments.pop(0).path.unlink(missing_ok=True)
 
     def _write_checked(self, name: str, payload: bytes) -> None:
-        path = self.directory / name
-        tmp = path.with_name(name + TMP_SUFFIX)
         data = struct.pack(">I", crc32c.crc32c(payload)) + payload
         try:
-            write_synced(tmp, data)
-            os.replace(tmp, path)
-            fsync_dir(self.directory)
+            write_atomically(self.directory / name, data)
         except OSError as exc:
             raise _storage_error(exc) from exc
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from enum import Enum
 
-from rillet.raft.core_config import CoreFault
 from rillet.raft.core_errors import InvariantViolation
 from rillet.raft.messages import EntryKind, LogEntry, VoteRequest, VoteResponse
 from rillet.raft.progress import VoteResult
@@ -149,15 +148,17 @@ class Election(Replication):
 
     # -- votes --------------------------------------------------------------------------
 
+    def candidate_log_is_up_to_date(self, message: VoteRequest) -> bool:
+        """The election restriction: a vote only for a log at least as up to date as ours."""
+        return self.log.is_up_to_date(message.last_index, message.last_term)
+
     def handle_vote_request(self, message: VoteRequest) -> None:
         can_vote = (
             self.vote == message.sender
             or (self.vote is None and self.leader_id is None)
             or (message.pre_vote and message.term > self.term)
         )
-        log_ok = self.config.fault is CoreFault.GRANT_VOTE_WITHOUT_LOG_CHECK or (
-            self.log.is_up_to_date(message.last_index, message.last_term)
-        )
+        log_ok = self.candidate_log_is_up_to_date(message)
         if can_vote and log_ok:
             self.send(VoteResponse(message.term, self.id, message.sender, True, message.pre_vote))
             if not message.pre_vote:

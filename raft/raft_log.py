@@ -165,11 +165,6 @@ class RaftLog:
         hi = min(self.last_index() + 1, lo + max_count)
         return self.slice(lo, hi, max_bytes) if lo < hi else []
 
-    def entry_at(self, index: int) -> LogEntry | None:
-        if index < self.first_index() or index > self.last_index():
-            return None
-        return self.slice(index, index + 1)[0]
-
     def snapshot(self) -> Snapshot:
         """The newest snapshot known here (received, taken locally, or in storage)."""
         if self.unstable.snapshot is not None:

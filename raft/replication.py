@@ -16,7 +16,6 @@ Safety arguments that live here:
 
 from __future__ import annotations
 
-from rillet.raft.core_config import CoreFault
 from rillet.raft.core_state import CoreState
 from rillet.raft.messages import (
     AppendEntries,
@@ -99,12 +98,16 @@ class Replication(CoreState):
         index = self.tracker.committed_index()
         if index <= self.log.committed:
             return False
-        figure_8_check = self.config.fault is not CoreFault.COMMIT_PRIOR_TERM_ENTRIES
-        if figure_8_check and self.log.term(index) != self.term:
+        if not self.may_commit_by_count(index):
             return False
         self.log.commit_to(index)
         self.on_commit_advanced()
         return True
+
+    def may_commit_by_count(self, index: int) -> bool:
+        """A leader commits by counting replicas only entries of its own term (earlier
+        terms' entries are committed with them): the Raft paper's Figure 8 rule."""
+        return self.log.term(index) == self.term
 
     def on_commit_advanced(self) -> None:
         self.broadcast_pending = True

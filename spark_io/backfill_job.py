@@ -74,10 +74,10 @@ from rillet.spark_io.offset_store import (
     GroupOffsetStore,
     OffsetStore,
     atomic_write_json,
-    fsync_dir,
 )
 from rillet.spark_io.planning import Plan, plan
 from rillet.spark_io.subscription import Subscribe
+from rillet.wire.atomic_file import fsync_dir
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from rillet.spark_io.errors import BackfillError
-from rillet.spark_io.offset_store import fsync_dir
+from rillet.wire.atomic_file import fsync_dir
 
 # The job's logger, so that everything one run logs is under one name.
 log = logging.getLogger("rillet.spark_io.backfill_job")

@@ -18,6 +18,7 @@ from typing import Protocol
 from rillet.client import BlockingAdmin, TopicPartition
 from rillet.client.errors import GroupIdNotFoundError, UnknownMemberIdError
 from rillet.spark_io.errors import BackfillError
+from rillet.wire.atomic_file import write_atomically
 
 
 class OffsetStore(Protocol):
@@ -109,22 +110,9 @@ class FileOffsetStore:
         return f"offsets file {self.path}"
 
 
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def atomic_write_json(path: Path, data: object) -> None:
     """Replace ``path`` with ``data`` as JSON: readers see the old or the new file, whole."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as f:
-        json.dump(data, f, indent=2, sort_keys=True)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(path)
-    fsync_dir(path.parent)
+    write_atomically(path, text.encode("ascii"), tmp)

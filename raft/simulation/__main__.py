@@ -13,8 +13,8 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 
-from rillet.raft.core_config import CoreFault
 from rillet.raft.simulation.cluster import RunStats, SimulationParams
+from rillet.raft.simulation.mutants import CoreFault
 from rillet.raft.simulation.sweep import SimulationFailure, replay, run_seed
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rillet.raft.core import RaftCore
-from rillet.raft.core_config import Config, CoreFault
+from rillet.raft.core_config import Config
 from rillet.raft.core_errors import ProposalDropped
 from rillet.raft.errors import NotLeaderError
 from rillet.raft.messages import LogEntry, Message, describe
@@ -26,6 +26,7 @@ from rillet.raft.quorum import Snapshot
 from rillet.raft.raft_log import RaftLog
 from rillet.raft.ready import Ready, Role
 from rillet.raft.simulation.checks import LivenessFailure, LogView, SafetyChecker
+from rillet.raft.simulation.mutants import CoreFault, core_type
 from rillet.raft.simulation.network import NetworkProfile, SimNetwork
 from rillet.raft.simulation.node import SimNode
 
@@ -85,10 +86,10 @@ class SimCluster:
             check_quorum=rng.random() < 0.8,
             max_append_entries=rng.choice([1, 1, 3, 64]),
             max_inflight_appends=rng.choice([1, 4, 64]),
-            fault=params.fault,
         )
         self.network = SimNetwork(self.voters, rng, NetworkProfile.random(rng))
-        self.nodes = {n: SimNode(n, self.voters, self.config) for n in self.voters}
+        core = core_type(params.fault)
+        self.nodes = {n: SimNode(n, self.voters, self.config, core) for n in self.voters}
         self.checker = SafetyChecker(self._log_views)
         self.compact_every_entries = rng.choice([3, 10, 40])
         self.max_sync_us = rng.choice([200, 2_000, 8_000])

@@ -30,9 +30,16 @@ def entry_text(entry: LogEntry) -> str:
 
 
 class LockstepCluster:
-    def __init__(self, voters: Iterable[int], config: Config | None = None, seed: int = 0):
+    def __init__(
+        self,
+        voters: Iterable[int],
+        config: Config | None = None,
+        seed: int = 0,
+        core_type: type[RaftCore] = RaftCore,
+    ):
         self.voters = sorted(set(voters))
         self.config = config or Config()
+        self.core_type = core_type
         self.seed = seed
         self.storages = {n: MemoryStorage() for n in self.voters}
         self.cores: dict[int, RaftCore | None] = {}
@@ -52,7 +59,7 @@ class LockstepCluster:
     def _start(self, node: int) -> None:
         storage = self.storages[node]
         rng = random.Random(f"{self.seed}/{node}/{self.restarts[node]}")
-        self.cores[node] = RaftCore(node, self.voters, storage, self.config, rng)
+        self.cores[node] = self.core_type(node, self.voters, storage, self.config, rng)
         snapshot = storage.snapshot()
         self.applied[node] = [] if snapshot.index == 0 else self._from_snapshot(snapshot)
 

@@ -49,10 +49,17 @@ class DigestStateMachine:
 
 
 class SimNode:
-    def __init__(self, node_id: int, voters: list[int], config: Config) -> None:
+    def __init__(
+        self,
+        node_id: int,
+        voters: list[int],
+        config: Config,
+        core_type: type[RaftCore] = RaftCore,
+    ) -> None:
         self.id = node_id
         self.voters = voters
         self.config = config
+        self.core_type = core_type
         self.disk = SimDisk()
         self.core: RaftCore | None = None
         self.state = DigestStateMachine()
@@ -71,7 +78,7 @@ class SimNode:
         core from the log and hard state; committed entries are re-applied from there."""
         self.incarnation += 1
         self.state = DigestStateMachine.from_snapshot(self.disk.view.snapshot())
-        self.core = RaftCore(self.id, self.voters, self.disk.view, self.config, rng)
+        self.core = self.core_type(self.id, self.voters, self.disk.view, self.config, rng)
         self.in_flight = None
         return self.core
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from rillet.raft.core_config import CoreFault
 from rillet.raft.simulation.cluster import RunStats, SimCluster, SimulationParams
+from rillet.raft.simulation.mutants import CoreFault
 from rillet.raft.simulation.scenario import Scenario
 
 

@@ -58,8 +58,8 @@ class HeldBackLog:
 
 def _context(follower: MetadataFollower, request_timeout_ms: int = 30_000) -> BrokerContext:
     config = NodeConfig()
-    config = config.with_overrides(
-        quorum=dataclasses.replace(config.quorum, request_timeout_ms=request_timeout_ms)
+    config = dataclasses.replace(
+        config, quorum=dataclasses.replace(config.quorum, request_timeout_ms=request_timeout_ms)
     )
     view = MetadataView(1, follower, ClusterAuth(config.cluster_id, ""))
     return BrokerContext(config, cast(Any, None), 0, view)

@@ -33,10 +33,11 @@ from pathlib import Path
 
 import pytest
 
-from rillet.raft.core_config import Config, CoreFault
+from rillet.raft.core_config import Config
 from rillet.raft.errors import RaftError
 from rillet.raft.quorum import Snapshot
 from rillet.raft.simulation.lockstep import LockstepCluster
+from rillet.raft.simulation.mutants import CoreFault, core_type
 
 TESTDATA = Path(__file__).parent / "testdata"
 REWRITE = os.environ.get("RILLET_REWRITE_GOLDEN") == "1"
@@ -193,10 +194,11 @@ class Script:
             heartbeat_interval_ticks=int(opts.get("heartbeat", "1")),
             max_append_entries=int(opts.get("max-append-entries", "256")),
             max_inflight_appends=int(opts.get("max-inflight", "64")),
-            fault=CoreFault(opts.get("fault", "none")),
         )
         voters = range(1, int(opts["voters"]) + 1)
-        self.cluster = LockstepCluster(voters, config, seed=int(opts.get("seed", "0")))
+        core = core_type(CoreFault(opts.get("fault", "none")))
+        seed = int(opts.get("seed", "0"))
+        self.cluster = LockstepCluster(voters, config, seed=seed, core_type=core)
         return [f"{len(voters)} voters, {config.election_timeout_ticks}-tick elections"]
 
 

@@ -8,13 +8,13 @@ import time
 
 import pytest
 
-from rillet.raft.core_config import CoreFault
 from rillet.raft.log_storage import MemoryStorage
 from rillet.raft.messages import HardState, LogEntry, TimeoutNow
 from rillet.raft.simulation.__main__ import main
 from rillet.raft.simulation.checks import SafetyViolation
 from rillet.raft.simulation.cluster import SimulationParams
 from rillet.raft.simulation.disk import SimDisk
+from rillet.raft.simulation.mutants import CoreFault
 from rillet.raft.simulation.network import NetworkProfile, SimNetwork
 from rillet.raft.simulation.sweep import SimulationFailure, replay, run_seed, sweep
 
