@@ -410,7 +410,6 @@ def test_range_assignment_of_a_two_member_classic_group(brokers: list[Broker], t
                 enable_auto_commit=False,
                 session_timeout_ms=10_000,
                 heartbeat_interval_ms=500,
-                metadata_max_age_ms=500,  # a member that saw no partitions yet looks again
             )
             for _ in range(2)
         ]
