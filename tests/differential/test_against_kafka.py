@@ -28,7 +28,14 @@ T = TypeVar("T")
 
 
 def on_both(brokers: list[Broker], scenario: Callable[[Broker], T]) -> dict[str, T]:
-    return {b.name: scenario(b) for b in brokers}
+    results = {}
+    for b in brokers:
+        try:
+            results[b.name] = scenario(b)
+        except Exception as exc:
+            exc.add_note(f"on {b.name}; its log ends:\n{b.log_tail()}")
+            raise
+    return results
 
 
 def assert_same(results: dict[str, Any]) -> Any:
@@ -403,7 +410,6 @@ def test_range_assignment_of_a_two_member_classic_group(brokers: list[Broker], t
                 enable_auto_commit=False,
                 session_timeout_ms=10_000,
                 heartbeat_interval_ms=500,
-                metadata_max_age_ms=500,  # a member that saw no partitions yet looks again
             )
             for _ in range(2)
         ]
@@ -421,10 +427,16 @@ def test_range_assignment_of_a_two_member_classic_group(brokers: list[Broker], t
                 for m in members:
                     m.poll(timeout_ms=100)
                 parts = [sorted(tp.partition for tp in m.assignment()) for m in members]
+                seen.append(parts)
                 done = all(parts) and sorted(p for ps in parts for p in ps) == list(range(5))
                 return done and sorted(parts)
 
-            return wait_for(f"two members on {b.name}", split, timeout_s=60)
+            seen: list[Any] = []
+            try:
+                return wait_for(f"two members on {b.name}", split, timeout_s=60)
+            except AssertionError as exc:
+                exc.add_note(f"the members' last assignments: {seen[-3:]}")
+                raise
         finally:
             for m in members:
                 m.close()
@@ -459,10 +471,16 @@ def test_range_assignment_with_confluent_kafka(brokers: list[Broker], topic: str
                 for m in members:
                     m.poll(0.1)
                 parts = [sorted(tp.partition for tp in m.assignment()) for m in members]
+                seen.append(parts)
                 done = all(parts) and sorted(p for ps in parts for p in ps) == list(range(5))
                 return done and sorted(parts)
 
-            return wait_for(f"two members on {b.name}", split, timeout_s=60)
+            seen: list[Any] = []
+            try:
+                return wait_for(f"two members on {b.name}", split, timeout_s=60)
+            except AssertionError as exc:
+                exc.add_note(f"the members' last assignments: {seen[-3:]}")
+                raise
         finally:
             for m in members:
                 m.close()
