@@ -13,8 +13,9 @@ Besides the end-to-end figures (p50, p99, p99.9, max in ms) the line has the bre
 finds where the time goes: the producer's send -> acknowledged latency per record (acks=1:
 the leader appended; acks=all: the high watermark passed it), and the consumer's fetch
 counts (polls that returned records, records per such poll: how many wake-ups a record
-costs), and the producer's and consumer's CPU time per record. A low rate with one record per tick (``--rate 200 --tick-ms 5``) traces lone
-records through an idle path; 10k/s in 1 ms ticks is the goal's workload.
+costs), and the producer's and consumer's CPU time per record. A low rate with one record
+per tick (``--rate 200 --tick-ms 5``) traces lone records through an idle path; 10k/s in
+1 ms ticks is the goal's workload.
 One warm-up record goes first so connection set-up is not measured.
 """
 
