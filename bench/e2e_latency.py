@@ -15,8 +15,8 @@ the leader appended; acks=all: the high watermark passed it), and the consumer's
 counts (polls that returned records, records per such poll: how many wake-ups a record
 costs), and the producer's and consumer's CPU time per record. A low rate with one record
 per tick (``--rate 200 --tick-ms 5``) traces lone records through an idle path; 10k/s in
-1 ms ticks is the goal's workload. One warm-up record goes first so connection set-up is
-not measured.
+1 ms ticks is the goal's workload.
+One warm-up record goes first so connection set-up is not measured.
 """
 
 from __future__ import annotations

@@ -8,10 +8,12 @@ batch's single completion event, and a record's handle is just (batch, index).
 A partition's unsent batches wait in a queue, oldest first; the newest may still be open for
 appends. A batch is closed when the next record would not fit in ``batch_bytes``, and it is
 ready to send once closed, once older than ``linger_ms``, while the producer flushes, or at
-once when its partition has no batch in flight: send at once when idle, batch while busy.
-``linger_ms`` is thus the longest a record waits for company while an earlier batch of its
-partition is on its way; a lone record pays no linger (the idea of Nagle's algorithm), and
-under load the batches still fill up while the previous one is acknowledged.
+once while the producer has no batch in flight (also when the batch was opened while the
+producer was idle, for the partitions after the first of a burst): send at once when idle,
+batch while busy. A record that finds the producer idle pays no linger (the idea of Nagle's
+algorithm); while batches are on their way new ones fill up, and go when the last answer is
+in or at ``linger_ms``. A keyless producer over many partitions nearly always has some batch
+in flight under load, so its batches stay as large as ``linger_ms`` makes them.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class ProducerBatch:
         "created_s",
         "deadline_s",
         "done",
+        "eager",
         "encoded",
         "error",
         "in_flight",
@@ -81,6 +84,7 @@ class ProducerBatch:
         self.encoded: bytes | None = None  # set when the batch is closed for good
         self.callbacks: list[Callable[[ProducerBatch], None]] | None = None
         self.in_flight = False  # taken by the sender, not yet finished or put back
+        self.eager = False  # opened while the producer was idle: goes without lingering
 
     @property
     def size(self) -> int:
@@ -187,8 +191,8 @@ class RecordAccumulator:
         self.delivery_timeout_s = delivery_timeout_s
         self._on_close = on_close
         self.queues: dict[TP, deque[ProducerBatch]] = {}
-        # Batches per partition taken by the sender and not yet finished or put back: a
-        # partition without any is idle, and its open batch may go without lingering.
+        # Batches per partition taken by the sender and not yet finished or put back: while
+        # there are none at all (the producer is idle), batches go at once.
         self.in_flight: dict[TP, int] = {}
         self.open: dict[str, list[ProducerBatch | None]] = {}
         self.buffered_bytes = 0
@@ -257,6 +261,7 @@ class RecordAccumulator:
         queue = self.queues.get(tp)
         if queue is None:
             queue = self.queues[tp] = deque()
+        batch.eager = not queue and not self.in_flight
         queue.append(batch)
         slots[partition] = batch
         self.buffered_bytes += batch.size
@@ -287,12 +292,13 @@ class RecordAccumulator:
         )
 
     def sendable(self, batch: ProducerBatch, now_s: float) -> bool:
-        """May ``batch`` (the head of its queue) go now? Its partition has nothing in
-        flight, it is closed, it lingered long enough, or the producer is flushing; and it
-        is not backing off after a failure."""
+        """May ``batch`` (the head of its queue) go now? The producer is idle (or was when
+        the batch was opened), the batch is closed or lingered long enough, or the producer
+        is flushing; and it is not backing off after a failure."""
         return batch.retry_at_s <= now_s and (
             self.flushing > 0
-            or not self.in_flight.get((batch.topic, batch.partition))
+            or batch.eager
+            or not self.in_flight
             or now_s - batch.created_s >= self.linger_s
             or not self.is_open(batch)
         )

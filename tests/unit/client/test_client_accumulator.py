@@ -75,7 +75,7 @@ async def test_linger_decides_when_an_open_batch_is_ready_while_busy(
     acc = make(linger_s=0.05)
     acc.append("t", 0, 1, None, b"x", None)
     acc.append("t", 1, 1, None, b"x", None)
-    busy = acc.pop(TP)  # partition 0 has a batch in flight: its next one lingers
+    busy = acc.pop(TP)  # a batch in flight: the producer is busy, new batches linger
     acc.pop(("t", 1))
     acc.append("t", 0, 1, None, b"x", None)
     ready, wake_at = acc.ready(trio.current_time(), set())
@@ -104,9 +104,9 @@ async def test_a_partition_is_idle_again_once_its_batch_finished_or_was_put_back
     acc.release(again)
     acc.release(again)  # finishing twice does not count twice
     assert acc.in_flight == {}
-    assert acc.ready(trio.current_time(), set())[0] == [TP]
-    queued = acc.queues[TP][0]
-    acc.release(queued)  # a batch that never left (expired in its queue) was not in flight
+    assert acc.ready(trio.current_time(), set())[0] == [TP]  # idle again: it goes at once
+    unsent = acc.queues[TP][0]
+    acc.release(unsent)  # a batch that never left (expired in its queue) was not in flight
     assert acc.in_flight == {}
 
 
@@ -175,3 +175,13 @@ async def test_buffer_accounting_and_expiry(autojump_clock: trio.testing.MockClo
     for b in expired:
         acc.release(b)
     assert acc.buffered_bytes == 0
+
+
+async def test_a_busy_producer_lingers_on_every_partition() -> None:
+    """A keyless producer moving between partitions keeps full batches under load: any
+    batch in flight makes new batches linger, on other partitions too."""
+    acc = make(linger_s=5.0)
+    acc.append("t", 0, 1, None, b"x", None)
+    acc.pop(TP)
+    acc.append("t", 1, 1, None, b"x", None)
+    assert acc.ready(trio.current_time(), set())[0] == []
