@@ -2,6 +2,8 @@
 
 A partition is fetched again as soon as the application has taken its buffered records, so
 the next response is on its way while the application processes the current one (prefetch).
+Partitions that had reached their end wait for that next fetch rather than long-polling alone
+while the application still drains the others (``hold_idle_fetch``).
 A fetch waiting on a node after the metadata named another leader for one of its partitions
 is abandoned at once (see leader_watch.py): a paused leader holds its partitions up only
 until the controller replaces it. Per-partition errors are sorted here: a stale leader marks
