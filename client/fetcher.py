@@ -2,6 +2,8 @@
 
 A partition is fetched again as soon as the application has taken its buffered records, so
 the next response is on its way while the application processes the current one (prefetch).
+Partitions that had reached their end wait for that next fetch rather than long-polling alone
+while the application still drains the others (``hold_idle_fetch``).
 A fetch waiting on a node after the metadata named another leader for one of its partitions
 is abandoned at once (see leader_watch.py): a paused leader holds its partitions up only
 until the controller replaces it. Per-partition errors are sorted here: a stale leader marks
@@ -41,6 +43,24 @@ from rillet.wire.messages import (
 )
 
 log = logging.getLogger(__name__)
+
+
+def caught_up(state: PartitionState) -> bool:
+    """The partition's last fetch found nothing past its fetch offset (at the time)."""
+    return state.fetch_offset is not None and 0 <= state.high_watermark <= state.fetch_offset
+
+
+def hold_idle_fetch(fetchable: list[PartitionState], draining: bool) -> bool:
+    """Whether to hold back a fetch of only caught-up partitions while others drain.
+
+    Such a fetch long-polls for ``fetch_max_wait_ms`` on the node, and a node has one fetch
+    in flight at a time: the partitions whose records the application is still taking
+    could not be fetched again until it ends, so one consumer over many partitions stalled
+    for the whole wait each time some partitions reached their end before others. Held
+    back, the caught-up partitions go with the drained ones in the next fetch (the next
+    ``poll`` wakes the loop), which the node answers at once since those have data.
+    """
+    return draining and bool(fetchable) and all(caught_up(s) for s in fetchable)
 
 
 class FetchConfig:
@@ -131,19 +151,21 @@ class Fetcher:
     ) -> tuple[list[tuple[TopicPartition, PartitionState]], float | None]:
         parts = []
         retry_at: float | None = None
+        draining = False  # some partition of this node still holds records for poll
         for tp, s in self._sub.states.items():
-            if (
-                s.fetch_offset is None
-                or s.paused
-                or s.in_flight
-                or s.read_index < len(s.records)
-                or self._cluster.leader_for(tp) != leader
-            ):
+            if s.fetch_offset is None or s.paused or s.in_flight:
+                continue
+            if self._cluster.leader_for(tp) != leader:
+                continue
+            if s.read_index < len(s.records):
+                draining = True
                 continue
             if s.retry_at_s > now:
                 retry_at = s.retry_at_s if retry_at is None else min(retry_at, s.retry_at_s)
                 continue
             parts.append((tp, s))
+        if hold_idle_fetch([s for _, s in parts], draining):
+            return [], retry_at  # the next poll's kick sends them with the drained ones
         if parts:
             # Rotate the order: a node fills its byte limit from the first partitions.
             k = self._rotation % len(parts)
