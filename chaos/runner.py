@@ -58,12 +58,15 @@ from rillet.chaos.topic_churn import TopicChurn
 from rillet.chaos.workload import ProducerOptions, ProducerWorker
 from rillet.client import BlockingAdmin, NewTopic
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster
+from rillet.launcher.local_node import NodeStartError
 
 log = logging.getLogger(__name__)
 
 TOPIC = "chaos"
 GROUP = "chaos-group"
 START_TIMEOUT_S = 60.0
+START_ATTEMPTS = 3
+PORT_TAKEN = "Address already in use"
 _TIMING = Timing()
 # How late a step may finish before later steps are shifted (probing a leader takes a moment).
 MAX_STEP_LATENESS_S = 0.5
@@ -256,7 +259,22 @@ def replay_command(config: RunConfig) -> str:
 
 
 def run_once(config: RunConfig) -> RunResult:
-    """Run one seeded schedule against a fresh cluster and judge it."""
+    """Run one seeded schedule against a fresh cluster and judge it.
+
+    The plan picks free ports before the nodes bind them, so on a busy machine another
+    process can take one in between: a cluster that could not start for that reason (before
+    any workload or fault) is planned afresh, at most ``START_ATTEMPTS`` times."""
+    for attempt in range(1, START_ATTEMPTS + 1):
+        try:
+            return _run_once(config)
+        except NodeStartError as exc:
+            if PORT_TAKEN not in str(exc) or attempt == START_ATTEMPTS:
+                raise
+            log.warning("seed %d: a planned port was taken, planning again", config.seed)
+    raise AssertionError("unreachable")
+
+
+def _run_once(config: RunConfig) -> RunResult:
     config.check()
     schedule = schedule_for(config)
     run_dir = config.run_dir().resolve()

@@ -1,0 +1,49 @@
+"""A cluster whose planned port was taken before a node bound it is planned again (a busy
+machine's race, before any workload); any other start failure is the run's error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from rillet.chaos import runner
+from rillet.launcher.local_node import NodeStartError
+
+TAKEN = "node 1 exited with status 1:\nOSError: [Errno 98] Address already in use"
+
+
+def test_a_taken_port_is_planned_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    outcomes: list[Any] = [NodeStartError(TAKEN), NodeStartError(TAKEN), "result"]
+
+    def attempt(config: runner.RunConfig) -> Any:
+        outcome = outcomes.pop(0)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    monkeypatch.setattr(runner, "_run_once", attempt)
+    assert runner.run_once(runner.RunConfig()) == "result"
+
+
+def test_a_port_taken_every_time_or_another_start_failure_is_raised(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[str] = []
+
+    def attempt_with(message: str) -> Any:
+        def attempt(config: runner.RunConfig) -> Any:
+            calls.append(message)
+            raise NodeStartError(message)
+
+        return attempt
+
+    monkeypatch.setattr(runner, "_run_once", attempt_with(TAKEN))
+    with pytest.raises(NodeStartError):
+        runner.run_once(runner.RunConfig())
+    assert len(calls) == runner.START_ATTEMPTS
+    calls.clear()
+    monkeypatch.setattr(runner, "_run_once", attempt_with("node 2 did not become ready"))
+    with pytest.raises(NodeStartError):
+        runner.run_once(runner.RunConfig())
+    assert len(calls) == 1
