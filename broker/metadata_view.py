@@ -10,7 +10,8 @@ elsewhere has been applied here.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+import math
+from collections.abc import Awaitable, Callable
 
 import trio
 
@@ -39,6 +40,9 @@ class MetadataView:
         self.quorum = quorum
         self.controller = controller
         self.link: ControllerLink | None = None  # set once the node's nursery runs
+        # Waits until this node hosts the partitions as of a metadata offset (the partition
+        # reconciler's wait_reconciled); set by the node once its reconciler exists.
+        self.wait_reconciled: Callable[[int], Awaitable[None]] | None = None
         self._digest: tuple[MetadataState, int, str] | None = None
 
     @property
@@ -90,6 +94,14 @@ class MetadataView:
             await self.follower.wait_applied(offset)
             return True
         return False
+
+    async def wait_hosted(self, offset: int) -> None:
+        """Wait until this node has applied the metadata log up to ``offset`` and taken up
+        (opened, led or followed) the partitions it then assigns here: a topic a client was
+        told is created can be produced to and fetched from on this node at once."""
+        await self.wait_applied(offset, math.inf)
+        if self.wait_reconciled is not None:
+            await self.wait_reconciled(offset)
 
     async def wait_until(
         self, condition: Callable[[MetadataState], bool], timeout_s: float

@@ -144,6 +144,7 @@ class Node:
                     cfg, view, link, port, -1 if self.kafka_port is None else self.kafka_port
                 )
                 reconciler = PartitionReconciler(cfg.node_id, manager, view.follower)
+                view.wait_reconciled = reconciler.wait_reconciled
                 fetchers = ReplicaFetcherManager(
                     cfg.node_id,
                     manager,

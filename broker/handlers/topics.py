@@ -13,7 +13,6 @@ Topic names, partition counts and configs are checked on the controller.
 from __future__ import annotations
 
 import logging
-import math
 from collections import Counter
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
@@ -195,8 +194,9 @@ async def _forward(
         if remaining:
             await trio.sleep(0.05)  # a controller change mid-request: retry the rest
     # Bounded by the caller's timeout, which then answers REQUEST_TIMED_OUT (the client's
-    # retry, with the same request id, succeeds).
-    await ctx.metadata.wait_applied(seen.offset, math.inf)
+    # retry, with the same request id, succeeds). Waiting for the partitions to be taken up
+    # too means a produce or fetch sent here right after the answer finds them led.
+    await ctx.metadata.wait_hosted(seen.offset)
     return done
 
 
