@@ -175,6 +175,14 @@ class PartitionReplica:
         return self._high_watermark
 
     @property
+    def high_watermark_settled(self) -> bool:
+        """False while a newly elected leader's high watermark is below the start of its
+        epoch: followers learn the high watermark one fetch late, so it may still be below
+        what the previous leader already exposed (and acknowledged). Offsets derived from it
+        are then not answered (OFFSET_NOT_AVAILABLE, as Kafka's KIP-207), never moved back."""
+        return self.leader is None or self._high_watermark >= self.leader.epoch_start_offset
+
+    @property
     def local_committable_end(self) -> int:
         """How far this replica's own log counts towards the high watermark."""
         return self.log.recovery_point if self._flush_driven else self.log.log_end_offset

@@ -103,6 +103,13 @@ class LeaderNotAvailableError(BrokerError):
     default_code = ErrorCode.LEADER_NOT_AVAILABLE
 
 
+class OffsetNotAvailableError(BrokerError):
+    """A newly elected leader does not know the committed end yet (its high watermark is
+    below the start of its epoch): retry shortly."""
+
+    default_code = ErrorCode.OFFSET_NOT_AVAILABLE
+
+
 class NotLeaderOrFollowerError(BrokerError):
     """The node is not the partition's leader: the client's metadata is stale."""
 
@@ -364,6 +371,7 @@ _ALL: tuple[type[BrokerError], ...] = (
     CorruptMessageError,
     UnknownTopicOrPartitionError,
     LeaderNotAvailableError,
+    OffsetNotAvailableError,
     NotLeaderOrFollowerError,
     RequestTimedOutError,
     MessageTooLargeError,

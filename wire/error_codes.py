@@ -60,6 +60,9 @@ class ErrorCode(IntEnum):
     MEMBER_ID_REQUIRED = 79
     GROUP_MAX_SIZE_REACHED = 81
     FENCED_INSTANCE_ID = 82
+    # A new leader whose high watermark has not yet reached the start of its epoch: it may
+    # be below what the previous leader exposed, so offsets are not answered yet.
+    OFFSET_NOT_AVAILABLE = 78
     INVALID_RECORD = 87
     UNKNOWN_API = 1000
 
@@ -113,6 +116,7 @@ _RETRIABLE = frozenset(
         ErrorCode.STORAGE_ERROR,
         ErrorCode.FENCED_LEADER_EPOCH,
         ErrorCode.UNKNOWN_LEADER_EPOCH,
+        ErrorCode.OFFSET_NOT_AVAILABLE,
     }
 )
 

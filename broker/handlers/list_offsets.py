@@ -1,7 +1,9 @@
 """ListOffsets: earliest (log start), latest (high watermark) or the first offset at a time.
 
 "Latest" is the high watermark, not the log end: a consumer must never be pointed at an
-offset that is not committed yet.
+offset that is not committed yet. A new leader answers OFFSET_NOT_AVAILABLE (retriable)
+until its high watermark reaches the start of its epoch, so a client never sees the end
+move back across a leader change.
 """
 
 from __future__ import annotations
@@ -24,6 +26,11 @@ def handle_list_offsets(ctx: BrokerContext, req: ListOffsetsRequest) -> ListOffs
             out.append(ListOffsetsPartitionResponse(p.topic, p.partition, replica))
             continue
         hw = replica.high_watermark
+        if p.timestamp != EARLIEST_TIMESTAMP and not replica.high_watermark_settled:
+            out.append(
+                ListOffsetsPartitionResponse(p.topic, p.partition, ErrorCode.OFFSET_NOT_AVAILABLE)
+            )
+            continue
         if p.timestamp == EARLIEST_TIMESTAMP:
             offset, ts = replica.log.log_start_offset, -1
         elif p.timestamp == LATEST_TIMESTAMP:

@@ -92,3 +92,20 @@ async def test_a_wait_in_the_same_leadership_completes_when_followers_catch_up(
         r.on_follower_fetch(2, target, T0)
     assert results == [True]
     r.log.close()
+
+
+def test_a_new_leader_answers_no_offsets_until_its_high_watermark_reaches_its_epoch(
+    tmp_path: Path,
+) -> None:
+    """Chaos (Kafka clients) seed 20: the end offset a client read went back by one across a
+    leader change. A new leader learns the high watermark one follower fetch late, so until
+    it reaches the start of its epoch it may lie below what the previous leader exposed."""
+    r = replica(tmp_path)
+    r.set_role(leader(5), T0)
+    end = append(r, 3)  # follower 2 has not fetched: the high watermark is still 0
+    assert r.high_watermark_settled  # within one leadership, 0 is the truth
+    r.set_role(leader(7), T0)  # a new epoch starts at the log end
+    assert r.high_watermark == 0 and not r.high_watermark_settled
+    r.on_follower_fetch(2, end, T0)
+    assert r.high_watermark == end and r.high_watermark_settled
+    r.log.close()
