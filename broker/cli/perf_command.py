@@ -259,9 +259,8 @@ async def _stop_if_topic_deleted(admin: Admin, topic: str, sampler: LatencySampl
     printing progress without acknowledgements for minutes; an interval without any
     acknowledgement makes this ask the metadata instead."""
     seen = False  # once the admin client has seen the topic, "unknown" means deleted
-    acked = len(sampler.values_ms)
+    acked = -1  # look at once: a deletion soon after the start must find the topic seen
     while True:
-        await trio.sleep(PROGRESS_INTERVAL_S / 2)
         now_acked = len(sampler.values_ms)
         if not seen or now_acked == acked:
             exists = await topic_exists(admin, topic)
@@ -269,6 +268,7 @@ async def _stop_if_topic_deleted(admin: Admin, topic: str, sampler: LatencySampl
                 raise deleted_error(topic)
             seen = seen or exists is True
         acked = now_acked
+        await trio.sleep(PROGRESS_INTERVAL_S / 2)
 
 
 def format_produce(result: dict[str, Any]) -> str:

@@ -76,12 +76,6 @@ def test_consume_at_or_beyond_the_end_offset(node: NodeProcess) -> None:
     assert inside.returncode == 0 and inside.stdout.split() == ["v3", "v4"]
 
 
-@pytest.mark.xfail(
-    reason="known defect on the merged main: `perf produce` no longer stops within 40 s after "
-    "its topic is deleted (passed on its own branch; an interaction with a later client change, "
-    "not yet found)",
-    strict=False,
-)
 def test_consume_and_perf_produce_stop_when_their_topic_is_deleted(node: NodeProcess) -> None:
     b = node.bootstrap
     assert rillet(b, "topics create short-lived --partitions 2").returncode == 0
