@@ -21,7 +21,6 @@ killed under it. confluent-kafka is imported lazily: it is a development extra, 
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -29,8 +28,8 @@ import trio
 
 from rillet.chaos import kafka_events
 from rillet.chaos.errors import ChaosError
-from rillet.chaos.history import HistoryWriter, value_of
-from rillet.chaos.workload import ProducerOptions
+from rillet.chaos.history import value_of
+from rillet.chaos.workload import ProducerOptions, ProducerThread
 from rillet.client.connection import BrokerConnection
 from rillet.client.errors import RilletError
 from rillet.wire import classic_group_messages as cgm
@@ -82,35 +81,12 @@ def producer_config(name: str, bootstrap: str, options: ProducerOptions) -> dict
     }
 
 
-class KafkaProducerWorker:
-    """One producer thread; ``stop`` ends sending, waits for outcomes, closes the producer."""
-
-    def __init__(
-        self,
-        name: str,
-        bootstrap: str,
-        topic: str,
-        partitions: int,
-        history: HistoryWriter,
-        options: ProducerOptions,
-    ) -> None:
-        self.name = name
-        self._bootstrap = bootstrap
-        self._topic = topic
-        self._partitions = partitions
-        self._history = history
-        self._options = options
-        self._stop = threading.Event()
-        self._pending = 0  # touched by this worker's thread only (callbacks run in poll)
-        self.sent = 0
-        self.error: BaseException | None = None
-        self._thread = threading.Thread(target=self._main, name=f"chaos-{name}", daemon=True)
+class KafkaProducerWorker(ProducerThread):
+    """One producer thread; ``stop`` ends sending, waits for outcomes, closes the producer.
+    ``_pending`` is touched by this worker's thread only (callbacks run in poll)."""
 
     def __repr__(self) -> str:
         return f"KafkaProducerWorker({self.name})"
-
-    def start(self) -> None:
-        self._thread.start()
 
     def stop(self, timeout_s: float | None = None) -> bool:
         """Stop sending and wait for every outcome (bounded); True if the thread ended."""

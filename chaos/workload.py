@@ -40,8 +40,10 @@ class ProducerOptions:
     idempotent: bool = True
 
 
-class ProducerWorker:
-    """One producer thread; ``stop`` ends sending, waits for outcomes, closes the producer."""
+class ProducerThread:
+    """What every workload producer shares, whichever client it drives: one thread that
+    sends until told to stop, counts what it sent and keeps the error that ended it.
+    Subclasses write ``_main`` (send, then wait for every outcome) and ``stop``."""
 
     def __init__(
         self,
@@ -59,7 +61,6 @@ class ProducerWorker:
         self._history = history
         self._options = options
         self._stop = threading.Event()
-        self._cond = threading.Condition()
         self._pending = 0
         self.sent = 0
         self.error: BaseException | None = None
@@ -67,6 +68,25 @@ class ProducerWorker:
 
     def start(self) -> None:
         self._thread.start()
+
+    def _main(self) -> None:
+        raise NotImplementedError
+
+
+class ProducerWorker(ProducerThread):
+    """One producer thread; ``stop`` ends sending, waits for outcomes, closes the producer."""
+
+    def __init__(
+        self,
+        name: str,
+        bootstrap: str,
+        topic: str,
+        partitions: int,
+        history: HistoryWriter,
+        options: ProducerOptions,
+    ) -> None:
+        self._cond = threading.Condition()
+        super().__init__(name, bootstrap, topic, partitions, history, options)
 
     def stop(self, timeout_s: float = JOIN_TIMEOUT_S) -> bool:
         """Stop sending and wait for every outcome (bounded); True if the thread ended."""
