@@ -30,6 +30,7 @@ from rillet.broker.internal_api_gate import check_internal, refusal_response
 from rillet.broker.node_handshake import NodeAuthServer
 from rillet.broker.part_sender import buffered_len, close_regions, send_parts
 from rillet.broker.request_budget import BudgetedReader, ReadDeadline, ReadPolicy, ReadTimers
+from rillet.broker.session import peer_session
 from rillet.raft.peer_mac import NONCE_BYTES
 from rillet.wire.cluster_messages import (
     BrokerHeartbeatRequest,
@@ -74,9 +75,10 @@ class Connection:
         self._max_in_flight = max_in_flight
         try:
             host, port = stream.socket.getpeername()[:2]
-            self.peer = f"{host}:{port}"
+            self.peer, peer_host = f"{host}:{port}", str(host)
         except OSError:
-            self.peer = "?"
+            self.peer, peer_host = "?", ""
+        self.session = peer_session("native", peer_host)
         self._heartbeats_of: tuple[int, int] | None = None  # (broker id, broker epoch)
         self._replica_of: int | None = None  # the follower broker fetching over it
         self._members: set[tuple[str, str]] = set()  # group members heartbeating over it
@@ -152,6 +154,7 @@ class Connection:
         else:
             answer = self._node_auth.prove(body)
             if self._node_auth.node_id is not None:
+                self.session.node_id = self._node_auth.node_id
                 log.debug(
                     "connection %s authenticated as node %d", self.peer, self._node_auth.node_id
                 )
@@ -223,7 +226,7 @@ class Connection:
                     self._note_replica(body)
                 elif type(body) is ConsumerGroupHeartbeatRequest:
                     self._note_member(body)
-                reply = self._dispatcher.dispatch(header, body)
+                reply = self._dispatcher.dispatch(header, body, self.session)
                 if reply is not None:
                     await send.send(reply)
             self._reader.decoded(self._decoder.buffered_bytes, frames)

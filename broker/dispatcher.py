@@ -45,6 +45,7 @@ from rillet.broker.handlers.metadata import handle_metadata_request
 from rillet.broker.handlers.produce import handle_produce
 from rillet.broker.handlers.producer_ids import handle_init_producer_id
 from rillet.broker.handlers.topics import handle_create_topics, handle_delete_topics
+from rillet.broker.session import Session
 from rillet.wire.api import ApiKey
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import (
@@ -134,7 +135,10 @@ class Dispatcher:
         """A follower's replica-fetch connection closed."""
         self.ctx.replicas.follower_connection_lost(replica_id)
 
-    def dispatch(self, header: RequestHeader, body: Any) -> PendingReply | None:
+    def dispatch(
+        self, header: RequestHeader, body: Any, session: Session | None = None
+    ) -> PendingReply | None:
+        """Route one request; ``session`` is the connection's (who asks, from where)."""
         cid = header.correlation_id
         handler = HANDLERS.get(header.api)
         if handler is None:

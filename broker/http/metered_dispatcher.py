@@ -16,6 +16,7 @@ from typing import Any
 from rillet.broker.dispatcher import Dispatcher, PendingReply
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.http.request_metrics import RequestMetrics
+from rillet.broker.session import Session
 from rillet.wire.cluster_messages import BrokerHeartbeatRequest
 from rillet.wire.protocol import RequestHeader
 
@@ -36,11 +37,13 @@ class MeteredDispatcher(Dispatcher):
         # controller receives them): the console shows how far behind each broker is.
         self._applied_by_broker = applied_by_broker if applied_by_broker is not None else {}
 
-    def dispatch(self, header: RequestHeader, body: Any) -> PendingReply | None:
+    def dispatch(
+        self, header: RequestHeader, body: Any, session: Session | None = None
+    ) -> PendingReply | None:
         started_s = time.perf_counter()
         if type(body) is BrokerHeartbeatRequest and self.proves_secret(body.cluster_id, body.auth):
             self._applied_by_broker[body.broker_id] = body.applied_index
-        reply = super().dispatch(header, body)
+        reply = super().dispatch(header, body, session)
         api = self._api_names.get(header.api)
         if api is None:
             api = self._api_names[header.api] = header.api.name.lower()

@@ -39,6 +39,7 @@ from rillet.broker.kafka.front_end import translate
 from rillet.broker.kafka.translation import Answer, Caller, Forward, KafkaEndpoint, RawBody
 from rillet.broker.part_sender import buffered_len, close_regions, send_parts
 from rillet.broker.request_budget import BudgetedReader, ReadDeadline, ReadPolicy, ReadTimers
+from rillet.broker.session import peer_session
 from rillet.broker.topic_config import (
     BOOLEAN_TOPIC_CONFIGS,
     FIXED_TOPIC_CONFIGS,
@@ -106,6 +107,7 @@ class KafkaConnection:
             self.peer, self._peer_host = f"{host}:{port}", str(host)
         except OSError:
             self.peer, self._peer_host = "?", ""
+        self.session = peer_session("kafka", self._peer_host)
         policy = policy or ReadPolicy.unlimited()
         timers = ReadTimers(policy.idle_timeout_s, policy.frame_timeout_s, trio.current_time())
         self._reader = BudgetedReader(stream, policy.budget, receive_bytes, timers)
@@ -174,7 +176,7 @@ class KafkaConnection:
         # ListGroups map to the classic groups' internal apis, not the native ones.
         native_api = API_OF_REQUEST[type(action.native)]
         native_header = RequestHeader(native_api, PROTOCOL_VERSION, cid, header.client_id)
-        pending = self._dispatcher.dispatch(native_header, action.native)
+        pending = self._dispatcher.dispatch(native_header, action.native, self.session)
         if action.failed is not None:  # acks=0: no response; a failure closes the connection
             _close_if_failed(action, pending)
             return None
