@@ -15,6 +15,7 @@ from typing import Any
 from rillet.broker.connection_limits import parse_overrides
 from rillet.broker.errors import ConfigError
 from rillet.broker.quorum_config import QuorumConfig
+from rillet.broker.quota_config import QuotasConfig
 from rillet.metadata_quorum.classic_group_protocol import ClassicGroupConfig
 from rillet.partition_store.config import LogConfig
 
@@ -195,6 +196,7 @@ class NodeConfig:
     replication: ReplicationConfig = field(default_factory=ReplicationConfig)
     groups: GroupsConfig = field(default_factory=GroupsConfig)
     http: HttpConfig = field(default_factory=HttpConfig)
+    quotas: QuotasConfig = field(default_factory=QuotasConfig)
 
     @property
     def advertised_host(self) -> str:

@@ -25,6 +25,8 @@ from typing import Any
 
 import trio
 
+from rillet.broker.client_quotas import QuotaKind
+from rillet.broker.connection_throttle import ConnectionThrottle
 from rillet.broker.dispatcher import Dispatcher, PendingReply
 from rillet.broker.internal_api_gate import check_internal, refusal_response
 from rillet.broker.node_handshake import NodeAuthServer
@@ -41,7 +43,7 @@ from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import FrameTooLarge, MalformedFrame, MalformedMessage
 from rillet.wire.frame import BlobPart, FrameDecoder
 from rillet.wire.group_messages import ConsumerGroupHeartbeatRequest
-from rillet.wire.messages import FetchRequest
+from rillet.wire.messages import FetchRequest, ProduceRequest
 from rillet.wire.protocol import decode_request, encode_error_response, encode_response
 
 log = logging.getLogger(__name__)
@@ -79,6 +81,8 @@ class Connection:
         except OSError:
             self.peer, peer_host = "?", ""
         self.session = peer_session("native", peer_host)
+        self._throttle = ConnectionThrottle(self._policy.quotas, self.session)
+        self._client_fetches: set[int] = set()  # correlation ids of consumer fetches
         self._heartbeats_of: tuple[int, int] | None = None  # (broker id, broker epoch)
         self._replica_of: int | None = None  # the follower broker fetching over it
         self._members: set[tuple[str, str]] = set()  # group members heartbeating over it
@@ -177,6 +181,7 @@ class Connection:
 
     async def _read_loop(self, send: trio.MemorySendChannel[PendingReply]) -> None:
         while True:
+            await self._throttle.wait()  # muted while over a byte-rate quota
             try:
                 data = await self._reader.receive()
             except ReadDeadline as exc:
@@ -222,8 +227,13 @@ class Connection:
                     continue
                 if type(body) is BrokerHeartbeatRequest:
                     self._note_heartbeat(body)
-                elif type(body) is FetchRequest and body.replica_id != self._replica_of:
-                    self._note_replica(body)
+                elif type(body) is ProduceRequest:
+                    self._throttle.charge(QuotaKind.PRODUCE, sum(len(b) for b in frame.blobs))
+                elif type(body) is FetchRequest:
+                    if body.replica_id < 0:
+                        self._client_fetches.add(header.correlation_id)
+                    elif body.replica_id != self._replica_of:
+                        self._note_replica(body)
                 elif type(body) is ConsumerGroupHeartbeatRequest:
                     self._note_member(body)
                 reply = self._dispatcher.dispatch(header, body, self.session)
@@ -250,6 +260,9 @@ class Connection:
                     await self._send_parts(out)
                     return
                 parts = await _materialize(reply)
+                if reply.correlation_id in self._client_fetches:
+                    self._client_fetches.discard(reply.correlation_id)
+                    self._throttle.charge_parts(QuotaKind.FETCH, parts)
                 out.extend(parts)
                 buffered += sum(buffered_len(p) for p in parts)
                 if buffered >= _COALESCE_BYTES:

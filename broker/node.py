@@ -105,6 +105,7 @@ class Node:
             limits.connections_max_idle_ms / 1000,
             limits.frame_read_timeout_ms / 1000,
             limits.node_handshake_timeout_ms / 1000,
+            config.quotas.meters(),
         )
         self._refused_logged_at = -math.inf
         self.loop_lag = LagTracker()  # the worst event-loop stalls, logged as they happen

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import trio
 
+from rillet.broker.client_quotas import ClientQuotas
 from rillet.broker.errors import BrokerError
 
 
@@ -137,6 +138,8 @@ class ReadPolicy:
     idle_timeout_s: float
     frame_timeout_s: float
     node_handshake_timeout_s: float
+    # Byte-rate quotas per principal (``[quotas]``); None: no client is throttled.
+    quotas: ClientQuotas | None = None
 
     @classmethod
     def unlimited(cls) -> ReadPolicy:

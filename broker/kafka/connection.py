@@ -18,6 +18,8 @@ from typing import Any
 
 import trio
 
+from rillet.broker.client_quotas import QuotaKind
+from rillet.broker.connection_throttle import ConnectionThrottle
 from rillet.broker.dispatcher import Dispatcher, PendingReply
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.kafka.api_table import ApiSchema, api_name
@@ -29,6 +31,7 @@ from rillet.broker.kafka.codec import (
     schema_for,
     unsupported_api_versions,
 )
+from rillet.broker.kafka.entities import with_throttle_time
 from rillet.broker.kafka.errors import (
     AcksZeroFailure,
     KafkaProtocolError,
@@ -85,6 +88,7 @@ class _Reply:
     forward: Forward | None = None
     pending: PendingReply | None = None
     ready: bytes | None = None  # an answer encoded already
+    throttle_ms: int = 0  # the produce quota's wait, told to the client in the answer
 
 
 class KafkaConnection:
@@ -109,6 +113,7 @@ class KafkaConnection:
             self.peer, self._peer_host = "?", ""
         self.session = peer_session("kafka", self._peer_host)
         policy = policy or ReadPolicy.unlimited()
+        self._throttle = ConnectionThrottle(policy.quotas, self.session)
         timers = ReadTimers(policy.idle_timeout_s, policy.frame_timeout_s, trio.current_time())
         self._reader = BudgetedReader(stream, policy.budget, receive_bytes, timers)
 
@@ -132,6 +137,7 @@ class KafkaConnection:
 
     async def _read_loop(self, send: trio.MemorySendChannel[_Reply]) -> None:
         while True:
+            await self._throttle.wait()  # muted while over a byte-rate quota
             try:
                 data = await self._reader.receive()  # the node's budget and deadlines
             except ReadDeadline as exc:
@@ -177,12 +183,15 @@ class KafkaConnection:
         native_api = API_OF_REQUEST[type(action.native)]
         native_header = RequestHeader(native_api, PROTOCOL_VERSION, cid, header.client_id)
         pending = self._dispatcher.dispatch(native_header, action.native, self.session)
+        throttle_ms = 0
+        if schema.api_key == ApiKey.PRODUCE:
+            throttle_ms = self._throttle.charge(QuotaKind.PRODUCE, len(frame))
         if action.failed is not None:  # acks=0: no response; a failure closes the connection
             _close_if_failed(action, pending)
             return None
         if pending is None:
             return None
-        return _Reply(cid, schema, action, pending)
+        return _Reply(cid, schema, action, pending, throttle_ms=throttle_ms)
 
     async def _write_loop(self, receive: trio.MemoryReceiveChannel[_Reply]) -> None:
         out: list[BlobPart] = []
@@ -202,6 +211,8 @@ class KafkaConnection:
                     await send_parts(self._stream, out)
                     return
                 parts = await _materialize(reply)
+                if reply.schema is not None and reply.schema.api_key == ApiKey.FETCH:
+                    self._throttle.charge_parts(QuotaKind.FETCH, parts)
                 out.extend(parts)
                 buffered += sum(buffered_len(p) for p in parts)
                 if buffered >= _COALESCE_BYTES:
@@ -246,6 +257,8 @@ async def _materialize(reply: _Reply) -> list[BlobPart]:
             response = forward.fail(-1)
     if isinstance(response, RawBody):
         return frame_parts(reply.correlation_id, response.parts)
+    if reply.throttle_ms:
+        response = with_throttle_time(response, reply.throttle_ms)
     return [encode_response(reply.correlation_id, schema, response)]
 
 

@@ -5,8 +5,8 @@ kio generates one frozen dataclass per api version, with Kafka's field types (bo
 nested mappings with Kafka's field names and plain ints; :func:`build` keeps the fields the
 requested version has, converts each value to its field's type and fills nested entities.
 Fields a version lacks are dropped, fields it has and the mapping omits keep their defaults,
-so one description serves every version of an api. rillet never throttles: a response's
-``throttle_time`` is 0 unless given.
+so one description serves every version of an api. A response's ``throttle_time`` is 0
+unless given; :func:`with_throttle_time` sets it on a built response (a quota's wait).
 """
 
 from __future__ import annotations
@@ -39,6 +39,14 @@ def build(cls: type[E], values: Mapping[str, Any]) -> E:
         elif name == "throttle_time":
             kwargs[name] = _NOT_THROTTLED
     return cls(**kwargs)
+
+
+def with_throttle_time(response: E, throttle_ms: int) -> E:
+    """``response`` telling the client to wait ``throttle_ms`` (if its version can say so)."""
+    if not any(f.name == "throttle_time" for f in dataclasses.fields(response)):  # type: ignore[arg-type]
+        return response
+    wait = i32Timedelta.parse(datetime.timedelta(milliseconds=min(throttle_ms, 2**31 - 1)))
+    return dataclasses.replace(response, throttle_time=wait)  # type: ignore[type-var]
 
 
 def entity_type(cls: type[Any], field_name: str) -> type[Any]:
