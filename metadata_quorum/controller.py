@@ -76,6 +76,7 @@ class Controller:
         self.config = config
         self._rng = rng
         self._deadline_ms: dict[int, int] = {}
+        self._heard_from: set[int] = set()  # brokers that heartbeated to this controller
         self._next_rebalance_ms = 0
         # A split topic creation its predecessor did not finish leaves partitions of no
         # topic: the first tick removes them (the creator was told it failed).
@@ -87,6 +88,7 @@ class Controller:
         """A new controller gives every registered broker a grace period to heartbeat."""
         grace = min(self.config.new_controller_grace_ms, self.config.broker_session_timeout_ms)
         self._deadline_ms = {b: now_ms + grace for b in state.brokers}
+        self._heard_from = set()
         self._next_rebalance_ms = now_ms + self.config.leader_rebalance_interval_ms
         self._remove_pending_topics = True
         self.groups.on_become_leader(state, now_ms)
@@ -98,6 +100,7 @@ class Controller:
     ) -> Decision:
         current = state.brokers.get(record.broker_id)
         self._deadline_ms[record.broker_id] = now_ms + self.config.broker_session_timeout_ms
+        self._heard_from.add(record.broker_id)
         if current is not None and current.incarnation_id == record.incarnation_id:
             return Decision([])  # a retried registration: already done
         # A new incarnation is a restart the controller may not have noticed yet: the broker
@@ -121,6 +124,31 @@ class Controller:
         at = now_ms + self.config.connection_lost_grace_ms
         self._deadline_ms[broker_id] = min(self._deadline_ms.get(broker_id, at), at)
 
+    def awaiting_first_heartbeat(self, state: MetadataState, now_ms: int) -> list[int]:
+        """Unfenced brokers this controller has not heard from yet, while their grace runs:
+        the driver probes their listeners (a new controller's blind spot)."""
+        return sorted(
+            b.broker_id
+            for b in state.brokers.values()
+            if not b.fenced
+            and b.broker_id not in self._heard_from
+            and self._deadline_ms.get(b.broker_id, now_ms) > now_ms
+        )
+
+    def listener_refused(
+        self, state: MetadataState, broker_id: int, broker_epoch: int, now_ms: int
+    ) -> None:
+        """A connection to the broker's listener was refused: no process serves there (a
+        killed broker's ports close at once; a paused or cut-off one still accepts or times
+        out), so its lease ends now instead of after the new controller's grace. A broker
+        that heartbeats in the meantime keeps its lease (leader-only state, no records)."""
+        broker = state.brokers.get(broker_id)
+        if broker is None or broker.broker_epoch != broker_epoch or broker.fenced:
+            return
+        if broker_id in self._heard_from:
+            return
+        self._deadline_ms[broker_id] = min(self._deadline_ms.get(broker_id, now_ms), now_ms)
+
     def heartbeat_arrived(
         self, state: MetadataState, broker_id: int, broker_epoch: int, now_ms: int
     ) -> None:
@@ -135,6 +163,7 @@ class Controller:
             return
         deadline = now_ms + self.config.broker_session_timeout_ms
         self._deadline_ms[broker_id] = max(self._deadline_ms.get(broker_id, deadline), deadline)
+        self._heard_from.add(broker_id)
 
     def heartbeat(
         self,
@@ -148,6 +177,7 @@ class Controller:
         if broker is None or broker.broker_epoch != broker_epoch:
             return Decision([], ErrorCode.UNKNOWN_MEMBER_ID, "stale or unknown broker epoch")
         self._deadline_ms[broker_id] = now_ms + self.config.broker_session_timeout_ms
+        self._heard_from.add(broker_id)
         if broker.fenced and caught_up:
             records: list[MetadataRecord] = [UnfenceBroker(broker_id, broker_epoch)]
             records += self._elect_where_possible(state, extra_live={broker_id})

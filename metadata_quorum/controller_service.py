@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import trio
 
@@ -21,6 +21,7 @@ from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.entry_split import split_records
 from rillet.metadata_quorum.follower import MetadataFollower
+from rillet.metadata_quorum.listener_probe import PROBE_INTERVAL_S, listener_refuses
 from rillet.metadata_quorum.records import (
     ControllerActivated,
     FenceBroker,
@@ -45,13 +46,17 @@ class ControllerService:
         rng: random.Random,
         clock_ms: Callable[[], int],
         tick_interval_ms: int = 500,
+        listener_refuses: Callable[[str, int], Awaitable[bool]] = listener_refuses,
     ) -> None:
+        """``listener_refuses(host, port)``: whether a broker's listener refuses a
+        connection (the probe of silent brokers; tests give their own)."""
         self._follower = follower
         self._quorum = quorum
         self._config = config
         self._rng = rng
         self._clock_ms = clock_ms
         self._tick_s = tick_interval_ms / 1000
+        self._listener_refuses = listener_refuses
         self._controller: Controller | None = None
         self._lock = trio.Lock()
         self._queue: list[_Pending] = []  # commuting decisions waiting for the next entry
@@ -75,7 +80,7 @@ class ControllerService:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._stop_on_leadership_change, lead, nursery.cancel_scope)
                 try:
-                    await self._lead(lead.term)
+                    await self._lead(lead.term, nursery)
                 except RaftError as exc:
                     # A tick's records were not committed (leadership moving, or no majority
                     # within the commit timeout): whatever this controller decided may not
@@ -93,7 +98,7 @@ class ControllerService:
         await self._quorum.wait_for_leadership_change(lead)
         scope.cancel()
 
-    async def _lead(self, term: int) -> None:
+    async def _lead(self, term: int, nursery: trio.Nursery) -> None:
         barrier = ControllerActivated(self._quorum.node_id, term)
         await self._follower.wait_applied(await self._quorum.propose(encode_entry([barrier])))
         controller = Controller(self._config, self._rng)
@@ -101,9 +106,49 @@ class ControllerService:
         self._controller = controller
         self.terms_led.append(term)
         log.info("controller active for term %d", term)
+        nursery.start_soon(self._probe_silent_brokers, controller)
         while True:
             await trio.sleep(self._tick_s)
             await self.submit(lambda ctl, state, now: ctl.tick(state, now))
+
+    async def _probe_silent_brokers(self, controller: Controller) -> None:
+        """While a new controller's grace runs, probe the listeners of the brokers it has
+        not heard from: a refused connection means no process serves there (the broker died,
+        often with the previous controller), and its partitions move at once instead of
+        after the grace. Brokers that are paused or cut off do not refuse; the grace, then
+        the session timeout, still covers them."""
+        while True:
+            state = self._follower.state
+            silent = [
+                b
+                for b in controller.awaiting_first_heartbeat(state, self._clock_ms())
+                if b != self._quorum.node_id
+            ]
+            if not silent:
+                return
+            refused: list[int] = []
+            async with trio.open_nursery() as probes:
+                for broker_id in silent:
+                    probes.start_soon(self._probe, controller, state, broker_id, refused)
+            if refused:
+                log.info(
+                    "broker(s) %s refuse connections on their listener: fencing them now",
+                    ", ".join(map(str, sorted(refused))),
+                )
+                try:
+                    await self.submit(lambda ctl, st, now: ctl.tick(st, now))
+                except RaftError as exc:  # the tick loop meets it too and restarts
+                    log.debug("tick after a refused probe failed: %s", exc)
+                    return
+            await trio.sleep(PROBE_INTERVAL_S)
+
+    async def _probe(
+        self, controller: Controller, state: MetadataState, broker_id: int, refused: list[int]
+    ) -> None:
+        broker = state.brokers[broker_id]
+        if await self._listener_refuses(broker.host, broker.port):
+            controller.listener_refused(state, broker_id, broker.broker_epoch, self._clock_ms())
+            refused.append(broker_id)
 
     def member_connection_lost(self, group_id: str, member_id: str) -> None:
         """A consumer-group member's connection to this node closed."""

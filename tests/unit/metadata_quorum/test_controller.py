@@ -434,3 +434,35 @@ def test_a_damaged_replica_leaves_the_isr_and_a_damaged_leader_hands_over() -> N
     refused = ctl.alter_partition(state, *key, third, q.leader_epoch, q.partition_epoch, [])
     assert refused.error == ErrorCode.NOT_ENOUGH_REPLICAS
     assert refused.records == []
+
+
+def test_a_new_controller_ends_the_lease_of_a_silent_broker_whose_listener_refuses() -> None:
+    """Issue 21: a node that was controller and partition leader is killed; the new
+    controller's grace kept its partitions leaderless for 3 s. A refused connection to its
+    listener proves no process serves there, so its lease ends at once."""
+    ctl, state = cluster_of({1: None, 2: None, 3: None})
+    apply_all(state, ctl.create_topic(state, "t", 6, 3, {}))
+    ctl.on_become_leader(state, 0)
+    assert ctl.awaiting_first_heartbeat(state, 0) == [1, 2, 3]
+    ctl.heartbeat_arrived(state, 1, state.brokers[1].broker_epoch, 10)
+    ctl.heartbeat_arrived(state, 2, state.brokers[2].broker_epoch, 10)
+    assert ctl.awaiting_first_heartbeat(state, 20) == [3]
+    ctl.listener_refused(state, 2, state.brokers[2].broker_epoch, 20)  # heard from: kept
+    ctl.listener_refused(state, 3, 999, 20)  # a stale epoch changes nothing
+    assert ctl.tick(state, 30).records == []
+    ctl.listener_refused(state, 3, state.brokers[3].broker_epoch, 40)
+    decision = ctl.tick(state, 40)
+    fenced = {r.broker_id for r in decision.records if type(r).__name__ == "FenceBroker"}
+    assert fenced == {3}
+    apply_all(state, decision)
+    assert len(state.partitions) == 6
+    assert all(p.leader != 3 and 3 not in p.isr for p in state.partitions.values())
+    assert ctl.awaiting_first_heartbeat(state, 50) == []  # fenced: nothing left to probe
+
+
+def test_the_grace_ends_the_probing_of_brokers_that_never_answered() -> None:
+    ctl, state = cluster_of({1: None, 2: None})
+    ctl.on_become_leader(state, 0)
+    grace = ctl.config.new_controller_grace_ms
+    assert ctl.awaiting_first_heartbeat(state, grace - 1) == [1, 2]
+    assert ctl.awaiting_first_heartbeat(state, grace) == []

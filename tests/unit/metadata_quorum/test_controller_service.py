@@ -182,3 +182,62 @@ async def test_seeds_2_6_7_10_11_14_a_tick_that_does_not_commit_restarts_the_con
         assert not failures and service.active
         assert len(service.terms_led) == 2  # the same term, led twice
         nursery.cancel_scope.cancel()
+
+
+async def test_a_new_controller_fences_at_once_a_silent_broker_whose_listener_refuses(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """The probe of silent brokers: broker 3 died with the old controller (its listener
+    refuses); brokers 1 and 2 heartbeat. Broker 3 is fenced well before the 3 s grace."""
+    cluster = SimCluster([1, 2, 3], random.Random(4), commit_delay_s=0.005)
+    probed: list[tuple[str, int]] = []
+
+    async def refuses(host: str, port: int) -> bool:
+        probed.append((host, port))
+        return port == 3
+
+    services = {}
+    async with trio.open_nursery() as nursery:
+        for node_id, quorum in cluster.members.items():
+            follower = MetadataFollower(quorum)
+            service = ControllerService(
+                quorum,
+                follower,
+                ControllerConfig(TIMEOUT_MS),
+                random.Random(4),
+                now_ms,
+                100,
+                listener_refuses=refuses,
+            )
+            services[node_id] = (follower, service)
+            nursery.start_soon(follower.run)
+            nursery.start_soon(service.run)
+        await trio.sleep(0.01)
+        first = services[1][1]
+        for b in (1, 2, 3):
+            await first.submit(
+                lambda c, s, n, b=b: c.register_broker(s, RegisterBroker(b, f"inc{b}", "h", b), n)
+            )
+            await first.submit(
+                lambda c, s, n, b=b: c.heartbeat(s, b, s.brokers[b].broker_epoch, True, n)
+            )
+        await first.submit(lambda c, s, n: c.create_topic(s, "t", 6, 3, {}))
+        assert not services[1][0].state.brokers[3].fenced
+        assert probed == []  # every broker was heard from (it registered)
+        cluster.elect(2)
+        await trio.sleep(0.05)
+        new = services[2][1]
+        assert new.active
+        moved_at = trio.current_time()
+        for b in (1, 2):
+            await new.submit(
+                lambda c, s, n, b=b: c.heartbeat(s, b, s.brokers[b].broker_epoch, True, n)
+            )
+        with trio.fail_after(1.0):  # the grace is 3 s
+            while not services[2][0].state.brokers[3].fenced:
+                await trio.sleep(0.01)
+        assert trio.current_time() - moved_at < 1.0
+        state = services[2][0].state
+        assert all(p.leader in (1, 2) and 3 not in p.isr for p in state.partitions.values())
+        assert ("h", 3) in probed and ("h", 2) not in probed  # itself is never probed
+        nursery.cancel_scope.cancel()
