@@ -140,12 +140,11 @@ class Controller:
     ) -> None:
         """A connection to the broker's listener was refused: no process serves there (a
         killed broker's ports close at once; a paused or cut-off one still accepts or times
-        out), so its lease ends now instead of after the new controller's grace. A broker
-        that heartbeats in the meantime keeps its lease (leader-only state, no records)."""
+        out), so its lease ends now instead of after the new controller's grace or the
+        lost-connection grace (leader-only state, no records). A restarted broker has a new
+        epoch: the refusal seen for its old one ends nothing."""
         broker = state.brokers.get(broker_id)
         if broker is None or broker.broker_epoch != broker_epoch or broker.fenced:
-            return
-        if broker_id in self._heard_from:
             return
         self._deadline_ms[broker_id] = min(self._deadline_ms.get(broker_id, now_ms), now_ms)
 

@@ -58,6 +58,7 @@ class ControllerService:
         self._tick_s = tick_interval_ms / 1000
         self._listener_refuses = listener_refuses
         self._controller: Controller | None = None
+        self._lead_nursery: trio.Nursery | None = None  # tasks of the current term
         self._lock = trio.Lock()
         self._queue: list[_Pending] = []  # commuting decisions waiting for the next entry
         self._flushing = False
@@ -89,6 +90,7 @@ class ControllerService:
                     log.warning("controller for term %d restarts: %s", lead.term, exc)
                     await trio.sleep(self._tick_s)  # leadership may be changing: no busy loop
                 nursery.cancel_scope.cancel()
+            self._lead_nursery = None
             if self._controller is not None:  # held requests go and find the next one
                 self.classic_answers.deliver(self._controller.classic_groups.abandon())
             self._controller = None
@@ -104,6 +106,7 @@ class ControllerService:
         controller = Controller(self._config, self._rng)
         controller.on_become_leader(self._follower.state, self._clock_ms())
         self._controller = controller
+        self._lead_nursery = nursery
         self.terms_led.append(term)
         log.info("controller active for term %d", term)
         nursery.start_soon(self._probe_silent_brokers, controller)
@@ -145,7 +148,9 @@ class ControllerService:
     async def _probe(
         self, controller: Controller, state: MetadataState, broker_id: int, refused: list[int]
     ) -> None:
-        broker = state.brokers[broker_id]
+        broker = state.brokers.get(broker_id)
+        if broker is None:
+            return
         if await self._listener_refuses(broker.host, broker.port):
             controller.listener_refused(state, broker_id, broker.broker_epoch, self._clock_ms())
             refused.append(broker_id)
@@ -166,11 +171,27 @@ class ControllerService:
             )
 
     def broker_connection_lost(self, broker_id: int, broker_epoch: int) -> None:
-        """A registered broker's heartbeat connection to this node closed."""
-        if self._controller is not None:
-            self._controller.connection_lost(
-                self._follower.state, broker_id, broker_epoch, self._clock_ms()
-            )
+        """A registered broker's heartbeat connection to this node closed: its lease ends
+        after a short grace, or at once if its listener refuses connections (the process
+        is gone: a killed process's sockets all close together)."""
+        controller = self._controller
+        if controller is None:
+            return
+        state = self._follower.state
+        controller.connection_lost(state, broker_id, broker_epoch, self._clock_ms())
+        broker = state.brokers.get(broker_id)
+        if self._lead_nursery is not None and broker is not None and not broker.fenced:
+            self._lead_nursery.start_soon(self._probe_after_loss, controller, broker_id)
+
+    async def _probe_after_loss(self, controller: Controller, broker_id: int) -> None:
+        refused: list[int] = []
+        await self._probe(controller, self._follower.state, broker_id, refused)
+        if refused and controller is self._controller:
+            log.info("broker %d refuses connections on its listener: fencing it now", broker_id)
+            try:
+                await self.submit(lambda ctl, st, now: ctl.tick(st, now))
+            except RaftError as exc:  # the tick loop meets it too and restarts
+                log.debug("tick after a refused probe failed: %s", exc)
 
     async def submit(self, decide: DecideFn) -> Decision:
         """Take one decision on the current state, commit its records and wait until applied.

@@ -447,7 +447,6 @@ def test_a_new_controller_ends_the_lease_of_a_silent_broker_whose_listener_refus
     ctl.heartbeat_arrived(state, 1, state.brokers[1].broker_epoch, 10)
     ctl.heartbeat_arrived(state, 2, state.brokers[2].broker_epoch, 10)
     assert ctl.awaiting_first_heartbeat(state, 20) == [3]
-    ctl.listener_refused(state, 2, state.brokers[2].broker_epoch, 20)  # heard from: kept
     ctl.listener_refused(state, 3, 999, 20)  # a stale epoch changes nothing
     assert ctl.tick(state, 30).records == []
     ctl.listener_refused(state, 3, state.brokers[3].broker_epoch, 40)

@@ -241,3 +241,48 @@ async def test_a_new_controller_fences_at_once_a_silent_broker_whose_listener_re
         assert all(p.leader in (1, 2) and 3 not in p.isr for p in state.partitions.values())
         assert ("h", 3) in probed and ("h", 2) not in probed  # itself is never probed
         nursery.cancel_scope.cancel()
+
+
+async def test_a_lost_heartbeat_connection_whose_listener_refuses_fences_before_the_grace(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A killed broker's heartbeat connection closes and its listener refuses at the same
+    time: the controller fences it at once instead of after the 500 ms lost-connection
+    grace. A broker whose connection closed but whose listener accepts keeps the grace."""
+    cluster = SimCluster([1], random.Random(5), commit_delay_s=0.005)
+    quorum = cluster.members[1]
+    follower = MetadataFollower(quorum)
+
+    async def refuses(host: str, port: int) -> bool:
+        return port == 3
+
+    service = ControllerService(
+        quorum,
+        follower,
+        ControllerConfig(TIMEOUT_MS),
+        random.Random(5),
+        now_ms,
+        100,
+        listener_refuses=refuses,
+    )
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(follower.run)
+        nursery.start_soon(service.run)
+        await trio.sleep(0.05)
+        for b in (2, 3):
+            await service.submit(
+                lambda c, s, n, b=b: c.register_broker(s, RegisterBroker(b, f"inc{b}", "h", b), n)
+            )
+            await service.submit(
+                lambda c, s, n, b=b: c.heartbeat(s, b, s.brokers[b].broker_epoch, True, n)
+            )
+        state = follower.state
+        lost_at = trio.current_time()
+        service.broker_connection_lost(2, state.brokers[2].broker_epoch)
+        service.broker_connection_lost(3, state.brokers[3].broker_epoch)
+        with trio.fail_after(1.0):
+            while not follower.state.brokers[3].fenced:
+                await trio.sleep(0.01)
+        assert trio.current_time() - lost_at < 0.2  # the grace is 0.5 s
+        assert not follower.state.brokers[2].fenced  # still within its grace
+        nursery.cancel_scope.cancel()
