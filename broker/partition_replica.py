@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import trio
 
+from rillet.broker.invariants import require
 from rillet.broker.replication.leader_state import LeaderState
 from rillet.partition_store.batch_verify import BatchDamage
 from rillet.partition_store.config import LogConfig
@@ -124,6 +125,11 @@ class PartitionReplica:
     def set_role(self, role: ReplicaRole, now_ms: int) -> None:
         """Apply the committed state of this partition (called on every change)."""
         previous = self.role
+        require(
+            previous is None or role.leader_epoch >= previous.leader_epoch,
+            f"{self.log.directory.name}: leader epoch went back from "
+            f"{previous.leader_epoch if previous else None} to {role.leader_epoch}",
+        )
         self.role = role
         self.leader_epoch = role.leader_epoch
         if not role.is_leader:
@@ -314,6 +320,11 @@ class PartitionReplica:
     def _high_watermark_moved(self, offset: int) -> None:
         if offset <= self._high_watermark:
             return
+        require(
+            offset <= self.log.log_end_offset,
+            f"{self.log.directory.name}: high watermark {offset} beyond the log end "
+            f"{self.log.log_end_offset}",
+        )
         self._high_watermark = offset
         for event in self._waiters:
             event.set()
