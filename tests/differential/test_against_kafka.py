@@ -396,11 +396,6 @@ def test_offset_out_of_range_without_a_reset_policy(brokers: list[Broker], topic
     )
 
 
-@pytest.mark.xfail(
-    reason="known defect on the merged main: two kafka-python members polled from one thread "
-    "rebalance every ~0.5 s on rillet and never settle (Kafka settles; passed on its own branch)",
-    strict=False,
-)
 def test_range_assignment_of_a_two_member_classic_group(brokers: list[Broker], topic: str) -> None:
     def scenario(b: Broker) -> Any:
         from kafka import KafkaConsumer
