@@ -93,6 +93,12 @@ class ClassicGroupCoordinator:
     def held_tickets(self) -> int:
         return sum(len(rt.joined) + len(rt.awaiting_sync) for rt in self._groups.values())
 
+    def joining(self, group_id: str) -> bool:
+        """Members are on their way in (held joins, member ids handed out), though none may
+        be recorded yet: the group is not empty for a deletion."""
+        rt = self._groups.get(group_id)
+        return rt is not None and bool(rt.in_round or rt.joined or rt.pending_ids)
+
     # -- requests ------------------------------------------------------------------------------
 
     def join(
