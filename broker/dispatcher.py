@@ -30,6 +30,7 @@ from rillet.broker.handlers.cluster import (
 )
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.fetch import handle_fetch
+from rillet.broker.handlers.group_deletion import handle_delete_groups
 from rillet.broker.handlers.groups import (
     handle_describe_groups,
     handle_find_coordinator,
@@ -101,6 +102,7 @@ HANDLERS: dict[ApiKey, Handler] = {
     ApiKey.OFFSET_FETCH: handle_offset_fetch,
     ApiKey.LIST_GROUPS: handle_list_groups,
     ApiKey.DESCRIBE_GROUPS: handle_describe_groups,
+    ApiKey.DELETE_GROUPS: handle_delete_groups,
     ApiKey.JOIN_GROUP: handle_join_group,
     ApiKey.SYNC_GROUP: handle_sync_group,
     ApiKey.HEARTBEAT: handle_classic_heartbeat,

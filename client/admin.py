@@ -230,3 +230,9 @@ class Admin(ClientLifecycle):
     async def set_group_offsets(self, group_id: str, offsets: dict[TopicPartition, int]) -> None:
         """Reset a group's offsets; refused while the group has members."""
         await group_admin.set_group_offsets(self._cluster, group_id, offsets)
+
+    async def delete_groups(self, group_ids: Sequence[str]) -> dict[str, BrokerError | None]:
+        """Delete groups without members, with their committed offsets: each group's error
+        (GroupNotEmptyError, GroupIdNotFoundError, ...), None for a group deleted."""
+        self._check_open()
+        return await group_admin.delete_groups(self._cluster, group_ids, self._backoff_s)

@@ -23,7 +23,7 @@ import trio
 from rillet.client.accumulator import RecordFuture
 from rillet.client.admin import Admin
 from rillet.client.consumer import Consumer
-from rillet.client.errors import ClientClosedError, ClientTimeoutError, RilletError
+from rillet.client.errors import BrokerError, ClientClosedError, ClientTimeoutError, RilletError
 from rillet.client.lifecycle import ClientLifecycle
 from rillet.client.producer import Producer
 from rillet.client.types import (
@@ -263,6 +263,9 @@ class BlockingAdmin(_Blocking[Admin]):
 
     def list_groups(self) -> list[gm.GroupListing]:
         return self._host.call(self._host.client.list_groups)
+
+    def delete_groups(self, group_ids: Sequence[str]) -> dict[str, BrokerError | None]:
+        return self._host.call(self._host.client.delete_groups, group_ids)
 
     def describe_group(self, group_id: str) -> gm.GroupDescription:
         return self._host.call(self._host.client.describe_group, group_id)

@@ -298,6 +298,12 @@ class UnknownProducerIdError(BrokerError):
     default_code = ErrorCode.UNKNOWN_PRODUCER_ID
 
 
+class GroupNotEmptyError(BrokerError):
+    """The group has members: stop them before deleting it."""
+
+    default_code = ErrorCode.GROUP_NOT_EMPTY
+
+
 class GroupIdNotFoundError(BrokerError):
     """No such consumer group."""
 
@@ -404,6 +410,7 @@ _ALL: tuple[type[BrokerError], ...] = (
     AuthenticationFailedError,
     UnknownProducerIdError,
     GroupIdNotFoundError,
+    GroupNotEmptyError,
     FencedLeaderEpochError,
     UnknownLeaderEpochError,
     UnsupportedCompressionTypeError,

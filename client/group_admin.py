@@ -1,4 +1,5 @@
-"""Consumer-group administration: list and describe groups, read and reset their offsets.
+"""Consumer-group administration: list, describe and delete groups, read and reset their
+offsets.
 
 Listing and describing read the committed metadata of any node; offset changes go to the
 group coordinator (the controller) and are refused while the group has members, so a reset
@@ -7,11 +8,18 @@ never races a running consumer (it would overwrite the reset with its next commi
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+import trio
+
 from rillet.client.cluster import ClusterClient
-from rillet.client.errors import error_for
+from rillet.client.errors import (
+    BrokerError,
+    ClientTimeoutError,
+    ConnectionFailedError,
+    error_for,
+)
 from rillet.client.types import TopicPartition
 from rillet.wire import group_messages as gm
 from rillet.wire.error_codes import ErrorCode
@@ -58,6 +66,46 @@ async def set_group_offsets(
     for p in response.partitions:
         if p.error_code != ErrorCode.NONE:
             raise error_for(p.error_code, f"offset of {p.topic}-{p.partition}")
+
+
+async def delete_groups(
+    cluster: ClusterClient, group_ids: Sequence[str], backoff_s: float
+) -> dict[str, BrokerError | None]:
+    """Delete empty groups with their committed offsets: each group's error (None when it
+    was deleted). A coordinator that moved is found again until the request timeout."""
+    ids = list(dict.fromkeys(group_ids))
+    outcome: dict[str, BrokerError | None] = {}
+    pending = ids
+    last: Exception | None = None
+    with trio.move_on_after(cluster.request_timeout_s):
+        while pending:
+            try:
+                response: gm.DeleteGroupsResponse = await _to_coordinator(
+                    cluster, pending[0], gm.DeleteGroupsRequest(pending)
+                )
+            except (ConnectionFailedError, ClientTimeoutError) as exc:
+                last = exc
+            except BrokerError as exc:
+                if not exc.code.retriable:
+                    raise
+                last = exc
+            else:
+                retry = []
+                for r in response.results:
+                    err = None if r.error_code == ErrorCode.NONE else error_for(r.error_code)
+                    if err is not None and err.code.retriable:
+                        last = err
+                        retry.append(r.group_id)
+                        continue
+                    if err is not None:
+                        err = error_for(r.error_code, r.error_message or f"group {r.group_id!r}")
+                    outcome[r.group_id] = err
+                pending = retry
+            if pending:
+                await trio.sleep(backoff_s)
+    if pending:
+        raise ClientTimeoutError(f"deleting groups {', '.join(pending)}: {last}")
+    return {g: outcome.get(g) for g in ids}
 
 
 async def _to_coordinator(cluster: ClusterClient, group_id: str, request: object) -> Any:

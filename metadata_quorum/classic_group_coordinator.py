@@ -25,6 +25,7 @@ from rillet.metadata_quorum.classic_group_protocol import (
     ClassicGroupConfig,
     check_join,
     member_from_request,
+    reassigns,
     same_protocols,
     select_protocol,
     supports,
@@ -92,6 +93,12 @@ class ClassicGroupCoordinator:
     def held_tickets(self) -> int:
         return sum(len(rt.joined) + len(rt.awaiting_sync) for rt in self._groups.values())
 
+    def joining(self, group_id: str) -> bool:
+        """Members are on their way in (held joins, member ids handed out), though none may
+        be recorded yet: the group is not empty for a deletion."""
+        rt = self._groups.get(group_id)
+        return rt is not None and bool(rt.in_round or rt.joined or rt.pending_ids)
+
     # -- requests ------------------------------------------------------------------------------
 
     def join(
@@ -134,7 +141,13 @@ class ClassicGroupCoordinator:
         mid = req.member_id
         rt.sessions[mid] = now_ms + g.members[mid].member.session_timeout_ms
         if g.phase == cgm.STABLE:
-            self._answers.append((ticket, sync_answer(g, mid)))
+            if mid == g.leader_id and reassigns(g, req.assignments):
+                # The leader assigned anew (its topics' partitions changed): everyone rejoins.
+                self._start_round(txn, now_ms)
+                code = ErrorCode.REBALANCE_IN_PROGRESS
+                self._answers.append((ticket, sync_error(code, "the leader reassigned: rejoin")))
+            else:
+                self._answers.append((ticket, sync_answer(g, mid)))
         elif mid == g.leader_id:
             given = {a.member_id: bytes(a.assignment) for a in req.assignments}
             entries = [ClassicAssignmentEntry(m, given.get(m, b"")) for m in sorted(g.members)]
@@ -265,10 +278,13 @@ class ClassicGroupCoordinator:
         rt.sessions[mid] = now_ms + probe.session_timeout_ms
         phase = self._phase(txn)
         unchanged = mid in g.members and same_protocols(probe, g.members[mid].member)
-        # An unchanged rejoin gets the generation in force; a leader's rejoin in a Stable
-        # group, or a change of protocols, is a request for a rebalance.
-        in_force = phase == cgm.COMPLETING_REBALANCE or (phase == cgm.STABLE and mid != g.leader_id)
-        if unchanged and in_force:
+        # An unchanged rejoin gets the generation in force, the leader's too (with every
+        # subscription, so it can assign again); a change of protocols is a request for a
+        # rebalance. Kafka starts one for any rejoin of a Stable group's leader; here the
+        # leader asks for one by syncing a different assignment (see :meth:`sync`), so a
+        # leader that only lost its last answer (a client that gave up waiting and joins
+        # again) gets it back without a new round for everyone.
+        if unchanged and phase in (cgm.COMPLETING_REBALANCE, cgm.STABLE):
             self._answers.append((ticket, current_generation(g, mid, g.leader_id)))
         else:
             self._add_to_round(txn, probe, req.protocol_type, ticket, now_ms, new=False)

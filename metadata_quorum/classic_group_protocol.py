@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rillet.metadata_quorum.classic_group_records import ClassicMember, ClassicProtocolEntry
-from rillet.wire.classic_group_messages import ClassicJoinGroupRequest
+from rillet.metadata_quorum.classic_group_registry import ClassicGroupState
+from rillet.wire.classic_group_messages import ClassicJoinGroupRequest, ClassicMemberAssignment
 from rillet.wire.error_codes import ErrorCode
 
 # Kafka's field is an int32: Kafka Streams asks for its maximum (max.poll.interval.ms).
@@ -86,6 +87,15 @@ def member_from_request(req: ClassicJoinGroupRequest, member_id: str) -> Classic
 def same_protocols(a: ClassicMember, b: ClassicMember) -> bool:
     """The member supports the same protocols with the same subscriptions."""
     return a.protocols == b.protocols
+
+
+def reassigns(g: ClassicGroupState, given: list[ClassicMemberAssignment]) -> bool:
+    """A Stable group's leader synced an assignment other than the one in force (an empty
+    list is a re-sent follower-style sync, not a new assignment)."""
+    if not given:
+        return False
+    new = {a.member_id: bytes(a.assignment) for a in given}
+    return any(new.get(mid, b"") != m.assignment for mid, m in g.members.items())
 
 
 def common_protocols(members: Iterable[ClassicMember]) -> set[str] | None:

@@ -26,6 +26,7 @@ class ApiKey(IntEnum):
     DELETE_TOPICS = 20
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
+    DELETE_GROUPS = 42
     DESCRIBE_QUORUM = 55
     CONSUMER_GROUP_HEARTBEAT = 68
     # internal, broker to broker / broker to controller

@@ -185,3 +185,23 @@ class GroupDescription:
 @dataclass(frozen=True, slots=True)
 class DescribeGroupsResponse:
     groups: list[GroupDescription]
+
+
+# -- DeleteGroups ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteGroupsRequest:
+    group_ids: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class DeletedGroup:
+    group_id: str
+    error_code: int
+    error_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteGroupsResponse:
+    results: list[DeletedGroup] = field(default_factory=list)

@@ -318,6 +318,7 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
     ApiKey.OFFSET_FETCH: (gm.OffsetFetchRequest, gm.OffsetFetchResponse),
     ApiKey.LIST_GROUPS: (gm.ListGroupsRequest, gm.ListGroupsResponse),
     ApiKey.DESCRIBE_GROUPS: (gm.DescribeGroupsRequest, gm.DescribeGroupsResponse),
+    ApiKey.DELETE_GROUPS: (gm.DeleteGroupsRequest, gm.DeleteGroupsResponse),
     ApiKey.JOIN_GROUP: (cgm.ClassicJoinGroupRequest, cgm.ClassicJoinGroupResponse),
     ApiKey.SYNC_GROUP: (cgm.ClassicSyncGroupRequest, cgm.ClassicSyncGroupResponse),
     ApiKey.HEARTBEAT: (cgm.ClassicHeartbeatRequest, cgm.ClassicHeartbeatResponse),

@@ -1,27 +1,30 @@
-"""``rillet groups list|describe|reset-offsets``: consumer groups for operators.
+"""``rillet groups list|describe|reset-offsets|delete``: consumer groups for operators.
 
 ``describe`` puts a group's members, who owns which partition, the committed offsets and the
 lag (high watermark minus committed offset) in one table, like Kafka's
 kafka-consumer-groups.sh. ``reset-offsets`` is refused while the group has members (a running
 member would overwrite the reset with its next commit) and, as in Kafka, only shows the plan
-unless ``--execute`` is given.
+unless ``--execute`` is given. ``delete`` removes empty groups and their committed offsets
+(refused, one line per group, for a group with members).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from rillet.broker.cli.common import (
     add_bootstrap,
     add_output,
+    error_line,
     print_json,
     print_table,
     run_async,
     timestamp_ms_arg,
 )
 from rillet.client import Admin, Consumer, TopicPartition
-from rillet.client.errors import UnknownMemberIdError
+from rillet.client.errors import GroupIdNotFoundError, UnknownMemberIdError
 from rillet.wire.group_messages import GroupDescription
 
 DESCRIBE_HEADER = ("TOPIC", "PARTITION", "COMMITTED", "END", "LAG", "OWNER")
@@ -53,7 +56,13 @@ def register(sub: Any) -> None:
     )
     reset.add_argument("--execute", action="store_true", help="apply (default: show the plan)")
     reset.set_defaults(run=run_reset)
-    for p in (lst, describe, reset):
+    delete = gsub.add_parser("delete", help="delete empty groups and their committed offsets")
+    delete.add_argument("groups", nargs="+", metavar="GROUP")
+    delete.add_argument(
+        "--if-exists", action="store_true", help="a group that does not exist is not an error"
+    )
+    delete.set_defaults(run=run_delete)
+    for p in (lst, describe, reset, delete):
         add_bootstrap(p)
     for p in (lst, describe):
         add_output(p)
@@ -75,6 +84,24 @@ def run_list(args: argparse.Namespace) -> int:
         rows += [(g.group_id, str(g.members), str(g.generation)) for g in groups]
         print_table(rows)
         return 0
+
+    return run_async(main)
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    async def main() -> int:
+        async with Admin(args.bootstrap) as admin:
+            outcome = await admin.delete_groups(args.groups)
+        failed = False
+        for group, error in outcome.items():
+            if error is None:
+                print(f"deleted group {group}")
+            elif isinstance(error, GroupIdNotFoundError) and args.if_exists:
+                print(f"group {group} does not exist")
+            else:
+                failed = True
+                print(error_line(error), file=sys.stderr)
+        return 1 if failed else 0
 
     return run_async(main)
 

@@ -15,6 +15,7 @@ from rillet.broker.kafka import (
     classic_groups,
     configs,
     data_path,
+    group_deletion,
     leader_epochs,
     offsets,
 )
@@ -52,6 +53,7 @@ TRANSLATORS: dict[int, Translator] = {
         leader_epochs.translate_offset_for_leader_epoch(s, r)
     ),
     DESCRIBE_CONFIGS: lambda s, r, v, c: configs.translate_describe_configs(s, r, v),
+    ApiKey.DELETE_GROUPS: lambda s, r, v, c: group_deletion.translate_delete_groups(s, r),
 }
 
 

@@ -396,11 +396,6 @@ def test_offset_out_of_range_without_a_reset_policy(brokers: list[Broker], topic
     )
 
 
-@pytest.mark.xfail(
-    reason="known defect on the merged main: two kafka-python members polled from one thread "
-    "rebalance every ~0.5 s on rillet and never settle (Kafka settles; passed on its own branch)",
-    strict=False,
-)
 def test_range_assignment_of_a_two_member_classic_group(brokers: list[Broker], topic: str) -> None:
     def scenario(b: Broker) -> Any:
         from kafka import KafkaConsumer
@@ -491,6 +486,57 @@ def test_range_assignment_with_confluent_kafka(brokers: list[Broker], topic: str
                 m.close()
 
     assert assert_same(on_both(brokers, scenario)) == [[0, 1, 2], [3, 4]]
+
+
+def test_delete_groups_errors_and_offsets(brokers: list[Broker], topic: str) -> None:
+    """DeleteGroups: a group with a member is refused, an unknown one is not found, a group
+    known by its offsets goes with them (committing again under the name starts afresh)."""
+
+    def scenario(b: Broker) -> Any:
+        from confluent_kafka import Consumer, TopicPartition
+        from kafka import KafkaConsumer
+        from kafka.admin import KafkaAdminClient
+
+        create_topic(b, topic, 1)
+
+        def commit(group: str, offset: int) -> None:
+            c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": group})
+            try:
+                c.commit(offsets=[TopicPartition(topic, 0, offset)], asynchronous=False)
+            finally:
+                c.close()
+
+        commit(f"{topic}-idle", 3)
+        busy = KafkaConsumer(
+            bootstrap_servers=b.bootstrap, group_id=f"{topic}-busy", enable_auto_commit=False
+        )
+        admin = KafkaAdminClient(bootstrap_servers=b.bootstrap)
+        try:
+            wait_for("the topic", lambda: busy.partitions_for_topic(topic))
+            busy.subscribe([topic])
+            wait_for(
+                "a member", lambda: busy.poll(timeout_ms=200) is not None and busy.assignment()
+            )
+            names = [f"{topic}-idle", f"{topic}-busy", f"{topic}-nobody"]
+            first = admin.delete_groups(names)
+            commit(f"{topic}-idle", 4)
+            reader = Consumer({"bootstrap.servers": b.bootstrap, "group.id": f"{topic}-idle"})
+            try:
+                again = reader.committed([TopicPartition(topic, 0)], timeout=TIMEOUT_S)
+            finally:
+                reader.close()
+        finally:
+            busy.close()
+            admin.close()
+        return (
+            [first[n] for n in names],
+            {tp.partition: tp.offset for tp in again},
+        )
+
+    assert assert_same(on_both(brokers, scenario)) == (
+        ["OK", "NonEmptyGroupError", "GroupIdNotFoundError"],
+        {0: 4},
+    )
 
 
 def test_committed_offsets_fetched_back(brokers: list[Broker], topic: str) -> None:

@@ -80,11 +80,42 @@ def test_a_new_member_starts_a_rebalance_and_the_leader_gets_every_subscription(
 def test_the_leader_sends_no_assignment_for_a_member_it_forgot() -> None:
     h = Harness()
     m1, m2 = h.stable_group(b"a", b"b")
-    h.join(m1)  # the leader rejoins: a rebalance
+    h.join(m1, protocols=[("range", b"more")])  # the leader's subscription changed: a round
     h.join(m2)
     follower = h.sync(m2, 3)
     h.sync(m1, 3, {m1: b"all"})
     assert h.answers[follower].error_code == E.NONE and h.answers[follower].assignment == b""
+
+
+def test_an_unchanged_leader_rejoin_gets_the_generation_in_force() -> None:
+    """A Kafka client that stopped waiting for its join (kafka-python polled with a short
+    timeout) joins again when its answer comes too late: the leader gets the generation in
+    force with every subscription, and its unchanged assignment keeps the group Stable."""
+    h = Harness()
+    m1, m2 = h.stable_group(b"a", b"b")
+    again = h.answers[h.join(m1)]
+    assert (again.error_code, again.generation_id, again.leader_id) == (E.NONE, 2, m1)
+    assert sorted(m.member_id for m in again.members) == sorted([m1, m2])
+    assert h.group().phase == cgm.STABLE and not h.group().rebalancing
+    synced = h.answers[h.sync(m1, 2, {m1: b"a", m2: b"b"})]
+    assert (synced.error_code, synced.assignment) == (E.NONE, b"a")
+    assert h.heartbeat(m2, 2) == E.NONE
+    assert h.group().generation == 2
+
+
+def test_a_stable_leader_that_assigns_anew_starts_a_rebalance() -> None:
+    """Kafka's leader rejoins to reassign after a metadata change (partitions added): its new
+    assignment sends everyone through a new round."""
+    h = Harness()
+    m1, m2 = h.stable_group(b"a", b"b")
+    h.join(m1)
+    synced = h.answers[h.sync(m1, 2, {m1: b"a+", m2: b"b+"})]
+    assert synced.error_code == E.REBALANCE_IN_PROGRESS
+    assert h.group().phase == cgm.PREPARING_REBALANCE
+    assert h.heartbeat(m2, 2) == E.REBALANCE_IN_PROGRESS
+    held = h.join(m1)
+    answer = h.answers[h.join(m2)]
+    assert answer.generation_id == h.answers[held].generation_id == 3
 
 
 def test_a_leave_rebalances_the_rest() -> None:

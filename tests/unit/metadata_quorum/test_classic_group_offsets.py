@@ -66,7 +66,8 @@ def test_members_commit_with_their_generation_and_nobody_else_does() -> None:
     assert commit(h, m1, 1) == E.ILLEGAL_GENERATION
     assert commit(h, "ghost", 2) == E.UNKNOWN_MEMBER_ID
     assert commit(h, "", -1) == E.UNKNOWN_MEMBER_ID  # a tool, while the group has members
-    h.join(m1)  # the leader rejoins: PreparingRebalance, commits of the generation still go
+    # the leader's subscription changed: PreparingRebalance, commits of the generation go
+    h.join(m1, protocols=[("range", b"more")])
     assert commit(h, m2, 2) == E.NONE
     h.join(m2)
     assert commit(h, m2, 3) == E.REBALANCE_IN_PROGRESS  # waiting for the leader's assignment

@@ -83,6 +83,7 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     gm.OffsetFetchRequest: gm.OffsetFetchRequest("g", None),
     gm.ListGroupsRequest: gm.ListGroupsRequest(),
     gm.DescribeGroupsRequest: gm.DescribeGroupsRequest(["g"]),
+    gm.DeleteGroupsRequest: gm.DeleteGroupsRequest(["g", "h"]),
     cgm.ClassicJoinGroupRequest: cgm.ClassicJoinGroupRequest(
         "g",
         45_000,
@@ -174,6 +175,9 @@ SAMPLE_RESPONSES: dict[type, Any] = {
             )
         ]
     ),
+    gm.DeleteGroupsResponse: gm.DeleteGroupsResponse(
+        [gm.DeletedGroup("g", 0), gm.DeletedGroup("h", 68, "group 'h' has 1 member(s)")]
+    ),
     cgm.ClassicJoinGroupResponse: cgm.ClassicJoinGroupResponse(
         0, 3, "consumer", "range", "m1", "m1", [cgm.ClassicJoinedMember("m1", None, b"\x01")]
     ),
@@ -251,6 +255,7 @@ def test_api_numbers_are_stable() -> None:
         "DELETE_TOPICS": 20,
         "INIT_PRODUCER_ID": 22,
         "OFFSET_FOR_LEADER_EPOCH": 23,
+        "DELETE_GROUPS": 42,
         "DESCRIBE_QUORUM": 55,
         "CONSUMER_GROUP_HEARTBEAT": 68,
         "REPLICA_FETCH": 1000,
@@ -767,6 +772,7 @@ KAFKA_NUMBERS = {
     "STORAGE_ERROR": 56,
     "AUTHENTICATION_FAILED": 58,
     "UNKNOWN_PRODUCER_ID": 59,
+    "GROUP_NOT_EMPTY": 68,
     "GROUP_ID_NOT_FOUND": 69,
     "MEMBER_ID_REQUIRED": 79,
     "GROUP_MAX_SIZE_REACHED": 81,
