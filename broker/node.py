@@ -40,6 +40,7 @@ from rillet.broker.http.decision_journal import DecisionJournal, JournalingLog
 from rillet.broker.http.endpoint import HttpEndpoint, open_http_listeners
 from rillet.broker.http.metered_dispatcher import MeteredDispatcher
 from rillet.broker.http.node_probe import NodeProbe
+from rillet.broker.http.request_metrics import RAFT_APPEND_BUCKETS_S, LocalHistogram
 from rillet.broker.kafka.connection import KafkaConnection
 from rillet.broker.log_scrubber import LogScrubber
 from rillet.broker.loop_lag import LagTracker, monitor_loop_lag
@@ -93,6 +94,8 @@ class Node:
         self.kafka_port: int | None = None
         self.http_port: int | None = None
         self._journal = DecisionJournal()  # recent controller decisions, for the console
+        # Metadata entries' propose-to-commit times on this node as controller (/metrics).
+        self._raft_append = LocalHistogram(RAFT_APPEND_BUCKETS_S)
         limits = config.limits
         self._limiter = ConnectionLimiter(
             limits.max_connections,
@@ -186,6 +189,7 @@ class Node:
                             lambda: self._limiter.counted + self._limiter.reserved,
                             self._journal,
                             self.loop_lag,
+                            raft_append=self._raft_append,
                         )
                     )
                     manager.on_fsync_s = endpoint.requests.observe_fsync
@@ -259,6 +263,7 @@ class Node:
                 random.Random(),
                 _wall_clock_ms,
                 q.controller_tick_ms,
+                on_commit_s=self._raft_append.observe,
             )
             view = MetadataView(self.config.node_id, follower, auth, quorum, controller)
         view.link = link

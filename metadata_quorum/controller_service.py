@@ -47,9 +47,12 @@ class ControllerService:
         clock_ms: Callable[[], int],
         tick_interval_ms: int = 500,
         listener_refuses: Callable[[str, int], Awaitable[bool]] = listener_refuses,
+        on_commit_s: Callable[[float], None] | None = None,
     ) -> None:
         """``listener_refuses(host, port)``: whether a broker's listener refuses a
-        connection (the probe of silent brokers; tests give their own)."""
+        connection (the probe of silent brokers; tests give their own). ``on_commit_s`` is
+        told, for every entry this controller proposes, the seconds from proposing it to
+        its commit (the Raft append-latency metric)."""
         self._follower = follower
         self._quorum = quorum
         self._config = config
@@ -57,6 +60,7 @@ class ControllerService:
         self._clock_ms = clock_ms
         self._tick_s = tick_interval_ms / 1000
         self._listener_refuses = listener_refuses
+        self._on_commit_s = on_commit_s
         self._controller: Controller | None = None
         self._lead_nursery: trio.Nursery | None = None  # tasks of the current term
         self._lock = trio.Lock()
@@ -229,7 +233,10 @@ class ControllerService:
         and return once the last is applied here."""
         index = 0
         for entry in split_records(records, self._config.max_records_per_batch):
+            started_s = trio.current_time()
             index = await self._quorum.propose(encode_entry(entry))
+            if self._on_commit_s is not None:
+                self._on_commit_s(trio.current_time() - started_s)
         await self._follower.wait_applied(index)
 
     async def submit_commuting(self, decide: DecideFn) -> Decision:

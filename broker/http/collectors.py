@@ -13,7 +13,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.registry import Collector
 
 from rillet.broker.http.group_lag import group_lags
@@ -178,6 +183,13 @@ class NodeCollector(Collector):
                 "Term changes this voter has observed",
                 probe.raft.elections,
             )
+            append = probe.raft_append
+            latency = HistogramMetricFamily(
+                "rillet_raft_append_latency_seconds",
+                "From proposing a metadata entry to its commit, on this node as controller",
+            )
+            latency.add_metric([], append.cumulative(), append.sum)
+            yield latency
         active = view.controller_is_local()
         yield _gauge("rillet_controller_active", "1 on the active controller", active)
         decisions = CounterMetricFamily(

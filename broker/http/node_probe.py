@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from rillet.broker.broker_lifecycle import BrokerLifecycle
 from rillet.broker.config import NodeConfig
 from rillet.broker.http.decision_journal import DecisionJournal
+from rillet.broker.http.request_metrics import RAFT_APPEND_BUCKETS_S, LocalHistogram
 from rillet.broker.loop_lag import LagTracker
 from rillet.broker.metadata_view import MetadataView
 from rillet.broker.replica_manager import ReplicaManager
@@ -44,6 +45,10 @@ class NodeProbe:
     # The node's event-loop lag monitor (broker/loop_lag.py), read at scrape time.
     loop_lag: LagTracker = field(default_factory=LagTracker)
     raft: RaftActivity = field(default_factory=RaftActivity)
+    # Seconds from proposing a metadata entry to its commit, on this node as controller.
+    raft_append: LocalHistogram = field(
+        default_factory=lambda: LocalHistogram(RAFT_APPEND_BUCKETS_S)
+    )
     # Applied metadata index by broker id, from the heartbeats this node received as
     # controller (empty elsewhere).
     applied_by_broker: dict[int, int] = field(default_factory=dict)
@@ -65,3 +70,7 @@ class NodeProbe:
         if registration is None or registration.fenced:
             return "fenced in the applied metadata"
         return None
+
+
+def _raft_append_histogram() -> LocalHistogram:
+    return LocalHistogram(RAFT_APPEND_BUCKETS_S)

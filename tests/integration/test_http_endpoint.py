@@ -56,6 +56,7 @@ EXPECTED_FAMILIES = {
     "rillet_raft_leader_id",
     "rillet_raft_commit_index",
     "rillet_raft_elections",
+    "rillet_raft_append_latency_seconds",
     "rillet_metadata_applied_index",
     "rillet_metadata_records",
     "rillet_open_connections",

@@ -286,3 +286,28 @@ async def test_a_lost_heartbeat_connection_whose_listener_refuses_fences_before_
         assert trio.current_time() - lost_at < 0.2  # the grace is 0.5 s
         assert not follower.state.brokers[2].fenced  # still within its grace
         nursery.cancel_scope.cancel()
+
+
+async def test_every_proposed_entry_reports_its_commit_latency(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """The Raft append-latency metric: one observation per entry the controller commits."""
+    cluster = SimCluster([1], random.Random(6), commit_delay_s=0.005)
+    quorum = cluster.members[1]
+    follower = MetadataFollower(quorum)
+    seen: list[float] = []
+    service = ControllerService(
+        quorum, follower, ControllerConfig(TIMEOUT_MS), random.Random(6), now_ms, 100,
+        on_commit_s=seen.append,
+    )  # fmt: skip
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(follower.run)
+        nursery.start_soon(service.run)
+        await trio.sleep(0.05)
+        before = len(seen)
+        await service.submit(
+            lambda c, s, n: c.register_broker(s, RegisterBroker(2, "inc2", "h", 2), n)
+        )
+        assert len(seen) == before + 1
+        assert seen[-1] == pytest.approx(0.005)  # the simulated commit delay
+        nursery.cancel_scope.cancel()
