@@ -1,8 +1,9 @@
 """Which Kafka apis and versions this listener serves, and their kio entity classes.
 
 Only what is implemented and tested is listed: ApiVersions advertises exactly this table.
-All versions here are non-flexible but ApiVersions v3 and v4, which every common client
-(including librdkafka 2.0's kcat) can negotiate down to.
+Versions here are non-flexible except ApiVersions v3 and v4, OffsetFetch v6 and v7 and
+DescribeCluster v0 and v1 (flexible only); every common client (including librdkafka 2.0's kcat)
+can negotiate down to a non-flexible version of the others.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rillet.wire.api import ApiKey
 
 # Kafka apis served here without an internal api of the same number.
 DESCRIBE_CONFIGS = 32
+DESCRIBE_CLUSTER = 60
 
 SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.PRODUCE: (3, 7),
@@ -24,7 +26,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.LIST_OFFSETS: (1, 5),
     ApiKey.METADATA: (1, 8),
     ApiKey.OFFSET_COMMIT: (2, 7),
-    ApiKey.OFFSET_FETCH: (1, 5),  # 6+ are flexible
+    ApiKey.OFFSET_FETCH: (1, 7),  # 6 and 7 are flexible
     ApiKey.FIND_COORDINATOR: (0, 2),
     ApiKey.JOIN_GROUP: (0, 5),
     ApiKey.HEARTBEAT: (0, 3),
@@ -33,6 +35,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.DESCRIBE_GROUPS: (0, 4),
     ApiKey.LIST_GROUPS: (0, 2),
     DESCRIBE_CONFIGS: (1, 3),
+    DESCRIBE_CLUSTER: (0, 1),
     ApiKey.API_VERSIONS: (0, 4),
     ApiKey.CREATE_TOPICS: (2, 4),
     ApiKey.DELETE_TOPICS: (1, 3),
@@ -76,6 +79,8 @@ SCHEMAS: dict[tuple[int, int], ApiSchema] = _load()
 def api_name(api_key: int) -> str:
     if api_key == DESCRIBE_CONFIGS:
         return "DESCRIBE_CONFIGS"
+    if api_key == DESCRIBE_CLUSTER:
+        return "DESCRIBE_CLUSTER"
     try:
         return ApiKey(api_key).name
     except ValueError:

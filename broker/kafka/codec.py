@@ -84,10 +84,14 @@ def decode_body(frame: bytes, body_start: int, schema: ApiSchema) -> Any:
 
 
 def encode_response(correlation_id: int, schema: ApiSchema, response: Any) -> bytes:
-    """A whole response frame: size, header v0, body."""
+    """A whole response frame: size, header, body. The header is v0 (the correlation id)
+    for non-flexible versions and for ApiVersions, whose clients must read it before they
+    know what the broker speaks; v1 (with an empty tagged-field section) otherwise."""
     buf = io.BytesIO()
     buf.write(b"\0\0\0\0")
     buf.write(_I32.pack(correlation_id))
+    if schema.flexible and schema.api_key != ApiKey.API_VERSIONS:
+        buf.write(b"\0")  # no tagged fields in the header
     schema.write_response(buf, response)
     data = buf.getbuffer()
     _I32.pack_into(data, 0, len(data) - 4)

@@ -15,11 +15,12 @@ from rillet.broker.kafka import (
     classic_groups,
     configs,
     data_path,
+    describe_cluster,
     group_deletion,
     leader_epochs,
     offsets,
 )
-from rillet.broker.kafka.api_table import DESCRIBE_CONFIGS, ApiSchema
+from rillet.broker.kafka.api_table import DESCRIBE_CLUSTER, DESCRIBE_CONFIGS, ApiSchema
 from rillet.broker.kafka.codec import api_versions_response
 from rillet.broker.kafka.translation import Answer, Caller, ClusterView, Forward
 from rillet.wire.api import ApiKey
@@ -53,6 +54,7 @@ TRANSLATORS: dict[int, Translator] = {
         leader_epochs.translate_offset_for_leader_epoch(s, r)
     ),
     DESCRIBE_CONFIGS: lambda s, r, v, c: configs.translate_describe_configs(s, r, v),
+    DESCRIBE_CLUSTER: lambda s, r, v, c: describe_cluster.translate_describe_cluster(s, r, v),
     ApiKey.DELETE_GROUPS: lambda s, r, v, c: group_deletion.translate_delete_groups(s, r),
 }
 
