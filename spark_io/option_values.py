@@ -57,22 +57,35 @@ def _unknown_message(unknown: list[str], known: tuple[str, ...], what: str) -> s
         )
     if any(u.lower().startswith("kafka.") for u in unknown):
         hints.append(
-            "use 'bootstrap' for the node addresses; kafka.* client settings do not apply to rillet"
+            "use 'bootstrap' (or 'kafka.bootstrap.servers') for the node addresses; "
+            "other kafka.* client settings do not apply to rillet"
         )
     hint = ("; " + "; ".join(hints)) if hints else ""
     return f"unknown {what} option(s) {names}{hint}. Known options: {', '.join(known)}"
 
 
+KAFKA_BOOTSTRAP = "kafka.bootstrap.servers"
+
+
 def parse_bootstrap_option(opts: RawOptions) -> str:
-    text = opts.get("bootstrap")
+    """``bootstrap``, or its alias ``kafka.bootstrap.servers`` (Spark's Kafka source's name);
+    both may be given only with the same value."""
+    ours, alias = opts.get("bootstrap"), opts.get(KAFKA_BOOTSTRAP)
+    if ours is not None and alias is not None and ours.strip() != alias.strip():
+        raise OptionError(
+            f"options 'bootstrap' and {KAFKA_BOOTSTRAP!r} name different servers "
+            f"({ours.strip()!r}, {alias.strip()!r}): give one"
+        )
+    name, text = ("bootstrap", ours) if ours is not None else (KAFKA_BOOTSTRAP, alias)
     if text is None or not text.strip():
         raise OptionError(
-            "option 'bootstrap' is required: host:port[,host:port...] of any rillet node"
+            "option 'bootstrap' (or 'kafka.bootstrap.servers') is required: "
+            "host:port[,host:port...] of any rillet node"
         )
     try:
         parse_bootstrap(text)
     except ValueError as exc:
-        raise OptionError(f"option 'bootstrap': {exc}") from None
+        raise OptionError(f"option {name!r}: {exc}") from None
     return text.strip()
 
 

@@ -38,7 +38,9 @@ MiB = 1024 * 1024
 
 # Canonical spelling of every option (Spark lower-cases nothing, but matches keys ignoring
 # case; we compare lower-cased keys and report the canonical name).
-_COMMON = ("bootstrap", "requestTimeoutMs")
+# kafka.bootstrap.servers is Spark's Kafka source's name for the same thing: jobs written for
+# format("kafka") work after changing the format only.
+_COMMON = ("bootstrap", "kafka.bootstrap.servers", "requestTimeoutMs")
 READ_OPTIONS = (
     *_COMMON,
     "subscribe",

@@ -21,6 +21,9 @@ QUIET_CONF: dict[str, str] = {
     "spark.sql.shuffle.partitions": "2",
     "spark.driver.memory": "1g",
     "spark.sql.session.timeZone": "UTC",
+    # A data source error then reads "...: rillet.spark_io.errors.OptionError: topic 't'
+    # does not exist" on its first line, instead of a Python traceback inside the message.
+    "spark.sql.execution.pyspark.udf.hideTraceback.enabled": "true",
 }
 
 _LOG4J2 = """\

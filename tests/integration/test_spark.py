@@ -270,8 +270,20 @@ def test_options_are_checked_with_clear_messages(spark: Any, bootstrap: str) -> 
         "'sp-opts' has 1 partition": {"assign": '{"sp-opts": [3]}'},
     }
     for message, options in cases.items():
-        with pytest.raises(Exception, match=message):
+        with pytest.raises(Exception, match=message) as raised:
             read(spark, bootstrap, **options).collect()
+        # One clear line first: the rillet error, not a traceback (local_session hides
+        # Python tracebacks inside Spark's error messages).
+        first = str(raised.value).splitlines()[0]
+        assert message in first and "rillet.spark_io.errors" in first, first
+    # Spark's Kafka source's name for the servers works too.
+    aliased = (
+        spark.read.format("rillet")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", "sp-opts")
+        .load()
+    )
+    assert aliased.count() == 10
     with pytest.raises(Exception, match="exactly one of 'subscribe'"):
         read(spark, bootstrap)  # at load(): no subscription at all
 
