@@ -43,6 +43,7 @@ from rillet.broker.handlers.groups import (
 from rillet.broker.handlers.leader_epochs import handle_offset_for_leader_epoch
 from rillet.broker.handlers.list_offsets import handle_list_offsets
 from rillet.broker.handlers.metadata import handle_metadata_request
+from rillet.broker.handlers.partition_counts import handle_create_partitions
 from rillet.broker.handlers.produce import handle_produce
 from rillet.broker.handlers.producer_ids import handle_init_producer_id
 from rillet.broker.handlers.topics import handle_create_topics, handle_delete_topics
@@ -103,6 +104,7 @@ HANDLERS: dict[ApiKey, Handler] = {
     ApiKey.LIST_GROUPS: handle_list_groups,
     ApiKey.DESCRIBE_GROUPS: handle_describe_groups,
     ApiKey.DELETE_GROUPS: handle_delete_groups,
+    ApiKey.CREATE_PARTITIONS: handle_create_partitions,
     ApiKey.JOIN_GROUP: handle_join_group,
     ApiKey.SYNC_GROUP: handle_sync_group,
     ApiKey.HEARTBEAT: handle_classic_heartbeat,

@@ -15,7 +15,7 @@ sees the change.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import trio
@@ -107,6 +107,29 @@ class Admin(ClientLifecycle):
             )
 
         await self._topic_operation(list(by_name), request, timeout)
+
+    async def create_partitions(
+        self,
+        counts: Mapping[str, int],
+        timeout_ms: int | None = None,
+        validate_only: bool = False,
+    ) -> None:
+        """Grow each topic to the given number of partitions (only more, as in Kafka: a
+        count a topic has already raises InvalidPartitionsError). Records keyed before the
+        change may map to other partitions after it."""
+        self._check_open()
+        timeout = self._timeout_ms if timeout_ms is None else timeout_ms
+        request_id = str(uuid.uuid4())
+        await self._topic_operation(
+            list(counts),
+            lambda ns: m.CreatePartitionsRequest(
+                [m.PartitionCount(n, counts[n]) for n in ns],
+                timeout,
+                validate_only,
+                request_id=request_id,
+            ),
+            timeout,
+        )
 
     async def delete_topics(self, names: Sequence[str], timeout_ms: int | None = None) -> None:
         """Delete topics; raises the first per-topic error (e.g. UnknownTopicOrPartitionError)."""

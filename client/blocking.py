@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Generic, Self, TypeVar
 
@@ -251,6 +251,11 @@ class BlockingAdmin(_Blocking[Admin]):
 
     def delete_topics(self, names: Sequence[str], timeout_ms: int | None = None) -> None:
         self._host.call(self._host.client.delete_topics, names, timeout_ms)
+
+    def create_partitions(
+        self, counts: Mapping[str, int], timeout_ms: int | None = None, validate_only: bool = False
+    ) -> None:
+        self._host.call(self._host.client.create_partitions, counts, timeout_ms, validate_only)
 
     def list_topics(self) -> list[str]:
         return self._host.call(self._host.client.list_topics)

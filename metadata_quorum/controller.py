@@ -407,6 +407,41 @@ class Controller:
         records.append(TopicRecord(name, topic_id, dict(configs), request_id))
         return Decision(records)
 
+    def create_partitions(
+        self, state: MetadataState, name: str, count: int, validate_only: bool = False
+    ) -> Decision:
+        """Grow topic ``name`` to ``count`` partitions, with the replication factor of its
+        partition 0, placed as a new topic's would be. Kafka's rules: only more partitions
+        (INVALID_PARTITIONS otherwise, also for a count it has already, so a resent request
+        that was carried out is refused too, as in Kafka). The new partitions come in
+        bounded entries (entry_split) and each appears whole; a client that sees the count
+        grow may see it grow in steps while a large change commits."""
+        topic = state.topic_by_name(name)
+        if topic is None:
+            return Decision([], ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"unknown topic {name!r}")
+        current = state.partitions_of(topic.topic_id)
+        if count <= len(current):
+            return Decision(
+                [],
+                ErrorCode.INVALID_PARTITIONS,
+                f"topic {name!r} has {len(current)} partitions; it can only grow "
+                f"(asked for {count})",
+            )
+        factor = len(current[0].replicas) if 0 in current else 1
+        live = {b.broker_id: b.rack for b in state.brokers.values() if not b.fenced}
+        try:
+            assignment = assign_replicas(live, count - len(current), factor, self._rng)
+        except AssignmentError as exc:
+            return Decision([], ErrorCode.INVALID_REPLICATION_FACTOR, str(exc))
+        if validate_only:
+            return Decision([])
+        return Decision(
+            [
+                PartitionRecord(topic.topic_id, p, replicas, list(replicas), replicas[0])
+                for p, replicas in enumerate(assignment, start=len(current))
+            ]
+        )
+
     def delete_topic(self, state: MetadataState, name: str, request_id: str = "") -> Decision:
         """A retry of a delete already carried out (same ``request_id``) succeeds."""
         if state.topic_requests.done(request_id, name):

@@ -220,10 +220,36 @@ class CreateTopicsRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class PartitionCount:
+    """A topic and the number of partitions it should have (only more than it has)."""
+
+    name: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class CreatePartitionsRequest:
+    """Grow topics to ``count`` partitions each. Forwarded to the controller like
+    CreateTopics; answered once this node hosts what the controller decided."""
+
+    topics: list[PartitionCount]
+    timeout_ms: int = 30_000
+    validate_only: bool = False
+    forwarded: bool = False
+    request_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class TopicResult:
     name: str
     error_code: int
     error_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CreatePartitionsResponse:
+    topics: list[TopicResult]
+    metadata_offset: int = -1  # as CreateTopicsResponse
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,6 +320,7 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
     ApiKey.METADATA: (MetadataRequest, MetadataResponse),
     ApiKey.CREATE_TOPICS: (CreateTopicsRequest, CreateTopicsResponse),
     ApiKey.DELETE_TOPICS: (DeleteTopicsRequest, DeleteTopicsResponse),
+    ApiKey.CREATE_PARTITIONS: (CreatePartitionsRequest, CreatePartitionsResponse),
     ApiKey.API_VERSIONS: (ApiVersionsRequest, ApiVersionsResponse),
     ApiKey.INIT_PRODUCER_ID: (InitProducerIdRequest, InitProducerIdResponse),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: (

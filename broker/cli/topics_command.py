@@ -77,13 +77,23 @@ def register(sub: Any) -> None:
     only.add_argument("--unavailable", action="store_true", help="only partitions without a leader")
     describe.set_defaults(run=run_describe)
 
+    alter = tsub.add_parser("alter", help="change a topic: grow its partition count")
+    alter.add_argument("name")
+    alter.add_argument(
+        "--partitions",
+        type=int,
+        required=True,
+        help="the new partition count (only more than the topic has)",
+    )
+    alter.set_defaults(run=run_alter)
+
     delete = tsub.add_parser("delete", help="delete topics")
     delete.add_argument("names", nargs="+", metavar="NAME")
     delete.add_argument(
         "--if-exists", action="store_true", help="a topic that does not exist is not an error"
     )
     delete.set_defaults(run=run_delete)
-    for p in (create, lst, describe, delete):
+    for p in (create, lst, describe, alter, delete):
         add_bootstrap(p)
     for p in (lst, describe):
         add_output(p)
@@ -102,6 +112,16 @@ def run_create(args: argparse.Namespace) -> int:
                 print(f"topic {args.name} already exists")
                 return 0
         print(f"created topic {args.name}")
+        return 0
+
+    return run_async(main)
+
+
+def run_alter(args: argparse.Namespace) -> int:
+    async def main() -> int:
+        async with Admin(args.bootstrap) as admin:
+            await admin.create_partitions({args.name: args.partitions})
+        print(f"topic {args.name} now has {args.partitions} partitions")
         return 0
 
     return run_async(main)

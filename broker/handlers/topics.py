@@ -52,7 +52,7 @@ def handle_delete_topics(
     return _delete_topics(ctx, req)
 
 
-def _timeout_s(timeout_ms: int) -> float:
+def request_timeout_s(timeout_ms: int) -> float:
     return min(max(timeout_ms, MIN_TIMEOUT_MS), MAX_TIMEOUT_MS) / 1000
 
 
@@ -62,16 +62,16 @@ async def _create_topics(ctx: BrokerContext, req: CreateTopicsRequest) -> Create
     pending = [t for t in req.topics if counts[t.name] == 1]
     for name in (n for n, c in counts.items() if c > 1):
         results[name] = TopicResult(name, ErrorCode.INVALID_REQUEST, "topic named twice")
-    timeout_s = _timeout_s(req.timeout_ms)
-    seen = _SeenOffset()
+    timeout_s = request_timeout_s(req.timeout_ms)
+    seen = SeenOffset()
     with trio.move_on_after(timeout_s):
         if ctx.metadata.controller_is_local():
             for t in pending:
                 results[t.name] = await _create_one(ctx, t, req.validate_only, req.request_id)
         elif req.forwarded:
-            results.update(_not_forwarded_again(t.name for t in pending))
+            results.update(not_forwarded_again(t.name for t in pending))
         else:
-            forwarded = await _forward(
+            forwarded = await forward_to_controller(
                 ctx,
                 pending,
                 lambda ts: CreateTopicsRequest(
@@ -81,7 +81,7 @@ async def _create_topics(ctx: BrokerContext, req: CreateTopicsRequest) -> Create
             )
             results.update(forwarded)
     return CreateTopicsResponse(
-        [_result_or_timeout(results, t.name) for t in req.topics],
+        [result_or_timeout(results, t.name) for t in req.topics],
         max(seen.offset, ctx.metadata.applied_offset),
     )
 
@@ -115,7 +115,7 @@ async def _create_one(
             state, t.name, partitions, factor, configs, request_id
         ),
     )
-    if outcome.error == ErrorCode.NONE and _changed(outcome):
+    if outcome.error == ErrorCode.NONE and changed(outcome):
         log.info("created topic %s: %d partitions x %d replicas", t.name, partitions, factor)
     elif outcome.error == ErrorCode.NONE:
         log.info("topic %s: a resent create, carried out already", t.name)
@@ -124,20 +124,20 @@ async def _create_one(
 
 async def _delete_topics(ctx: BrokerContext, req: DeleteTopicsRequest) -> DeleteTopicsResponse:
     results: dict[str, TopicResult] = {}
-    timeout_s = _timeout_s(req.timeout_ms)
+    timeout_s = request_timeout_s(req.timeout_ms)
     names = list(dict.fromkeys(req.topics))
-    seen = _SeenOffset()
+    seen = SeenOffset()
     with trio.move_on_after(timeout_s):
         if ctx.metadata.controller_is_local():
             for name in names:
                 outcome = await decide_on_controller(ctx, _deleting(name, req.request_id))
-                if outcome.error == ErrorCode.NONE and _changed(outcome):
+                if outcome.error == ErrorCode.NONE and changed(outcome):
                     log.info("deleted topic %s", name)
                 results[name] = TopicResult(name, outcome.error, outcome.message)
         elif req.forwarded:
-            results.update(_not_forwarded_again(names))
+            results.update(not_forwarded_again(names))
         else:
-            forwarded = await _forward(
+            forwarded = await forward_to_controller(
                 ctx,
                 [NewTopic(n, 1) for n in names],
                 lambda ts: DeleteTopicsRequest(
@@ -147,12 +147,12 @@ async def _delete_topics(ctx: BrokerContext, req: DeleteTopicsRequest) -> Delete
             )
             results.update(forwarded)
     return DeleteTopicsResponse(
-        [_result_or_timeout(results, n) for n in req.topics],
+        [result_or_timeout(results, n) for n in req.topics],
         max(seen.offset, ctx.metadata.applied_offset),
     )
 
 
-def _changed(outcome: ControllerOutcome) -> bool:
+def changed(outcome: ControllerOutcome) -> bool:
     """Whether the decision committed records (not a resend of a change already made)."""
     return outcome.decision is not None and bool(outcome.decision.records)
 
@@ -161,11 +161,11 @@ def _deleting(name: str, request_id: str) -> DecideFn:
     return lambda ctl, state, now: ctl.delete_topic(state, name, request_id)
 
 
-async def _forward(
+async def forward_to_controller(
     ctx: BrokerContext,
     topics: list[NewTopic],
     make_request: Callable[[list[NewTopic]], Any],
-    seen: _SeenOffset,
+    seen: SeenOffset,
 ) -> dict[str, TopicResult]:
     """Send the topics to the controller until each has an answer other than NOT_CONTROLLER,
     then wait until this node has applied the metadata the controller answered from: the
@@ -200,7 +200,7 @@ async def _forward(
     return done
 
 
-class _SeenOffset:
+class SeenOffset:
     """The highest metadata offset the controller answered with (-1: none yet)."""
 
     __slots__ = ("offset",)
@@ -209,7 +209,7 @@ class _SeenOffset:
         self.offset = -1
 
 
-def _not_forwarded_again(names: Iterable[str]) -> dict[str, TopicResult]:
+def not_forwarded_again(names: Iterable[str]) -> dict[str, TopicResult]:
     """A forwarded request that reached a node which is no longer the controller is refused,
     not forwarded a second time (one hop, as Kafka's KIP-590 envelopes). The forwarding node
     retries at the controller it finds; a second hop would let a request its sender has
@@ -228,7 +228,7 @@ def _all_not_controller(response: Any) -> int | None:
     return None
 
 
-def _result_or_timeout(results: dict[str, TopicResult], name: str) -> TopicResult:
+def result_or_timeout(results: dict[str, TopicResult], name: str) -> TopicResult:
     return results.get(name) or TopicResult(
         name, ErrorCode.REQUEST_TIMED_OUT, "the controller did not answer within timeout_ms"
     )

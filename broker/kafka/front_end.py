@@ -19,6 +19,7 @@ from rillet.broker.kafka import (
     group_deletion,
     leader_epochs,
     offsets,
+    partition_counts,
 )
 from rillet.broker.kafka.api_table import DESCRIBE_CLUSTER, DESCRIBE_CONFIGS, ApiSchema
 from rillet.broker.kafka.codec import api_versions_response
@@ -41,6 +42,7 @@ TRANSLATORS: dict[int, Translator] = {
     ApiKey.FIND_COORDINATOR: lambda s, r, v, c: admin.translate_find_coordinator(s, r, v),
     ApiKey.CREATE_TOPICS: lambda s, r, v, c: admin.translate_create_topics(s, r),
     ApiKey.DELETE_TOPICS: lambda s, r, v, c: admin.translate_delete_topics(s, r),
+    ApiKey.CREATE_PARTITIONS: lambda s, r, v, c: partition_counts.translate_create_partitions(s, r),
     ApiKey.INIT_PRODUCER_ID: lambda s, r, v, c: admin.translate_init_producer_id(s, r),
     ApiKey.OFFSET_COMMIT: lambda s, r, v, c: offsets.translate_offset_commit(s, r),
     ApiKey.OFFSET_FETCH: lambda s, r, v, c: offsets.translate_offset_fetch(s, r),

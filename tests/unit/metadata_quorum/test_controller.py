@@ -465,3 +465,23 @@ def test_the_grace_ends_the_probing_of_brokers_that_never_answered() -> None:
     grace = ctl.config.new_controller_grace_ms
     assert ctl.awaiting_first_heartbeat(state, grace - 1) == [1, 2]
     assert ctl.awaiting_first_heartbeat(state, grace) == []
+
+
+def test_create_partitions_only_grows_a_topic_and_keeps_its_replication_factor() -> None:
+    ctl, state = cluster_of({1: None, 2: None, 3: None})
+    apply_all(state, ctl.create_topic(state, "t", 2, 2, {}))
+    topic_id = state.topic_by_name("t").topic_id  # type: ignore[union-attr]
+    assert ctl.create_partitions(state, "nope", 3).error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    for count in (1, 2):  # fewer or the same: Kafka's INVALID_PARTITIONS
+        refused = ctl.create_partitions(state, "t", count)
+        assert refused.error == ErrorCode.INVALID_PARTITIONS and not refused.records
+    assert ctl.create_partitions(state, "t", 5, validate_only=True).records == []
+    assert len(state.partitions_of(topic_id)) == 2
+    decision = ctl.create_partitions(state, "t", 5)
+    assert decision.error == ErrorCode.NONE
+    apply_all(state, decision)
+    grown = state.partitions_of(topic_id)
+    assert sorted(grown) == [0, 1, 2, 3, 4]
+    for p in (2, 3, 4):
+        assert len(grown[p].replicas) == 2 and grown[p].leader == grown[p].replicas[0]
+        assert grown[p].isr == grown[p].replicas

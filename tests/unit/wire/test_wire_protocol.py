@@ -57,6 +57,9 @@ SAMPLE_REQUESTS: dict[type, Any] = {
         [m.NewTopic("t", 3, 2, {"retention.ms": "5"})], 100, True
     ),
     m.DeleteTopicsRequest: m.DeleteTopicsRequest(["t", "u"], 10),
+    m.CreatePartitionsRequest: m.CreatePartitionsRequest(
+        [m.PartitionCount("t", 6)], 100, False, True, "req-1"
+    ),
     m.ApiVersionsRequest: m.ApiVersionsRequest(),
     cm.DescribeQuorumRequest: cm.DescribeQuorumRequest(),
     cm.BrokerRegistrationRequest: cm.BrokerRegistrationRequest(
@@ -129,6 +132,7 @@ SAMPLE_RESPONSES: dict[type, Any] = {
         [m.TopicMetadata("t", 0, [m.PartitionMetadata(0, 1, 5, [1, 2], [1], 0)], {"k": "v"})],
     ),
     m.CreateTopicsResponse: m.CreateTopicsResponse([m.TopicResult("t", 36, "exists")]),
+    m.CreatePartitionsResponse: m.CreatePartitionsResponse([m.TopicResult("t", 37, "fewer")], 9),
     m.DeleteTopicsResponse: m.DeleteTopicsResponse([m.TopicResult("t", 0)]),
     m.ApiVersionsResponse: m.ApiVersionsResponse([m.ApiVersionRange(0, 0, 0)]),
     cm.DescribeQuorumResponse: cm.DescribeQuorumResponse(
@@ -255,6 +259,7 @@ def test_api_numbers_are_stable() -> None:
         "DELETE_TOPICS": 20,
         "INIT_PRODUCER_ID": 22,
         "OFFSET_FOR_LEADER_EPOCH": 23,
+        "CREATE_PARTITIONS": 37,
         "DELETE_GROUPS": 42,
         "DESCRIBE_QUORUM": 55,
         "CONSUMER_GROUP_HEARTBEAT": 68,
