@@ -244,3 +244,11 @@ def test_crc_valid_batches_with_mutated_records_are_corrupt_messages(
         cols.take()
     except CorruptMessageError:
         pass
+
+
+def test_a_header_with_a_null_value_reads_as_null() -> None:
+    """Kafka allows a header without a value; the row shows it as a null ``value``."""
+    raw = bytearray(build_batch([(T0, b"k", b"v", [("trace", None), ("h", b"x")])]))
+    assign_offset_and_epoch(raw, 0, 0, 0)
+    rows = decode(bytes(raw), 0, 1).to_pylist()
+    assert rows[0]["headers"] == [{"key": "trace", "value": None}, {"key": "h", "value": b"x"}]
