@@ -44,3 +44,11 @@ def test_packages_import_under_the_rillet_namespace() -> None:
 
 def test_console_script_points_at_the_cli() -> None:
     assert _pyproject()["project"]["scripts"]["rillet"] == "rillet.broker.cli.main:main"
+
+
+def test_test_file_basenames_are_unique() -> None:
+    """pytest imports test modules by basename (rootdir-relative packages are not used), so
+    two test files of one name fail the whole run at collection."""
+    tests = Path(__file__).resolve().parents[1]
+    names = [p.name for p in tests.rglob("test_*.py")]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
