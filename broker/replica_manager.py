@@ -145,6 +145,9 @@ class ReplicaManager:
         replica.min_insync_replicas = min_insync_replicas(
             configs, self.config.replication.default_min_insync_replicas
         )
+        log_config = effective_log_config(self.config.log, configs)
+        if plog.config != log_config:  # the topic's configs changed (or a first install)
+            plog.reconfigure(log_config)
         replica.set_role(role, now_ms())
         return replica
 

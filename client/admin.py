@@ -131,6 +131,30 @@ class Admin(ClientLifecycle):
             timeout,
         )
 
+    async def alter_topic_configs(
+        self,
+        topic: str,
+        set: Mapping[str, str] | None = None,
+        delete: Sequence[str] = (),
+        replace: bool = False,
+        timeout_ms: int | None = None,
+        validate_only: bool = False,
+    ) -> None:
+        """Change a topic's config overrides at run time: ``set`` keys to new values,
+        ``delete`` keys back to the nodes' defaults; with ``replace`` the overrides become
+        exactly ``set``. Raises InvalidConfigError naming a bad key or value."""
+        self._check_open()
+        timeout = self._timeout_ms if timeout_ms is None else timeout_ms
+        change = m.TopicConfigChange(topic, dict(set or {}), list(delete), replace)
+        request_id = str(uuid.uuid4())
+        await self._topic_operation(
+            [topic],
+            lambda ns: m.AlterTopicConfigsRequest(
+                [change], timeout, validate_only, request_id=request_id
+            ),
+            timeout,
+        )
+
     async def delete_topics(self, names: Sequence[str], timeout_ms: int | None = None) -> None:
         """Delete topics; raises the first per-topic error (e.g. UnknownTopicOrPartitionError)."""
         self._check_open()

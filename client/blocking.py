@@ -257,6 +257,15 @@ class BlockingAdmin(_Blocking[Admin]):
     ) -> None:
         self._host.call(self._host.client.create_partitions, counts, timeout_ms, validate_only)
 
+    def alter_topic_configs(
+        self,
+        topic: str,
+        set: Mapping[str, str] | None = None,
+        delete: Sequence[str] = (),
+        replace: bool = False,
+    ) -> None:
+        self._host.call(self._host.client.alter_topic_configs, topic, set, delete, replace)
+
     def list_topics(self) -> list[str]:
         return self._host.call(self._host.client.list_topics)
 

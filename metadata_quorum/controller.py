@@ -30,6 +30,7 @@ from rillet.metadata_quorum.records import (
     ProducerIds,
     RegisterBroker,
     RemoveTopic,
+    TopicConfigsRecord,
     TopicRecord,
     UnfenceBroker,
 )
@@ -441,6 +442,18 @@ class Controller:
                 for p, replicas in enumerate(assignment, start=len(current))
             ]
         )
+
+    def alter_topic_configs(
+        self, state: MetadataState, name: str, configs: dict[str, str]
+    ) -> Decision:
+        """Make ``configs`` topic ``name``'s overrides (validated by the caller, as at
+        creation). The same map again commits nothing: a resent change succeeds."""
+        topic = state.topic_by_name(name)
+        if topic is None:
+            return Decision([], ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"unknown topic {name!r}")
+        if topic.configs == configs:
+            return Decision([])
+        return Decision([TopicConfigsRecord(topic.topic_id, dict(configs))])
 
     def delete_topic(self, state: MetadataState, name: str, request_id: str = "") -> Decision:
         """A retry of a delete already carried out (same ``request_id``) succeeds."""

@@ -50,6 +50,7 @@ class RecordType(IntEnum):
     PARTITION = 11
     PARTITION_CHANGE = 12
     REMOVE_TOPIC = 13
+    TOPIC_CONFIGS = 14
     PRODUCER_IDS = 20
     GROUP_MEMBER = 30
     GROUP_MEMBER_REMOVED = 31
@@ -103,6 +104,15 @@ class TopicRecord:
     topic_id: str
     configs: dict[str, str] = field(default_factory=dict)
     request_id: str = ""  # the CreateTopics request that created it (retries succeed)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicConfigsRecord:
+    """A topic's config overrides from now on: the whole map, replacing the previous one
+    (applying it twice is the same as once)."""
+
+    topic_id: str
+    configs: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +176,7 @@ MetadataRecord = (
     | UnregisterBroker
     | ControllerActivated
     | TopicRecord
+    | TopicConfigsRecord
     | PartitionRecord
     | PartitionChange
     | RemoveTopic
@@ -193,6 +204,7 @@ TYPES: dict[RecordType, type] = {
     RecordType.PARTITION: PartitionRecord,
     RecordType.PARTITION_CHANGE: PartitionChange,
     RecordType.REMOVE_TOPIC: RemoveTopic,
+    RecordType.TOPIC_CONFIGS: TopicConfigsRecord,
     RecordType.PRODUCER_IDS: ProducerIds,
     RecordType.GROUP_MEMBER: GroupMember,
     RecordType.GROUP_MEMBER_REMOVED: GroupMemberRemoved,

@@ -45,6 +45,7 @@ from rillet.metadata_quorum.records import (
     ProducerIds,
     RegisterBroker,
     RemoveTopic,
+    TopicConfigsRecord,
     TopicRecord,
     UnfenceBroker,
     UnregisterBroker,
@@ -162,6 +163,15 @@ class MetadataState:
                 )
             case PartitionChange():
                 self._apply_partition_change(record)
+            case TopicConfigsRecord():
+                topic = self.topics.get(record.topic_id)
+                if topic is not None:  # a new state object: readers compare by identity
+                    self.topics[record.topic_id] = TopicState(
+                        topic.name, topic.topic_id, dict(record.configs)
+                    )
+                    self._changed_partitions.update(
+                        k for k in self.partitions if k[0] == record.topic_id
+                    )
             case RemoveTopic():
                 topic = self.topics.pop(record.topic_id, None)
                 for key in [k for k in self.partitions if k[0] == record.topic_id]:

@@ -120,6 +120,13 @@ class PartitionLog:
         """
         return cls(directory, config, now_ms, topic, partition, topic_id)
 
+    def reconfigure(self, config: LogConfig) -> None:
+        """Apply a topic's changed settings from now on: retention, segment rolling, flush
+        and timestamp rules read ``config`` at their next use; existing segments and
+        indexes are not rewritten."""
+        self.config = config
+        self._flush.config = config
+
     # -- state ------------------------------------------------------------------------------
 
     @property

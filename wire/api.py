@@ -28,6 +28,7 @@ class ApiKey(IntEnum):
     OFFSET_FOR_LEADER_EPOCH = 23
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
+    INCREMENTAL_ALTER_CONFIGS = 44
     DESCRIBE_QUORUM = 55
     CONSUMER_GROUP_HEARTBEAT = 68
     # internal, broker to broker / broker to controller

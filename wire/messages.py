@@ -247,6 +247,35 @@ class TopicResult:
 
 
 @dataclass(frozen=True, slots=True)
+class TopicConfigChange:
+    """New values for ``set`` keys, defaults again for ``delete`` keys; with ``replace`` the
+    topic's overrides become exactly ``set`` (Kafka's AlterConfigs)."""
+
+    name: str
+    set: dict[str, str] = field(default_factory=dict)
+    delete: list[str] = field(default_factory=list)
+    replace: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AlterTopicConfigsRequest:
+    """Change topics' config overrides at run time (forwarded to the controller like
+    CreateTopics; the new values apply on every node without a restart)."""
+
+    topics: list[TopicConfigChange]
+    timeout_ms: int = 30_000
+    validate_only: bool = False
+    forwarded: bool = False
+    request_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AlterTopicConfigsResponse:
+    topics: list[TopicResult]
+    metadata_offset: int = -1
+
+
+@dataclass(frozen=True, slots=True)
 class CreatePartitionsResponse:
     topics: list[TopicResult]
     metadata_offset: int = -1  # as CreateTopicsResponse
@@ -321,6 +350,7 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
     ApiKey.CREATE_TOPICS: (CreateTopicsRequest, CreateTopicsResponse),
     ApiKey.DELETE_TOPICS: (DeleteTopicsRequest, DeleteTopicsResponse),
     ApiKey.CREATE_PARTITIONS: (CreatePartitionsRequest, CreatePartitionsResponse),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: (AlterTopicConfigsRequest, AlterTopicConfigsResponse),
     ApiKey.API_VERSIONS: (ApiVersionsRequest, ApiVersionsResponse),
     ApiKey.INIT_PRODUCER_ID: (InitProducerIdRequest, InitProducerIdResponse),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: (

@@ -77,13 +77,29 @@ def register(sub: Any) -> None:
     only.add_argument("--unavailable", action="store_true", help="only partitions without a leader")
     describe.set_defaults(run=run_describe)
 
-    alter = tsub.add_parser("alter", help="change a topic: grow its partition count")
+    alter = tsub.add_parser(
+        "alter", help="change a topic: grow its partition count, change its configs"
+    )
     alter.add_argument("name")
     alter.add_argument(
-        "--partitions",
-        type=int,
-        required=True,
-        help="the new partition count (only more than the topic has)",
+        "--partitions", type=int, help="the new partition count (only more than the topic has)"
+    )
+    alter.add_argument(
+        "--config",
+        dest="configs",
+        type=key_value_arg,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set a topic config, e.g. retention.ms=3600000 (repeatable); applies at once",
+    )
+    alter.add_argument(
+        "--delete-config",
+        dest="delete_configs",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="return a topic config to the nodes' default (repeatable)",
     )
     alter.set_defaults(run=run_alter)
 
@@ -118,10 +134,25 @@ def run_create(args: argparse.Namespace) -> int:
 
 
 def run_alter(args: argparse.Namespace) -> int:
+    if args.partitions is None and not args.configs and not args.delete_configs:
+        print(
+            "rillet topics alter: say what to change: --partitions, --config or --delete-config",
+            file=sys.stderr,
+        )
+        return 2
+
     async def main() -> int:
         async with Admin(args.bootstrap) as admin:
-            await admin.create_partitions({args.name: args.partitions})
-        print(f"topic {args.name} now has {args.partitions} partitions")
+            if args.configs or args.delete_configs:
+                await admin.alter_topic_configs(
+                    args.name, dict(args.configs), list(args.delete_configs)
+                )
+                changes = [f"{k}={v}" for k, v in args.configs]
+                changes += [f"{k} (default)" for k in args.delete_configs]
+                print(f"topic {args.name} configs: {', '.join(changes)}")
+            if args.partitions is not None:
+                await admin.create_partitions({args.name: args.partitions})
+                print(f"topic {args.name} now has {args.partitions} partitions")
         return 0
 
     return run_async(main)

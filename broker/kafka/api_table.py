@@ -1,9 +1,10 @@
 """Which Kafka apis and versions this listener serves, and their kio entity classes.
 
 Only what is implemented and tested is listed: ApiVersions advertises exactly this table.
-Versions here are non-flexible except ApiVersions v3 and v4, OffsetFetch v6 and v7 and
-DescribeCluster v0 and v1 (flexible only); every common client (including librdkafka 2.0's kcat)
-can negotiate down to a non-flexible version of the others.
+Versions here are non-flexible except ApiVersions v3 and v4, OffsetFetch v6 and v7,
+IncrementalAlterConfigs v1 and DescribeCluster v0 and v1 (flexible only); every common
+client (including librdkafka 2.0's kcat) can negotiate down to a non-flexible version of
+the others.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from rillet.wire.api import ApiKey
 
 # Kafka apis served here without an internal api of the same number.
 DESCRIBE_CONFIGS = 32
+ALTER_CONFIGS = 33
 DESCRIBE_CLUSTER = 60
 
 SUPPORTED: dict[int, tuple[int, int]] = {
@@ -35,6 +37,8 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.DESCRIBE_GROUPS: (0, 4),
     ApiKey.LIST_GROUPS: (0, 2),
     DESCRIBE_CONFIGS: (1, 3),
+    ALTER_CONFIGS: (0, 1),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),  # 1 is flexible
     DESCRIBE_CLUSTER: (0, 1),
     ApiKey.API_VERSIONS: (0, 4),
     ApiKey.CREATE_TOPICS: (2, 4),
@@ -82,6 +86,8 @@ def api_name(api_key: int) -> str:
         return "DESCRIBE_CONFIGS"
     if api_key == DESCRIBE_CLUSTER:
         return "DESCRIBE_CLUSTER"
+    if api_key == ALTER_CONFIGS:
+        return "ALTER_CONFIGS"
     try:
         return ApiKey(api_key).name
     except ValueError:

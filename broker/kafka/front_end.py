@@ -13,6 +13,7 @@ from typing import Any
 from rillet.broker.kafka import (
     admin,
     classic_groups,
+    config_changes,
     configs,
     data_path,
     describe_cluster,
@@ -21,7 +22,12 @@ from rillet.broker.kafka import (
     offsets,
     partition_counts,
 )
-from rillet.broker.kafka.api_table import DESCRIBE_CLUSTER, DESCRIBE_CONFIGS, ApiSchema
+from rillet.broker.kafka.api_table import (
+    ALTER_CONFIGS,
+    DESCRIBE_CLUSTER,
+    DESCRIBE_CONFIGS,
+    ApiSchema,
+)
 from rillet.broker.kafka.codec import api_versions_response
 from rillet.broker.kafka.translation import Answer, Caller, ClusterView, Forward
 from rillet.wire.api import ApiKey
@@ -57,6 +63,10 @@ TRANSLATORS: dict[int, Translator] = {
     ),
     DESCRIBE_CONFIGS: lambda s, r, v, c: configs.translate_describe_configs(s, r, v),
     DESCRIBE_CLUSTER: lambda s, r, v, c: describe_cluster.translate_describe_cluster(s, r, v),
+    ALTER_CONFIGS: lambda s, r, v, c: config_changes.translate_config_changes(s, r),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: lambda s, r, v, c: config_changes.translate_config_changes(
+        s, r
+    ),
     ApiKey.DELETE_GROUPS: lambda s, r, v, c: group_deletion.translate_delete_groups(s, r),
 }
 

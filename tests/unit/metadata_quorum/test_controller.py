@@ -485,3 +485,17 @@ def test_create_partitions_only_grows_a_topic_and_keeps_its_replication_factor()
     for p in (2, 3, 4):
         assert len(grown[p].replicas) == 2 and grown[p].leader == grown[p].replicas[0]
         assert grown[p].isr == grown[p].replicas
+
+
+def test_altering_topic_configs_replaces_the_overrides_and_a_resend_commits_nothing() -> None:
+    ctl, state = cluster_of({1: None})
+    apply_all(state, ctl.create_topic(state, "t", 1, 1, {"retention.ms": "5"}))
+    before = state.topic_by_name("t")
+    assert ctl.alter_topic_configs(state, "x", {}).error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    decision = ctl.alter_topic_configs(state, "t", {"segment.bytes": "1048576"})
+    apply_all(state, decision)
+    after = state.topic_by_name("t")
+    assert after is not None and after is not before  # readers see a new object
+    assert after.configs == {"segment.bytes": "1048576"}
+    assert ctl.alter_topic_configs(state, "t", {"segment.bytes": "1048576"}).records == []
+    assert state.drain_changed_partitions() >= {(after.topic_id, 0)}

@@ -19,6 +19,7 @@ from rillet.metadata_quorum.records import (
     ProducerIds,
     RegisterBroker,
     RemoveTopic,
+    TopicConfigsRecord,
     TopicRecord,
     UnfenceBroker,
     UnregisterBroker,
@@ -66,6 +67,11 @@ records: st.SearchStrategy[MetadataRecord] = st.one_of(
         st.one_of(st.none(), st.lists(ids, max_size=3)),
     ),
     st.builds(RemoveTopic, topic_ids),
+    st.builds(
+        TopicConfigsRecord,
+        topic_ids,
+        st.dictionaries(st.sampled_from(["retention.ms", "segment.bytes"]), st.just("7")),
+    ),
     st.builds(ProducerIds, ids, st.integers(0, 10_000), st.integers(1, 1000)),
 )
 

@@ -57,6 +57,9 @@ SAMPLE_REQUESTS: dict[type, Any] = {
         [m.NewTopic("t", 3, 2, {"retention.ms": "5"})], 100, True
     ),
     m.DeleteTopicsRequest: m.DeleteTopicsRequest(["t", "u"], 10),
+    m.AlterTopicConfigsRequest: m.AlterTopicConfigsRequest(
+        [m.TopicConfigChange("t", {"retention.ms": "5"}, ["segment.bytes"], True)], 100
+    ),
     m.CreatePartitionsRequest: m.CreatePartitionsRequest(
         [m.PartitionCount("t", 6)], 100, False, True, "req-1"
     ),
@@ -133,6 +136,7 @@ SAMPLE_RESPONSES: dict[type, Any] = {
     ),
     m.CreateTopicsResponse: m.CreateTopicsResponse([m.TopicResult("t", 36, "exists")]),
     m.CreatePartitionsResponse: m.CreatePartitionsResponse([m.TopicResult("t", 37, "fewer")], 9),
+    m.AlterTopicConfigsResponse: m.AlterTopicConfigsResponse([m.TopicResult("t", 40, "bad")], 3),
     m.DeleteTopicsResponse: m.DeleteTopicsResponse([m.TopicResult("t", 0)]),
     m.ApiVersionsResponse: m.ApiVersionsResponse([m.ApiVersionRange(0, 0, 0)]),
     cm.DescribeQuorumResponse: cm.DescribeQuorumResponse(
@@ -261,6 +265,7 @@ def test_api_numbers_are_stable() -> None:
         "OFFSET_FOR_LEADER_EPOCH": 23,
         "CREATE_PARTITIONS": 37,
         "DELETE_GROUPS": 42,
+        "INCREMENTAL_ALTER_CONFIGS": 44,
         "DESCRIBE_QUORUM": 55,
         "CONSUMER_GROUP_HEARTBEAT": 68,
         "REPLICA_FETCH": 1000,

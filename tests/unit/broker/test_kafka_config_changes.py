@@ -1,0 +1,89 @@
+"""IncrementalAlterConfigs (v1 flexible) and AlterConfigs against kafka-python's classes."""
+
+from __future__ import annotations
+
+import pytest
+from kafka.protocol.admin.configs import (
+    AlterConfigsRequest,
+    AlterConfigsResponse,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+)
+from kafka_front_end import forwarded, received
+
+from rillet.broker.kafka.codec import encode_response
+from rillet.broker.kafka.front_end import translate
+from rillet.broker.kafka.translation import Answer
+from rillet.wire.messages import AlterTopicConfigsResponse, TopicConfigChange, TopicResult
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+TOPIC, BROKER = 2, 4
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_incremental_set_and_delete_become_one_change_per_topic(version: int) -> None:
+    r = IncrementalAlterConfigsRequest
+    res, cfg = r.AlterConfigsResource, r.AlterConfigsResource.AlterableConfig
+    request = r(
+        resources=[
+            res(
+                resource_type=TOPIC,
+                resource_name="t",
+                configs=[
+                    cfg(name="retention.ms", config_operation=0, value="5000"),
+                    cfg(name="segment.ms", config_operation=1, value=None),
+                ],
+            ),
+            res(resource_type=BROKER, resource_name="1", configs=[]),
+            res(
+                resource_type=TOPIC,
+                resource_name="u",
+                configs=[cfg(name="cleanup.policy", config_operation=2, value="compact")],
+            ),
+        ],
+        validate_only=False,
+    )
+    schema, action = forwarded(request, version)
+    assert action.native.topics == [
+        TopicConfigChange("t", {"retention.ms": "5000"}, ["segment.ms"])
+    ]
+    answer = action.reply(AlterTopicConfigsResponse([TopicResult("t", 0)]))
+    decoded = IncrementalAlterConfigsResponse.decode(
+        encode_response(3, schema, answer), version=version, header=True, framed=True
+    )
+    got = [(x.resource_type, x.resource_name, x.error_code) for x in decoded.responses]
+    assert got == [(TOPIC, "t", 0), (BROKER, "1", 42), (TOPIC, "u", 40)]
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_alter_configs_replaces_a_topic_s_overrides(version: int) -> None:
+    r = AlterConfigsRequest
+    res = r.AlterConfigsResource
+    request = r(
+        resources=[
+            res(
+                resource_type=TOPIC,
+                resource_name="t",
+                configs=[res.AlterableConfig(name="segment.ms", value="600000")],
+            )
+        ],
+        validate_only=True,
+    )
+    schema, action = forwarded(request, version)
+    assert action.native.validate_only
+    assert action.native.topics == [TopicConfigChange("t", {"segment.ms": "600000"}, [], True)]
+    decoded = AlterConfigsResponse.decode(
+        encode_response(3, schema, action.fail(40)), version=version, header=True, framed=True
+    )
+    assert [(x.resource_name, x.error_code) for x in decoded.responses] == [("t", 40)]
+
+
+def test_only_broker_resources_are_answered_at_once() -> None:
+    r = IncrementalAlterConfigsRequest
+    request = r(
+        resources=[r.AlterConfigsResource(resource_type=BROKER, resource_name="", configs=[])],
+        validate_only=False,
+    )
+    _header, schema, entity = received(request, 1)
+    action = translate(schema, entity, None)  # type: ignore[arg-type]
+    assert isinstance(action, Answer)
