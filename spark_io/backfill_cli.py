@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from rillet.client.cluster import parse_bootstrap
@@ -125,8 +126,14 @@ def run(args: argparse.Namespace) -> int:
     from pyspark.errors import PySparkException
 
     from rillet.spark_io.backfill_job import backfill
+    from rillet.spark_io.backfill_output import ensure_free
     from rillet.spark_io.session import local_session
 
+    try:  # a second run on the same output is refused before Spark starts
+        ensure_free(Path(args.output).absolute())
+    except RilletError as exc:
+        print(f"backfill failed: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     spark = local_session(master=args.master, app_name="rillet-backfill", conf=dict(args.conf))
     try:
         result = backfill(
