@@ -27,6 +27,7 @@ from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
     DataSourceReader,
+    DataSourceStreamArrowWriter,
     DataSourceStreamReader,
     InputPartition,
     WriterCommitMessage,
@@ -249,6 +250,37 @@ class RilletWriter(DataSourceArrowWriter):  # type: ignore[misc, unused-ignore]
         )
 
 
+class RilletStreamWriter(DataSourceStreamArrowWriter):  # type: ignore[misc, unused-ignore]
+    """``df.writeStream.format("rillet")``: each micro-batch's tasks write as the batch sink
+    does (an acks=all idempotent producer per task, which returns only once every record is
+    acknowledged), so Spark commits a micro-batch only after all of its records are in the
+    topic. At-least-once: a micro-batch Spark runs again after a failure writes its records
+    again. A task that cannot write fails the micro-batch, and the query, with the error."""
+
+    def __init__(self, opts: WriteOptions, layout: WriteLayout) -> None:
+        self.opts = opts
+        self.layout = layout
+
+    def write(self, iterator: Iterator[Any]) -> RilletCommitMessage:
+        from rillet.spark_io.writing import write_arrow
+
+        summary = write_arrow(self.opts, self.layout, iterator)
+        return RilletCommitMessage(summary.records, summary.per_topic)
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
+        total = merge([_summary(m) for m in messages])
+        log.info("micro-batch %d: wrote %d record(s)", batchId, total.records)
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
+        total = merge([_summary(m) for m in messages])
+        log.warning(
+            "micro-batch %d aborted; records of the tasks that finished stay written "
+            "(at-least-once): %s",
+            batchId,
+            describe(total.per_topic),
+        )
+
+
 def _summary(message: Any) -> WriteSummary | None:
     if not isinstance(message, RilletCommitMessage):
         return None
@@ -287,6 +319,13 @@ class RilletDataSource(DataSource):  # type: ignore[misc, unused-ignore]
         opts = parse_read_options(self.options, streaming=True)
         _check_schema(schema, opts.include_headers)
         return RilletStreamReader(opts)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> RilletStreamWriter:  # noqa: N802
+        if overwrite:
+            raise OptionError("format('rillet') only appends to topics; use outputMode('append')")
+        opts = parse_write_options(self.options, streaming=True)
+        layout = plan_write([(f.name, f.dataType.simpleString()) for f in schema.fields], opts)
+        return RilletStreamWriter(opts, layout)
 
     def writer(self, schema: StructType, overwrite: bool) -> RilletWriter:
         if overwrite:

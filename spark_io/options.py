@@ -152,9 +152,13 @@ def parse_read_options(raw: Mapping[str, Any], streaming: bool = False) -> ReadO
     )
 
 
-def parse_write_options(raw: Mapping[str, Any]) -> WriteOptions:
-    """Validate the options of ``df.write.format("rillet")``."""
-    opts = RawOptions(raw, WRITE_OPTIONS, "write")
+# Spark's own option of a streaming query, handed to the sink too; Spark uses it, rillet not.
+STREAM_WRITE_OPTIONS = (*WRITE_OPTIONS, "checkpointLocation")
+
+
+def parse_write_options(raw: Mapping[str, Any], streaming: bool = False) -> WriteOptions:
+    """Validate the options of ``df.write`` (or ``writeStream``) ``.format("rillet")``."""
+    opts = RawOptions(raw, STREAM_WRITE_OPTIONS if streaming else WRITE_OPTIONS, "write")
     topic = opts.get("topic")
     if topic is not None:
         topic = check_topic_name("topic", topic)

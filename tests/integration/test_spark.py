@@ -506,6 +506,41 @@ def test_streaming_available_now_reads_everything_committed_in_limited_batches(
     )
 
 
+def test_a_streaming_query_writes_to_a_topic_at_least_once(
+    spark: Any, bootstrap: str, tmp_path: Path
+) -> None:
+    """writeStream.format("rillet"): a stream from one topic into another; each micro-batch
+    is committed after its records are acknowledged, so the target holds every record."""
+    create(bootstrap, "sp-sink-in", 2)
+    create(bootstrap, "sp-sink-out", 1)
+    produce(bootstrap, "sp-sink-in", 0, 500)
+    query = (
+        spark.readStream.format("rillet")
+        .option("bootstrap", bootstrap)
+        .option("subscribe", "sp-sink-in")
+        .option("startingOffsets", "earliest")
+        .option("maxOffsetsPerTrigger", "200")
+        .load()
+        .select("key", "value")
+        .writeStream.format("rillet")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("topic", "sp-sink-out")
+        .option("checkpointLocation", str(tmp_path / "sink-checkpoint"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    assert query.awaitTermination(180)
+    assert query.exception() is None
+    assert sum(p["numInputRows"] for p in query.recentProgress) == 500
+    source = sorted(
+        bytes(r["value"]) for r in read(spark, bootstrap, subscribe="sp-sink-in").collect()
+    )
+    copied = sorted(
+        bytes(r["value"]) for r in read(spark, bootstrap, subscribe="sp-sink-out").collect()
+    )
+    assert copied == source  # no micro-batch ran twice here, so exactly one copy each
+
+
 # -- the backfill job --------------------------------------------------------------------------
 
 

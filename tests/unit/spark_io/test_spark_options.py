@@ -192,3 +192,10 @@ def test_offsets_json_round_trips_and_is_stable() -> None:
     assert offsets_from_dict(as_dict) == offsets
     with pytest.raises(ValueError):
         offsets_from_dict({"a": {"x": 1}})
+
+
+def test_a_streaming_sink_accepts_spark_s_checkpoint_location() -> None:
+    raw = {"bootstrap": "h:1", "topic": "t", "checkpointLocation": "/tmp/c"}
+    assert parse_write_options(raw, streaming=True).topic == "t"
+    with pytest.raises(OptionError, match="unknown write option"):
+        parse_write_options(raw)
