@@ -106,8 +106,23 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="a Spark configuration setting (repeatable)",
     )
     p.add_argument("--json", action="store_true", help="print the result as one JSON line")
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (it is drawn only when stderr is a terminal)",
+    )
     p.set_defaults(run=run)
     return p
+
+
+def session_conf(
+    given: list[tuple[str, str]], no_progress: bool, stderr_is_tty: bool
+) -> dict[str, str]:
+    """The Spark settings of the run: ``--conf`` ones, and Spark's console progress bar
+    (tasks done per stage, redrawn in place) for a person watching a terminal."""
+    conf = {"spark.ui.showConsoleProgress": "true"} if stderr_is_tty and not no_progress else {}
+    conf.update(given)
+    return conf
 
 
 def run(args: argparse.Namespace) -> int:
@@ -134,7 +149,8 @@ def run(args: argparse.Namespace) -> int:
     except RilletError as exc:
         print(f"backfill failed: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    spark = local_session(master=args.master, app_name="rillet-backfill", conf=dict(args.conf))
+    conf = session_conf(args.conf, args.no_progress, sys.stderr.isatty())
+    spark = local_session(master=args.master, app_name="rillet-backfill", conf=conf)
     try:
         result = backfill(
             spark,

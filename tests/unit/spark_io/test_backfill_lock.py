@@ -40,3 +40,14 @@ def test_the_cli_refuses_before_starting_spark(tmp_path: Path) -> None:
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr  # one line, and no Spark start-up output before it
     assert "another backfill is running" in lines[0] and f"pid {os.getpid()}" in lines[0]
+
+
+def test_the_progress_bar_is_for_a_terminal_only() -> None:
+    from rillet.spark_io.backfill_cli import session_conf
+
+    bar = {"spark.ui.showConsoleProgress": "true"}
+    assert session_conf([], no_progress=False, stderr_is_tty=True) == bar
+    assert session_conf([], no_progress=True, stderr_is_tty=True) == {}
+    assert session_conf([], no_progress=False, stderr_is_tty=False) == {}
+    given = [("spark.ui.showConsoleProgress", "false"), ("spark.executor.cores", "2")]
+    assert session_conf(given, no_progress=False, stderr_is_tty=True) == dict(given)
