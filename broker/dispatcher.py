@@ -46,6 +46,7 @@ from rillet.broker.handlers.metadata import handle_metadata_request
 from rillet.broker.handlers.partition_counts import handle_create_partitions
 from rillet.broker.handlers.produce import handle_produce
 from rillet.broker.handlers.producer_ids import handle_init_producer_id
+from rillet.broker.handlers.record_deletion import handle_delete_records
 from rillet.broker.handlers.topic_config_changes import handle_alter_topic_configs
 from rillet.broker.handlers.topics import handle_create_topics, handle_delete_topics
 from rillet.broker.session import Session
@@ -106,6 +107,7 @@ HANDLERS: dict[ApiKey, Handler] = {
     ApiKey.DESCRIBE_GROUPS: handle_describe_groups,
     ApiKey.DELETE_GROUPS: handle_delete_groups,
     ApiKey.CREATE_PARTITIONS: handle_create_partitions,
+    ApiKey.DELETE_RECORDS: handle_delete_records,
     ApiKey.INCREMENTAL_ALTER_CONFIGS: handle_alter_topic_configs,
     ApiKey.JOIN_GROUP: handle_join_group,
     ApiKey.SYNC_GROUP: handle_sync_group,

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import trio
 
 from rillet.broker.invariants import require
+from rillet.broker.offset_waiters import OffsetWaiters
 from rillet.broker.replication.leader_state import LeaderState
 from rillet.partition_store.batch_verify import BatchDamage
 from rillet.partition_store.config import LogConfig
@@ -46,17 +47,6 @@ class ReplicaRole:
     replicas: tuple[int, ...] = ()
     partition_epoch: int = 0
     leader_id: int = -1
-
-
-@dataclass(eq=False, slots=True)
-class _AcksWaiter:
-    """An acks=all produce waiting for the high watermark to pass its batches, appended
-    while leading in ``leader_epoch``."""
-
-    target: int
-    leader_epoch: int
-    event: trio.Event = field(default_factory=trio.Event)
-    reached: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +84,8 @@ class PartitionReplica:
         self.checkpointed_high_watermark = checkpoint
         self._waiters: set[trio.Event] = set()
         self._follower_waiters: set[trio.Event] = set()
-        self._hw_waiters: list[_AcksWaiter] = []
+        self._hw_waiters = OffsetWaiters()  # acks=all produce requests
+        self._log_start_waiters = OffsetWaiters()  # DeleteRecords requests
         self._request_flush = request_flush
         self.flush_requested = False
         self.deleted = False
@@ -216,12 +207,23 @@ class PartitionReplica:
         fetch_offset: int,
         now_ms: int,
         request_arrived_ms: int | None = None,
+        log_start_offset: int = -1,
     ) -> None:
-        """A follower asked for records from ``fetch_offset``: it holds everything below."""
-        if self.leader is not None and self.leader.on_follower_fetch(
-            replica_id, fetch_offset, self.local_committable_end, now_ms, request_arrived_ms
+        """A follower asked for records from ``fetch_offset``: it holds everything below;
+        its log start is ``log_start_offset`` (-1: not reported)."""
+        leader = self.leader
+        if leader is None:
+            return
+        if leader.on_follower_fetch(
+            replica_id,
+            fetch_offset,
+            self.local_committable_end,
+            now_ms,
+            request_arrived_ms,
+            log_start_offset,
         ):
-            self._high_watermark_moved(self.leader.high_watermark)
+            self._high_watermark_moved(leader.high_watermark)
+        self._log_start_waiters.advance(self.low_watermark, self.leader_epoch)
 
     def on_flushed(self) -> None:
         """Called by the flush task after ``flush_completed``; exposes what is durable."""
@@ -232,6 +234,44 @@ class PartitionReplica:
         if self.leader is not None:
             self.leader.update_high_watermark(self.local_committable_end)
             self._high_watermark_moved(self.leader.high_watermark)
+            self._log_start_waiters.advance(self.low_watermark, self.leader_epoch)
+
+    # -- log start (DeleteRecords) ------------------------------------------------------------
+
+    @property
+    def low_watermark(self) -> int:
+        """As leader, the smallest log start over the in-sync replicas (-1 while one has not
+        reported it); as follower, its own log start."""
+        if self.leader is None:
+            return self.log.log_start_offset
+        return self.leader.low_watermark(self.log.log_start_offset)
+
+    def advance_log_start(self, offset: int) -> None:
+        """As leader, delete the records below ``offset`` (at most the high watermark:
+        uncommitted records may still be truncated, so they cannot be deleted either)."""
+        require(
+            self.leader is not None and offset <= self._high_watermark,
+            f"{self.key}: log start {offset} beyond the high watermark or not leading",
+        )
+        self.log.advance_log_start_offset(offset)
+        self._wake_followers()  # their answers carry the new log start; next fetches report it
+        self._log_start_waiters.advance(self.low_watermark, self.leader_epoch)
+
+    async def wait_for_low_watermark(self, offset: int, leader_epoch: int) -> bool:
+        """Until every in-sync replica's log start reaches ``offset`` while this replica
+        leads in ``leader_epoch`` (True), or it stops leading in it (False)."""
+        if not self.is_leader or self.leader_epoch != leader_epoch or self.deleted:
+            return False
+        if self.low_watermark >= offset:
+            return True
+        return await self._log_start_waiters.wait(offset, leader_epoch)
+
+    def follow_log_start(self, leader_log_start_offset: int) -> None:
+        """The leader's log start, as reported in a fetch answer: records it deleted are
+        deleted here too (never beyond this replica's own log end)."""
+        target = min(leader_log_start_offset, self.log.log_end_offset)
+        if target > self.log.log_start_offset:
+            self.log.advance_log_start_offset(target)
 
     # -- follower ---------------------------------------------------------------------------
 
@@ -329,15 +369,8 @@ class PartitionReplica:
         for event in self._waiters:
             event.set()
         self._waiters.clear()
-        if self._hw_waiters and self.is_leader:
-            still = []
-            for waiter in self._hw_waiters:
-                if offset >= waiter.target and waiter.leader_epoch == self.leader_epoch:
-                    waiter.reached = True
-                    waiter.event.set()
-                else:
-                    still.append(waiter)
-            self._hw_waiters = still
+        if self.is_leader:
+            self._hw_waiters.advance(offset, self.leader_epoch)
 
     def _wake_followers(self) -> None:
         for event in self._follower_waiters:
@@ -352,9 +385,8 @@ class PartitionReplica:
         self._wake_followers()
 
     def _release_acks_waiters(self) -> None:
-        for waiter in self._hw_waiters:
-            waiter.event.set()
-        self._hw_waiters.clear()
+        self._hw_waiters.release_all()
+        self._log_start_waiters.release_all()
 
     def mark_deleted(self) -> None:
         """The partition is being deleted: release every waiter so none hangs on it."""
@@ -380,14 +412,7 @@ class PartitionReplica:
             return False
         if self._high_watermark >= offset:
             return True
-        waiter = _AcksWaiter(offset, leader_epoch)
-        self._hw_waiters.append(waiter)
-        try:
-            await waiter.event.wait()
-        finally:
-            if not waiter.event.is_set() and waiter in self._hw_waiters:
-                self._hw_waiters.remove(waiter)
-        return waiter.reached
+        return await self._hw_waiters.wait(offset, leader_epoch)
 
     # -- checkpoint -------------------------------------------------------------------------
 

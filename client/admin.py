@@ -20,7 +20,7 @@ from typing import Any
 
 import trio
 
-from rillet.client import group_admin
+from rillet.client import group_admin, record_deletion
 from rillet.client.cluster import ClusterClient
 from rillet.client.errors import (
     BrokerError,
@@ -165,6 +165,17 @@ class Admin(ClientLifecycle):
             lambda ns: m.DeleteTopicsRequest(ns, timeout, request_id=request_id),
             timeout,
         )
+
+    async def delete_records(
+        self, before: Mapping[TopicPartition, int], timeout_ms: int | None = None
+    ) -> dict[TopicPartition, int]:
+        """Delete the records below ``before[tp]`` in each partition (-1: every committed
+        record), as Kafka's deleteRecords; returns each partition's new low watermark (its
+        first offset). Only committed records can be deleted: an offset above the high
+        watermark raises OffsetOutOfRangeError."""
+        self._check_open()
+        timeout = self._timeout_ms if timeout_ms is None else timeout_ms
+        return await record_deletion.delete_records(self._cluster, before, timeout, self._backoff_s)
 
     async def _topic_operation(
         self, names: list[str], make_request: Callable[[list[str]], Any], timeout_ms: int

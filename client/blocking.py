@@ -266,6 +266,11 @@ class BlockingAdmin(_Blocking[Admin]):
     ) -> None:
         self._host.call(self._host.client.alter_topic_configs, topic, set, delete, replace)
 
+    def delete_records(
+        self, before: Mapping[TopicPartition, int], timeout_ms: int | None = None
+    ) -> dict[TopicPartition, int]:
+        return self._host.call(self._host.client.delete_records, before, timeout_ms)
+
     def list_topics(self) -> list[str]:
         return self._host.call(self._host.client.list_topics)
 

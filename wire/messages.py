@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from rillet.wire import classic_group_messages as cgm
 from rillet.wire import group_messages as gm
 from rillet.wire import leader_epoch_messages as lem
+from rillet.wire import record_deletion_messages as rdm
 from rillet.wire.api import ApiKey
 from rillet.wire.cluster_messages import (
     AllocateProducerIdsRequest,
@@ -80,6 +81,7 @@ class FetchPartition:
     partition_max_bytes: int
     current_leader_epoch: int = -1
     last_fetched_epoch: int = -1
+    log_start_offset: int = -1  # a follower's own log start (DeleteRecords waits for it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,6 +351,7 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
     ApiKey.METADATA: (MetadataRequest, MetadataResponse),
     ApiKey.CREATE_TOPICS: (CreateTopicsRequest, CreateTopicsResponse),
     ApiKey.DELETE_TOPICS: (DeleteTopicsRequest, DeleteTopicsResponse),
+    ApiKey.DELETE_RECORDS: (rdm.DeleteRecordsRequest, rdm.DeleteRecordsResponse),
     ApiKey.CREATE_PARTITIONS: (CreatePartitionsRequest, CreatePartitionsResponse),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: (AlterTopicConfigsRequest, AlterTopicConfigsResponse),
     ApiKey.API_VERSIONS: (ApiVersionsRequest, ApiVersionsResponse),

@@ -1,4 +1,4 @@
-"""``rillet topics create|list|describe|delete``: the admin client for people and scripts.
+"""``rillet topics create|list|describe|alter|delete-records|delete``: the admin client.
 
 ``describe`` joins two sources a Kafka operator expects to see side by side: the metadata
 (leader, replicas, ISR) from the admin client and each partition's log start and end offsets
@@ -103,13 +103,35 @@ def register(sub: Any) -> None:
     )
     alter.set_defaults(run=run_alter)
 
+    records = tsub.add_parser(
+        "delete-records", help="delete a topic's records below an offset (Kafka's DeleteRecords)"
+    )
+    records.add_argument("name")
+    records.add_argument(
+        "--before",
+        required=True,
+        type=before_offset_arg,
+        metavar="OFFSET|end",
+        help="the first offset to keep; 'end': delete every committed record",
+    )
+    records.add_argument(
+        "--partition",
+        dest="partitions",
+        type=int,
+        action="append",
+        default=[],
+        metavar="N",
+        help="a partition to delete from (repeatable; default: every partition)",
+    )
+    records.set_defaults(run=run_delete_records)
+
     delete = tsub.add_parser("delete", help="delete topics")
     delete.add_argument("names", nargs="+", metavar="NAME")
     delete.add_argument(
         "--if-exists", action="store_true", help="a topic that does not exist is not an error"
     )
     delete.set_defaults(run=run_delete)
-    for p in (create, lst, describe, alter, delete):
+    for p in (create, lst, describe, alter, records, delete):
         add_bootstrap(p)
     for p in (lst, describe):
         add_output(p)
@@ -153,6 +175,35 @@ def run_alter(args: argparse.Namespace) -> int:
             if args.partitions is not None:
                 await admin.create_partitions({args.name: args.partitions})
                 print(f"topic {args.name} now has {args.partitions} partitions")
+        return 0
+
+    return run_async(main)
+
+
+def before_offset_arg(text: str) -> int:
+    """``--before``: an offset, or ``end`` (-1, the high watermark)."""
+    if text == "end":
+        return -1
+    try:
+        offset = int(text)
+    except ValueError:
+        offset = -1
+    if offset < 0:
+        raise argparse.ArgumentTypeError(f"expected an offset >= 0 or 'end', not {text!r}")
+    return offset
+
+
+def run_delete_records(args: argparse.Namespace) -> int:
+    async def main() -> int:
+        async with Admin(args.bootstrap) as admin:
+            partitions = args.partitions
+            if not partitions:
+                (topic,) = await admin.describe_topics([args.name])
+                partitions = [p.partition for p in topic.partitions]
+            before = {TopicPartition(args.name, p): args.before for p in partitions}
+            low = await admin.delete_records(before)
+        for tp in sorted(low):
+            print(f"{tp.topic}-{tp.partition}: records below offset {low[tp]} deleted")
         return 0
 
     return run_async(main)

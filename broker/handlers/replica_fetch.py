@@ -61,7 +61,9 @@ def read_for_follower(
             return _answer(p, replica, ErrorCode.NONE, diverging=(epoch, end_offset))
     if not plog.log_start_offset <= p.fetch_offset <= plog.log_end_offset:
         return _answer(p, replica, ErrorCode.OFFSET_OUT_OF_RANGE)
-    replica.on_follower_fetch(replica_id, p.fetch_offset, ctx.now_ms(), request_arrived_ms)
+    replica.on_follower_fetch(
+        replica_id, p.fetch_offset, ctx.now_ms(), request_arrived_ms, p.log_start_offset
+    )
     limit = min(max(p.partition_max_bytes, 0), remaining)
     region = None
     if p.fetch_offset < plog.log_end_offset and (limit > 0 or first):

@@ -18,6 +18,7 @@ from kio.serial.errors import SerialError
 from rillet.broker.kafka.api_table import SCHEMAS, SUPPORTED, ApiSchema, api_name
 from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.errors import MalformedKafkaRequest, UnsupportedKafkaRequest
+from rillet.broker.kafka.null_arrays import null_array_path
 from rillet.wire.api import ApiKey
 from rillet.wire.frame import BlobPart, FileRegion
 
@@ -80,6 +81,11 @@ def decode_body(frame: bytes, body_start: int, schema: ApiSchema) -> Any:
         raise MalformedKafkaRequest(
             f"{api_name(schema.api_key)} v{schema.version}: {type(exc).__name__}: {exc}"
         ) from None
+    null = null_array_path(entity)
+    if null is not None:
+        raise MalformedKafkaRequest(
+            f"{api_name(schema.api_key)} v{schema.version}: {null} is null, which it may not be"
+        )
     return entity
 
 

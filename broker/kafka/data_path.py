@@ -27,7 +27,9 @@ from rillet.wire.messages import (
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
 
 
-def _pairs(request_topics: Any, partitions_field: str, index_field: str) -> list[tuple[str, int]]:
+def partition_pairs(
+    request_topics: Any, partitions_field: str, index_field: str
+) -> list[tuple[str, int]]:
     return [
         (t_name, getattr(p, index_field))
         for t_name, t in ((_topic_name(t), t) for t in request_topics)
@@ -39,7 +41,7 @@ def _topic_name(topic: Any) -> str:
     return str(topic.name if hasattr(topic, "name") else topic.topic)
 
 
-def _grouped(pairs: list[tuple[str, int]], items: list[Any]) -> list[tuple[str, list[Any]]]:
+def grouped_by_topic(pairs: list[tuple[str, int]], items: list[Any]) -> list[tuple[str, list[Any]]]:
     """Consecutive entries of one topic under one heading, in request order."""
     out: list[tuple[str, list[Any]]] = []
     for (topic, _), item in zip(pairs, items, strict=True):
@@ -54,7 +56,7 @@ def _grouped(pairs: list[tuple[str, int]], items: list[Any]) -> list[tuple[str, 
 
 
 def translate_produce(schema: ApiSchema, req: Any) -> Forward | Answer:
-    pairs = _pairs(req.topic_data, "partition_data", "index")
+    pairs = partition_pairs(req.topic_data, "partition_data", "index")
 
     def respond(codes: list[dict[str, Any]]) -> Any:
         return build(
@@ -62,7 +64,7 @@ def translate_produce(schema: ApiSchema, req: Any) -> Forward | Answer:
             {
                 "responses": [
                     {"name": topic, "partition_responses": entries}
-                    for topic, entries in _grouped(pairs, codes)
+                    for topic, entries in grouped_by_topic(pairs, codes)
                 ],
                 "throttle_time": 0,
             },
@@ -116,7 +118,7 @@ def translate_produce(schema: ApiSchema, req: Any) -> Forward | Answer:
 
 
 def translate_fetch(schema: ApiSchema, req: Any) -> Forward:
-    pairs = _pairs(req.topics, "partitions", "partition")
+    pairs = partition_pairs(req.topics, "partitions", "partition")
     version = schema.version
     native = FetchRequest(
         millis(req.max_wait),
@@ -143,11 +145,11 @@ def translate_fetch(schema: ApiSchema, req: Any) -> Forward:
             )
             for r in resp.partitions
         ]
-        return RawBody(encode_fetch_body(version, _grouped(pairs, fetched)))
+        return RawBody(encode_fetch_body(version, grouped_by_topic(pairs, fetched)))
 
     def fail(code: int) -> RawBody:
         fetched = [FetchedPartition(p, code, -1, -1, b"") for _, p in pairs]
-        return RawBody(encode_fetch_body(version, _grouped(pairs, fetched)))
+        return RawBody(encode_fetch_body(version, grouped_by_topic(pairs, fetched)))
 
     return Forward(native, reply, fail)
 
@@ -156,7 +158,7 @@ def translate_fetch(schema: ApiSchema, req: Any) -> Forward:
 
 
 def translate_list_offsets(schema: ApiSchema, req: Any) -> Forward:
-    pairs = _pairs(req.topics, "partitions", "partition_index")
+    pairs = partition_pairs(req.topics, "partitions", "partition_index")
     native = ListOffsetsRequest(
         [
             ListOffsetsPartition(_topic_name(t), int(p.partition_index), int(p.timestamp))
@@ -171,7 +173,7 @@ def translate_list_offsets(schema: ApiSchema, req: Any) -> Forward:
             {
                 "topics": [
                     {"name": topic, "partitions": items}
-                    for topic, items in _grouped(pairs, entries)
+                    for topic, items in grouped_by_topic(pairs, entries)
                 ],
                 "throttle_time": 0,
             },

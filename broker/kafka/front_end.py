@@ -21,6 +21,7 @@ from rillet.broker.kafka import (
     leader_epochs,
     offsets,
     partition_counts,
+    record_deletion,
 )
 from rillet.broker.kafka.api_table import (
     ALTER_CONFIGS,
@@ -50,6 +51,7 @@ TRANSLATORS: dict[int, Translator] = {
     ApiKey.DELETE_TOPICS: lambda s, r, v, c: admin.translate_delete_topics(s, r),
     ApiKey.CREATE_PARTITIONS: lambda s, r, v, c: partition_counts.translate_create_partitions(s, r),
     ApiKey.INIT_PRODUCER_ID: lambda s, r, v, c: admin.translate_init_producer_id(s, r),
+    ApiKey.DELETE_RECORDS: lambda s, r, v, c: record_deletion.translate_delete_records(s, r),
     ApiKey.OFFSET_COMMIT: lambda s, r, v, c: offsets.translate_offset_commit(s, r),
     ApiKey.OFFSET_FETCH: lambda s, r, v, c: offsets.translate_offset_fetch(s, r),
     ApiKey.JOIN_GROUP: lambda s, r, v, c: classic_groups.translate_join_group(s, r, c),

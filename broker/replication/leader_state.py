@@ -44,6 +44,8 @@ class FollowerProgress:
     # When the committed ISR last dropped it: fetch requests that arrived before then carry
     # offsets from before (a long poll parked on this leader), not what it holds now.
     left_isr_ms: int = -1
+    # Its own log start, as its fetches report it (DeleteRecords waits for the ISR's).
+    log_start_offset: int = UNKNOWN_OFFSET
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,8 +191,10 @@ class LeaderState:
         leader_end_offset: int,
         now_ms: int,
         request_arrived_ms: int | None = None,
+        log_start_offset: int = UNKNOWN_OFFSET,
     ) -> bool:
-        """A follower fetched from ``fetch_offset`` (so it holds everything below it).
+        """A follower fetched from ``fetch_offset`` (so it holds everything below it) and
+        reported its log start (-1: not reported).
 
         Returns whether the high watermark advanced. Fetches from brokers that are not
         replicas of the partition are ignored, and so are requests that arrived (by
@@ -205,6 +209,8 @@ class LeaderState:
         if fetch_offset < self.high_watermark and replica in self.maximal_isr:
             p.lost_committed = True
         p.log_end_offset = fetch_offset
+        if log_start_offset != UNKNOWN_OFFSET:
+            p.log_start_offset = log_start_offset
         if fetch_offset >= leader_end_offset:
             p.last_caught_up_ms = self.now_ms
         elif fetch_offset >= p.leader_end_at_last_fetch >= 0:
@@ -212,6 +218,20 @@ class LeaderState:
         p.last_fetch_ms = self.now_ms
         p.leader_end_at_last_fetch = leader_end_offset
         return self.update_high_watermark(leader_end_offset)
+
+    def low_watermark(self, leader_log_start_offset: int) -> int:
+        """The smallest log start over the maximal ISR (-1 while an in-sync follower has
+        not reported one): a DeleteRecords is done, and survives any election, once this
+        has reached its offset."""
+        low = leader_log_start_offset
+        for replica in self.maximal_isr:
+            if replica == self.node_id:
+                continue
+            p = self.followers.get(replica)
+            if p is None or p.log_start_offset == UNKNOWN_OFFSET:
+                return UNKNOWN_OFFSET
+            low = min(low, p.log_start_offset)
+        return low
 
     def update_high_watermark(self, leader_end_offset: int) -> bool:
         """Recompute from the maximal ISR; returns whether it advanced."""

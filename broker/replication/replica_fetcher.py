@@ -182,6 +182,7 @@ class ReplicaFetcherManager:
                     cfg.fetch_partition_max_bytes,
                     replica.leader_epoch,
                     plog.epoch_history.latest_epoch(),
+                    plog.log_start_offset,
                 )
             )
         request = FetchRequest(
@@ -223,6 +224,7 @@ class ReplicaFetcherManager:
                 if len(answer.records) > 0:
                     replica.append_as_follower(bytes(answer.records), now_ms())
                 replica.follow_high_watermark(answer.high_watermark)
+                replica.follow_log_start(answer.log_start_offset)
             elif answer.error_code == ErrorCode.NONE:
                 target = divergence_truncation_offset(
                     answer.diverging_epoch,

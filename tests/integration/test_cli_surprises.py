@@ -45,7 +45,11 @@ def rillet(
 
 def started(bootstrap: str, command: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        argv(bootstrap, command), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        argv(bootstrap, command),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",  # perf produce writes random bytes, which consume prints as they are
     )
 
 

@@ -73,7 +73,9 @@ def test_a_native_consumer_over_its_quota_reads_at_the_quota(
     with BlockingAdmin(node.bootstrap) as admin:
         admin.create_topics([NewTopic("quota-fetch", 1)])
     count = TOTAL // len(VALUE)
-    with BlockingProducer(node.bootstrap, acks="all") as producer:
+    # Batches of one or two records: an answer holds at least one whole batch, so batches
+    # larger than the answer limit (256 kB by default) would leave more than 100 kB unpaced.
+    with BlockingProducer(node.bootstrap, acks="all", batch_bytes=20_000) as producer:
         for _ in range(count):
             producer.send("quota-fetch", VALUE)
         producer.flush()

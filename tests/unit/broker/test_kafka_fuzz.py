@@ -95,3 +95,11 @@ def test_truncations_of_valid_requests_never_escape_as_other_errors() -> None:
                 decode(frame[:cut])
             except KafkaProtocolError:
                 pass
+
+
+def test_a_null_array_the_schema_does_not_allow_is_a_protocol_error() -> None:
+    """Found by the fuzzer: IncrementalAlterConfigs v1 with its resources as a null compact
+    array reached the translator as None."""
+    frame = struct.pack(">hhi", 44, 1, 1) + b"\xff\xff" + b"\x00\x00\x00\x00"
+    with pytest.raises(KafkaProtocolError, match="resources is null"):
+        decode(frame)

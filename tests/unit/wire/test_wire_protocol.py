@@ -22,6 +22,7 @@ from rillet.wire import cluster_messages as cm
 from rillet.wire import group_messages as gm
 from rillet.wire import leader_epoch_messages as lem
 from rillet.wire import messages as m
+from rillet.wire import record_deletion_messages as rdm
 from rillet.wire.api import ApiKey
 from rillet.wire.batch import build_batch
 from rillet.wire.error_codes import ErrorCode, to_kafka
@@ -62,6 +63,9 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     ),
     m.CreatePartitionsRequest: m.CreatePartitionsRequest(
         [m.PartitionCount("t", 6)], 100, False, True, "req-1"
+    ),
+    rdm.DeleteRecordsRequest: rdm.DeleteRecordsRequest(
+        [rdm.DeleteRecordsPartition("t", 0, 40), rdm.DeleteRecordsPartition("t", 1, -1)], 500
     ),
     m.ApiVersionsRequest: m.ApiVersionsRequest(),
     cm.DescribeQuorumRequest: cm.DescribeQuorumRequest(),
@@ -123,6 +127,12 @@ SAMPLE_RESPONSES: dict[type, Any] = {
         [
             m.FetchPartitionResponse("t", 0, 0, 10, 0, BATCH, 11, -1, -1, 2, 3),
             m.FetchPartitionResponse("t", 1, 1, -1, -1, b""),
+        ]
+    ),
+    rdm.DeleteRecordsResponse: rdm.DeleteRecordsResponse(
+        [
+            rdm.DeleteRecordsPartitionResponse("t", 0, 0, 40),
+            rdm.DeleteRecordsPartitionResponse("t", 1, 1),
         ]
     ),
     m.ListOffsetsResponse: m.ListOffsetsResponse(
@@ -219,7 +229,7 @@ def test_samples_cover_every_api_and_every_message_class() -> None:
     all_classes = {
         obj
         for obj in vars(m).values()
-        for module in (m, cm, gm, cgm, lem)
+        for module in (m, cm, gm, cgm, lem, rdm)
         for obj in vars(module).values()
         if inspect.isclass(obj)
         and dataclasses.is_dataclass(obj)
@@ -261,6 +271,7 @@ def test_api_numbers_are_stable() -> None:
         "API_VERSIONS": 18,
         "CREATE_TOPICS": 19,
         "DELETE_TOPICS": 20,
+        "DELETE_RECORDS": 21,
         "INIT_PRODUCER_ID": 22,
         "OFFSET_FOR_LEADER_EPOCH": 23,
         "CREATE_PARTITIONS": 37,
