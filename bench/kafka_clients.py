@@ -1,25 +1,25 @@
-"""Kafka clients through the Kafka listener beside rillet's own client, on one cluster.
+"""Kafka clients against rillet and against Apache Kafka, on the same machine, in one run.
 
-Each client produces N x B-byte records (default 1,000,000 x 100 B) to a topic of its own
-(acks=all, idempotence on for the Kafka clients) and then reads them all back with
-``assign`` from offset 0; prints records/s for each step as one JSON line. Without
-``--bootstrap`` it starts a local cluster (``--nodes``, default 3; topics get replication
-factor ``--replication-factor``, default 3) and stops it at the end. With ``--bootstrap``,
-``--kafka-bootstrap`` names the Kafka listeners of the same cluster.
+For each target (``--targets``, default ``rillet-1,kafka-1,rillet-3,kafka-3``: rillet and a
+real Kafka 4.x cluster of 1 and of 3 nodes, started here one after the other and stopped),
+each client produces N x B-byte records (default 1,000,000 x 100 B) to a topic of its own
+(replication factor = the target's node count, acks=all, idempotence on) and then reads
+them all back with ``assign`` from offset 0; rillet's own client runs on rillet targets
+too. Then librdkafka's end-to-end latency at ``--latency-rate`` records/s. Prints one JSON
+line: records/s per target and client, latency percentiles per target.
 """
 
 from __future__ import annotations
 
-import contextlib
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import trio
-from _common import emit, ensure_topic, parser
+from _common import emit, parser
+from _kafka_latency import measure
+from _kafka_targets import Target, started
 
 from rillet.broker.cli.perf_command import (
     ConsumePerfSpec,
@@ -27,26 +27,10 @@ from rillet.broker.cli.perf_command import (
     consume_perf,
     produce_perf,
 )
-from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 
 CLIENTS = ("confluent-kafka", "kafka-python", "rillet")
-TIMEOUT_S = 120
-
-
-@contextlib.contextmanager
-def cluster_of(args: Any) -> Iterator[tuple[str, str]]:
-    """(native bootstrap, Kafka bootstrap) of the given cluster or of one started here."""
-    if args.bootstrap:
-        if not args.kafka_bootstrap:
-            sys.exit("--bootstrap needs --kafka-bootstrap (the same cluster's Kafka listeners)")
-        yield args.bootstrap, args.kafka_bootstrap
-        return
-    with tempfile.TemporaryDirectory(prefix="rillet-bench-") as tmp:
-        plan = plan_cluster(Path(tmp), args.nodes)
-        with LocalCluster(plan, log_level="WARNING") as cluster:
-            cluster.start()
-            print(f"started a local {args.nodes}-node cluster", file=sys.stderr)
-            yield plan.bootstrap, plan.kafka_bootstrap
+TARGETS = "rillet-1,kafka-1,rillet-3,kafka-3"
+TIMEOUT_S = 600
 
 
 def confluent_produce(bootstrap: str, topic: str, n: int, value: bytes) -> None:
@@ -132,37 +116,66 @@ def timed(step: Callable[..., object], n: int, *args: Any) -> float:
     return round(n / (time.perf_counter() - started))
 
 
+def run_client(target: Target, client: str, args: Any) -> dict[str, int] | None:
+    n, value = args.num_records, b"x" * args.record_size
+    topic = f"bench-kafka-{client}-{time.time_ns()}"
+    kafka = target.kafka_bootstrap
+    if client == "rillet":
+        if target.native_bootstrap is None:
+            return None  # rillet's own client speaks only rillet's protocol
+        target.create_topic(topic, args.partitions)
+        spec = ProducePerfSpec(topic, n, args.record_size, acks="all")
+        produced = round(trio.run(produce_perf, target.native_bootstrap, spec)["records_per_s"])
+        read = ConsumePerfSpec(topic, n)
+        consumed = round(trio.run(consume_perf, target.native_bootstrap, read)["records_per_s"])
+    elif client == "confluent-kafka":
+        target.create_topic(topic, args.partitions)
+        produced = timed(confluent_produce, n, kafka, topic, n, value)
+        consumed = timed(confluent_consume, n, kafka, topic, n, args.partitions)
+    elif client == "kafka-python":
+        target.create_topic(topic, args.partitions)
+        produced = timed(kafka_python_produce, n, kafka, topic, n, value)
+        consumed = timed(kafka_python_consume, n, kafka, topic, n, args.partitions)
+    else:
+        sys.exit(f"unknown client {client!r} (choose from {', '.join(CLIENTS)})")
+    return {"produce_records_per_s": produced, "consume_records_per_s": consumed}
+
+
 def main() -> None:
     p = parser(__doc__ or "")
-    p.set_defaults(nodes=3, replication_factor=3)
-    p.add_argument("--kafka-bootstrap", help="with --bootstrap: the cluster's Kafka listeners")
+    p.add_argument("--targets", default=TARGETS, help="comma-separated rillet-N / kafka-N")
     p.add_argument("--num-records", type=int, default=1_000_000)
     p.add_argument("--record-size", type=int, default=100)
     p.add_argument("--partitions", type=int, default=3)
     p.add_argument("--clients", default=",".join(CLIENTS), help="comma-separated subset")
+    p.add_argument("--latency-rate", type=int, default=10_000, help="records/s; 0: skip")
+    p.add_argument("--latency-seconds", type=float, default=20.0)
     args = p.parse_args()
-    n, value = args.num_records, b"x" * args.record_size
+    if args.bootstrap:
+        sys.exit("kafka_clients.py starts its own clusters: see --targets")
     results: dict[str, Any] = {}
-    with cluster_of(args) as (native, kafka):
-        for client in args.clients.split(","):
-            topic = f"bench-kafka-{client}-{time.time_ns()}"
-            trio.run(ensure_topic, native, topic, args.partitions, args.replication_factor)
-            print(f"{client}: producing {n} records", file=sys.stderr)
-            if client == "confluent-kafka":
-                produced = timed(confluent_produce, n, kafka, topic, n, value)
-                consumed = timed(confluent_consume, n, kafka, topic, n, args.partitions)
-            elif client == "kafka-python":
-                produced = timed(kafka_python_produce, n, kafka, topic, n, value)
-                consumed = timed(kafka_python_consume, n, kafka, topic, n, args.partitions)
-            elif client == "rillet":
-                spec = ProducePerfSpec(topic, n, args.record_size, acks="all")
-                produced = round(trio.run(produce_perf, native, spec)["records_per_s"])
-                read = ConsumePerfSpec(topic, n)
-                consumed = round(trio.run(consume_perf, native, read)["records_per_s"])
-            else:
-                sys.exit(f"unknown client {client!r} (choose from {', '.join(CLIENTS)})")
-            results[client] = {"produce_records_per_s": produced, "consume_records_per_s": consumed}
-    emit("kafka_clients", {**vars(args), "bootstrap": native, "kafka": kafka}, results)
+    for name in args.targets.split(","):
+        with started(name) as target:
+            result: dict[str, Any] = {}
+            for client in args.clients.split(","):
+                print(f"{name}: {client}: {args.num_records} records", file=sys.stderr)
+                figures = run_client(target, client, args)
+                if figures is not None:
+                    result[client] = figures
+            if args.latency_rate > 0:
+                print(f"{name}: latency at {args.latency_rate}/s", file=sys.stderr)
+                topic = f"bench-latency-{time.time_ns()}"
+                target.create_topic(topic, args.partitions)
+                result["e2e_latency"] = measure(
+                    target.kafka_bootstrap,
+                    topic,
+                    args.partitions,
+                    args.latency_rate,
+                    args.latency_seconds,
+                )
+            results[name] = result
+            print(f"{name}: {result}", file=sys.stderr)
+    emit("kafka_clients", vars(args), results)
 
 
 if __name__ == "__main__":

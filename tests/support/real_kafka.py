@@ -76,8 +76,8 @@ rootLogger.appenderRef.file.ref = file
 # at once, and the broker's defaults otherwise (so differences to rillet are Kafka's own).
 _SERVER_PROPERTIES = """\
 process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@{host}:{controller_port}
+node.id={node_id}
+controller.quorum.voters={voters}
 listeners=PLAINTEXT://{host}:{port},CONTROLLER://{host}:{controller_port}
 advertised.listeners=PLAINTEXT://{host}:{port}
 controller.listener.names=CONTROLLER
@@ -146,14 +146,34 @@ def ensure_jars(version: str = KAFKA_VERSION, timeout_s: float = DOWNLOAD_TIMEOU
     return jars
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind((HOST, 0))
         return int(sock.getsockname()[1])
 
 
+# JVM options: "test" starts fast and small (differential tests); "bench" is what Kafka's
+# own start script uses (1 GB heap, G1, the full JIT), for side-by-side measurements.
+JVM_OPTIONS = {
+    "test": ["-Xms256m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"],
+    "bench": [
+        "-Xms1g",
+        "-Xmx1g",
+        "-server",
+        "-XX:+UseG1GC",
+        "-XX:MaxGCPauseMillis=20",
+        "-XX:InitiatingHeapOccupancyPercent=35",
+        "-XX:+ExplicitGCInvokesConcurrent",
+    ],
+}
+
+
 class RealKafka:
-    """One KRaft process (broker and controller) on 127.0.0.1; use as a context manager."""
+    """One KRaft process (broker and controller) on 127.0.0.1; use as a context manager.
+
+    Alone by default (its own one-voter quorum); ``real_kafka_cluster`` passes the node id,
+    ports, voters and cluster id of one member of a larger cluster.
+    """
 
     def __init__(
         self,
@@ -161,14 +181,22 @@ class RealKafka:
         work_dir: Path | None = None,
         log_level: str = "INFO",
         properties: dict[str, str] | None = None,
+        jvm: str = "test",
+        node_id: int = 1,
+        ports: tuple[int, int] | None = None,  # (broker port, controller port)
+        voters: str | None = None,
+        cluster_id: str | None = None,
     ) -> None:
         self.jars = jars
         self.properties = properties or {}  # added to (or overriding) the generated file
         self._own_dir = work_dir is None
         self.work_dir = work_dir or Path(tempfile.mkdtemp(prefix="rillet-real-kafka-"))
         self.log_level = log_level
-        self.port = -1
-        self.cluster_id = ""
+        self.jvm_options = JVM_OPTIONS[jvm]
+        self.node_id = node_id
+        self.port, self.controller_port = ports or (-1, -1)
+        self.voters = voters
+        self.cluster_id = cluster_id or ""
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -194,10 +222,7 @@ class RealKafka:
         log4j = self.work_dir / "log4j2.properties"
         return [
             "java",
-            "-Xms256m",
-            "-Xmx512m",
-            "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1",
+            *self.jvm_options,
             f"-Dlog4j2.configurationFile=file:{log4j}",
             "-cp",
             f"{self.jars}/*",
@@ -206,22 +231,32 @@ class RealKafka:
         ]
 
     def start(self) -> RealKafka:
+        self.launch()
+        self._wait_started()
+        return self
+
+    def launch(self) -> None:
+        """Format the storage and start the process, without waiting for it to serve (the
+        members of a cluster start together: none serves before a quorum is up)."""
         self.work_dir.mkdir(parents=True, exist_ok=True)
         (self.work_dir / "log4j2.properties").write_text(
             _LOG4J2.format(path=self.log_path, level=self.log_level)
         )
-        self.port, controller_port = _free_port(), _free_port()
+        if self.port < 0:
+            self.port, self.controller_port = free_port(), free_port()
         props = self.work_dir / "server.properties"
         props.write_text(
             _SERVER_PROPERTIES.format(
                 host=HOST,
+                node_id=self.node_id,
+                voters=self.voters or f"{self.node_id}@{HOST}:{self.controller_port}",
                 port=self.port,
-                controller_port=controller_port,
+                controller_port=self.controller_port,
                 log_dirs=self.work_dir / "data",
             )
             + "".join(f"{k}={v}\n" for k, v in self.properties.items())
         )
-        self.cluster_id = _kafka_cluster_id()
+        self.cluster_id = self.cluster_id or kafka_cluster_id()
         fmt = subprocess.run(
             self._java(
                 "kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c", str(props)
@@ -240,8 +275,9 @@ class RealKafka:
             start_new_session=True,
         )
         out.close()
+
+    def wait_started(self) -> None:
         self._wait_started()
-        return self
 
     def _wait_started(self) -> None:
         assert self.proc is not None
@@ -284,7 +320,7 @@ class RealKafka:
             shutil.rmtree(self.work_dir, ignore_errors=True)
 
 
-def _kafka_cluster_id() -> str:
+def kafka_cluster_id() -> str:
     """A Kafka cluster id: 16 random bytes in URL-safe base64 without padding."""
     import base64
 
