@@ -16,6 +16,7 @@ from rillet.broker.connection_limits import parse_overrides
 from rillet.broker.errors import ConfigError
 from rillet.broker.quorum_config import QuorumConfig
 from rillet.broker.quota_config import QuotasConfig
+from rillet.broker.tls_config import TlsConfig
 from rillet.metadata_quorum.classic_group_protocol import ClassicGroupConfig
 from rillet.partition_store.config import LogConfig
 
@@ -197,6 +198,7 @@ class NodeConfig:
     groups: GroupsConfig = field(default_factory=GroupsConfig)
     http: HttpConfig = field(default_factory=HttpConfig)
     quotas: QuotasConfig = field(default_factory=QuotasConfig)
+    tls: TlsConfig = field(default_factory=TlsConfig)
 
     @property
     def advertised_host(self) -> str:

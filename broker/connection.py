@@ -32,6 +32,7 @@ from rillet.broker.internal_api_gate import check_internal, refusal_response
 from rillet.broker.node_handshake import NodeAuthServer
 from rillet.broker.part_sender import buffered_len, close_regions, send_parts
 from rillet.broker.request_budget import BudgetedReader, ReadDeadline, ReadPolicy, ReadTimers
+from rillet.broker.served_stream import ServedStream, peer_address, peer_certificate
 from rillet.broker.session import peer_session
 from rillet.raft.peer_mac import NONCE_BYTES
 from rillet.wire.cluster_messages import (
@@ -56,7 +57,7 @@ MAX_MEMBERS_PER_CONNECTION = 64
 class Connection:
     def __init__(
         self,
-        stream: trio.SocketStream,
+        stream: ServedStream,
         dispatcher: Dispatcher,
         max_frame_bytes: int,
         max_in_flight: int,
@@ -75,12 +76,8 @@ class Connection:
         self._dispatcher = dispatcher
         self._decoder = FrameDecoder(max_frame_bytes)
         self._max_in_flight = max_in_flight
-        try:
-            host, port = stream.socket.getpeername()[:2]
-            self.peer, peer_host = f"{host}:{port}", str(host)
-        except OSError:
-            self.peer, peer_host = "?", ""
-        self.session = peer_session("native", peer_host)
+        self.peer, peer_host = peer_address(stream)
+        self.session = peer_session("native", peer_host, peer_certificate(stream))
         self._throttle = ConnectionThrottle(self._policy.quotas, self.session)
         self._client_fetches: set[int] = set()  # correlation ids of consumer fetches
         self._heartbeats_of: tuple[int, int] | None = None  # (broker id, broker epoch)

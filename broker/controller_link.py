@@ -12,6 +12,7 @@ runs the node handshake (broker/node_handshake.py), so it may carry internal req
 from __future__ import annotations
 
 import logging
+import ssl
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -43,8 +44,11 @@ class ControllerLink:
         local_hint: Callable[[], int | None] | None = None,
         client_id: str = "rillet-broker",
         authenticate: Callable[[BrokerConnection], Awaitable[None]] | None = None,
+        tls: Callable[[], ssl.SSLContext | None] = lambda: None,
     ) -> None:
+        """``tls``: the context for connections to the controller (None: plaintext)."""
         self._nursery = nursery
+        self._tls = tls
         self._voters = dict(sorted(voters.items()))
         self._request_timeout_s = request_timeout_s
         self._local_hint = local_hint
@@ -74,7 +78,7 @@ class ControllerLink:
         conn = self._connections.get(voter)
         if conn is None or conn.closed:
             host, port = self._voters[voter]
-            conn = BrokerConnection(host, port, client_id=self._client_id)
+            conn = BrokerConnection(host, port, client_id=self._client_id, ssl_context=self._tls())
             await conn.connect(self._nursery, self._request_timeout_s)
             if self._authenticate is not None:
                 await self._authenticate(conn)

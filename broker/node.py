@@ -19,6 +19,7 @@ import math
 import os
 import random
 import signal
+import ssl
 import time
 from collections.abc import Callable
 from functools import partial
@@ -54,10 +55,13 @@ from rillet.broker.replica_repair import ReplicaRepairer
 from rillet.broker.replication.isr_manager import IsrManager
 from rillet.broker.replication.replica_fetcher import ReplicaFetcherManager
 from rillet.broker.request_budget import ReadPolicy, RequestBytesBudget
+from rillet.broker.served_stream import ServedStream, peer_host, tls_accept
+from rillet.broker.tls_contexts import TlsContexts
 from rillet.metadata_quorum.controller import ControllerConfig
 from rillet.metadata_quorum.controller_service import ControllerService
 from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.raft.quorum import Quorum
+from rillet.raft.transport import PeerTls
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +115,8 @@ class Node:
             config.quotas.meters(),
         )
         self._refused_logged_at = -math.inf
+        # TLS on every listener and inter-node link when [tls] names a certificate.
+        self.tls = TlsContexts(config.tls) if config.tls.enabled else None
         self.loop_lag = LagTracker()  # the worst event-loop stalls, logged as they happen
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
@@ -127,7 +133,9 @@ class Node:
             voters = resolve_voters(cfg, port)
             auth = ClusterAuth(cfg.cluster_id, secret)
             if voters.is_voter(cfg.node_id):
-                quorum = build_quorum(cfg, voters, secret, trio.lowlevel.current_trio_token())
+                quorum = build_quorum(
+                    cfg, voters, secret, trio.lowlevel.current_trio_token(), self._raft_tls()
+                )
             async with trio.open_nursery() as nursery:
                 link = ControllerLink(
                     nursery,
@@ -140,6 +148,7 @@ class Node:
                         node_id=cfg.node_id,
                         timeout_s=cfg.quorum.request_timeout_ms / 1000,
                     ),
+                    tls=self._tls_client,
                 )
                 if quorum is not None:
                     await nursery.start(quorum.run)  # our own engine's tasks (no-op otherwise)
@@ -156,6 +165,7 @@ class Node:
                     cfg.replication,
                     cfg.quorum.request_timeout_ms / 1000,
                     routes=voters.listeners,
+                    tls=self._tls_client,
                 )
                 reconciler.on_reconciled(fetchers.reconcile)
                 isr = IsrManager(cfg, manager, link, auth, lambda: lifecycle.broker_epoch)
@@ -283,16 +293,23 @@ class Node:
         connection_type: type[Connection] | type[KafkaConnection] = Connection,
     ) -> Any:
         limits = self.config.limits
-        limiter, policy = self._limiter, self._read_policy
+        limiter, policy, tls = self._limiter, self._read_policy, self.tls
+        handshake_timeout_s = self.config.tls.handshake_timeout_ms / 1000
 
-        async def handle(stream: trio.SocketStream) -> None:
-            host = _peer_host(stream)
+        async def handle(tcp: trio.SocketStream) -> None:
+            host = peer_host(tcp)
             admission = limiter.admit(host, may_reserve=connection_type is Connection)
             if admission is None:
                 self._log_refused(host)
-                await trio.aclose_forcefully(stream)
+                await trio.aclose_forcefully(tcp)
                 return
             try:
+                stream: ServedStream = tcp
+                if tls is not None:
+                    secured = await tls_accept(tcp, tls.server(), handshake_timeout_s)
+                    if secured is None:
+                        return
+                    stream = secured
                 conn: Connection | KafkaConnection
                 if connection_type is Connection:
                     conn = Connection(
@@ -319,6 +336,15 @@ class Node:
                 limiter.release(admission)
 
         return handle
+
+    def _raft_tls(self) -> PeerTls | None:
+        tls = self.tls
+        return None if tls is None else PeerTls(tls.server, tls.client)
+
+    def _tls_client(self) -> ssl.SSLContext | None:
+        """The context for this node's connections to other nodes (reloaded certificates
+        included), or None without TLS."""
+        return None if self.tls is None else self.tls.client()
 
     def _log_refused(self, host: str) -> None:
         """A refused connection is logged at most once a second (a flood must not flood
@@ -382,13 +408,6 @@ def _leader_of(quorum: Quorum | None) -> Callable[[], int | None] | None:
     if quorum is None:
         return None
     return lambda: quorum.leadership().leader_id
-
-
-def _peer_host(stream: trio.SocketStream) -> str:
-    try:
-        return str(stream.socket.getpeername()[0])
-    except OSError:
-        return "?"
 
 
 def _wall_clock_ms() -> int:

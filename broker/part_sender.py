@@ -18,13 +18,17 @@ import os
 
 import trio
 
+from rillet.broker.served_stream import ServedStream
 from rillet.wire.frame import BlobPart, FileRegion
 
 JOIN_REGION_BYTES = 16 * 1024
+TLS_CHUNK_BYTES = 256 * 1024
 
 
-async def send_parts(stream: trio.SocketStream, parts: list[BlobPart]) -> None:
-    """Send ``parts`` in order, closing every region's fd (also on failure)."""
+async def send_parts(stream: ServedStream, parts: list[BlobPart]) -> None:
+    """Send ``parts`` in order, closing every region's fd (also on failure). Over TLS a
+    region is read and sent in chunks of ``TLS_CHUNK_BYTES`` (the socket's bytes must be
+    encrypted, so ``sendfile`` cannot be used)."""
     try:
         buffered: list[bytes | bytearray | memoryview] = []
         for i, part in enumerate(parts):
@@ -36,7 +40,10 @@ async def send_parts(stream: trio.SocketStream, parts: list[BlobPart]) -> None:
                 if buffered:
                     await stream.send_all(b"".join(buffered))
                     buffered = []
-                await _sendfile(stream, part)
+                if isinstance(stream, trio.SocketStream):
+                    await _sendfile(stream, part)
+                else:
+                    await _send_region_read(stream, part)
                 parts[i] = b""
                 os.close(part.fd)
             else:
@@ -45,6 +52,16 @@ async def send_parts(stream: trio.SocketStream, parts: list[BlobPart]) -> None:
             await stream.send_all(b"".join(buffered))
     finally:
         close_regions(parts)
+
+
+async def _send_region_read(stream: ServedStream, region: FileRegion) -> None:
+    position, end = region.position, region.position + region.length
+    while position < end:
+        data = os.pread(region.fd, min(TLS_CHUNK_BYTES, end - position), position)
+        if not data:
+            raise trio.BrokenResourceError("file region ended early (segment truncated?)")
+        await stream.send_all(data)
+        position += len(data)
 
 
 def _read_region(region: FileRegion) -> bytes:

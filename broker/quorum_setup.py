@@ -22,7 +22,7 @@ from rillet.broker.quorum_config import parse_address
 from rillet.raft.pysyncobj_engine import PysyncobjQuorum, PysyncobjSettings
 from rillet.raft.quorum import Quorum
 from rillet.raft.raft_quorum import RaftQuorum, RaftSettings
-from rillet.raft.transport import PeerAddress
+from rillet.raft.transport import PeerAddress, PeerTls
 
 RAFT_DIR = "__raft"
 
@@ -63,10 +63,15 @@ def resolve_voters(config: NodeConfig, bound_port: int) -> VoterAddresses:
 
 
 def build_quorum(
-    config: NodeConfig, voters: VoterAddresses, secret: str, token: trio.lowlevel.TrioToken
+    config: NodeConfig,
+    voters: VoterAddresses,
+    secret: str,
+    token: trio.lowlevel.TrioToken,
+    tls: PeerTls | None = None,
 ) -> Quorum:
     """Construct the Raft member. Call on the trio thread (pysyncobj's tick thread stops
-    when the thread that built it exits)."""
+    when the thread that built it exits). ``tls``: TLS on the raft engine's transport
+    (pysyncobj encrypts with the cluster secret instead, see check_pysyncobj_exposure)."""
     q = config.quorum
     if q.engine == "raft":
         if not secret:
@@ -83,7 +88,12 @@ def build_quorum(
             commit_timeout_s=q.request_timeout_ms / 1000,
         )
         return RaftQuorum(
-            config.node_id, peers, Path(config.data_dir) / RAFT_DIR / "raft", secret, raft_settings
+            config.node_id,
+            peers,
+            Path(config.data_dir) / RAFT_DIR / "raft",
+            secret,
+            raft_settings,
+            tls=tls,
         )
     settings = PysyncobjSettings(
         election_timeout_min_s=q.election_timeout_min_ms / 1000,

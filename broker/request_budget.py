@@ -26,6 +26,7 @@ import trio
 
 from rillet.broker.client_quotas import ClientQuotas
 from rillet.broker.errors import BrokerError
+from rillet.broker.served_stream import ServedStream, wait_readable
 
 
 class ReadDeadline(BrokerError):
@@ -157,7 +158,7 @@ class BudgetedReader:
 
     def __init__(
         self,
-        stream: trio.SocketStream,
+        stream: ServedStream,
         budget: RequestBytesBudget,
         chunk_bytes: int,
         timers: ReadTimers,
@@ -172,7 +173,7 @@ class BudgetedReader:
 
     async def receive(self) -> bytes:
         with trio.move_on_at(self.timers.deadline()):
-            await trio.lowlevel.wait_readable(self._stream.socket)
+            await wait_readable(self._stream)
             taken = 0
             if not self._exempt():
                 await self._budget.take(self._chunk)
@@ -185,7 +186,7 @@ class BudgetedReader:
             self._budget.give(taken - min(taken, len(data)))
             self._charged += min(taken, len(data))
             self.timers.on_received(trio.current_time())
-            return data
+            return bytes(data) if isinstance(data, bytearray) else data
         raise self.timers.expired(trio.current_time())
 
     def decoded(self, pending_bytes: int, frames: int) -> None:

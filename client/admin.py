@@ -14,6 +14,7 @@ sees the change.
 
 from __future__ import annotations
 
+import ssl
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -68,9 +69,15 @@ class Admin(ClientLifecycle):
         request_timeout_ms: int = 30_000,
         retry_backoff_ms: int = 100,
         client_id: str | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         super().__init__(
-            ClusterClient(bootstrap, client_id=client_id, request_timeout_ms=request_timeout_ms)
+            ClusterClient(
+                bootstrap,
+                client_id=client_id,
+                request_timeout_ms=request_timeout_ms,
+                ssl_context=ssl_context,
+            )
         )
         self._timeout_ms = request_timeout_ms
         self._backoff_s = retry_backoff_ms / 1000

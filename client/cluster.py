@@ -13,6 +13,7 @@ names a new leader the request's owner is told to retry there (leader_watch.py d
 from __future__ import annotations
 
 import logging
+import ssl
 from collections.abc import Iterable
 from types import TracebackType
 from typing import Any, Self
@@ -75,9 +76,12 @@ class ClusterClient:
         connect_timeout_ms: int = 10_000,
         max_in_flight_per_connection: int = DEFAULT_MAX_IN_FLIGHT,
         leader_check_ms: int = DEFAULT_LEADER_CHECK_MS,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
+        """``ssl_context``: connect to every node with TLS (see ``client_ssl_context``)."""
         if leader_check_ms <= 0:
             raise ValueError("leader_check_ms must be positive")
+        self.ssl_context = ssl_context
         self._bootstrap = parse_bootstrap(bootstrap)
         self.client_id = client_id
         self.request_timeout_s = request_timeout_ms / 1000
@@ -221,7 +225,11 @@ class ClusterClient:
             if self._nursery is None:
                 raise RilletError("ClusterClient is not started (use async with, or start())")
             conn = BrokerConnection(
-                host, port, client_id=self.client_id, max_in_flight=self._max_in_flight
+                host,
+                port,
+                client_id=self.client_id,
+                max_in_flight=self._max_in_flight,
+                ssl_context=self.ssl_context,
             )
             await conn.connect(self._nursery, self.connect_timeout_s)
             self._connections[key] = conn

@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import ssl
 from collections import deque
 from typing import Any
 
@@ -76,14 +77,17 @@ class BrokerConnection:
         max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
         write_timeout_s: float = 30.0,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
+        """``ssl_context``: speak TLS (the node's certificate must name ``host``)."""
         if max_in_flight < 1:
             raise ValueError("max_in_flight must be at least 1")
         self.host = host
         self.port = port
         self.client_id = client_id
         self._write_timeout_s = write_timeout_s
-        self._stream: trio.SocketStream | None = None
+        self._ssl_context = ssl_context
+        self._stream: trio.abc.Stream | None = None
         self._in_flight = trio.Semaphore(max_in_flight)
         self._pending: dict[int, PendingResponse] = {}
         self._ids = itertools.count(1)
@@ -110,9 +114,12 @@ class BrokerConnection:
 
     async def connect(self, nursery: trio.Nursery, timeout_s: float) -> None:
         """Open the TCP connection and start the reader and writer tasks in ``nursery``."""
+        stream: trio.abc.Stream
         try:
             with trio.fail_after(timeout_s):
                 stream = await trio.open_tcp_stream(self.host, self.port)
+                if self._ssl_context is not None:
+                    stream = await _tls_handshake(stream, self._ssl_context, self.host)
         except (OSError, trio.TooSlowError) as exc:
             raise ConnectionFailedError(f"cannot connect to {self.address}: {exc}") from exc
         self._stream = stream
@@ -210,7 +217,10 @@ class BrokerConnection:
     def _write_now(self, parts: list[BytesPart]) -> list[BytesPart]:
         """Write a small frame straight to the socket; returns what is left to queue."""
         stream = self._stream
-        if stream is None or sum(len(p) for p in parts) >= LARGE_PART_BYTES:
+        if (
+            not isinstance(stream, trio.SocketStream)  # TLS bytes go through the writer task
+            or sum(len(p) for p in parts) >= LARGE_PART_BYTES
+        ):
             return parts
         data = parts[0] if len(parts) == 1 else b"".join(parts)
         try:
@@ -221,7 +231,7 @@ class BrokerConnection:
 
     # -- tasks ----------------------------------------------------------------------------
 
-    async def _run(self, stream: trio.SocketStream) -> None:
+    async def _run(self, stream: trio.abc.Stream) -> None:
         failure: RilletError = ClientClosedError(f"connection to {self.address} closed")
         try:
             with self._scope:
@@ -249,7 +259,7 @@ class BrokerConnection:
             self._fail(failure)
             await trio.aclose_forcefully(stream)
 
-    async def _write_loop(self, stream: trio.SocketStream) -> None:
+    async def _write_loop(self, stream: trio.abc.Stream) -> None:
         outbox = self._outbox
         while True:
             if not outbox:
@@ -283,7 +293,7 @@ class BrokerConnection:
             for event in done:
                 event.set()
 
-    async def _read_loop(self, stream: trio.SocketStream) -> None:
+    async def _read_loop(self, stream: trio.abc.Stream) -> None:
         decoder = self._decoder
         pending = self._pending
         while True:
@@ -334,3 +344,17 @@ class BrokerConnection:
         self.close()
         if self._stream is not None:
             await trio.aclose_forcefully(self._stream)
+
+
+async def _tls_handshake(
+    tcp: trio.SocketStream, context: ssl.SSLContext, host: str
+) -> trio.SSLStream[trio.SocketStream]:
+    """TLS over ``tcp``; a failed handshake (an untrusted certificate, a plaintext port)
+    is an OSError naming why, so the caller reports it as a failed connection."""
+    stream = trio.SSLStream(tcp, context, server_hostname=host)
+    try:
+        await stream.do_handshake()
+    except trio.BrokenResourceError as exc:
+        await trio.aclose_forcefully(tcp)
+        raise OSError(f"TLS handshake failed: {exc.__cause__ or exc}") from exc
+    return stream

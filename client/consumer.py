@@ -11,6 +11,7 @@ for the next response until its timeout.
 from __future__ import annotations
 
 import logging
+import ssl
 
 import trio
 
@@ -56,6 +57,7 @@ class Consumer(ClientLifecycle):
         retry_backoff_ms: int = 100,
         client_id: str | None = None,
         leader_check_ms: int = DEFAULT_LEADER_CHECK_MS,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         if auto_offset_reset not in _RESET_POLICIES:
             raise ValueError("auto_offset_reset must be 'earliest', 'latest' or 'none'")
@@ -67,6 +69,7 @@ class Consumer(ClientLifecycle):
                 client_id=client_id,
                 request_timeout_ms=request_timeout_ms,
                 leader_check_ms=leader_check_ms,
+                ssl_context=ssl_context,
             )
         )
         self._reset_policy = _RESET_POLICIES[auto_offset_reset]

@@ -11,6 +11,7 @@ producing.
 from __future__ import annotations
 
 import random
+import ssl
 from time import time_ns
 
 import trio
@@ -83,6 +84,7 @@ class Producer(ClientLifecycle):
         rng: random.Random | None = None,
         enable_idempotence: bool | None = None,
         leader_check_ms: int = DEFAULT_LEADER_CHECK_MS,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.acks = parse_acks(acks)
         if enable_idempotence is None:
@@ -100,6 +102,7 @@ class Producer(ClientLifecycle):
                 client_id=client_id,
                 request_timeout_ms=request_timeout_ms,
                 leader_check_ms=leader_check_ms,
+                ssl_context=ssl_context,
             )
         )
         self._rng = rng if rng is not None else random.Random()

@@ -35,7 +35,7 @@ from rillet.raft.message_codec import decode_message, encode_message
 from rillet.raft.messages import AppendEntries, EntryKind, Heartbeat, Message
 from rillet.raft.quorum import Entry, Leadership, Quorum, Snapshot
 from rillet.raft.ready import Ready, Role
-from rillet.raft.transport import PeerAddress, RaftTransport
+from rillet.raft.transport import PeerAddress, PeerTls, RaftTransport
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +76,7 @@ class RaftQuorum(Quorum):
         secret: str,
         settings: RaftSettings | None = None,
         rng: random.Random | None = None,
+        tls: PeerTls | None = None,
     ) -> None:
         self.node_id = node_id
         self._settings = s = settings or RaftSettings()
@@ -85,7 +86,7 @@ class RaftQuorum(Quorum):
             heartbeat_interval_ticks=s.heartbeat_interval_ticks,
         )
         self._core = RaftCore(node_id, set(voters), self._storage, config, rng or random.Random())
-        self._transport = RaftTransport(node_id, voters, secret, voters[node_id])
+        self._transport = RaftTransport(node_id, voters, secret, voters[node_id], tls=tls)
         snapshot = self._storage.snapshot()
         self._snapshot: Snapshot | None = snapshot if snapshot.index > 0 else None
         self._trimmed_through = snapshot.index

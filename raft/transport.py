@@ -25,6 +25,10 @@ Authentication, with a key derived from the cluster secret (HMAC-SHA256 througho
 
 A frame that fails its check closes the connection (the peer reconnects); nothing from an
 unauthenticated peer ever reaches the Raft core.
+
+With :class:`PeerTls` every connection is TLS first (the node's certificate both ways; the
+dialer checks the peer's against the host it dials), then the same handshake and MACs run
+inside it: TLS encrypts, the MACs still prove the cluster secret.
 """
 
 from __future__ import annotations
@@ -32,8 +36,9 @@ from __future__ import annotations
 import errno
 import logging
 import secrets
+import ssl
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import cbor2
@@ -55,6 +60,15 @@ MAX_BACKOFF_S = 1.0
 STABLE_CONNECTION_S = 1.0  # a connection that lasted this long is reconnected at once
 # Peer-down reports not yet taken by the driver; more are dropped (they are advisory).
 PEER_DOWN_QUEUE_REPORTS = 64
+
+
+@dataclass(frozen=True, slots=True)
+class PeerTls:
+    """Where the transport gets its TLS contexts (called per connection, so rotated
+    certificates are used from the next connection on)."""
+
+    server: Callable[[], ssl.SSLContext]
+    client: Callable[[], ssl.SSLContext]
 
 
 class TransportError(RaftError):
@@ -127,6 +141,7 @@ class RaftTransport:
         secret: str,
         listen: PeerAddress,
         queue_messages: int = 4096,
+        tls: PeerTls | None = None,
     ) -> None:
         if len(secret) < 16:
             raise TransportError("the cluster secret must be at least 16 characters")
@@ -134,6 +149,7 @@ class RaftTransport:
         self._peers = {p: a for p, a in peers.items() if p != node_id}
         self._key = derive_key(secret)
         self._listen = listen
+        self._tls = tls
         self._outboxes = {p: trio.open_memory_channel[bytes](queue_messages) for p in self._peers}
         self._inbox_send, self._inbox = trio.open_memory_channel[tuple[int, bytes]](queue_messages)
         self._down_send, self._down = trio.open_memory_channel[int](PEER_DOWN_QUEUE_REPORTS)
@@ -172,9 +188,14 @@ class RaftTransport:
 
     # -- receiving ----------------------------------------------------------------------------
 
-    async def _serve(self, stream: trio.SocketStream) -> None:
+    async def _serve(self, tcp: trio.SocketStream) -> None:
+        stream: trio.abc.Stream = tcp
         try:
             with trio.fail_after(HANDSHAKE_TIMEOUT_S):
+                if self._tls is not None:
+                    secured = trio.SSLStream(tcp, self._tls.server(), server_side=True)
+                    await secured.do_handshake()
+                    stream = secured
                 peer, nonce, reader = await self._accept(stream)
             sequence = 0
             while True:
@@ -190,9 +211,9 @@ class RaftTransport:
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
             log.debug("raft connection ended: %s", exc)
         finally:
-            await trio.aclose_forcefully(stream)
+            await trio.aclose_forcefully(tcp)
 
-    async def _accept(self, stream: trio.SocketStream) -> tuple[int, bytes, _FrameReader]:
+    async def _accept(self, stream: trio.abc.Stream) -> tuple[int, bytes, _FrameReader]:
         nonce = secrets.token_bytes(NONCE_BYTES)
         await stream.send_all(MAGIC + nonce)
         reader = _FrameReader(stream)
@@ -253,12 +274,17 @@ class RaftTransport:
                 await trio.sleep(flap_backoff)
                 flap_backoff = min(flap_backoff * 2, MAX_BACKOFF_S)
 
-    async def _connect(self, peer: int) -> tuple[trio.SocketStream, bytes]:
+    async def _connect(self, peer: int) -> tuple[trio.abc.Stream, bytes]:
         """Open and authenticate a connection; returns it and the receiver's nonce."""
         address = self._peers[peer]
         with trio.fail_after(HANDSHAKE_TIMEOUT_S):
-            stream = await trio.open_tcp_stream(address.host, address.port)
+            tcp = await trio.open_tcp_stream(address.host, address.port)
+            stream: trio.abc.Stream = tcp
             try:
+                if self._tls is not None:
+                    secured = trio.SSLStream(tcp, self._tls.client(), server_hostname=address.host)
+                    await secured.do_handshake()
+                    stream = secured
                 reader = _FrameReader(stream)
                 greeting = await reader.read_exactly(len(MAGIC) + NONCE_BYTES)
                 if not greeting.startswith(MAGIC):
@@ -271,12 +297,12 @@ class RaftTransport:
                 if not peer_mac.macs_equal(mac, _mac(self._key, b"welcome", mine, nonce)):
                     raise TransportError(f"peer {peer} failed authentication")
             except BaseException:
-                await trio.aclose_forcefully(stream)
+                await trio.aclose_forcefully(tcp)
                 raise
         return stream, nonce
 
     async def _pump(
-        self, stream: trio.SocketStream, nonce: bytes, receive: trio.MemoryReceiveChannel[bytes]
+        self, stream: trio.abc.Stream, nonce: bytes, receive: trio.MemoryReceiveChannel[bytes]
     ) -> None:
         sequence = 0
         while True:
@@ -293,7 +319,7 @@ class RaftTransport:
                 sequence += 1
             await stream.send_all(bytes(out))
 
-    async def _watch_closed(self, stream: trio.SocketStream, scope: trio.CancelScope) -> None:
+    async def _watch_closed(self, stream: trio.abc.Stream, scope: trio.CancelScope) -> None:
         """End the connection (cancel ``scope``) when the peer closes or resets it. The
         receiver sends nothing after the handshake, so any read that returns is the end.
         Without this a dead peer went unnoticed until we next had something to send -- and

@@ -42,6 +42,7 @@ from rillet.broker.kafka.front_end import translate
 from rillet.broker.kafka.translation import Answer, Caller, Forward, KafkaEndpoint, RawBody
 from rillet.broker.part_sender import buffered_len, close_regions, send_parts
 from rillet.broker.request_budget import BudgetedReader, ReadDeadline, ReadPolicy, ReadTimers
+from rillet.broker.served_stream import ServedStream, peer_address, peer_certificate
 from rillet.broker.session import peer_session
 from rillet.broker.topic_config import (
     BOOLEAN_TOPIC_CONFIGS,
@@ -94,7 +95,7 @@ class _Reply:
 class KafkaConnection:
     def __init__(
         self,
-        stream: trio.SocketStream,
+        stream: ServedStream,
         dispatcher: Dispatcher,
         max_frame_bytes: int,
         max_in_flight: int,
@@ -106,12 +107,8 @@ class KafkaConnection:
         self._view = BrokerClusterView(dispatcher.ctx)
         self._decoder = KafkaFrameDecoder(max_frame_bytes)
         self._max_in_flight = max_in_flight
-        try:
-            host, port = stream.socket.getpeername()[:2]
-            self.peer, self._peer_host = f"{host}:{port}", str(host)
-        except OSError:
-            self.peer, self._peer_host = "?", ""
-        self.session = peer_session("kafka", self._peer_host)
+        self.peer, self._peer_host = peer_address(stream)
+        self.session = peer_session("kafka", self._peer_host, peer_certificate(stream))
         policy = policy or ReadPolicy.unlimited()
         self._throttle = ConnectionThrottle(policy.quotas, self.session)
         timers = ReadTimers(policy.idle_timeout_s, policy.frame_timeout_s, trio.current_time())

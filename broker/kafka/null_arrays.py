@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import types
-from typing import Any, Union, get_args, get_origin
+from typing import Any, Union, cast, get_args, get_origin
 
 # (field name, may be null, item class to check inside, or None for plain items)
 _Plan = tuple[tuple[str, bool, type[Any] | None], ...]
@@ -19,7 +19,8 @@ _Plan = tuple[tuple[str, bool, type[Any] | None], ...]
 
 def null_array_path(entity: Any) -> str | None:
     """The dotted path of the first array that is null but may not be; None if none is."""
-    for name, nullable, item in _plan(type(entity)):
+    cls: Any = type(entity)
+    for name, nullable, item in _plan(cls):
         value = getattr(entity, name)
         if value is None:
             if not nullable:
@@ -36,7 +37,7 @@ def null_array_path(entity: Any) -> str | None:
 @functools.cache
 def _plan(cls: type[Any]) -> _Plan:
     """The array fields of an entity class (a bounded set: the served apis' classes)."""
-    plan = []
+    plan: list[tuple[str, bool, type[Any] | None]] = []
     for f in dataclasses.fields(cls):
         tp: Any = f.type
         nullable = False
@@ -46,6 +47,7 @@ def _plan(cls: type[Any]) -> _Plan:
             tp = args[0] if len(args) == 1 else tp
         if get_origin(tp) is not tuple:
             continue
-        item = get_args(tp)[0]
-        plan.append((f.name, nullable, item if dataclasses.is_dataclass(item) else None))
+        item: Any = get_args(tp)[0]
+        nested = cast(type[Any], item) if dataclasses.is_dataclass(item) else None
+        plan.append((f.name, nullable, nested))
     return tuple(plan)

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Mapping
+import ssl
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import trio
@@ -61,8 +62,11 @@ class ReplicaFetcherManager:
         config: ReplicationConfig,
         request_timeout_s: float,
         routes: Mapping[int, tuple[str, int]] | None = None,
+        tls: Callable[[], ssl.SSLContext | None] = lambda: None,
     ) -> None:
+        """``tls``: the context for connections to leaders (None: plaintext)."""
         self._node_id = node_id
+        self._tls = tls
         # Voters are reached at the listener this node's config names for them (normally
         # their registered address; the chaos harness routes each link through a proxy).
         self._routes = dict(routes or {})
@@ -146,7 +150,9 @@ class ReplicaFetcherManager:
         nursery = self._nursery
         if nursery is None:
             return None  # shutting down
-        conn = BrokerConnection(host, port, client_id=f"rillet-replica-{self._node_id}")
+        conn = BrokerConnection(
+            host, port, client_id=f"rillet-replica-{self._node_id}", ssl_context=self._tls()
+        )
         try:
             await conn.connect(nursery, self._request_timeout_s)
             # Leaders serve follower fetches only on a connection authenticated as this node.

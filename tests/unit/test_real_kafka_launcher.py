@@ -59,6 +59,6 @@ def test_a_slow_download_is_a_reason(monkeypatch: pytest.MonkeyPatch, tmp_path: 
 
 
 def test_cluster_ids_are_kafka_s_base64_uuids() -> None:
-    cluster_id = real_kafka._kafka_cluster_id()
+    cluster_id = real_kafka.kafka_cluster_id()
     assert len(cluster_id) == 22
     assert len(base64.urlsafe_b64decode(cluster_id + "==")) == 16
