@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import trio
 from _common import REPO, ensure_topic
@@ -28,7 +29,7 @@ TOPIC_TIMEOUT_S = 60
 @dataclass(frozen=True, slots=True)
 class Target:
     name: str  # rillet-3, kafka-1, ...
-    nodes: int
+    nodes: int  # also the replication factor of its topics
     kafka_bootstrap: str
     native_bootstrap: str | None  # rillet's own listener; None for Kafka
 
@@ -51,7 +52,12 @@ def parse_target(text: str) -> tuple[str, int]:
 
 
 @contextlib.contextmanager
-def started(text: str) -> Iterator[Target]:
+def started(text: str, args: Any = None) -> Iterator[Target]:
+    """The target named ``text``; "given" is the cluster of ``--bootstrap`` and
+    ``--kafka-bootstrap`` (topics get ``--replication-factor``), left running."""
+    if text == "given":
+        yield Target(text, args.replication_factor, args.kafka_bootstrap, args.bootstrap)
+        return
     kind, nodes = parse_target(text)
     if kind == "rillet":
         with tempfile.TemporaryDirectory(prefix="rillet-bench-") as tmp:

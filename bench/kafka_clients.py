@@ -144,6 +144,9 @@ def run_client(target: Target, client: str, args: Any) -> dict[str, int] | None:
 def main() -> None:
     p = parser(__doc__ or "")
     p.add_argument("--targets", default=TARGETS, help="comma-separated rillet-N / kafka-N")
+    p.add_argument(
+        "--kafka-bootstrap", help="with --bootstrap: that cluster's Kafka listeners (no targets)"
+    )
     p.add_argument("--num-records", type=int, default=1_000_000)
     p.add_argument("--record-size", type=int, default=100)
     p.add_argument("--partitions", type=int, default=3)
@@ -151,11 +154,12 @@ def main() -> None:
     p.add_argument("--latency-rate", type=int, default=10_000, help="records/s; 0: skip")
     p.add_argument("--latency-seconds", type=float, default=20.0)
     args = p.parse_args()
-    if args.bootstrap:
-        sys.exit("kafka_clients.py starts its own clusters: see --targets")
+    if args.bootstrap and not args.kafka_bootstrap:
+        sys.exit("--bootstrap needs --kafka-bootstrap (the same cluster's Kafka listeners)")
     results: dict[str, Any] = {}
-    for name in args.targets.split(","):
-        with started(name) as target:
+    names = ["given"] if args.bootstrap else args.targets.split(",")
+    for name in names:
+        with started(name, args) as target:
             result: dict[str, Any] = {}
             for client in args.clients.split(","):
                 print(f"{name}: {client}: {args.num_records} records", file=sys.stderr)
