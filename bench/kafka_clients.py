@@ -68,7 +68,7 @@ def confluent_consume(bootstrap: str, topic: str, n: int, partitions: int) -> fl
         {"bootstrap.servers": bootstrap, "group.id": "bench", "enable.auto.commit": False}
     )
     try:
-        consumer.committed([TopicPartition(topic, 0)], timeout=TIMEOUT_S)  # a coordinator
+        _wait_for_coordinator(consumer, TopicPartition(topic, 0))
         started = time.perf_counter()
         consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
         seen, deadline = 0, time.monotonic() + TIMEOUT_S
@@ -80,6 +80,22 @@ def confluent_consume(bootstrap: str, topic: str, n: int, partitions: int) -> fl
     if seen < n:
         raise RuntimeError(f"confluent-kafka read {seen} of {n} records")
     return elapsed_s
+
+
+def _wait_for_coordinator(consumer: Any, tp: Any) -> None:
+    """Until an OffsetFetch is answered (a new Kafka cluster answers NOT_COORDINATOR while
+    it creates its offsets topic)."""
+    from confluent_kafka import KafkaException
+
+    deadline = time.monotonic() + TIMEOUT_S
+    while True:
+        try:
+            consumer.committed([tp], timeout=10)
+            return
+        except KafkaException:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
 
 
 def kafka_python_produce(bootstrap: str, topic: str, n: int, value: bytes) -> None:

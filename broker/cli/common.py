@@ -11,17 +11,25 @@ import argparse
 import datetime
 import json
 import os
+import ssl
 import sys
 from collections.abc import Awaitable, Callable
-from typing import TextIO
+from typing import Any, TextIO
 
 import trio
 
 from rillet.client.cluster import parse_bootstrap
 from rillet.client.errors import ClientTimeoutError, ConnectionFailedError, RilletError
+from rillet.client.tls import client_ssl_context
 
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
 BOOTSTRAP_ENV = "RILLET_BOOTSTRAP"
+# --ssl-* options: connect with TLS (docs/security.md#tls); option -> (env, help)
+TLS_OPTIONS = {
+    "ssl_cafile": ("RILLET_SSL_CAFILE", "TLS: the CA that signed the nodes' certificates"),
+    "ssl_certfile": ("RILLET_SSL_CERTFILE", "TLS: this client's certificate (mutual TLS)"),
+    "ssl_keyfile": ("RILLET_SSL_KEYFILE", "TLS: this client's key"),
+}
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
@@ -38,13 +46,37 @@ def bootstrap_arg(text: str) -> str:
 
 
 def add_bootstrap(parser: argparse.ArgumentParser) -> None:
-    """Add --bootstrap; the default is read when the parser is built (env overrides it)."""
+    """Add --bootstrap and the TLS options; defaults are read when the parser is built
+    (environment variables override them)."""
     parser.add_argument(
         "--bootstrap",
         type=bootstrap_arg,
         default=os.environ.get(BOOTSTRAP_ENV, DEFAULT_BOOTSTRAP),
         help=f"host:port[,host:port] of any node (env {BOOTSTRAP_ENV}; default %(default)s)",
     )
+    for option, (env, what) in TLS_OPTIONS.items():
+        parser.add_argument(
+            f"--{option.replace('_', '-')}",
+            dest=option,
+            default=os.environ.get(env) or None,
+            metavar="PEM",
+            help=f"{what} (env {env})",
+        )
+
+
+def client_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Keyword arguments for a client of the command's cluster: TLS when an --ssl-* option
+    (or its environment variable) is given."""
+    files = {o: getattr(args, o, None) for o in TLS_OPTIONS}
+    if not any(files.values()):
+        return {}
+    try:
+        context = client_ssl_context(
+            files["ssl_cafile"], files["ssl_certfile"], files["ssl_keyfile"]
+        )
+    except (OSError, ssl.SSLError) as exc:
+        raise RilletError(f"cannot use the TLS files: {exc}") from None
+    return {"ssl_context": context}
 
 
 def key_value_arg(text: str) -> tuple[str, str]:

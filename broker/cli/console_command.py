@@ -20,6 +20,7 @@ import trio
 
 from rillet.broker.cli.common import (
     add_bootstrap,
+    client_options,
     key_value_arg,
     non_negative_int,
     positive_int,
@@ -180,7 +181,11 @@ async def produce_lines(
         progress = ProgressLine(started, input_size_bytes(fd))
     read_bytes = 0
     async with Producer(
-        args.bootstrap, acks=args.acks, linger_ms=args.linger_ms, max_block_ms=args.max_block_ms
+        args.bootstrap,
+        acks=args.acks,
+        linger_ms=args.linger_ms,
+        max_block_ms=args.max_block_ms,
+        **client_options(args),
     ) as producer:
         # Learn the topic before reading stdin: a missing one fails after --max-block-ms.
         await producer.partitions_for(args.topic)
@@ -264,10 +269,14 @@ async def consume_as_group(args: argparse.Namespace, out: TextIO) -> int:
     with --from-beginning, else the end, where it has none) and what was printed is committed
     on the way out (and every few seconds meanwhile)."""
     reset = "earliest" if args.from_beginning else "latest"
-    async with Admin(args.bootstrap) as admin:
+    async with Admin(args.bootstrap, **client_options(args)) as admin:
         await admin.describe_topics([args.topic])  # an unknown topic: one error line, at once
         async with GroupConsumer(
-            args.bootstrap, args.group, topics=[args.topic], auto_offset_reset=reset
+            args.bootstrap,
+            args.group,
+            topics=[args.topic],
+            auto_offset_reset=reset,
+            **client_options(args),
         ) as consumer:
             seen = await print_records(args, admin, consumer, out)
             await consumer.commit()
@@ -276,7 +285,7 @@ async def consume_as_group(args: argparse.Namespace, out: TextIO) -> int:
 
 
 async def consume_records(args: argparse.Namespace, out: TextIO) -> int:
-    async with Admin(args.bootstrap) as admin:
+    async with Admin(args.bootstrap, **client_options(args)) as admin:
         (description,) = await admin.describe_topics([args.topic])
         partitions = [p.partition for p in description.partitions]
         if args.partition is not None:
@@ -288,7 +297,9 @@ async def consume_records(args: argparse.Namespace, out: TextIO) -> int:
         tps = [TopicPartition(args.topic, p) for p in partitions]
         # An explicit --offset never silently jumps elsewhere (reset "none").
         reset = "none" if args.offset is not None else "earliest"
-        async with Consumer(args.bootstrap, auto_offset_reset=reset) as consumer:
+        async with Consumer(
+            args.bootstrap, auto_offset_reset=reset, **client_options(args)
+        ) as consumer:
             consumer.assign(tps)
             if args.offset is not None:
                 problem = await offset_problem(consumer, tps[0], args.offset)

@@ -17,6 +17,7 @@ from typing import Any
 from rillet.broker.cli.common import (
     add_bootstrap,
     add_output,
+    client_options,
     error_line,
     print_json,
     print_table,
@@ -70,7 +71,7 @@ def register(sub: Any) -> None:
 
 def run_list(args: argparse.Namespace) -> int:
     async def main() -> int:
-        async with Admin(args.bootstrap) as admin:
+        async with Admin(args.bootstrap, **client_options(args)) as admin:
             groups = await admin.list_groups()
         if args.output == "json":
             print_json(
@@ -90,7 +91,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_delete(args: argparse.Namespace) -> int:
     async def main() -> int:
-        async with Admin(args.bootstrap) as admin:
+        async with Admin(args.bootstrap, **client_options(args)) as admin:
             outcome = await admin.delete_groups(args.groups)
         failed = False
         for group, error in outcome.items():
@@ -108,7 +109,7 @@ def run_delete(args: argparse.Namespace) -> int:
 
 def run_describe(args: argparse.Namespace) -> int:
     async def main() -> int:
-        async with Admin(args.bootstrap) as admin:
+        async with Admin(args.bootstrap, **client_options(args)) as admin:
             group = await admin.describe_group(args.group)
             committed = await admin.group_offsets(args.group)
         owner: dict[TopicPartition, str] = {}
@@ -119,7 +120,7 @@ def run_describe(args: argparse.Namespace) -> int:
         tps = sorted(set(committed) | set(owner))
         ends: dict[TopicPartition, int] = {}
         if tps:
-            async with Consumer(args.bootstrap) as consumer:
+            async with Consumer(args.bootstrap, **client_options(args)) as consumer:
                 ends = await consumer.end_offsets(tps)
         if args.output == "json":
             print_json(describe_json(group, committed, ends, owner))
@@ -196,7 +197,7 @@ def describe_json(
 
 def run_reset(args: argparse.Namespace) -> int:
     async def main() -> int:
-        async with Admin(args.bootstrap) as admin:
+        async with Admin(args.bootstrap, **client_options(args)) as admin:
             committed = await admin.group_offsets(args.group)
             topics = set(args.topic) or {tp.topic for tp in committed}
             described = await admin.describe_topics(sorted(topics)) if topics else []
@@ -204,7 +205,7 @@ def run_reset(args: argparse.Namespace) -> int:
             if not tps:
                 print(f"nothing to reset: give --topic (group {args.group} has no offsets)")
                 return 2
-            async with Consumer(args.bootstrap) as consumer:
+            async with Consumer(args.bootstrap, **client_options(args)) as consumer:
                 new = await _targets(args, consumer, tps)
             rows: list[tuple[str, ...]] = [RESET_HEADER]
             for tp in sorted(new):

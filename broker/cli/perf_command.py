@@ -25,7 +25,13 @@ from typing import Any, TextIO
 
 import trio
 
-from rillet.broker.cli.common import add_bootstrap, non_negative_int, positive_int, run_async
+from rillet.broker.cli.common import (
+    add_bootstrap,
+    client_options,
+    non_negative_int,
+    positive_int,
+    run_async,
+)
 from rillet.broker.cli.topic_watch import deleted_error, topic_exists
 from rillet.client import Admin, Consumer, Producer, RecordFuture, TopicPartition
 from rillet.wire.compression import Compression
@@ -179,7 +185,10 @@ def _progress_line(
 
 
 async def produce_perf(
-    bootstrap: str, spec: ProducePerfSpec, progress: TextIO | None = None
+    bootstrap: str,
+    spec: ProducePerfSpec,
+    progress: TextIO | None = None,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run one producer flat out (or capped) and return the figures as a flat-ish dict.
 
@@ -188,9 +197,10 @@ async def produce_perf(
     every = sample_interval(spec.num_records, spec.sample_every)
     sampler = LatencySampler()
     async with (
-        Admin(bootstrap) as admin,
+        Admin(bootstrap, **(options or {})) as admin,
         Producer(
             bootstrap,
+            **(options or {}),
             acks=spec.acks,
             batch_bytes=spec.batch_bytes,
             linger_ms=spec.linger_ms,
@@ -301,7 +311,7 @@ def run_produce(args: argparse.Namespace) -> int:
     )
 
     async def main() -> int:
-        result = await produce_perf(args.bootstrap, spec, sys.stderr)
+        result = await produce_perf(args.bootstrap, spec, sys.stderr, client_options(args))
         print(json.dumps(result) if args.json else format_produce(result))
         return 0
 
@@ -323,13 +333,16 @@ class ConsumePerfSpec:
 
 
 async def consume_perf(
-    bootstrap: str, spec: ConsumePerfSpec, progress: TextIO | None = None
+    bootstrap: str,
+    spec: ConsumePerfSpec,
+    progress: TextIO | None = None,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Read ``num_records`` from the beginning of every partition; figures as a dict.
 
     Stops early (``"complete": false``) after ``timeout_ms`` without a record.
     """
-    async with Admin(bootstrap) as admin:
+    async with Admin(bootstrap, **(options or {})) as admin:
         (description,) = await admin.describe_topics([spec.topic])
     tps = [TopicPartition(spec.topic, p.partition) for p in description.partitions]
     count = 0
@@ -338,6 +351,7 @@ async def consume_perf(
     idle_s = spec.timeout_ms / 1000
     async with Consumer(
         bootstrap,
+        **(options or {}),
         fetch_max_wait_ms=spec.fetch_max_wait_ms,
         max_partition_fetch_bytes=spec.max_partition_fetch_bytes,
     ) as consumer:
@@ -394,7 +408,7 @@ def run_consume(args: argparse.Namespace) -> int:
     )
 
     async def main() -> int:
-        result = await consume_perf(args.bootstrap, spec, sys.stderr)
+        result = await consume_perf(args.bootstrap, spec, sys.stderr, client_options(args))
         print(json.dumps(result) if args.json else format_consume(result))
         if not result["complete"]:
             print(

@@ -20,6 +20,7 @@ import trio
 from rillet.broker.cli.common import (
     add_bootstrap,
     add_output,
+    client_options,
     key_value_arg,
     print_json,
     print_table,
@@ -141,7 +142,7 @@ def run_create(args: argparse.Namespace) -> int:
     topic = NewTopic(args.name, args.partitions, args.replication_factor, dict(args.configs))
 
     async def main() -> int:
-        async with Admin(args.bootstrap) as admin:
+        async with Admin(args.bootstrap, **client_options(args)) as admin:
             try:
                 await admin.create_topics([topic])
             except TopicAlreadyExistsError:
@@ -164,7 +165,7 @@ def run_alter(args: argparse.Namespace) -> int:
         return 2
 
     async def main() -> int:
-        async with Admin(args.bootstrap) as admin:
+        async with Admin(args.bootstrap, **client_options(args)) as admin:
             if args.configs or args.delete_configs:
                 await admin.alter_topic_configs(
                     args.name, dict(args.configs), list(args.delete_configs)
@@ -195,7 +196,7 @@ def before_offset_arg(text: str) -> int:
 
 def run_delete_records(args: argparse.Namespace) -> int:
     async def main() -> int:
-        async with Admin(args.bootstrap) as admin:
+        async with Admin(args.bootstrap, **client_options(args)) as admin:
             partitions = args.partitions
             if not partitions:
                 (topic,) = await admin.describe_topics([args.name])
@@ -211,7 +212,7 @@ def run_delete_records(args: argparse.Namespace) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     async def main() -> int:
-        async with Admin(args.bootstrap) as admin:
+        async with Admin(args.bootstrap, **client_options(args)) as admin:
             names = await admin.list_topics()
         if args.output == "json":
             print_json(names)
@@ -225,13 +226,15 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_describe(args: argparse.Namespace) -> int:
     async def main() -> int:
-        async with Admin(args.bootstrap, request_timeout_ms=METADATA_TIMEOUT_MS) as admin:
+        async with Admin(
+            args.bootstrap, request_timeout_ms=METADATA_TIMEOUT_MS, **client_options(args)
+        ) as admin:
             topics = await admin.describe_topics(args.names or None)
         if args.under_replicated:
             topics = only_partitions(topics, lambda p: len(p.isr) < len(p.replicas))
         elif args.unavailable:
             topics = only_partitions(topics, lambda p: p.leader < 0)
-        starts, ends, silent = await partition_offsets(args.bootstrap, topics)
+        starts, ends, silent = await partition_offsets(args.bootstrap, topics, client_options(args))
         if args.output == "json":
             print_json(describe_json(topics, starts, ends))
         elif any(t.partitions for t in topics):
@@ -253,7 +256,10 @@ def run_describe(args: argparse.Namespace) -> int:
 
 
 async def partition_offsets(
-    bootstrap: str, topics: Sequence[TopicDescription], timeout_s: float = OFFSETS_TIMEOUT_S
+    bootstrap: str,
+    topics: Sequence[TopicDescription],
+    options: dict[str, Any] | None = None,
+    timeout_s: float = OFFSETS_TIMEOUT_S,
 ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int], list[int]]:
     """Log start and end offsets per partition, and the leaders that did not answer in time.
 
@@ -271,7 +277,7 @@ async def partition_offsets(
 
     async def lookup(leader: int, tps: list[TopicPartition]) -> None:
         with trio.move_on_after(timeout_s):
-            async with Consumer(bootstrap) as consumer:
+            async with Consumer(bootstrap, **(options or {})) as consumer:
                 first = await consumer.beginning_offsets(tps)
                 last = await consumer.end_offsets(tps)
             starts.update(first)
@@ -353,7 +359,7 @@ def describe_rows(
 def run_delete(args: argparse.Namespace) -> int:
     async def main() -> int:
         names: list[str] = list(dict.fromkeys(args.names))
-        async with Admin(args.bootstrap) as admin:
+        async with Admin(args.bootstrap, **client_options(args)) as admin:
             if args.if_exists:
                 existing = set(await admin.list_topics())
                 missing = [n for n in names if n not in existing]
