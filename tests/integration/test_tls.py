@@ -159,6 +159,46 @@ def test_plaintext_and_untrusted_clients_are_refused(cluster: LocalCluster, tmp_
         admin.list_topics()
 
 
+def test_the_cli_connects_with_tls_options(
+    cluster: LocalCluster, certs: tuple[LocalCa, CertificateFiles]
+) -> None:
+    import subprocess
+    import sys
+
+    ca, _ = certs
+    cli = [sys.executable, "-m", "rillet.broker.cli.main"]
+    with BlockingAdmin(
+        cluster.bootstrap, ssl_context=client_ssl_context(str(ca.files.certfile))
+    ) as admin:
+        admin.create_topics([NewTopic("tls-cli", 1, replication_factor=3)])
+    secured = subprocess.run(
+        [
+            *cli,
+            "topics",
+            "list",
+            "--bootstrap",
+            cluster.bootstrap,
+            "--ssl-cafile",
+            str(ca.files.certfile),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert secured.returncode == 0, secured.stderr
+    assert "tls-cli" in secured.stdout.split()
+    missing = subprocess.run(
+        [*cli, "topics", "list", "--bootstrap", cluster.bootstrap, "--ssl-cafile", "/no/ca.pem"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert missing.returncode == 1 and "Traceback" not in missing.stderr
+    assert "cannot use the TLS files" in missing.stderr
+
+
 def test_a_rotated_certificate_is_served_without_a_restart(
     cluster: LocalCluster, certs: tuple[LocalCa, CertificateFiles], tmp_path: Path
 ) -> None:
@@ -181,3 +221,4 @@ def test_a_rotated_certificate_is_served_without_a_restart(
             return False
 
     wait_for("the rotated certificate", handshake, 20)
+    # The last test of the module: the other tests trust only the first CA.
