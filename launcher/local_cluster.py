@@ -59,10 +59,30 @@ class NodePlan:
 
 
 @dataclass(frozen=True, slots=True)
+class TlsPlan:
+    """PEM files of a cluster with TLS on every link: the CA, the certificate every node
+    presents (naming the hosts the nodes are reached at) and a client certificate (the
+    nodes require one: mutual TLS)."""
+
+    cafile: str
+    node_certfile: str
+    node_keyfile: str
+    client_certfile: str
+    client_keyfile: str
+
+    def node_table(self) -> str:
+        return (
+            f'[tls]\ncertfile = "{self.node_certfile}"\nkeyfile = "{self.node_keyfile}"\n'
+            f'cafile = "{self.cafile}"\nclient_auth = "required"\n\n'
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class ClusterPlan:
     base_dir: str
     cluster_id: str
     nodes: list[NodePlan]
+    tls: TlsPlan | None = None
 
     @property
     def bootstrap(self) -> str:
@@ -97,6 +117,7 @@ def plan_cluster(
     hosts: Sequence[str] | None = None,
     kafka: bool = True,
     http: bool = True,
+    tls: TlsPlan | None = None,
 ) -> ClusterPlan:
     """Write configs for ``nodes`` voters (each also a broker) and ``broker_only`` further
     brokers that follow the voters' metadata log, all on free loopback ports.
@@ -108,7 +129,7 @@ def plan_cluster(
     (one per node, in order), configured like a cluster on separate machines: the listener
     on every interface, advertising that address, and Raft bound to it. ``kafka`` gives
     every node a Kafka-protocol listener, ``http`` an HTTP endpoint (metrics, probes,
-    console).
+    console). ``tls`` puts every listener and link of every node on TLS.
     """
     base_dir.mkdir(parents=True, exist_ok=True)
     secret_path = base_dir / SECRET_FILE
@@ -162,10 +183,11 @@ def plan_cluster(
             f"[listener]\n{_listener_host(n)}port = {n.port}\n\n"
             + kafka_table
             + http_table
+            + (tls.node_table() if tls is not None else "")
             + f'[quorum]\nsecret_file = "{secret_path}"\nraft_host = "{n.host}"\n'
             f"voters = [\n{voters},\n]\n" + extra_config
         )
-    plan = ClusterPlan(str(base_dir), cluster_id, plans)
+    plan = ClusterPlan(str(base_dir), cluster_id, plans, tls)
     (base_dir / CLUSTER_FILE).write_text(json.dumps(asdict(plan), indent=2) + "\n")
     return plan
 
@@ -178,7 +200,13 @@ def _listener_host(n: NodePlan) -> str:
 
 def load_plan(base_dir: Path) -> ClusterPlan:
     raw: dict[str, Any] = json.loads((base_dir / CLUSTER_FILE).read_text())
-    return ClusterPlan(raw["base_dir"], raw["cluster_id"], [NodePlan(**n) for n in raw["nodes"]])
+    tls = raw.get("tls")
+    return ClusterPlan(
+        raw["base_dir"],
+        raw["cluster_id"],
+        [NodePlan(**n) for n in raw["nodes"]],
+        TlsPlan(**tls) if tls else None,
+    )
 
 
 class LocalCluster:

@@ -14,6 +14,7 @@ import argparse
 import os
 import shutil
 import signal
+import ssl
 import sys
 import time
 from pathlib import Path
@@ -34,6 +35,11 @@ from rillet.broker.cli.cluster_status import (
     run_remote_status,
 )
 from rillet.broker.cli.common import BOOTSTRAP_ENV, bootstrap_arg, positive_int, run_async
+from rillet.broker.cli.secure_cluster import (
+    make_tls_files,
+    plan_ssl_context,
+    write_client_configs,
+)
 from rillet.launcher.local_cluster import (
     CLUSTER_FILE,
     LocalCluster,
@@ -53,6 +59,11 @@ def register(sub: Any) -> None:
     up = actions.add_parser("up", help="start (or restart) the cluster and wait until ready")
     up.add_argument("--nodes", type=positive_int, default=3, help="voters to plan (default 3)")
     up.add_argument("--data-dir", type=Path, default=DEFAULT_DIR, help=f"default {DEFAULT_DIR}")
+    up.add_argument(
+        "--secure",
+        action="store_true",
+        help="TLS on every listener and link, with a local CA and a client certificate",
+    )
     up.set_defaults(run=run_up)
     status = actions.add_parser("status", help="leader, term, voters, brokers, partitions")
     status.add_argument("--data-dir", type=Path, default=DEFAULT_DIR)
@@ -80,8 +91,16 @@ def run_up(args: argparse.Namespace) -> int:
             return 0
         if len(plan.nodes) != args.nodes:
             print(f"note: {base} holds a {len(plan.nodes)}-node cluster; restarting it as is")
+        if args.secure and plan.tls is None:
+            print(
+                f"error: the cluster in {base} was made without --secure; "
+                "use another --data-dir (or `rillet cluster down --purge` first)",
+                file=sys.stderr,
+            )
+            return 1
     else:
-        plan = plan_cluster(base, args.nodes)
+        base.mkdir(parents=True, exist_ok=True)
+        plan = plan_cluster(base, args.nodes, tls=make_tls_files(base) if args.secure else None)
     cluster = LocalCluster(plan, detach=True)
     started = time.monotonic()
     try:
@@ -96,6 +115,12 @@ def run_up(args: argparse.Namespace) -> int:
         print(f"  node {n.node_id}: {n.bootstrap} (raft port {n.raft_port}, pid {pid})")
     if plan.metrics_urls:
         print(f"metrics endpoints: {plan.metrics_urls}")
+    if plan.tls is not None:
+        properties, java, env = write_client_configs(plan)
+        print(f"TLS on every listener and link; clients need a certificate of {plan.tls.cafile}")
+        print(f"  librdkafka (kcat -F, confluent-kafka): {properties}")
+        print(f"  Java clients (--command-config):       {java}")
+        print(f"  rillet CLI:                            source {env}")
     if plan.kafka_bootstrap:
         print(f"kafka bootstrap servers: {plan.kafka_bootstrap}")
     print(f"bootstrap servers: {plan.bootstrap}")  # the last line: scripts take it
@@ -116,14 +141,15 @@ def run_status(args: argparse.Namespace) -> int:
         )
         return 1
     plan = load_plan(base)
-    probes = probe_nodes([(n.node_id, n.port) for n in plan.nodes])
+    tls = plan_ssl_context(plan)
+    probes = probe_nodes([(n.node_id, n.port) for n in plan.nodes], tls)
     alive = running_pids(plan)
     answered = [p.view for p in probes.values() if p.view is not None]
     if not answered:
         print(no_answer_line(probes, alive))
         return 1
     best = best_view(answered)
-    health = _health(plan.bootstrap)
+    health = _health(plan.bootstrap, tls)
     print_quorum(best, plan.cluster_id)
     print("node  listener          process  raft view")
     for n in plan.nodes:
@@ -133,11 +159,11 @@ def run_status(args: argparse.Namespace) -> int:
     return 0
 
 
-def _health(bootstrap: str) -> PartitionHealth | None:
+def _health(bootstrap: str, tls: ssl.SSLContext | None) -> PartitionHealth | None:
     found: list[PartitionHealth] = []
 
     async def main() -> int:
-        answer = await partition_health(bootstrap)
+        answer = await partition_health(bootstrap, ssl_context=tls)
         if answer is not None:
             found.append(answer[1])
         return 0
@@ -146,12 +172,14 @@ def _health(bootstrap: str) -> PartitionHealth | None:
     return found[0] if found else None
 
 
-def probe_nodes(targets: list[tuple[int, int]]) -> dict[int, NodeProbe]:
+def probe_nodes(
+    targets: list[tuple[int, int]], tls: ssl.SSLContext | None = None
+) -> dict[int, NodeProbe]:
     """Each local node's DescribeQuorum answer (or why none came), by node id."""
     found: dict[Address, NodeProbe] = {}
 
     async def main() -> int:
-        found.update(await probe_all([("127.0.0.1", port) for _, port in targets]))
+        found.update(await probe_all([("127.0.0.1", port) for _, port in targets], ssl_context=tls))
         return 0
 
     run_async(main)

@@ -16,6 +16,7 @@ different actions.
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -64,12 +65,19 @@ def no_answer_line(probes: Mapping[Any, NodeProbe], alive: Mapping[Any, int]) ->
     )
 
 
-async def probe(host: str, port: int, timeout_s: float = STATUS_TIMEOUT_S) -> NodeProbe:
+async def probe(
+    host: str,
+    port: int,
+    timeout_s: float = STATUS_TIMEOUT_S,
+    ssl_context: ssl.SSLContext | None = None,
+) -> NodeProbe:
     """One node's DescribeQuorum answer, or REFUSED / BUSY."""
     result = NodeProbe(None, REFUSED)
     try:
         async with trio.open_nursery() as nursery:
-            conn = BrokerConnection(host, port, client_id="rillet-cluster-status")
+            conn = BrokerConnection(
+                host, port, client_id="rillet-cluster-status", ssl_context=ssl_context
+            )
             try:
                 await conn.connect(nursery, timeout_s)
             except ConnectionFailedError:
@@ -86,13 +94,15 @@ async def probe(host: str, port: int, timeout_s: float = STATUS_TIMEOUT_S) -> No
 
 
 async def probe_all(
-    addresses: Sequence[Address], timeout_s: float = STATUS_TIMEOUT_S
+    addresses: Sequence[Address],
+    timeout_s: float = STATUS_TIMEOUT_S,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> dict[Address, NodeProbe]:
     """Every address probed at once; by address."""
     probes: dict[Address, NodeProbe] = {}
 
     async def ask(address: Address) -> None:
-        probes[address] = await probe(*address, timeout_s)
+        probes[address] = await probe(*address, timeout_s, ssl_context)
 
     async with trio.open_nursery() as nursery:
         for address in dict.fromkeys(addresses):
@@ -127,12 +137,16 @@ class PartitionHealth:
 
 
 async def partition_health(
-    bootstrap: str, timeout_s: float = 2 * STATUS_TIMEOUT_S
+    bootstrap: str,
+    timeout_s: float = 2 * STATUS_TIMEOUT_S,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> tuple[str, PartitionHealth] | None:
     """(cluster id, partition health) from the metadata, or None when no node answered."""
     with trio.move_on_after(timeout_s):
         try:
-            async with Admin(bootstrap, request_timeout_ms=int(timeout_s * 1000)) as admin:
+            async with Admin(
+                bootstrap, request_timeout_ms=int(timeout_s * 1000), ssl_context=ssl_context
+            ) as admin:
                 cluster = await admin.describe_cluster()
                 topics = await admin.describe_topics()
         except RilletError:

@@ -1,0 +1,95 @@
+"""``rillet cluster up --secure`` as a user runs it: a 3-node cluster with TLS on every link
+and mutual TLS for clients; the files it writes are all a client needs (rillet's CLI with
+client.env, librdkafka with client.properties), and a client without a certificate of the
+cluster's CA is refused."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rillet.client import BlockingAdmin
+from rillet.client.errors import RilletError
+from rillet.client.tls import client_ssl_context
+
+pytestmark = [pytest.mark.integration, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+
+
+def rillet(args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rillet.broker.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+        input="",
+    )
+
+
+def sourced(env_file: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    for line in env_file.read_text().splitlines():
+        key, _, value = line.removeprefix("export ").partition("=")
+        env[key] = value
+    return env
+
+
+@pytest.fixture(scope="module")
+def secure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    base = tmp_path_factory.mktemp("secure") / "cluster"
+    up = rillet(["cluster", "up", "--secure", "--data-dir", str(base)])
+    try:
+        assert up.returncode == 0, up.stderr
+        assert "TLS on every listener and link" in up.stdout
+        assert up.stdout.splitlines()[-1].startswith("bootstrap servers: ")
+        yield base
+    finally:
+        rillet(["cluster", "down", "--data-dir", str(base), "--purge"])
+
+
+def test_the_cli_and_librdkafka_work_with_the_files_it_writes(secure: Path) -> None:
+    from confluent_kafka import Consumer, Producer
+    from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+    env = sourced(secure / "tls" / "client.env")
+    made = rillet(
+        ["topics", "create", "sec", "--partitions", "1", "--replication-factor", "3"], env
+    )
+    assert made.returncode == 0, made.stderr
+    produced = rillet(["produce", "sec", "--acks", "all"], env | {})
+    assert produced.returncode == 0, produced.stderr
+    conf = dict(
+        line.split("=", 1)
+        for line in (secure / "tls" / "client.properties").read_text().splitlines()
+    )
+    producer = Producer({**conf, "enable.idempotence": True})
+    producer.produce("sec", b"from librdkafka")
+    assert producer.flush(30) == 0
+    consumer = Consumer({**conf, "group.id": "sec", "enable.auto.commit": False})
+    consumer.assign([KafkaTopicPartition("sec", 0, 0)])
+    try:
+        messages = [m for m in consumer.consume(10, 10) if m.error() is None]
+    finally:
+        consumer.close()
+    assert [m.value() for m in messages] == [b"from librdkafka"]
+    status = rillet(["cluster", "status", "--data-dir", str(secure)])
+    assert status.returncode == 0, status.stderr
+    assert "under-replicated: 0" in status.stdout
+
+
+def test_a_client_without_a_certificate_is_refused(secure: Path) -> None:
+    env = sourced(secure / "tls" / "client.env")
+    context = client_ssl_context(env["RILLET_SSL_CAFILE"])  # trusts the nodes, has no cert
+    with (
+        pytest.raises(RilletError),
+        BlockingAdmin(
+            env["RILLET_BOOTSTRAP"], request_timeout_ms=3_000, ssl_context=context
+        ) as admin,
+    ):
+        admin.list_topics()
