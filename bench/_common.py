@@ -68,10 +68,15 @@ def target(bootstrap: str | None, nodes: int = 1) -> Iterator[str]:
 
 
 async def ensure_topic(
-    bootstrap: str, topic: str, partitions: int, replication_factor: int = 1
+    bootstrap: str,
+    topic: str,
+    partitions: int,
+    replication_factor: int = 1,
+    options: dict[str, Any] | None = None,
 ) -> bool:
-    """Create ``topic`` unless it exists; True if it was created now."""
-    async with Admin(bootstrap) as admin:
+    """Create ``topic`` unless it exists; True if it was created now. ``options``: more
+    client settings (``ssl_context``)."""
+    async with Admin(bootstrap, **(options or {})) as admin:
         try:
             await admin.create_topics([NewTopic(topic, partitions, replication_factor)])
         except TopicAlreadyExistsError:

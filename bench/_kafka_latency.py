@@ -19,11 +19,24 @@ DRAIN_S = 10.0
 _STAMP = struct.Struct(">d")
 
 
-def measure(bootstrap: str, topic: str, partitions: int, rate: int, seconds: float) -> Any:
+def measure(
+    bootstrap: str,
+    topic: str,
+    partitions: int,
+    rate: int,
+    seconds: float,
+    conf: dict[str, str] | None = None,
+) -> Any:
+    """``conf``: more librdkafka settings for both clients (TLS, for instance)."""
     from confluent_kafka import OFFSET_END, Consumer, Producer, TopicPartition
 
     consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": "bench-latency", "enable.auto.commit": False}
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "bench-latency",
+            "enable.auto.commit": False,
+            **(conf or {}),
+        }
     )
     consumer.assign([TopicPartition(topic, p, OFFSET_END) for p in range(partitions)])
     consumer.consume(1, 1.0)  # the assignment takes effect (positions at the end)
@@ -53,6 +66,7 @@ def measure(bootstrap: str, topic: str, partitions: int, rate: int, seconds: flo
             "acks": "all",
             "enable.idempotence": True,
             "linger.ms": 1,
+            **(conf or {}),
         }
     )
     padding = b"x" * (100 - _STAMP.size)
