@@ -160,7 +160,7 @@ def _split_gs2(text: str) -> tuple[str, bool, str]:
 
 
 def _fields(text: str) -> dict[str, str]:
-    out = {}
+    out: dict[str, str] = {}
     for part in text.split(","):
         key, sep, value = part.partition("=")
         if sep and len(key) == 1:
