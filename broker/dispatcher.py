@@ -49,6 +49,10 @@ from rillet.broker.handlers.producer_ids import handle_init_producer_id
 from rillet.broker.handlers.record_deletion import handle_delete_records
 from rillet.broker.handlers.topic_config_changes import handle_alter_topic_configs
 from rillet.broker.handlers.topics import handle_create_topics, handle_delete_topics
+from rillet.broker.handlers.user_credentials import (
+    handle_alter_user_scram_credentials,
+    handle_describe_user_scram_credentials,
+)
 from rillet.broker.session import Session
 from rillet.wire.api import ApiKey
 from rillet.wire.error_codes import ErrorCode
@@ -108,6 +112,8 @@ HANDLERS: dict[ApiKey, Handler] = {
     ApiKey.DELETE_GROUPS: handle_delete_groups,
     ApiKey.CREATE_PARTITIONS: handle_create_partitions,
     ApiKey.DELETE_RECORDS: handle_delete_records,
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: handle_alter_user_scram_credentials,
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: handle_describe_user_scram_credentials,
     ApiKey.INCREMENTAL_ALTER_CONFIGS: handle_alter_topic_configs,
     ApiKey.JOIN_GROUP: handle_join_group,
     ApiKey.SYNC_GROUP: handle_sync_group,

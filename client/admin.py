@@ -21,7 +21,7 @@ from typing import Any
 
 import trio
 
-from rillet.client import group_admin, record_deletion
+from rillet.client import group_admin, record_deletion, user_admin
 from rillet.client.cluster import ClusterClient
 from rillet.client.errors import (
     BrokerError,
@@ -183,6 +183,48 @@ class Admin(ClientLifecycle):
         self._check_open()
         timeout = self._timeout_ms if timeout_ms is None else timeout_ms
         return await record_deletion.delete_records(self._cluster, before, timeout, self._backoff_s)
+
+    # -- users (SASL/SCRAM) ---------------------------------------------------------------
+
+    async def set_user_password(
+        self,
+        name: str,
+        password: str,
+        mechanisms: Sequence[str] = ("SCRAM-SHA-256", "SCRAM-SHA-512"),
+        iterations: int = user_admin.DEFAULT_ITERATIONS,
+    ) -> None:
+        """Create or change user ``name``'s SCRAM credentials (one per mechanism), from
+        ``password``, which is salted here and never sent."""
+        self._check_open()
+        upserts = [user_admin.upsertion(name, password, m, iterations) for m in mechanisms]
+        await user_admin.alter(
+            self._cluster,
+            self._to_controller,
+            upserts,
+            [],
+            self._timeout_ms / 1000,
+            self._backoff_s,
+        )
+
+    async def delete_user(self, name: str) -> None:
+        """Remove every SCRAM credential of ``name`` (ResourceNotFoundError: it has none)."""
+        self._check_open()
+        mechanisms = (await self.describe_users([name]))[name]
+        await user_admin.alter(
+            self._cluster,
+            self._to_controller,
+            [],
+            [(name, m) for m, _ in mechanisms],
+            self._timeout_ms / 1000,
+            self._backoff_s,
+        )
+
+    async def describe_users(
+        self, names: Sequence[str] | None = None
+    ) -> dict[str, list[tuple[str, int]]]:
+        """Users with SCRAM credentials: name -> [(mechanism, iterations)]."""
+        self._check_open()
+        return await user_admin.describe(self._to_controller, names)
 
     async def _topic_operation(
         self, names: list[str], make_request: Callable[[list[str]], Any], timeout_ms: int

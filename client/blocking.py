@@ -274,6 +274,22 @@ class BlockingAdmin(_Blocking[Admin]):
     def list_topics(self) -> list[str]:
         return self._host.call(self._host.client.list_topics)
 
+    def set_user_password(
+        self,
+        name: str,
+        password: str,
+        mechanisms: Sequence[str] = ("SCRAM-SHA-256", "SCRAM-SHA-512"),
+    ) -> None:
+        self._host.call(self._host.client.set_user_password, name, password, mechanisms)
+
+    def delete_user(self, name: str) -> None:
+        self._host.call(self._host.client.delete_user, name)
+
+    def describe_users(
+        self, names: Sequence[str] | None = None
+    ) -> dict[str, list[tuple[str, int]]]:
+        return self._host.call(self._host.client.describe_users, names)
+
     def describe_topics(self, names: Sequence[str] | None = None) -> list[TopicDescription]:
         return self._host.call(self._host.client.describe_topics, names)
 

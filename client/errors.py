@@ -310,6 +310,18 @@ class GroupIdNotFoundError(BrokerError):
     default_code = ErrorCode.GROUP_ID_NOT_FOUND
 
 
+class ResourceNotFoundError(BrokerError):
+    """The named resource (a user's credential, ...) does not exist."""
+
+    default_code = ErrorCode.RESOURCE_NOT_FOUND
+
+
+class UnacceptableCredentialError(BrokerError):
+    """A credential the cluster does not accept (an unknown mechanism, too few iterations)."""
+
+    default_code = ErrorCode.UNACCEPTABLE_CREDENTIAL
+
+
 class FencedLeaderEpochError(BrokerError):
     """The request named an older leader epoch than the node's: metadata is stale."""
 
@@ -410,6 +422,8 @@ _ALL: tuple[type[BrokerError], ...] = (
     AuthenticationFailedError,
     UnknownProducerIdError,
     GroupIdNotFoundError,
+    ResourceNotFoundError,
+    UnacceptableCredentialError,
     GroupNotEmptyError,
     FencedLeaderEpochError,
     UnknownLeaderEpochError,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rillet.metadata_quorum.assignment import AssignmentError, assign_replicas
@@ -34,6 +35,7 @@ from rillet.metadata_quorum.records import (
     TopicRecord,
     UnfenceBroker,
 )
+from rillet.metadata_quorum.scram_registry import RemoveUserScramCredential, UserScramCredential
 from rillet.metadata_quorum.state import MetadataState, PartitionState
 from rillet.wire.error_codes import ErrorCode
 
@@ -454,6 +456,26 @@ class Controller:
         if topic.configs == configs:
             return Decision([])
         return Decision([TopicConfigsRecord(topic.topic_id, dict(configs))])
+
+    def alter_scram_credentials(
+        self,
+        state: MetadataState,
+        upserts: Sequence[UserScramCredential],
+        deletions: Sequence[tuple[str, str]],
+    ) -> Decision:
+        """Set and remove users' SCRAM credentials, all in one entry. Removing one that
+        does not exist is refused (RESOURCE_NOT_FOUND), as in Kafka; setting one to what it
+        is already commits nothing, so a resent change succeeds."""
+        missing = [f"{n} ({m})" for n, m in deletions if state.scram.get(n, m) is None]
+        if missing:
+            return Decision(
+                [], ErrorCode.RESOURCE_NOT_FOUND, f"no credential for {', '.join(missing)}"
+            )
+        records: list[MetadataRecord] = [
+            c for c in upserts if state.scram.get(c.name, c.mechanism) != c
+        ]
+        records += [RemoveUserScramCredential(n, m) for n, m in deletions]
+        return Decision(records)
 
     def delete_topic(self, state: MetadataState, name: str, request_id: str = "") -> Decision:
         """A retry of a delete already carried out (same ``request_id``) succeeds."""

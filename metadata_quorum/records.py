@@ -32,6 +32,7 @@ from rillet.metadata_quorum.group_records import (
     GroupTargetAssignment,
     OffsetsCommitted,
 )
+from rillet.metadata_quorum.scram_registry import RemoveUserScramCredential, UserScramCredential
 from rillet.wire.errors import WireError
 from rillet.wire.frame import BlobPart
 from rillet.wire.schema import from_wire, to_wire
@@ -51,6 +52,8 @@ class RecordType(IntEnum):
     PARTITION_CHANGE = 12
     REMOVE_TOPIC = 13
     TOPIC_CONFIGS = 14
+    USER_SCRAM_CREDENTIAL = 15
+    REMOVE_USER_SCRAM_CREDENTIAL = 16
     PRODUCER_IDS = 20
     GROUP_MEMBER = 30
     GROUP_MEMBER_REMOVED = 31
@@ -177,6 +180,8 @@ MetadataRecord = (
     | ControllerActivated
     | TopicRecord
     | TopicConfigsRecord
+    | UserScramCredential
+    | RemoveUserScramCredential
     | PartitionRecord
     | PartitionChange
     | RemoveTopic
@@ -205,6 +210,8 @@ TYPES: dict[RecordType, type] = {
     RecordType.PARTITION_CHANGE: PartitionChange,
     RecordType.REMOVE_TOPIC: RemoveTopic,
     RecordType.TOPIC_CONFIGS: TopicConfigsRecord,
+    RecordType.USER_SCRAM_CREDENTIAL: UserScramCredential,
+    RecordType.REMOVE_USER_SCRAM_CREDENTIAL: RemoveUserScramCredential,
     RecordType.PRODUCER_IDS: ProducerIds,
     RecordType.GROUP_MEMBER: GroupMember,
     RecordType.GROUP_MEMBER_REMOVED: GroupMemberRemoved,

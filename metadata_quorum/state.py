@@ -50,6 +50,11 @@ from rillet.metadata_quorum.records import (
     UnfenceBroker,
     UnregisterBroker,
 )
+from rillet.metadata_quorum.scram_registry import (
+    RemoveUserScramCredential,
+    ScramRegistry,
+    UserScramCredential,
+)
 from rillet.metadata_quorum.topic_requests import TopicRequestLog
 
 SNAPSHOT_VERSION = 3  # 2: with the group registries; 3: with classic groups
@@ -96,6 +101,7 @@ class MetadataState:
         self.groups = GroupRegistry()  # consumer, ownership and offset registries
         self.classic_groups = ClassicGroupRegistry()  # JoinGroup/SyncGroup groups
         self.topic_requests = TopicRequestLog()  # admin requests that changed topics
+        self.scram = ScramRegistry()  # users' SCRAM credentials (SASL)
         # Partitions added, changed or removed since the last drain_changed_partitions():
         # lets a node act on what an entry changed instead of rescanning every partition.
         # Bookkeeping for one reader on this node, not state (never in a snapshot).
@@ -181,6 +187,8 @@ class MetadataState:
                     del self.topic_ids[topic.name]
                     self.groups.remove_topic(record.topic_id)
                     self.topic_requests.note(record.request_id, topic.name)
+            case UserScramCredential() | RemoveUserScramCredential():
+                self.scram.apply(record)
             case ControllerActivated():
                 pass  # a barrier: see the record's docstring
             case ProducerIds():
@@ -280,6 +288,7 @@ class MetadataState:
             "groups": self.groups.to_doc(),
             "classic_groups": self.classic_groups.to_doc(),
             "topic_requests": self.topic_requests.to_doc(),
+            "scram": self.scram.to_doc(),
         }
         return bytes(cbor2.dumps(doc, canonical=True))
 
@@ -309,6 +318,7 @@ class MetadataState:
             state.groups = GroupRegistry.from_doc(doc["groups"])
             state.classic_groups = ClassicGroupRegistry.from_doc(doc.get("classic_groups", []))
             state.topic_requests = TopicRequestLog.from_doc(doc.get("topic_requests", []))
+            state.scram = ScramRegistry.from_doc(doc.get("scram", []))
         except SnapshotError:
             raise
         except Exception as exc:

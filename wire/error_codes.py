@@ -65,6 +65,10 @@ class ErrorCode(IntEnum):
     # be below what the previous leader exposed, so offsets are not answered yet.
     OFFSET_NOT_AVAILABLE = 78
     INVALID_RECORD = 87
+    UNSUPPORTED_SASL_MECHANISM = 33
+    ILLEGAL_SASL_STATE = 34
+    RESOURCE_NOT_FOUND = 91
+    UNACCEPTABLE_CREDENTIAL = 93
     UNKNOWN_API = 1000
 
     @property

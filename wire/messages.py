@@ -14,6 +14,7 @@ from rillet.wire import classic_group_messages as cgm
 from rillet.wire import group_messages as gm
 from rillet.wire import leader_epoch_messages as lem
 from rillet.wire import record_deletion_messages as rdm
+from rillet.wire import user_messages as um
 from rillet.wire.api import ApiKey
 from rillet.wire.cluster_messages import (
     AllocateProducerIdsRequest,
@@ -352,6 +353,14 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
     ApiKey.CREATE_TOPICS: (CreateTopicsRequest, CreateTopicsResponse),
     ApiKey.DELETE_TOPICS: (DeleteTopicsRequest, DeleteTopicsResponse),
     ApiKey.DELETE_RECORDS: (rdm.DeleteRecordsRequest, rdm.DeleteRecordsResponse),
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (
+        um.DescribeUserScramCredentialsRequest,
+        um.DescribeUserScramCredentialsResponse,
+    ),
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (
+        um.AlterUserScramCredentialsRequest,
+        um.AlterUserScramCredentialsResponse,
+    ),
     ApiKey.CREATE_PARTITIONS: (CreatePartitionsRequest, CreatePartitionsResponse),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: (AlterTopicConfigsRequest, AlterTopicConfigsResponse),
     ApiKey.API_VERSIONS: (ApiVersionsRequest, ApiVersionsResponse),

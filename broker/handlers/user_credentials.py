@@ -1,0 +1,95 @@
+"""Users' SCRAM credentials: set and removed on the controller, listed from any node.
+
+A change is decided by the controller (a node that is not the controller answers
+NOT_CONTROLLER and the client finds it), all of a request in one metadata entry. The
+salted password a client sends is turned into StoredKey and ServerKey here, on the
+controller; neither it nor the password is recorded. Every node applies the metadata log,
+so every node can authenticate the user a moment later.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Coroutine
+from typing import Any
+
+from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.handlers.controller_calls import decide_on_controller
+from rillet.broker.sasl.scram import MECHANISMS, MIN_ITERATIONS
+from rillet.metadata_quorum.scram_registry import UserScramCredential
+from rillet.wire.error_codes import ErrorCode
+from rillet.wire.user_messages import (
+    AlterUserScramCredentialsRequest,
+    AlterUserScramCredentialsResponse,
+    CredentialInfo,
+    DescribedUser,
+    DescribeUserScramCredentialsRequest,
+    DescribeUserScramCredentialsResponse,
+    ScramCredentialUpsert,
+)
+
+MAX_ITERATIONS = 1_000_000  # what Kafka's clients accept from a server, too
+
+
+def handle_alter_user_scram_credentials(
+    ctx: BrokerContext, req: AlterUserScramCredentialsRequest
+) -> Coroutine[Any, Any, AlterUserScramCredentialsResponse]:
+    return _alter(ctx, req)
+
+
+async def _alter(
+    ctx: BrokerContext, req: AlterUserScramCredentialsRequest
+) -> AlterUserScramCredentialsResponse:
+    for name, mechanism in [(u.name, u.mechanism) for u in req.upsertions] + [
+        (d.name, d.mechanism) for d in req.deletions
+    ]:
+        if not name:
+            return AlterUserScramCredentialsResponse(ErrorCode.UNACCEPTABLE_CREDENTIAL, "no name")
+        if mechanism not in MECHANISMS:
+            return AlterUserScramCredentialsResponse(
+                ErrorCode.UNSUPPORTED_SASL_MECHANISM,
+                f"{mechanism!r} is not one of {', '.join(MECHANISMS)}",
+            )
+    for u in req.upsertions:
+        if not MIN_ITERATIONS <= u.iterations <= MAX_ITERATIONS or not u.salt:
+            return AlterUserScramCredentialsResponse(
+                ErrorCode.UNACCEPTABLE_CREDENTIAL,
+                f"iterations must be {MIN_ITERATIONS}..{MAX_ITERATIONS}, with a salt",
+            )
+    upserts = [_credential(u) for u in req.upsertions]
+    deletions = [(d.name, d.mechanism) for d in req.deletions]
+    outcome = await decide_on_controller(
+        ctx, lambda ctl, state, now: ctl.alter_scram_credentials(state, upserts, deletions)
+    )
+    return AlterUserScramCredentialsResponse(outcome.error, outcome.message)
+
+
+def _credential(u: ScramCredentialUpsert) -> UserScramCredential:
+    digest = MECHANISMS[u.mechanism]
+    client_key = hmac.digest(u.salted_password, b"Client Key", digest)
+    return UserScramCredential(
+        u.name,
+        u.mechanism,
+        u.salt,
+        u.iterations,
+        hashlib.new(digest, client_key).digest(),
+        hmac.digest(u.salted_password, b"Server Key", digest),
+    )
+
+
+def handle_describe_user_scram_credentials(
+    ctx: BrokerContext, req: DescribeUserScramCredentialsRequest
+) -> DescribeUserScramCredentialsResponse:
+    users = ctx.metadata.state.scram.users()
+    names = sorted(users) if req.users is None else list(dict.fromkeys(req.users))
+    return DescribeUserScramCredentialsResponse(
+        [
+            DescribedUser(
+                name,
+                ErrorCode.NONE if name in users else ErrorCode.RESOURCE_NOT_FOUND,
+                [CredentialInfo(m, i) for m, i in users.get(name, [])],
+            )
+            for name in names
+        ]
+    )
