@@ -310,6 +310,18 @@ class GroupIdNotFoundError(BrokerError):
     default_code = ErrorCode.GROUP_ID_NOT_FOUND
 
 
+class UnsupportedSaslMechanismError(BrokerError):
+    """The node does not offer that SASL mechanism."""
+
+    default_code = ErrorCode.UNSUPPORTED_SASL_MECHANISM
+
+
+class IllegalSaslStateError(BrokerError):
+    """A SASL request out of order (or any request before authentication)."""
+
+    default_code = ErrorCode.ILLEGAL_SASL_STATE
+
+
 class ResourceNotFoundError(BrokerError):
     """The named resource (a user's credential, ...) does not exist."""
 
@@ -424,6 +436,8 @@ _ALL: tuple[type[BrokerError], ...] = (
     GroupIdNotFoundError,
     ResourceNotFoundError,
     UnacceptableCredentialError,
+    UnsupportedSaslMechanismError,
+    IllegalSaslStateError,
     GroupNotEmptyError,
     FencedLeaderEpochError,
     UnknownLeaderEpochError,

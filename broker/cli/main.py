@@ -20,6 +20,7 @@ from rillet.broker.cli import (
     scrub_command,
     spark_command,
     topics_command,
+    users_command,
 )
 from rillet.broker.cli.common import EXIT_BROKEN_PIPE, silence_stdout
 
@@ -35,6 +36,7 @@ COMMAND_MODULES: list[ModuleType] = [
     chaos_command,
     spark_command,
     scrub_command,
+    users_command,
 ]
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")

@@ -23,6 +23,7 @@ from rillet.wire import group_messages as gm
 from rillet.wire import leader_epoch_messages as lem
 from rillet.wire import messages as m
 from rillet.wire import record_deletion_messages as rdm
+from rillet.wire import user_messages as um
 from rillet.wire.api import ApiKey
 from rillet.wire.batch import build_batch
 from rillet.wire.error_codes import ErrorCode, to_kafka
@@ -67,6 +68,11 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     rdm.DeleteRecordsRequest: rdm.DeleteRecordsRequest(
         [rdm.DeleteRecordsPartition("t", 0, 40), rdm.DeleteRecordsPartition("t", 1, -1)], 500
     ),
+    um.AlterUserScramCredentialsRequest: um.AlterUserScramCredentialsRequest(
+        [um.ScramCredentialUpsert("alice", "SCRAM-SHA-256", 4096, b"salt", b"\x01" * 32)],
+        [um.ScramCredentialDeletion("bob", "SCRAM-SHA-512")],
+    ),
+    um.DescribeUserScramCredentialsRequest: um.DescribeUserScramCredentialsRequest(["alice"]),
     m.ApiVersionsRequest: m.ApiVersionsRequest(),
     cm.DescribeQuorumRequest: cm.DescribeQuorumRequest(),
     cm.BrokerRegistrationRequest: cm.BrokerRegistrationRequest(
@@ -128,6 +134,10 @@ SAMPLE_RESPONSES: dict[type, Any] = {
             m.FetchPartitionResponse("t", 0, 0, 10, 0, BATCH, 11, -1, -1, 2, 3),
             m.FetchPartitionResponse("t", 1, 1, -1, -1, b""),
         ]
+    ),
+    um.AlterUserScramCredentialsResponse: um.AlterUserScramCredentialsResponse(91, "none"),
+    um.DescribeUserScramCredentialsResponse: um.DescribeUserScramCredentialsResponse(
+        [um.DescribedUser("alice", 0, [um.CredentialInfo("SCRAM-SHA-256", 4096)])]
     ),
     rdm.DeleteRecordsResponse: rdm.DeleteRecordsResponse(
         [
@@ -229,7 +239,7 @@ def test_samples_cover_every_api_and_every_message_class() -> None:
     all_classes = {
         obj
         for obj in vars(m).values()
-        for module in (m, cm, gm, cgm, lem, rdm)
+        for module in (m, cm, gm, cgm, lem, rdm, um)
         for obj in vars(module).values()
         if inspect.isclass(obj)
         and dataclasses.is_dataclass(obj)
@@ -277,6 +287,8 @@ def test_api_numbers_are_stable() -> None:
         "CREATE_PARTITIONS": 37,
         "DELETE_GROUPS": 42,
         "INCREMENTAL_ALTER_CONFIGS": 44,
+        "DESCRIBE_USER_SCRAM_CREDENTIALS": 50,
+        "ALTER_USER_SCRAM_CREDENTIALS": 51,
         "DESCRIBE_QUORUM": 55,
         "CONSUMER_GROUP_HEARTBEAT": 68,
         "REPLICA_FETCH": 1000,
@@ -803,6 +815,10 @@ KAFKA_NUMBERS = {
     "UNKNOWN_LEADER_EPOCH": 75,
     "UNSUPPORTED_COMPRESSION_TYPE": 76,
     "INVALID_RECORD": 87,
+    "UNSUPPORTED_SASL_MECHANISM": 33,
+    "ILLEGAL_SASL_STATE": 34,
+    "RESOURCE_NOT_FOUND": 91,
+    "UNACCEPTABLE_CREDENTIAL": 93,
     "UNKNOWN_API": 1000,
 }
 
