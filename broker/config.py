@@ -20,6 +20,8 @@ from rillet.broker.tls_config import TlsConfig
 from rillet.metadata_quorum.classic_group_protocol import ClassicGroupConfig
 from rillet.partition_store.config import LogConfig
 
+SASL_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN")
+
 
 @dataclass(frozen=True, slots=True)
 class ListenerConfig:
@@ -36,10 +38,23 @@ class KafkaListenerConfig:
     host: str = "127.0.0.1"
     port: int = 19092  # 0 picks an ephemeral port; the ready file names the bound one
     advertised_host: str = ""  # empty: same as host
+    # SASL mechanisms clients must authenticate with, comma-separated (Kafka's
+    # sasl.enabled.mechanisms): SCRAM-SHA-256, SCRAM-SHA-512, PLAIN. Empty: no SASL.
+    sasl_mechanisms: str = ""
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
             raise ValueError(f"kafka_listener.port must be 0..65535, not {self.port}")
+        unknown = [m for m in self.sasl_mechanism_list if m not in SASL_MECHANISMS]
+        if unknown:
+            raise ValueError(
+                f"kafka_listener.sasl_mechanisms: {', '.join(unknown)} not one of "
+                + ", ".join(SASL_MECHANISMS)
+            )
+
+    @property
+    def sasl_mechanism_list(self) -> tuple[str, ...]:
+        return tuple(m.strip() for m in self.sasl_mechanisms.split(",") if m.strip())
 
 
 @dataclass(frozen=True, slots=True)

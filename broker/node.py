@@ -330,6 +330,7 @@ class Node:
                         limits.max_in_flight_requests_per_connection,
                         limits.receive_buffer_bytes,
                         policy,
+                        self.config.kafka_listener.sasl_mechanism_list,
                     )
                 await conn.serve()
             finally:

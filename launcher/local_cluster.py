@@ -69,11 +69,12 @@ class TlsPlan:
     node_keyfile: str
     client_certfile: str
     client_keyfile: str
+    client_auth: str = "required"  # none: clients need no certificate (SASL, say)
 
     def node_table(self) -> str:
         return (
             f'[tls]\ncertfile = "{self.node_certfile}"\nkeyfile = "{self.node_keyfile}"\n'
-            f'cafile = "{self.cafile}"\nclient_auth = "required"\n\n'
+            f'cafile = "{self.cafile}"\nclient_auth = "{self.client_auth}"\n\n'
         )
 
 
@@ -118,6 +119,7 @@ def plan_cluster(
     kafka: bool = True,
     http: bool = True,
     tls: TlsPlan | None = None,
+    kafka_sasl: str = "",
 ) -> ClusterPlan:
     """Write configs for ``nodes`` voters (each also a broker) and ``broker_only`` further
     brokers that follow the voters' metadata log, all on free loopback ports.
@@ -129,7 +131,8 @@ def plan_cluster(
     (one per node, in order), configured like a cluster on separate machines: the listener
     on every interface, advertising that address, and Raft bound to it. ``kafka`` gives
     every node a Kafka-protocol listener, ``http`` an HTTP endpoint (metrics, probes,
-    console). ``tls`` puts every listener and link of every node on TLS.
+    console). ``tls`` puts every listener and link of every node on TLS; ``kafka_sasl``
+    names the SASL mechanisms Kafka clients must authenticate with.
     """
     base_dir.mkdir(parents=True, exist_ok=True)
     secret_path = base_dir / SECRET_FILE
@@ -168,7 +171,8 @@ def plan_cluster(
         work = Path(n.work_dir)
         work.mkdir(parents=True, exist_ok=True)
         kafka_table = (
-            f'[kafka_listener]\nenabled = true\nhost = "{n.host}"\nport = {n.kafka_port}\n\n'
+            f'[kafka_listener]\nenabled = true\nhost = "{n.host}"\nport = {n.kafka_port}\n'
+            f'sasl_mechanisms = "{kafka_sasl}"\n\n'
             if n.kafka_port >= 0
             else ""
         )

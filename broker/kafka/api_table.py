@@ -21,6 +21,8 @@ from rillet.wire.api import ApiKey
 DESCRIBE_CONFIGS = 32
 ALTER_CONFIGS = 33
 DESCRIBE_CLUSTER = 60
+SASL_HANDSHAKE = 17
+SASL_AUTHENTICATE = 36
 
 SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.PRODUCE: (3, 7),
@@ -48,6 +50,8 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.OFFSET_FOR_LEADER_EPOCH: (2, 3),
     ApiKey.CREATE_PARTITIONS: (0, 1),
     ApiKey.DELETE_GROUPS: (0, 1),
+    SASL_HANDSHAKE: (1, 1),  # v0 (raw tokens after the handshake) is not served
+    SASL_AUTHENTICATE: (0, 1),
 }
 
 

@@ -35,6 +35,7 @@ from rillet.broker.kafka.entities import with_throttle_time
 from rillet.broker.kafka.errors import (
     AcksZeroFailure,
     KafkaProtocolError,
+    MalformedKafkaRequest,
     UnsupportedKafkaRequest,
 )
 from rillet.broker.kafka.framing import KafkaFrameDecoder
@@ -42,6 +43,7 @@ from rillet.broker.kafka.front_end import translate
 from rillet.broker.kafka.translation import Answer, Caller, Forward, KafkaEndpoint, RawBody
 from rillet.broker.part_sender import buffered_len, close_regions, send_parts
 from rillet.broker.request_budget import BudgetedReader, ReadDeadline, ReadPolicy, ReadTimers
+from rillet.broker.sasl.kafka_gate import KafkaSaslGate, SaslRequired, credential_lookup
 from rillet.broker.served_stream import ServedStream, peer_address, peer_certificate
 from rillet.broker.session import peer_session
 from rillet.broker.topic_config import (
@@ -101,7 +103,9 @@ class KafkaConnection:
         max_in_flight: int,
         receive_bytes: int,
         policy: ReadPolicy | None = None,
+        sasl_mechanisms: tuple[str, ...] = (),
     ) -> None:
+        """``sasl_mechanisms``: clients must authenticate with one of these first."""
         self._stream = stream
         self._dispatcher = dispatcher
         self._view = BrokerClusterView(dispatcher.ctx)
@@ -113,6 +117,12 @@ class KafkaConnection:
         self._throttle = ConnectionThrottle(policy.quotas, self.session)
         timers = ReadTimers(policy.idle_timeout_s, policy.frame_timeout_s, trio.current_time())
         self._reader = BudgetedReader(stream, policy.budget, receive_bytes, timers)
+        self._sasl: KafkaSaslGate | None = None
+        if sasl_mechanisms:
+            metadata = dispatcher.ctx.metadata
+            self._sasl = KafkaSaslGate(
+                sasl_mechanisms, credential_lookup(lambda: metadata.state.scram), self.session
+            )
 
     async def serve(self) -> None:
         """Serve until the peer closes, misbehaves or the node shuts down; never raises."""
@@ -172,6 +182,13 @@ class KafkaConnection:
                 return _Reply(cid, ready=unsupported_api_versions(cid))
             raise
         request = decode_body(frame, body_start, schema)
+        if self._sasl is not None:
+            try:
+                answer = self._sasl.handle(schema, request)
+            except SaslRequired as exc:
+                raise MalformedKafkaRequest(str(exc)) from None
+            if answer is not None:
+                return _Reply(cid, schema, ready=_encode(cid, schema, answer))
         action = translate(schema, request, self._view, Caller(header.client_id, self._peer_host))
         if isinstance(action, Answer):
             return _Reply(cid, schema, ready=_encode(cid, schema, action.response))

@@ -7,6 +7,7 @@ as the native listener.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable
 from typing import Any
 
@@ -27,11 +28,15 @@ from rillet.broker.kafka.api_table import (
     ALTER_CONFIGS,
     DESCRIBE_CLUSTER,
     DESCRIBE_CONFIGS,
+    SASL_AUTHENTICATE,
+    SASL_HANDSHAKE,
     ApiSchema,
 )
 from rillet.broker.kafka.codec import api_versions_response
+from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.translation import Answer, Caller, ClusterView, Forward
 from rillet.wire.api import ApiKey
+from rillet.wire.error_codes import ErrorCode
 
 Translator = Callable[[ApiSchema, Any, ClusterView, Caller], Forward | Answer]
 
@@ -72,6 +77,31 @@ TRANSLATORS: dict[int, Translator] = {
     ApiKey.DELETE_GROUPS: lambda s, r, v, c: group_deletion.translate_delete_groups(s, r),
 }
 
+
+def _sasl_not_enabled(schema: ApiSchema, req: Any, view: ClusterView, caller: Caller) -> Answer:
+    """SASL apis on a listener without SASL (a connection with SASL answers them itself)."""
+    if schema.api_key == SASL_HANDSHAKE:
+        return Answer(
+            build(
+                schema.response_type,
+                {"error_code": ErrorCode.UNSUPPORTED_SASL_MECHANISM, "mechanisms": ()},
+            )
+        )
+    return Answer(
+        build(
+            schema.response_type,
+            {
+                "error_code": ErrorCode.ILLEGAL_SASL_STATE,
+                "error_message": "this listener has no SASL mechanisms",
+                "auth_bytes": b"",
+                "session_lifetime": datetime.timedelta(0),
+            },
+        )
+    )
+
+
+TRANSLATORS[SASL_HANDSHAKE] = _sasl_not_enabled
+TRANSLATORS[SASL_AUTHENTICATE] = _sasl_not_enabled
 
 UNKNOWN_CALLER = Caller(None, "")
 
