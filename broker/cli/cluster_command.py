@@ -36,12 +36,16 @@ from rillet.broker.cli.cluster_status import (
 )
 from rillet.broker.cli.common import BOOTSTRAP_ENV, bootstrap_arg, positive_int, run_async
 from rillet.broker.cli.secure_cluster import (
+    CLIENT_NAME,
+    KAFKA_SASL_MECHANISMS,
+    create_admin_user,
     make_tls_files,
     plan_ssl_context,
     write_client_configs,
 )
 from rillet.launcher.local_cluster import (
     CLUSTER_FILE,
+    ClusterPlan,
     LocalCluster,
     load_plan,
     plan_cluster,
@@ -100,7 +104,9 @@ def run_up(args: argparse.Namespace) -> int:
             return 1
     else:
         base.mkdir(parents=True, exist_ok=True)
-        plan = plan_cluster(base, args.nodes, tls=make_tls_files(base) if args.secure else None)
+        tls = make_tls_files(base) if args.secure else None
+        sasl = KAFKA_SASL_MECHANISMS if args.secure else ""
+        plan = plan_cluster(base, args.nodes, tls=tls, kafka_sasl=sasl)
     cluster = LocalCluster(plan, detach=True)
     started = time.monotonic()
     try:
@@ -116,14 +122,22 @@ def run_up(args: argparse.Namespace) -> int:
     if plan.metrics_urls:
         print(f"metrics endpoints: {plan.metrics_urls}")
     if plan.tls is not None:
+        if run_async(lambda: _admin_user(plan)) != 0:
+            return 1
         properties, java, env = write_client_configs(plan)
         print(f"TLS on every listener and link; clients need a certificate of {plan.tls.cafile}")
+        print(f"SASL on the Kafka listeners: user {CLIENT_NAME}, password in {properties}")
         print(f"  librdkafka (kcat -F, confluent-kafka): {properties}")
         print(f"  Java clients (--command-config):       {java}")
         print(f"  rillet CLI:                            source {env}")
     if plan.kafka_bootstrap:
         print(f"kafka bootstrap servers: {plan.kafka_bootstrap}")
     print(f"bootstrap servers: {plan.bootstrap}")  # the last line: scripts take it
+    return 0
+
+
+async def _admin_user(plan: ClusterPlan) -> int:
+    await create_admin_user(plan)
     return 0
 
 

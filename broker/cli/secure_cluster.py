@@ -1,23 +1,29 @@
 """``rillet cluster up --secure``: a local cluster with TLS on every link, ready to use.
 
 Makes a CA in ``<data dir>/tls``, one certificate the nodes present (for 127.0.0.1 and
-localhost) and an ``admin`` client certificate (the nodes require one: mutual TLS), and
-writes what clients need beside them: ``client.properties`` for librdkafka (kcat -F,
-confluent-kafka), ``client-java.properties`` for Java clients (PEM stores) and
-``client.env`` for rillet's CLI (``RILLET_SSL_*``, with the bootstrap list). The CLI's own
-cluster commands read the files from the cluster plan.
+localhost) and an ``admin`` client certificate (the nodes require one: mutual TLS). Kafka
+clients also log in with SASL (SCRAM or PLAIN) as user ``admin``, whose random password
+is kept in ``tls/admin.password`` (mode 0600). It writes what clients need beside them:
+``client.properties`` for librdkafka (kcat -F, confluent-kafka), ``client-java.properties``
+for Java clients (PEM stores) and ``client.env`` for rillet's CLI (``RILLET_SSL_*``, with
+the bootstrap list). The CLI's own cluster commands read the files from the cluster plan.
 """
 
 from __future__ import annotations
 
+import os
+import secrets
 import ssl
 from pathlib import Path
 
 from rillet.broker.tls_certificates import LocalCa
+from rillet.client import Admin
 from rillet.client.tls import client_ssl_context
 from rillet.launcher.local_cluster import ClusterPlan, TlsPlan
 
 TLS_DIR = "tls"
+KAFKA_SASL_MECHANISMS = "SCRAM-SHA-512,SCRAM-SHA-256,PLAIN"
+PASSWORD_FILE = "admin.password"
 NODE_HOSTS = ("127.0.0.1", "localhost")
 CLIENT_NAME = "admin"
 
@@ -36,15 +42,37 @@ def make_tls_files(base: Path) -> TlsPlan:
     )
 
 
+def admin_password(base: Path) -> str:
+    """The admin user's password, made on first use."""
+    path = base / TLS_DIR / PASSWORD_FILE
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(secrets.token_urlsafe(24) + "\n")
+    return path.read_text().strip()
+
+
+async def create_admin_user(plan: ClusterPlan) -> None:
+    """Give user ``admin`` its SCRAM credentials (again after a restart: it changes
+    nothing then)."""
+    password = admin_password(Path(plan.base_dir))
+    async with Admin(plan.bootstrap, ssl_context=plan_ssl_context(plan)) as admin:
+        await admin.set_user_password(CLIENT_NAME, password)
+
+
 def write_client_configs(plan: ClusterPlan) -> tuple[Path, Path, Path]:
     """(client.properties for librdkafka, client-java.properties, client.env)."""
     tls = plan.tls
     assert tls is not None
     directory = Path(plan.base_dir) / TLS_DIR
+    password = admin_password(Path(plan.base_dir))
     properties = directory / "client.properties"  # kcat -F, confluent-kafka
     properties.write_text(
         f"bootstrap.servers={plan.kafka_bootstrap}\n"
-        "security.protocol=SSL\n"
+        "security.protocol=SASL_SSL\n"
+        "sasl.mechanisms=SCRAM-SHA-512\n"
+        f"sasl.username={CLIENT_NAME}\n"
+        f"sasl.password={password}\n"
         f"ssl.ca.location={tls.cafile}\n"
         f"ssl.certificate.location={tls.client_certfile}\n"
         f"ssl.key.location={tls.client_keyfile}\n"
@@ -57,7 +85,10 @@ def write_client_configs(plan: ClusterPlan) -> tuple[Path, Path, Path]:
     java = directory / "client-java.properties"  # kafka-console-*.sh --command-config
     java.write_text(
         f"bootstrap.servers={plan.kafka_bootstrap}\n"
-        "security.protocol=SSL\n"
+        "security.protocol=SASL_SSL\n"
+        "sasl.mechanism=SCRAM-SHA-512\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+        f'username="{CLIENT_NAME}" password="{password}";\n'
         "ssl.truststore.type=PEM\n"
         f"ssl.truststore.location={tls.cafile}\n"
         "ssl.keystore.type=PEM\n"

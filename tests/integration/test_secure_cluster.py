@@ -1,5 +1,5 @@
-"""``rillet cluster up --secure`` as a user runs it: a 3-node cluster with TLS on every link
-and mutual TLS for clients; the files it writes are all a client needs (rillet's CLI with
+"""``rillet cluster up --secure`` as a user runs it: a 3-node cluster with TLS on every link,
+mutual TLS for clients and SASL (user ``admin``) on the Kafka listeners; the files it writes are all a client needs (rillet's CLI with
 client.env, librdkafka with client.properties), and a client without a certificate of the
 cluster's CA is refused."""
 
@@ -68,6 +68,7 @@ def test_the_cli_and_librdkafka_work_with_the_files_it_writes(secure: Path) -> N
         line.split("=", 1)
         for line in (secure / "tls" / "client.properties").read_text().splitlines()
     )
+    assert conf["security.protocol"] == "SASL_SSL" and conf["sasl.username"] == "admin"
     producer = Producer({**conf, "enable.idempotence": True})
     producer.produce("sec", b"from librdkafka")
     assert producer.flush(30) == 0
