@@ -1,7 +1,7 @@
 """``rillet cluster up --secure`` as a user runs it: a 3-node cluster with TLS on every link,
-mutual TLS for clients and SASL (user ``admin``) on the Kafka listeners; the files it writes are all a client needs (rillet's CLI with
-client.env, librdkafka with client.properties), and a client without a certificate of the
-cluster's CA is refused."""
+mutual TLS for clients and SASL (user ``admin``) on the Kafka listeners; the files it
+writes are all a client needs (rillet's CLI with client.env, librdkafka with
+client.properties), and a client without a certificate of the cluster's CA is refused."""
 
 from __future__ import annotations
 
