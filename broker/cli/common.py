@@ -54,6 +54,11 @@ def add_bootstrap(parser: argparse.ArgumentParser) -> None:
         default=os.environ.get(BOOTSTRAP_ENV, DEFAULT_BOOTSTRAP),
         help=f"host:port[,host:port] of any node (env {BOOTSTRAP_ENV}; default %(default)s)",
     )
+    add_tls_options(parser)
+
+
+def add_tls_options(parser: argparse.ArgumentParser) -> None:
+    """--ssl-cafile, --ssl-certfile, --ssl-keyfile (defaults from RILLET_SSL_*)."""
     for option, (env, what) in TLS_OPTIONS.items():
         parser.add_argument(
             f"--{option.replace('_', '-')}",

@@ -1,7 +1,8 @@
 """``rillet demo``: a first-run check that the whole data path works, end to end.
 
 Unless ``--bootstrap`` names a running cluster, it starts a 3-node cluster of its own
-(local_cluster.py: three Raft voters that are also brokers, always stopped on exit). Then it
+(local_cluster.py: three Raft voters that are also brokers, always stopped on exit; with
+``--secure``, made as ``cluster up --secure`` makes one, and the demo runs over TLS). Then it
 creates topic ``demo`` (3 partitions, spread over the brokers) if missing, produces 1,000
 keyed records with acks=all, reads the topic back from the beginning and checks what a Kafka
 user relies on: every acknowledged record is there, each partition returns its records in
@@ -22,7 +23,18 @@ from typing import Any, TextIO
 
 import trio
 
-from rillet.broker.cli.common import bootstrap_arg, positive_int, run_async
+from rillet.broker.cli.common import (
+    add_tls_options,
+    bootstrap_arg,
+    client_options,
+    positive_int,
+    run_async,
+)
+from rillet.broker.cli.secure_cluster import (
+    KAFKA_SASL_MECHANISMS,
+    make_tls_files,
+    plan_ssl_context,
+)
 from rillet.client import (
     Admin,
     Consumer,
@@ -60,33 +72,45 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--nodes", type=positive_int, default=3, help="nodes to start (default 3)")
     p.add_argument("--records", type=positive_int, default=RECORDS, help=f"default {RECORDS}")
+    p.add_argument(
+        "--secure",
+        action="store_true",
+        help="start the cluster as `cluster up --secure` does (TLS, mutual TLS, SASL)",
+    )
+    add_tls_options(p)  # with --bootstrap: the cluster's TLS files
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     if args.bootstrap is not None:
-        return run_async(lambda: demo(args.bootstrap, args.records, out))
-    print(f"starting a local {args.nodes}-node cluster ...", file=out, flush=True)
+        return run_async(lambda: demo(args.bootstrap, args.records, out, client_options(args)))
+    secure = " secure (TLS on every link, mutual TLS, SASL)" if args.secure else ""
+    print(f"starting a local{secure} {args.nodes}-node cluster ...", file=out, flush=True)
     with contextlib.ExitStack() as stack:
         if args.data_dir is None:
             base = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rillet-demo-")))
         else:
             base = args.data_dir
         try:
-            cluster = stack.enter_context(LocalCluster(plan_cluster(base, args.nodes)))
+            tls = make_tls_files(base) if args.secure else None
+            sasl = KAFKA_SASL_MECHANISMS if args.secure else ""
+            plan = plan_cluster(base, args.nodes, tls=tls, kafka_sasl=sasl)
+            cluster = stack.enter_context(LocalCluster(plan))
             started = time.monotonic()
             cluster.start()
         except NodeStartError as exc:
             print(f"error: could not start the cluster: {exc}", file=sys.stderr)
             return 1
+        context = plan_ssl_context(plan)
+        options: dict[str, Any] = {} if context is None else {"ssl_context": context}
         print(
             f"{args.nodes} nodes ready in {time.monotonic() - started:.1f}s "
             f"(Raft quorum elected, brokers registered): {cluster.bootstrap}",
             file=out,
             flush=True,
         )
-        code = run_async(lambda: demo(cluster.bootstrap, args.records, out))
+        code = run_async(lambda: demo(cluster.bootstrap, args.records, out, options))
         print("stopping the cluster", file=out, flush=True)
         cluster.stop_all()
         return code
@@ -124,15 +148,19 @@ class RoundTrip:
         return out
 
 
-async def demo(bootstrap: str, records: int, out: TextIO) -> int:
-    partitions = await ensure_topic(bootstrap, out)
+async def demo(
+    bootstrap: str, records: int, out: TextIO, options: dict[str, Any] | None = None
+) -> int:
+    """``options``: more client settings (``ssl_context`` for a TLS cluster)."""
+    options = options or {}
+    partitions = await ensure_topic(bootstrap, out, options)
     tps = [TopicPartition(TOPIC, p) for p in partitions]
-    async with Consumer(bootstrap) as consumer:
+    async with Consumer(bootstrap, **options) as consumer:
         before = await consumer.end_offsets(tps)
     trip = RoundTrip({tp.partition: before[tp] for tp in tps})
 
     started = time.perf_counter()
-    for md, key, value in await produce_keyed(bootstrap, records):
+    for md, key, value in await produce_keyed(bootstrap, records, options):
         trip.acked[md.partition].append((md.offset, key, value))
     produce_s = time.perf_counter() - started
     print(
@@ -141,7 +169,7 @@ async def demo(bootstrap: str, records: int, out: TextIO) -> int:
         file=out,
     )
 
-    async with Consumer(bootstrap) as consumer:
+    async with Consumer(bootstrap, **options) as consumer:
         ends = await consumer.end_offsets(tps)
         started = time.perf_counter()
         complete = await read_until(consumer, tps, ends, trip)
@@ -169,9 +197,9 @@ async def demo(bootstrap: str, records: int, out: TextIO) -> int:
     return 0
 
 
-async def ensure_topic(bootstrap: str, out: TextIO) -> list[int]:
+async def ensure_topic(bootstrap: str, out: TextIO, options: dict[str, Any]) -> list[int]:
     """Create ``demo`` unless it exists; its partition ids either way."""
-    async with Admin(bootstrap) as admin:
+    async with Admin(bootstrap, **options) as admin:
         try:
             await admin.create_topics([NewTopic(TOPIC, PARTITIONS)])
             print(f"created topic {TOPIC} with {PARTITIONS} partitions", file=out)
@@ -181,10 +209,12 @@ async def ensure_topic(bootstrap: str, out: TextIO) -> list[int]:
     return [p.partition for p in description.partitions]
 
 
-async def produce_keyed(bootstrap: str, records: int) -> list[tuple[RecordMetadata, bytes, bytes]]:
+async def produce_keyed(
+    bootstrap: str, records: int, options: dict[str, Any]
+) -> list[tuple[RecordMetadata, bytes, bytes]]:
     """Send ``records`` keyed records (acks=all) and return each one's acknowledgement."""
     pending = []
-    async with Producer(bootstrap, acks="all") as producer:
+    async with Producer(bootstrap, acks="all", **options) as producer:
         for i in range(records):
             key = f"user-{i % KEYS}".encode()
             value = f"event-{i}".encode()

@@ -94,3 +94,10 @@ def test_a_client_without_a_certificate_is_refused(secure: Path) -> None:
         ) as admin,
     ):
         admin.list_topics()
+
+
+def test_the_demo_runs_on_a_secure_cluster_of_its_own() -> None:
+    done = rillet(["demo", "--secure", "--records", "200"])
+    assert done.returncode == 0, done.stderr
+    assert "secure (TLS on every link, mutual TLS, SASL)" in done.stdout
+    assert done.stdout.strip().splitlines()[-2].endswith("demo OK")
