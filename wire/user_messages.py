@@ -26,8 +26,12 @@ class ScramCredentialDeletion:
 
 @dataclass(frozen=True, slots=True)
 class AlterUserScramCredentialsRequest:
+    """Sent to any node: one that is not the controller forwards it (``forwarded``: it was,
+    so it is not forwarded again)."""
+
     upsertions: list[ScramCredentialUpsert]
     deletions: list[ScramCredentialDeletion]
+    forwarded: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from rillet.broker.kafka import (
     offsets,
     partition_counts,
     record_deletion,
+    user_credentials,
 )
 from rillet.broker.kafka.api_table import (
     ALTER_CONFIGS,
@@ -75,6 +76,10 @@ TRANSLATORS: dict[int, Translator] = {
         s, r
     ),
     ApiKey.DELETE_GROUPS: lambda s, r, v, c: group_deletion.translate_delete_groups(s, r),
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: lambda s, r, v, c: user_credentials.translate_describe(
+        s, r
+    ),
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: lambda s, r, v, c: user_credentials.translate_alter(s, r),
 }
 
 

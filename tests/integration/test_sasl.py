@@ -169,3 +169,43 @@ def test_the_cli_manages_users(cluster: tuple[LocalCluster, TlsPlan]) -> None:
         refused.list_topics(timeout=5)
     missing = run("delete", "bob")
     assert missing.returncode == 1 and "ResourceNotFoundError" in missing.stderr
+
+
+def test_kafka_admin_clients_manage_scram_users(cluster: tuple[LocalCluster, TlsPlan]) -> None:
+    from confluent_kafka.admin import AdminClient
+    from kafka.admin import (
+        KafkaAdminClient,
+        ScramMechanism,
+        UserScramCredentialDeletion,
+        UserScramCredentialUpsertion,
+    )
+
+    c, tls = cluster
+    kp = KafkaAdminClient(
+        bootstrap_servers=c.plan.kafka_bootstrap,
+        security_protocol="SASL_SSL",
+        ssl_cafile=tls.cafile,
+        sasl_mechanism="SCRAM-SHA-512",
+        sasl_plain_username="alice",
+        sasl_plain_password="alice-secret",
+    )
+    try:
+        made = kp.alter_user_scram_credentials(
+            [UserScramCredentialUpsertion("carol", ScramMechanism.SCRAM_SHA_256, "carol-secret")]
+        )
+        assert made == {"carol": None}
+        described = kp.describe_user_scram_credentials(["carol"])
+        infos = described["carol"]["credential_infos"]
+        assert [(i["mechanism"], i["iterations"]) for i in infos] == [
+            (ScramMechanism.SCRAM_SHA_256, 4096)
+        ]
+        carol = AdminClient(sasl_conf(c, tls, "SCRAM-SHA-256", "carol", "carol-secret"))
+        assert "sasl" in carol.list_topics(timeout=10).topics
+        gone = kp.alter_user_scram_credentials(
+            [UserScramCredentialDeletion("carol", ScramMechanism.SCRAM_SHA_256)]
+        )
+        assert gone == {"carol": None}
+        missing = kp.describe_user_scram_credentials(["carol"])
+        assert missing["carol"]["error"] is not None
+    finally:
+        kp.close()

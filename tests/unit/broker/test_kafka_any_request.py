@@ -4,6 +4,7 @@ answer) encodes to bytes that decode again as that version's response."""
 
 from __future__ import annotations
 
+import datetime
 import io
 from typing import Any
 
@@ -11,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka_front_end import StaticView
 from kio.serial import entity_reader, entity_writer
-from kio.static.primitive import Records
+from kio.static.primitive import Records, i64Timedelta
 
 from rillet.broker.kafka.api_table import SCHEMAS, ApiSchema
 from rillet.broker.kafka.codec import decode_body, decode_header, encode_response, frame_parts
@@ -22,6 +23,19 @@ from rillet.wire.error_codes import ErrorCode
 
 VIEW = StaticView({1: KafkaEndpoint(1, "h", 9, None)})
 st.register_type_strategy(Records, st.binary(max_size=32).map(Records))
+# An int64 millisecond duration beyond what a timedelta holds (about 2.7e8 years) cannot be
+# decoded (the request is then malformed, see the fuzz tests); draw durations it can hold.
+st.register_type_strategy(
+    i64Timedelta,
+    st.timedeltas(
+        min_value=datetime.timedelta(milliseconds=-(2**31)),
+        max_value=datetime.timedelta(days=10**8),
+    ).map(
+        lambda d: i64Timedelta.parse(
+            datetime.timedelta(milliseconds=d // datetime.timedelta(milliseconds=1))
+        )
+    ),
+)
 
 
 def requests() -> st.SearchStrategy[tuple[ApiSchema, Any]]:

@@ -1,0 +1,112 @@
+"""Kafka's DescribeUserScramCredentials (50) and AlterUserScramCredentials (51), on the
+native apis of the same numbers.
+
+Kafka numbers the mechanisms (1 SCRAM-SHA-256, 2 SCRAM-SHA-512); an alteration is applied
+all or nothing, so every user named in it gets the same answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rillet.broker.kafka.api_table import ApiSchema
+from rillet.broker.kafka.entities import build
+from rillet.broker.kafka.translation import Answer, Forward
+from rillet.wire.error_codes import ErrorCode
+from rillet.wire.user_messages import (
+    AlterUserScramCredentialsRequest,
+    AlterUserScramCredentialsResponse,
+    DescribeUserScramCredentialsRequest,
+    DescribeUserScramCredentialsResponse,
+    ScramCredentialDeletion,
+    ScramCredentialUpsert,
+)
+
+MECHANISM_BY_NUMBER = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
+NUMBER_OF_MECHANISM = {name: number for number, name in MECHANISM_BY_NUMBER.items()}
+
+
+def translate_describe(schema: ApiSchema, req: Any) -> Forward:
+    names = None if req.users is None else [str(u.name) for u in req.users]
+
+    def reply(resp: DescribeUserScramCredentialsResponse) -> Any:
+        return build(
+            schema.response_type,
+            {
+                "throttle_time": 0,
+                "error_code": 0,
+                "error_message": None,
+                "results": [
+                    {
+                        "user": u.name,
+                        "error_code": u.error_code,
+                        "error_message": None if u.error_code == 0 else "no credentials",
+                        "credential_infos": [
+                            {
+                                "mechanism": NUMBER_OF_MECHANISM[c.mechanism],
+                                "iterations": c.iterations,
+                            }
+                            for c in u.credentials
+                            if c.mechanism in NUMBER_OF_MECHANISM
+                        ],
+                    }
+                    for u in resp.users
+                ],
+            },
+        )
+
+    def fail(code: int) -> Any:
+        return build(
+            schema.response_type,
+            {"throttle_time": 0, "error_code": code, "error_message": None, "results": []},
+        )
+
+    return Forward(DescribeUserScramCredentialsRequest(names), reply, fail)
+
+
+def translate_alter(schema: ApiSchema, req: Any) -> Forward | Answer:
+    users = list(
+        dict.fromkeys([str(d.name) for d in req.deletions] + [str(u.name) for u in req.upsertions])
+    )
+
+    def respond(code: int, message: str | None) -> Any:
+        return build(
+            schema.response_type,
+            {
+                "throttle_time": 0,
+                "results": [
+                    {"user": u, "error_code": code, "error_message": message} for u in users
+                ],
+            },
+        )
+
+    unknown = [
+        int(x.mechanism)
+        for x in (*req.deletions, *req.upsertions)
+        if int(x.mechanism) not in MECHANISM_BY_NUMBER
+    ]
+    if unknown:
+        return Answer(
+            respond(ErrorCode.UNSUPPORTED_SASL_MECHANISM, f"unknown mechanism {unknown[0]}")
+        )
+    native = AlterUserScramCredentialsRequest(
+        [
+            ScramCredentialUpsert(
+                str(u.name),
+                MECHANISM_BY_NUMBER[int(u.mechanism)],
+                int(u.iterations),
+                bytes(u.salt),
+                bytes(u.salted_password),
+            )
+            for u in req.upsertions
+        ],
+        [
+            ScramCredentialDeletion(str(d.name), MECHANISM_BY_NUMBER[int(d.mechanism)])
+            for d in req.deletions
+        ],
+    )
+
+    def reply(resp: AlterUserScramCredentialsResponse) -> Any:
+        return respond(resp.error_code, resp.error_message)
+
+    return Forward(native, reply, lambda code: respond(code, None))
