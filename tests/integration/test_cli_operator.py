@@ -176,12 +176,18 @@ def test_status_and_under_replicated_partitions_of_any_cluster(cluster: LocalClu
     assert "brokers: 3, fenced: 0" in healthy.stdout
     assert "partitions: 6, under-replicated: 0" in healthy.stdout
 
+    described = json.loads(rillet(other.bootstrap, "topics describe wide --output json").stdout)
+    # The paused node's own partitions keep their ISR (their leader is the one paused and
+    # stays registered); every other partition loses it from its ISR, each leader in turn.
+    expected = sum(1 for p in described[0]["partitions"] if p["leader"] != follower.node_id)
     cluster.signal(follower.node_id, signal.SIGSTOP)
 
     def under_replicated() -> list[dict[str, object]] | None:
         result = rillet(other.bootstrap, "topics describe --under-replicated --output json")
         topics = json.loads(result.stdout) if result.returncode == 0 else []
-        return topics or None
+        if not topics or len(topics[0]["partitions"]) < expected:
+            return None
+        return topics
 
     (wide,) = wait_for("under-replicated partitions", under_replicated, timeout_s=60)
     partitions = wide["partitions"]
