@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import struct
 import subprocess
 import sys
 import time
@@ -69,9 +70,22 @@ def leader_and_isr(bootstrap: str, topic: str) -> tuple[int, list[int]]:
     return p.leader, sorted(p.isr)
 
 
+BATCH_HEADER_BYTES = 61  # Kafka's v2 batch header; the records follow it
+
+
 def flip_middle_of_a_sealed_segment(path: Path) -> int:
-    size = path.stat().st_size
-    middle = size // 2 + 100  # inside a batch's payload: its CRC fails
+    """Flip 8 bytes in the records of the batch in the middle of the segment: the CRC
+    covers them. (The header's first 21 bytes, base offset and length among them, are not
+    covered by the CRC; a position picked by size alone sometimes hit them.)"""
+    data = path.read_bytes()
+    position = 0
+    while True:
+        (length,) = struct.unpack_from(">i", data, position + 8)
+        end = position + 12 + length
+        if end >= len(data) // 2:
+            break
+        position = end
+    middle = position + BATCH_HEADER_BYTES + (end - position - BATCH_HEADER_BYTES) // 2 - 4
     with path.open("r+b") as f:
         f.seek(middle)
         data = f.read(8)
