@@ -232,7 +232,7 @@ class RealKafka:
 
     def start(self) -> RealKafka:
         self.launch()
-        self._wait_started()
+        self.wait_started()
         return self
 
     def launch(self) -> None:
@@ -277,9 +277,6 @@ class RealKafka:
         out.close()
 
     def wait_started(self) -> None:
-        self._wait_started()
-
-    def _wait_started(self) -> None:
         assert self.proc is not None
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
