@@ -281,19 +281,29 @@ class LogSegment:
         ``max_bytes`` except one whole first batch with ``min_one_batch`` (KIP-74).
         None when there is nothing to return. ``recheck`` checks the range's CRCs even
         where they were checked before (a reader reported a bad one)."""
-        found = self.find_batch(fetch_offset)
-        if found is None:
-            raise CorruptLog(f"{self.paths.log.name}: offset {fetch_offset} is missing")
+        damage = self.damage
+        if damage is not None and fetch_offset >= damage.offset:
+            raise LogDamaged(damage)  # nothing at or after a damaged batch is served
+        try:
+            found = self.find_batch(fetch_offset)
+        except CorruptLog:
+            found = None
+        if found is None or not (
+            found[1].base_offset <= fetch_offset < found[1].next_offset <= self.next_offset
+        ):
+            raise LogDamaged(self._header_damage(fetch_offset))
         position, header = found
         if header.next_offset > max_offset:
             return None
-        damage = self.damage
-        if damage is not None and (position >= damage.position or fetch_offset >= damage.offset):
-            raise LogDamaged(damage)  # nothing at or after a damaged batch is served
-        end = self.size if max_offset >= self.next_offset else self.position_of(max_offset)
-        if damage is not None:
-            end = min(end, damage.position)  # the batches before it are intact
-        length = self.span(position, end, max_bytes, min_one_batch)
+        if damage is not None and position >= damage.position:
+            raise LogDamaged(damage)
+        try:
+            end = self.size if max_offset >= self.next_offset else self.position_of(max_offset)
+            if damage is not None:
+                end = min(end, damage.position)  # the batches before it are intact
+            length = self.span(position, end, max_bytes, min_one_batch)
+        except CorruptLog:
+            raise LogDamaged(self._header_damage(fetch_offset)) from None
         if length:
             length = self._checked_length(position, fetch_offset, length, recheck)
         return (header.base_offset, position, length) if length else None
@@ -327,6 +337,22 @@ class LogSegment:
         if outcome.end_position <= position:  # (a break before it breaks its offsets too)
             raise LogDamaged(damage)
         return outcome.end_position - position
+
+    def _header_damage(self, fetch_offset: int) -> BatchDamage:
+        """The damage behind a header walk that made no sense (a batch that does not hold the
+        offset it was found for, a length that runs off the segment): the header fields
+        outside the CRC — base offset, length — rotted. Verifies from the offset-index entry
+        before ``fetch_offset``, whose offset is known, to the first damaged batch.
+
+        Without this a damaged base offset made reads return nothing, forever, and a damaged
+        length an error that no repair acted on. Raises CorruptLog if the walk finds no
+        damage after all (the segment and its index disagree).
+        """
+        relative, start = self.index.lookup(max(fetch_offset - self.base_offset, 0))
+        outcome = verify_file_range(self.fd, start, self.size, self.base_offset + relative)
+        if outcome.damage_reason is None:
+            raise CorruptLog(f"{self.paths.log.name}: offset {fetch_offset} is missing")
+        return self.note_damage(outcome)
 
     def note_verified(self, start: int, outcome: VerifyOutcome) -> None:
         """Batches from ``start`` to ``outcome.end_position`` passed their check: extend the

@@ -113,6 +113,46 @@ def test_truncate_to_damage_cuts_before_the_batch_and_appends_continue(tmp_path:
     assert _all_offsets(again, 0) == list(range(end + 1))
 
 
+# Header fields the CRC does not cover: (name, byte position in the batch, byte count).
+UNCOVERED_HEADER_FIELDS = [
+    ("base offset", 0, 8),
+    ("base offset's low byte", 7, 1),
+    ("batch length", 8, 4),
+    ("batch length's low byte", 11, 1),
+    ("magic", 16, 1),
+]
+
+
+@pytest.mark.parametrize(("field", "at", "count"), UNCOVERED_HEADER_FIELDS)
+def test_a_damaged_header_field_outside_the_crc_is_damage_not_an_empty_read(
+    tmp_path: Path, field: str, at: int, count: int
+) -> None:
+    log = _filled_log(tmp_path / "t-0")
+    second = log.segments()[1]
+    log.close()
+    data = second.log_path.read_bytes()
+    third_batch = 0
+    for _ in range(2):
+        third_batch += 12 + int.from_bytes(data[third_batch + 8 : third_batch + 12], "big")
+    with second.log_path.open("r+b") as f:
+        f.seek(third_batch + at)
+        f.write(bytes(b ^ 0x40 for b in data[third_batch + at : third_batch + at + count]))
+    damaged_offset = second.base_offset + 2
+    reopened = open_log(tmp_path / "t-0", segment_bytes=1024, index_interval_bytes=100)
+    # Every offset before the damaged batch is served; reading on raises LogDamaged (which
+    # the broker repairs) instead of returning nothing forever or a CorruptLog no one acts on.
+    with pytest.raises(LogDamaged) as caught:
+        _all_offsets(reopened, 0)
+    assert caught.value.damage.offset == damaged_offset, field
+    assert caught.value.damage.position == third_batch
+    prefix = records_of(reopened.read_bytes(second.base_offset, 1 << 20))
+    assert [o for o, _ in prefix] == list(range(second.base_offset, damaged_offset))
+    with pytest.raises(LogDamaged):
+        reopened.read(damaged_offset, 1 << 20)
+    assert reopened.truncate_to_damage(caught.value.damage) == damaged_offset
+    assert _all_offsets(reopened, 0) == list(range(damaged_offset))
+
+
 def _batch_at(offset: int) -> bytes:
     data = bytearray(batch([b"refetched"]))
     assign_offset_and_epoch(data, 0, offset, 0)
