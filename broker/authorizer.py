@@ -1,5 +1,5 @@
-"""Kafka's ACL model and the decision it implies: may this principal, from this host, do
-this operation on this resource? Sans-I/O; the ACLs are passed in.
+"""Kafka's ACL decision: may this principal, from this host, do this operation on this
+resource? Sans-I/O; the ACLs are passed in (the model is :mod:`rillet.wire.acls`).
 
 The rules are Kafka's (its standard authorizer), so ACLs written for Kafka mean the same:
 
@@ -12,52 +12,36 @@ The rules are Kafka's (its standard authorizer), so ACLs written for Kafka mean 
   allowed by an ALLOW for READ, WRITE, DELETE or ALTER, and DESCRIBE_CONFIGS by one for
   ALTER_CONFIGS (a DENY implies nothing);
 - no matching ALLOW: denied (Kafka's default, ``allow.everyone.if.no.acl.found=false``).
-
-Numbers are Kafka's wire values (CreateAcls, DescribeAcls), so a binding crosses the Kafka
-listener unchanged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import IntEnum
 
-WILDCARD_RESOURCE = "*"
-WILDCARD_PRINCIPAL = "User:*"
-WILDCARD_HOST = "*"
+from rillet.wire.acls import (
+    WILDCARD_HOST,
+    WILDCARD_PRINCIPAL,
+    WILDCARD_RESOURCE,
+    AclBinding,
+    Operation,
+    PatternType,
+    Permission,
+    ResourceType,
+)
 
-
-class ResourceType(IntEnum):
-    TOPIC = 2
-    GROUP = 3
-    CLUSTER = 4
-    TRANSACTIONAL_ID = 5
-
-
-class PatternType(IntEnum):
-    LITERAL = 3
-    PREFIXED = 4
-
-
-class Operation(IntEnum):
-    ALL = 2
-    READ = 3
-    WRITE = 4
-    CREATE = 5
-    DELETE = 6
-    ALTER = 7
-    DESCRIBE = 8
-    CLUSTER_ACTION = 9
-    DESCRIBE_CONFIGS = 10
-    ALTER_CONFIGS = 11
-    IDEMPOTENT_WRITE = 12
-
-
-class Permission(IntEnum):
-    DENY = 2
-    ALLOW = 3
-
+__all__ = [
+    "WILDCARD_HOST",
+    "WILDCARD_PRINCIPAL",
+    "WILDCARD_RESOURCE",
+    "AclBinding",
+    "Authorizer",
+    "AuthorizerConfig",
+    "Operation",
+    "PatternType",
+    "Permission",
+    "ResourceType",
+]
 
 # What an ALLOW for the key also allows.
 _IMPLIED_BY: dict[Operation, frozenset[Operation]] = {
@@ -69,25 +53,27 @@ _IMPLIED_BY: dict[Operation, frozenset[Operation]] = {
 
 
 @dataclass(frozen=True, slots=True)
-class AclBinding:
-    resource_type: ResourceType
-    resource_name: str
-    pattern_type: PatternType
-    principal: str  # User:<name>, or User:* for everyone
-    host: str  # an address, or * for any
-    operation: Operation
-    permission: Permission
+class AuthorizerConfig:
+    """``[authorizer]`` in node.toml (Kafka's ``authorizer.class.name`` and ``super.users``).
 
-    def matches(self, principal: str, host: str, resource_type: ResourceType, name: str) -> bool:
-        if self.resource_type != resource_type:
-            return False
-        if self.principal not in (principal, WILDCARD_PRINCIPAL):
-            return False
-        if self.host not in (host, WILDCARD_HOST):
-            return False
-        if self.pattern_type == PatternType.PREFIXED:
-            return name.startswith(self.resource_name)
-        return self.resource_name in (name, WILDCARD_RESOURCE)
+    Off by default: every client may do everything, as in a Kafka cluster without an
+    authorizer. On, a request needs an ACL (or a super user); every node of a cluster must
+    have the same setting.
+    """
+
+    enabled: bool = False
+    # Principals allowed everything, semicolon-separated (a certificate's name has commas):
+    # "User:admin;User:CN=ops,O=Example".
+    super_users: str = ""
+
+    def __post_init__(self) -> None:
+        bad = [u for u in self.super_user_set if not u.startswith("User:") or u == "User:"]
+        if bad:
+            raise ValueError(f"authorizer.super_users: {', '.join(bad)} is not User:<name>")
+
+    @property
+    def super_user_set(self) -> frozenset[str]:
+        return frozenset(u.strip() for u in self.super_users.split(";") if u.strip())
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +94,7 @@ class Authorizer:
         allowing = {operation, Operation.ALL} | _IMPLIED_BY.get(operation, frozenset())
         allowed = False
         for acl in acls:
-            if not acl.matches(principal, host, resource_type, name):
+            if not acl.applies_to(principal, host, resource_type, name):
                 continue
             if acl.permission == Permission.DENY:
                 if acl.operation in (operation, Operation.ALL):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rillet.broker.authorizer import AuthorizerConfig
 from rillet.broker.connection_limits import parse_overrides
 from rillet.broker.errors import ConfigError
 from rillet.broker.quorum_config import QuorumConfig
@@ -214,6 +215,7 @@ class NodeConfig:
     http: HttpConfig = field(default_factory=HttpConfig)
     quotas: QuotasConfig = field(default_factory=QuotasConfig)
     tls: TlsConfig = field(default_factory=TlsConfig)
+    authorizer: AuthorizerConfig = field(default_factory=AuthorizerConfig)
 
     @property
     def advertised_host(self) -> str:

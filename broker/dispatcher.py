@@ -12,6 +12,12 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+from rillet.broker.authorizer import Authorizer
+from rillet.broker.handlers.acls import (
+    handle_create_acls,
+    handle_delete_acls,
+    handle_describe_acls,
+)
 from rillet.broker.handlers.classic_groups import (
     handle_classic_describe_groups,
     handle_classic_heartbeat,
@@ -53,6 +59,7 @@ from rillet.broker.handlers.user_credentials import (
     handle_alter_user_scram_credentials,
     handle_describe_user_scram_credentials,
 )
+from rillet.broker.request_authorization import RequestAuthorizer
 from rillet.broker.session import Session
 from rillet.wire.api import ApiKey
 from rillet.wire.error_codes import ErrorCode
@@ -112,6 +119,9 @@ HANDLERS: dict[ApiKey, Handler] = {
     ApiKey.DELETE_GROUPS: handle_delete_groups,
     ApiKey.CREATE_PARTITIONS: handle_create_partitions,
     ApiKey.DELETE_RECORDS: handle_delete_records,
+    ApiKey.CREATE_ACLS: handle_create_acls,
+    ApiKey.DESCRIBE_ACLS: handle_describe_acls,
+    ApiKey.DELETE_ACLS: handle_delete_acls,
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: handle_alter_user_scram_credentials,
     ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: handle_describe_user_scram_credentials,
     ApiKey.INCREMENTAL_ALTER_CONFIGS: handle_alter_topic_configs,
@@ -128,6 +138,12 @@ assert set(HANDLERS) <= set(REQUEST_TYPES)
 class Dispatcher:
     def __init__(self, ctx: BrokerContext) -> None:
         self.ctx = ctx
+        settings = ctx.config.authorizer
+        self.authorization = (
+            RequestAuthorizer(Authorizer(settings.super_user_set), lambda: ctx.metadata.state.acls)
+            if settings.enabled
+            else None
+        )
 
     def proves_secret(self, cluster_id: str, auth: bytes) -> bool:
         return self.ctx.metadata.auth.check(cluster_id, auth) is None
@@ -163,6 +179,14 @@ class Dispatcher:
                 error=ErrorCode.UNSUPPORTED_VERSION,
                 error_message=f"version {header.version} of {header.api.name} is not supported",
             )
+        reshape = None
+        if self.authorization is not None:
+            caller = session or Session("native", "")
+            verdict = self.authorization.check(header.api, body, caller)
+            if verdict is not None and verdict.error is not None:
+                log.info("refused %s: %s", header.api.name, verdict.message)
+                return PendingReply(cid, error=verdict.error, error_message=verdict.message)
+            reshape = verdict.reshape if verdict is not None else None
         try:
             result = handler(self.ctx, body)
         except Exception:
@@ -171,5 +195,12 @@ class Dispatcher:
         if result is None:
             return None
         if isinstance(result, Coroutine):
+            if reshape is not None:
+                return PendingReply(cid, waiting=_reshaped(result, reshape))
             return PendingReply(cid, waiting=result)
-        return PendingReply(cid, message=result)
+        return PendingReply(cid, message=result if reshape is None else reshape(result))
+
+
+async def _reshaped(answer: Coroutine[Any, Any, Any], reshape: Callable[[Any], Any]) -> Any:
+    """The handler's answer, trimmed to what the caller may see."""
+    return reshape(await answer)

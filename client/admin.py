@@ -21,7 +21,7 @@ from typing import Any
 
 import trio
 
-from rillet.client import group_admin, record_deletion, user_admin
+from rillet.client import acl_admin, group_admin, record_deletion, user_admin
 from rillet.client.cluster import ClusterClient
 from rillet.client.errors import (
     BrokerError,
@@ -41,6 +41,7 @@ from rillet.client.types import (
 )
 from rillet.wire import group_messages as gm
 from rillet.wire import messages as m
+from rillet.wire.acls import AclBinding, AclFilter
 from rillet.wire.error_codes import ErrorCode
 
 MAX_BACKOFF_S = 1.0
@@ -225,6 +226,26 @@ class Admin(ClientLifecycle):
         """Users with SCRAM credentials: name -> [(mechanism, iterations)]."""
         self._check_open()
         return await user_admin.describe(self._to_controller, names)
+
+    async def create_acls(self, bindings: Sequence[AclBinding]) -> None:
+        """Add ACLs (ignored where one already exists); SecurityDisabledError on a cluster
+        without an authorizer."""
+        self._check_open()
+        await acl_admin.create(
+            self._cluster, self._to_controller, bindings, self._timeout_ms / 1000, self._backoff_s
+        )
+
+    async def delete_acls(self, filters: Sequence[AclFilter]) -> list[AclBinding]:
+        """Remove every ACL one of ``filters`` selects; returns those removed."""
+        self._check_open()
+        return await acl_admin.delete(
+            self._cluster, self._to_controller, filters, self._timeout_ms / 1000, self._backoff_s
+        )
+
+    async def describe_acls(self, acl_filter: AclFilter | None = None) -> list[AclBinding]:
+        """The ACLs ``acl_filter`` selects (all of them without one)."""
+        self._check_open()
+        return await acl_admin.describe(self._to_controller, acl_filter or AclFilter())
 
     async def _topic_operation(
         self, names: list[str], make_request: Callable[[list[str]], Any], timeout_ms: int

@@ -212,6 +212,24 @@ class AuthorizationFailedError(BrokerError):
     default_code = ErrorCode.AUTHORIZATION_FAILED
 
 
+class GroupAuthorizationFailedError(BrokerError):
+    """The client may not use this consumer group (an ACL on the group is missing)."""
+
+    default_code = ErrorCode.GROUP_AUTHORIZATION_FAILED
+
+
+class ClusterAuthorizationFailedError(BrokerError):
+    """The client may not do this cluster-wide operation (an ACL on the cluster is missing)."""
+
+    default_code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+
+
+class SecurityDisabledError(BrokerError):
+    """ACLs were asked of a cluster that runs without an authorizer."""
+
+    default_code = ErrorCode.SECURITY_DISABLED
+
+
 class InvalidTimestampError(BrokerError):
     """A record's timestamp is too far from the broker's clock (the topic's
     ``message.timestamp.before.max.ms`` / ``message.timestamp.after.max.ms``): a wrong client
@@ -419,6 +437,9 @@ _ALL: tuple[type[BrokerError], ...] = (
     InvalidSessionTimeoutError,
     RebalanceInProgressError,
     AuthorizationFailedError,
+    GroupAuthorizationFailedError,
+    ClusterAuthorizationFailedError,
+    SecurityDisabledError,
     InvalidTimestampError,
     UnsupportedVersionError,
     TopicAlreadyExistsError,

@@ -11,23 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
-
-import trio
+from collections.abc import Sequence
 
 from rillet.client.cluster import ClusterClient
+from rillet.client.controller_changes import ToController, decided
 from rillet.client.errors import (
-    BrokerError,
-    ClientTimeoutError,
-    ConnectionFailedError,
-    RilletError,
     error_for,
 )
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.user_messages import (
     AlterUserScramCredentialsRequest,
-    AlterUserScramCredentialsResponse,
     DescribeUserScramCredentialsRequest,
     DescribeUserScramCredentialsResponse,
     ScramCredentialDeletion,
@@ -37,9 +30,6 @@ from rillet.wire.user_messages import (
 DIGESTS = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}
 DEFAULT_ITERATIONS = 8192
 SALT_BYTES = 32
-_RESEND = frozenset({ErrorCode.NOT_CONTROLLER, ErrorCode.REQUEST_TIMED_OUT})
-
-ToController = Callable[[Any], Awaitable[Any]]
 
 
 def upsertion(
@@ -63,31 +53,17 @@ async def alter(
     request = AlterUserScramCredentialsRequest(
         list(upserts), [ScramCredentialDeletion(n, m) for n, m in deletions]
     )
-    last: RilletError | None = None
-    with trio.move_on_after(timeout_s):
-        while True:
-            try:
-                response: AlterUserScramCredentialsResponse = await to_controller(request)
-            except (ConnectionFailedError, ClientTimeoutError) as exc:
-                last = exc
-            except BrokerError as exc:
-                if exc.code not in _RESEND:
-                    raise
-                last = exc
-            else:
-                if response.error_code == ErrorCode.NONE:
-                    return
-                err = error_for(response.error_code, response.error_message)
-                if err.code not in _RESEND:
-                    raise err
-                last = err
-            await trio.sleep(backoff_s)
-            backoff_s = min(backoff_s * 2, 1.0)
-            try:
-                await cluster.refresh_metadata([])
-            except RilletError as exc:
-                last = exc
-    raise ClientTimeoutError(f"credential change did not complete (last error: {last})")
+    await decided(
+        cluster,
+        to_controller,
+        request,
+        lambda r: (
+            None if r.error_code == ErrorCode.NONE else error_for(r.error_code, r.error_message)
+        ),
+        "credential change",
+        timeout_s,
+        backoff_s,
+    )
 
 
 async def describe(

@@ -120,6 +120,7 @@ def plan_cluster(
     http: bool = True,
     tls: TlsPlan | None = None,
     kafka_sasl: str = "",
+    super_users: str | None = None,
 ) -> ClusterPlan:
     """Write configs for ``nodes`` voters (each also a broker) and ``broker_only`` further
     brokers that follow the voters' metadata log, all on free loopback ports.
@@ -132,7 +133,8 @@ def plan_cluster(
     on every interface, advertising that address, and Raft bound to it. ``kafka`` gives
     every node a Kafka-protocol listener, ``http`` an HTTP endpoint (metrics, probes,
     console). ``tls`` puts every listener and link of every node on TLS; ``kafka_sasl``
-    names the SASL mechanisms Kafka clients must authenticate with.
+    names the SASL mechanisms Kafka clients must authenticate with. ``super_users`` (a
+    semicolon-separated list of principals, possibly empty) turns the ACL authorizer on.
     """
     base_dir.mkdir(parents=True, exist_ok=True)
     secret_path = base_dir / SECRET_FILE
@@ -188,6 +190,11 @@ def plan_cluster(
             + kafka_table
             + http_table
             + (tls.node_table() if tls is not None else "")
+            + (
+                f'[authorizer]\nenabled = true\nsuper_users = "{super_users}"\n\n'
+                if super_users is not None
+                else ""
+            )
             + f'[quorum]\nsecret_file = "{secret_path}"\nraft_host = "{n.host}"\n'
             f"voters = [\n{voters},\n]\n" + extra_config
         )

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from rillet.metadata_quorum.acl_registry import AclCreated, AclRemoved
 from rillet.metadata_quorum.assignment import AssignmentError, assign_replicas
 from rillet.metadata_quorum.classic_group_coordinator import ClassicGroupCoordinator
 from rillet.metadata_quorum.classic_group_protocol import ClassicGroupConfig
@@ -37,6 +38,7 @@ from rillet.metadata_quorum.records import (
 )
 from rillet.metadata_quorum.scram_registry import RemoveUserScramCredential, UserScramCredential
 from rillet.metadata_quorum.state import MetadataState, PartitionState
+from rillet.wire.acls import AclBinding
 from rillet.wire.error_codes import ErrorCode
 
 UNCLEAN_ELECTION_CONFIG = "unclean.leader.election.enable"
@@ -475,6 +477,20 @@ class Controller:
             c for c in upserts if state.scram.get(c.name, c.mechanism) != c
         ]
         records += [RemoveUserScramCredential(n, m) for n, m in deletions]
+        return Decision(records)
+
+    def alter_acls(
+        self,
+        state: MetadataState,
+        creations: Sequence[AclBinding],
+        deletions: Sequence[AclBinding],
+    ) -> Decision:
+        """Add and remove ACLs, all in one entry. Adding one that exists or removing one that
+        does not commits nothing for it, so a resent request succeeds (as in Kafka)."""
+        records: list[MetadataRecord] = [
+            AclCreated(b) for b in dict.fromkeys(creations) if b not in state.acls
+        ]
+        records += [AclRemoved(b) for b in dict.fromkeys(deletions) if b in state.acls]
         return Decision(records)
 
     def delete_topic(self, state: MetadataState, name: str, request_id: str = "") -> Decision:

@@ -16,6 +16,7 @@ from typing import Any
 
 import cbor2
 
+from rillet.metadata_quorum.acl_registry import AclCreated, AclRemoved
 from rillet.metadata_quorum.classic_group_records import (
     ClassicGroupJoined,
     ClassicGroupSynced,
@@ -54,6 +55,8 @@ class RecordType(IntEnum):
     TOPIC_CONFIGS = 14
     USER_SCRAM_CREDENTIAL = 15
     REMOVE_USER_SCRAM_CREDENTIAL = 16
+    ACL_CREATED = 17
+    ACL_REMOVED = 18
     PRODUCER_IDS = 20
     GROUP_MEMBER = 30
     GROUP_MEMBER_REMOVED = 31
@@ -182,6 +185,8 @@ MetadataRecord = (
     | TopicConfigsRecord
     | UserScramCredential
     | RemoveUserScramCredential
+    | AclCreated
+    | AclRemoved
     | PartitionRecord
     | PartitionChange
     | RemoveTopic
@@ -212,6 +217,8 @@ TYPES: dict[RecordType, type] = {
     RecordType.TOPIC_CONFIGS: TopicConfigsRecord,
     RecordType.USER_SCRAM_CREDENTIAL: UserScramCredential,
     RecordType.REMOVE_USER_SCRAM_CREDENTIAL: RemoveUserScramCredential,
+    RecordType.ACL_CREATED: AclCreated,
+    RecordType.ACL_REMOVED: AclRemoved,
     RecordType.PRODUCER_IDS: ProducerIds,
     RecordType.GROUP_MEMBER: GroupMember,
     RecordType.GROUP_MEMBER_REMOVED: GroupMemberRemoved,

@@ -17,6 +17,7 @@ from typing import Any
 
 import cbor2
 
+from rillet.metadata_quorum.acl_registry import AclCreated, AclRegistry, AclRemoved
 from rillet.metadata_quorum.classic_group_records import (
     ClassicGroupJoined,
     ClassicGroupSynced,
@@ -102,6 +103,7 @@ class MetadataState:
         self.classic_groups = ClassicGroupRegistry()  # JoinGroup/SyncGroup groups
         self.topic_requests = TopicRequestLog()  # admin requests that changed topics
         self.scram = ScramRegistry()  # users' SCRAM credentials (SASL)
+        self.acls = AclRegistry()  # who may do what (the authorizer's ACLs)
         # Partitions added, changed or removed since the last drain_changed_partitions():
         # lets a node act on what an entry changed instead of rescanning every partition.
         # Bookkeeping for one reader on this node, not state (never in a snapshot).
@@ -189,6 +191,8 @@ class MetadataState:
                     self.topic_requests.note(record.request_id, topic.name)
             case UserScramCredential() | RemoveUserScramCredential():
                 self.scram.apply(record)
+            case AclCreated() | AclRemoved():
+                self.acls.apply(record)
             case ControllerActivated():
                 pass  # a barrier: see the record's docstring
             case ProducerIds():
@@ -289,6 +293,7 @@ class MetadataState:
             "classic_groups": self.classic_groups.to_doc(),
             "topic_requests": self.topic_requests.to_doc(),
             "scram": self.scram.to_doc(),
+            "acls": self.acls.to_doc(),
         }
         return bytes(cbor2.dumps(doc, canonical=True))
 
@@ -319,6 +324,7 @@ class MetadataState:
             state.classic_groups = ClassicGroupRegistry.from_doc(doc.get("classic_groups", []))
             state.topic_requests = TopicRequestLog.from_doc(doc.get("topic_requests", []))
             state.scram = ScramRegistry.from_doc(doc.get("scram", []))
+            state.acls = AclRegistry.from_doc(doc.get("acls", []))
         except SnapshotError:
             raise
         except Exception as exc:

@@ -38,7 +38,9 @@ class ErrorCode(IntEnum):
     UNKNOWN_MEMBER_ID = 25
     INVALID_SESSION_TIMEOUT = 26
     REBALANCE_IN_PROGRESS = 27
-    AUTHORIZATION_FAILED = 29
+    AUTHORIZATION_FAILED = 29  # Kafka's TOPIC_AUTHORIZATION_FAILED
+    GROUP_AUTHORIZATION_FAILED = 30
+    CLUSTER_AUTHORIZATION_FAILED = 31
     INVALID_TIMESTAMP = 32  # outside message.timestamp.before/after.max.ms of the broker's clock
     UNSUPPORTED_VERSION = 35
     TOPIC_ALREADY_EXISTS = 36
@@ -69,6 +71,7 @@ class ErrorCode(IntEnum):
     ILLEGAL_SASL_STATE = 34
     RESOURCE_NOT_FOUND = 91
     UNACCEPTABLE_CREDENTIAL = 93
+    SECURITY_DISABLED = 54  # ACL apis on a node without an authorizer
     UNKNOWN_API = 1000
 
     @property

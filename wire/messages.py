@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rillet.wire import acl_messages as am
 from rillet.wire import classic_group_messages as cgm
 from rillet.wire import group_messages as gm
 from rillet.wire import leader_epoch_messages as lem
@@ -361,6 +362,9 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
         um.AlterUserScramCredentialsRequest,
         um.AlterUserScramCredentialsResponse,
     ),
+    ApiKey.CREATE_ACLS: (am.CreateAclsRequest, am.CreateAclsResponse),
+    ApiKey.DESCRIBE_ACLS: (am.DescribeAclsRequest, am.DescribeAclsResponse),
+    ApiKey.DELETE_ACLS: (am.DeleteAclsRequest, am.DeleteAclsResponse),
     ApiKey.CREATE_PARTITIONS: (CreatePartitionsRequest, CreatePartitionsResponse),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: (AlterTopicConfigsRequest, AlterTopicConfigsResponse),
     ApiKey.API_VERSIONS: (ApiVersionsRequest, ApiVersionsResponse),

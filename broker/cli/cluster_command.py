@@ -38,6 +38,7 @@ from rillet.broker.cli.common import BOOTSTRAP_ENV, bootstrap_arg, positive_int,
 from rillet.broker.cli.secure_cluster import (
     CLIENT_NAME,
     KAFKA_SASL_MECHANISMS,
+    SUPER_USERS,
     create_admin_user,
     make_tls_files,
     plan_ssl_context,
@@ -106,7 +107,13 @@ def run_up(args: argparse.Namespace) -> int:
         base.mkdir(parents=True, exist_ok=True)
         tls = make_tls_files(base) if args.secure else None
         sasl = KAFKA_SASL_MECHANISMS if args.secure else ""
-        plan = plan_cluster(base, args.nodes, tls=tls, kafka_sasl=sasl)
+        plan = plan_cluster(
+            base,
+            args.nodes,
+            tls=tls,
+            kafka_sasl=sasl,
+            super_users=SUPER_USERS if args.secure else None,
+        )
     cluster = LocalCluster(plan, detach=True)
     started = time.monotonic()
     try:

@@ -32,6 +32,7 @@ from rillet.broker.cli.common import (
 )
 from rillet.broker.cli.secure_cluster import (
     KAFKA_SASL_MECHANISMS,
+    SUPER_USERS,
     make_tls_files,
     plan_ssl_context,
 )
@@ -95,7 +96,13 @@ def run(args: argparse.Namespace) -> int:
         try:
             tls = make_tls_files(base) if args.secure else None
             sasl = KAFKA_SASL_MECHANISMS if args.secure else ""
-            plan = plan_cluster(base, args.nodes, tls=tls, kafka_sasl=sasl)
+            plan = plan_cluster(
+                base,
+                args.nodes,
+                tls=tls,
+                kafka_sasl=sasl,
+                super_users=SUPER_USERS if args.secure else None,
+            )
             cluster = stack.enter_context(LocalCluster(plan))
             started = time.monotonic()
             cluster.start()

@@ -10,6 +10,7 @@ from importlib import metadata
 from types import ModuleType
 
 from rillet.broker.cli import (
+    acls_command,
     chaos_command,
     cluster_command,
     console_command,
@@ -37,6 +38,7 @@ COMMAND_MODULES: list[ModuleType] = [
     spark_command,
     scrub_command,
     users_command,
+    acls_command,
 ]
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")

@@ -26,6 +26,9 @@ KAFKA_SASL_MECHANISMS = "SCRAM-SHA-512,SCRAM-SHA-256,PLAIN"
 PASSWORD_FILE = "admin.password"
 NODE_HOSTS = ("127.0.0.1", "localhost")
 CLIENT_NAME = "admin"
+# The admin's principals: its SASL user (Kafka clients) and its certificate (native clients).
+# They may do everything; every other principal needs ACLs (`rillet acls add`).
+SUPER_USERS = f"User:{CLIENT_NAME};User:CN={CLIENT_NAME}"
 
 
 def make_tls_files(base: Path) -> TlsPlan:

@@ -7,8 +7,11 @@ REQUEST_TIMED_OUT (callers retry; decisions are idempotent against the committed
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 
+from rillet.broker.errors import BrokerError
 from rillet.broker.handlers.context import BrokerContext
 from rillet.metadata_quorum.controller_service import DecideFn
 from rillet.metadata_quorum.decision import Decision
@@ -45,3 +48,30 @@ async def decide_on_controller(
 
 def refused_auth(ctx: BrokerContext, cluster_id: str, auth: bytes) -> str | None:
     return ctx.metadata.auth.check(cluster_id, auth)
+
+
+R = TypeVar("R")
+
+
+async def forward_once(
+    ctx: BrokerContext,
+    request: Any,
+    refused: Callable[[str], R],
+    not_controller: Callable[[R], int | None],
+) -> R:
+    """Send a change that needs the controller there (Kafka clients send such apis to any
+    broker), marked ``forwarded`` so it is not forwarded again. ``refused`` builds the
+    NOT_CONTROLLER answer when no controller can be reached; ``not_controller`` tells the
+    link which answers mean "try the next controller"."""
+    link = ctx.metadata.link
+    if link is None:
+        return refused("no controller link")
+    try:
+        response: R = await link.call(
+            replace(request, forwarded=True),
+            ctx.config.quorum.request_timeout_ms / 1000,
+            not_controller=not_controller,
+        )
+    except BrokerError as exc:
+        return refused(str(exc))
+    return response

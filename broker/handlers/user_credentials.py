@@ -12,12 +12,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Coroutine
-from dataclasses import replace
 from typing import Any
 
-from rillet.broker.errors import BrokerError
 from rillet.broker.handlers.context import BrokerContext
-from rillet.broker.handlers.controller_calls import decide_on_controller
+from rillet.broker.handlers.controller_calls import decide_on_controller, forward_once
 from rillet.broker.sasl.scram import MECHANISMS, MIN_ITERATIONS
 from rillet.metadata_quorum.scram_registry import UserScramCredential
 from rillet.wire.error_codes import ErrorCode
@@ -60,31 +58,18 @@ async def _alter(
                 f"iterations must be {MIN_ITERATIONS}..{MAX_ITERATIONS}, with a salt",
             )
     if not ctx.metadata.controller_is_local() and not req.forwarded:
-        return await _forward(ctx, req)
+        return await forward_once(
+            ctx,
+            req,
+            lambda why: AlterUserScramCredentialsResponse(ErrorCode.NOT_CONTROLLER, why),
+            lambda r: -1 if r.error_code == ErrorCode.NOT_CONTROLLER else None,
+        )
     upserts = [_credential(u) for u in req.upsertions]
     deletions = [(d.name, d.mechanism) for d in req.deletions]
     outcome = await decide_on_controller(
         ctx, lambda ctl, state, now: ctl.alter_scram_credentials(state, upserts, deletions)
     )
     return AlterUserScramCredentialsResponse(outcome.error, outcome.message)
-
-
-async def _forward(
-    ctx: BrokerContext, req: AlterUserScramCredentialsRequest
-) -> AlterUserScramCredentialsResponse:
-    """To the controller (Kafka clients send this api to any broker), once."""
-    link = ctx.metadata.link
-    if link is None:
-        return AlterUserScramCredentialsResponse(ErrorCode.NOT_CONTROLLER, "no controller link")
-    try:
-        response: AlterUserScramCredentialsResponse = await link.call(
-            replace(req, forwarded=True),
-            ctx.config.quorum.request_timeout_ms / 1000,
-            not_controller=lambda r: -1 if r.error_code == ErrorCode.NOT_CONTROLLER else None,
-        )
-    except BrokerError as exc:
-        return AlterUserScramCredentialsResponse(ErrorCode.NOT_CONTROLLER, str(exc))
-    return response
 
 
 def _credential(u: ScramCredentialUpsert) -> UserScramCredential:

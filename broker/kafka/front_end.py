@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rillet.broker.kafka import (
+    acls,
     admin,
     classic_groups,
     config_changes,
@@ -76,6 +77,9 @@ TRANSLATORS: dict[int, Translator] = {
         s, r
     ),
     ApiKey.DELETE_GROUPS: lambda s, r, v, c: group_deletion.translate_delete_groups(s, r),
+    ApiKey.CREATE_ACLS: lambda s, r, v, c: acls.translate_create_acls(s, r),
+    ApiKey.DESCRIBE_ACLS: lambda s, r, v, c: acls.translate_describe_acls(s, r),
+    ApiKey.DELETE_ACLS: lambda s, r, v, c: acls.translate_delete_acls(s, r),
     ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: lambda s, r, v, c: user_credentials.translate_describe(
         s, r
     ),

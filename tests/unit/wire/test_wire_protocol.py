@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import enum
 import inspect
 import types
 import typing
@@ -17,6 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from wire_helpers import header_frame, join_parts, one_frame, strategy_for
 
+from rillet.wire import acl_messages as am
+from rillet.wire import acls
 from rillet.wire import classic_group_messages as cgm
 from rillet.wire import cluster_messages as cm
 from rillet.wire import group_messages as gm
@@ -24,6 +27,7 @@ from rillet.wire import leader_epoch_messages as lem
 from rillet.wire import messages as m
 from rillet.wire import record_deletion_messages as rdm
 from rillet.wire import user_messages as um
+from rillet.wire.acls import AclBinding, AclFilter, Operation, PatternType, Permission, ResourceType
 from rillet.wire.api import ApiKey
 from rillet.wire.batch import build_batch
 from rillet.wire.error_codes import ErrorCode, to_kafka
@@ -45,6 +49,16 @@ from rillet.wire.schema import from_wire, to_wire
 
 BATCH = build_batch([(1, b"k", b"v", [("h", b"x")])])
 BATCH2 = build_batch([(2, None, b"w" * 300, None), (3, None, None, None)])
+_ACL = AclBinding(
+    ResourceType.TOPIC,
+    "orders",
+    PatternType.PREFIXED,
+    "User:alice",
+    "*",
+    Operation.READ,
+    Permission.ALLOW,
+)
+
 
 SAMPLE_REQUESTS: dict[type, Any] = {
     m.ProduceRequest: m.ProduceRequest(
@@ -65,6 +79,11 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     m.CreatePartitionsRequest: m.CreatePartitionsRequest(
         [m.PartitionCount("t", 6)], 100, False, True, "req-1"
     ),
+    am.CreateAclsRequest: am.CreateAclsRequest([_ACL], True),
+    am.DescribeAclsRequest: am.DescribeAclsRequest(
+        AclFilter(ResourceType.TOPIC, "orders", PatternType.MATCH)
+    ),
+    am.DeleteAclsRequest: am.DeleteAclsRequest([AclFilter(principal="User:alice"), AclFilter()]),
     rdm.DeleteRecordsRequest: rdm.DeleteRecordsRequest(
         [rdm.DeleteRecordsPartition("t", 0, 40), rdm.DeleteRecordsPartition("t", 1, -1)], 500
     ),
@@ -139,6 +158,9 @@ SAMPLE_RESPONSES: dict[type, Any] = {
     um.DescribeUserScramCredentialsResponse: um.DescribeUserScramCredentialsResponse(
         [um.DescribedUser("alice", 0, [um.CredentialInfo("SCRAM-SHA-256", 4096)])]
     ),
+    am.CreateAclsResponse: am.CreateAclsResponse([am.AclOutcome(0), am.AclOutcome(42, "bad")]),
+    am.DescribeAclsResponse: am.DescribeAclsResponse(0, None, [_ACL]),
+    am.DeleteAclsResponse: am.DeleteAclsResponse([am.DeletedAcls(0, None, [_ACL])]),
     rdm.DeleteRecordsResponse: rdm.DeleteRecordsResponse(
         [
             rdm.DeleteRecordsPartitionResponse("t", 0, 0, 40),
@@ -239,7 +261,7 @@ def test_samples_cover_every_api_and_every_message_class() -> None:
     all_classes = {
         obj
         for obj in vars(m).values()
-        for module in (m, cm, gm, cgm, lem, rdm, um)
+        for module in (m, cm, gm, cgm, lem, rdm, um, am, acls)
         for obj in vars(module).values()
         if inspect.isclass(obj)
         and dataclasses.is_dataclass(obj)
@@ -284,6 +306,9 @@ def test_api_numbers_are_stable() -> None:
         "DELETE_RECORDS": 21,
         "INIT_PRODUCER_ID": 22,
         "OFFSET_FOR_LEADER_EPOCH": 23,
+        "DESCRIBE_ACLS": 29,
+        "CREATE_ACLS": 30,
+        "DELETE_ACLS": 31,
         "CREATE_PARTITIONS": 37,
         "DELETE_GROUPS": 42,
         "INCREMENTAL_ALTER_CONFIGS": 44,
@@ -588,6 +613,8 @@ def _wrong_values(tp: Any, optional: bool, n_blobs: int) -> list[Any]:
         return [[["k", "v"]], "map", 1, {1: "v"}, {b"k": "v"}, *none]
     if dataclasses.is_dataclass(tp):
         return [[], "map", 1, b"", *none]
+    if isinstance(tp, type) and issubclass(tp, enum.IntEnum):
+        return ["1", True, 1.5, max(tp) + 100, -7, *none]
     raise AssertionError(f"no wrong values for {tp!r}")
 
 
@@ -791,6 +818,9 @@ KAFKA_NUMBERS = {
     "INVALID_SESSION_TIMEOUT": 26,
     "REBALANCE_IN_PROGRESS": 27,
     "AUTHORIZATION_FAILED": 29,
+    "GROUP_AUTHORIZATION_FAILED": 30,
+    "CLUSTER_AUTHORIZATION_FAILED": 31,
+    "SECURITY_DISABLED": 54,
     "INVALID_TIMESTAMP": 32,
     "UNSUPPORTED_VERSION": 35,
     "TOPIC_ALREADY_EXISTS": 36,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import enum
 import struct
 import types
 import typing
@@ -171,6 +172,8 @@ def _build_strategy(tp: Any) -> st.SearchStrategy[Any]:
         return st.booleans()
     if tp is bytes:
         return st.binary(max_size=32)
+    if isinstance(tp, type) and issubclass(tp, enum.IntEnum):
+        return st.sampled_from(list(tp))
     raise TypeError(f"no strategy for {tp!r}")
 
 

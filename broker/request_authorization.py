@@ -1,0 +1,217 @@
+"""Which ACL each request needs, and what a denial looks like (sans-I/O).
+
+Every public api is checked here, before its handler runs, for both listeners: a Kafka
+request reaches the dispatcher as the native request it translates to, so one table covers
+both. The operations are Kafka's (its authorizer's, api by api), so an ACL written for a
+Kafka cluster allows and denies the same requests here:
+
+- topics: Produce WRITE; Fetch and OffsetCommit READ; ListOffsets, OffsetForLeaderEpoch,
+  OffsetFetch and Metadata DESCRIBE; CreateTopics CREATE (on the cluster or the topic);
+  DeleteTopics and DeleteRecords DELETE; CreatePartitions ALTER; config changes
+  ALTER_CONFIGS;
+- groups: joining, heartbeats, leaving and commits READ; FindCoordinator, OffsetFetch and
+  DescribeGroups DESCRIBE; DeleteGroups DELETE;
+- the cluster: DescribeQuorum, DescribeAcls and DescribeUserScramCredentials DESCRIBE;
+  CreateAcls, DeleteAcls and AlterUserScramCredentials ALTER; InitProducerId
+  IDEMPOTENT_WRITE (or WRITE on some topic, as Kafka allows since 2.8).
+
+A request naming several resources is refused whole when one of them is denied (with the
+error of that resource's type). Metadata, OffsetFetch of every topic and ListGroups are not
+refused but trimmed: what the principal may not describe is left out, as Kafka does, so a
+client never learns the names of topics and groups it may not see.
+
+Inter-node connections (they proved the cluster secret) are never checked here; the
+internal apis have their own gate (``internal_api_gate``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from rillet.broker.authorizer import Authorizer
+from rillet.broker.session import Session
+from rillet.metadata_quorum.acl_registry import AclRegistry
+from rillet.wire import group_messages as gm
+from rillet.wire import messages as m
+from rillet.wire.acls import CLUSTER_NAME, Operation, Permission, ResourceType
+from rillet.wire.api import ApiKey
+from rillet.wire.error_codes import ErrorCode
+
+DENIAL_CODES = {
+    ResourceType.TOPIC: ErrorCode.AUTHORIZATION_FAILED,  # Kafka's TOPIC_AUTHORIZATION_FAILED
+    ResourceType.GROUP: ErrorCode.GROUP_AUTHORIZATION_FAILED,
+    ResourceType.CLUSTER: ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+}
+
+Need = tuple[Operation, ResourceType, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A refusal (``error``, with a one-line ``message``) or, for an allowed request, a
+    function that trims its response (``reshape``)."""
+
+    error: ErrorCode | None = None
+    message: str = ""
+    reshape: Callable[[Any], Any] | None = None
+
+
+def _topics(names: Iterable[str], operation: Operation) -> list[Need]:
+    return [(operation, ResourceType.TOPIC, n) for n in dict.fromkeys(names)]
+
+
+def _group(group_id: str, operation: Operation) -> list[Need]:
+    return [(operation, ResourceType.GROUP, group_id)]
+
+
+def _cluster(operation: Operation) -> list[Need]:
+    return [(operation, ResourceType.CLUSTER, CLUSTER_NAME)]
+
+
+W, R, D = Operation.WRITE, Operation.READ, Operation.DESCRIBE
+
+# What each api needs, from its request (the special cases are methods below).
+NEEDS: dict[ApiKey, Callable[[Any], list[Need]]] = {
+    ApiKey.PRODUCE: lambda r: _topics((p.topic for p in r.partitions), W),
+    ApiKey.FETCH: lambda r: _topics((p.topic for p in r.partitions), R),
+    ApiKey.LIST_OFFSETS: lambda r: _topics((p.topic for p in r.partitions), D),
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: lambda r: _topics((p.topic for p in r.partitions), D),
+    ApiKey.DELETE_TOPICS: lambda r: _topics(r.topics, Operation.DELETE),
+    ApiKey.DELETE_RECORDS: lambda r: _topics((p.topic for p in r.partitions), Operation.DELETE),
+    ApiKey.CREATE_PARTITIONS: lambda r: _topics((t.name for t in r.topics), Operation.ALTER),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: lambda r: _topics(
+        (t.name for t in r.topics), Operation.ALTER_CONFIGS
+    ),
+    ApiKey.FIND_COORDINATOR: lambda r: _group(r.key, D) if r.key_type == 0 else [],
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: lambda r: _group(r.group_id, R),
+    ApiKey.JOIN_GROUP: lambda r: _group(r.group_id, R),
+    ApiKey.SYNC_GROUP: lambda r: _group(r.group_id, R),
+    ApiKey.HEARTBEAT: lambda r: _group(r.group_id, R),
+    ApiKey.LEAVE_GROUP: lambda r: _group(r.group_id, R),
+    ApiKey.CLASSIC_LEAVE_GROUP: lambda r: _group(r.group_id, R),
+    ApiKey.OFFSET_COMMIT: lambda r: (
+        _group(r.group_id, R) + _topics((o.topic for o in r.offsets), R)
+    ),
+    ApiKey.OFFSET_FETCH: lambda r: (
+        _group(r.group_id, D) + _topics((t.topic for t in r.partitions or ()), D)
+    ),
+    ApiKey.DESCRIBE_GROUPS: lambda r: [n for g in r.group_ids for n in _group(g, D)],
+    ApiKey.CLASSIC_DESCRIBE_GROUPS: lambda r: [n for g in r.group_ids for n in _group(g, D)],
+    ApiKey.DELETE_GROUPS: lambda r: [n for g in r.group_ids for n in _group(g, Operation.DELETE)],
+    ApiKey.DESCRIBE_QUORUM: lambda r: _cluster(D),
+    ApiKey.DESCRIBE_ACLS: lambda r: _cluster(D),
+    ApiKey.CREATE_ACLS: lambda r: _cluster(Operation.ALTER),
+    ApiKey.DELETE_ACLS: lambda r: _cluster(Operation.ALTER),
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: lambda r: _cluster(D),
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: lambda r: _cluster(Operation.ALTER),
+    ApiKey.METADATA: lambda r: [],  # trimmed instead (see RequestAuthorizer.check)
+    ApiKey.LIST_GROUPS: lambda r: [],  # trimmed
+    ApiKey.CLASSIC_LIST_GROUPS: lambda r: [],  # trimmed
+    ApiKey.API_VERSIONS: lambda r: [],
+}
+SPECIAL = frozenset({ApiKey.CREATE_TOPICS, ApiKey.INIT_PRODUCER_ID})
+
+
+class RequestAuthorizer:
+    """Decides requests against the ACLs of the node's metadata view (read at each check,
+    so a committed ACL change applies to the next request on every connection)."""
+
+    def __init__(self, authorizer: Authorizer, acls: Callable[[], AclRegistry]) -> None:
+        self.authorizer = authorizer
+        self.acls = acls
+
+    def allowed(self, session: Session, need: Need) -> bool:
+        operation, resource_type, name = need
+        return self.authorizer.authorize(
+            self.acls().of_type(resource_type),
+            session.principal,
+            session.host,
+            operation,
+            resource_type,
+            name,
+        )
+
+    def check(self, api: ApiKey, request: Any, session: Session) -> Verdict | None:
+        """None: allowed as it is. Otherwise a refusal, or the trimming of its answer."""
+        if session.node_id is not None or session.principal in self.authorizer.super_users:
+            return None
+        if api == ApiKey.CREATE_TOPICS:
+            if self.allowed(session, (Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME)):
+                return None
+            return self._first_denied(
+                session, _topics((t.name for t in request.topics), Operation.CREATE)
+            )
+        if api == ApiKey.INIT_PRODUCER_ID:
+            return self._idempotent_write(session)
+        if api == ApiKey.METADATA:
+            return self._metadata(request, session)
+        if api in (ApiKey.LIST_GROUPS, ApiKey.CLASSIC_LIST_GROUPS):
+            return self._list_groups(session)
+        needs = NEEDS.get(api)
+        if needs is None:
+            return None  # internal apis: internal_api_gate decides
+        verdict = self._first_denied(session, needs(request))
+        if verdict is None and api == ApiKey.OFFSET_FETCH and request.partitions is None:
+            return Verdict(reshape=lambda r: self._trim_offsets(r, session))
+        return verdict
+
+    def _first_denied(self, session: Session, needs: list[Need]) -> Verdict | None:
+        for need in needs:
+            if not self.allowed(session, need):
+                operation, resource_type, name = need
+                return Verdict(
+                    DENIAL_CODES[resource_type],
+                    f"{session.principal} may not {operation.name} "
+                    f"{resource_type.name.lower()} {name!r}",
+                )
+        return None
+
+    def _idempotent_write(self, session: Session) -> Verdict | None:
+        if self.allowed(session, (Operation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, CLUSTER_NAME)):
+            return None
+        for b in self.acls().of_type(ResourceType.TOPIC):
+            if (
+                b.permission == Permission.ALLOW
+                and b.operation in (Operation.WRITE, Operation.ALL)
+                and b.principal in (session.principal, "User:*")
+                and b.host in (session.host, "*")
+            ):
+                return None  # some topic may be written: idempotence is allowed (Kafka 2.8+)
+        return Verdict(
+            ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+            f"{session.principal} may not IDEMPOTENT_WRITE (and writes no topic)",
+        )
+
+    def _metadata(self, request: m.MetadataRequest, session: Session) -> Verdict:
+        def trim(response: m.MetadataResponse) -> m.MetadataResponse:
+            if request.topics is None:  # every topic: the hidden ones are left out
+                topics = [t for t in response.topics if self.allowed(session, (D, T, t.name))]
+            else:  # named ones: the hidden ones say so (and reveal nothing else)
+                topics = [
+                    t
+                    if self.allowed(session, (D, T, t.name))
+                    else m.TopicMetadata(t.name, ErrorCode.AUTHORIZATION_FAILED, [])
+                    for t in response.topics
+                ]
+            return replace(response, topics=topics)
+
+        return Verdict(reshape=trim)
+
+    def _list_groups(self, session: Session) -> Verdict | None:
+        if self.allowed(session, (D, ResourceType.CLUSTER, CLUSTER_NAME)):
+            return None
+
+        def trim(response: Any) -> Any:  # ListGroupsResponse or ClassicListGroupsResponse
+            groups = [g for g in response.groups if self.allowed(session, (D, G, g.group_id))]
+            return replace(response, groups=groups)
+
+        return Verdict(reshape=trim)
+
+    def _trim_offsets(self, response: gm.OffsetFetchResponse, session: Session) -> Any:
+        offsets = [o for o in response.offsets if self.allowed(session, (D, T, o.topic))]
+        return replace(response, offsets=offsets)
+
+
+T, G = ResourceType.TOPIC, ResourceType.GROUP
