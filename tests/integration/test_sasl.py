@@ -48,6 +48,18 @@ def sasl_conf(cluster: LocalCluster, tls: TlsPlan, mechanism: str, user: str, pa
     }
 
 
+def kafka_python_sasl(cluster: LocalCluster, tls: TlsPlan, mechanism: str) -> dict[str, Any]:
+    """kafka-python's settings for user alice over SASL_SSL."""
+    return {
+        "bootstrap_servers": cluster.plan.kafka_bootstrap,
+        "security_protocol": "SASL_SSL",
+        "ssl_cafile": tls.cafile,
+        "sasl_mechanism": mechanism,
+        "sasl_plain_username": "alice",
+        "sasl_plain_password": "alice-secret",
+    }
+
+
 def test_kafka_clients_authenticate_with_scram_and_plain(
     cluster: tuple[LocalCluster, TlsPlan],
 ) -> None:
@@ -62,15 +74,7 @@ def test_kafka_clients_authenticate_with_scram_and_plain(
     producer.produce("sasl", b"scram-512")
     assert producer.flush(30) == 0
     for mechanism in ("SCRAM-SHA-256", "PLAIN"):
-        kp = KafkaProducer(
-            bootstrap_servers=c.plan.kafka_bootstrap,
-            security_protocol="SASL_SSL",
-            ssl_cafile=tls.cafile,
-            sasl_mechanism=mechanism,
-            sasl_plain_username="alice",
-            sasl_plain_password="alice-secret",
-            acks="all",
-        )
+        kp = KafkaProducer(**kafka_python_sasl(c, tls, mechanism), acks="all")
         kp.send("sasl", mechanism.encode()).get(timeout=30)
         kp.close()
     consumer = Consumer({**conf, "group.id": "sasl", "enable.auto.commit": False})
@@ -88,14 +92,7 @@ def test_kafka_clients_authenticate_with_scram_and_plain(
     finally:
         consumer.close()
     assert got == [b"scram-512", b"SCRAM-SHA-256", b"PLAIN"]
-    kc = KafkaConsumer(
-        bootstrap_servers=c.plan.kafka_bootstrap,
-        security_protocol="SASL_SSL",
-        ssl_cafile=tls.cafile,
-        sasl_mechanism="SCRAM-SHA-256",
-        sasl_plain_username="alice",
-        sasl_plain_password="alice-secret",
-    )
+    kc = KafkaConsumer(**kafka_python_sasl(c, tls, "SCRAM-SHA-256"))
     try:
         tp = KpTopicPartition("sasl", 0)
         kc.assign([tp])
@@ -181,14 +178,7 @@ def test_kafka_admin_clients_manage_scram_users(cluster: tuple[LocalCluster, Tls
     )
 
     c, tls = cluster
-    kp = KafkaAdminClient(
-        bootstrap_servers=c.plan.kafka_bootstrap,
-        security_protocol="SASL_SSL",
-        ssl_cafile=tls.cafile,
-        sasl_mechanism="SCRAM-SHA-512",
-        sasl_plain_username="alice",
-        sasl_plain_password="alice-secret",
-    )
+    kp = KafkaAdminClient(**kafka_python_sasl(c, tls, "SCRAM-SHA-512"))
     try:
         made = kp.alter_user_scram_credentials(
             [UserScramCredentialUpsertion("carol", ScramMechanism.SCRAM_SHA_256, "carol-secret")]
