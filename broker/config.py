@@ -24,11 +24,30 @@ from rillet.partition_store.config import LogConfig
 SASL_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN")
 
 
+def sasl_mechanism_list(key: str, text: str) -> tuple[str, ...]:
+    """A comma-separated list of SASL mechanisms, each one rillet serves (ValueError)."""
+    mechanisms = tuple(m.strip() for m in text.split(",") if m.strip())
+    unknown = [m for m in mechanisms if m not in SASL_MECHANISMS]
+    if unknown:
+        raise ValueError(f"{key}: {', '.join(unknown)} not one of {', '.join(SASL_MECHANISMS)}")
+    return mechanisms
+
+
 @dataclass(frozen=True, slots=True)
 class ListenerConfig:
     host: str = "127.0.0.1"
     port: int = 9092  # 0 picks an ephemeral port; the node prints the bound one
     advertised_host: str = ""  # empty: same as host
+    # SASL mechanisms rillet's clients must authenticate with, as on the Kafka listener.
+    # Empty: none (clients are who their TLS certificate says, or anonymous).
+    sasl_mechanisms: str = ""
+
+    def __post_init__(self) -> None:
+        sasl_mechanism_list("listener.sasl_mechanisms", self.sasl_mechanisms)
+
+    @property
+    def sasl_mechanism_list(self) -> tuple[str, ...]:
+        return sasl_mechanism_list("listener.sasl_mechanisms", self.sasl_mechanisms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,16 +65,11 @@ class KafkaListenerConfig:
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
             raise ValueError(f"kafka_listener.port must be 0..65535, not {self.port}")
-        unknown = [m for m in self.sasl_mechanism_list if m not in SASL_MECHANISMS]
-        if unknown:
-            raise ValueError(
-                f"kafka_listener.sasl_mechanisms: {', '.join(unknown)} not one of "
-                + ", ".join(SASL_MECHANISMS)
-            )
+        sasl_mechanism_list("kafka_listener.sasl_mechanisms", self.sasl_mechanisms)
 
     @property
     def sasl_mechanism_list(self) -> tuple[str, ...]:
-        return tuple(m.strip() for m in self.sasl_mechanisms.split(",") if m.strip())
+        return sasl_mechanism_list("kafka_listener.sasl_mechanisms", self.sasl_mechanisms)
 
 
 @dataclass(frozen=True, slots=True)

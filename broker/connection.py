@@ -32,8 +32,9 @@ from rillet.broker.internal_api_gate import check_internal, refusal_response
 from rillet.broker.node_handshake import NodeAuthServer
 from rillet.broker.part_sender import buffered_len, close_regions, send_parts
 from rillet.broker.request_budget import BudgetedReader, ReadDeadline, ReadPolicy, ReadTimers
+from rillet.broker.sasl.exchange import SaslExchange, credential_lookup
 from rillet.broker.served_stream import ServedStream, peer_address, peer_certificate
-from rillet.broker.session import peer_session
+from rillet.broker.session import ANONYMOUS, peer_session
 from rillet.raft.peer_mac import NONCE_BYTES
 from rillet.wire.cluster_messages import (
     BrokerHeartbeatRequest,
@@ -44,10 +45,18 @@ from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import FrameTooLarge, MalformedFrame, MalformedMessage
 from rillet.wire.frame import BlobPart, FrameDecoder
 from rillet.wire.group_messages import ConsumerGroupHeartbeatRequest
-from rillet.wire.messages import FetchRequest, ProduceRequest
+from rillet.wire.messages import ApiVersionsRequest, FetchRequest, ProduceRequest
 from rillet.wire.protocol import decode_request, encode_error_response, encode_response
+from rillet.wire.sasl_messages import (
+    SaslAuthenticateRequest,
+    SaslAuthenticateResponse,
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
+)
 
 log = logging.getLogger(__name__)
+
+_CLOSE = object()  # the SASL gate's verdict: close the connection
 
 _COALESCE_BYTES = 64 * 1024
 # Group members remembered per connection (a client runs a few): bounded, like everything.
@@ -65,10 +74,13 @@ class Connection:
         policy: ReadPolicy | None = None,
         reserved: bool = False,
         on_node_authenticated: Callable[[], None] = lambda: None,
+        sasl_mechanisms: tuple[str, ...] = (),
     ) -> None:
         """``reserved``: admitted beyond the client connection limits, so it may only run
         the node handshake (within the policy's deadline); ``on_node_authenticated`` is
-        called once it has (the connection then no longer counts against those limits)."""
+        called once it has (the connection then no longer counts against those limits).
+        ``sasl_mechanisms``: clients must authenticate with one of these first (nodes
+        authenticate with the node handshake instead)."""
         self._stream = stream
         self._policy = policy or ReadPolicy.unlimited()
         self._reserved = reserved
@@ -79,6 +91,14 @@ class Connection:
         self.peer, peer_host = peer_address(stream)
         self.session = peer_session("native", peer_host, peer_certificate(stream))
         self._throttle = ConnectionThrottle(self._policy.quotas, self.session)
+        self._sasl: SaslExchange | None = None
+        if sasl_mechanisms:
+            metadata = dispatcher.ctx.metadata
+            self._sasl = SaslExchange(
+                sasl_mechanisms, credential_lookup(lambda: metadata.state.scram), self.session
+            )
+        # A verified client certificate authenticates too (SASL may still name the user).
+        self._certified = self.session.principal != ANONYMOUS
         self._client_fetches: set[int] = set()  # correlation ids of consumer fetches
         self._heartbeats_of: tuple[int, int] | None = None  # (broker id, broker epoch)
         self._replica_of: int | None = None  # the follower broker fetching over it
@@ -148,6 +168,28 @@ class Connection:
         elif self._dispatcher.proves_secret(request.cluster_id, request.auth):
             self._heartbeats_of = (request.broker_id, request.broker_epoch)
 
+    def _sasl_gate(self, correlation_id: int, body: Any) -> PendingReply | object | None:
+        """SASL before anything else (but ApiVersions and the node handshake) from a client
+        without a verified certificate: the answer to a SASL request, ``_CLOSE`` for another
+        request before authentication or after a failure, None to serve the request."""
+        sasl = self._sasl
+        assert sasl is not None
+        if sasl.failed:
+            log.info("closing %s: a request after a failed SASL authentication", self.peer)
+            return _CLOSE
+        if type(body) is SaslHandshakeRequest:
+            code = sasl.handshake(body.mechanism)
+            answer: Any = SaslHandshakeResponse(code, list(sasl.mechanisms))
+            return PendingReply(correlation_id, message=answer)
+        if type(body) is SaslAuthenticateRequest:
+            step = sasl.authenticate(body.auth_bytes)
+            answer = SaslAuthenticateResponse(step.error_code, step.error_message, step.token)
+            return PendingReply(correlation_id, message=answer)
+        if not (sasl.authenticated or self._certified) and type(body) is not ApiVersionsRequest:
+            log.info("closing %s: %s before SASL authentication", self.peer, type(body).__name__)
+            return _CLOSE
+        return None
+
     def _node_handshake(self, correlation_id: int, body: Any) -> PendingReply:
         """One step of the node handshake; a failed proof is logged at WARNING."""
         if type(body) is NodeAuthBeginRequest:
@@ -210,6 +252,13 @@ class Connection:
                 if type(body) in (NodeAuthBeginRequest, NodeAuthProveRequest):
                     await send.send(self._node_handshake(header.correlation_id, body))
                     continue
+                if self._sasl is not None and self.session.node_id is None:
+                    gated = self._sasl_gate(header.correlation_id, body)
+                    if isinstance(gated, PendingReply):
+                        await send.send(gated)
+                        continue
+                    if gated is _CLOSE:
+                        return
                 if self._reserved:
                     log.warning(
                         "closing %s: a connection beyond the client limits sent %s before "

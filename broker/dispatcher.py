@@ -70,6 +70,7 @@ from rillet.wire.messages import (
     ApiVersionsResponse,
 )
 from rillet.wire.protocol import PROTOCOL_VERSION, RequestHeader
+from rillet.wire.sasl_messages import SaslAuthenticateResponse, SaslHandshakeResponse
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +121,13 @@ HANDLERS: dict[ApiKey, Handler] = {
     ApiKey.CREATE_PARTITIONS: handle_create_partitions,
     ApiKey.DELETE_RECORDS: handle_delete_records,
     ApiKey.CREATE_ACLS: handle_create_acls,
+    # Reached only on a listener without SASL (the connection answers them otherwise).
+    ApiKey.SASL_HANDSHAKE: lambda ctx, req: SaslHandshakeResponse(
+        ErrorCode.UNSUPPORTED_SASL_MECHANISM, []
+    ),
+    ApiKey.SASL_AUTHENTICATE: lambda ctx, req: SaslAuthenticateResponse(
+        ErrorCode.ILLEGAL_SASL_STATE, "this listener has no SASL mechanisms", b""
+    ),
     ApiKey.DESCRIBE_ACLS: handle_describe_acls,
     ApiKey.DELETE_ACLS: handle_delete_acls,
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: handle_alter_user_scram_credentials,

@@ -321,6 +321,7 @@ class Node:
                         policy,
                         reserved=admission.slot is Slot.RESERVED,
                         on_node_authenticated=partial(limiter.promote_to_node, admission),
+                        sasl_mechanisms=self.config.listener.sasl_mechanism_list,
                     )
                 else:
                     conn = KafkaConnection(

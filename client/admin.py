@@ -31,6 +31,7 @@ from rillet.client.errors import (
     error_for,
 )
 from rillet.client.lifecycle import ClientLifecycle
+from rillet.client.sasl import SaslLogin
 from rillet.client.types import (
     ClusterDescription,
     NewTopic,
@@ -71,6 +72,7 @@ class Admin(ClientLifecycle):
         retry_backoff_ms: int = 100,
         client_id: str | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        sasl: SaslLogin | None = None,
     ) -> None:
         super().__init__(
             ClusterClient(
@@ -78,6 +80,7 @@ class Admin(ClientLifecycle):
                 client_id=client_id,
                 request_timeout_ms=request_timeout_ms,
                 ssl_context=ssl_context,
+                sasl=sasl,
             )
         )
         self._timeout_ms = request_timeout_ms

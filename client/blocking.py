@@ -36,6 +36,7 @@ from rillet.client.types import (
     TopicPartition,
 )
 from rillet.wire import group_messages as gm
+from rillet.wire.acls import AclBinding, AclFilter
 from rillet.wire.record_codec import HeaderPairs
 
 T = TypeVar("T")
@@ -289,6 +290,15 @@ class BlockingAdmin(_Blocking[Admin]):
         self, names: Sequence[str] | None = None
     ) -> dict[str, list[tuple[str, int]]]:
         return self._host.call(self._host.client.describe_users, names)
+
+    def create_acls(self, bindings: Sequence[AclBinding]) -> None:
+        self._host.call(self._host.client.create_acls, bindings)
+
+    def delete_acls(self, filters: Sequence[AclFilter]) -> list[AclBinding]:
+        return self._host.call(self._host.client.delete_acls, filters)
+
+    def describe_acls(self, acl_filter: AclFilter | None = None) -> list[AclBinding]:
+        return self._host.call(self._host.client.describe_acls, acl_filter)
 
     def describe_topics(self, names: Sequence[str] | None = None) -> list[TopicDescription]:
         return self._host.call(self._host.client.describe_topics, names)

@@ -32,6 +32,7 @@ from rillet.client.errors import (
 from rillet.client.leader_checks import LeaderChecks
 from rillet.client.leader_watch import DEFAULT_LEADER_CHECK_MS, TP, LeaderWatch, OnMoved
 from rillet.client.metadata import ClusterMetadata
+from rillet.client.sasl import SaslLogin
 from rillet.client.types import TopicPartition
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import MetadataRequest, MetadataResponse
@@ -77,11 +78,14 @@ class ClusterClient:
         max_in_flight_per_connection: int = DEFAULT_MAX_IN_FLIGHT,
         leader_check_ms: int = DEFAULT_LEADER_CHECK_MS,
         ssl_context: ssl.SSLContext | None = None,
+        sasl: SaslLogin | None = None,
     ) -> None:
-        """``ssl_context``: connect to every node with TLS (see ``client_ssl_context``)."""
+        """``ssl_context``: connect to every node with TLS (see ``client_ssl_context``);
+        ``sasl``: log in on every connection (nodes whose listener requires SASL)."""
         if leader_check_ms <= 0:
             raise ValueError("leader_check_ms must be positive")
         self.ssl_context = ssl_context
+        self.sasl = sasl
         self._bootstrap = parse_bootstrap(bootstrap)
         self.client_id = client_id
         self.request_timeout_s = request_timeout_ms / 1000
@@ -230,6 +234,7 @@ class ClusterClient:
                 client_id=self.client_id,
                 max_in_flight=self._max_in_flight,
                 ssl_context=self.ssl_context,
+                sasl=self.sasl,
             )
             await conn.connect(self._nursery, self.connect_timeout_s)
             self._connections[key] = conn

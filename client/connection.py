@@ -32,6 +32,8 @@ from rillet.client.errors import (
     RilletError,
     error_for,
 )
+from rillet.client.sasl import SaslLogin, ScramClient, plain_message
+from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import WireError
 from rillet.wire.frame import DEFAULT_MAX_FRAME_BYTES, FileRegion, FrameDecoder
 from rillet.wire.protocol import (
@@ -40,6 +42,12 @@ from rillet.wire.protocol import (
     encode_request,
     response_correlation_id,
     response_type_for,
+)
+from rillet.wire.sasl_messages import (
+    SaslAuthenticateRequest,
+    SaslAuthenticateResponse,
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
 )
 
 log = logging.getLogger(__name__)
@@ -78,8 +86,10 @@ class BrokerConnection:
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
         write_timeout_s: float = 30.0,
         ssl_context: ssl.SSLContext | None = None,
+        sasl: SaslLogin | None = None,
     ) -> None:
-        """``ssl_context``: speak TLS (the node's certificate must name ``host``)."""
+        """``ssl_context``: speak TLS (the node's certificate must name ``host``);
+        ``sasl``: log in before any other request (the node's listener requires it)."""
         if max_in_flight < 1:
             raise ValueError("max_in_flight must be at least 1")
         self.host = host
@@ -87,6 +97,7 @@ class BrokerConnection:
         self.client_id = client_id
         self._write_timeout_s = write_timeout_s
         self._ssl_context = ssl_context
+        self._sasl = sasl
         self._stream: trio.abc.Stream | None = None
         self._in_flight = trio.Semaphore(max_in_flight)
         self._pending: dict[int, PendingResponse] = {}
@@ -124,6 +135,42 @@ class BrokerConnection:
             raise ConnectionFailedError(f"cannot connect to {self.address}: {exc}") from exc
         self._stream = stream
         nursery.start_soon(self._run, stream)
+        if self._sasl is not None:
+            try:
+                with trio.fail_after(timeout_s):
+                    await self._log_in(self._sasl, timeout_s)
+            except trio.TooSlowError:
+                self.close()
+                raise ConnectionFailedError(f"SASL login to {self.address} timed out") from None
+            except RilletError:
+                self.close()
+                raise
+
+    async def _log_in(self, login: SaslLogin, timeout_s: float) -> None:
+        """Kafka's SASL exchange: the handshake names the mechanism, then its tokens."""
+        handshake: SaslHandshakeResponse = await self.request(
+            SaslHandshakeRequest(login.mechanism), timeout_s
+        )
+        if handshake.error_code != ErrorCode.NONE:
+            offered = ", ".join(handshake.mechanisms) or "no SASL"
+            raise error_for(
+                handshake.error_code, f"{self.address} offers {offered}, not {login.mechanism}"
+            )
+
+        async def step(token: bytes) -> bytes:
+            answer: SaslAuthenticateResponse = await self.request(
+                SaslAuthenticateRequest(token), timeout_s
+            )
+            if answer.error_code != ErrorCode.NONE:
+                raise error_for(answer.error_code, answer.error_message)
+            return answer.auth_bytes
+
+        if login.mechanism == "PLAIN":
+            await step(plain_message(login))
+            return
+        scram = ScramClient(login)
+        server_first = await step(scram.first())
+        scram.verify(await step(scram.final(server_first)))
 
     async def request(self, request: Any, timeout_s: float) -> Any:
         """Send ``request`` and return its response body.

@@ -27,6 +27,7 @@ from rillet.client.fetcher import FetchConfig, Fetcher
 from rillet.client.leader_watch import DEFAULT_LEADER_CHECK_MS
 from rillet.client.lifecycle import ClientLifecycle
 from rillet.client.offsets import OffsetQuery, list_offsets
+from rillet.client.sasl import SaslLogin
 from rillet.client.subscription import Subscription
 from rillet.client.types import ConsumerRecord, OffsetAndTimestamp, TopicPartition
 from rillet.wire.api import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
@@ -58,6 +59,7 @@ class Consumer(ClientLifecycle):
         client_id: str | None = None,
         leader_check_ms: int = DEFAULT_LEADER_CHECK_MS,
         ssl_context: ssl.SSLContext | None = None,
+        sasl: SaslLogin | None = None,
     ) -> None:
         if auto_offset_reset not in _RESET_POLICIES:
             raise ValueError("auto_offset_reset must be 'earliest', 'latest' or 'none'")
@@ -70,6 +72,7 @@ class Consumer(ClientLifecycle):
                 request_timeout_ms=request_timeout_ms,
                 leader_check_ms=leader_check_ms,
                 ssl_context=ssl_context,
+                sasl=sasl,
             )
         )
         self._reset_policy = _RESET_POLICIES[auto_offset_reset]

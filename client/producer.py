@@ -28,6 +28,7 @@ from rillet.client.idempotence import IdempotenceState
 from rillet.client.leader_watch import DEFAULT_LEADER_CHECK_MS
 from rillet.client.lifecycle import ClientLifecycle
 from rillet.client.partitioner import StickyPartitioner
+from rillet.client.sasl import SaslLogin
 from rillet.client.sender import Sender
 from rillet.wire.batch import HEADER_SIZE
 from rillet.wire.compression import Compression
@@ -85,6 +86,7 @@ class Producer(ClientLifecycle):
         enable_idempotence: bool | None = None,
         leader_check_ms: int = DEFAULT_LEADER_CHECK_MS,
         ssl_context: ssl.SSLContext | None = None,
+        sasl: SaslLogin | None = None,
     ) -> None:
         self.acks = parse_acks(acks)
         if enable_idempotence is None:
@@ -103,6 +105,7 @@ class Producer(ClientLifecycle):
                 request_timeout_ms=request_timeout_ms,
                 leader_check_ms=leader_check_ms,
                 ssl_context=ssl_context,
+                sasl=sasl,
             )
         )
         self._rng = rng if rng is not None else random.Random()

@@ -121,6 +121,7 @@ def plan_cluster(
     tls: TlsPlan | None = None,
     kafka_sasl: str = "",
     super_users: str | None = None,
+    native_sasl: str = "",
 ) -> ClusterPlan:
     """Write configs for ``nodes`` voters (each also a broker) and ``broker_only`` further
     brokers that follow the voters' metadata log, all on free loopback ports.
@@ -134,7 +135,9 @@ def plan_cluster(
     every node a Kafka-protocol listener, ``http`` an HTTP endpoint (metrics, probes,
     console). ``tls`` puts every listener and link of every node on TLS; ``kafka_sasl``
     names the SASL mechanisms Kafka clients must authenticate with. ``super_users`` (a
-    semicolon-separated list of principals, possibly empty) turns the ACL authorizer on.
+    semicolon-separated list of principals, possibly empty) turns the ACL authorizer on;
+    ``native_sasl`` names the SASL mechanisms rillet's clients must log in with (unless
+    they present a client certificate).
     """
     base_dir.mkdir(parents=True, exist_ok=True)
     secret_path = base_dir / SECRET_FILE
@@ -186,7 +189,8 @@ def plan_cluster(
         (work / "node.toml").write_text(
             f'node_id = {n.node_id}\ncluster_id = "{cluster_id}"\n'
             f'data_dir = "{work / "data"}"\n\n'
-            f"[listener]\n{_listener_host(n)}port = {n.port}\n\n"
+            f"[listener]\n{_listener_host(n)}port = {n.port}\n"
+            f'sasl_mechanisms = "{native_sasl}"\n\n'
             + kafka_table
             + http_table
             + (tls.node_table() if tls is not None else "")

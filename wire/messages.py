@@ -15,6 +15,7 @@ from rillet.wire import classic_group_messages as cgm
 from rillet.wire import group_messages as gm
 from rillet.wire import leader_epoch_messages as lem
 from rillet.wire import record_deletion_messages as rdm
+from rillet.wire import sasl_messages as sm
 from rillet.wire import user_messages as um
 from rillet.wire.api import ApiKey
 from rillet.wire.cluster_messages import (
@@ -362,6 +363,8 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
         um.AlterUserScramCredentialsRequest,
         um.AlterUserScramCredentialsResponse,
     ),
+    ApiKey.SASL_HANDSHAKE: (sm.SaslHandshakeRequest, sm.SaslHandshakeResponse),
+    ApiKey.SASL_AUTHENTICATE: (sm.SaslAuthenticateRequest, sm.SaslAuthenticateResponse),
     ApiKey.CREATE_ACLS: (am.CreateAclsRequest, am.CreateAclsResponse),
     ApiKey.DESCRIBE_ACLS: (am.DescribeAclsRequest, am.DescribeAclsResponse),
     ApiKey.DELETE_ACLS: (am.DeleteAclsRequest, am.DeleteAclsResponse),

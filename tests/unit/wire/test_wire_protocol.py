@@ -26,6 +26,7 @@ from rillet.wire import group_messages as gm
 from rillet.wire import leader_epoch_messages as lem
 from rillet.wire import messages as m
 from rillet.wire import record_deletion_messages as rdm
+from rillet.wire import sasl_messages as sm
 from rillet.wire import user_messages as um
 from rillet.wire.acls import AclBinding, AclFilter, Operation, PatternType, Permission, ResourceType
 from rillet.wire.api import ApiKey
@@ -79,6 +80,8 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     m.CreatePartitionsRequest: m.CreatePartitionsRequest(
         [m.PartitionCount("t", 6)], 100, False, True, "req-1"
     ),
+    sm.SaslHandshakeRequest: sm.SaslHandshakeRequest("SCRAM-SHA-256"),
+    sm.SaslAuthenticateRequest: sm.SaslAuthenticateRequest(b"n,,n=alice,r=abc"),
     am.CreateAclsRequest: am.CreateAclsRequest([_ACL], True),
     am.DescribeAclsRequest: am.DescribeAclsRequest(
         AclFilter(ResourceType.TOPIC, "orders", PatternType.MATCH)
@@ -158,6 +161,8 @@ SAMPLE_RESPONSES: dict[type, Any] = {
     um.DescribeUserScramCredentialsResponse: um.DescribeUserScramCredentialsResponse(
         [um.DescribedUser("alice", 0, [um.CredentialInfo("SCRAM-SHA-256", 4096)])]
     ),
+    sm.SaslHandshakeResponse: sm.SaslHandshakeResponse(0, ["SCRAM-SHA-256", "PLAIN"]),
+    sm.SaslAuthenticateResponse: sm.SaslAuthenticateResponse(58, "failed", b""),
     am.CreateAclsResponse: am.CreateAclsResponse([am.AclOutcome(0), am.AclOutcome(42, "bad")]),
     am.DescribeAclsResponse: am.DescribeAclsResponse(0, None, [_ACL]),
     am.DeleteAclsResponse: am.DeleteAclsResponse([am.DeletedAcls(0, None, [_ACL])]),
@@ -261,7 +266,7 @@ def test_samples_cover_every_api_and_every_message_class() -> None:
     all_classes = {
         obj
         for obj in vars(m).values()
-        for module in (m, cm, gm, cgm, lem, rdm, um, am, acls)
+        for module in (m, cm, gm, cgm, lem, rdm, um, am, acls, sm)
         for obj in vars(module).values()
         if inspect.isclass(obj)
         and dataclasses.is_dataclass(obj)
@@ -300,6 +305,7 @@ def test_api_numbers_are_stable() -> None:
         "SYNC_GROUP": 14,
         "DESCRIBE_GROUPS": 15,
         "LIST_GROUPS": 16,
+        "SASL_HANDSHAKE": 17,
         "API_VERSIONS": 18,
         "CREATE_TOPICS": 19,
         "DELETE_TOPICS": 20,
@@ -309,6 +315,7 @@ def test_api_numbers_are_stable() -> None:
         "DESCRIBE_ACLS": 29,
         "CREATE_ACLS": 30,
         "DELETE_ACLS": 31,
+        "SASL_AUTHENTICATE": 36,
         "CREATE_PARTITIONS": 37,
         "DELETE_GROUPS": 42,
         "INCREMENTAL_ALTER_CONFIGS": 44,
