@@ -17,6 +17,7 @@ from typing import Any
 
 from rillet.client.cluster import parse_bootstrap
 from rillet.client.errors import RilletError
+from rillet.client.security_arguments import add_security_arguments, security_of
 from rillet.spark_io.errors import OptionError
 
 BOOTSTRAP_ENV = "RILLET_BOOTSTRAP"
@@ -71,6 +72,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=os.environ.get(BOOTSTRAP_ENV, DEFAULT_BOOTSTRAP),
         help=f"host:port[,host:port] of any node (env {BOOTSTRAP_ENV}; default %(default)s)",
     )
+    add_security_arguments(p)
     p.add_argument(
         "--offsets-store",
         choices=("group", "file"),
@@ -164,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
             fail_on_data_loss=args.fail_on_data_loss,
             min_partitions=args.min_partitions,
             max_records_per_partition=args.max_records_per_partition,
+            security=security_of(args),
         )
     except (RilletError, OptionError) as exc:
         print(f"backfill failed: {exc}", file=sys.stderr)

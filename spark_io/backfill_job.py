@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from rillet.client.cluster import ClusterClient
+from rillet.client.security import ClientSecurity
 from rillet.client.types import TopicPartition
 from rillet.spark_io import cluster_view
 from rillet.spark_io.backfill_manifest import (
@@ -116,16 +117,27 @@ class BackfillResult:
 # -- the job --------------------------------------------------------------------------------
 
 
-def make_store(kind: str, bootstrap: str, group: str, output: Path) -> OffsetStore:
+def make_store(
+    kind: str,
+    bootstrap: str,
+    group: str,
+    output: Path,
+    security: ClientSecurity | None = None,
+) -> OffsetStore:
     if kind == "group":
-        return GroupOffsetStore(bootstrap, group)
+        return GroupOffsetStore(bootstrap, group, security=security)
     if kind == "file":
         return FileOffsetStore(output / OFFSETS_DIR / f"{group}.json", group)
     raise ValueError(f"offsets store must be 'group' or 'file', not {kind!r}")
 
 
 def _plan(
-    bootstrap: str, topic: str, stored: Mapping[int, int], fail_on_data_loss: bool, timeout_ms: int
+    bootstrap: str,
+    topic: str,
+    stored: Mapping[int, int],
+    fail_on_data_loss: bool,
+    timeout_ms: int,
+    security: ClientSecurity | None = None,
 ) -> Plan:
     starting = OffsetSpec(
         "offsets", {TopicPartition(topic, p): o for p, o in stored.items()}, default=EARLIEST
@@ -150,7 +162,7 @@ def _plan(
             fail_on_data_loss=fail_on_data_loss,
         )
 
-    result = cluster_view.run_sync(ask, bootstrap, timeout_ms)
+    result = cluster_view.run_sync(ask, bootstrap, timeout_ms, security)
     for warning in result.warnings:
         log.warning("%s", warning)
     return result
@@ -171,6 +183,7 @@ def backfill(
     max_records_per_partition: int | None = None,
     request_timeout_ms: int = 30_000,
     hook: Callable[[str], None] | None = None,
+    security: ClientSecurity | None = None,
 ) -> BackfillResult:
     """Append ``topic``'s records after ``group``'s committed offsets to the Parquet dataset
     at ``output``; see the module docstring for the layout and the guarantees.
@@ -180,11 +193,12 @@ def backfill(
     ``offsets_store`` is "group" (commit to the rillet consumer group, the default), "file"
     (``OUTPUT/_rillet_offsets/GROUP.json``) or an OffsetStore. ``hook`` is called with each
     name of HOOKS as the run passes it (tests use it to stop a run at a chosen point).
+    ``security``: the TLS files and SASL login of a secure cluster.
     """
     began = time.monotonic()
     out = Path(output).absolute()
     store = (
-        make_store(offsets_store, bootstrap, group, out)
+        make_store(offsets_store, bootstrap, group, out, security)
         if isinstance(offsets_store, str)
         else offsets_store
     )
@@ -192,7 +206,7 @@ def backfill(
         clean_leftovers(out)
         manifests = load_manifests(out)
         stored = store.load(topic)
-        planned = _plan(bootstrap, topic, stored, fail_on_data_loss, request_timeout_ms)
+        planned = _plan(bootstrap, topic, stored, fail_on_data_loss, request_timeout_ms, security)
         start = {r.partition: r.start for r in planned.ranges}
         end = {r.partition: r.end for r in planned.ranges}
         result = BackfillResult(topic, group, str(out), start, end)
@@ -222,6 +236,7 @@ def backfill(
                 min_partitions=min_partitions,
                 max_records_per_partition=max_records_per_partition,
                 request_timeout_ms=request_timeout_ms,
+                security=security,
             )
         else:
             staging.mkdir()

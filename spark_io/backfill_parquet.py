@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rillet.client.security import ClientSecurity
 from rillet.client.types import TopicPartition
 from rillet.spark_io.offsets_codec import offsets_json
 
@@ -41,6 +42,7 @@ def write_parquet(
     min_partitions: int | None,
     max_records_per_partition: int | None,
     request_timeout_ms: int,
+    security: ClientSecurity | None = None,
 ) -> int:
     """Read exactly ``[start, end)`` and write it to ``staging``; returns the rows written."""
     from pyspark.sql import functions as F  # noqa: N812
@@ -58,6 +60,8 @@ def write_parquet(
         .option("failOnDataLoss", str(fail_on_data_loss).lower())
         .option("requestTimeoutMs", str(request_timeout_ms))
     )
+    for name, value in security_options(security).items():
+        reader = reader.option(name, value)
     if min_partitions is not None:
         reader = reader.option("minPartitions", str(min_partitions))
     if max_records_per_partition is not None:
@@ -66,3 +70,20 @@ def write_parquet(
     df.write.mode("errorifexists").partitionBy(EVENT_DATE).parquet(str(staging))
     rows: int = spark.read.parquet(str(staging)).count()
     return rows
+
+
+def security_options(security: ClientSecurity | None) -> dict[str, str]:
+    """The data source's ``ssl.*`` and ``sasl.*`` options for ``security``."""
+    if security is None:
+        return {}
+    files = {
+        "ssl.cafile": security.ssl_cafile,
+        "ssl.certfile": security.ssl_certfile,
+        "ssl.keyfile": security.ssl_keyfile,
+    }
+    options = {k: v for k, v in files.items() if v}
+    if security.sasl is not None:
+        options["sasl.mechanism"] = security.sasl.mechanism
+        options["sasl.username"] = security.sasl.username
+        options["sasl.password"] = security.sasl.password
+    return options

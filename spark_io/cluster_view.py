@@ -16,6 +16,8 @@ import trio
 
 from rillet.client.cluster import ClusterClient
 from rillet.client.errors import (
+    AuthenticationFailedError,
+    AuthorizationFailedError,
     BrokerError,
     ClientTimeoutError,
     ConnectionFailedError,
@@ -25,6 +27,7 @@ from rillet.client.errors import (
     error_for,
 )
 from rillet.client.offsets import list_offsets
+from rillet.client.security import ClientSecurity
 from rillet.client.types import TopicPartition
 from rillet.spark_io.errors import OptionError
 from rillet.spark_io.offset_spec import OffsetSpec
@@ -48,12 +51,18 @@ TOPIC_APPEAR_TIMEOUT_S = 2.0
 TIME_LOOKUP_FETCH_BYTES = 1024 * 1024  # a node returns at least the first whole batch
 
 
-def run_sync(fn: Callable[[ClusterClient], Awaitable[T]], bootstrap: str, timeout_ms: int) -> T:
+def run_sync(
+    fn: Callable[[ClusterClient], Awaitable[T]],
+    bootstrap: str,
+    timeout_ms: int,
+    security: ClientSecurity | None = None,
+) -> T:
     """``await fn(cluster)`` with a fresh ClusterClient, from synchronous code."""
+    options = security.client_options() if security is not None else {}
 
     async def main() -> T:
         async with ClusterClient(
-            bootstrap, client_id="rillet-spark", request_timeout_ms=timeout_ms
+            bootstrap, client_id="rillet-spark", request_timeout_ms=timeout_ms, **options
         ) as cluster:
             return await fn(cluster)
 
@@ -99,7 +108,12 @@ async def discover(
             counts[topic] = await cluster.wait_for_topic(
                 topic, min(timeout_s, TOPIC_APPEAR_TIMEOUT_S)
             )
-        except (ConnectionFailedError, ClientTimeoutError):
+        except (
+            ConnectionFailedError,
+            ClientTimeoutError,
+            AuthenticationFailedError,  # a wrong login, not a missing topic
+            AuthorizationFailedError,  # a topic this login may not describe
+        ):
             raise
         except RilletError:
             raise OptionError(f"topic {topic!r} does not exist") from None

@@ -104,6 +104,7 @@ def _tasks(opts: ReadOptions, ranges: Sequence[OffsetRange]) -> list[RilletInput
                 retry_timeout_ms=opts.retry_timeout_ms,
                 max_partition_fetch_bytes=opts.max_partition_fetch_bytes,
                 fetch_max_wait_ms=opts.fetch_max_wait_ms,
+                security=opts.security,
             )
         )
         for r in ranges
@@ -131,7 +132,9 @@ class RilletBatchReader(DataSourceReader):  # type: ignore[misc, unused-ignore]
         async def plan(cluster: ClusterClient) -> Any:
             return await cluster_view.plan_batch(cluster, opts)
 
-        planned = cluster_view.run_sync(plan, opts.bootstrap, opts.request_timeout_ms)
+        planned = cluster_view.run_sync(
+            plan, opts.bootstrap, opts.request_timeout_ms, opts.security
+        )
         ranges = split_ranges(planned.ranges, opts.min_partitions, opts.max_records_per_partition)
         log.info(
             "planned %d record(s) of %d partition(s) in %d Spark partition(s)",
@@ -162,7 +165,7 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  
             )
             return await cluster_view.bounds(cluster, tps, timeout_s)
 
-        return cluster_view.run_sync(ask, opts.bootstrap, opts.request_timeout_ms)
+        return cluster_view.run_sync(ask, opts.bootstrap, opts.request_timeout_ms, opts.security)
 
     def initialOffset(self) -> dict[str, Any]:  # noqa: N802
         opts = self.opts
@@ -178,7 +181,7 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  
             )
             return self.planner.initial(found, times)
 
-        start = cluster_view.run_sync(ask, opts.bootstrap, opts.request_timeout_ms)
+        start = cluster_view.run_sync(ask, opts.bootstrap, opts.request_timeout_ms, opts.security)
         return offsets_to_dict(start)
 
     def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802

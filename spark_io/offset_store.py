@@ -17,6 +17,7 @@ from typing import Protocol
 
 from rillet.client import BlockingAdmin, TopicPartition
 from rillet.client.errors import GroupIdNotFoundError, UnknownMemberIdError
+from rillet.client.security import ClientSecurity
 from rillet.spark_io.errors import BackfillError
 from rillet.wire.atomic_file import write_atomically
 
@@ -38,15 +39,29 @@ class OffsetStore(Protocol):
 class GroupOffsetStore:
     """Offsets committed to a rillet consumer group (OffsetCommit / OffsetFetch)."""
 
-    def __init__(self, bootstrap: str, group: str, request_timeout_ms: int = 30_000) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        group: str,
+        request_timeout_ms: int = 30_000,
+        security: ClientSecurity | None = None,
+    ) -> None:
         self.bootstrap = bootstrap
         self.group = group
         self.request_timeout_ms = request_timeout_ms
+        self.security = security or ClientSecurity()
+
+    def _admin(self) -> BlockingAdmin:
+        return BlockingAdmin(
+            self.bootstrap,
+            request_timeout_ms=self.request_timeout_ms,
+            **self.security.client_options(),
+        )
 
     def load(self, topic: str) -> dict[int, int]:
         """The group's offsets; fails at once if the group has members (its offsets could
         not be recorded at the end of the run)."""
-        with BlockingAdmin(self.bootstrap, request_timeout_ms=self.request_timeout_ms) as admin:
+        with self._admin() as admin:
             try:
                 members = len(admin.describe_group(self.group).members)
             except GroupIdNotFoundError:
@@ -61,7 +76,7 @@ class GroupOffsetStore:
 
     def save(self, topic: str, offsets: Mapping[int, int]) -> None:
         commit = {TopicPartition(topic, p): o for p, o in offsets.items()}
-        with BlockingAdmin(self.bootstrap, request_timeout_ms=self.request_timeout_ms) as admin:
+        with self._admin() as admin:
             try:
                 admin.set_group_offsets(self.group, commit)
             except UnknownMemberIdError as exc:

@@ -15,6 +15,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from rillet.client.cluster import parse_bootstrap
+from rillet.client.errors import RilletError
+from rillet.client.sasl import SaslLogin
+from rillet.client.security import ClientSecurity
 from rillet.client.types import TopicPartition
 from rillet.spark_io.errors import OptionError
 
@@ -170,3 +173,38 @@ def parse_partition_offsets(
                 )
             out[TopicPartition(topic, partition)] = value
     return out
+
+
+# A secure cluster: the TLS files (PEM) and a SASL login, named like the CLI's --ssl-* and
+# --sasl-* options.
+SECURITY_OPTIONS = (
+    "ssl.cafile",
+    "ssl.certfile",
+    "ssl.keyfile",
+    "sasl.mechanism",
+    "sasl.username",
+    "sasl.password",
+)
+
+
+def parse_security_options(opts: RawOptions) -> ClientSecurity:
+    """The TLS files and SASL login the options give (none: plaintext, anonymous). The
+    files are read on the driver once, so a missing one fails before any task starts."""
+    login = None
+    if opts.given(SECURITY_OPTIONS[3:]):
+        try:
+            login = SaslLogin(
+                opts.get("sasl.mechanism") or "SCRAM-SHA-512",
+                opts.get("sasl.username") or "",
+                opts.get("sasl.password") or "",
+            )
+        except ValueError as exc:
+            raise OptionError(f"options 'sasl.*': {exc}") from None
+    security = ClientSecurity(
+        opts.get("ssl.cafile"), opts.get("ssl.certfile"), opts.get("ssl.keyfile"), login
+    )
+    try:
+        security.client_options()
+    except RilletError as exc:
+        raise OptionError(f"options 'ssl.*': {exc}") from None
+    return security

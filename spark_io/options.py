@@ -17,18 +17,21 @@ where to start and end, with their options, in :mod:`~rillet.spark_io.subscripti
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from rillet.client.security import ClientSecurity
 from rillet.spark_io.errors import OptionError
 from rillet.spark_io.offset_spec import OffsetSpec, parse_ending, parse_starting
 from rillet.spark_io.option_values import (
+    SECURITY_OPTIONS,
     RawOptions,
     check_topic_name,
     parse_bool,
     parse_bootstrap_option,
     parse_int,
     parse_required_int,
+    parse_security_options,
 )
 from rillet.spark_io.subscription import Assign, Subscription, parse_subscription
 from rillet.wire.compression import Compression
@@ -40,7 +43,7 @@ MiB = 1024 * 1024
 # case; we compare lower-cased keys and report the canonical name).
 # kafka.bootstrap.servers is Spark's Kafka source's name for the same thing: jobs written for
 # format("kafka") work after changing the format only.
-_COMMON = ("bootstrap", "kafka.bootstrap.servers", "requestTimeoutMs")
+_COMMON = ("bootstrap", "kafka.bootstrap.servers", "requestTimeoutMs", *SECURITY_OPTIONS)
 READ_OPTIONS = (
     *_COMMON,
     "subscribe",
@@ -89,6 +92,7 @@ class ReadOptions:
     retry_timeout_ms: int = 60_000
     max_partition_fetch_bytes: int = 8 * MiB
     fetch_max_wait_ms: int = 500
+    security: ClientSecurity = field(default_factory=ClientSecurity)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +105,7 @@ class WriteOptions:
     delivery_timeout_ms: int = 120_000
     request_timeout_ms: int = 30_000
     max_in_flight: int = 5
+    security: ClientSecurity = field(default_factory=ClientSecurity)
 
 
 def _check_against_assign(subscription: Subscription, *specs: tuple[str, OffsetSpec]) -> None:
@@ -149,6 +154,7 @@ def parse_read_options(raw: Mapping[str, Any], streaming: bool = False) -> ReadO
         fetch_max_wait_ms=parse_required_int(
             "fetchMaxWaitMs", opts.get("fetchMaxWaitMs"), 500, minimum=0
         ),
+        security=parse_security_options(opts),
     )
 
 
@@ -183,4 +189,5 @@ def parse_write_options(raw: Mapping[str, Any], streaming: bool = False) -> Writ
             "requestTimeoutMs", opts.get("requestTimeoutMs"), 30_000
         ),
         max_in_flight=parse_required_int("maxInFlight", opts.get("maxInFlight"), 5),
+        security=parse_security_options(opts),
     )

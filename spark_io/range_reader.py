@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
@@ -45,6 +45,7 @@ from rillet.client.errors import (
     error_for,
 )
 from rillet.client.leader_watch import LeaderMovedError
+from rillet.client.security import ClientSecurity
 from rillet.client.types import TopicPartition
 from rillet.spark_io.errors import DataLossError, FetchFailedError
 from rillet.wire.batch import (
@@ -82,6 +83,7 @@ class RangeTask:
     retry_timeout_ms: int = 60_000
     max_partition_fetch_bytes: int = 8 * 1024 * 1024
     fetch_max_wait_ms: int = 500
+    security: ClientSecurity = field(default_factory=ClientSecurity)
 
     @property
     def tp(self) -> TopicPartition:
@@ -249,6 +251,7 @@ class RangeFetcher:
                         t.bootstrap,
                         client_id="rillet-spark",
                         request_timeout_ms=t.request_timeout_ms,
+                        **t.security.client_options(),
                     ) as cluster:
                         await self._fetch_range(cluster, send)
                     await send.send(_END)

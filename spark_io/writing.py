@@ -173,6 +173,7 @@ async def produce_batches(
         request_timeout_ms=opts.request_timeout_ms,
         max_in_flight=opts.max_in_flight,
         client_id="rillet-spark-writer",
+        **opts.security.client_options(),
     ) as producer:
         while True:
             batch = await trio.to_thread.run_sync(next, batches, None)

@@ -11,7 +11,6 @@ import argparse
 import datetime
 import json
 import os
-import ssl
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
@@ -20,24 +19,10 @@ import trio
 
 from rillet.client.cluster import parse_bootstrap
 from rillet.client.errors import ClientTimeoutError, ConnectionFailedError, RilletError
-from rillet.client.sasl import SaslLogin
-from rillet.client.tls import client_ssl_context
+from rillet.client.security_arguments import add_security_arguments, security_of
 
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
 BOOTSTRAP_ENV = "RILLET_BOOTSTRAP"
-# --ssl-* options: connect with TLS (docs/security.md#tls); option -> (env, help)
-TLS_OPTIONS = {
-    "ssl_cafile": ("RILLET_SSL_CAFILE", "TLS: the CA that signed the nodes' certificates"),
-    "ssl_certfile": ("RILLET_SSL_CERTFILE", "TLS: this client's certificate (mutual TLS)"),
-    "ssl_keyfile": ("RILLET_SSL_KEYFILE", "TLS: this client's key"),
-}
-# --sasl-* options: log in (docs/security.md); option -> (env, help). The password is best
-# given by its environment variable: a command line is visible to the machine's users.
-SASL_OPTIONS = {
-    "sasl_mechanism": ("RILLET_SASL_MECHANISM", "SASL: SCRAM-SHA-512, SCRAM-SHA-256 or PLAIN"),
-    "sasl_username": ("RILLET_SASL_USERNAME", "SASL: the user"),
-    "sasl_password": ("RILLET_SASL_PASSWORD", "SASL: the user's password"),
-}
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
@@ -68,40 +53,13 @@ def add_bootstrap(parser: argparse.ArgumentParser) -> None:
 def add_tls_options(parser: argparse.ArgumentParser) -> None:
     """--ssl-cafile, --ssl-certfile, --ssl-keyfile (defaults from RILLET_SSL_*), and
     --sasl-mechanism, --sasl-username, --sasl-password (defaults from RILLET_SASL_*)."""
-    for options, metavar in ((TLS_OPTIONS, "PEM"), (SASL_OPTIONS, None)):
-        for option, (env, what) in options.items():
-            parser.add_argument(
-                f"--{option.replace('_', '-')}",
-                dest=option,
-                default=os.environ.get(env) or None,
-                metavar=metavar or option.rpartition("_")[2].upper(),
-                help=f"{what} (env {env})",
-            )
+    add_security_arguments(parser)
 
 
 def client_options(args: argparse.Namespace) -> dict[str, Any]:
     """Keyword arguments for a client of the command's cluster: TLS when an --ssl-* option
     (or its environment variable) is given, a SASL login when a --sasl-* one is."""
-    options: dict[str, Any] = {}
-    files = {o: getattr(args, o, None) for o in TLS_OPTIONS}
-    if any(files.values()):
-        try:
-            options["ssl_context"] = client_ssl_context(
-                files["ssl_cafile"], files["ssl_certfile"], files["ssl_keyfile"]
-            )
-        except (OSError, ssl.SSLError) as exc:
-            raise RilletError(f"cannot use the TLS files: {exc}") from None
-    login = {o: getattr(args, o, None) for o in SASL_OPTIONS}
-    if any(login.values()):
-        try:
-            options["sasl"] = SaslLogin(
-                login["sasl_mechanism"] or "SCRAM-SHA-512",
-                login["sasl_username"] or "",
-                login["sasl_password"] or "",
-            )
-        except ValueError as exc:
-            raise RilletError(f"cannot log in: {exc}") from None
-    return options
+    return security_of(args).client_options()
 
 
 def key_value_arg(text: str) -> tuple[str, str]:

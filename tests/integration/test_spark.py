@@ -671,3 +671,66 @@ def test_a_backfill_killed_mid_write_and_run_again_leaves_no_duplicates_or_gaps(
     assert not any((out / "_staging").iterdir())
     assert parquet_records(spark, out) == expected_records(bootstrap, topic, 2)
     assert group_offsets(bootstrap, "kill-g", topic) == result.end == ends(bootstrap, topic, 2)
+
+
+def test_reads_writes_and_backfills_over_tls_and_sasl(spark: Any, tmp_path: Path) -> None:
+    """A cluster with TLS, SASL on the native listener and ACLs: Spark reads and writes as
+    user etl (ssl.* and sasl.* options) and the backfill job runs with the same login."""
+    from dataclasses import replace
+
+    from rillet.broker.cli.secure_cluster import make_tls_files
+    from rillet.client.sasl import SaslLogin
+    from rillet.client.security import ClientSecurity
+    from rillet.wire.acls import AclBinding, Operation, PatternType, Permission, ResourceType
+
+    tls = replace(make_tls_files(tmp_path), client_auth="requested")
+    plan = plan_cluster(
+        tmp_path / "cluster",
+        3,
+        tls=tls,
+        native_sasl="SCRAM-SHA-256",
+        super_users="User:CN=admin",
+    )
+    admin_options = ClientSecurity(tls.cafile, tls.client_certfile, tls.client_keyfile)
+    etl = ClientSecurity(tls.cafile, sasl=SaslLogin("SCRAM-SHA-256", "etl", "etl-secret"))
+    with LocalCluster(plan) as c:
+        c.start()
+        with BlockingAdmin(c.bootstrap, **admin_options.client_options()) as admin:
+            admin.set_user_password("etl", "etl-secret")
+            admin.create_topics([NewTopic("secure-in", 2, 3, configs=HISTORICAL)])
+            admin.create_acls(
+                [
+                    AclBinding(rt, name, PatternType.LITERAL, "User:etl", "*", op, Permission.ALLOW)
+                    for rt, name, op in (
+                        (ResourceType.TOPIC, "secure-in", Operation.ALL),
+                        (ResourceType.GROUP, "secure-backfill", Operation.READ),
+                    )
+                ]
+            )
+        login = {
+            "ssl.cafile": tls.cafile,
+            "sasl.mechanism": "SCRAM-SHA-256",
+            "sasl.username": "etl",
+            "sasl.password": "etl-secret",
+        }
+        rows = [(f"k{i}".encode(), f"v{i}".encode(), i % 2) for i in range(100)]
+        df = spark.createDataFrame(rows, "key binary, value binary, partition int")
+        writer = df.write.format("rillet").option("bootstrap", c.bootstrap)
+        for key, value in {**login, "topic": "secure-in"}.items():
+            writer = writer.option(key, value)
+        writer.mode("append").save()
+        back = read(spark, c.bootstrap, subscribe="secure-in", **login).collect()
+        assert sorted(bytes(r["value"]) for r in back) == sorted(v for _, v, _ in rows)
+        with pytest.raises(Exception, match="AuthenticationFailed"):
+            read(
+                spark, c.bootstrap, subscribe="secure-in", **{**login, "sasl.password": "no"}
+            ).collect()
+        result = backfill(
+            spark,
+            bootstrap=c.bootstrap,
+            topic="secure-in",
+            group="secure-backfill",
+            output=str(tmp_path / "out"),
+            security=etl,
+        )
+        assert sum(result.end.values()) == 100

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rillet.client.types import TopicPartition
@@ -199,3 +201,46 @@ def test_a_streaming_sink_accepts_spark_s_checkpoint_location() -> None:
     assert parse_write_options(raw, streaming=True).topic == "t"
     with pytest.raises(OptionError, match="unknown write option"):
         parse_write_options(raw)
+
+
+def test_tls_files_and_a_sasl_login_are_options(tmp_path: Path) -> None:
+    from rillet.broker.tls_certificates import LocalCa
+    from rillet.client.sasl import SaslLogin
+
+    ca = LocalCa(tmp_path)
+    opts = parse_read_options(
+        {
+            **BASE,
+            "ssl.cafile": str(ca.files.certfile),
+            "SASL.username": "etl",
+            "sasl.password": "pw",
+        }
+    )
+    assert opts.security.ssl_cafile == str(ca.files.certfile)
+    assert opts.security.sasl == SaslLogin("SCRAM-SHA-512", "etl", "pw")
+    assert "ssl_context" in opts.security.client_options()
+    plain = parse_write_options(
+        {
+            "bootstrap": "127.0.0.1:9092",
+            "sasl.mechanism": "PLAIN",
+            "sasl.username": "a",
+            "sasl.password": "b",
+        }
+    )
+    assert plain.security.sasl == SaslLogin("PLAIN", "a", "b")
+    assert parse_read_options(BASE).security.client_options() == {}
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"ssl.cafile": "/nonexistent/ca.pem"}, "options 'ssl.\\*': cannot use the TLS files"),
+        ({"sasl.mechanism": "GSSAPI", "sasl.username": "a"}, "options 'sasl.\\*'"),
+        ({"sasl.password": "pw"}, "username is empty"),
+    ],
+)
+def test_unusable_security_options_fail_on_the_driver(
+    options: dict[str, str], message: str
+) -> None:
+    with pytest.raises(OptionError, match=message):
+        parse_read_options({**BASE, **options})
