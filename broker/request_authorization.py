@@ -46,6 +46,7 @@ DENIAL_CODES = {
 }
 
 Need = tuple[Operation, ResourceType, str]
+MAX_CACHED_DECISIONS = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,17 +122,34 @@ class RequestAuthorizer:
     def __init__(self, authorizer: Authorizer, acls: Callable[[], AclRegistry]) -> None:
         self.authorizer = authorizer
         self.acls = acls
+        # Decisions on the current ACLs, so a busy connection's produce costs one lookup
+        # per topic, not a walk over every ACL; dropped when the ACLs change (a new registry
+        # or a new version) or when it holds MAX_CACHED_DECISIONS.
+        self._decisions: dict[tuple[str, str, Need], bool] = {}
+        self._decided_on: tuple[AclRegistry | None, int] = (None, -1)
 
     def allowed(self, session: Session, need: Need) -> bool:
-        operation, resource_type, name = need
-        return self.authorizer.authorize(
-            self.acls().of_type(resource_type),
-            session.principal,
-            session.host,
-            operation,
-            resource_type,
-            name,
-        )
+        registry = self.acls()
+        decided_registry, decided_version = self._decided_on
+        if decided_registry is not registry or decided_version != registry.version:
+            self._decisions.clear()
+            self._decided_on = (registry, registry.version)
+        key = (session.principal, session.host, need)
+        decision = self._decisions.get(key)
+        if decision is None:
+            operation, resource_type, name = need
+            decision = self.authorizer.authorize(
+                registry.of_type(resource_type),
+                session.principal,
+                session.host,
+                operation,
+                resource_type,
+                name,
+            )
+            if len(self._decisions) >= MAX_CACHED_DECISIONS:
+                self._decisions.clear()
+            self._decisions[key] = decision
+        return decision
 
     def check(self, api: ApiKey, request: Any, session: Session) -> Verdict | None:
         """None: allowed as it is. Otherwise a refusal, or the trimming of its answer."""

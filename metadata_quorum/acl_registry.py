@@ -36,8 +36,11 @@ class AclRemoved:
 @dataclass(slots=True)
 class AclRegistry:
     by_type: dict[ResourceType, dict[AclBinding, None]] = field(default_factory=dict)
+    # Bumped by every change: lets readers cache decisions made on a given set of ACLs.
+    version: int = 0
 
     def apply(self, record: AclCreated | AclRemoved) -> None:
+        self.version += 1
         b = record.binding
         if isinstance(record, AclCreated):
             self.by_type.setdefault(b.resource_type, {})[b] = None

@@ -1,0 +1,148 @@
+"""Which ACL each request needs, decided without I/O: Kafka's error per resource type,
+requests refused whole, Metadata / ListGroups / OffsetFetch trimmed to what the principal
+may describe, the bypasses (nodes, super users), and cached decisions that follow ACL
+changes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rillet.broker.authorizer import Authorizer
+from rillet.broker.request_authorization import RequestAuthorizer
+from rillet.broker.session import Session
+from rillet.metadata_quorum.acl_registry import AclCreated, AclRegistry, AclRemoved
+from rillet.wire import group_messages as gm
+from rillet.wire import messages as m
+from rillet.wire.acls import (
+    CLUSTER_NAME,
+    AclBinding,
+    Operation,
+    PatternType,
+    Permission,
+    ResourceType,
+)
+from rillet.wire.api import ApiKey
+from rillet.wire.error_codes import ErrorCode
+
+ALICE = Session("kafka", "10.0.0.1", "User:alice")
+
+
+def acl(
+    rtype: ResourceType, name: str, op: Operation, pattern: PatternType = PatternType.LITERAL
+) -> AclCreated:
+    return AclCreated(AclBinding(rtype, name, pattern, "User:alice", "*", op, Permission.ALLOW))
+
+
+def authorizer(*records: AclCreated) -> tuple[RequestAuthorizer, AclRegistry]:
+    registry = AclRegistry()
+    for r in records:
+        registry.apply(r)
+    return RequestAuthorizer(Authorizer(frozenset({"User:admin"})), lambda: registry), registry
+
+
+def produce(*topics: str) -> m.ProduceRequest:
+    return m.ProduceRequest(-1, 1000, [m.ProducePartitionData(t, 0, b"") for t in topics])
+
+
+def error(auth: RequestAuthorizer, api: ApiKey, request: Any, session: Session = ALICE) -> Any:
+    verdict = auth.check(api, request, session)
+    return None if verdict is None else verdict.error
+
+
+def test_each_resource_type_has_kafkas_error_and_a_line_naming_what_was_refused() -> None:
+    auth, _ = authorizer()
+    verdict = auth.check(ApiKey.PRODUCE, produce("orders"), ALICE)
+    assert verdict is not None and verdict.error == ErrorCode.AUTHORIZATION_FAILED
+    assert verdict.message == "User:alice may not WRITE topic 'orders'"
+    join = gm.FindCoordinatorRequest("billing", 0)
+    assert error(auth, ApiKey.FIND_COORDINATOR, join) == ErrorCode.GROUP_AUTHORIZATION_FAILED
+    quorum = m.DescribeQuorumRequest()
+    assert error(auth, ApiKey.DESCRIBE_QUORUM, quorum) == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+
+
+def test_nodes_and_super_users_are_not_checked() -> None:
+    auth, _ = authorizer()
+    node = Session("native", "10.0.0.2", node_id=2)
+    admin = Session("native", "10.0.0.3", "User:admin")
+    assert auth.check(ApiKey.DELETE_TOPICS, m.DeleteTopicsRequest(["orders"]), node) is None
+    assert auth.check(ApiKey.DELETE_TOPICS, m.DeleteTopicsRequest(["orders"]), admin) is None
+
+
+def test_a_request_naming_one_forbidden_topic_is_refused_whole() -> None:
+    auth, _ = authorizer(acl(ResourceType.TOPIC, "orders", Operation.WRITE))
+    assert error(auth, ApiKey.PRODUCE, produce("orders")) is None
+    assert error(auth, ApiKey.PRODUCE, produce("orders", "audit")) == (
+        ErrorCode.AUTHORIZATION_FAILED
+    )
+
+
+def test_create_topics_needs_create_on_the_cluster_or_each_topic() -> None:
+    request = m.CreateTopicsRequest([m.NewTopic("etl-a", 1), m.NewTopic("etl-b", 1)])
+    prefixed, _ = authorizer(
+        acl(ResourceType.TOPIC, "etl-", Operation.CREATE, PatternType.PREFIXED)
+    )
+    assert error(prefixed, ApiKey.CREATE_TOPICS, request) is None
+    cluster, _ = authorizer(acl(ResourceType.CLUSTER, CLUSTER_NAME, Operation.CREATE))
+    assert error(cluster, ApiKey.CREATE_TOPICS, request) is None
+    nothing, _ = authorizer(acl(ResourceType.TOPIC, "etl-a", Operation.CREATE))
+    assert error(nothing, ApiKey.CREATE_TOPICS, request) == ErrorCode.AUTHORIZATION_FAILED
+
+
+def test_idempotent_producers_need_idempotent_write_or_write_on_some_topic() -> None:
+    request = m.InitProducerIdRequest()
+    none, _ = authorizer()
+    assert error(none, ApiKey.INIT_PRODUCER_ID, request) == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    writer, _ = authorizer(acl(ResourceType.TOPIC, "orders", Operation.WRITE))
+    assert error(writer, ApiKey.INIT_PRODUCER_ID, request) is None
+    reader, _ = authorizer(acl(ResourceType.TOPIC, "orders", Operation.READ))
+    assert error(reader, ApiKey.INIT_PRODUCER_ID, request) == (
+        ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    )
+
+
+def _metadata(*names: str) -> m.MetadataResponse:
+    return m.MetadataResponse("c", 1, [], [m.TopicMetadata(n, 0, []) for n in names])
+
+
+def test_metadata_hides_what_the_principal_may_not_describe() -> None:
+    auth, _ = authorizer(acl(ResourceType.TOPIC, "orders", Operation.READ))
+    every = auth.check(ApiKey.METADATA, m.MetadataRequest(None), ALICE)
+    assert every is not None and every.error is None and every.reshape is not None
+    assert [t.name for t in every.reshape(_metadata("orders", "audit")).topics] == ["orders"]
+    named = auth.check(ApiKey.METADATA, m.MetadataRequest(["orders", "audit"]), ALICE)
+    assert named is not None and named.reshape is not None
+    topics = named.reshape(_metadata("orders", "audit")).topics
+    assert [(t.name, t.error_code) for t in topics] == [
+        ("orders", 0),
+        ("audit", ErrorCode.AUTHORIZATION_FAILED),
+    ]
+
+
+def test_groups_and_offsets_are_trimmed_too() -> None:
+    auth, _ = authorizer(
+        acl(ResourceType.GROUP, "etl-", Operation.READ, PatternType.PREFIXED),
+        acl(ResourceType.TOPIC, "orders", Operation.READ),
+    )
+    listed = auth.check(ApiKey.LIST_GROUPS, gm.ListGroupsRequest(), ALICE)
+    assert listed is not None and listed.reshape is not None
+    groups = gm.ListGroupsResponse(0, [gm.GroupListing("etl-1", 1, 1), gm.GroupListing("x", 1, 1)])
+    assert [g.group_id for g in listed.reshape(groups).groups] == ["etl-1"]
+    fetch_all = auth.check(ApiKey.OFFSET_FETCH, gm.OffsetFetchRequest("etl-1"), ALICE)
+    assert fetch_all is not None and fetch_all.reshape is not None
+    offsets = gm.OffsetFetchResponse(
+        0, [gm.FetchedOffset("orders", 0, 5, "", 0), gm.FetchedOffset("audit", 0, 7, "", 0)]
+    )
+    assert [o.topic for o in fetch_all.reshape(offsets).offsets] == ["orders"]
+    assert error(auth, ApiKey.OFFSET_FETCH, gm.OffsetFetchRequest("other")) == (
+        ErrorCode.GROUP_AUTHORIZATION_FAILED
+    )
+
+
+def test_cached_decisions_follow_acl_changes() -> None:
+    auth, registry = authorizer()
+    assert error(auth, ApiKey.PRODUCE, produce("orders")) == ErrorCode.AUTHORIZATION_FAILED
+    grant = acl(ResourceType.TOPIC, "orders", Operation.WRITE)
+    registry.apply(grant)
+    assert error(auth, ApiKey.PRODUCE, produce("orders")) is None
+    registry.apply(AclRemoved(grant.binding))
+    assert error(auth, ApiKey.PRODUCE, produce("orders")) == ErrorCode.AUTHORIZATION_FAILED
