@@ -137,6 +137,10 @@ def run_up(args: argparse.Namespace) -> int:
         print(f"  librdkafka (kcat -F, confluent-kafka): {properties}")
         print(f"  Java clients (--command-config):       {java}")
         print(f"  rillet CLI:                            source {env}")
+        print(
+            f"ACLs on: {CLIENT_NAME} may do everything, other users nothing until "
+            "`rillet acls add` grants it"
+        )
     if plan.kafka_bootstrap:
         print(f"kafka bootstrap servers: {plan.kafka_bootstrap}")
     print(f"bootstrap servers: {plan.bootstrap}")  # the last line: scripts take it
