@@ -267,6 +267,7 @@ class Node:
                     leader_rebalance_interval_ms=q.leader_rebalance_interval_ms,
                     connection_lost_grace_ms=q.broker_connection_lost_grace_ms,
                     new_controller_grace_ms=q.new_controller_grace_ms,
+                    reannounce_window_ms=max(1_000, 4 * q.broker_heartbeat_interval_ms),
                     classic_groups=self.config.groups.classic(),
                     max_records_per_batch=q.max_records_per_batch,
                 ),
@@ -274,6 +275,7 @@ class Node:
                 _wall_clock_ms,
                 q.controller_tick_ms,
                 on_commit_s=self._raft_append.observe,
+                election_timeout_min_ms=q.election_timeout_min_ms,
             )
             view = MetadataView(self.config.node_id, follower, auth, quorum, controller)
         view.link = link

@@ -68,6 +68,9 @@ class ControllerConfig:
     # by a broker that died with the controller faster, at the risk of fencing live brokers
     # that are slow to find the new controller.
     new_controller_grace_ms: int = 3_000
+    # However the sessions stand, a new controller gives live brokers this long to find it
+    # (they re-announce within a heartbeat interval of learning the new Raft leader).
+    reannounce_window_ms: int = 1_000
     classic_groups: ClassicGroupConfig = field(default_factory=ClassicGroupConfig)
     # Records per Raft entry: a larger decision is split (entry_split; Kafka's controller
     # caps its record batches likewise).
@@ -89,10 +92,24 @@ class Controller:
         self.groups = GroupCoordinator()  # consumer groups, decided alongside
         self.classic_groups = ClassicGroupCoordinator(config.classic_groups)  # JoinGroup/SyncGroup
 
-    def on_become_leader(self, state: MetadataState, now_ms: int) -> None:
-        """A new controller gives every registered broker a grace period to heartbeat."""
-        grace = min(self.config.new_controller_grace_ms, self.config.broker_session_timeout_ms)
-        self._deadline_ms = {b: now_ms + grace for b in state.brokers}
+    def on_become_leader(
+        self, state: MetadataState, now_ms: int, last_contact_ms: int | None = None
+    ) -> None:
+        """A new controller gives every registered broker a grace period to heartbeat.
+
+        ``last_contact_ms``: no later than the last time the quorum heard from the previous
+        leader (None: unknown). A broker silent since then — the previous controller's own
+        node, paused or cut off with it — has had its session running since that moment, so
+        its lease ends a session after it, not a whole grace after this activation; but
+        never before live brokers had ``reannounce_window_ms`` to find this controller."""
+        cfg = self.config
+        deadline = now_ms + min(cfg.new_controller_grace_ms, cfg.broker_session_timeout_ms)
+        if last_contact_ms is not None:
+            deadline = min(deadline, last_contact_ms + cfg.broker_session_timeout_ms)
+        deadline = max(
+            deadline, now_ms + min(cfg.reannounce_window_ms, cfg.new_controller_grace_ms)
+        )
+        self._deadline_ms = dict.fromkeys(state.brokers, deadline)
         self._heard_from = set()
         self._next_rebalance_ms = now_ms + self.config.leader_rebalance_interval_ms
         self._remove_pending_topics = True

@@ -48,11 +48,14 @@ class ControllerService:
         tick_interval_ms: int = 500,
         listener_refuses: Callable[[str, int], Awaitable[bool]] = listener_refuses,
         on_commit_s: Callable[[float], None] | None = None,
+        election_timeout_min_ms: int = 0,
     ) -> None:
         """``listener_refuses(host, port)``: whether a broker's listener refuses a
         connection (the probe of silent brokers; tests give their own). ``on_commit_s`` is
         told, for every entry this controller proposes, the seconds from proposing it to
-        its commit (the Raft append-latency metric)."""
+        its commit (the Raft append-latency metric). ``election_timeout_min_ms``: the
+        quorum's; with it, a new controller counts a silent broker's session from when this
+        member lost the previous leader (see ``Controller.on_become_leader``)."""
         self._follower = follower
         self._quorum = quorum
         self._config = config
@@ -61,6 +64,8 @@ class ControllerService:
         self._tick_s = tick_interval_ms / 1000
         self._listener_refuses = listener_refuses
         self._on_commit_s = on_commit_s
+        self._election_timeout_min_ms = election_timeout_min_ms
+        self._leader_lost_ms: int | None = None  # when this member last lost a leader
         self._controller: Controller | None = None
         self._lead_nursery: trio.Nursery | None = None  # tasks of the current term
         self._lock = trio.Lock()
@@ -81,6 +86,8 @@ class ControllerService:
             lead = self._quorum.leadership()
             if lead.leader_id != self._quorum.node_id:
                 await self._quorum.wait_for_leadership_change(lead)
+                if lead.leader_id is not None:  # this member stopped following that leader
+                    self._leader_lost_ms = self._clock_ms()
                 continue
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._stop_on_leadership_change, lead, nursery.cancel_scope)
@@ -108,7 +115,15 @@ class ControllerService:
         barrier = ControllerActivated(self._quorum.node_id, term)
         await self._follower.wait_applied(await self._quorum.propose(encode_entry([barrier])))
         controller = Controller(self._config, self._rng)
-        controller.on_become_leader(self._follower.state, self._clock_ms())
+        # This member's election timer fired at least election_timeout_min_ms after it last
+        # heard from the previous leader: that is a safe "last contact".
+        # (Only the loss that led to this election counts: one older than a session is
+        # another story, and the plain grace applies.)
+        now, lost = self._clock_ms(), self._leader_lost_ms
+        last_contact = None
+        if lost is not None and now - lost <= self._config.broker_session_timeout_ms:
+            last_contact = lost - self._election_timeout_min_ms
+        controller.on_become_leader(self._follower.state, now, last_contact)
         self._controller = controller
         self._lead_nursery = nursery
         self.terms_led.append(term)

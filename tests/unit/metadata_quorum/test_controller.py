@@ -499,3 +499,28 @@ def test_altering_topic_configs_replaces_the_overrides_and_a_resend_commits_noth
     assert after.configs == {"segment.bytes": "1048576"}
     assert ctl.alter_topic_configs(state, "t", {"segment.bytes": "1048576"}).records == []
     assert state.drain_changed_partitions() >= {(after.topic_id, 0)}
+
+
+def test_a_new_controller_counts_a_silent_brokers_session_from_the_lost_leader() -> None:
+    """Chaos sweep, pauses of the Raft leader: the new controller waited its whole grace
+    after its activation, so the paused node's partitions stalled the election plus 3 s
+    (5.59 s at most). A broker silent since the previous leader went quiet has had its
+    session running since then: its lease now ends a session after that moment, but never
+    before live brokers had the re-announce window to find the new controller."""
+    config = ControllerConfig(3_000, new_controller_grace_ms=3_000, reannounce_window_ms=1_000)
+
+    def fenced_at(activation_ms: int, last_contact_ms: int | None) -> int:
+        ctl, state = cluster_of({1: None, 2: None, 3: None})
+        ctl.config = config
+        ctl.on_become_leader(state, activation_ms, last_contact_ms)
+        for b in (2, 3):  # the live brokers re-announce at once
+            ctl.heartbeat(state, b, state.brokers[b].broker_epoch, True, activation_ms + 50)
+        for now in range(activation_ms, activation_ms + 10_000, 10):
+            decision = ctl.tick(state, now)
+            if any(type(r).__name__ == "FenceBroker" for r in decision.records):
+                return now - activation_ms
+        raise AssertionError("never fenced")
+
+    assert fenced_at(10_000, None) == 3_000  # unknown: the whole grace, as before
+    assert fenced_at(10_000, 9_200) == 2_200  # a session after the last contact
+    assert fenced_at(10_000, 5_000) == 1_000  # long silent: the re-announce window still
