@@ -138,8 +138,8 @@ def run_up(args: argparse.Namespace) -> int:
         print(f"  Java clients (--command-config):       {java}")
         print(f"  rillet CLI:                            source {env}")
         print(
-            f"ACLs on: {CLIENT_NAME} may do everything, other users nothing until "
-            "`rillet acls add` grants it"
+            f"ACLs on: {CLIENT_NAME} may do everything (rillet acls list), other users "
+            "nothing until `rillet acls add` grants it"
         )
     if plan.kafka_bootstrap:
         print(f"kafka bootstrap servers: {plan.kafka_bootstrap}")

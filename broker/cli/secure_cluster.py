@@ -20,15 +20,40 @@ from rillet.broker.tls_certificates import LocalCa
 from rillet.client import Admin
 from rillet.client.tls import client_ssl_context
 from rillet.launcher.local_cluster import ClusterPlan, TlsPlan
+from rillet.wire.acls import (
+    CLUSTER_NAME,
+    AclBinding,
+    Operation,
+    PatternType,
+    Permission,
+    ResourceType,
+)
 
 TLS_DIR = "tls"
 KAFKA_SASL_MECHANISMS = "SCRAM-SHA-512,SCRAM-SHA-256,PLAIN"
 PASSWORD_FILE = "admin.password"
 NODE_HOSTS = ("127.0.0.1", "localhost")
 CLIENT_NAME = "admin"
-# The admin's principals: its SASL user (Kafka clients) and its certificate (native clients).
-# They may do everything; every other principal needs ACLs (`rillet acls add`).
-SUPER_USERS = f"User:{CLIENT_NAME};User:CN={CLIENT_NAME}"
+# The admin's certificate (native clients, the CLI) is the super user; its SASL user (Kafka
+# clients) is given every operation by ACLs, which `rillet acls list` shows. Every other
+# principal needs ACLs of its own (`rillet acls add`).
+SUPER_USERS = f"User:CN={CLIENT_NAME}"
+ADMIN_ACLS = [
+    AclBinding(
+        rtype,
+        name,
+        PatternType.LITERAL,
+        f"User:{CLIENT_NAME}",
+        "*",
+        Operation.ALL,
+        Permission.ALLOW,
+    )
+    for rtype, name in (
+        (ResourceType.TOPIC, "*"),
+        (ResourceType.GROUP, "*"),
+        (ResourceType.CLUSTER, CLUSTER_NAME),
+    )
+]
 
 
 def make_tls_files(base: Path) -> TlsPlan:
@@ -56,11 +81,12 @@ def admin_password(base: Path) -> str:
 
 
 async def create_admin_user(plan: ClusterPlan) -> None:
-    """Give user ``admin`` its SCRAM credentials (again after a restart: it changes
-    nothing then)."""
+    """Give user ``admin`` its SCRAM credentials and its ACLs (again after a restart: the
+    ACLs exist then and are not added twice)."""
     password = admin_password(Path(plan.base_dir))
     async with Admin(plan.bootstrap, ssl_context=plan_ssl_context(plan)) as admin:
         await admin.set_user_password(CLIENT_NAME, password)
+        await admin.create_acls(ADMIN_ACLS)
 
 
 def write_client_configs(plan: ClusterPlan) -> tuple[Path, Path, Path]:

@@ -82,6 +82,13 @@ def test_the_cli_and_librdkafka_work_with_the_files_it_writes(secure: Path) -> N
     status = rillet(["cluster", "status", "--data-dir", str(secure)])
     assert status.returncode == 0, status.stderr
     assert "under-replicated: 0" in status.stdout
+    # librdkafka's admin acts by ACLs (the certificate is the super user).
+    acls = rillet(["acls", "list", "--principal", "User:admin"], env)
+    assert acls.stdout.splitlines() == [
+        "ALLOW User:admin from * ALL topic *",
+        "ALLOW User:admin from * ALL group *",
+        "ALLOW User:admin from * ALL cluster kafka-cluster",
+    ], acls.stderr
 
 
 def test_a_client_without_a_certificate_is_refused(secure: Path) -> None:
