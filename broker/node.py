@@ -46,6 +46,7 @@ from rillet.broker.kafka.connection import KafkaConnection
 from rillet.broker.log_scrubber import LogScrubber
 from rillet.broker.loop_lag import LagTracker, monitor_loop_lag
 from rillet.broker.metadata_view import MetadataView
+from rillet.broker.open_files import raise_open_file_limit, segment_capacity
 from rillet.broker.partition_reconciler import PartitionReconciler
 from rillet.broker.producer_ids import ProducerIdSource
 from rillet.broker.quorum_setup import build_quorum, resolve_voters
@@ -122,6 +123,13 @@ class Node:
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         cfg = self.config
         secret = cfg.quorum.load_secret()
+        open_files = raise_open_file_limit()
+        log.info(
+            "open-file limit %d: room for about %d log segments beside %d connections",
+            open_files,
+            segment_capacity(open_files, cfg.limits.max_connections),
+            cfg.limits.max_connections,
+        )
         lock = DataDirLock(cfg.data_dir)
         manager = ReplicaManager(cfg)
         quorum: Quorum | None = None

@@ -452,8 +452,9 @@ class LogSegment:
         self.time_index.close()
 
     def rename_for_deletion(self) -> list[Path]:
-        """Rename the files to ``*.deleted``; the descriptors stay open, so reads in flight
-        (sendfile on a duplicated fd) finish. Returns the new paths."""
+        """Rename the files to ``*.deleted``; the log's descriptor stays open, so reads in
+        flight (sendfile on a duplicated fd) finish, and the indexes follow their files.
+        Returns the new paths."""
         renamed = []
         for path in self.paths:
             target = path.with_name(path.name + DELETED_SUFFIX)
@@ -462,4 +463,8 @@ class LogSegment:
             except FileNotFoundError:
                 continue
             renamed.append(target)
+            if path == self.paths.offset_index:
+                self.index.renamed(target)
+            elif path == self.paths.time_index:
+                self.time_index.renamed(target)
         return renamed

@@ -11,9 +11,10 @@ Two kinds, as in Kafka:
   header walk starts there.
 
 In both, keys and values strictly increase. The entries live in ``array`` objects (compact,
-bisectable) and every append is also written to the file, so an index survives a clean
-restart without being rebuilt. Index files are derived data: when one fails a check here or
-in :mod:`segment`, the segment rebuilds it from its ``.log``.
+bisectable) and are written to the file when a flush or a clean shutdown syncs them (see
+:class:`_SparseIndex`), so an index survives a clean restart without being rebuilt. Index
+files are derived data: when one fails a check here or in :mod:`segment`, the segment
+rebuilds it from its ``.log``.
 """
 
 from __future__ import annotations
@@ -42,28 +43,38 @@ def _strictly_increasing(values: array[int]) -> bool:
 
 
 class _SparseIndex:
-    """Shared mechanics: an fd opened for appending, two parallel arrays, bisection."""
+    """Shared mechanics: two parallel arrays, bisection, and the file behind them.
+
+    No descriptor stays open: a node hosts thousands of segments, and the process's limit
+    on open files must go to the logs (one each) and connections. Entries are appended in
+    memory and written to the file by :meth:`write_pending` — at every flush of a sealed
+    segment (before the fsync) and at :meth:`sync`, which a clean shutdown runs for every
+    segment — so the file holds every entry of sealed, flushed segments, and everything
+    after a clean shutdown. Entries appended since the last
+    flush are lost with the process; recovery rebuilds that part (it re-reads every batch
+    after the recovery point, which is at most the last flush), and a lookup on a shorter
+    index only walks further, since any entry is a valid starting point.
+    """
 
     ENTRY: ClassVar[struct.Struct]
     KEY_TYPE: ClassVar[str]
     VALUE_TYPE: ClassVar[str]
 
     def __init__(self, path: Path, fresh: bool) -> None:
-        """Open ``path``; ``fresh`` empties it (a new segment, or a rebuild to follow)."""
+        """Use ``path``; ``fresh`` empties it (a new segment, or a rebuild to follow)."""
         self.path = path
-        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if fresh else 0)
-        self._fd = os.open(path, flags, 0o644)
+        flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if fresh else 0)
+        os.close(os.open(path, flags, 0o644))
         self.keys: array[int] = array(self.KEY_TYPE)
         self.values: array[int] = array(self.VALUE_TYPE)
+        self._written = 0  # entries the file holds (the first ones of the arrays)
 
     def load(self) -> None:
         """Read the file into memory; raise IndexCorrupt unless it is well-formed."""
-        size = os.fstat(self._fd).st_size
+        data = self.path.read_bytes()
+        size = len(data)
         if size % self.ENTRY.size:
             raise IndexCorrupt(f"{self.path.name}: {size} bytes is not a whole number of entries")
-        data = os.pread(self._fd, size, 0)
-        if len(data) != size:
-            raise IndexCorrupt(f"{self.path.name}: short read")
         keys: array[int] = array(self.KEY_TYPE)
         values: array[int] = array(self.VALUE_TYPE)
         if data:
@@ -73,12 +84,17 @@ class _SparseIndex:
         if not (_strictly_increasing(keys) and _strictly_increasing(values)):
             raise IndexCorrupt(f"{self.path.name}: entries are not in increasing order")
         self.keys, self.values = keys, values
+        self._written = len(keys)
 
     def __len__(self) -> int:
         return len(self.keys)
 
+    @property
+    def pending(self) -> int:
+        """Entries not in the file yet."""
+        return len(self.keys) - self._written
+
     def append(self, key: int, value: int) -> None:
-        os.write(self._fd, self.ENTRY.pack(key, value))
         self.keys.append(key)
         self.values.append(value)
 
@@ -88,22 +104,55 @@ class _SparseIndex:
             return
         del self.keys[count:]
         del self.values[count:]
-        os.ftruncate(self._fd, count * self.ENTRY.size)
+        if count < self._written:
+            os.truncate(self.path, count * self.ENTRY.size)
+            self._written = count
 
     def reset(self) -> None:
         del self.keys[:]
         del self.values[:]
-        os.ftruncate(self._fd, 0)
+        os.truncate(self.path, 0)
+        self._written = 0
+
+    def write_pending(self) -> None:
+        """Append the entries the file lacks (a few syscalls; none when it lacks nothing)."""
+        if self._written == len(self.keys):
+            return
+        pack = self.ENTRY.pack
+        data = b"".join(
+            pack(k, v)
+            for k, v in zip(self.keys[self._written :], self.values[self._written :], strict=True)
+        )
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        self._written = len(self.keys)
 
     def dup_fd(self) -> int:
-        """A duplicate descriptor for a flush running on another thread."""
-        return os.dup(self._fd)
+        """A descriptor for a flush running on another thread (which fsyncs and closes it),
+        after the pending entries are written."""
+        self.write_pending()
+        return os.open(self.path, os.O_RDONLY)
 
     def sync(self) -> None:
-        os.fsync(self._fd)
+        fd = self.dup_fd()
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def close(self) -> None:
-        os.close(self._fd)
+        """Nothing to release. Pending entries are not written here: a log released after
+        its directory was renamed aside must not write at its old path (another log may
+        live there by now); a clean shutdown syncs every index first (``sync``)."""
+
+    def renamed(self, path: Path) -> None:
+        """The file moved (deletion renames it first): later writes go there."""
+        self.path = path
 
 
 class OffsetIndex(_SparseIndex):

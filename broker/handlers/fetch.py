@@ -18,6 +18,7 @@ import trio
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.replica_fetch import (
+    hold_region,
     is_diverging,
     read_for_follower,
     refused_follower,
@@ -25,7 +26,7 @@ from rillet.broker.handlers.replica_fetch import (
 from rillet.broker.partition_replica import PartitionReplica
 from rillet.partition_store.errors import LogDamaged, OffsetOutOfRange, StoreError
 from rillet.wire.error_codes import ErrorCode
-from rillet.wire.frame import FileRegion
+from rillet.wire.frame import FileRegion, blob_length
 from rillet.wire.messages import (
     FetchPartition,
     FetchPartitionResponse,
@@ -82,7 +83,7 @@ def _read_once(
             resp = _read_partition(ctx, p, remaining, first=total == 0)
         if resp.error_code != ErrorCode.NONE or is_diverging(resp):
             has_error = True
-        size = resp.records.length if isinstance(resp.records, FileRegion) else 0
+        size = blob_length(resp.records)
         total += size
         remaining = max(remaining - size, 0)
         out.append(resp)
@@ -124,7 +125,7 @@ def _read_partition(
             )
         if result.region is not None and result.region.length > 0:
             r = result.region
-            region = FileRegion(os.dup(r.fd), r.position, r.length)
+            region = hold_region(r.fd, r.position, r.length)
             replica.bytes_out += r.length  # consumer bytes out, for /metrics
     return FetchPartitionResponse(
         *base,

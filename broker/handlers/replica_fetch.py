@@ -17,6 +17,7 @@ Kafka's rules, in order, for each partition:
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 
@@ -65,7 +66,7 @@ def read_for_follower(
         replica_id, p.fetch_offset, ctx.now_ms(), request_arrived_ms, p.log_start_offset
     )
     limit = min(max(p.partition_max_bytes, 0), remaining)
-    region = None
+    region: FileRegion | bytes | None = None
     if p.fetch_offset < plog.log_end_offset and (limit > 0 or first):
         # Asked again for what it was just sent: it could not append it (a bad CRC, most
         # likely), so check those bytes again rather than trust their verified mark.
@@ -82,9 +83,22 @@ def read_for_follower(
             return _answer(p, replica, ErrorCode.STORAGE_ERROR)
         if result.region is not None and result.region.length > 0:
             r = result.region
-            region = FileRegion(os.dup(r.fd), r.position, r.length)
+            region = hold_region(r.fd, r.position, r.length)
         replica.served_follower(replica_id, p.fetch_offset, region is not None)
     return _answer(p, replica, ErrorCode.NONE, records=region)
+
+
+def hold_region(fd: int, position: int, length: int) -> FileRegion | bytes:
+    """What an answer carries of ``[position, position + length)`` of a log: a duplicated
+    descriptor, so the bytes leave with sendfile even if the segment is deleted meanwhile;
+    or, when the process has no descriptor to spare (EMFILE / ENFILE: thousands of
+    partitions in one answer near the open-file limit), the bytes themselves, read now."""
+    try:
+        return FileRegion(os.dup(fd), position, length)
+    except OSError as exc:
+        if exc.errno not in (errno.EMFILE, errno.ENFILE):
+            raise
+        return os.pread(fd, length, position)
 
 
 def is_diverging(response: FetchPartitionResponse) -> bool:
@@ -109,7 +123,7 @@ def _answer(
     p: FetchPartition,
     replica: PartitionReplica,
     code: ErrorCode,
-    records: FileRegion | None = None,
+    records: FileRegion | bytes | None = None,
     diverging: tuple[int, int] | None = None,
 ) -> FetchPartitionResponse:
     plog = replica.log

@@ -26,8 +26,11 @@ class NodeProcess:
         log_dir: Path,
         extra_args: list[str] | None = None,
         config_text: str | None = None,
+        wrapper: list[str] | None = None,
     ) -> None:
+        """``wrapper``: a command the node runs under (``prlimit --nofile=N:N``, say)."""
         self.data_dir = data_dir
+        self.wrapper = wrapper or []
         self.log_dir = log_dir
         self.extra_args = extra_args or []
         self.config_text = config_text
@@ -46,6 +49,7 @@ class NodeProcess:
         ready = self.log_dir / f"ready-{self.starts}.json"
         ready.unlink(missing_ok=True)
         args = [
+            *self.wrapper,
             sys.executable,
             "-m",
             "rillet.broker.cli.main",

@@ -15,6 +15,7 @@ def test_offset_index_entries_are_8_byte_big_endian_and_reload(tmp_path: Path) -
     index = OffsetIndex(path, fresh=True)
     for relative, position in [(0, 0), (10, 4100), (25, 8300)]:
         index.append(relative, position)
+    index.sync()
     index.close()
     assert path.read_bytes() == struct.pack(">IIIIII", 0, 0, 10, 4100, 25, 8300)
     again = OffsetIndex(path, fresh=False)
@@ -42,6 +43,8 @@ def test_time_index_entries_are_12_bytes_and_only_grow(tmp_path: Path) -> None:
     index.maybe_append(1000, 3)  # not larger: skipped
     index.maybe_append(900, 4)
     index.maybe_append(1500, 7)
+    assert path.read_bytes() == b"" and index.pending == 2  # written at a flush or close
+    index.write_pending()
     assert path.read_bytes() == struct.pack(">qIqI", 1000, 0, 1500, 7)
     assert index.last_offset_below(1000) is None
     assert index.last_offset_below(1001) == 0
@@ -81,3 +84,30 @@ def test_an_offset_index_must_start_with_the_first_batch(tmp_path: Path) -> None
         empty.check(log_size=1000)  # a non-empty log always has at least one entry
     empty.check(log_size=0)
     empty.close()
+
+
+def test_an_index_holds_no_descriptor_and_writes_what_is_pending(tmp_path: Path) -> None:
+    """10,000 partitions took three descriptors each (log and both indexes) and ran a node
+    out of open files (EMFILE at its 20,000 limit): an index now opens its file only to
+    write the pending entries, to fsync, or to cut it."""
+    import os
+
+    before = len(os.listdir("/proc/self/fd"))
+    indexes = [OffsetIndex(tmp_path / f"{i:020d}.index", fresh=True) for i in range(50)]
+    assert len(os.listdir("/proc/self/fd")) == before
+    index = indexes[0]
+    index.append(0, 0)
+    index.append(4, 4096)
+    fd = index.dup_fd()  # a flush: pending entries first, then a descriptor to fsync
+    os.fsync(fd)
+    os.close(fd)
+    assert index.path.read_bytes() == struct.pack(">IIII", 0, 0, 4, 4096)
+    index.append(9, 8192)
+    index.truncate_entries(1)  # below what the file holds: the file is cut too
+    assert index.path.read_bytes() == struct.pack(">II", 0, 0) and index.pending == 0
+    index.append(3, 2000)
+    index.renamed(index.path.with_name("moved.index"))
+    index.path.parent.joinpath("00000000000000000000.index").rename(index.path)
+    index.sync()
+    assert index.path.read_bytes() == struct.pack(">IIII", 0, 0, 3, 2000)
+    assert not (tmp_path / "00000000000000000000.index").exists()
