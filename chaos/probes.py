@@ -42,7 +42,9 @@ def wait_until(probe: Callable[[], T | None], timeout_s: float, poll_s: float = 
 
 
 def describe_quorum(
-    targets: list[tuple[int, str, int]], timeout_s: float = PROBE_TIMEOUT_MS / 1000
+    targets: list[tuple[int, str, int]],
+    timeout_s: float = PROBE_TIMEOUT_MS / 1000,
+    state_digest: bool = False,
 ) -> dict[int, DescribeQuorumResponse]:
     """Each answering node's DescribeQuorum view by node id; targets are (id, host, port).
     Nodes that refuse, time out or fail are left out."""
@@ -54,7 +56,8 @@ def describe_quorum(
                 conn = BrokerConnection(host, port, client_id="rillet-chaos-probe")
                 await conn.connect(nursery, timeout_s)
                 try:
-                    views[node_id] = await conn.request(DescribeQuorumRequest(), timeout_s)
+                    request = DescribeQuorumRequest(include_state_digest=state_digest)
+                    views[node_id] = await conn.request(request, timeout_s)
                 finally:
                     conn.close()
         except* RilletError:  # the nursery wraps a failed connect in an ExceptionGroup
@@ -70,12 +73,14 @@ def describe_quorum(
     return views
 
 
-def quorum_views(cluster: LocalCluster, node_ids: list[int]) -> dict[int, DescribeQuorumResponse]:
+def quorum_views(
+    cluster: LocalCluster, node_ids: list[int], state_digest: bool = False
+) -> dict[int, DescribeQuorumResponse]:
     targets = []
     for i in sorted(node_ids):
         host, _, port = cluster.plan.node(i).bootstrap.rpartition(":")
         targets.append((i, host, int(port)))
-    return describe_quorum(targets) if targets else {}
+    return describe_quorum(targets, state_digest=state_digest) if targets else {}
 
 
 def raft_leader(cluster: LocalCluster, node_ids: list[int]) -> int | None:
@@ -90,7 +95,7 @@ def raft_leader(cluster: LocalCluster, node_ids: list[int]) -> int | None:
 
 def metadata_agreed(cluster: LocalCluster, node_ids: list[int]) -> DescribeQuorumResponse | None:
     """The common view once every listed node answers with the same applied state."""
-    views = quorum_views(cluster, node_ids)
+    views = quorum_views(cluster, node_ids, state_digest=True)
     if set(views) != set(node_ids):
         return None
     states = {(v.applied_index, v.state_sha256) for v in views.values()}

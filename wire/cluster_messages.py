@@ -191,7 +191,11 @@ class NodeAuthProveResponse:
 
 @dataclass(frozen=True, slots=True)
 class DescribeQuorumRequest:
-    pass
+    """``include_state_digest``: also hash the whole metadata state (tests and the chaos
+    harness compare nodes by it; with thousands of partitions it costs the node a
+    noticeable pause, so status checks leave it out)."""
+
+    include_state_digest: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -198,22 +198,27 @@ def _health(bootstrap: str, tls: ssl.SSLContext | None) -> PartitionHealth | Non
 
 
 def probe_nodes(
-    targets: list[tuple[int, int]], tls: ssl.SSLContext | None = None
+    targets: list[tuple[int, int]],
+    tls: ssl.SSLContext | None = None,
+    state_digest: bool = False,
 ) -> dict[int, NodeProbe]:
     """Each local node's DescribeQuorum answer (or why none came), by node id."""
     found: dict[Address, NodeProbe] = {}
 
     async def main() -> int:
-        found.update(await probe_all([("127.0.0.1", port) for _, port in targets], ssl_context=tls))
+        addresses = [("127.0.0.1", port) for _, port in targets]
+        found.update(await probe_all(addresses, ssl_context=tls, state_digest=state_digest))
         return 0
 
     run_async(main)
     return {nid: found.get(("127.0.0.1", port), NodeProbe(None, REFUSED)) for nid, port in targets}
 
 
-def describe_nodes(targets: list[tuple[int, int]]) -> dict[int, DescribeQuorumResponse | None]:
+def describe_nodes(
+    targets: list[tuple[int, int]], state_digest: bool = False
+) -> dict[int, DescribeQuorumResponse | None]:
     """Each node's DescribeQuorum answer by node id (None when it did not answer)."""
-    return {nid: p.view for nid, p in probe_nodes(targets).items()}
+    return {nid: p.view for nid, p in probe_nodes(targets, state_digest=state_digest).items()}
 
 
 def run_down(args: argparse.Namespace) -> int:

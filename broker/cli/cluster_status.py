@@ -70,8 +70,10 @@ async def probe(
     port: int,
     timeout_s: float = STATUS_TIMEOUT_S,
     ssl_context: ssl.SSLContext | None = None,
+    state_digest: bool = False,
 ) -> NodeProbe:
-    """One node's DescribeQuorum answer, or REFUSED / BUSY."""
+    """One node's DescribeQuorum answer, or REFUSED / BUSY; ``state_digest`` asks for the
+    hash of its metadata state too."""
     result = NodeProbe(None, REFUSED)
     try:
         async with trio.open_nursery() as nursery:
@@ -83,7 +85,8 @@ async def probe(
             except ConnectionFailedError:
                 return result
             try:
-                result = NodeProbe(await conn.request(DescribeQuorumRequest(), timeout_s))
+                request = DescribeQuorumRequest(include_state_digest=state_digest)
+                result = NodeProbe(await conn.request(request, timeout_s))
             finally:
                 conn.close()
     except* ClientTimeoutError:
@@ -97,12 +100,13 @@ async def probe_all(
     addresses: Sequence[Address],
     timeout_s: float = STATUS_TIMEOUT_S,
     ssl_context: ssl.SSLContext | None = None,
+    state_digest: bool = False,
 ) -> dict[Address, NodeProbe]:
     """Every address probed at once; by address."""
     probes: dict[Address, NodeProbe] = {}
 
     async def ask(address: Address) -> None:
-        probes[address] = await probe(*address, timeout_s, ssl_context)
+        probes[address] = await probe(*address, timeout_s, ssl_context, state_digest)
 
     async with trio.open_nursery() as nursery:
         for address in dict.fromkeys(addresses):

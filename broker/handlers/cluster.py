@@ -242,5 +242,5 @@ def handle_describe_quorum(
         len(state.topics),
         len(state.partitions),
         [f"{names.get(t, t)}-{p}" for t, p in state.leaderless_partitions()],
-        view.state_sha256(),
+        view.state_sha256() if req.include_state_digest else "",
     )

@@ -15,9 +15,11 @@ from rillet.wire.cluster_messages import DescribeQuorumResponse
 T = TypeVar("T")
 
 
-def views(cluster: LocalCluster, ids: list[int] | None = None) -> dict[int, DescribeQuorumResponse]:
+def views(
+    cluster: LocalCluster, ids: list[int] | None = None, state_digest: bool = False
+) -> dict[int, DescribeQuorumResponse]:
     nodes = [n for n in cluster.plan.nodes if ids is None or n.node_id in ids]
-    answers = describe_nodes([(n.node_id, n.port) for n in nodes])
+    answers = describe_nodes([(n.node_id, n.port) for n in nodes], state_digest)
     return {nid: v for nid, v in answers.items() if v is not None}
 
 
@@ -41,7 +43,7 @@ def raft_leader(cluster: LocalCluster, ids: list[int] | None = None) -> int | No
 
 def agreed_state(cluster: LocalCluster, ids: list[int]) -> DescribeQuorumResponse | None:
     """The common view once every listed node has applied the same state (same digest)."""
-    vs = views(cluster, ids)
+    vs = views(cluster, ids, state_digest=True)
     if set(vs) != set(ids):
         return None
     digests = {(v.applied_index, v.state_sha256) for v in vs.values()}
