@@ -241,13 +241,21 @@ def main() -> None:
         help="comma-separated partition counts, one topic each (default 1,100,1000,10000)",
     )
     p.add_argument("--seconds", type=float, default=5.0, help="of produce throughput per count")
+    p.add_argument(
+        "--quorum-config",
+        default="",
+        help='extra [quorum] lines for every node, e.g. "election_timeout_min_ms = 1000"',
+    )
     args = p.parse_args()
     counts = [int(c) for c in args.partitions.split(",")]
     results = []
     with contextlib.ExitStack() as stack:
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="rillet-scale-"))
         cluster = stack.enter_context(
-            LocalCluster(plan_cluster(Path(tmp), args.nodes), log_level="INFO")
+            LocalCluster(
+                plan_cluster(Path(tmp), args.nodes, args.quorum_config.replace("\\n", "\n")),
+                log_level="INFO",
+            )
         )
         cluster.start()
         node_ids = [n.node_id for n in cluster.plan.nodes]
@@ -261,6 +269,7 @@ def main() -> None:
             "nodes": args.nodes,
             "replication_factor": args.replication_factor,
             "seconds": args.seconds,
+            "quorum_config": args.quorum_config,
         },
         {"runs": results},
     )

@@ -53,8 +53,8 @@ class QuorumConfig:
     secret_file: str = ""
     raft_host: str = "127.0.0.1"  # bind address of the Raft port
     raft_port: int = 0  # single-node mode only: 0 picks a free port
-    election_timeout_min_ms: int = 300
-    election_timeout_max_ms: int = 600
+    election_timeout_min_ms: int = 1_000  # KRaft's controller.quorum.election.timeout.ms
+    election_timeout_max_ms: int = 2_000
     raft_heartbeat_ms: int = 50
     broker_session_timeout_ms: int = 9_000
     broker_heartbeat_interval_ms: int = 250

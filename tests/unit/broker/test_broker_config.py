@@ -164,7 +164,7 @@ def test_secret_file_and_short_secrets(tmp_path: Path) -> None:
     "extra",
     [
         'engine = "zookeeper"\n',
-        "election_timeout_min_ms = 700\n",
+        "election_timeout_min_ms = 2500\n",  # not below the max (2000)
         "broker_heartbeat_interval_ms = 10000\n",
     ],
 )
