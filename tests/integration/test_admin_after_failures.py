@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import trio
-from cluster_checks import agreed_state, raft_leader, wait_for
+from cluster_checks import FAST_ELECTIONS, agreed_state, raft_leader, wait_for
 
 from rillet.client.connection import BrokerConnection
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster
@@ -23,7 +23,7 @@ from rillet.wire.messages import NewTopic as NewTopicRequest
 
 pytestmark = pytest.mark.integration
 
-CONFIG = "broker_session_timeout_ms = 2000\nbroker_heartbeat_interval_ms = 300\n"
+CONFIG = FAST_ELECTIONS + "broker_session_timeout_ms = 2000\nbroker_heartbeat_interval_ms = 300\n"
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cluster_checks import agreed_state, read_all, wait_for
+from cluster_checks import FAST_ELECTIONS, agreed_state, read_all, wait_for
 
 from rillet.client import (
     BlockingAdmin,
@@ -33,7 +33,7 @@ from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 
 pytestmark = pytest.mark.integration
 
-CONFIG = (
+CONFIG = FAST_ELECTIONS + (
     "broker_session_timeout_ms = 2000\nbroker_heartbeat_interval_ms = 300\n"
     "leader_rebalance_interval_ms = 1000\n"
     "\n[replication]\nreplica_lag_time_max_ms = 3000\n"

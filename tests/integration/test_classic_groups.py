@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import trio
+from cluster_checks import FAST_ELECTIONS
 
 from rillet.client import BlockingAdmin, NewTopic
 from rillet.client.connection import BrokerConnection
@@ -27,7 +28,7 @@ from rillet.wire.error_codes import ErrorCode
 pytestmark = pytest.mark.integration
 
 GROUP, TOPIC = "classic-billing", "orders"
-CONFIG = "broker_session_timeout_ms = 2000\n"
+CONFIG = FAST_ELECTIONS + "broker_session_timeout_ms = 2000\n"
 E = ErrorCode
 
 

@@ -15,7 +15,15 @@ from typing import Any, TypeVar
 
 import pytest
 import trio
-from cluster_checks import agreed_state, produce_all, raft_leader, read_all, views, wait_for
+from cluster_checks import (
+    FAST_ELECTIONS,
+    agreed_state,
+    produce_all,
+    raft_leader,
+    read_all,
+    views,
+    wait_for,
+)
 
 from rillet.broker.cluster_auth import ClusterAuth
 from rillet.client import (
@@ -36,7 +44,7 @@ from rillet.wire.messages import NewTopic as NewTopicRequest
 pytestmark = pytest.mark.integration
 
 SESSION_TIMEOUT_MS = 2_000
-TEST_QUORUM_CONFIG = (
+TEST_QUORUM_CONFIG = FAST_ELECTIONS + (
     f"broker_session_timeout_ms = {SESSION_TIMEOUT_MS}\nbroker_heartbeat_interval_ms = 300\n"
 )
 T = TypeVar("T")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cluster_checks import agreed_state, produce_all, raft_leader, wait_for
+from cluster_checks import FAST_ELECTIONS, agreed_state, produce_all, raft_leader, wait_for
 
 from rillet.client import BlockingAdmin, NewTopic, TopicPartition
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.integration
 MEMBER = Path(__file__).resolve().parent.parent / "support" / "group_member.py"
 TOPIC, PARTITIONS, GROUP = "orders", 12, "billing"
 SESSION_MS = 3000
-CONFIG = "broker_session_timeout_ms = 2000\n"
+CONFIG = FAST_ELECTIONS + "broker_session_timeout_ms = 2000\n"
 
 
 class Members:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cluster_checks import agreed_state, produce_all, raft_leader, wait_for
+from cluster_checks import FAST_ELECTIONS, agreed_state, produce_all, raft_leader, wait_for
 
 from rillet.client import BlockingAdmin, NewTopic
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster
@@ -32,7 +32,7 @@ TOPIC, GROUP, PARTITIONS, RECORDS = "closing", "leavers", 3, 300
 SESSION = "60000"  # the member's session_timeout_ms
 NO_CONTROLLER_S = 5.0  # how long no controller can be elected while the member closes
 LEAVE_WITHIN_S = 30.0  # a new controller is elected in a few seconds; the session is 60 s
-CONFIG = "broker_session_timeout_ms = 2000\n"
+CONFIG = FAST_ELECTIONS + "broker_session_timeout_ms = 2000\n"
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cluster_checks import produce_all, wait_for
+from cluster_checks import FAST_ELECTIONS, produce_all, wait_for
 from prometheus_client.parser import text_string_to_metric_families
 
 from rillet.client import BlockingAdmin, NewTopic
@@ -30,7 +30,7 @@ from rillet.launcher.local_cluster import LocalCluster, NodePlan, plan_cluster
 pytestmark = pytest.mark.integration
 
 LAG_MS = 2_000
-CONFIG = (
+CONFIG = FAST_ELECTIONS + (
     "broker_session_timeout_ms = 4000\nbroker_heartbeat_interval_ms = 300\n"
     f"\n[replication]\nreplica_lag_time_max_ms = {LAG_MS}\n"
 )

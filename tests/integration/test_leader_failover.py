@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cluster_checks import agreed_state, raft_leader, wait_for
+from cluster_checks import FAST_ELECTIONS, agreed_state, raft_leader, wait_for
 
 from rillet.client import (
     BlockingAdmin,
@@ -37,7 +37,7 @@ PAUSE_S = 20.0
 # Fencing, electing and the client's re-check take the session timeout and a few seconds
 # on a busy machine; waiting out the pause (the old behaviour) takes PAUSE_S or longer.
 RESUME_MARGIN_S = 10.0
-CONFIG = (
+CONFIG = FAST_ELECTIONS + (
     f"broker_session_timeout_ms = {SESSION_TIMEOUT_MS}\nbroker_heartbeat_interval_ms = 300\n"
     "\n[replication]\nreplica_lag_time_max_ms = 3000\n"
 )

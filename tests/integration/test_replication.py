@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cluster_checks import agreed_state, produce_all, read_all, wait_for
+from cluster_checks import FAST_ELECTIONS, agreed_state, produce_all, read_all, wait_for
 
 from rillet.client import BlockingAdmin, BlockingProducer, NewTopic
 from rillet.client.errors import RilletError
@@ -24,7 +24,7 @@ from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 pytestmark = pytest.mark.integration
 
 SESSION_TIMEOUT_MS = 2_000
-CONFIG = (
+CONFIG = FAST_ELECTIONS + (
     f"broker_session_timeout_ms = {SESSION_TIMEOUT_MS}\nbroker_heartbeat_interval_ms = 300\n"
     "\n[replication]\nreplica_lag_time_max_ms = 3000\n"
 )

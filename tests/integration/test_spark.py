@@ -27,7 +27,7 @@ pytest.importorskip("pyarrow", reason="pyarrow is not installed: pip install -e 
 if shutil.which("java") is None:
     pytest.skip("Java (17) is not on PATH: Spark needs it", allow_module_level=True)
 
-from cluster_checks import agreed_state, wait_for
+from cluster_checks import FAST_ELECTIONS, agreed_state, wait_for
 
 from rillet.client import (
     BlockingAdmin,
@@ -306,7 +306,7 @@ def test_large_partitions_are_split_into_spark_partitions(spark: Any, bootstrap:
 
 # -- high watermark and leader changes (own clusters: nodes are stopped and killed) ----------
 
-OWN_CONFIG = (
+OWN_CONFIG = FAST_ELECTIONS + (
     "broker_session_timeout_ms = 2000\nbroker_heartbeat_interval_ms = 300\n"
     "\n[replication]\nreplica_lag_time_max_ms = 60000\n"
     "\n[tasks]\nretention_check_interval_ms = 100\n"

@@ -15,6 +15,11 @@ from rillet.wire.cluster_messages import DescribeQuorumResponse
 T = TypeVar("T")
 
 
+# Raft election timeouts for test clusters that already use short sessions: the default
+# (1-2 s, as in KRaft) adds over a second to every cluster start and Raft failover.
+FAST_ELECTIONS = "election_timeout_min_ms = 300\nelection_timeout_max_ms = 600\n"
+
+
 def views(
     cluster: LocalCluster, ids: list[int] | None = None, state_digest: bool = False
 ) -> dict[int, DescribeQuorumResponse]:
