@@ -16,7 +16,6 @@ from rillet.client.errors import BrokerError, error_for
 from rillet.wire.acl_messages import (
     AclOutcome,
     CreateAclsRequest,
-    CreateAclsResponse,
     DeleteAclsRequest,
     DeleteAclsResponse,
     DeletedAcls,
@@ -46,7 +45,7 @@ async def create(
         why = b.invalid_reason()
         if why is not None:
             raise ValueError(f"invalid ACL: {why}")
-    response: CreateAclsResponse = await decided(
+    await decided(
         cluster,
         to_controller,
         CreateAclsRequest(list(bindings)),
@@ -55,7 +54,6 @@ async def create(
         timeout_s,
         backoff_s,
     )
-    del response
 
 
 async def delete(

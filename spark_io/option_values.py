@@ -16,8 +16,7 @@ from typing import Any
 
 from rillet.client.cluster import parse_bootstrap
 from rillet.client.errors import RilletError
-from rillet.client.sasl import SaslLogin
-from rillet.client.security import ClientSecurity
+from rillet.client.security import ClientSecurity, from_settings
 from rillet.client.types import TopicPartition
 from rillet.spark_io.errors import OptionError
 
@@ -190,19 +189,12 @@ SECURITY_OPTIONS = (
 def parse_security_options(opts: RawOptions) -> ClientSecurity:
     """The TLS files and SASL login the options give (none: plaintext, anonymous). The
     files are read on the driver once, so a missing one fails before any task starts."""
-    login = None
-    if opts.given(SECURITY_OPTIONS[3:]):
-        try:
-            login = SaslLogin(
-                opts.get("sasl.mechanism") or "SCRAM-SHA-512",
-                opts.get("sasl.username") or "",
-                opts.get("sasl.password") or "",
-            )
-        except ValueError as exc:
-            raise OptionError(f"options 'sasl.*': {exc}") from None
-    security = ClientSecurity(
-        opts.get("ssl.cafile"), opts.get("ssl.certfile"), opts.get("ssl.keyfile"), login
-    )
+    try:
+        security = from_settings(
+            {name.replace(".", "_"): opts.get(name) for name in SECURITY_OPTIONS}
+        )
+    except RilletError as exc:
+        raise OptionError(f"options 'sasl.*': {exc}") from None
     try:
         security.client_options()
     except RilletError as exc:

@@ -37,10 +37,8 @@ from rillet.broker.cli.cluster_status import (
 from rillet.broker.cli.common import BOOTSTRAP_ENV, bootstrap_arg, positive_int, run_async
 from rillet.broker.cli.secure_cluster import (
     CLIENT_NAME,
-    KAFKA_SASL_MECHANISMS,
-    SUPER_USERS,
     create_admin_user,
-    make_tls_files,
+    plan_local_cluster,
     plan_ssl_context,
     write_client_configs,
 )
@@ -49,7 +47,6 @@ from rillet.launcher.local_cluster import (
     ClusterPlan,
     LocalCluster,
     load_plan,
-    plan_cluster,
     running_pids,
 )
 from rillet.launcher.local_node import STOP_TIMEOUT_S, NodeStartError
@@ -105,15 +102,7 @@ def run_up(args: argparse.Namespace) -> int:
             return 1
     else:
         base.mkdir(parents=True, exist_ok=True)
-        tls = make_tls_files(base) if args.secure else None
-        sasl = KAFKA_SASL_MECHANISMS if args.secure else ""
-        plan = plan_cluster(
-            base,
-            args.nodes,
-            tls=tls,
-            kafka_sasl=sasl,
-            super_users=SUPER_USERS if args.secure else None,
-        )
+        plan = plan_local_cluster(base, args.nodes, args.secure)
     cluster = LocalCluster(plan, detach=True)
     started = time.monotonic()
     try:

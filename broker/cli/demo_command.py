@@ -31,9 +31,7 @@ from rillet.broker.cli.common import (
     run_async,
 )
 from rillet.broker.cli.secure_cluster import (
-    KAFKA_SASL_MECHANISMS,
-    SUPER_USERS,
-    make_tls_files,
+    plan_local_cluster,
     plan_ssl_context,
 )
 from rillet.client import (
@@ -46,7 +44,7 @@ from rillet.client import (
     TopicPartition,
 )
 from rillet.client.errors import TopicAlreadyExistsError
-from rillet.launcher.local_cluster import LocalCluster, plan_cluster
+from rillet.launcher.local_cluster import LocalCluster
 from rillet.launcher.local_node import NodeStartError
 
 TOPIC = "demo"
@@ -94,15 +92,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             base = args.data_dir
         try:
-            tls = make_tls_files(base) if args.secure else None
-            sasl = KAFKA_SASL_MECHANISMS if args.secure else ""
-            plan = plan_cluster(
-                base,
-                args.nodes,
-                tls=tls,
-                kafka_sasl=sasl,
-                super_users=SUPER_USERS if args.secure else None,
-            )
+            plan = plan_local_cluster(base, args.nodes, args.secure)
             cluster = stack.enter_context(LocalCluster(plan))
             started = time.monotonic()
             cluster.start()

@@ -19,7 +19,7 @@ from pathlib import Path
 from rillet.broker.tls_certificates import LocalCa
 from rillet.client import Admin
 from rillet.client.tls import client_ssl_context
-from rillet.launcher.local_cluster import ClusterPlan, TlsPlan
+from rillet.launcher.local_cluster import ClusterPlan, TlsPlan, plan_cluster
 from rillet.wire.acls import (
     CLUSTER_NAME,
     AclBinding,
@@ -67,6 +67,18 @@ def make_tls_files(base: Path) -> TlsPlan:
         str(node.keyfile),
         str(client.certfile),
         str(client.keyfile),
+    )
+
+
+def plan_local_cluster(base: Path, nodes: int, secure: bool) -> ClusterPlan:
+    """A new local cluster's plan; ``secure`` as ``--secure`` means it: TLS files, SASL on
+    the Kafka listeners and the authorizer with the admin certificate as super user."""
+    return plan_cluster(
+        base,
+        nodes,
+        tls=make_tls_files(base) if secure else None,
+        kafka_sasl=KAFKA_SASL_MECHANISMS if secure else "",
+        super_users=SUPER_USERS if secure else None,
     )
 
 
