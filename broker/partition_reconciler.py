@@ -157,15 +157,7 @@ class PartitionReconciler:
             listener()
 
     def _role(self, p: PartitionState) -> ReplicaRole:
-        return ReplicaRole(
-            is_leader=p.leader == self._node_id,
-            leader_epoch=p.leader_epoch,
-            isr=p.isr,
-            node_id=self._node_id,
-            replicas=p.replicas,
-            partition_epoch=p.partition_epoch,
-            leader_id=p.leader,
-        )
+        return ReplicaRole.of(p, self._node_id)
 
     def _install(self, key: TopicPartitionKey, plog: PartitionLog, w: _Wanted) -> None:
         self._replicas.install(

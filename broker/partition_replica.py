@@ -16,6 +16,7 @@ wake-up serves a long poll over many partitions.
 
 from __future__ import annotations
 
+import enum
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,15 +25,31 @@ import trio
 
 from rillet.broker.invariants import require
 from rillet.broker.offset_waiters import OffsetWaiters
-from rillet.broker.replication.leader_state import LeaderState
+from rillet.broker.replication.follower_state import (
+    divergence_truncation_offset,
+    plan_out_of_range,
+)
+from rillet.broker.replication.leader_state import IsrProposal, LeaderState
+from rillet.metadata_quorum.state import PartitionState
 from rillet.partition_store.batch_verify import BatchDamage
 from rillet.partition_store.config import LogConfig
+from rillet.partition_store.flush_plan import FlushPlan
 from rillet.partition_store.log import AppendResult, PartitionLog
 from rillet.partition_store.partition_files import PartitionFiles
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FileRegion
+from rillet.wire.messages import FetchPartition, FetchPartitionResponse
 
 log = logging.getLogger(__name__)
+
+
+class FetchApplied(enum.Enum):
+    """What a follower made of its leader's answer (:meth:`PartitionReplica.apply_fetch_answer`)."""
+
+    STALE = "stale"  # the partition changed since the fetch was sent: ignored
+    APPENDED = "appended"  # records (if any), high watermark and log start taken
+    TRUNCATED = "truncated"  # a diverging or out-of-range suffix cut: fetch again from the end
+    BACK_OFF = "back off"  # an error answer that changes nothing: wait, then fetch again
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +64,19 @@ class ReplicaRole:
     replicas: tuple[int, ...] = ()
     partition_epoch: int = 0
     leader_id: int = -1
+
+    @classmethod
+    def of(cls, p: PartitionState, node_id: int) -> ReplicaRole:
+        """The role the committed partition state ``p`` gives replica ``node_id``."""
+        return cls(
+            is_leader=p.leader == node_id,
+            leader_epoch=p.leader_epoch,
+            isr=p.isr,
+            node_id=node_id,
+            replicas=p.replicas,
+            partition_epoch=p.partition_epoch,
+            leader_id=p.leader,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +255,28 @@ class PartitionReplica:
             self._high_watermark_moved(leader.high_watermark)
         self._log_start_waiters.advance(self.low_watermark, self.leader_epoch)
 
+    def isr_change(self, now_ms: int, lag_max_ms: int) -> IsrProposal | None:
+        """As leader, the ISR change to propose now, if any (none while one is in flight):
+        followers lagging over ``lag_max_ms`` leave, caught-up ones join."""
+        if self.leader is None or self.deleted:
+            return None
+        return self.leader.isr_change(self.local_committable_end, now_ms, lag_max_ms)
+
+    def flush_due(self, now_ms: int) -> FlushPlan | None:
+        """The fsync to run now, if one was asked for or the flush policy wants one; hand
+        it back to :meth:`flush_done` once it ran (off the event loop, on a node)."""
+        if self.deleted or not (self.flush_requested or self.log.needs_flush(now_ms)):
+            return None
+        self.flush_requested = False
+        return self.log.flush_plan()
+
+    def flush_done(self, plan: FlushPlan) -> None:
+        """A plan from :meth:`flush_due` ran: adopt its recovery point, and expose what is
+        now durable when the high watermark waits for fsyncs."""
+        if not self.deleted:
+            self.log.flush_completed(plan)
+            self.on_flushed()
+
     def on_flushed(self) -> None:
         """Called by the flush task after ``flush_completed``; exposes what is durable."""
         if self._flush_driven:
@@ -282,8 +334,77 @@ class PartitionReplica:
         """The leader's high watermark, as reported in a fetch response."""
         self._high_watermark_moved(min(leader_high_watermark, self.log.log_end_offset))
 
-    def after_truncation(self) -> None:
-        """The log was cut (divergence): nothing above its new end is committed here."""
+    def fetch_partition(self, max_bytes: int) -> FetchPartition:
+        """As follower, what to ask the leader for: records from this log's end, in the
+        leader epoch this replica knows, with its last epoch (the leader's divergence
+        check) and its log start (the leader's low watermark)."""
+        plog = self.log
+        return FetchPartition(
+            self.key.topic,
+            self.key.partition,
+            plog.log_end_offset,
+            max_bytes,
+            self.leader_epoch,
+            plog.epoch_history.latest_epoch(),
+            plog.log_start_offset,
+        )
+
+    def apply_fetch_answer(
+        self, answer: FetchPartitionResponse, fetch_offset: int, leader_epoch: int, now_ms: int
+    ) -> FetchApplied:
+        """As follower, use the leader's answer to a fetch sent from ``fetch_offset`` in
+        ``leader_epoch``: append its records and take its high watermark and log start, or
+        cut a diverging suffix (KIP-320), or step after an offset out of range.
+
+        An answer is stale (and ignored) when the partition changed since the fetch was
+        sent: another role or epoch, a truncation, an append by a newer fetch. The high
+        watermark never passes the log end here, whatever the answer says. Store and record
+        errors propagate (nothing was changed by a refused append).
+        """
+        plog = self.log
+        role = self.role
+        if (
+            self.deleted
+            or role is None
+            or role.is_leader
+            or self.leader_epoch != leader_epoch
+            or plog.log_end_offset != fetch_offset
+        ):
+            return FetchApplied.STALE
+        diverging = answer.diverging_epoch >= 0 or answer.diverging_end_offset >= 0
+        if answer.error_code == ErrorCode.NONE and not diverging:
+            if len(answer.records) > 0:
+                plog.append_as_follower(bytes(answer.records), now_ms)
+            self.follow_high_watermark(answer.high_watermark)
+            self.follow_log_start(answer.log_start_offset)
+            return FetchApplied.APPENDED
+        if answer.error_code == ErrorCode.NONE:
+            target = divergence_truncation_offset(
+                answer.diverging_epoch,
+                answer.diverging_end_offset,
+                plog.end_offset_for_epoch,
+                plog.log_end_offset,
+            )
+            cut = plog.truncate_at_or_below(target)
+            log.info("%s diverged from its leader: truncated to %d", self.key, cut)
+        else:
+            step = plan_out_of_range(
+                answer.error_code,
+                plog.log_end_offset,
+                answer.log_start_offset,
+                answer.log_end_offset,
+            )
+            if step.truncate_to is not None:
+                plog.truncate_at_or_below(step.truncate_to)
+            elif step.restart_at is not None:
+                plog.truncate_fully_and_start_at(step.restart_at)
+            else:
+                return FetchApplied.BACK_OFF  # not the leader (yet), an epoch mismatch
+        self._after_truncation()
+        return FetchApplied.TRUNCATED
+
+    def _after_truncation(self) -> None:
+        """The log was cut: nothing above its new end is committed here."""
         self._high_watermark = min(self._high_watermark, self.log.log_end_offset)
 
     # -- damage (bit rot) -------------------------------------------------------------------
@@ -335,7 +456,7 @@ class PartitionReplica:
         if damage is None:
             return
         end = self.log.truncate_to_damage(damage)
-        self.after_truncation()
+        self._after_truncation()
         self.damage = self.log.damage
         self.handover_refused = False
         log.warning(
@@ -402,17 +523,56 @@ class PartitionReplica:
         self._waiters.discard(event)
         self._follower_waiters.discard(event)
 
-    async def wait_for_high_watermark(self, offset: int, leader_epoch: int) -> bool:
-        """Wait until the high watermark reaches ``offset`` while this replica still leads in
-        ``leader_epoch``, the epoch the batch was appended in (True), or until it stops
-        leading in that epoch or is deleted (False): records appended by a deposed leader
-        may be truncated, so the offset reached as a follower, or in a later leadership of
-        this replica, proves nothing about them."""
+    def acks_progress(self, offset: int, leader_epoch: int) -> bool | None:
+        """Where an acks=all wait for the high watermark to reach ``offset``, begun while
+        leading in ``leader_epoch`` (the epoch the batch was appended in), stands: True
+        reached, False never in this leadership (it ended, or the partition is deleted),
+        None not yet. Records appended by a deposed leader may be truncated, so the offset
+        reached as a follower, or in a later leadership of this replica, proves nothing."""
         if not self.is_leader or self.leader_epoch != leader_epoch or self.deleted:
             return False
         if self._high_watermark >= offset:
             return True
+        return None
+
+    async def wait_for_high_watermark(self, offset: int, leader_epoch: int) -> bool:
+        """Wait until :meth:`acks_progress` decides: True once the high watermark reaches
+        ``offset`` in ``leader_epoch``, False once that leadership ends."""
+        progress = self.acks_progress(offset, leader_epoch)
+        if progress is not None:
+            return progress
         return await self._hw_waiters.wait(offset, leader_epoch)
+
+    def acks_all_verdict(self, reached: bool, leader_epoch: int) -> tuple[ErrorCode, str]:
+        """The answer to an acks=all write appended in ``leader_epoch``, once its wait ended
+        (``reached``: the high watermark passed it; else the wait timed out or the
+        leadership ended). NONE with an empty message is success."""
+        isr, min_isr = self.in_sync_count(), self.min_insync_replicas
+        if reached:
+            if isr >= min_isr:
+                return ErrorCode.NONE, ""
+            # Committed, but on fewer replicas than the topic demands (Kafka answers so too).
+            return (
+                ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+                f"{isr} in-sync replicas when the write was committed, "
+                f"min.insync.replicas is {min_isr}",
+            )
+        if self.deleted:
+            return (
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                "partition deleted while waiting for acks=all",
+            )
+        if not self.is_leader or self.leader_epoch != leader_epoch:
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER, "leadership moved while waiting for acks=all"
+        if isr < min_isr:
+            return (
+                ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+                "the ISR shrank below min.insync.replicas while waiting for acks=all",
+            )
+        return (
+            ErrorCode.REQUEST_TIMED_OUT,
+            "high watermark did not reach the batch within timeout_ms",
+        )
 
     # -- checkpoint -------------------------------------------------------------------------
 

@@ -247,10 +247,7 @@ class ReplicaManager:
             self._flush_wakeup = trio.Event()
             now = now_ms()
             for replica in list(self._replicas.values()):
-                if replica.deleted or not (replica.flush_requested or replica.log.needs_flush(now)):
-                    continue
-                replica.flush_requested = False
-                plan = replica.log.flush_plan()
+                plan = replica.flush_due(now)
                 if plan is None:
                     continue
                 started_s = time.monotonic()
@@ -264,9 +261,7 @@ class ReplicaManager:
                     raise
                 if self.on_fsync_s is not None:
                     self.on_fsync_s(time.monotonic() - started_s)
-                if not replica.deleted:
-                    replica.log.flush_completed(plan)
-                    replica.on_flushed()
+                replica.flush_done(plan)
 
     async def run_high_watermark_checkpoint_task(self) -> None:
         """Persist moved high watermarks every few seconds (and on close), off the loop.

@@ -134,38 +134,17 @@ async def _await_high_watermarks(
     for index, _, leader_epoch in waits:
         r = results[index]
         replica = ctx.replicas.get(r.topic, r.partition)
-        if index in reached:
-            if replica is None or replica.in_sync_count() >= replica.min_insync_replicas:
+        if replica is None:
+            if index in reached:
                 continue
-            # Committed, but on fewer replicas than the topic demands (Kafka answers so too).
-            final[index] = ProducePartitionResponse(
-                r.topic,
-                r.partition,
-                ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-                error_message=f"{replica.in_sync_count()} in-sync replicas when the write "
-                f"was committed, min.insync.replicas is {replica.min_insync_replicas}",
-            )
-            continue
-        if replica is None or replica.deleted:
             code, message = (
                 ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                 "partition deleted while waiting for acks=all",
             )
-        elif not replica.is_leader or replica.leader_epoch != leader_epoch:
-            code, message = (
-                ErrorCode.NOT_LEADER_OR_FOLLOWER,
-                "leadership moved while waiting for acks=all",
-            )
-        elif replica.in_sync_count() < replica.min_insync_replicas:
-            code, message = (
-                ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-                "the ISR shrank below min.insync.replicas while waiting for acks=all",
-            )
         else:
-            code, message = (
-                ErrorCode.REQUEST_TIMED_OUT,
-                "high watermark did not reach the batch within timeout_ms",
-            )
+            code, message = replica.acks_all_verdict(index in reached, leader_epoch)
+            if code == ErrorCode.NONE:
+                continue
         final[index] = ProducePartitionResponse(r.topic, r.partition, code, error_message=message)
     return ProduceResponse(final)
 

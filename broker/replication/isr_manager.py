@@ -69,7 +69,7 @@ class IsrManager:
                         continue
                     if in_flight.value == 0:
                         break  # the next pass proposes the rest, from the committed state
-                    proposal = leader.isr_change(replica.local_committable_end, now, lag_max_ms)
+                    proposal = replica.isr_change(now, lag_max_ms)
                     if proposal is not None:
                         await in_flight.acquire()
                         nursery.start_soon(
@@ -114,23 +114,15 @@ class IsrManager:
         current = replica.leader
         if current is None or current.pending is not proposal:
             return  # reconciled meanwhile (committed, or a newer state took its place)
-        if response is None:
-            # No answer: the controller may have committed it (the members keep counting).
-            current.proposal_outcome_unknown()
-        elif response.error_code != ErrorCode.NONE:
+        if response is not None and response.error_code != ErrorCode.NONE:
             log.info(
                 "%s: ISR change refused (%s): %s",
                 replica.key,
                 ErrorCode(response.error_code).name,
                 response.error_message,
             )
-            if response.partition_epoch == proposal.partition_epoch:
-                current.proposal_failed()  # refused against its own epoch: it did not happen
-            else:
-                # The partition moved on, perhaps by this very proposal (a retry of a
-                # committed change is refused as stale): keep counting its members until
-                # the metadata log shows what happened.
-                current.proposal_outcome_unknown()
-        elif response.partition_epoch <= current.partition_epoch:
-            current.proposal_failed()  # nothing changed (the ISR already was this)
-        # Otherwise committed: the reconciler applies it shortly and clears the proposal.
+        if response is None:
+            current.settle_proposal(proposal, None)
+        else:
+            current.settle_proposal(proposal, response.error_code, response.partition_epoch)
+        # An accepted change: the reconciler applies it shortly and clears the proposal.

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rillet.wire.error_codes import ErrorCode
+
 UNKNOWN_OFFSET = -1
 
 
@@ -142,6 +144,30 @@ class LeaderState:
             members = tuple(sorted(set(self.unconfirmed.isr) | set(pending.isr)))
             pending = IsrProposal(members, pending.partition_epoch)
         self.unconfirmed = pending
+
+    def settle_proposal(
+        self, proposal: IsrProposal, error_code: int | None, answered_partition_epoch: int = -1
+    ) -> None:
+        """The controller's answer to ``proposal`` (``error_code`` None: no answer came).
+
+        Only a refusal against the partition epoch the proposal was based on proves it did
+        not happen (:meth:`proposal_failed`). No answer, or a refusal naming a newer
+        partition epoch (the answer a retry of an already committed change gets), leaves the
+        outcome open (:meth:`proposal_outcome_unknown`). An acceptance that did not move the
+        partition epoch changed nothing. An acceptance that did waits for the metadata log
+        (:meth:`on_committed`). A proposal already replaced or reconciled is left alone.
+        """
+        if self.pending is not proposal:
+            return
+        if error_code is None:
+            self.proposal_outcome_unknown()
+        elif error_code != ErrorCode.NONE:
+            if answered_partition_epoch == proposal.partition_epoch:
+                self.proposal_failed()
+            else:
+                self.proposal_outcome_unknown()
+        elif answered_partition_epoch <= self.partition_epoch:
+            self.proposal_failed()
 
     def follower_disconnected(
         self, replica: int, now_ms: int, lag_max_ms: int, grace_ms: int

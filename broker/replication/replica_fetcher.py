@@ -22,16 +22,11 @@ import trio
 
 from rillet.broker.config import ReplicationConfig
 from rillet.broker.metadata_view import MetadataView
-from rillet.broker.partition_replica import PartitionReplica
+from rillet.broker.partition_replica import FetchApplied, PartitionReplica
 from rillet.broker.replica_manager import ReplicaManager, now_ms
-from rillet.broker.replication.follower_state import (
-    divergence_truncation_offset,
-    plan_out_of_range,
-)
 from rillet.client.connection import BrokerConnection
 from rillet.client.errors import RilletError
 from rillet.partition_store.errors import StoreError
-from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import WireError
 from rillet.wire.messages import FetchPartition, FetchPartitionResponse, FetchRequest
 
@@ -176,21 +171,11 @@ class ReplicaFetcherManager:
         sent: dict[tuple[str, int], _Sent] = {}
         wanted: list[FetchPartition] = []
         for replica in partitions:
-            plog = replica.log
-            sent[(replica.key.topic, replica.key.partition)] = _Sent(
-                replica, plog.log_end_offset, replica.leader_epoch
+            part = replica.fetch_partition(cfg.fetch_partition_max_bytes)
+            sent[(part.topic, part.partition)] = _Sent(
+                replica, part.fetch_offset, part.current_leader_epoch
             )
-            wanted.append(
-                FetchPartition(
-                    replica.key.topic,
-                    replica.key.partition,
-                    plog.log_end_offset,
-                    cfg.fetch_partition_max_bytes,
-                    replica.leader_epoch,
-                    plog.epoch_history.latest_epoch(),
-                    plog.log_start_offset,
-                )
-            )
+            wanted.append(part)
         request = FetchRequest(
             cfg.fetch_wait_max_ms,
             1,
@@ -214,48 +199,11 @@ class ReplicaFetcherManager:
         return _Outcome.PROGRESS if progressed else _Outcome.ERRORS
 
     def _apply(self, s: _Sent, answer: FetchPartitionResponse) -> bool:
-        replica, plog = s.replica, s.replica.log
-        role = replica.role
-        if (
-            replica.deleted
-            or role is None
-            or role.is_leader
-            or replica.leader_epoch != s.leader_epoch
-            or plog.log_end_offset != s.fetch_offset
-        ):
-            return True  # the partition changed meanwhile: this answer is stale
-        diverging = answer.diverging_epoch >= 0 or answer.diverging_end_offset >= 0
+        """Whether the answer moved this partition on (False: back off before the next)."""
+        replica = s.replica
         try:
-            if answer.error_code == ErrorCode.NONE and not diverging:
-                if len(answer.records) > 0:
-                    replica.append_as_follower(bytes(answer.records), now_ms())
-                replica.follow_high_watermark(answer.high_watermark)
-                replica.follow_log_start(answer.log_start_offset)
-            elif answer.error_code == ErrorCode.NONE:
-                target = divergence_truncation_offset(
-                    answer.diverging_epoch,
-                    answer.diverging_end_offset,
-                    plog.end_offset_for_epoch,
-                    plog.log_end_offset,
-                )
-                cut = plog.truncate_at_or_below(target)
-                replica.after_truncation()
-                log.info("%s diverged from its leader: truncated to %d", replica.key, cut)
-            else:
-                step = plan_out_of_range(
-                    answer.error_code,
-                    plog.log_end_offset,
-                    answer.log_start_offset,
-                    answer.log_end_offset,
-                )
-                if step.truncate_to is not None:
-                    plog.truncate_at_or_below(step.truncate_to)
-                elif step.restart_at is not None:
-                    plog.truncate_fully_and_start_at(step.restart_at)
-                else:
-                    return False  # not the leader (yet), an epoch mismatch: back off
-                replica.after_truncation()
+            applied = replica.apply_fetch_answer(answer, s.fetch_offset, s.leader_epoch, now_ms())
         except (StoreError, WireError) as exc:
             log.error("replicating %s failed: %s", replica.key, exc)
             return False
-        return True
+        return applied is not FetchApplied.BACK_OFF

@@ -8,28 +8,32 @@ from it; one trio task runs the event loop, so trio's scheduling adds nothing), 
 seed is a reproducible bug report: ``.venv/bin/python tests/unit/broker/replication_sim
 SEED`` replays it and prints a trace of the last events (see :mod:`.__main__`).
 
-What is real and what is modelled:
+What is real and what is scheduled:
 
-- real: :class:`LeaderState` (follower progress, the high watermark over the maximal ISR, ISR
-  proposals), :mod:`follower_state` (divergence truncation, out-of-range steps),
-  :class:`LeaderEpochCache`, and the metadata side: the real :class:`Controller` deciding on a
-  real :class:`MetadataState`, its records encoded into entries of a :class:`SimCluster`
+- real, imported from the broker and run as a node runs it: :class:`PartitionReplica`
+  (roles, the high watermark over the maximal ISR via :class:`LeaderState`, acks=all
+  progress and verdicts, the flush-gated high watermark, follower apply with divergence
+  truncation, the high-watermark checkpoint), on a real :class:`PartitionLog` in a
+  temporary directory (segments, indexes, the leader-epoch cache, recovery after every
+  crash, fsync plans); the leader's answer to a follower fetch
+  (:func:`answer_follower_fetch`); the ISR settling (``LeaderState.settle_proposal``); and
+  the metadata side: the real :class:`Controller` deciding on a real
+  :class:`MetadataState`, its records encoded into entries of a :class:`SimCluster`
   metadata log (SimQuorum) and decoded again by every broker (:mod:`.controller`).
-- modelled, as small faithful copies of driver code (each names its source): the partition
-  log (:mod:`.partition_log`: in memory, batches of base offset, record count, leader epoch,
-  payload id), the driver half of ``PartitionReplica`` (:mod:`.replica`: roles, acks=all
-  waiters, high-watermark checkpoint), and the broker (:mod:`.broker`), assembled from the
-  leader's answer to a follower fetch (:mod:`.leader_fetch_handler`:
-  ``handlers/replica_fetch.py``, long poll from ``handlers/fetch.py``), the follower's use of
-  it (:mod:`.follower_fetch_loop`: ``replication/replica_fetcher.py``), the ISR manager
-  (:mod:`.isr_proposer`: ``replication/isr_manager.py``), the broker lifecycle
-  (:mod:`.controller_session`: register, catch up, heartbeat) and the acks=all produce path
-  (:mod:`.client_request_handler`: ``handlers/produce.py``).
-- faults (:mod:`.fault_schedule`): process crash (the log survives: a process crash, not a
-  power loss, so acks that rely on the page cache stay true) and restart, pause (SIGSTOP:
-  nothing runs, messages queue), network cuts (both ways, or between a broker and the
-  controller only), message loss, delay, duplication and reordering (:mod:`.simulation`),
-  stalled metadata, controller failover.
+- scheduled here (the trio tasks of a node, as discrete events): the follower's fetch loop
+  (:mod:`.follower_fetch_loop`), the long poll on the leader (:mod:`.leader_fetch_handler`),
+  the ISR manager's calls (:mod:`.isr_proposer`), the broker lifecycle
+  (:mod:`.controller_session`: register, catch up, heartbeat, reconcile), the acks=all
+  produce path (:mod:`.client_request_handler`), and the flush and checkpoint tasks
+  (:mod:`.broker_process`). They hold timers and requests in flight, and no replication
+  rule: every decision is the real code's.
+- faults (:mod:`.fault_schedule`): process crash (the files survive as written: a process
+  crash, not a power loss, so acks that rely on the page cache stay true) and restart,
+  pause (SIGSTOP: nothing runs, messages queue), network cuts (both ways, or between a
+  broker and the controller only), message loss, delay, duplication and reordering
+  (:mod:`.simulation`), stalled metadata, controller failover. Per seed, the topic relies
+  on the page cache or forces fsyncs (``flush.messages`` / ``flush.ms``, with a seeded
+  fsync latency), and segments roll at a few KiB or not at all.
 
 The checker (:class:`~.checker.Checker`) runs after every event; the first violation ends the
 run. Tests use :func:`run_seed`; the rest of the package is its machinery.

@@ -2,10 +2,16 @@
 
 Why they exist: a checker that never fails proves nothing. The test suite runs each variant
 over a small sweep and requires some seed to be caught (and the same seed to pass when
-nothing is broken), so the invariants are shown to bite.
+nothing is broken), so the invariants are shown to bite. Each variant breaks the real code
+from outside: a changed request, an extra call, or a subclass of the real replica; nothing
+in the production packages knows of them.
 """
 
+from __future__ import annotations
+
 import enum
+
+from rillet.broker.partition_replica import PartitionReplica
 
 
 class Bug(enum.Enum):
@@ -18,3 +24,18 @@ class Bug(enum.Enum):
     # The leader skips the divergence check: a follower keeps a diverging suffix and
     # appends the leader's records after it.
     NO_DIVERGENCE_CHECK = "no-divergence-check"
+    # The leader counts its whole log towards the high watermark although the topic's
+    # flush policy makes acks=all wait for the fsync (once caused by reading flush_ms = 0
+    # as "no policy").
+    ACK_BEFORE_FSYNC = "ack-before-fsync"
+
+
+class _AckBeforeFsync(PartitionReplica):
+    @property
+    def local_committable_end(self) -> int:
+        return self.log.log_end_offset
+
+
+def replica_type_for(bug: Bug | None) -> type[PartitionReplica]:
+    """The replica class a run uses: the real one, or a broken subclass of it."""
+    return _AckBeforeFsync if bug is Bug.ACK_BEFORE_FSYNC else PartitionReplica

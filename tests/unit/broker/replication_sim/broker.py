@@ -1,6 +1,6 @@
 """A simulated broker, assembled from its parts.
 
-Why a module of its own: the parts each copy one piece of driver code and are read apart;
+Why a module of its own: the parts each schedule one task of a node and are read apart;
 this is the one place that says a broker is all of them together (and, by elimination,
 that every call declared on :class:`BrokerProcess` has an implementation).
 """

@@ -1,11 +1,11 @@
 """One broker process: what survives a crash, what a restart rebuilds, and its start.
 
-Why a module of its own: the broker is modelled in parts, one per piece of driver code it
-copies (:mod:`.controller_session`, :mod:`.follower_fetch_loop`,
-:mod:`.leader_fetch_handler`, :mod:`.isr_proposer`, :mod:`.client_request_handler`),
-assembled into :class:`~.broker.SimBroker`. This base holds the state they share and
-declares the few calls one part makes into another, so each part can be read (and
-type-checked) on its own.
+Why a module of its own: the broker is scheduled in parts, one per task of a node
+(:mod:`.controller_session`, :mod:`.follower_fetch_loop`, :mod:`.leader_fetch_handler`,
+:mod:`.isr_proposer`, :mod:`.client_request_handler`), assembled into
+:class:`~.broker.SimBroker`, all calling the one real replica. This base holds the state
+they share (with the flush and checkpoint tasks) and declares the few calls one part makes
+into another, so each part can be read (and type-checked) on its own.
 """
 
 from __future__ import annotations
@@ -14,26 +14,28 @@ import abc
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from rillet.broker.partition_replica import PartitionReplica
 from rillet.metadata_quorum.state import MetadataState, PartitionState
+from rillet.partition_store.flush_plan import FlushPlan
 
-from .partition_log import SimLog
+from .partition_log import BrokerLog
 
 if TYPE_CHECKING:
     from .in_flight import AcksWaiter, AlterCall, ParkedFetch, SentFetch
     from .messages import ControllerResp
-    from .replica import ReplicaModel
     from .simulation import Simulation
 
 
 class BrokerProcess(abc.ABC):
-    """One broker process: its log and high-watermark checkpoint survive a crash, the rest
-    (metadata, roles, leader state, requests in flight) is rebuilt by the restart."""
+    """One broker process: its partition directory survives a crash (log, leader-epoch
+    cache, recovery point, high-watermark checkpoint); the rest (metadata, the replica,
+    leader state, requests in flight) is rebuilt by the restart, which opens the log again
+    and recovers it."""
 
     def __init__(self, sim: Simulation, node_id: int) -> None:
         self.sim = sim
         self.node_id = node_id
-        self.log = SimLog()
-        self.checkpointed_hw = 0
+        self.log = BrokerLog(sim.workdir / f"b{node_id}", sim.log_config)
         self.incarnation = 0
         self.up = False
         self.paused = False
@@ -46,13 +48,15 @@ class BrokerProcess(abc.ABC):
         self.registering: int | None = None
         self.caught_up = False
         self.metadata = MetadataState()
-        self.replica: ReplicaModel | None = None
+        self.replica: PartitionReplica | None = None
         self.fetch_in_flight: tuple[int, int] | None = None  # (request id, leader)
         self.sent: dict[int, SentFetch] = {}
         self.parked: list[ParkedFetch] = []
+        self.acks_waiters: list[AcksWaiter] = []
         self.md_in_flight: int | None = None
         self.hb_in_flight: int | None = None
         self.alter: AlterCall | None = None
+        self.flushing = False
 
     def __repr__(self) -> str:
         return f"b{self.node_id}"
@@ -65,23 +69,57 @@ class BrokerProcess(abc.ABC):
         self.deferred.clear()
         self._reset()
         sim = self.sim
+        self.log.open(sim.now)
         self.register()
         self.poll_metadata()
         sim.later(self, sim.config.isr_check_ms, self.isr_check)
         sim.later(self, sim.config.checkpoint_ms, self.checkpoint)
+        sim.later(self, sim.config.flush_check_ms, self.flush_check)
 
     def crash(self) -> None:
-        """SIGKILL: everything but the log and the checkpoint is gone."""
+        """SIGKILL: everything but the partition directory is gone."""
         self.up = False
         self.paused = False
         self.incarnation += 1
         self.deferred.clear()
+        self.log.crash()
         self._reset()
 
     def checkpoint(self) -> None:
+        """ReplicaManager's high-watermark checkpoint task (the real file write)."""
         if self.replica is not None:
-            self.checkpointed_hw = self.replica.high_watermark
+            self.replica.checkpoint_high_watermark()
         self.sim.later(self, self.sim.config.checkpoint_ms, self.checkpoint)
+
+    # -- the flush task: real fsyncs of the real log, with a seeded latency ------------------------
+
+    def request_flush(self) -> None:
+        """The replica's ``request_flush``: the flush task wakes up now."""
+        self.sim.later(self, 0, self.flush)
+
+    def flush_check(self) -> None:
+        self.flush()
+        self.sim.later(self, self.sim.config.flush_check_ms, self.flush_check)
+
+    def flush(self) -> None:
+        """One pass of ReplicaManager.run_flush_task: one fsync at a time, completed after
+        the seeded fsync latency (appends, truncations and crashes may come in between)."""
+        r = self.replica
+        if r is None or self.flushing:
+            return
+        plan = r.flush_due(self.sim.now)
+        if plan is None:
+            return
+        plan.run()
+        self.flushing = True
+        self.sim.stats["fsyncs"] += 1
+        self.sim.later(self, self.sim.config.fsync_ms, self._flush_done, r, plan)
+
+    def _flush_done(self, r: PartitionReplica, plan: FlushPlan) -> None:
+        self.flushing = False
+        if r is self.replica:
+            r.flush_done(plan)
+            self.flush()
 
     # -- calls between the parts (see broker.py for which part implements which) ----------
 
@@ -101,10 +139,10 @@ class BrokerProcess(abc.ABC):
     def wake_parked_fetches(self) -> None: ...
 
     @abc.abstractmethod
+    def settle_acks(self) -> None: ...
+
+    @abc.abstractmethod
     def isr_check(self) -> None: ...
 
     @abc.abstractmethod
     def _alter_answered(self, resp: ControllerResp) -> None: ...
-
-    @abc.abstractmethod
-    def acks_resolved(self, waiter: AcksWaiter, reached: bool) -> None: ...

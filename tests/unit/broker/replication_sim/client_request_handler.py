@@ -1,14 +1,14 @@
 """What a broker does for clients: acks=all produce, "who leads?" queries, and consumer
 reads up to the high watermark.
 
-Why a module of its own: it is the copy of handlers/produce.py (the acks=all verdict for
-each batch) and the two reads that tell the checker what was promised to a client: an
-acknowledgement, or records shown below a high watermark.
+Why a module of its own: it schedules handlers/produce.py's acks=all path (the real
+replica appends, decides when a wait ends and gives the verdict) and holds the two reads
+that tell the checker what was promised to a client: an acknowledgement, or records shown
+below a high watermark.
 """
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable
 
 from rillet.wire.error_codes import ErrorCode
@@ -16,12 +16,13 @@ from rillet.wire.error_codes import ErrorCode
 from .broker_process import BrokerProcess
 from .in_flight import AcksWaiter
 from .messages import ProduceReq, ProduceResp
+from .partition_log import Batch, encode_batch
 from .topology import CONSUMER, PRODUCER
 
 
 class ClientRequestHandler(BrokerProcess):
-    """The broker's answers to clients: handlers/produce.py (acks=all), leader queries and
-    consumer reads."""
+    """The broker's answers to clients: handlers/produce.py's acks=all path on the real
+    replica, leader queries and consumer reads."""
 
     def on_produce(self, req: ProduceReq) -> None:
         sim = self.sim
@@ -29,43 +30,60 @@ class ClientRequestHandler(BrokerProcess):
         if r is None or not r.is_leader:
             self._produce_answer(req.payload, ErrorCode.NOT_LEADER_OR_FOLLOWER)
             return
-        if r.in_sync_count() < sim.config.min_insync_replicas:
+        if r.in_sync_count() < r.min_insync_replicas:
             self._produce_answer(req.payload, ErrorCode.NOT_ENOUGH_REPLICAS)
             return
-        batch = r.append_as_leader(req.count, req.payload)
+        info = r.append_as_leader(encode_batch(req.count, req.payload), sim.now)
+        batch = Batch(info.first_offset, req.count, r.leader_epoch, req.payload)
         sim.checker.leader_appended(self, batch)
         waiter = AcksWaiter(batch.end, batch)
-        if r.high_watermark >= waiter.target and r.is_leader:
-            self.acks_resolved(waiter, reached=True)
-            return
-        r.waiters.append(waiter)
+        self.acks_waiters.append(waiter)
         sim.later(self, sim.config.produce_timeout_ms, self._produce_timeout, waiter)
+        self.settle_acks()
+
+    def settle_acks(self) -> None:
+        """Answer the waits the replica has decided (``acks_progress``); run after every
+        event, as trio would run the produce handlers its waiters wake."""
+        if not self.acks_waiters:
+            return
+        r = self.replica
+        still = []
+        for waiter in self.acks_waiters:
+            progress = r.acks_progress(waiter.target, waiter.batch.epoch) if r else False
+            if progress is None:
+                still.append(waiter)
+            else:
+                self._acks_resolved(waiter, progress)
+        self.acks_waiters = still
 
     def _produce_timeout(self, waiter: AcksWaiter) -> None:
-        r = self.replica
-        if not waiter.resolved and r is not None and waiter in r.waiters:
-            r.waiters.remove(waiter)
-            self.acks_resolved(waiter, reached=False)
+        if not waiter.resolved and waiter in self.acks_waiters:
+            self.acks_waiters.remove(waiter)
+            self._acks_resolved(waiter, reached=False)
 
-    def acks_resolved(self, waiter: AcksWaiter, reached: bool) -> None:
-        """_await_high_watermarks' verdict for one batch."""
+    def _acks_resolved(self, waiter: AcksWaiter, reached: bool) -> None:
+        """_await_high_watermarks' verdict for one batch: the replica's own."""
         if waiter.resolved:
             return
         waiter.resolved = True
-        r = self.replica
-        min_isr = self.sim.config.min_insync_replicas
         b = waiter.batch
-        if reached:
-            if r is None or r.in_sync_count() >= min_isr:
-                self._produce_answer(b.payload, ErrorCode.NONE, b.base, b.count)
-            else:
-                self._produce_answer(b.payload, ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
-        elif r is None or not r.is_leader:
-            self._produce_answer(b.payload, ErrorCode.NOT_LEADER_OR_FOLLOWER)
-        elif r.in_sync_count() < min_isr:
-            self._produce_answer(b.payload, ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
+        r = self.replica
+        if r is None:
+            code = ErrorCode.NONE if reached else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         else:
-            self._produce_answer(b.payload, ErrorCode.REQUEST_TIMED_OUT)
+            code, _ = r.acks_all_verdict(reached, b.epoch)
+        if code == ErrorCode.NONE:
+            plog = r.log if r is not None else None
+            if plog is not None and plog.config.forces_fsync and plog.recovery_point < b.end:
+                self.sim.checker.fail(
+                    f"{self} acknowledged {b} before fsyncing it (recovery point "
+                    f"{plog.recovery_point}) although the topic forces fsyncs"
+                )
+            if plog is not None and plog.config.forces_fsync:
+                self.sim.stats["acks after fsync"] += 1
+            self._produce_answer(b.payload, code, b.base, b.count)
+        else:
+            self._produce_answer(b.payload, code)
 
     def _produce_answer(
         self, payload: int, code: ErrorCode, base: int = -1, count: int = 0
@@ -87,8 +105,7 @@ class ClientRequestHandler(BrokerProcess):
         if r is None or not r.is_leader:
             return
         hw = r.high_watermark
-        end = bisect.bisect_left(r.log.bases, hw)
-        visible = tuple(r.log.batches[:end])
+        visible = self.log.visible(hw)
         self.sim.send(
             self.node_id,
             CONSUMER,

@@ -10,6 +10,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from rillet.partition_store.config import LogConfig
+
 
 @dataclass(slots=True)
 class SimConfig:
@@ -36,14 +38,23 @@ class SimConfig:
     metadata_wait_ms: int = 150
     controller_tick_ms: int = 60
     checkpoint_ms: int = 150
-    max_batches_per_fetch: int = 4
+    fetch_max_bytes: int = 400  # a follower fetch's partition_max_bytes (a few batches)
+    flush_check_ms: int = 30  # the flush task's period (flush_ms is checked then)
+    fsync_ms: int = 5  # how long one flush plan takes to run
+    # The topic's flush policy: -1/-1 relies on the page cache (the default); otherwise
+    # the leader counts only fsynced records towards the high watermark.
+    flush_messages: int = -1
+    flush_ms: int = -1
+    segment_bytes: int = 2048  # small: rolls, sealed segments and their indexes are exercised
     producer_in_flight: int = 3
     producer_tick_ms: int = 15
     consumer_every_ms: int = 40
 
     @classmethod
-    def for_seed(cls, rng: random.Random) -> SimConfig:
-        """Vary the environment with the seed, so the sweep covers calm and rough runs."""
+    def for_seed(cls, rng: random.Random, store_rng: random.Random) -> SimConfig:
+        """Vary the environment with the seed, so the sweep covers calm and rough runs;
+        the log's settings come from their own stream (``store_rng``), so adding one does
+        not change the rest of a seed's run."""
         return cls(
             loss=rng.choice([0.0, 0.02, 0.05, 0.1, 0.2]),
             duplication=rng.choice([0.0, 0.01, 0.05]),
@@ -54,4 +65,17 @@ class SimConfig:
             session_timeout_ms=rng.choice([250, 400, 800]),
             lag_max_ms=rng.choice([150, 300, 600]),
             fetch_wait_ms=rng.choice([20, 60, 120]),
+            fetch_max_bytes=store_rng.choice([150, 400, 4000]),
+            fsync_ms=store_rng.choice([1, 5, 20]),
+            flush_messages=store_rng.choice([-1, -1, -1, 1, 8]),
+            flush_ms=store_rng.choice([-1, -1, 0, 40]),
+            segment_bytes=store_rng.choice([1024, 4096, 1 << 20]),
+        )
+
+    def log_config(self) -> LogConfig:
+        return LogConfig(
+            segment_bytes=self.segment_bytes,
+            flush_messages=self.flush_messages,
+            flush_ms=self.flush_ms,
+            index_interval_bytes=256,
         )

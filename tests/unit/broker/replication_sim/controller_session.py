@@ -8,13 +8,14 @@ it also routes the controller's answers (an AlterPartition answer to :mod:`.isr_
 
 from __future__ import annotations
 
+from rillet.broker.partition_replica import ReplicaRole, TopicPartitionKey
 from rillet.metadata_quorum.records import decode_entry
 from rillet.metadata_quorum.state import PartitionState
 from rillet.wire.error_codes import ErrorCode
 
 from .broker_process import BrokerProcess
 from .messages import ControllerReq, ControllerResp
-from .replica import ReplicaModel, Role
+from .partition_log import TOPIC
 from .topology import CONTROLLER
 
 
@@ -116,19 +117,19 @@ class ControllerSession(BrokerProcess):
         return None
 
     def reconcile(self) -> None:
-        """PartitionReconciler.reconcile for the one partition."""
+        """PartitionReconciler.reconcile for the one partition: the real replica on the
+        real log, given its role."""
         p = self.partition()
-        if p is None or self.node_id not in p.replicas:
+        plog = self.log.plog
+        if p is None or self.node_id not in p.replicas or plog is None:
             return
         if self.replica is None:
-            self.replica = ReplicaModel(self, self.log, self.checkpointed_hw)
-        role = Role(
-            is_leader=p.leader == self.node_id,
-            leader_epoch=p.leader_epoch,
-            isr=p.isr,
-            replicas=p.replicas,
-            partition_epoch=p.partition_epoch,
-            leader_id=p.leader,
-        )
+            replica_type = self.sim.replica_type
+            self.replica = replica_type(TopicPartitionKey(TOPIC, 0), plog, self.request_flush)
+            self.replica.min_insync_replicas = self.sim.config.min_insync_replicas
+        role = ReplicaRole.of(p, self.node_id)
+        was_leading = self.replica.leader
         self.replica.set_role(role, self.sim.now)
+        if self.replica.leader is not None and self.replica.leader is not was_leading:
+            self.sim.checker.leadership_started(self)
         self.maybe_fetch()

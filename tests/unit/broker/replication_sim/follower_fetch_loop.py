@@ -1,18 +1,19 @@
-"""The follower's fetch loop: one fetch in flight to the leader it believes in, and the
-use of the answer (append, follow the high watermark, truncate on divergence).
+"""The follower's fetch loop: one fetch in flight to the leader it believes in; the real
+replica builds each request and applies each answer (append, follow the high watermark,
+truncate on divergence, drop a stale answer).
 
-Why a module of its own: it is the copy of replication/replica_fetcher.py around the real
-:mod:`follower_state` rules, and the place where stale answers must be recognised and
-dropped; the stats it counts prove the runs reach those paths.
+Why a module of its own: it schedules what replication/replica_fetcher.py's loop does for
+one leader (timeouts, back-off, a new loop for a new leader); the stats it counts prove
+the runs reach those paths.
 """
 
 from __future__ import annotations
 
-from rillet.broker.replication.follower_state import (
-    divergence_truncation_offset,
-    plan_out_of_range,
-)
+from rillet.broker.partition_replica import FetchApplied
+from rillet.broker.replication.follower_fetch_answer import is_diverging
+from rillet.partition_store.errors import StoreError
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.messages import FetchPartitionResponse
 
 from .broker_process import BrokerProcess
 from .in_flight import SentFetch
@@ -21,7 +22,8 @@ from .outcome import Violation
 
 
 class FollowerFetchLoop(BrokerProcess):
-    """The follower's half of replication: replication/replica_fetcher.py."""
+    """The follower's half of replication (replication/replica_fetcher.py's loop for one
+    leader), scheduled: one fetch in flight, built and applied by the real replica."""
 
     def maybe_fetch(self) -> None:
         r = self.replica
@@ -35,16 +37,10 @@ class FollowerFetchLoop(BrokerProcess):
             self.fetch_in_flight = None  # a loop for the new leader; the old answer is stale
         req_id = self.sim.next_id()
         self.fetch_in_flight = (req_id, leader)
-        self.sent[req_id] = SentFetch(self.log.log_end_offset, r.leader_epoch)
-        req = FetchReq(
-            self.node_id,
-            req_id,
-            self.log.log_end_offset,
-            r.leader_epoch,
-            self.log.epochs.latest_epoch(),
-        )
+        part = r.fetch_partition(self.sim.config.fetch_max_bytes)
+        self.sent[req_id] = SentFetch(part.fetch_offset, part.current_leader_epoch)
         target = self.sim.brokers[leader]
-        self.sim.send(self.node_id, leader, target.on_fetch, req)
+        self.sim.send(self.node_id, leader, target.on_fetch, FetchReq(self.node_id, req_id, part))
         timeout = self.sim.config.request_timeout_ms + self.sim.config.fetch_wait_ms
         self.sim.later(self, timeout, self._fetch_timeout, req_id)
 
@@ -57,7 +53,7 @@ class FollowerFetchLoop(BrokerProcess):
         s = self.sent.get(resp.req_id)
         if s is None:
             return
-        progressed = self._apply(s, resp)
+        progressed = self._apply(s, resp.answer)
         if self.fetch_in_flight is None or self.fetch_in_flight[0] != resp.req_id:
             return  # a duplicate, or the answer to a request already given up on
         self.fetch_in_flight = None
@@ -67,55 +63,27 @@ class FollowerFetchLoop(BrokerProcess):
         else:
             self.sim.later(self, self.sim.config.fetch_backoff_ms, self.maybe_fetch)
 
-    def _apply(self, s: SentFetch, answer: FetchResp) -> bool:
-        """ReplicaFetcherManager._apply, line for line."""
-        replica, plog = self.replica, self.log
-        role = replica.role if replica is not None else None
-        if (
-            replica is None
-            or role is None
-            or role.is_leader
-            or replica.leader_epoch != s.leader_epoch
-            or plog.log_end_offset != s.fetch_offset
-        ):
+    def _apply(self, s: SentFetch, answer: FetchPartitionResponse) -> bool:
+        """ReplicaFetcherManager._apply: the real replica applies the answer."""
+        r = self.replica
+        if r is None:
             self.sim.stats["stale fetch answers dropped"] += 1
-            return True  # the partition changed meanwhile: this answer is stale
-        diverging = answer.diverging_epoch >= 0 or answer.diverging_end_offset >= 0
-        if answer.error == ErrorCode.NONE and not diverging:
-            if answer.records:
-                plog.append_as_follower(answer.records)
-                self.sim.checker.follower_appended(self, answer.records)
-            replica.follow_high_watermark(answer.high_watermark)
-        elif answer.error == ErrorCode.NONE:
-            target = divergence_truncation_offset(
-                answer.diverging_epoch,
-                answer.diverging_end_offset,
-                plog.end_offset_for_epoch,
-                plog.log_end_offset,
-            )
-            cut, removed = plog.truncate_at_or_below(target)
-            self.sim.checker.truncated(self, cut, removed)
-            replica.after_truncation()
-            self.sim.stats["divergence answers"] += 1
-            self.sim.stats["batches truncated"] += len(removed)
-            self.sim.trace_line(
-                f"{self} diverged at {answer.diverging_epoch}/"
-                f"{answer.diverging_end_offset}: truncated to {cut}"
-            )
-        else:
-            step = plan_out_of_range(
-                answer.error,
-                plog.log_end_offset,
-                answer.log_start_offset,
-                answer.log_end_offset,
-            )
-            self.sim.stats[f"follower got {ErrorCode(answer.error).name}"] += 1
-            if step.truncate_to is not None:
-                cut, removed = plog.truncate_at_or_below(step.truncate_to)
-                self.sim.checker.truncated(self, cut, removed)
-            elif step.restart_at is not None:
-                raise Violation(f"{self}: restart at {step.restart_at} (no retention here)")
+            return True
+        try:
+            applied = r.apply_fetch_answer(answer, s.fetch_offset, s.leader_epoch, self.sim.now)
+        except StoreError as exc:  # a leader that sends what cannot follow this log
+            raise Violation(f"{self}: follower append refused: {exc}") from exc
+        if applied is FetchApplied.STALE:
+            self.sim.stats["stale fetch answers dropped"] += 1
+        elif applied is FetchApplied.TRUNCATED:
+            if is_diverging(answer):
+                self.sim.stats["divergence answers"] += 1
+                self.sim.trace_line(
+                    f"{self} diverged at {answer.diverging_epoch}/"
+                    f"{answer.diverging_end_offset}: truncated to {r.log.log_end_offset}"
+                )
             else:
-                return False
-            replica.after_truncation()
-        return True
+                self.sim.stats[f"follower got {ErrorCode(answer.error_code).name}"] += 1
+        elif applied is FetchApplied.BACK_OFF:
+            self.sim.stats[f"follower got {ErrorCode(answer.error_code).name}"] += 1
+        return applied is not FetchApplied.BACK_OFF

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import trio
+
 from rillet.broker.replication.leader_state import IsrProposal
 
 from .messages import ControllerReq, FetchReq
@@ -19,7 +21,8 @@ from .partition_log import Batch
 @dataclass(eq=False, slots=True)
 class AcksWaiter:
     """An acks=all produce waiting for the high watermark to reach ``target`` (its batch's
-    end); resolved once: by the high watermark, by its timeout, or by lost leadership."""
+    end) while leading in ``batch.epoch``; resolved once: by the replica's
+    ``acks_progress``, or by its timeout."""
 
     target: int
     batch: Batch
@@ -47,7 +50,9 @@ class SentFetch:
 
 @dataclass(slots=True)
 class ParkedFetch:
-    """A follower fetch held in the leader's long poll until records come or ``deadline``."""
+    """A follower fetch held in the leader's long poll until records come or ``deadline``;
+    ``woken`` is registered with the real replica, which sets it when its log end moves."""
 
     req: FetchReq
     deadline: int
+    woken: trio.Event | None = None

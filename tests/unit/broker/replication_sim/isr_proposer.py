@@ -1,9 +1,11 @@
 """The leader's ISR changes: propose a shrink or an expansion to the controller, and
 settle the proposal by its answer, its refusal, or its silence.
 
-Why a module of its own: it is the copy of replication/isr_manager.py (through
-ControllerLink.call), where the bug this simulation found lived: an AlterPartition without
-answer must count as "outcome unknown", not "refused" (``driver_fix``).
+Why a module of its own: it schedules what replication/isr_manager.py does (through
+ControllerLink.call, with its retries on NOT_CONTROLLER); the real replica proposes and the
+real leader state settles each answer. The bug this simulation found lived in that
+settling: an AlterPartition without answer must count as "outcome unknown", not "refused"
+(``driver_fix``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from .topology import CONTROLLER
 
 
 class IsrProposer(BrokerProcess):
-    """The leader's ISR changes: replication/isr_manager.py through ControllerLink.call."""
+    """The leader's ISR changes, scheduled as replication/isr_manager.py sends them."""
 
     def isr_check(self) -> None:
         sim = self.sim
@@ -25,8 +27,8 @@ class IsrProposer(BrokerProcess):
         r = self.replica
         if self.broker_epoch is None or r is None or r.leader is None:
             return
-        proposal = r.leader.isr_change(r.log.log_end_offset, sim.now, sim.config.lag_max_ms)
-        if proposal is None:
+        proposal = r.isr_change(sim.now, sim.config.lag_max_ms)
+        if proposal is None or r.leader is None:
             return
         req = ControllerReq(
             "alter",
@@ -67,12 +69,9 @@ class IsrProposer(BrokerProcess):
         self._alter_finished(call, resp)
 
     def _alter_finished(self, call: AlterCall, resp: ControllerResp | None) -> None:
-        """The tail of IsrManager._propose: a failure is ``proposal_failed`` only when the
-        controller refused the proposal against the partition epoch it was based on; no
-        answer, or a refusal naming a newer partition epoch (the answer a retry of an already
-        committed proposal gets), is ``proposal_outcome_unknown``: the controller may have
-        committed it. ``driver_fix=False`` replays the old behaviour (every failure
-        ``proposal_failed``), which lost acknowledged records (the regression test)."""
+        """The tail of IsrManager._propose: the real ``LeaderState.settle_proposal``.
+        ``driver_fix=False`` replays the old behaviour (every failure counted as refused),
+        which lost acknowledged records (the regression test)."""
         call.done = True
         if self.alter is call:
             self.alter = None
@@ -84,12 +83,10 @@ class IsrProposer(BrokerProcess):
             self.sim.stats[
                 "ISR proposals unanswered" if resp is None else "ISR proposals refused"
             ] += 1
-            refused_as_proposed = resp is not None and (
-                resp.partition_epoch == call.proposal.partition_epoch
-            )
-            if self.sim.driver_fix and not refused_as_proposed:
-                current.proposal_outcome_unknown()
-            else:
+            if not self.sim.driver_fix:
                 current.proposal_failed()
-        elif resp.partition_epoch <= current.partition_epoch:
-            current.proposal_failed()
+                return
+        if resp is None:
+            current.settle_proposal(call.proposal, None)
+        else:
+            current.settle_proposal(call.proposal, resp.error, resp.partition_epoch)

@@ -1,26 +1,34 @@
-"""The leader's answer to a follower fetch: epoch fencing, the divergence check, reading
-records, and holding an empty fetch in a long poll until records come or it expires.
+"""The leader's answer to a follower fetch, and the long poll that holds an empty one.
 
-Why a module of its own: it is the copy of handlers/replica_fetch.py (with the long poll of
-handlers/fetch.py), where a follower's progress reaches :class:`LeaderState`; the broken
-variants (:class:`~.broken_variants.Bug`) break it here.
+Why a module of its own: the answer is the real
+:func:`~rillet.broker.replication.follower_fetch_answer.answer_follower_fetch` on the real
+replica (epoch fencing, the divergence check, the follower's progress reaching
+:class:`LeaderState`, reads of the real log); this part only schedules it, holds empty
+answers until the replica wakes them (its real follower waiters) or the wait expires, and
+is where the broken variants (:class:`~.broken_variants.Bug`) break the leader.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
+
+import trio
+
+from rillet.broker.replication.follower_fetch_answer import answer_follower_fetch, is_diverging
+from rillet.wire.batch import read_header
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.frame import FileRegion
+from rillet.wire.messages import FetchPartitionResponse
 
 from .broken_variants import Bug
 from .broker_process import BrokerProcess
 from .in_flight import ParkedFetch
 from .messages import FetchReq, FetchResp
-from .partition_log import Batch
-from .replica import ReplicaModel
 
 
 class LeaderFetchHandler(BrokerProcess):
-    """The leader's half of replication: handlers/replica_fetch.py, with the long poll of
-    handlers/fetch.py."""
+    """The leader's half of replication, scheduled: answer, or park until woken."""
 
     def on_fetch(self, req: FetchReq) -> None:
         deadline = self.sim.now + self.sim.config.fetch_wait_ms
@@ -28,79 +36,68 @@ class LeaderFetchHandler(BrokerProcess):
 
     def _serve_fetch(self, parked: ParkedFetch) -> None:
         resp = self.read_for_follower(parked.req)
-        done = resp.records or resp.error != ErrorCode.NONE or resp.diverging_end_offset >= 0
-        if done or self.sim.now >= parked.deadline or resp.diverging_epoch >= 0:
+        a = resp.answer
+        done = len(a.records) > 0 or a.error_code != ErrorCode.NONE or is_diverging(a)
+        r = self.replica
+        if done or self.sim.now >= parked.deadline or r is None:
             follower = self.sim.brokers[parked.req.follower]
             self.sim.send(self.node_id, follower.node_id, follower.on_fetch_response, resp)
             return
+        parked.woken = trio.Event()
+        r.register_waiter(parked.woken, follower=True)
         self.parked.append(parked)
         self.sim.later(self, parked.deadline - self.sim.now, self._fetch_deadline, parked)
 
     def _fetch_deadline(self, parked: ParkedFetch) -> None:
         if parked in self.parked:
             self.parked.remove(parked)
+            self._forget(parked)
             self._serve_fetch(parked)
 
     def wake_parked_fetches(self) -> None:
-        parked, self.parked = self.parked, []
-        for p in parked:
+        """Serve the parked fetches the replica woke (its log end moved, or it was
+        deposed); run after every event, as trio would run the woken tasks."""
+        woken = [p for p in self.parked if p.woken is not None and p.woken.is_set()]
+        if not woken:
+            return
+        self.parked = [p for p in self.parked if p not in woken]
+        for p in woken:
             self._serve_fetch(p)
 
-    def read_for_follower(self, p: FetchReq) -> FetchResp:
-        """A faithful copy of ``read_for_follower`` in broker/handlers/replica_fetch.py
-        (which needs a BrokerContext and file regions), steps 2-4, with its ``_answer``."""
-        replica = self.replica
-        if replica is None or not replica.is_leader:
-            return FetchResp(p.req_id, ErrorCode.NOT_LEADER_OR_FOLLOWER, -1, -1)
-        epoch_error = _epoch_error(replica, p.current_leader_epoch)
-        if epoch_error is not None:
-            self.sim.stats[f"fetch answer {epoch_error.name}"] += 1
-            return self._answer(p, epoch_error)
-        plog = replica.log
+    def _forget(self, parked: ParkedFetch) -> None:
+        if self.replica is not None and parked.woken is not None:
+            self.replica.unregister_waiter(parked.woken)
+
+    def read_for_follower(self, req: FetchReq) -> FetchResp:
+        r = self.replica
+        p = req.partition
+        if r is None:
+            answer = FetchPartitionResponse(
+                p.topic, p.partition, ErrorCode.NOT_LEADER_OR_FOLLOWER, -1, -1, b""
+            )
+            return FetchResp(req.req_id, answer)
         bug = self.sim.bug
-        if p.last_fetched_epoch >= 0 and bug is not Bug.NO_DIVERGENCE_CHECK:
-            epoch, end_offset = plog.end_offset_for_epoch(p.last_fetched_epoch)
-            if epoch < p.last_fetched_epoch or end_offset < p.fetch_offset:
-                return self._answer(p, ErrorCode.NONE, diverging=(epoch, end_offset))
-        if not 0 <= p.fetch_offset <= plog.log_end_offset:
-            return self._answer(p, ErrorCode.OFFSET_OUT_OF_RANGE)
-        replica.on_follower_fetch(p.follower, p.fetch_offset, self.sim.now)
-        records = plog.read(p.fetch_offset, self.sim.config.max_batches_per_fetch)
-        if bug is Bug.EARLY_FOLLOWER_LEO and records:
-            replica.on_follower_fetch(p.follower, records[-1].end, self.sim.now)
-        return self._answer(p, ErrorCode.NONE, records=records)
-
-    def _answer(
-        self,
-        p: FetchReq,
-        code: ErrorCode,
-        records: tuple[Batch, ...] = (),
-        diverging: tuple[int, int] | None = None,
-    ) -> FetchResp:
-        replica = self.replica
-        assert replica is not None
-        epoch, end_offset = diverging if diverging is not None else (-1, -1)
-        if diverging is not None and epoch < 0 and end_offset < 0:
-            end_offset = replica.high_watermark  # no common epoch: fall back to the committed
-        return FetchResp(
-            p.req_id,
-            code,
-            replica.high_watermark,
-            0,
-            records,
-            log_end_offset=replica.log.log_end_offset,
-            diverging_epoch=epoch,
-            diverging_end_offset=end_offset,
-            leader_epoch=replica.leader_epoch,
+        if bug is Bug.NO_DIVERGENCE_CHECK:
+            p = dataclasses.replace(p, last_fetched_epoch=-1)
+        answer = answer_follower_fetch(
+            r, p, req.follower, self.sim.now, self.sim.config.fetch_max_bytes, True, _copy
         )
+        if answer.error_code in (ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH):
+            self.sim.stats[f"fetch answer {ErrorCode(answer.error_code).name}"] += 1
+        if bug is Bug.EARLY_FOLLOWER_LEO and len(answer.records) > 0:
+            r.on_follower_fetch(req.follower, _end_of(bytes(answer.records)), self.sim.now)
+        return FetchResp(req.req_id, answer)
 
 
-def _epoch_error(replica: ReplicaModel, follower_epoch: int) -> ErrorCode | None:
-    """replica_fetch._epoch_error."""
-    if follower_epoch < 0:
-        return None
-    if follower_epoch < replica.leader_epoch:
-        return ErrorCode.FENCED_LEADER_EPOCH
-    if follower_epoch > replica.leader_epoch:
-        return ErrorCode.UNKNOWN_LEADER_EPOCH
-    return None
+def _copy(region: FileRegion) -> bytes:
+    """The records themselves (a node sends the region with sendfile instead)."""
+    return os.pread(region.fd, region.length, region.position)
+
+
+def _end_of(records: bytes) -> int:
+    position, end = 0, 0
+    while position < len(records):
+        h = read_header(records, position)
+        end = h.next_offset
+        position += h.size
+    return end

@@ -1,38 +1,33 @@
 """The requests and answers that travel over the simulated network.
 
 Why a module of its own: these are the wire of the simulation (follower fetches, produce,
-and every call to the controller); each keeps only the fields the modelled code reads, and
-being frozen they can be delivered twice or late without anyone mutating what another
-copy carries.
+and every call to the controller). Fetches carry the real request and answer of one
+partition, the rest only the fields the scheduling code reads; being frozen, they can be
+delivered twice or late without anyone mutating what another copy carries.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .partition_log import Batch
+from rillet.wire.messages import FetchPartition, FetchPartitionResponse
 
 
 @dataclass(frozen=True, slots=True)
 class FetchReq:
+    """A follower's fetch, one partition of the real request."""
+
     follower: int
     req_id: int
-    fetch_offset: int
-    current_leader_epoch: int
-    last_fetched_epoch: int
+    partition: FetchPartition
 
 
 @dataclass(frozen=True, slots=True)
 class FetchResp:
+    """The leader's answer, as the real code builds it (records as bytes)."""
+
     req_id: int
-    error: int
-    high_watermark: int
-    log_start_offset: int
-    records: tuple[Batch, ...] = ()
-    log_end_offset: int = -1
-    diverging_epoch: int = -1
-    diverging_end_offset: int = -1
-    leader_epoch: int = -1
+    answer: FetchPartitionResponse
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,20 +1,29 @@
-"""The partition log of one replica, in memory.
+"""One broker's partition log: the real :class:`PartitionLog` on disk, and the batches it
+holds as the checker reads them.
 
-Why it is modelled rather than real: replication only sees batches (base offset, record
-count, leader epoch) and the leader-epoch cache, so a list of batches keeps runs fast and
-their logs comparable, while the real :class:`LeaderEpochCache` is fed exactly as
-partition_store/log.py feeds it. A batch's payload id identifies it across replicas, which
-is what the checker compares.
+Why real files: the log is where replication's promises end up (offsets, leader epochs,
+the leader-epoch cache, truncation, recovery after a crash, the recovery point that gates
+the high watermark when flushes are forced). Running the real log, opened again after
+every simulated crash, keeps the simulation honest about all of it. The checker compares
+batches across replicas by a payload id; the simulation stamps it as every record's
+timestamp, so it is read from batch headers alone.
 """
 
 from __future__ import annotations
 
 import bisect
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
-from rillet.partition_store.leader_epoch_cache import LeaderEpochCache
+from rillet.partition_store.config import LogConfig
+from rillet.partition_store.log import PartitionLog
+from rillet.wire.batch import build_batch, read_header
 
 from .outcome import Violation
+
+TOPIC = "sim"
+_READ_BYTES = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,86 +38,99 @@ class Batch:
         return self.base + self.count
 
 
-class SimLog:
-    """``PartitionLog`` reduced to what replication sees (partition_store/log.py): batches
-    at contiguous offsets, the epoch of the last batch, and the leader-epoch cache fed the
-    way the real log feeds it (``note_batch`` on appends, ``truncate_from_end`` on cuts)."""
+def encode_batch(count: int, payload: int) -> bytes:
+    """A record batch of ``count`` records stamped with ``payload`` (the checker's id)."""
+    return build_batch([(payload, None, b"v", None)] * count)
 
-    def __init__(self) -> None:
+
+class BrokerLog:
+    """The partition directory of one broker: survives its crashes, reopened (and
+    recovered) by each start. :attr:`batches` mirrors the log for the checker; it is
+    brought up to date by :meth:`sync` after every event and rebuilt from the files at
+    every open, where recovery must find exactly what the crash left."""
+
+    def __init__(self, directory: Path, config: LogConfig) -> None:
+        self.directory = directory
+        self.config = config
+        self.plog: PartitionLog | None = None
         self.batches: list[Batch] = []
         self.bases: list[int] = []
         self.by_base: dict[int, Batch] = {}
-        self.epochs = LeaderEpochCache()
 
     @property
     def log_end_offset(self) -> int:
         return self.batches[-1].end if self.batches else 0
 
-    @property
-    def last_batch_epoch(self) -> int:
-        return self.batches[-1].epoch if self.batches else -1
+    def open(self, now_ms: int) -> PartitionLog:
+        """A process start: open the directory as a node does (recovery runs)."""
+        plog = PartitionLog.open(self.directory, self.config, now_ms, TOPIC, 0)
+        self.plog = plog
+        before = self.batches
+        self.batches, self.bases, self.by_base = [], [], {}
+        self._read_from(plog.log_start_offset)
+        if self.batches != before:
+            raise Violation(
+                f"{self.directory.name}: recovery after a crash found {len(self.batches)} "
+                f"batches ending at {self.log_end_offset}, the crash left {len(before)}"
+            )
+        return plog
 
-    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
-        return self.epochs.end_offset_for(epoch, self.log_end_offset)
+    def crash(self) -> None:
+        """SIGKILL: the files stay as written (the page cache survives a process crash);
+        nothing is flushed or closed cleanly."""
+        if self.plog is not None:
+            self.plog.release()
+            self.plog = None
 
-    def start_leader_epoch(self, epoch: int) -> None:
-        """As ``PartitionLog.start_leader_epoch``: a new leader's epoch starts at its end."""
-        if epoch > self.epochs.latest_epoch():
-            self._note_batch(epoch, self.log_end_offset)
+    def close(self) -> None:
+        if self.plog is not None:
+            self.plog.close()
+            self.plog = None
 
-    def _note_batch(self, epoch: int, base: int) -> None:
-        if epoch != self.epochs.latest_epoch():
-            self.epochs.assign(epoch, base)
+    def sync(self) -> tuple[list[Batch], list[Batch]]:
+        """Bring :attr:`batches` to the log: (batches a truncation removed, batches
+        appended). One event never both cuts and appends, so comparing ends suffices."""
+        plog = self.plog
+        if plog is None:
+            return [], []
+        end = plog.log_end_offset
+        removed: list[Batch] = []
+        if self.batches and plog.log_start_offset > self.batches[0].base:
+            removed, self.batches, self.bases, self.by_base = self.batches, [], [], {}
+        elif end < self.log_end_offset:
+            i = bisect.bisect_left(self.bases, end)
+            if i < len(self.bases) and self.bases[i] != end:
+                raise Violation(f"{self.directory.name}: cut at {end}, inside a batch")
+            removed = self.batches[i:]
+            del self.batches[i:]
+            del self.bases[i:]
+            for b in removed:
+                del self.by_base[b.base]
+        appended = self._read_from(max(self.log_end_offset, plog.log_start_offset))
+        return removed, appended
 
-    def _push(self, batch: Batch) -> None:
-        self.batches.append(batch)
-        self.bases.append(batch.base)
-        self.by_base[batch.base] = batch
+    def visible(self, high_watermark: int) -> tuple[Batch, ...]:
+        return tuple(self.batches[: bisect.bisect_left(self.bases, high_watermark)])
 
-    def append_as_leader(self, count: int, epoch: int, payload: int) -> Batch:
-        if epoch < self.last_batch_epoch:  # place_leader_batches' epoch check
-            raise Violation(f"leader append in epoch {epoch} after epoch {self.last_batch_epoch}")
-        batch = Batch(self.log_end_offset, count, epoch, payload)
-        self._push(batch)
-        self._note_batch(epoch, batch.base)
-        return batch
-
-    def append_as_follower(self, batches: tuple[Batch, ...]) -> None:
-        expected, epoch = self.log_end_offset, self.last_batch_epoch
-        for b in batches:  # place_follower_batches' checks
-            if b.base != expected or b.epoch < epoch:
-                raise Violation(
-                    f"follower append of {b} refused: log end {expected}, last epoch {epoch}"
+    def _read_from(self, offset: int) -> list[Batch]:
+        plog = self.plog
+        assert plog is not None
+        appended: list[Batch] = []
+        while offset < plog.log_end_offset:
+            region = plog.read(offset, _READ_BYTES).region
+            if region is None:
+                break
+            data = os.pread(region.fd, region.length, region.position)
+            position = 0
+            while position < len(data):
+                h = read_header(data, position)
+                batch = Batch(
+                    h.base_offset, h.last_offset_delta + 1, h.leader_epoch, h.first_timestamp_ms
                 )
-            expected, epoch = b.end, b.epoch
-        for b in batches:
-            self._push(b)
-            self._note_batch(b.epoch, b.base)
-
-    def read(self, offset: int, max_batches: int) -> tuple[Batch, ...]:
-        i = bisect.bisect_left(self.bases, offset)
-        return tuple(self.batches[i : i + max_batches])
-
-    def truncate_to(self, offset: int) -> list[Batch]:
-        """Cut at a batch boundary; returns the removed batches (PartitionLog.truncate_to)."""
-        end = self.log_end_offset
-        if offset == end:
-            self.epochs.truncate_from_end(offset)
-            return []
-        if not 0 <= offset < end or offset not in self.by_base:
-            raise Violation(f"truncation to {offset} is not at a batch boundary below {end}")
-        i = bisect.bisect_left(self.bases, offset)
-        removed = self.batches[i:]
-        del self.batches[i:]
-        del self.bases[i:]
-        for b in removed:
-            del self.by_base[b.base]
-        self.epochs.truncate_from_end(self.log_end_offset)
-        return removed
-
-    def truncate_at_or_below(self, offset: int) -> tuple[int, list[Batch]]:
-        """PartitionLog.truncate_at_or_below: cut at ``offset`` or the start of its batch."""
-        offset = max(min(offset, self.log_end_offset), 0)
-        if offset < self.log_end_offset:
-            offset = self.bases[bisect.bisect_right(self.bases, offset) - 1]
-        return offset, self.truncate_to(offset)
+                self.batches.append(batch)
+                self.bases.append(batch.base)
+                self.by_base[batch.base] = batch
+                appended.append(batch)
+                position += h.size
+                offset = batch.end
+        return appended

@@ -9,14 +9,18 @@ after every event until the healed cluster is quiescent or a rule breaks.
 from __future__ import annotations
 
 import heapq
+import os
 import random
+import tempfile
 import traceback
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import trio
 
+from .broken_variants import replica_type_for
 from .broker import SimBroker
 from .checker import Checker
 from .clients import Consumer, Producer
@@ -38,13 +42,21 @@ class Simulation:
     order), so a run is a pure function of its seed."""
 
     def __init__(
-        self, seed: int, bug: Bug | None = None, trace: bool = False, driver_fix: bool = True
+        self,
+        seed: int,
+        workdir: Path,
+        bug: Bug | None = None,
+        trace: bool = False,
+        driver_fix: bool = True,
     ) -> None:
         self.seed = seed
         self.driver_fix = driver_fix
         self.rng = random.Random(seed)
-        self.config = SimConfig.for_seed(self.rng)
+        self.config = SimConfig.for_seed(self.rng, random.Random(-1 - seed))
+        self.workdir = workdir
+        self.log_config = self.config.log_config()
         self.bug = bug
+        self.replica_type = replica_type_for(bug)
         self.now = 0
         self._seq = 0
         self._ids = 0
@@ -174,6 +186,7 @@ class Simulation:
                 result = fn(*args)
                 if isinstance(result, Awaitable):
                     await result
+                self._run_woken()
                 self.events += 1
                 self.checker.step()
                 if self.healed and self.events % 16 == 0 and self.quiescent():
@@ -193,6 +206,18 @@ class Simulation:
             self.stats,
             list(self.trace) if self.trace is not None else [],
         )
+
+    def _run_woken(self) -> None:
+        """What the real replicas woke in this event: parked follower fetches whose log end
+        moved, acks=all waits that were decided (on a node, trio runs those tasks next)."""
+        for b in self.brokers.values():
+            if b.up and not b.paused:
+                b.wake_parked_fetches()
+                b.settle_acks()
+
+    def close(self) -> None:
+        for b in self.brokers.values():
+            b.log.crash()
 
     def describe(self) -> str:
         parts = []
@@ -214,9 +239,18 @@ class Simulation:
 def run_seed(
     seed: int, bug: Bug | None = None, trace: bool = False, driver_fix: bool = True
 ) -> SimResult:
-    """One complete run (faults, healing, final checks); deterministic in ``seed``.
+    """One complete run (faults, healing, final checks); deterministic in ``seed``. The
+    brokers' logs live in a fresh temporary directory (in memory where /dev/shm exists),
+    removed afterwards.
 
     ``driver_fix`` (default) runs the ISR manager as isr_manager.py does; False replays the
     old behaviour that lost records (see :meth:`.IsrProposer._alter_finished`).
     """
-    return trio.run(Simulation(seed, bug, trace, driver_fix).run)
+    shm = Path("/dev/shm")
+    parent = shm if shm.is_dir() and os.access(shm, os.W_OK) else None
+    with tempfile.TemporaryDirectory(prefix="rillet-repl-sim-", dir=parent) as tmp:
+        sim = Simulation(seed, Path(tmp), bug, trace, driver_fix)
+        try:
+            return trio.run(sim.run)
+        finally:
+            sim.close()
