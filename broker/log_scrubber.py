@@ -25,7 +25,7 @@ import trio
 
 from rillet.broker.config import TasksConfig
 from rillet.broker.partition_replica import PartitionReplica
-from rillet.broker.replica_manager import ReplicaManager, now_ms
+from rillet.broker.replica_manager import ReplicaManager
 from rillet.partition_store.batch_verify import BatchDamage, VerifyOutcome, verify_file_range
 from rillet.partition_store.errors import StoreError
 from rillet.partition_store.scrub_plan import ScrubPlan, ScrubStats, ScrubStep, ScrubTarget
@@ -74,10 +74,10 @@ class LogScrubber:
             for target in _targets_of(replica)
         ]
         plan: ScrubPlan[PartitionReplica] = ScrubPlan(
-            targets, self._tasks.log_scrub_bytes_per_second, now_ms()
+            targets, self._tasks.log_scrub_bytes_per_second, self._replicas.clock.now_ms()
         )
         found: list[tuple[PartitionReplica, BatchDamage]] = []
-        while (step := plan.next_step(now_ms())) is not None:
+        while (step := plan.next_step(self._replicas.clock.now_ms())) is not None:
             if isinstance(step, int):
                 await trio.sleep(step / 1000)
                 continue
@@ -132,7 +132,7 @@ class LogScrubber:
     ) -> None:
         status = {
             "passes": self.passes,
-            "finished_ms": now_ms(),
+            "finished_ms": self._replicas.clock.now_ms(),
             "segments_checked": stats.segments_checked,
             "bytes_checked": stats.bytes_checked,
             "damaged": [

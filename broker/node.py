@@ -20,7 +20,6 @@ import os
 import random
 import signal
 import ssl
-import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any
 import trio
 
 from rillet.broker.broker_lifecycle import CONTROLLED_SHUTDOWN_TIMEOUT_S, BrokerLifecycle
+from rillet.broker.clock import SYSTEM_CLOCK, Clock
 from rillet.broker.cluster_auth import ClusterAuth
 from rillet.broker.config import NodeConfig
 from rillet.broker.connection import Connection
@@ -92,9 +92,12 @@ class DataDirLock:
 class Node:
     """One rillet node: a Raft voter and broker (combined), or a broker only."""
 
-    def __init__(self, config: NodeConfig, ready_file: Path | None = None) -> None:
+    def __init__(
+        self, config: NodeConfig, ready_file: Path | None = None, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
         self.config = config
         self.ready_file = ready_file
+        self.clock = clock
         self.port: int | None = None
         self.kafka_port: int | None = None
         self.http_port: int | None = None
@@ -131,7 +134,7 @@ class Node:
             cfg.limits.max_connections,
         )
         lock = DataDirLock(cfg.data_dir)
-        manager = ReplicaManager(cfg)
+        manager = ReplicaManager(cfg, self.clock)
         quorum: Quorum | None = None
         try:
             listeners = await trio.open_tcp_listeners(cfg.listener.port, host=cfg.listener.host)
@@ -280,7 +283,7 @@ class Node:
                     max_records_per_batch=q.max_records_per_batch,
                 ),
                 random.Random(),
-                _wall_clock_ms,
+                self.clock.now_ms,
                 q.controller_tick_ms,
                 on_commit_s=self._raft_append.observe,
                 election_timeout_min_ms=q.election_timeout_min_ms,
@@ -361,7 +364,7 @@ class Node:
     def _log_refused(self, host: str) -> None:
         """A refused connection is logged at most once a second (a flood must not flood
         the log); the line says how many were refused since the last one."""
-        now = time.monotonic()
+        now = self.clock.monotonic_s()
         if now - self._refused_logged_at >= 1.0:
             self._refused_logged_at = now
             limits = self.config.limits
@@ -420,7 +423,3 @@ def _leader_of(quorum: Quorum | None) -> Callable[[], int | None] | None:
     if quorum is None:
         return None
     return lambda: quorum.leadership().leader_id
-
-
-def _wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import logging
 import shutil
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 import trio
 
+from rillet.broker.clock import SYSTEM_CLOCK, Clock
 from rillet.broker.config import NodeConfig
 from rillet.broker.partition_replica import PartitionReplica, ReplicaRole, TopicPartitionKey
 from rillet.broker.topic_config import effective_log_config, min_insync_replicas
@@ -28,10 +28,6 @@ log = logging.getLogger(__name__)
 DELETE_SUFFIX = "-delete"
 
 
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
 class ReplicaManager:
     """Maps (topic, partition) to the local replica; opens and removes partitions' logs.
 
@@ -40,8 +36,9 @@ class ReplicaManager:
     :meth:`ensure_replica` and :meth:`remove_replica` as the committed metadata changes.
     """
 
-    def __init__(self, config: NodeConfig) -> None:
+    def __init__(self, config: NodeConfig, clock: Clock = SYSTEM_CLOCK) -> None:
         self.config = config
+        self.clock = clock
         self.data_dir = config.data_dir
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._replicas: dict[TopicPartitionKey, PartitionReplica] = {}
@@ -118,11 +115,15 @@ class ReplicaManager:
         directory = self._partition_dir(topic, partition)
         log_config = effective_log_config(self.config.log, configs)
         try:
-            plog = PartitionLog.open(directory, log_config, now_ms(), topic, partition, topic_id)
+            plog = PartitionLog.open(
+                directory, log_config, self.clock.now_ms(), topic, partition, topic_id
+            )
         except TopicIdMismatch:
             log.info("%s belongs to a deleted topic of that name: removing it", directory)
             self._move_aside(directory)
-            plog = PartitionLog.open(directory, log_config, now_ms(), topic, partition, topic_id)
+            plog = PartitionLog.open(
+                directory, log_config, self.clock.now_ms(), topic, partition, topic_id
+            )
         if leader_epoch is not None:
             plog.start_leader_epoch(leader_epoch)  # what set_role would do, off the loop
         return plog
@@ -148,7 +149,7 @@ class ReplicaManager:
         log_config = effective_log_config(self.config.log, configs)
         if plog.config != log_config:  # the topic's configs changed (or a first install)
             plog.reconfigure(log_config)
-        replica.set_role(role, now_ms())
+        replica.set_role(role, self.clock.now_ms())
         return replica
 
     def remove_replica(self, topic: str, partition: int) -> None:
@@ -226,7 +227,7 @@ class ReplicaManager:
     def follower_connection_lost(self, replica_id: int) -> None:
         """A follower's replica-fetch connection closed: see LeaderState.follower_disconnected."""
         cfg = self.config.replication
-        now = now_ms()
+        now = self.clock.now_ms()
         for replica in self._replicas.values():
             if replica.leader is not None:
                 replica.leader.follower_disconnected(
@@ -245,12 +246,12 @@ class ReplicaManager:
             with trio.move_on_after(interval_s):
                 await self._flush_wakeup.wait()
             self._flush_wakeup = trio.Event()
-            now = now_ms()
+            now = self.clock.now_ms()
             for replica in list(self._replicas.values()):
                 plan = replica.flush_due(now)
                 if plan is None:
                     continue
-                started_s = time.monotonic()
+                started_s = self.clock.monotonic_s()
                 try:
                     await trio.to_thread.run_sync(plan.run)
                 except OSError as exc:
@@ -260,7 +261,7 @@ class ReplicaManager:
                     log.critical("fsync of %s failed, stopping the node: %s", replica.key, exc)
                     raise
                 if self.on_fsync_s is not None:
-                    self.on_fsync_s(time.monotonic() - started_s)
+                    self.on_fsync_s(self.clock.monotonic_s() - started_s)
                 replica.flush_done(plan)
 
     async def run_high_watermark_checkpoint_task(self) -> None:
@@ -296,7 +297,7 @@ class ReplicaManager:
         interval_s = self.config.tasks.deleted_files_check_interval_ms / 1000
         while True:
             await trio.sleep(interval_s)
-            now = now_ms()
+            now = self.clock.now_ms()
             for replica in list(self._replicas.values()):
                 try:
                     replica.log.purge_deleted_segments(now)
@@ -306,7 +307,7 @@ class ReplicaManager:
     def enforce_retention(self) -> int:
         """Delete expired segments in every partition; returns how many were deleted."""
         deleted = 0
-        now = now_ms()
+        now = self.clock.now_ms()
         for replica in list(self._replicas.values()):
             try:
                 deleted += replica.log.delete_expired_segments(now)

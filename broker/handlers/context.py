@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from rillet.broker.config import NodeConfig
@@ -21,9 +20,9 @@ class BrokerContext:
     metadata: MetadataView
     producer_ids: ProducerIdSource | None = None
 
-    @staticmethod
-    def now_ms() -> int:
-        return time.time_ns() // 1_000_000
+    def now_ms(self) -> int:
+        """The node's clock (the replica manager's: one clock for the whole middle layer)."""
+        return self.replicas.clock.now_ms()
 
     def leader_replica(self, topic: str, partition: int) -> PartitionReplica | ErrorCode:
         """The local replica when this node leads the partition, else the error to answer.

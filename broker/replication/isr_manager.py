@@ -20,7 +20,7 @@ from rillet.broker.config import NodeConfig
 from rillet.broker.controller_link import ControllerLink
 from rillet.broker.errors import ControllerUnreachable
 from rillet.broker.partition_replica import PartitionReplica
-from rillet.broker.replica_manager import ReplicaManager, now_ms
+from rillet.broker.replica_manager import ReplicaManager
 from rillet.broker.replication.leader_state import IsrProposal
 from rillet.wire.cluster_messages import AlterPartitionRequest, AlterPartitionResponse
 from rillet.wire.error_codes import ErrorCode
@@ -62,7 +62,7 @@ class IsrManager:
                 epoch = self._broker_epoch()
                 if epoch is None:
                     continue
-                now = now_ms()
+                now = self._replicas.clock.now_ms()
                 for replica in self._replicas.replicas():
                     leader = replica.leader
                     if leader is None or replica.deleted:

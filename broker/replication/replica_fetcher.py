@@ -23,7 +23,7 @@ import trio
 from rillet.broker.config import ReplicationConfig
 from rillet.broker.metadata_view import MetadataView
 from rillet.broker.partition_replica import FetchApplied, PartitionReplica
-from rillet.broker.replica_manager import ReplicaManager, now_ms
+from rillet.broker.replica_manager import ReplicaManager
 from rillet.client.connection import BrokerConnection
 from rillet.client.errors import RilletError
 from rillet.partition_store.errors import StoreError
@@ -202,7 +202,9 @@ class ReplicaFetcherManager:
         """Whether the answer moved this partition on (False: back off before the next)."""
         replica = s.replica
         try:
-            applied = replica.apply_fetch_answer(answer, s.fetch_offset, s.leader_epoch, now_ms())
+            applied = replica.apply_fetch_answer(
+                answer, s.fetch_offset, s.leader_epoch, self._replicas.clock.now_ms()
+            )
         except (StoreError, WireError) as exc:
             log.error("replicating %s failed: %s", replica.key, exc)
             return False
