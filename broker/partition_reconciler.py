@@ -23,8 +23,9 @@ from pathlib import Path
 
 import trio
 
-from rillet.broker.partition_replica import PartitionReplica, ReplicaRole, TopicPartitionKey
+from rillet.broker.partition_replica import PartitionReplica
 from rillet.broker.replica_manager import ReplicaManager
+from rillet.broker.replica_role import ReplicaRole, TopicPartitionKey
 from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.metadata_quorum.state import MetadataState, PartitionState, TopicState
 from rillet.partition_store.log import PartitionLog

@@ -16,21 +16,19 @@ wake-up serves a long poll over many partitions.
 
 from __future__ import annotations
 
-import enum
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import trio
 
 from rillet.broker.invariants import require
 from rillet.broker.offset_waiters import OffsetWaiters
+from rillet.broker.replica_role import FetchApplied, ReplicaRole, TopicPartitionKey
 from rillet.broker.replication.follower_state import (
     divergence_truncation_offset,
     plan_out_of_range,
 )
 from rillet.broker.replication.leader_state import IsrProposal, LeaderState
-from rillet.metadata_quorum.state import PartitionState
 from rillet.partition_store.batch_verify import BatchDamage
 from rillet.partition_store.config import LogConfig
 from rillet.partition_store.flush_plan import FlushPlan
@@ -41,51 +39,6 @@ from rillet.wire.frame import FileRegion
 from rillet.wire.messages import FetchPartition, FetchPartitionResponse
 
 log = logging.getLogger(__name__)
-
-
-class FetchApplied(enum.Enum):
-    """What a follower made of its leader's answer (:meth:`PartitionReplica.apply_fetch_answer`)."""
-
-    STALE = "stale"  # the partition changed since the fetch was sent: ignored
-    APPENDED = "appended"  # records (if any), high watermark and log start taken
-    TRUNCATED = "truncated"  # a diverging or out-of-range suffix cut: fetch again from the end
-    BACK_OFF = "back off"  # an error answer that changes nothing: wait, then fetch again
-
-
-@dataclass(frozen=True, slots=True)
-class ReplicaRole:
-    """What the committed metadata says about this replica: leader or follower (and of
-    whom), in which leader epoch, and the partition's replicas, ISR and partition epoch."""
-
-    is_leader: bool
-    leader_epoch: int
-    isr: tuple[int, ...]
-    node_id: int
-    replicas: tuple[int, ...] = ()
-    partition_epoch: int = 0
-    leader_id: int = -1
-
-    @classmethod
-    def of(cls, p: PartitionState, node_id: int) -> ReplicaRole:
-        """The role the committed partition state ``p`` gives replica ``node_id``."""
-        return cls(
-            is_leader=p.leader == node_id,
-            leader_epoch=p.leader_epoch,
-            isr=p.isr,
-            node_id=node_id,
-            replicas=p.replicas,
-            partition_epoch=p.partition_epoch,
-            leader_id=p.leader,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class TopicPartitionKey:
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
 
 
 class PartitionReplica:
@@ -542,37 +495,6 @@ class PartitionReplica:
         if progress is not None:
             return progress
         return await self._hw_waiters.wait(offset, leader_epoch)
-
-    def acks_all_verdict(self, reached: bool, leader_epoch: int) -> tuple[ErrorCode, str]:
-        """The answer to an acks=all write appended in ``leader_epoch``, once its wait ended
-        (``reached``: the high watermark passed it; else the wait timed out or the
-        leadership ended). NONE with an empty message is success."""
-        isr, min_isr = self.in_sync_count(), self.min_insync_replicas
-        if reached:
-            if isr >= min_isr:
-                return ErrorCode.NONE, ""
-            # Committed, but on fewer replicas than the topic demands (Kafka answers so too).
-            return (
-                ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-                f"{isr} in-sync replicas when the write was committed, "
-                f"min.insync.replicas is {min_isr}",
-            )
-        if self.deleted:
-            return (
-                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                "partition deleted while waiting for acks=all",
-            )
-        if not self.is_leader or self.leader_epoch != leader_epoch:
-            return ErrorCode.NOT_LEADER_OR_FOLLOWER, "leadership moved while waiting for acks=all"
-        if isr < min_isr:
-            return (
-                ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-                "the ISR shrank below min.insync.replicas while waiting for acks=all",
-            )
-        return (
-            ErrorCode.REQUEST_TIMED_OUT,
-            "high watermark did not reach the batch within timeout_ms",
-        )
 
     # -- checkpoint -------------------------------------------------------------------------
 

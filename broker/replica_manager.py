@@ -17,7 +17,8 @@ import trio
 
 from rillet.broker.clock import SYSTEM_CLOCK, Clock
 from rillet.broker.config import NodeConfig
-from rillet.broker.partition_replica import PartitionReplica, ReplicaRole, TopicPartitionKey
+from rillet.broker.partition_replica import PartitionReplica
+from rillet.broker.replica_role import ReplicaRole, TopicPartitionKey
 from rillet.broker.topic_config import effective_log_config, min_insync_replicas
 from rillet.partition_store.errors import TopicIdMismatch
 from rillet.partition_store.log import PartitionLog

@@ -32,8 +32,9 @@ from rillet.broker.cluster_auth import ClusterAuth
 from rillet.broker.config import NodeConfig
 from rillet.broker.controller_link import ControllerLink
 from rillet.broker.errors import ControllerUnreachable
-from rillet.broker.partition_replica import PartitionReplica, ReplicaRole
+from rillet.broker.partition_replica import PartitionReplica
 from rillet.broker.replica_manager import ReplicaManager
+from rillet.broker.replica_role import ReplicaRole
 from rillet.wire.cluster_messages import AlterPartitionRequest, AlterPartitionResponse
 from rillet.wire.error_codes import ErrorCode
 

@@ -18,6 +18,7 @@ import trio
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.message_timestamps import InvalidTimestamp, apply_timestamp_policy
+from rillet.broker.replication.acks_verdict import acks_all_verdict
 from rillet.partition_store.errors import (
     InvalidLeaderEpoch,
     InvalidRecords,
@@ -142,7 +143,7 @@ async def _await_high_watermarks(
                 "partition deleted while waiting for acks=all",
             )
         else:
-            code, message = replica.acks_all_verdict(index in reached, leader_epoch)
+            code, message = acks_all_verdict(replica, index in reached, leader_epoch)
             if code == ErrorCode.NONE:
                 continue
         final[index] = ProducePartitionResponse(r.topic, r.partition, code, error_message=message)

@@ -22,8 +22,9 @@ import trio
 
 from rillet.broker.config import ReplicationConfig
 from rillet.broker.metadata_view import MetadataView
-from rillet.broker.partition_replica import FetchApplied, PartitionReplica
+from rillet.broker.partition_replica import PartitionReplica
 from rillet.broker.replica_manager import ReplicaManager
+from rillet.broker.replica_role import FetchApplied
 from rillet.client.connection import BrokerConnection
 from rillet.client.errors import RilletError
 from rillet.partition_store.errors import StoreError

@@ -17,8 +17,9 @@ from rillet.broker.cluster_auth import ClusterAuth
 from rillet.broker.config import NodeConfig
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.metadata_view import MetadataView
-from rillet.broker.partition_replica import PartitionReplica, ReplicaRole, TopicPartitionKey
+from rillet.broker.partition_replica import PartitionReplica
 from rillet.broker.replica_manager import ReplicaManager
+from rillet.broker.replica_role import ReplicaRole, TopicPartitionKey
 from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.raft.quorum import Entry, Snapshot
 

@@ -14,9 +14,10 @@ import trio
 from rillet.broker.config import NodeConfig, TasksConfig, load_config
 from rillet.broker.errors import ConfigError
 from rillet.broker.log_scrubber import SCRUB_STATUS_FILE, LogScrubber
-from rillet.broker.partition_replica import PartitionReplica, ReplicaRole, TopicPartitionKey
+from rillet.broker.partition_replica import PartitionReplica
 from rillet.broker.replica_manager import ReplicaManager
 from rillet.broker.replica_repair import RepairAction, repair_action
+from rillet.broker.replica_role import ReplicaRole, TopicPartitionKey
 from rillet.partition_store.config import LogConfig
 from rillet.partition_store.errors import LogDamaged
 from rillet.partition_store.log import PartitionLog

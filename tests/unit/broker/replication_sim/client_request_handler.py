@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rillet.broker.replication.acks_verdict import acks_all_verdict
 from rillet.wire.error_codes import ErrorCode
 
 from .broker_process import BrokerProcess
@@ -71,7 +72,7 @@ class ClientRequestHandler(BrokerProcess):
         if r is None:
             code = ErrorCode.NONE if reached else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         else:
-            code, _ = r.acks_all_verdict(reached, b.epoch)
+            code, _ = acks_all_verdict(r, reached, b.epoch)
         if code == ErrorCode.NONE:
             plog = r.log if r is not None else None
             if plog is not None and plog.config.forces_fsync and plog.recovery_point < b.end:

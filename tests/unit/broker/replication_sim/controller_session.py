@@ -8,7 +8,7 @@ it also routes the controller's answers (an AlterPartition answer to :mod:`.isr_
 
 from __future__ import annotations
 
-from rillet.broker.partition_replica import ReplicaRole, TopicPartitionKey
+from rillet.broker.replica_role import ReplicaRole, TopicPartitionKey
 from rillet.metadata_quorum.records import decode_entry
 from rillet.metadata_quorum.state import PartitionState
 from rillet.wire.error_codes import ErrorCode

@@ -9,7 +9,7 @@ the runs reach those paths.
 
 from __future__ import annotations
 
-from rillet.broker.partition_replica import FetchApplied
+from rillet.broker.replica_role import FetchApplied
 from rillet.broker.replication.follower_fetch_answer import is_diverging
 from rillet.partition_store.errors import StoreError
 from rillet.wire.error_codes import ErrorCode
