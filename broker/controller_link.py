@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import ssl
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import trio
 
@@ -22,6 +22,9 @@ from rillet.broker.errors import BrokerError, ControllerUnreachable
 from rillet.client.connection import BrokerConnection
 from rillet.client.errors import RilletError
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.request import Request
+
+R = TypeVar("R")
 
 log = logging.getLogger(__name__)
 
@@ -87,10 +90,10 @@ class ControllerLink:
 
     async def call(
         self,
-        request: Any,
+        request: Request[R],
         deadline_s: float,
         not_controller: Callable[[Any], int | None] | None = None,
-    ) -> Any:
+    ) -> R:
         """Send ``request`` to the controller and return its answer.
 
         ``not_controller(response)`` returns the controller hint (or -1) when the answer says
@@ -126,20 +129,20 @@ class ControllerLink:
                 backoff_s = min(backoff_s * 2, MAX_BACKOFF_S)
         raise ControllerUnreachable(f"no controller answered within {deadline_s:.3g}s ({failure})")
 
-    async def _request(self, conn: BrokerConnection, request: Any, voter: int) -> Any:
+    async def _request(self, conn: BrokerConnection, request: Request[R], voter: int) -> R:
         """One attempt at ``voter``, abandoned as soon as the local quorum names another
         leader. A voter that was cut off or died with the request unanswered would otherwise
         hold it for a whole request timeout — longer than a new controller waits for the
         brokers' first heartbeats before it fences them (chaos seed 37)."""
-        response: Any = None
+        answered: list[R] = []
         error: RilletError | None = None
         moved = False
         async with trio.open_nursery() as nursery:
 
             async def attempt() -> None:
-                nonlocal response, error
+                nonlocal error
                 try:
-                    response = await conn.request(request, self._request_timeout_s)
+                    answered.append(await conn.request(request, self._request_timeout_s))
                 except RilletError as exc:  # raised below, not as an exception group
                     error = exc
                 nursery.cancel_scope.cancel()
@@ -160,7 +163,7 @@ class ControllerLink:
             raise error
         if moved:
             raise _ControllerMoved("the local quorum names another leader")
-        return response
+        return answered[0]
 
     def close(self) -> None:
         for conn in self._connections.values():

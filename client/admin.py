@@ -17,7 +17,7 @@ from __future__ import annotations
 import ssl
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import trio
 
@@ -44,6 +44,9 @@ from rillet.wire import group_messages as gm
 from rillet.wire import messages as m
 from rillet.wire.acls import AclBinding, AclFilter
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.request import Request
+
+R = TypeVar("R")
 
 MAX_BACKOFF_S = 1.0
 # Per-topic answers worth resending: the node could not act (not the controller, no leader
@@ -291,7 +294,7 @@ class Admin(ClientLifecycle):
         if pending:
             raise ClientTimeoutError(f"topic operation on {pending} did not complete") from last
 
-    async def _to_controller(self, request: Any) -> Any:
+    async def _to_controller(self, request: Request[R]) -> R:
         cluster = self._cluster
         if not cluster.metadata.brokers:
             await cluster.refresh_metadata([])

@@ -16,7 +16,7 @@ import logging
 import ssl
 from collections.abc import Iterable
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import trio
 
@@ -36,6 +36,9 @@ from rillet.client.sasl import SaslLogin
 from rillet.client.types import TopicPartition
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import MetadataRequest, MetadataResponse
+from rillet.wire.request import Request
+
+R = TypeVar("R")
 
 log = logging.getLogger(__name__)
 
@@ -328,8 +331,8 @@ class ClusterClient:
         return None
 
     async def request_any(
-        self, request: Any, timeout_s: float | None = None, avoid: set[int] | None = None
-    ) -> Any:
+        self, request: Request[R], timeout_s: float | None = None, avoid: set[int] | None = None
+    ) -> R:
         """Send ``request`` to any node, moving to another if a connection fails or a node
         does not answer in time (a paused node is not asked again while others remain).
 
@@ -341,11 +344,11 @@ class ClusterClient:
 
     async def _request_any(
         self,
-        request: Any,
+        request: Request[R],
         timeout_s: float | None,
         avoid: set[int] | None,
         avoid_addresses: frozenset[tuple[str, int]],
-    ) -> tuple[Any, tuple[str, int]]:
+    ) -> tuple[R, tuple[str, int]]:
         """``request_any``, also naming the address that answered; ``avoid`` and
         ``avoid_addresses`` as in ``any_connection``."""
         timeout = self.request_timeout_s if timeout_s is None else timeout_s
@@ -440,11 +443,11 @@ class ClusterClient:
         self,
         conn: BrokerConnection,
         node_id: int,
-        request: Any,
+        request: Request[R],
         partitions: Iterable[TP],
         timeout_s: float,
         expected_wait_s: float = 0.0,
-    ) -> Any:
+    ) -> R:
         """``conn.request(request, timeout_s)``, abandoned as soon as the metadata names a
         new leader for any of ``partitions``: then LeaderMovedError (retry at once, at the
         leader the metadata names now)."""

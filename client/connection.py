@@ -21,7 +21,7 @@ import logging
 import os
 import ssl
 from collections import deque
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 import trio
 
@@ -43,6 +43,7 @@ from rillet.wire.protocol import (
     response_correlation_id,
     response_type_for,
 )
+from rillet.wire.request import Request
 from rillet.wire.sasl_messages import (
     SaslAuthenticateRequest,
     SaslAuthenticateResponse,
@@ -58,10 +59,11 @@ RECEIVE_BYTES = 1024 * 1024
 LARGE_PART_BYTES = 64 * 1024
 DEFAULT_MAX_IN_FLIGHT = 64  # the node's default max_in_flight_requests_per_connection
 BytesPart = bytes | bytearray | memoryview
+R = TypeVar("R")
 
 
-class PendingResponse:
-    """A request on the wire, waiting for its response (or for the connection to fail)."""
+class PendingResponse(Generic[R]):
+    """A request on the wire, waiting for its ``R`` (or for the connection to fail)."""
 
     __slots__ = ("correlation_id", "error", "event", "response", "response_type")
 
@@ -100,7 +102,7 @@ class BrokerConnection:
         self._sasl = sasl
         self._stream: trio.abc.Stream | None = None
         self._in_flight = trio.Semaphore(max_in_flight)
-        self._pending: dict[int, PendingResponse] = {}
+        self._pending: dict[int, PendingResponse[Any]] = {}
         self._ids = itertools.count(1)
         self._decoder = FrameDecoder(max_frame_bytes)
         self._outbox: deque[tuple[list[BytesPart], trio.Event | None]] = deque()
@@ -172,14 +174,14 @@ class BrokerConnection:
         server_first = await step(scram.first())
         scram.verify(await step(scram.final(server_first)))
 
-    async def request(self, request: Any, timeout_s: float) -> Any:
+    async def request(self, request: Request[R], timeout_s: float) -> R:
         """Send ``request`` and return its response body.
 
         Raises BrokerError for a top-level error response, ConnectionFailedError when the
         connection breaks, ClientTimeoutError after ``timeout_s`` (which includes waiting for
         an in-flight slot), ClientClosedError when the connection is closed meanwhile.
         """
-        pending: PendingResponse | None = None
+        pending: PendingResponse[R] | None = None
         with trio.move_on_after(timeout_s):
             async with self._in_flight:
                 pending = self.submit(request)
@@ -191,7 +193,7 @@ class BrokerConnection:
                     self._pending.pop(pending.correlation_id, None)
         return self._outcome(pending, timeout_s)
 
-    def submit(self, request: Any) -> PendingResponse:
+    def submit(self, request: Request[R]) -> PendingResponse[R]:
         """Queue ``request`` for sending now, without waiting: frames leave in submit order.
 
         For callers that must keep several requests in a fixed order on the wire (the
@@ -200,12 +202,12 @@ class BrokerConnection:
         """
         self._check_open()
         cid = next(self._ids)
-        pending = PendingResponse(cid, response_type_for(request))
+        pending: PendingResponse[R] = PendingResponse(cid, response_type_for(request))
         self._pending[cid] = pending
         self._enqueue(encode_request(cid, request, self.client_id), None)
         return pending
 
-    async def wait_for(self, pending: PendingResponse, timeout_s: float) -> Any:
+    async def wait_for(self, pending: PendingResponse[R], timeout_s: float) -> R:
         """The response to a submitted request; raises like :meth:`request`."""
         try:
             with trio.move_on_after(timeout_s):
@@ -214,7 +216,7 @@ class BrokerConnection:
             self._pending.pop(pending.correlation_id, None)
         return self._outcome(pending, timeout_s)
 
-    def _outcome(self, pending: PendingResponse | None, timeout_s: float) -> Any:
+    def _outcome(self, pending: PendingResponse[R] | None, timeout_s: float) -> R:
         if pending is None or not pending.event.is_set():
             raise ClientTimeoutError(f"no response from {self.address} within {timeout_s:.3g}s")
         if pending.error is not None:
@@ -222,9 +224,10 @@ class BrokerConnection:
         response = pending.response
         if isinstance(response, ErrorResponse):
             raise error_for(response.error_code, response.error_message)
-        return response
+        # The reader decoded it as response_type_for(request): the R of Request[R].
+        return cast(R, response)
 
-    def submit_no_response(self, request: Any) -> trio.Event:
+    def submit_no_response(self, request: Request[Any]) -> trio.Event:
         """Queue a request the node will not answer (produce with acks=0).
 
         The returned event is set once the frame is handed to the operating system (all the
@@ -235,7 +238,7 @@ class BrokerConnection:
         self._enqueue(encode_request(next(self._ids), request, self.client_id), written)
         return written
 
-    async def send_no_response(self, request: Any) -> None:
+    async def send_no_response(self, request: Request[Any]) -> None:
         """Send a request the node will not answer; returns once it is written.
 
         Raises ConnectionFailedError (or ClientClosedError) if the connection ended first.

@@ -9,8 +9,8 @@ more.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 import trio
 
@@ -22,22 +22,29 @@ from rillet.client.errors import (
     RilletError,
 )
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.request import Request
 
 RESEND = frozenset({ErrorCode.NOT_CONTROLLER, ErrorCode.REQUEST_TIMED_OUT})
 
-ToController = Callable[[Any], Awaitable[Any]]
+
+class ToController(Protocol):
+    """Sends a request to the controller and returns its answer."""
+
+    async def __call__(self, request: Request[R]) -> R: ...
+
+
 R = TypeVar("R")
 
 
 async def decided(
     cluster: ClusterClient,
     to_controller: ToController,
-    request: Any,
+    request: Request[R],
     refusal: Callable[[Any], BrokerError | None],
     what: str,
     timeout_s: float,
     backoff_s: float,
-) -> Any:
+) -> R:
     """The controller's answer to ``request`` once it is not a resend code. ``refusal``
     reads an answer's error (None: it succeeded), raised unless it is one to resend."""
     last: RilletError | None = None

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import trio
 
@@ -31,6 +31,9 @@ from rillet.client.errors import (
     error_for,
 )
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.request import Request
+
+R = TypeVar("R")
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +54,7 @@ class Requester(Protocol):
     @property
     def closed(self) -> bool: ...
 
-    async def request(self, request: Any, timeout_s: float) -> Any: ...
+    async def request(self, request: Request[R], timeout_s: float) -> R: ...
 
 
 def transient_failure(exc: BaseException) -> bool:
@@ -93,10 +96,10 @@ class CoordinatorLink:
 
     async def call(
         self,
-        request: Any,
+        request: Request[R],
         until_s: float | None = None,
         retry_answer: Callable[[Any], bool] | None = None,
-    ) -> Any:
+    ) -> R:
         """Send ``request`` to the coordinator and return its answer.
 
         Without ``until_s``: "not me" answers are retried (finding the coordinator again)
@@ -118,7 +121,7 @@ class CoordinatorLink:
                 self.forget()
                 if not persistent or self._stopped() or not transient_failure(exc):
                     raise
-                outcome: Any = exc
+                outcome: R | BaseException = exc
             else:
                 code = answer_code(response)
                 again = code in retry_codes or (

@@ -9,7 +9,7 @@ never races a running consumer (it would overwrite the reset with its next commi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TypeVar
 
 import trio
 
@@ -23,6 +23,9 @@ from rillet.client.errors import (
 from rillet.client.types import TopicPartition
 from rillet.wire import group_messages as gm
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.request import Request
+
+R = TypeVar("R")
 
 
 async def list_groups(cluster: ClusterClient) -> list[gm.GroupListing]:
@@ -108,7 +111,7 @@ async def delete_groups(
     return {g: outcome.get(g) for g in ids}
 
 
-async def _to_coordinator(cluster: ClusterClient, group_id: str, request: object) -> Any:
+async def _to_coordinator(cluster: ClusterClient, group_id: str, request: Request[R]) -> R:
     found: gm.FindCoordinatorResponse = await cluster.request_any(
         gm.FindCoordinatorRequest(group_id)
     )

@@ -23,7 +23,7 @@ import inspect
 import logging
 import socket
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import trio
 
@@ -33,6 +33,9 @@ from rillet.client.errors import RilletError, error_for
 from rillet.client.types import ConsumerRecord, TopicPartition
 from rillet.wire import group_messages as gm
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.request import Request
+
+R = TypeVar("R")
 
 log = logging.getLogger(__name__)
 
@@ -323,7 +326,7 @@ class GroupConsumer(Consumer):
 
     # -- the coordinator ----------------------------------------------------------------------
 
-    async def _call(self, request: Any) -> Any:
+    async def _call(self, request: Request[R]) -> R:
         """Send to the coordinator, finding it again (bounded) when it moved."""
         return await self._link.call(request)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import TypeVar
 
 import trio
 
@@ -19,6 +19,9 @@ from rillet.client.connection import BrokerConnection
 from rillet.client.errors import ClientClosedError, ClientTimeoutError, ConnectionFailedError
 from rillet.client.leader_watch import TP, LeaderMovedError, LeaderWatch, OnMoved
 from rillet.client.metadata import ClusterMetadata
+from rillet.wire.request import Request
+
+R = TypeVar("R")
 
 log = logging.getLogger(__name__)
 
@@ -64,11 +67,11 @@ class LeaderChecks:
         self,
         conn: BrokerConnection,
         node_id: int,
-        request: Any,
+        request: Request[R],
         partitions: Iterable[TP],
         timeout_s: float,
         expected_wait_s: float = 0.0,
-    ) -> Any:
+    ) -> R:
         moved: list[TP] = []
         with trio.CancelScope() as scope:
 

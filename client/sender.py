@@ -260,7 +260,9 @@ class Sender:
         )
         try:
             if self._acks == 0:
-                waiting: PendingResponse | trio.Event = conn.submit_no_response(request)
+                waiting: PendingResponse[ProduceResponse] | trio.Event = conn.submit_no_response(
+                    request
+                )
             else:
                 waiting = conn.submit(request)
         except RilletError as exc:  # the connection just closed
@@ -277,7 +279,7 @@ class Sender:
         leader: int,
         conn: BrokerConnection,
         batches: list[ProducerBatch],
-        waiting: PendingResponse | trio.Event,
+        waiting: PendingResponse[ProduceResponse] | trio.Event,
     ) -> None:
         live = list(batches)  # the batches this request still answers for
         token: int | None = None
@@ -310,7 +312,10 @@ class Sender:
             self._acc.wakeup.set()
 
     async def _await_answer(
-        self, conn: BrokerConnection, live: list[ProducerBatch], waiting: PendingResponse
+        self,
+        conn: BrokerConnection,
+        live: list[ProducerBatch],
+        waiting: PendingResponse[ProduceResponse],
     ) -> None:
         try:
             response: ProduceResponse = await conn.wait_for(

@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rillet.wire.acls import AclBinding, AclFilter
+from rillet.wire.request import Request
 
 
 @dataclass(frozen=True, slots=True)
-class CreateAclsRequest:
+class CreateAclsRequest(Request["CreateAclsResponse"]):
     creations: list[AclBinding]
     forwarded: bool = False
 
@@ -32,7 +33,7 @@ class CreateAclsResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class DescribeAclsRequest:
+class DescribeAclsRequest(Request["DescribeAclsResponse"]):
     filter: AclFilter
 
 
@@ -44,7 +45,7 @@ class DescribeAclsResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class DeleteAclsRequest:
+class DeleteAclsRequest(Request["DeleteAclsResponse"]):
     filters: list[AclFilter]
     forwarded: bool = False
 

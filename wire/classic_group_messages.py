@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rillet.wire.request import Request
+
 # Kafka's group states, as Kafka names them (DescribeGroups, ListGroups).
 EMPTY = "Empty"
 PREPARING_REBALANCE = "PreparingRebalance"
@@ -39,7 +41,7 @@ class ClassicProtocol:
 
 
 @dataclass(frozen=True, slots=True)
-class ClassicJoinGroupRequest:
+class ClassicJoinGroupRequest(Request["ClassicJoinGroupResponse"]):
     """A (re)join. ``member_id`` "" for a new member: with ``require_known_member_id`` (Kafka
     JoinGroup v4+) the answer is MEMBER_ID_REQUIRED with a member id to join again with.
 
@@ -92,7 +94,7 @@ class ClassicMemberAssignment:
 
 
 @dataclass(frozen=True, slots=True)
-class ClassicSyncGroupRequest:
+class ClassicSyncGroupRequest(Request["ClassicSyncGroupResponse"]):
     """The leader sends everyone's assignment; other members send an empty list and wait
     for the leader's."""
 
@@ -118,7 +120,7 @@ class ClassicSyncGroupResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class ClassicHeartbeatRequest:
+class ClassicHeartbeatRequest(Request["ClassicHeartbeatResponse"]):
     group_id: str
     generation_id: int
     member_id: str
@@ -145,7 +147,7 @@ class ClassicLeavingMember:
 
 
 @dataclass(frozen=True, slots=True)
-class ClassicLeaveGroupRequest:
+class ClassicLeaveGroupRequest(Request["ClassicLeaveGroupResponse"]):
     group_id: str
     members: list[ClassicLeavingMember]
 
@@ -170,7 +172,7 @@ class ClassicLeaveGroupResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class ClassicDescribeGroupsRequest:
+class ClassicDescribeGroupsRequest(Request["ClassicDescribeGroupsResponse"]):
     group_ids: list[str]
 
 
@@ -202,7 +204,7 @@ class ClassicDescribeGroupsResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class ClassicListGroupsRequest:
+class ClassicListGroupsRequest(Request["ClassicListGroupsResponse"]):
     states_filter: list[str] = field(default_factory=list)  # empty: every state
 
 

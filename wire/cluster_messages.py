@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rillet.wire.request import Request
+
 # -- BrokerRegistration ------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
-class BrokerRegistrationRequest:
+class BrokerRegistrationRequest(Request["BrokerRegistrationResponse"]):
     """A broker (re)joins. ``incarnation_id`` is fresh per process start."""
 
     cluster_id: str
@@ -43,7 +45,7 @@ class BrokerRegistrationResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class BrokerHeartbeatRequest:
+class BrokerHeartbeatRequest(Request["BrokerHeartbeatResponse"]):
     """Renews the broker's lease; ``caught_up`` asks to be unfenced, ``shutting_down`` to be
     fenced at once with its leaderships moved (controlled shutdown)."""
 
@@ -68,7 +70,7 @@ class BrokerHeartbeatResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class MetadataFetchRequest:
+class MetadataFetchRequest(Request["MetadataFetchResponse"]):
     """Committed metadata records after ``after_index`` (long poll up to ``max_wait_ms``)."""
 
     cluster_id: str
@@ -102,7 +104,7 @@ class MetadataFetchResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class AlterPartitionRequest:
+class AlterPartitionRequest(Request["AlterPartitionResponse"]):
     """A partition leader asks the controller for a new ISR, based on ``partition_epoch``
     (a stale one is refused: the leader retries from the newer committed state)."""
 
@@ -133,7 +135,7 @@ class AlterPartitionResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class AllocateProducerIdsRequest:
+class AllocateProducerIdsRequest(Request["AllocateProducerIdsResponse"]):
     """A broker asks the controller for a block of producer ids to hand out (KIP-730)."""
 
     cluster_id: str
@@ -155,7 +157,7 @@ class AllocateProducerIdsResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class NodeAuthBeginRequest:
+class NodeAuthBeginRequest(Request["NodeAuthBeginResponse"]):
     """A connection asks to act as node ``node_id``: the server answers a fresh nonce."""
 
     cluster_id: str
@@ -170,7 +172,7 @@ class NodeAuthBeginResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class NodeAuthProveRequest:
+class NodeAuthProveRequest(Request["NodeAuthProveResponse"]):
     """The node's proof of the cluster secret over both nonces, its id and the cluster id."""
 
     client_nonce: bytes
@@ -190,7 +192,7 @@ class NodeAuthProveResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class DescribeQuorumRequest:
+class DescribeQuorumRequest(Request["DescribeQuorumResponse"]):
     """``include_state_digest``: also hash the whole metadata state (tests and the chaos
     harness compare nodes by it; with thousands of partitions it costs the node a
     noticeable pause, so status checks leave it out)."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rillet.wire.request import Request
+
 
 @dataclass(frozen=True, slots=True)
 class GroupTopicPartitions:
@@ -22,7 +24,7 @@ class GroupTopicPartitions:
 
 
 @dataclass(frozen=True, slots=True)
-class FindCoordinatorRequest:
+class FindCoordinatorRequest(Request["FindCoordinatorResponse"]):
     key: str  # the group id
     key_type: int = 0  # 0: consumer group
 
@@ -40,7 +42,7 @@ class FindCoordinatorResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class ConsumerGroupHeartbeatRequest:
+class ConsumerGroupHeartbeatRequest(Request["ConsumerGroupHeartbeatResponse"]):
     group_id: str
     member_id: str  # "" to join: the answer carries the new member id
     session_timeout_ms: int
@@ -66,7 +68,7 @@ class ConsumerGroupHeartbeatResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class LeaveGroupRequest:
+class LeaveGroupRequest(Request["LeaveGroupResponse"]):
     group_id: str
     member_id: str
 
@@ -89,7 +91,7 @@ class OffsetCommitPartition:
 
 
 @dataclass(frozen=True, slots=True)
-class OffsetCommitRequest:
+class OffsetCommitRequest(Request["OffsetCommitResponse"]):
     """From a member (its id and generation), or with ``member_id`` "" from a tool while the
     group has no members."""
 
@@ -115,7 +117,7 @@ class OffsetCommitResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class OffsetFetchRequest:
+class OffsetFetchRequest(Request["OffsetFetchResponse"]):
     group_id: str
     partitions: list[GroupTopicPartitions] | None = None  # None: every committed offset
 
@@ -140,7 +142,7 @@ class OffsetFetchResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class ListGroupsRequest:
+class ListGroupsRequest(Request["ListGroupsResponse"]):
     pass
 
 
@@ -158,7 +160,7 @@ class ListGroupsResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class DescribeGroupsRequest:
+class DescribeGroupsRequest(Request["DescribeGroupsResponse"]):
     group_ids: list[str]
 
 
@@ -191,7 +193,7 @@ class DescribeGroupsResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class DeleteGroupsRequest:
+class DeleteGroupsRequest(Request["DeleteGroupsResponse"]):
     group_ids: list[str]
 
 

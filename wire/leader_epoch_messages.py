@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rillet.wire.request import Request
+
 
 @dataclass(frozen=True, slots=True)
 class EpochQuery:
@@ -20,7 +22,7 @@ class EpochQuery:
 
 
 @dataclass(frozen=True, slots=True)
-class OffsetForLeaderEpochRequest:
+class OffsetForLeaderEpochRequest(Request["OffsetForLeaderEpochResponse"]):
     partitions: list[EpochQuery]
 
 

@@ -36,6 +36,7 @@ from rillet.wire.cluster_messages import (
     NodeAuthProveRequest,
     NodeAuthProveResponse,
 )
+from rillet.wire.request import Request
 from rillet.wire.schema import Blob
 
 # -- Produce -----------------------------------------------------------------------------------
@@ -49,7 +50,7 @@ class ProducePartitionData:
 
 
 @dataclass(frozen=True, slots=True)
-class ProduceRequest:
+class ProduceRequest(Request["ProduceResponse"]):
     """acks: 0 (no response), 1 (leader appended), -1 (all in-sync replicas have it)."""
 
     acks: int
@@ -88,7 +89,7 @@ class FetchPartition:
 
 
 @dataclass(frozen=True, slots=True)
-class FetchRequest:
+class FetchRequest(Request["FetchResponse"]):
     """Long poll: answer once ``min_bytes`` are available or ``max_wait_ms`` has passed."""
 
     max_wait_ms: int
@@ -132,7 +133,7 @@ class ListOffsetsPartition:
 
 
 @dataclass(frozen=True, slots=True)
-class ListOffsetsRequest:
+class ListOffsetsRequest(Request["ListOffsetsResponse"]):
     partitions: list[ListOffsetsPartition]
 
 
@@ -154,7 +155,7 @@ class ListOffsetsResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class MetadataRequest:
+class MetadataRequest(Request["MetadataResponse"]):
     """topics None means all topics.
 
     ``min_metadata_offset``: the highest metadata log offset the client has seen (in a
@@ -214,7 +215,7 @@ class NewTopic:
 
 
 @dataclass(frozen=True, slots=True)
-class CreateTopicsRequest:
+class CreateTopicsRequest(Request["CreateTopicsResponse"]):
     topics: list[NewTopic]
     timeout_ms: int = 30_000
     validate_only: bool = False
@@ -233,7 +234,7 @@ class PartitionCount:
 
 
 @dataclass(frozen=True, slots=True)
-class CreatePartitionsRequest:
+class CreatePartitionsRequest(Request["CreatePartitionsResponse"]):
     """Grow topics to ``count`` partitions each. Forwarded to the controller like
     CreateTopics; answered once this node hosts what the controller decided."""
 
@@ -263,7 +264,7 @@ class TopicConfigChange:
 
 
 @dataclass(frozen=True, slots=True)
-class AlterTopicConfigsRequest:
+class AlterTopicConfigsRequest(Request["AlterTopicConfigsResponse"]):
     """Change topics' config overrides at run time (forwarded to the controller like
     CreateTopics; the new values apply on every node without a restart)."""
 
@@ -295,7 +296,7 @@ class CreateTopicsResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class DeleteTopicsRequest:
+class DeleteTopicsRequest(Request["DeleteTopicsResponse"]):
     topics: list[str]
     timeout_ms: int = 30_000
     forwarded: bool = False  # sent by a node to the controller: never forwarded again
@@ -312,7 +313,7 @@ class DeleteTopicsResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class InitProducerIdRequest:
+class InitProducerIdRequest(Request["InitProducerIdResponse"]):
     """An idempotent producer asks for its producer id and epoch (no transactions yet)."""
 
     transactional_id: str | None = None
@@ -331,7 +332,7 @@ class InitProducerIdResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class ApiVersionsRequest:
+class ApiVersionsRequest(Request["ApiVersionsResponse"]):
     pass
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rillet.wire.request import Request
+
 TO_HIGH_WATERMARK = -1  # an offset of -1 deletes every committed record
 
 
@@ -21,7 +23,7 @@ class DeleteRecordsPartition:
 
 
 @dataclass(frozen=True, slots=True)
-class DeleteRecordsRequest:
+class DeleteRecordsRequest(Request["DeleteRecordsResponse"]):
     partitions: list[DeleteRecordsPartition]
     timeout_ms: int = 30_000
 

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rillet.wire.request import Request
+
 
 @dataclass(frozen=True, slots=True)
-class SaslHandshakeRequest:
+class SaslHandshakeRequest(Request["SaslHandshakeResponse"]):
     mechanism: str
 
 
@@ -20,7 +22,7 @@ class SaslHandshakeResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class SaslAuthenticateRequest:
+class SaslAuthenticateRequest(Request["SaslAuthenticateResponse"]):
     auth_bytes: bytes
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rillet.wire.request import Request
+
 
 @dataclass(frozen=True, slots=True)
 class ScramCredentialUpsert:
@@ -25,7 +27,7 @@ class ScramCredentialDeletion:
 
 
 @dataclass(frozen=True, slots=True)
-class AlterUserScramCredentialsRequest:
+class AlterUserScramCredentialsRequest(Request["AlterUserScramCredentialsResponse"]):
     """Sent to any node: one that is not the controller forwards it (``forwarded``: it was,
     so it is not forwarded again)."""
 
@@ -43,7 +45,7 @@ class AlterUserScramCredentialsResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class DescribeUserScramCredentialsRequest:
+class DescribeUserScramCredentialsRequest(Request["DescribeUserScramCredentialsResponse"]):
     users: list[str] | None = None  # None: every user
 
 

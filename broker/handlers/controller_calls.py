@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from rillet.broker.errors import BrokerError
 from rillet.broker.handlers.context import BrokerContext
@@ -17,6 +17,7 @@ from rillet.metadata_quorum.controller_service import DecideFn
 from rillet.metadata_quorum.decision import Decision
 from rillet.raft.errors import NotLeaderError, RaftError
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.request import Request
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +56,7 @@ R = TypeVar("R")
 
 async def forward_once(
     ctx: BrokerContext,
-    request: Any,
+    request: Request[R],
     refused: Callable[[str], R],
     not_controller: Callable[[R], int | None],
 ) -> R:
@@ -67,8 +68,10 @@ async def forward_once(
     if link is None:
         return refused("no controller link")
     try:
+        # Every forwardable request is a dataclass with a ``forwarded`` flag.
+        marked: Request[R] = replace(cast(Any, request), forwarded=True)
         response: R = await link.call(
-            replace(request, forwarded=True),
+            marked,
             ctx.config.quorum.request_timeout_ms / 1000,
             not_controller=not_controller,
         )
