@@ -46,7 +46,6 @@ class EmptyMetadataLog:
 
     async def read_committed(self, after_index: int, max_entries: int = 1000) -> list[Entry]:
         await trio.sleep_forever()
-        return []
 
     def save_snapshot(self, snapshot: Snapshot) -> None:
         pass

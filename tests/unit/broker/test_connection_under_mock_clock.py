@@ -14,7 +14,7 @@ from typing import Any
 
 import trio
 import trio.testing
-from support.broker_context import Middle, middle
+from broker_context import Middle, middle
 
 from rillet.broker.connection import Connection
 from rillet.broker.dispatcher import Dispatcher

@@ -10,7 +10,7 @@ from typing import Any
 
 import trio
 import trio.testing
-from support.broker_context import NODE_ID, Middle, middle
+from broker_context import NODE_ID, Middle, middle
 
 from rillet.broker.handlers.fetch import handle_fetch
 from rillet.broker.handlers.produce import handle_produce

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import trio
 from prometheus_client.parser import text_string_to_metric_families
+from sim_quorum import SimCluster
 
 from rillet.broker.cluster_auth import ClusterAuth
 from rillet.broker.config import HttpConfig, NodeConfig, load_config
@@ -42,7 +43,6 @@ from rillet.metadata_quorum.records import (
 )
 from rillet.metadata_quorum.state import MetadataState
 from rillet.raft.quorum import Entry
-from rillet.raft.sim_quorum import SimCluster
 from rillet.wire.batch import build_batch
 
 NODE = 1

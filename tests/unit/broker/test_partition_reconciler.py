@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from sim_quorum import SimCluster
+
 from rillet.broker.config import NodeConfig
 from rillet.broker.partition_reconciler import PartitionReconciler
 from rillet.broker.replica_manager import DELETE_SUFFIX, ReplicaManager
@@ -15,7 +17,6 @@ from rillet.metadata_quorum.entry_split import split_records
 from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.metadata_quorum.records import PartitionChange, RegisterBroker
 from rillet.metadata_quorum.state import MetadataState
-from rillet.raft.sim_quorum import SimCluster
 from rillet.wire.batch import build_batch
 
 NODE = 1

@@ -10,6 +10,7 @@ from typing import Any
 
 import trio
 import trio.testing
+from sim_quorum import SimCluster
 
 from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.controller_service import ControllerService
@@ -17,7 +18,6 @@ from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.metadata_quorum.group_coordinator import MemberHeartbeat
 from rillet.metadata_quorum.state import MetadataState
-from rillet.raft.sim_quorum import SimCluster
 from rillet.wire import classic_group_messages as cgm
 from rillet.wire.error_codes import ErrorCode
 

@@ -8,6 +8,7 @@ import random
 import pytest
 import trio
 import trio.testing
+from sim_quorum import SimCluster
 
 from rillet.metadata_quorum.assignment import assign_replicas
 from rillet.metadata_quorum.controller import Controller, ControllerConfig
@@ -23,7 +24,6 @@ from rillet.metadata_quorum.state import MetadataState
 from rillet.metadata_quorum.topic_requests import TopicRequestLog
 from rillet.raft.errors import ProposalOutcomeUnknown
 from rillet.raft.quorum import Quorum
-from rillet.raft.sim_quorum import SimCluster
 from rillet.wire.error_codes import ErrorCode
 
 TIMEOUT_MS = 9000

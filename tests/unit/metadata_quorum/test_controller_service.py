@@ -8,6 +8,7 @@ import random
 import pytest
 import trio
 import trio.testing
+from sim_quorum import SimCluster
 
 from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.controller_service import ControllerService, DecideFn
@@ -22,7 +23,6 @@ from rillet.metadata_quorum.records import (
 )
 from rillet.metadata_quorum.state import MetadataState
 from rillet.raft.errors import NotLeaderError, ProposalOutcomeUnknown
-from rillet.raft.sim_quorum import SimCluster
 
 TIMEOUT_MS = 3000
 

@@ -9,6 +9,7 @@ import random
 import pytest
 import trio
 import trio.testing
+from sim_quorum import SimCluster
 
 from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.controller_service import ControllerService
@@ -25,7 +26,6 @@ from rillet.metadata_quorum.records import (
     decode_entry,
 )
 from rillet.metadata_quorum.state import MetadataState
-from rillet.raft.sim_quorum import SimCluster
 
 
 def apply_all(state: MetadataState, decision: Decision) -> None:

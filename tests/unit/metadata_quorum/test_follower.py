@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import trio
+from sim_quorum import SimCluster
 
 from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.metadata_quorum.records import (
@@ -16,7 +17,6 @@ from rillet.metadata_quorum.records import (
 from rillet.metadata_quorum.state import MetadataState
 from rillet.raft.errors import SnapshotRequired
 from rillet.raft.quorum import Entry, Snapshot
-from rillet.raft.sim_quorum import SimCluster
 
 
 async def test_followers_apply_snapshot_and_restore() -> None:

@@ -13,6 +13,7 @@ import random
 import pytest
 import trio
 import trio.testing
+from sim_quorum import SimCluster
 
 from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.controller_service import ControllerService, DecideFn
@@ -22,7 +23,6 @@ from rillet.metadata_quorum.group_coordinator import MemberHeartbeat, member_ass
 from rillet.metadata_quorum.records import RegisterBroker
 from rillet.metadata_quorum.state import MetadataState
 from rillet.raft.errors import NotLeaderError, ProposalOutcomeUnknown
-from rillet.raft.sim_quorum import SimCluster
 from rillet.wire.error_codes import ErrorCode
 
 GROUP = "g"

@@ -9,6 +9,7 @@ import pytest
 import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sim_quorum import SimCluster
 
 from rillet.metadata_quorum.errors import MetadataRecordError, SnapshotError
 from rillet.metadata_quorum.records import (
@@ -29,7 +30,6 @@ from rillet.metadata_quorum.records import (
     encode_record,
 )
 from rillet.metadata_quorum.state import MetadataState
-from rillet.raft.sim_quorum import SimCluster
 
 ids = st.integers(0, 4)
 topic_ids = st.sampled_from(["ta", "tb", "tc"])

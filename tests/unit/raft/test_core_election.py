@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from raft_simulation.lockstep import LockstepCluster
 
 from rillet.raft.core import RaftCore
 from rillet.raft.core_config import Config
@@ -16,7 +17,6 @@ from rillet.raft.errors import NotLeaderError
 from rillet.raft.log_storage import MemoryStorage
 from rillet.raft.messages import VoteRequest, VoteResponse
 from rillet.raft.ready import Role
-from rillet.raft.simulation.lockstep import LockstepCluster
 
 QUIET = Config(pre_vote=False, check_quorum=False)
 

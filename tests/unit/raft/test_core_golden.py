@@ -32,12 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from raft_simulation.lockstep import LockstepCluster
+from raft_simulation.mutants import CoreFault, core_type
 
 from rillet.raft.core_config import Config
 from rillet.raft.errors import RaftError
 from rillet.raft.quorum import Snapshot
-from rillet.raft.simulation.lockstep import LockstepCluster
-from rillet.raft.simulation.mutants import CoreFault, core_type
 
 TESTDATA = Path(__file__).parent / "testdata"
 REWRITE = os.environ.get("RILLET_REWRITE_GOLDEN") == "1"

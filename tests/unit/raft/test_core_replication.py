@@ -7,6 +7,7 @@ import dataclasses
 import random
 
 import pytest
+from raft_simulation.lockstep import LockstepCluster
 
 from rillet.raft.core import RaftCore
 from rillet.raft.core_config import Config
@@ -22,7 +23,6 @@ from rillet.raft.messages import (
 )
 from rillet.raft.quorum import Snapshot
 from rillet.raft.ready import Role
-from rillet.raft.simulation.lockstep import LockstepCluster
 
 QUIET = Config(pre_vote=False, check_quorum=False)
 

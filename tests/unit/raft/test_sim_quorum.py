@@ -8,10 +8,10 @@ import random
 import pytest
 import trio
 import trio.testing
+from sim_quorum import SimCluster
 
 from rillet.raft.errors import NotLeaderError, ProposalOutcomeUnknown, SnapshotRequired
 from rillet.raft.quorum import Leadership, Snapshot
-from rillet.raft.sim_quorum import SimCluster
 
 
 async def test_commits_are_ordered_and_visible_to_every_member() -> None:

@@ -7,16 +7,16 @@ import random
 import time
 
 import pytest
+from raft_simulation.__main__ import main
+from raft_simulation.checks import SafetyViolation
+from raft_simulation.cluster import SimulationParams
+from raft_simulation.disk import SimDisk
+from raft_simulation.mutants import CoreFault
+from raft_simulation.network import NetworkProfile, SimNetwork
+from raft_simulation.sweep import SimulationFailure, replay, run_seed, sweep
 
 from rillet.raft.log_storage import MemoryStorage
 from rillet.raft.messages import HardState, LogEntry, TimeoutNow
-from rillet.raft.simulation.__main__ import main
-from rillet.raft.simulation.checks import SafetyViolation
-from rillet.raft.simulation.cluster import SimulationParams
-from rillet.raft.simulation.disk import SimDisk
-from rillet.raft.simulation.mutants import CoreFault
-from rillet.raft.simulation.network import NetworkProfile, SimNetwork
-from rillet.raft.simulation.sweep import SimulationFailure, replay, run_seed, sweep
 
 CI_SEEDS = 500
 
@@ -90,7 +90,7 @@ def test_the_cli_prints_a_table_and_on_failure_the_replay_command(
     assert main(["--seeds", "5", "--fault", "grant-vote-without-log-check"]) == 1
     out = capsys.readouterr().out
     assert "FAILED seed" in out
-    assert "replay: python -m rillet.raft.simulation --start" in out
+    assert "replay: python -m raft_simulation --start" in out
 
 
 # -- the simulated disk and network ----------------------------------------------------

@@ -12,11 +12,12 @@ import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from sim_quorum import SimCluster
+
 from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.records import RegisterBroker, decode_entry, encode_entry
 from rillet.metadata_quorum.state import MetadataState, PartitionState
-from rillet.raft.sim_quorum import SimCluster
 from rillet.wire.error_codes import ErrorCode
 
 from .messages import ControllerReq, ControllerResp

@@ -17,6 +17,10 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from raft_simulation.checks import LivenessFailure, LogView, SafetyChecker
+from raft_simulation.mutants import CoreFault, core_type
+from raft_simulation.network import NetworkProfile, SimNetwork
+from raft_simulation.node import SimNode
 from rillet.raft.core import RaftCore
 from rillet.raft.core_config import Config
 from rillet.raft.core_errors import ProposalDropped
@@ -25,10 +29,6 @@ from rillet.raft.messages import LogEntry, Message, describe
 from rillet.raft.quorum import Snapshot
 from rillet.raft.raft_log import RaftLog
 from rillet.raft.ready import Ready, Role
-from rillet.raft.simulation.checks import LivenessFailure, LogView, SafetyChecker
-from rillet.raft.simulation.mutants import CoreFault, core_type
-from rillet.raft.simulation.network import NetworkProfile, SimNetwork
-from rillet.raft.simulation.node import SimNode
 
 TICK_US = 10_000
 

@@ -18,9 +18,9 @@ Every choice comes from the cluster's seeded RNG.
 
 from __future__ import annotations
 
+from raft_simulation.cluster import TICK_US, RunStats, SimCluster
+from raft_simulation.network import CALM
 from rillet.raft.messages import LogEntry
-from rillet.raft.simulation.cluster import TICK_US, RunStats, SimCluster
-from rillet.raft.simulation.network import CALM
 
 
 class Scenario:

@@ -5,7 +5,7 @@
 * ``cluster`` (the engine) over ``network`` and ``disk``, driven by ``scenario``: a seeded,
   randomized run of N cores (``node``) with message loss, delay, duplication, reordering,
   partitions, crashes that lose unsynced writes, and safety checks (``checks``) after every
-  step. ``sweep`` runs seeds; ``python -m rillet.raft.simulation`` sweeps from the command
+  step. ``sweep`` runs seeds; ``python -m raft_simulation`` sweeps from the command
   line. A failure names its seed, and rerunning that seed replays the run exactly.
 
 Like the core, nothing here does I/O, reads a clock or uses global randomness: a run is a

@@ -1,4 +1,4 @@
-"""Sweep seeds of the Raft simulator: ``python -m rillet.raft.simulation --seeds N --start S``.
+"""Sweep seeds of the Raft simulator: ``python -m raft_simulation --seeds N --start S``.
 
 Prints one summary table for the sweep. On a failure prints the seed, what broke, the end of
 its event trace and the command that replays it exactly (add ``--trace`` to see every event);
@@ -13,13 +13,13 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 
-from rillet.raft.simulation.cluster import RunStats, SimulationParams
-from rillet.raft.simulation.mutants import CoreFault
-from rillet.raft.simulation.sweep import SimulationFailure, replay, run_seed
+from raft_simulation.cluster import RunStats, SimulationParams
+from raft_simulation.mutants import CoreFault
+from raft_simulation.sweep import SimulationFailure, replay, run_seed
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m rillet.raft.simulation", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m raft_simulation", description=__doc__)
     parser.add_argument("--seeds", type=int, default=100, help="how many seeds to run")
     parser.add_argument("--start", type=int, default=0, help="first seed")
     parser.add_argument("--nodes", type=int, choices=[3, 5], help="default: 3 or 5 by seed")

@@ -13,12 +13,12 @@ from __future__ import annotations
 import hashlib
 import random
 
+from raft_simulation.disk import SimDisk
 from rillet.raft.core import RaftCore
 from rillet.raft.core_config import Config
 from rillet.raft.messages import EntryKind, LogEntry
 from rillet.raft.quorum import Snapshot
 from rillet.raft.ready import Ready
-from rillet.raft.simulation.disk import SimDisk
 
 _DIGEST_BYTES = 16
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from rillet.raft.simulation.cluster import RunStats, SimCluster, SimulationParams
-from rillet.raft.simulation.mutants import CoreFault
-from rillet.raft.simulation.scenario import Scenario
+from raft_simulation.cluster import RunStats, SimCluster, SimulationParams
+from raft_simulation.mutants import CoreFault
+from raft_simulation.scenario import Scenario
 
 
 class SimulationFailure(AssertionError):
@@ -24,7 +24,7 @@ class SimulationFailure(AssertionError):
 
 
 def replay_command(seed: int, params: SimulationParams) -> str:
-    parts = ["python -m rillet.raft.simulation", f"--start {seed} --seeds 1"]
+    parts = ["python -m raft_simulation", f"--start {seed} --seeds 1"]
     if params.nodes is not None:
         parts.append(f"--nodes {params.nodes}")
     if params.chaos_ticks != SimulationParams().chaos_ticks:
