@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rillet.broker.cli.common import bootstrap_arg
+from rillet.cli.common import bootstrap_arg
 from rillet.client import Admin, NewTopic
 from rillet.client.errors import TopicAlreadyExistsError
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster

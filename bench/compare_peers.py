@@ -42,7 +42,7 @@ from typing import Any
 
 from _common import emit
 
-from rillet.broker.cli.perf_command import latency_summary
+from rillet.cli.perf_command import latency_summary
 
 HERE = Path(__file__).resolve().parent
 STAMP = struct.Struct(">q")

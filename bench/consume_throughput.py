@@ -12,7 +12,7 @@ import time
 import trio
 from _common import emit, ensure_topic, parser, target
 
-from rillet.broker.cli.perf_command import (
+from rillet.cli.perf_command import (
     ConsumePerfSpec,
     ProducePerfSpec,
     consume_perf,

@@ -34,7 +34,7 @@ from typing import Any
 import trio
 from _common import emit, ensure_topic, parser, target
 
-from rillet.broker.cli.perf_command import latency_summary
+from rillet.cli.perf_command import latency_summary
 from rillet.client import Consumer, Producer, TopicPartition
 from rillet.client.accumulator import RecordFuture
 

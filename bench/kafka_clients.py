@@ -21,7 +21,7 @@ from _common import emit, parser
 from _kafka_latency import measure
 from _kafka_targets import Target, started
 
-from rillet.broker.cli.perf_command import (
+from rillet.cli.perf_command import (
     ConsumePerfSpec,
     ProducePerfSpec,
     consume_perf,

@@ -27,7 +27,7 @@ from typing import Any
 
 from _common import emit, parser
 
-from rillet.broker.cli.cluster_command import describe_nodes
+from rillet.cli.cluster_command import describe_nodes
 from rillet.client import (
     BlockingAdmin,
     BlockingConsumer,

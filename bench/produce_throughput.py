@@ -2,7 +2,7 @@
 acks=1) as fast as it can; prints records/s, MB/s, elapsed time and the client's CPU
 seconds as one JSON line.
 
-The engine is ``rillet perf produce`` (rillet.broker.cli.perf_command.produce_perf), so the
+The engine is ``rillet perf produce`` (rillet.cli.perf_command.produce_perf), so the
 script and the command measure the same thing; the JSON adds parameters and machine facts.
 """
 
@@ -14,7 +14,7 @@ import time
 import trio
 from _common import emit, ensure_topic, parser, target
 
-from rillet.broker.cli.perf_command import COMPRESSIONS, ProducePerfSpec, produce_perf
+from rillet.cli.perf_command import COMPRESSIONS, ProducePerfSpec, produce_perf
 
 
 def main() -> None:

@@ -20,7 +20,7 @@ from typing import Any
 import trio
 from _common import emit, ensure_topic, parser, target
 
-from rillet.broker.cli.perf_command import ProducePerfSpec, produce_perf
+from rillet.cli.perf_command import ProducePerfSpec, produce_perf
 
 
 def read_df(spark: Any, bootstrap: str, topic: str, **options: str) -> Any:

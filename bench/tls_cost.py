@@ -19,13 +19,13 @@ import trio
 from _common import emit, ensure_topic, parser
 from _kafka_latency import measure
 
-from rillet.broker.cli.perf_command import (
+from rillet.cli.perf_command import (
     ConsumePerfSpec,
     ProducePerfSpec,
     consume_perf,
     produce_perf,
 )
-from rillet.broker.cli.secure_cluster import make_tls_files, plan_ssl_context
+from rillet.cli.secure_cluster import make_tls_files, plan_ssl_context
 from rillet.launcher.local_cluster import LocalCluster, TlsPlan, plan_cluster
 
 NODES = 3

@@ -77,7 +77,7 @@ def node_command(
     args = [
         sys.executable,
         "-m",
-        "rillet.broker.cli.main",
+        "rillet.cli.main",
         "--log-level",
         log_level,
         "node",

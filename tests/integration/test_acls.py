@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from cluster_checks import wait_for
 
-from rillet.broker.cli.secure_cluster import SUPER_USERS, make_tls_files, plan_ssl_context
 from rillet.broker.tls_certificates import LocalCa
+from rillet.cli.secure_cluster import SUPER_USERS, make_tls_files, plan_ssl_context
 from rillet.client import BlockingAdmin, BlockingProducer, NewTopic
 from rillet.client.errors import AuthorizationFailedError
 from rillet.client.tls import client_ssl_context
@@ -53,7 +53,7 @@ def acls_cli(c: LocalCluster, *args: str) -> subprocess.CompletedProcess[str]:
     tls = c.plan.tls
     assert tls is not None
     return subprocess.run(
-        [sys.executable, "-m", "rillet.broker.cli.main", "acls", *args],
+        [sys.executable, "-m", "rillet.cli.main", "acls", *args],
         capture_output=True,
         text=True,
         timeout=60,

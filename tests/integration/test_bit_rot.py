@@ -156,7 +156,7 @@ def test_a_follower_damage_is_found_by_a_scrub_and_repaired(cluster: LocalCluste
         [
             sys.executable,
             "-m",
-            "rillet.broker.cli.main",
+            "rillet.cli.main",
             "scrub",
             "--data-dir",
             str(data_dir(cluster, follower)),

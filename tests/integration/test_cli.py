@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from node_process import NodeProcess
 
-from rillet.broker.cli.topics_command import TABLE_HEADER
+from rillet.cli.topics_command import TABLE_HEADER
 from rillet.launcher.local_node import NodeStartError, start_node
 
 pytestmark = pytest.mark.integration
@@ -27,7 +27,7 @@ def rillet(node: NodeProcess, command: str, stdin: str = "") -> subprocess.Compl
     """Run ``rillet <command> --bootstrap <node>``; ``command`` is split like a shell would."""
     argv = [*shlex.split(command), "--bootstrap", node.bootstrap]
     return subprocess.run(
-        [sys.executable, "-m", "rillet.broker.cli.main", *argv],
+        [sys.executable, "-m", "rillet.cli.main", *argv],
         input=stdin,
         capture_output=True,
         text=True,

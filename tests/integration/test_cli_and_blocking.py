@@ -22,7 +22,7 @@ pytestmark = pytest.mark.integration
 
 def rillet(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "rillet.broker.cli.main", *args],
+        [sys.executable, "-m", "rillet.cli.main", *args],
         input=stdin,
         capture_output=True,
         text=True,

@@ -29,7 +29,7 @@ def rillet(
 ) -> subprocess.CompletedProcess[str]:
     tail = [] if bootstrap is None else ["--bootstrap", bootstrap]
     return subprocess.run(
-        [sys.executable, "-m", "rillet.broker.cli.main", *shlex.split(command), *tail],
+        [sys.executable, "-m", "rillet.cli.main", *shlex.split(command), *tail],
         input=stdin,
         capture_output=True,
         text=True,
@@ -96,7 +96,7 @@ def test_consume_into_head_exits_141_quietly(node: NodeProcess) -> None:
     assert rillet(b, "topics create piped --partitions 1").returncode == 0
     lines = "".join(f"record-{i:08d}\n" for i in range(30_000))  # well over a pipe's buffer
     assert rillet(b, "produce piped", stdin=lines).returncode == 0
-    argv = [sys.executable, "-m", "rillet.broker.cli.main", "consume", "piped"]
+    argv = [sys.executable, "-m", "rillet.cli.main", "consume", "piped"]
     argv += ["--from-beginning", "--timeout-ms", "5000", "--bootstrap", b]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:

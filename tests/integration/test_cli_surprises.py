@@ -27,7 +27,7 @@ pytestmark = pytest.mark.integration
 
 def argv(bootstrap: str | None, command: str) -> list[str]:
     tail = [] if bootstrap is None else ["--bootstrap", bootstrap]
-    return [sys.executable, "-m", "rillet.broker.cli.main", *shlex.split(command), *tail]
+    return [sys.executable, "-m", "rillet.cli.main", *shlex.split(command), *tail]
 
 
 def rillet(

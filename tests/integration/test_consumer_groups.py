@@ -190,7 +190,7 @@ def group_offsets(bootstrap: str) -> dict[TopicPartition, int]:
 
 def rillet(cluster: LocalCluster, *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "rillet.broker.cli.main", *argv, "--bootstrap", cluster.bootstrap],
+        [sys.executable, "-m", "rillet.cli.main", *argv, "--bootstrap", cluster.bootstrap],
         capture_output=True,
         text=True,
         timeout=60,

@@ -35,7 +35,7 @@ def test_the_cli_grows_a_topic_and_the_new_partitions_work(cluster: LocalCluster
     bs = cluster.bootstrap
     with BlockingAdmin(bs) as admin:
         admin.create_topics([NewTopic("grow-cli", 2, replication_factor=3)])
-    cli = [sys.executable, "-m", "rillet.broker.cli.main", "topics", "alter", "grow-cli"]
+    cli = [sys.executable, "-m", "rillet.cli.main", "topics", "alter", "grow-cli"]
     done = subprocess.run(
         [*cli, "--partitions", "5", "--bootstrap", bs],
         check=False,

@@ -101,7 +101,7 @@ def test_deleted_records_are_gone_on_every_replica_and_across_restarts(
 def test_the_cli_deletes_up_to_the_end(cluster: LocalCluster) -> None:
     bs = cluster.bootstrap
     topic_with_records(bs, "delrec-cli", partitions=2)
-    cli = [sys.executable, "-m", "rillet.broker.cli.main", "topics", "delete-records"]
+    cli = [sys.executable, "-m", "rillet.cli.main", "topics", "delete-records"]
     done = subprocess.run(
         [*cli, "delrec-cli", "--before", "end", "--bootstrap", bs],
         check=False,

@@ -85,7 +85,7 @@ def listed(cluster: LocalCluster) -> set[str]:
 
 def rillet(cluster: LocalCluster, *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "rillet.broker.cli.main", *argv, "--bootstrap", cluster.bootstrap],
+        [sys.executable, "-m", "rillet.cli.main", *argv, "--bootstrap", cluster.bootstrap],
         check=False,
         capture_output=True,
         text=True,

@@ -220,7 +220,7 @@ def test_the_console_shows_brokers_topics_and_partitions_in_chromium(
 def test_cluster_up_prints_the_metrics_endpoints_before_the_bootstrap_lists(
     tmp_path: Path,
 ) -> None:
-    argv = [sys.executable, "-m", "rillet.broker.cli.main", "cluster"]
+    argv = [sys.executable, "-m", "rillet.cli.main", "cluster"]
     base = ["--data-dir", str(tmp_path / "c")]
     up = subprocess.run(
         [*argv, "up", "--nodes", "1", *base],
@@ -250,7 +250,7 @@ def test_an_http_port_in_use_stops_the_node_with_one_line(tmp_path: Path) -> Non
         port = taken.getsockname()[1]
         config = tmp_path / "node.toml"
         config.write_text(f"[listener]\nport = 0\n\n[http]\nenabled = true\nport = {port}\n")
-        argv = [sys.executable, "-m", "rillet.broker.cli.main", "node", "--config", str(config)]
+        argv = [sys.executable, "-m", "rillet.cli.main", "node", "--config", str(config)]
         result = subprocess.run(
             [*argv, "--data-dir", str(tmp_path / "data")],
             check=False,

@@ -129,7 +129,7 @@ def _read(sock: socket.socket, size: int) -> bytes:
 def test_cluster_up_prints_the_kafka_bootstrap_line_before_the_native_one(
     tmp_path: Path,
 ) -> None:
-    argv = [sys.executable, "-m", "rillet.broker.cli.main", "cluster"]
+    argv = [sys.executable, "-m", "rillet.cli.main", "cluster"]
     base = ["--data-dir", str(tmp_path / "c")]
     up = subprocess.run(
         [*argv, "up", "--nodes", "1", *base],

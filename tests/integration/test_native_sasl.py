@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import pytest
 
-from rillet.broker.cli.secure_cluster import make_tls_files
+from rillet.cli.secure_cluster import make_tls_files
 from rillet.client import BlockingAdmin, BlockingProducer, NewTopic
 from rillet.client.errors import AuthenticationFailedError, AuthorizationFailedError, RilletError
 from rillet.client.sasl import SaslLogin
@@ -108,7 +108,7 @@ def test_the_cli_logs_in_from_the_environment(cluster: LocalCluster) -> None:
         "RILLET_SASL_USERNAME": "alice",
         "RILLET_SASL_PASSWORD": "alice-secret",
     }
-    cli = [sys.executable, "-m", "rillet.broker.cli.main", "topics", "list"]
+    cli = [sys.executable, "-m", "rillet.cli.main", "topics", "list"]
     listed = subprocess.run(cli, capture_output=True, text=True, timeout=60, env=env, check=False)
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.split() == ["native"]

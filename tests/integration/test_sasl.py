@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from cluster_checks import wait_for
 
-from rillet.broker.cli.secure_cluster import make_tls_files
+from rillet.cli.secure_cluster import make_tls_files
 from rillet.client import BlockingAdmin, NewTopic
 from rillet.client.tls import client_ssl_context
 from rillet.launcher.local_cluster import LocalCluster, TlsPlan, plan_cluster
@@ -140,7 +140,7 @@ def test_the_cli_manages_users(cluster: tuple[LocalCluster, TlsPlan]) -> None:
     from confluent_kafka.admin import AdminClient
 
     c, tls = cluster
-    cli = [sys.executable, "-m", "rillet.broker.cli.main", "users"]
+    cli = [sys.executable, "-m", "rillet.cli.main", "users"]
     common = ["--bootstrap", c.bootstrap, "--ssl-cafile", tls.cafile]
 
     def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:

@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.filterwarnings("ignore::Depre
 
 def rillet(args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "rillet.broker.cli.main", *args],
+        [sys.executable, "-m", "rillet.cli.main", *args],
         capture_output=True,
         text=True,
         timeout=120,

@@ -678,7 +678,7 @@ def test_reads_writes_and_backfills_over_tls_and_sasl(spark: Any, tmp_path: Path
     user etl (ssl.* and sasl.* options) and the backfill job runs with the same login."""
     from dataclasses import replace
 
-    from rillet.broker.cli.secure_cluster import make_tls_files
+    from rillet.cli.secure_cluster import make_tls_files
     from rillet.client.sasl import SaslLogin
     from rillet.client.security import ClientSecurity
     from rillet.wire.acls import AclBinding, Operation, PatternType, Permission, ResourceType

@@ -166,7 +166,7 @@ def test_the_cli_connects_with_tls_options(
     import sys
 
     ca, _ = certs
-    cli = [sys.executable, "-m", "rillet.broker.cli.main"]
+    cli = [sys.executable, "-m", "rillet.cli.main"]
     with BlockingAdmin(
         cluster.bootstrap, ssl_context=client_ssl_context(str(ca.files.certfile))
     ) as admin:

@@ -33,7 +33,7 @@ def overrides(bootstrap: str, topic: str) -> dict[str, str]:
 
 def alter(bootstrap: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "rillet.broker.cli.main", "topics", "alter", *args,
+        [sys.executable, "-m", "rillet.cli.main", "topics", "alter", *args,
          "--bootstrap", bootstrap],
         check=False, capture_output=True, text=True, timeout=60,
     )  # fmt: skip

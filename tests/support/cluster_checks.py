@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from rillet.broker.cli.cluster_command import describe_nodes
+from rillet.cli.cluster_command import describe_nodes
 from rillet.client import BlockingConsumer, BlockingProducer, TopicPartition
 from rillet.launcher.local_cluster import LocalCluster
 from rillet.wire.cluster_messages import DescribeQuorumResponse

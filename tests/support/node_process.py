@@ -52,7 +52,7 @@ class NodeProcess:
             *self.wrapper,
             sys.executable,
             "-m",
-            "rillet.broker.cli.main",
+            "rillet.cli.main",
             "--log-level",
             "INFO",
             "node",

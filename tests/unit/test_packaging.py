@@ -17,6 +17,7 @@ TOP_LEVEL = [
     "spark_io",
     "chaos",
     "launcher",
+    "cli",
 ]
 
 
@@ -43,7 +44,7 @@ def test_packages_import_under_the_rillet_namespace() -> None:
 
 
 def test_console_script_points_at_the_cli() -> None:
-    assert _pyproject()["project"]["scripts"]["rillet"] == "rillet.broker.cli.main:main"
+    assert _pyproject()["project"]["scripts"]["rillet"] == "rillet.cli.main:main"
 
 
 def test_test_file_basenames_are_unique() -> None:

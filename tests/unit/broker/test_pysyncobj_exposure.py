@@ -49,7 +49,7 @@ def test_the_node_command_exits_2_with_one_line(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "rillet.broker.cli.main",
+            "rillet.cli.main",
             "node",
             "--config",
             str(_config(tmp_path, "0.0.0.0")),

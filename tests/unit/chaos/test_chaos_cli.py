@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from rillet.broker.cli import chaos_command
 from rillet.chaos.runner import RunConfig, replay_command, schedule_for
+from rillet.cli import chaos_command
 
 
 def parser() -> argparse.ArgumentParser:

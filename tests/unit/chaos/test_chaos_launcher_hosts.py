@@ -47,7 +47,7 @@ def test_hosts_must_name_every_node(tmp_path: Path) -> None:
 
 def test_a_wrapped_node_runs_under_ip_netns_exec_in_its_namespace(tmp_path: Path) -> None:
     net = KernelNetwork([1, 2, 3], run_id="rltest")
-    argv = net.wrap(2, ["python", "-m", "rillet.broker.cli.main", "node"])
+    argv = net.wrap(2, ["python", "-m", "rillet.cli.main", "node"])
     assert argv[:4] == ["ip", "netns", "exec", "rltest-n2"] and argv[4] == "python"
     assert net.hosts == HOSTS
     plan = plan_cluster(tmp_path, 3, hosts=net.hosts)

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from rillet.broker.cli import chaos_command
 from rillet.chaos.errors import ChaosError
 from rillet.chaos.sweep_report import gaps_by_kind, load_sweep, markdown, totals
+from rillet.cli import chaos_command
 
 
 def chaos_command_parser() -> argparse.ArgumentParser:

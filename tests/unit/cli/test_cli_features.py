@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from rillet.broker.cli import groups_command
-from rillet.broker.cli.common import timestamp_ms_arg
-from rillet.broker.cli.console_command import consume_usage_problem
-from rillet.broker.cli.main import build_parser
-from rillet.broker.cli.record_output import RecordFormat, json_bytes, json_line
-from rillet.broker.cli.topics_command import describe_json, only_partitions
+from rillet.cli import groups_command
+from rillet.cli.common import timestamp_ms_arg
+from rillet.cli.console_command import consume_usage_problem
+from rillet.cli.main import build_parser
+from rillet.cli.record_output import RecordFormat, json_bytes, json_line
+from rillet.cli.topics_command import describe_json, only_partitions
 from rillet.client import ConsumerRecord, TopicPartition
 from rillet.client.types import PartitionInfo, TopicDescription
 from rillet.wire.group_messages import GroupDescription, GroupTopicPartitions, MemberDescription

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from rillet.broker.cli.cluster_status import BUSY, REFUSED, NodeProbe, no_answer_line
-from rillet.broker.cli.common import print_table
-from rillet.broker.cli.console_command import RecordFormat, split_lines
-from rillet.broker.cli.demo_command import RoundTrip
-from rillet.broker.cli.perf_command import (
+from rillet.cli.cluster_status import BUSY, REFUSED, NodeProbe, no_answer_line
+from rillet.cli.common import print_table
+from rillet.cli.console_command import RecordFormat, split_lines
+from rillet.cli.demo_command import RoundTrip
+from rillet.cli.perf_command import (
     TARGET_SAMPLES,
     LatencySampler,
     _progress_line,
@@ -22,8 +22,8 @@ from rillet.broker.cli.perf_command import (
     percentile,
     sample_interval,
 )
-from rillet.broker.cli.produce_line import split_key
-from rillet.broker.cli.topics_command import TABLE_HEADER, describe_rows
+from rillet.cli.produce_line import split_key
+from rillet.cli.topics_command import TABLE_HEADER, describe_rows
 from rillet.client import ConsumerRecord, PartitionInfo, TopicDescription, TopicPartition
 from rillet.launcher.local_node import node_command
 
@@ -150,7 +150,7 @@ def test_round_trip_reports_loss_reordering_and_split_keys() -> None:
 
 def test_node_command_runs_this_interpreter_on_an_ephemeral_port(tmp_path: Path) -> None:
     argv = node_command(tmp_path / "d", tmp_path / "r.json", None, ["--node-id", "2"])
-    assert argv[:3] == [sys.executable, "-m", "rillet.broker.cli.main"]
+    assert argv[:3] == [sys.executable, "-m", "rillet.cli.main"]
     assert argv[argv.index("--port") + 1] == "0"
     assert argv[argv.index("--data-dir") + 1] == str(tmp_path / "d")
     assert argv[argv.index("--ready-file") + 1] == str(tmp_path / "r.json")

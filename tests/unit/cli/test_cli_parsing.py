@@ -10,9 +10,9 @@ import argparse
 
 import pytest
 
-from rillet.broker.cli import console_command, demo_command, perf_command, topics_command
-from rillet.broker.cli.common import BOOTSTRAP_ENV, DEFAULT_BOOTSTRAP
-from rillet.broker.cli.main import build_parser
+from rillet.cli import console_command, demo_command, perf_command, topics_command
+from rillet.cli.common import BOOTSTRAP_ENV, DEFAULT_BOOTSTRAP
+from rillet.cli.main import build_parser
 
 
 def parse(*argv: str) -> argparse.Namespace:

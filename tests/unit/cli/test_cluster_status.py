@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rillet.broker.cli import cluster_status
-from rillet.broker.cli.cluster_status import (
+from rillet.cli import cluster_status
+from rillet.cli.cluster_status import (
     BUSY,
     REFUSED,
     NodeProbe,
@@ -15,7 +15,7 @@ from rillet.broker.cli.cluster_status import (
     no_answer_line,
     print_brokers_and_partitions,
 )
-from rillet.broker.cli.main import build_parser
+from rillet.cli.main import build_parser
 from rillet.client.types import PartitionInfo, TopicDescription
 from rillet.wire.cluster_messages import BrokerStatus, DescribeQuorumResponse
 
@@ -78,7 +78,7 @@ def test_status_takes_bootstrap_and_falls_back_to_the_env(
     assert args.bootstrap == "h:1,h:2"
     called: list[str] = []
     monkeypatch.setattr(
-        "rillet.broker.cli.cluster_command.run_remote_status", lambda b: called.append(b) or 0
+        "rillet.cli.cluster_command.run_remote_status", lambda b: called.append(b) or 0
     )
     monkeypatch.setenv("RILLET_BOOTSTRAP", "env:9")
     args = build_parser().parse_args(["cluster", "status", "--data-dir", str(tmp_path)])

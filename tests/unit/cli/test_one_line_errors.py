@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from rillet.broker.cli import main as cli_main
-from rillet.broker.cli import node_command
-from rillet.broker.cli.common import EXIT_BROKEN_PIPE, write_all
 from rillet.broker.config import NodeConfig, load_config
 from rillet.broker.errors import ConfigError
+from rillet.cli import main as cli_main
+from rillet.cli import node_command
+from rillet.cli.common import EXIT_BROKEN_PIPE, write_all
 
 
 def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -171,7 +171,7 @@ def test_write_all_to_a_text_buffer() -> None:
 
 
 def test_refused_and_busy_have_distinct_lines() -> None:
-    from rillet.broker.cli.common import error_line
+    from rillet.cli.common import error_line
     from rillet.client.errors import (
         ClientTimeoutError,
         ConnectionFailedError,

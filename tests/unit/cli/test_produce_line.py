@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rillet.broker.cli.main import build_parser
-from rillet.broker.cli.produce_line import BadLineError, LineFormat, ParsedLine, parse_headers
+from rillet.cli.main import build_parser
+from rillet.cli.produce_line import BadLineError, LineFormat, ParsedLine, parse_headers
 
 TAB = LineFormat(key=b"\t", headers=b"\t", timestamp=b"\t")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rillet.broker.cli.progress import ProgressLine, input_size_bytes, wanted
+from rillet.cli.progress import ProgressLine, input_size_bytes, wanted
 
 
 def test_drawn_at_most_once_per_interval() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rillet.broker.cli.main import main
 from rillet.broker.node import LOCK_FILE
+from rillet.cli.main import main
 from rillet.partition_store.config import LogConfig
 from rillet.partition_store.log import PartitionLog
 from rillet.wire.batch import build_batch

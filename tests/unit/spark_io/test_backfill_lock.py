@@ -32,7 +32,7 @@ def test_the_cli_refuses_before_starting_spark(tmp_path: Path) -> None:
     out = tmp_path / "dataset"
     with locked(out):
         done = subprocess.run(
-            [sys.executable, "-m", "rillet.broker.cli.main", "spark", "backfill",
+            [sys.executable, "-m", "rillet.cli.main", "spark", "backfill",
              "--bootstrap", "127.0.0.1:1", "--topic", "t", "--group", "g", "--output", str(out)],
             check=False, capture_output=True, text=True, timeout=120,
         )  # fmt: skip

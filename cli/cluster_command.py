@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rillet.broker.cli.cluster_status import (
+from rillet.cli.cluster_status import (
     REFUSED,
     Address,
     NodeProbe,
@@ -34,8 +34,8 @@ from rillet.broker.cli.cluster_status import (
     raft_view,
     run_remote_status,
 )
-from rillet.broker.cli.common import BOOTSTRAP_ENV, bootstrap_arg, positive_int, run_async
-from rillet.broker.cli.secure_cluster import (
+from rillet.cli.common import BOOTSTRAP_ENV, bootstrap_arg, positive_int, run_async
+from rillet.cli.secure_cluster import (
     CLIENT_NAME,
     create_admin_user,
     plan_local_cluster,

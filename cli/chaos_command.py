@@ -19,7 +19,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from rillet.broker.cli.common import non_negative_int, positive_int, print_table
 from rillet.broker.quorum_config import ENGINES
 from rillet.chaos.errors import ChaosError
 from rillet.chaos.kafka_clients import unavailable_reason as kafka_clients_unavailable
@@ -36,6 +35,7 @@ from rillet.chaos.runner import (
 )
 from rillet.chaos.schedule import DEFAULT_FAULTS, FAULT_KINDS, minority, parse_faults
 from rillet.chaos.sweep_report import SeedRow, gaps_by_kind, load_sweep, markdown, totals
+from rillet.cli.common import non_negative_int, positive_int, print_table
 
 SWEEP_HEADER = (
     "SEED",

@@ -23,7 +23,7 @@ from typing import Any
 
 import trio
 
-from rillet.broker.cli.common import print_table, run_async
+from rillet.cli.common import print_table, run_async
 from rillet.client import Admin
 from rillet.client.cluster import parse_bootstrap
 from rillet.client.connection import BrokerConnection

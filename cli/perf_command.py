@@ -25,14 +25,14 @@ from typing import Any, TextIO
 
 import trio
 
-from rillet.broker.cli.common import (
+from rillet.cli.common import (
     add_bootstrap,
     client_options,
     non_negative_int,
     positive_int,
     run_async,
 )
-from rillet.broker.cli.topic_watch import deleted_error, topic_exists
+from rillet.cli.topic_watch import deleted_error, topic_exists
 from rillet.client import Admin, Consumer, Producer, RecordFuture, TopicPartition
 from rillet.wire.compression import Compression
 

@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import Any
 
-from rillet.broker.cli.common import (
+from rillet.cli.common import (
     add_bootstrap,
     add_output,
     client_options,

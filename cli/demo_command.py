@@ -23,14 +23,14 @@ from typing import Any, TextIO
 
 import trio
 
-from rillet.broker.cli.common import (
+from rillet.cli.common import (
     add_tls_options,
     bootstrap_arg,
     client_options,
     positive_int,
     run_async,
 )
-from rillet.broker.cli.secure_cluster import (
+from rillet.cli.secure_cluster import (
     plan_local_cluster,
     plan_ssl_context,
 )

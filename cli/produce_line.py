@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from rillet.broker.cli.common import timestamp_ms_arg
 from rillet.broker.errors import BrokerError
+from rillet.cli.common import timestamp_ms_arg
 
 Headers = list[tuple[str, bytes | None]]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import trio
 
-from rillet.broker.cli.common import (
+from rillet.cli.common import (
     add_bootstrap,
     add_output,
     client_options,

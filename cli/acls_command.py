@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rillet.broker.cli.common import (
+from rillet.cli.common import (
     add_bootstrap,
     add_output,
     client_options,

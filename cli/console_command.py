@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 import trio
 
-from rillet.broker.cli.common import (
+from rillet.cli.common import (
     add_bootstrap,
     client_options,
     key_value_arg,
@@ -28,10 +28,10 @@ from rillet.broker.cli.common import (
     timestamp_ms_arg,
     write_all,
 )
-from rillet.broker.cli.produce_line import BadLineError, Headers, LineFormat
-from rillet.broker.cli.progress import CLEAR_LINE, ProgressLine, input_size_bytes, wanted
-from rillet.broker.cli.record_output import RecordFormat
-from rillet.broker.cli.topic_watch import deleted_error, topic_exists
+from rillet.cli.produce_line import BadLineError, Headers, LineFormat
+from rillet.cli.progress import CLEAR_LINE, ProgressLine, input_size_bytes, wanted
+from rillet.cli.record_output import RecordFormat
+from rillet.cli.topic_watch import deleted_error, topic_exists
 from rillet.client import (
     Admin,
     Consumer,

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from importlib import metadata
 from types import ModuleType
 
-from rillet.broker.cli import (
+from rillet.cli import (
     acls_command,
     chaos_command,
     cluster_command,
@@ -23,7 +23,7 @@ from rillet.broker.cli import (
     topics_command,
     users_command,
 )
-from rillet.broker.cli.common import EXIT_BROKEN_PIPE, silence_stdout
+from rillet.cli.common import EXIT_BROKEN_PIPE, silence_stdout
 
 # Each module exposes register(subparsers) and sets a "run" default on its parsers.
 COMMAND_MODULES: list[ModuleType] = [
