@@ -36,7 +36,7 @@ from rillet.broker.connection_limits import ConnectionLimiter, Slot, parse_overr
 from rillet.broker.controller_link import ControllerLink
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.errors import BrokerError
-from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.handlers.context import BrokerContext, InjectedFaults
 from rillet.broker.http.decision_journal import DecisionJournal, JournalingLog
 from rillet.broker.http.endpoint import HttpEndpoint, open_http_listeners
 from rillet.broker.http.metered_dispatcher import MeteredDispatcher
@@ -197,7 +197,8 @@ class Node:
                     lambda: lifecycle.broker_epoch,
                     cfg.quorum.request_timeout_ms / 1000,
                 )
-                ctx = BrokerContext(cfg, manager, port, view, producer_ids)
+                faults = InjectedFaults.from_environment(os.environ)
+                ctx = BrokerContext(cfg, manager, port, view, producer_ids, faults)
                 dispatcher = Dispatcher(ctx)
                 kafka_dispatcher = dispatcher
                 if http_listeners:

@@ -8,14 +8,19 @@ the broker reports as such (KAFKA_STORAGE_ERROR), not a property of the request.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
+
+from rillet.wire.error_codes import ErrorCode
 
 if TYPE_CHECKING:
     from rillet.partition_store.batch_verify import BatchDamage
 
 
 class StoreError(Exception):
-    """Root of every error raised by ``rillet.partition_store``."""
+    """Root of every error raised by ``rillet.partition_store``. ``error_code`` is what a
+    request that met it is answered with (each kind names its own)."""
+
+    error_code: ClassVar[ErrorCode] = ErrorCode.STORAGE_ERROR
 
 
 class StoreConfigError(StoreError, ValueError):
@@ -25,6 +30,8 @@ class StoreConfigError(StoreError, ValueError):
 class OffsetOutOfRange(StoreError):
     """The requested offset is below the log start or above the log end."""
 
+    error_code = ErrorCode.OFFSET_OUT_OF_RANGE
+
     def __init__(self, offset: int, log_start_offset: int, log_end_offset: int) -> None:
         super().__init__(f"offset {offset} is outside [{log_start_offset}, {log_end_offset}]")
         self.offset = offset
@@ -33,11 +40,15 @@ class OffsetOutOfRange(StoreError):
 
 
 class InvalidRecords(StoreError):
-    """Appended bytes are not a sequence of valid batches (structure or CRC): CORRUPT_MESSAGE."""
+    """Appended bytes are not a sequence of valid batches (structure or CRC)."""
+
+    error_code = ErrorCode.CORRUPT_MESSAGE
 
 
 class RecordTooLarge(InvalidRecords):
-    """A batch exceeds ``max_batch_bytes``: MESSAGE_TOO_LARGE."""
+    """A batch exceeds ``max_batch_bytes``."""
+
+    error_code = ErrorCode.MESSAGE_TOO_LARGE
 
 
 class NonContiguousAppend(StoreError):
@@ -50,6 +61,8 @@ class InvalidLeaderEpoch(StoreError):
     Epochs in a log never decrease (replication's divergence check relies on it), and
     recovery treats a lowered epoch as corruption, so the store refuses to write one.
     """
+
+    error_code = ErrorCode.FENCED_LEADER_EPOCH
 
 
 class InvalidTruncation(StoreError):

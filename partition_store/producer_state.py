@@ -29,6 +29,7 @@ from rillet.partition_store.layout import PRODUCER_STATE_FILE
 from rillet.partition_store.segment import LogSegment
 from rillet.wire.atomic_file import write_atomically
 from rillet.wire.batch import NO_PRODUCER_ID, BatchHeader
+from rillet.wire.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
 
@@ -40,9 +41,13 @@ _SEQUENCE_MODULUS = 1 << 31  # sequences wrap after int32 max, as Kafka's do
 class OutOfOrderSequence(StoreError):
     """A batch's first sequence does not follow the producer's last one."""
 
+    error_code = ErrorCode.OUT_OF_ORDER_SEQUENCE
+
 
 class InvalidProducerEpoch(StoreError):
     """A batch from an epoch older than the producer's current one (a zombie producer)."""
+
+    error_code = ErrorCode.INVALID_PRODUCER_EPOCH
 
 
 @dataclass(frozen=True, slots=True)

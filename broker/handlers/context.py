@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rillet.broker.config import NodeConfig
@@ -13,12 +14,30 @@ from rillet.wire.error_codes import ErrorCode
 
 
 @dataclass(frozen=True, slots=True)
+class InjectedFaults:
+    """Faults a test asks the node to inject (read once, where the node is composed).
+
+    ``ack_before_high_watermark``: answer acks=all right after the local append, before the
+    high watermark passes the batch: the chaos harness's proof that its checker catches a
+    broker that acknowledges what it cannot keep (docs/chaos.md). Never set otherwise.
+    """
+
+    ack_before_high_watermark: bool = False
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str]) -> InjectedFaults:
+        """``RILLET_TEST_FAULT=ack-before-hw`` in the node's environment."""
+        return cls(ack_before_high_watermark=environ.get("RILLET_TEST_FAULT") == "ack-before-hw")
+
+
+@dataclass(frozen=True, slots=True)
 class BrokerContext:
     config: NodeConfig
     replicas: ReplicaManager
     advertised_port: int
     metadata: MetadataView
     producer_ids: ProducerIdSource | None = None
+    faults: InjectedFaults = InjectedFaults()
 
     def now_ms(self) -> int:
         """The node's clock (the replica manager's: one clock for the whole middle layer)."""

@@ -10,7 +10,6 @@ the appended batches or ``timeout_ms`` expired.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Coroutine
 from typing import Any
 
@@ -20,12 +19,8 @@ from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.message_timestamps import InvalidTimestamp, apply_timestamp_policy
 from rillet.broker.replication.acks_verdict import acks_all_verdict
 from rillet.partition_store.errors import (
-    InvalidLeaderEpoch,
-    InvalidRecords,
-    RecordTooLarge,
     StoreError,
 )
-from rillet.partition_store.producer_state import InvalidProducerEpoch, OutOfOrderSequence
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import WireError
 from rillet.wire.messages import ProducePartitionResponse, ProduceRequest, ProduceResponse
@@ -34,9 +29,6 @@ log = logging.getLogger(__name__)
 
 ACKS_ALL = -1
 _VALID_ACKS = (0, 1, ACKS_ALL)
-# Test-only fault for the chaos harness's "checker is shown to fail" test (docs/chaos.md):
-# answer acks=all right after the local append, before the high watermark passes the batch.
-_TEST_ACK_BEFORE_HW = os.environ.get("RILLET_TEST_FAULT") == "ack-before-hw"
 
 
 def handle_produce(
@@ -108,7 +100,7 @@ def handle_produce(
                 replica.log.log_start_offset,
             )
         )
-        if req.acks == ACKS_ALL and not _TEST_ACK_BEFORE_HW:
+        if req.acks == ACKS_ALL and not ctx.faults.ack_before_high_watermark:
             waits.append((len(results) - 1, info.last_offset + 1, replica.leader_epoch))
     if req.acks == 0:
         return None
@@ -151,16 +143,7 @@ async def _await_high_watermarks(
 
 
 def _append_error(topic: str, partition: int, exc: Exception) -> ProducePartitionResponse:
-    if isinstance(exc, RecordTooLarge):
-        code = ErrorCode.MESSAGE_TOO_LARGE
-    elif isinstance(exc, OutOfOrderSequence):
-        code = ErrorCode.OUT_OF_ORDER_SEQUENCE
-    elif isinstance(exc, InvalidProducerEpoch):
-        code = ErrorCode.INVALID_PRODUCER_EPOCH
-    elif isinstance(exc, InvalidLeaderEpoch):
-        code = ErrorCode.FENCED_LEADER_EPOCH
-    elif isinstance(exc, StoreError) and not isinstance(exc, InvalidRecords):
-        code = ErrorCode.STORAGE_ERROR
-    else:
-        code = ErrorCode.CORRUPT_MESSAGE
+    """A refused append: the store's error names its code; a record set the wire codec
+    cannot read is CORRUPT_MESSAGE."""
+    code = exc.error_code if isinstance(exc, StoreError) else ErrorCode.CORRUPT_MESSAGE
     return ProducePartitionResponse(topic, partition, code, error_message=str(exc))

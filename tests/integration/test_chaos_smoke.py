@@ -77,11 +77,12 @@ def test_a_seed_driven_through_kafka_clients_reports_no_violations(tmp_path: Pat
 def test_the_checker_catches_a_node_that_acks_before_the_high_watermark(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """RILLET_TEST_FAULT=ack-before-hw (honoured by broker/handlers/produce.py only) makes
-    leaders answer acks=all right after their own append. Killing partition leaders then
-    loses acknowledged records, and the checker must say so. Frequent kills under a high
-    write rate make at least one kill land while a leader holds acknowledged records its
-    followers have not fetched yet; the same configuration without the fault is clean."""
+    """RILLET_TEST_FAULT=ack-before-hw (read by the node at start, honoured by the produce
+    handler only) makes leaders answer acks=all right after their own append. Killing
+    partition leaders then loses acknowledged records, and the checker must say so.
+    Frequent kills under a high write rate make at least one kill land while a leader holds
+    acknowledged records its followers have not fetched yet; the same configuration without
+    the fault is clean."""
     monkeypatch.setenv("RILLET_TEST_FAULT", "ack-before-hw")  # inherited by the nodes
     config = RunConfig(
         seed=1,
