@@ -19,11 +19,13 @@ in flight under load, so its batches stay as large as ``linger_ms`` makes them.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import trio
 
+from rillet.client.errors import BufferFullError
 from rillet.client.types import RecordMetadata
 from rillet.wire.batch import HEADER_SIZE, BatchBuilder
 from rillet.wire.compression import Compression
@@ -173,8 +175,10 @@ class RecordAccumulator:
     """Per-partition queues of batches.
 
     ``on_close(topic, partition)`` runs whenever a partition's open batch is closed (full,
-    or taken by the sender): the sticky partitioner moves on then. ``wakeup`` is the sender's
-    event, set when there is something new to look at.
+    or taken by the sender): the sticky partitioner moves on then. The accumulator owns the
+    waits around its queues: the sender's idle wait (:meth:`wait_for_work`, woken by
+    :meth:`wake`), senders blocked on a full buffer (:meth:`wait_for_space`) and flushes
+    (:meth:`flushing`).
     """
 
     def __init__(
@@ -196,8 +200,52 @@ class RecordAccumulator:
         self.in_flight: dict[TP, int] = {}
         self.open: dict[str, list[ProducerBatch | None]] = {}
         self.buffered_bytes = 0
-        self.flushing = 0
-        self.wakeup = trio.Event()
+        self._flushing = 0
+        self._wakeup = trio.Event()  # the sender's: something new to look at
+        self._space = trio.Event()  # senders blocked on a full buffer: bytes left it
+
+    # -- the waits around the queues -----------------------------------------------------------
+
+    def wake(self) -> None:
+        """Tell the sender there is something new to look at (a batch, a change of leader,
+        a connection, a failure to retry)."""
+        self._wakeup.set()
+
+    def start_round(self) -> None:
+        """The sender is about to look at the queues: whatever changes from now on wakes
+        its next :meth:`wait_for_work`."""
+        self._wakeup = trio.Event()
+
+    async def wait_for_work(self, timeout_s: float) -> None:
+        """The sender's idle wait: until :meth:`wake` (since :meth:`start_round`), or
+        ``timeout_s`` (the next linger or retry deadline)."""
+        with trio.move_on_after(timeout_s):
+            await self._wakeup.wait()
+
+    @contextmanager
+    def flushing(self) -> Iterator[None]:
+        """While inside, every batch is sendable at once (a producer's ``flush``)."""
+        self._flushing += 1
+        self._wakeup.set()
+        try:
+            yield
+        finally:
+            self._flushing -= 1
+
+    async def wait_for_space(
+        self, limit_bytes: int, max_block_s: float, check_open: Callable[[], None]
+    ) -> None:
+        """Until fewer than ``limit_bytes`` are buffered; BufferFullError after
+        ``max_block_s``. Open batches keep lingering meanwhile: sending them early under
+        sustained back-pressure would shrink every batch to a few records."""
+        with trio.move_on_after(max_block_s):
+            while self.buffered_bytes >= limit_bytes:
+                check_open()
+                if self._space.is_set():
+                    self._space = trio.Event()  # shared by every waiting sender
+                await self._space.wait()
+            return
+        raise BufferFullError(f"buffer of {limit_bytes} bytes stayed full for {max_block_s}s")
 
     def add_topic(self, topic: str, num_partitions: int) -> None:
         """Make room for a topic's open batches (called when its partition count is known)."""
@@ -265,7 +313,7 @@ class RecordAccumulator:
         queue.append(batch)
         slots[partition] = batch
         self.buffered_bytes += batch.size
-        self.wakeup.set()  # the sender must learn this batch's linger deadline
+        self._wakeup.set()  # the sender must learn this batch's linger deadline
         return batch
 
     def _discard(self, batch: ProducerBatch) -> None:
@@ -283,7 +331,7 @@ class RecordAccumulator:
             slots[batch.partition] = None
             if self._on_close is not None:
                 self._on_close(batch.topic, batch.partition)
-            self.wakeup.set()
+            self._wakeup.set()
 
     def is_open(self, batch: ProducerBatch) -> bool:
         slots = self.open.get(batch.topic)
@@ -296,7 +344,7 @@ class RecordAccumulator:
         the batch was opened), the batch is closed or lingered long enough, or the producer
         is flushing; and it is not backing off after a failure."""
         return batch.retry_at_s <= now_s and (
-            self.flushing > 0
+            self._flushing > 0
             or batch.eager
             or not self.in_flight
             or now_s - batch.created_s >= self.linger_s
@@ -349,12 +397,13 @@ class RecordAccumulator:
         if queue is None:
             queue = self.queues[tp] = deque()
         queue.appendleft(batch)
-        self.wakeup.set()
+        self._wakeup.set()
 
     def release(self, batch: ProducerBatch) -> None:
-        """The batch is finished: its bytes leave the buffer."""
+        """The batch is finished: its bytes leave the buffer (waiting senders go on)."""
         self._landed(batch)
         self.buffered_bytes -= batch.size
+        self._space.set()
 
     def expired(self, now_s: float) -> list[ProducerBatch]:
         """Remove and return queued batches whose delivery timeout has passed."""

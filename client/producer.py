@@ -19,7 +19,6 @@ import trio
 from rillet.client.accumulator import RecordAccumulator, RecordFuture
 from rillet.client.cluster import ClusterClient
 from rillet.client.errors import (
-    BufferFullError,
     ClientClosedError,
     MessageTooLargeError,
     UnknownTopicOrPartitionError,
@@ -179,7 +178,7 @@ class Producer(ClientLifecycle):
             self._check_record_size(topic, key, value, headers)
         acc = self._acc
         if acc.buffered_bytes >= self._buffer_bytes:
-            await self._wait_for_space()
+            await self._acc.wait_for_space(self._buffer_bytes, self._max_block_s, self._check_open)
         if timestamp_ms is None:
             timestamp_ms = time_ns() // 1_000_000
         if partition is not None:
@@ -225,29 +224,11 @@ class Producer(ClientLifecycle):
         self._acc.add_topic(topic, count)
         return count
 
-    async def _wait_for_space(self) -> None:
-        with trio.move_on_after(self._max_block_s):
-            while self._acc.buffered_bytes >= self._buffer_bytes:
-                self._check_open()
-                if self._sender.space.is_set():
-                    self._sender.space = trio.Event()
-                # Shared by every waiting sender. Open batches keep lingering: sending them
-                # early under sustained backpressure would shrink every batch to a few records.
-                await self._sender.space.wait()
-            return
-        raise BufferFullError(
-            f"buffer of {self._buffer_bytes} bytes stayed full for {self._max_block_s}s"
-        )
-
     async def flush(self) -> None:
         """Send every record queued so far and wait until each is acknowledged or failed."""
-        self._acc.flushing += 1
-        try:
-            self._acc.wakeup.set()
+        with self._acc.flushing():
             for batch in self._acc.pending() + list(self._sender.in_flight_batches):
                 await batch.done.wait()
-        finally:
-            self._acc.flushing -= 1
 
     async def partitions_for(self, topic: str) -> list[int]:
         """The partition ids of ``topic`` (waiting for its metadata like ``send``)."""

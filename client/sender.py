@@ -59,7 +59,7 @@ MAX_REQUEST_BYTES = 8 * 1024 * 1024
 # node's own REQUEST_TIMED_OUT answer (retriable, precise) normally arrives first.
 RESPONSE_GRACE_S = 1.0
 # With nothing scheduled, the loop still looks around this often (a safety net: every state
-# change that matters sets the accumulator's wakeup event).
+# change that matters wakes the accumulator's wait_for_work).
 IDLE_WAKEUP_S = 1.0
 
 
@@ -102,7 +102,6 @@ class Sender:
         self._next_refresh_s = 0.0
         self._closed = False
         self._nursery: trio.Nursery | None = None
-        self.space = trio.Event()  # set whenever batches finish (buffer space came back)
         self._idempotence = idempotence
 
     # -- main loop ------------------------------------------------------------------------
@@ -111,7 +110,7 @@ class Sender:
         self._nursery = nursery
         acc = self._acc
         while True:
-            acc.wakeup = trio.Event()  # fresh before looking: later changes wake us again
+            acc.start_round()  # from now on, a change wakes the wait below
             now = trio.current_time()
             for batch in acc.expired(now):
                 self._finish(batch, _expired(batch, "while waiting to be sent"))
@@ -142,8 +141,7 @@ class Sender:
                         break
                     self._submit(leader, conn, batches)
             timeout = IDLE_WAKEUP_S if wake_at is None else max(wake_at - now, 0.0)
-            with trio.move_on_after(timeout):
-                await acc.wakeup.wait()
+            await acc.wait_for_work(timeout)
 
     def _drain(self, leader: int, tps: list[TP], now: float) -> list[ProducerBatch]:
         """At most one batch per partition, within the request size limit.
@@ -198,7 +196,7 @@ class Sender:
             await trio.sleep(self._backoff_s)
         finally:
             idem.requesting = False
-            self._acc.wakeup.set()
+            self._acc.wake()
 
     # -- metadata -------------------------------------------------------------------------
 
@@ -222,7 +220,7 @@ class Sender:
         finally:
             self._next_refresh_s = trio.current_time() + self._backoff_s
             self._refreshing = False
-            self._acc.wakeup.set()
+            self._acc.wake()
 
     # -- requests -------------------------------------------------------------------------
 
@@ -249,7 +247,7 @@ class Sender:
             self.request_metadata()
         finally:
             self._connecting.discard(leader)
-            self._acc.wakeup.set()
+            self._acc.wake()
 
     def _submit(self, leader: int, conn: BrokerConnection, batches: list[ProducerBatch]) -> None:
         """Put one Produce request on the wire now, and a task to wait for its answer."""
@@ -309,7 +307,7 @@ class Sender:
             self._in_flight[leader] -= 1
             for b in live:
                 self._muted.discard((b.topic, b.partition))
-            self._acc.wakeup.set()
+            self._acc.wake()
 
     async def _await_answer(
         self,
@@ -358,7 +356,7 @@ class Sender:
                 self._acc.requeue(b, now)
         if not live:
             scope.cancel()  # nothing left to wait for on the old leader
-        self._acc.wakeup.set()
+        self._acc.wake()
 
     def _handle_response(self, batches: list[ProducerBatch], response: ProduceResponse) -> None:
         results = {(r.topic, r.partition): r for r in response.partitions}
@@ -426,7 +424,6 @@ class Sender:
                 # cannot continue its sequence. Start over under a fresh producer id.
                 self._idempotence.reset()
             batch.fail(error)
-        self.space.set()
 
     def fail_all(self, error: RilletError) -> None:
         """Fail every batch not completed yet (the producer is closing)."""

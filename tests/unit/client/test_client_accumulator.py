@@ -7,7 +7,7 @@ import trio
 import trio.testing
 
 from rillet.client.accumulator import EMPTY_BATCH_BYTES, RecordAccumulator
-from rillet.client.errors import RilletError
+from rillet.client.errors import BufferFullError, RilletError
 from rillet.wire.batch import decode_records
 from rillet.wire.compression import Compression
 
@@ -85,9 +85,8 @@ async def test_linger_decides_when_an_open_batch_is_ready_while_busy(
     assert acc.ready(trio.current_time(), {TP})[0] == []  # muted partitions wait
     acc.append("t", 1, 1, None, b"y", None)
     assert sorted(acc.ready(trio.current_time(), set())[0]) == [TP]
-    acc.flushing += 1  # a flush makes everything ready at once
-    assert sorted(acc.ready(trio.current_time(), set())[0]) == [TP, ("t", 1)]
-    acc.flushing -= 1
+    with acc.flushing():  # a flush makes everything ready at once
+        assert sorted(acc.ready(trio.current_time(), set())[0]) == [TP, ("t", 1)]
     acc.release(busy)
 
 
@@ -110,16 +109,43 @@ async def test_a_partition_is_idle_again_once_its_batch_finished_or_was_put_back
     assert acc.in_flight == {}
 
 
-async def test_new_and_closed_batches_wake_the_sender() -> None:
+async def _woken(acc: RecordAccumulator) -> bool:
+    """Whether the sender's wait ends before its timeout (virtual time)."""
+    started = trio.current_time()
+    await acc.wait_for_work(5.0)
+    return trio.current_time() - started < 5.0
+
+
+async def test_new_and_closed_batches_wake_the_sender(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     acc = make(batch_bytes=200)
-    acc.wakeup = trio.Event()
+    acc.start_round()
     acc.append("t", 0, 1, None, b"x", None)
-    assert acc.wakeup.is_set()  # a new batch: its linger deadline matters
-    acc.wakeup = trio.Event()
+    assert await _woken(acc)  # a new batch: its linger deadline matters
+    acc.start_round()
     acc.append("t", 0, 1, None, b"x", None)
-    assert not acc.wakeup.is_set()  # nothing new for the sender
+    assert not await _woken(acc)  # nothing new for the sender
+    acc.start_round()
     acc.append("t", 0, 1, None, bytes(150), None)
-    assert acc.wakeup.is_set()
+    assert await _woken(acc)
+
+
+async def test_a_full_buffer_blocks_senders_until_a_batch_finishes(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    acc = make(batch_bytes=200)
+    acc.append("t", 0, 1, None, bytes(150), None)
+    full = acc.buffered_bytes
+    with pytest.raises(BufferFullError):
+        await acc.wait_for_space(full, 2.0, lambda: None)  # nothing finishes: it gives up
+    batch = acc.pop(TP)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(acc.wait_for_space, full, 60.0, lambda: None)
+        await trio.testing.wait_all_tasks_blocked()
+        started = trio.current_time()
+        acc.release(batch)
+    assert trio.current_time() == started  # released at once, not at the timeout
 
 
 async def test_futures_share_their_batch_completion() -> None:
