@@ -37,14 +37,12 @@ from rillet.broker.served_stream import ServedStream, peer_address, peer_certifi
 from rillet.broker.session import ANONYMOUS, peer_session
 from rillet.raft.peer_mac import NONCE_BYTES
 from rillet.wire.cluster_messages import (
-    BrokerHeartbeatRequest,
     NodeAuthBeginRequest,
     NodeAuthProveRequest,
 )
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import FrameTooLarge, MalformedFrame, MalformedMessage
 from rillet.wire.frame import BlobPart, FrameDecoder
-from rillet.wire.group_messages import ConsumerGroupHeartbeatRequest
 from rillet.wire.messages import ApiVersionsRequest, FetchRequest, ProduceRequest
 from rillet.wire.protocol import decode_request, encode_error_response, encode_response
 from rillet.wire.sasl_messages import (
@@ -59,8 +57,6 @@ log = logging.getLogger(__name__)
 _CLOSE = object()  # the SASL gate's verdict: close the connection
 
 _COALESCE_BYTES = 64 * 1024
-# Group members remembered per connection (a client runs a few): bounded, like everything.
-MAX_MEMBERS_PER_CONNECTION = 64
 
 
 class Connection:
@@ -100,9 +96,6 @@ class Connection:
         # A verified client certificate authenticates too (SASL may still name the user).
         self._certified = self.session.principal != ANONYMOUS
         self._client_fetches: set[int] = set()  # correlation ids of consumer fetches
-        self._heartbeats_of: tuple[int, int] | None = None  # (broker id, broker epoch)
-        self._replica_of: int | None = None  # the follower broker fetching over it
-        self._members: set[tuple[str, str]] = set()  # group members heartbeating over it
         auth = dispatcher.ctx.metadata.auth
         self._node_auth = NodeAuthServer(auth.handshake_key, auth.cluster_id)
         self._refusals_logged = 0
@@ -136,37 +129,8 @@ class Connection:
             self._reader.close()
             _discard_pending(receive)
             receive.close()
-            if self._heartbeats_of is not None:
-                self._dispatcher.broker_connection_lost(*self._heartbeats_of)
-            if self._replica_of is not None:
-                self._dispatcher.replica_connection_lost(self._replica_of)
-            if self._members:
-                self._dispatcher.members_connection_lost(self._members)
+            self.session.close()  # what its loss means (registered on the request path)
             await trio.aclose_forcefully(self._stream)
-
-    def _note_member(self, request: ConsumerGroupHeartbeatRequest) -> None:
-        """Remember group members heartbeating here: when the connection closes, the
-        coordinator expires them after a short grace instead of a whole session."""
-        if request.member_id and len(self._members) < MAX_MEMBERS_PER_CONNECTION:
-            self._members.add((request.group_id, request.member_id))
-
-    def _note_replica(self, request: FetchRequest) -> None:
-        """Remember the follower fetching over this connection (the node it authenticated
-        as), so its leaders can drop it from their ISRs soon after the connection closes."""
-        cluster_id = self._dispatcher.ctx.metadata.auth.cluster_id
-        if request.replica_id >= 0 and self._dispatcher.proves_secret(
-            cluster_id, request.replica_auth
-        ):
-            self._replica_of = request.replica_id
-
-    def _note_heartbeat(self, request: BrokerHeartbeatRequest) -> None:
-        """Remember which broker heartbeats over this connection (the node it authenticated
-        as): when the connection closes, the controller need not wait a whole session to
-        learn that the broker process is gone."""
-        if request.shutting_down:
-            self._heartbeats_of = None
-        elif self._dispatcher.proves_secret(request.cluster_id, request.auth):
-            self._heartbeats_of = (request.broker_id, request.broker_epoch)
 
     def _sasl_gate(self, correlation_id: int, body: Any) -> PendingReply | object | None:
         """SASL before anything else (but ApiVersions and the node handshake) from a client
@@ -271,17 +235,10 @@ class Connection:
                 if refused is not None:
                     await send.send(refused)
                     continue
-                if type(body) is BrokerHeartbeatRequest:
-                    self._note_heartbeat(body)
-                elif type(body) is ProduceRequest:
+                if type(body) is ProduceRequest:
                     self._throttle.charge(QuotaKind.PRODUCE, sum(len(b) for b in frame.blobs))
-                elif type(body) is FetchRequest:
-                    if body.replica_id < 0:
-                        self._client_fetches.add(header.correlation_id)
-                    elif body.replica_id != self._replica_of:
-                        self._note_replica(body)
-                elif type(body) is ConsumerGroupHeartbeatRequest:
-                    self._note_member(body)
+                elif type(body) is FetchRequest and body.replica_id < 0:
+                    self._client_fetches.add(header.correlation_id)
                 reply = self._dispatcher.dispatch(header, body, self.session)
                 if reply is not None:
                     await send.send(reply)

@@ -62,12 +62,15 @@ from rillet.broker.handlers.user_credentials import (
 from rillet.broker.request_authorization import RequestAuthorizer
 from rillet.broker.session import Session
 from rillet.wire.api import ApiKey
+from rillet.wire.cluster_messages import BrokerHeartbeatRequest
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.group_messages import ConsumerGroupHeartbeatRequest
 from rillet.wire.messages import (
     REQUEST_TYPES,
     ApiVersionRange,
     ApiVersionsRequest,
     ApiVersionsResponse,
+    FetchRequest,
 )
 from rillet.wire.protocol import PROTOCOL_VERSION, RequestHeader
 from rillet.wire.sasl_messages import SaslAuthenticateResponse, SaslHandshakeResponse
@@ -143,6 +146,11 @@ HANDLERS: dict[ApiKey, Handler] = {
 assert set(HANDLERS) <= set(REQUEST_TYPES)
 
 
+# Session keys of what a connection's loss means (group members are keyed by themselves).
+_BROKER = "broker heartbeat"
+_FOLLOWER = "replica fetch"
+
+
 class Dispatcher:
     def __init__(self, ctx: BrokerContext) -> None:
         self.ctx = ctx
@@ -173,6 +181,32 @@ class Dispatcher:
         """A follower's replica-fetch connection closed."""
         self.ctx.replicas.follower_connection_lost(replica_id)
 
+    def _note_connection(self, body: Any, session: Session) -> None:
+        """What the loss of this request's connection will mean, registered on its session
+        (run by ``Session.close``): the broker heartbeating over it is gone (the controller
+        need not wait a whole session), the follower fetching over it is gone (its leaders
+        drop it from their ISRs soon), the group members heartbeating over it are gone
+        (their coordinator expires them after a short grace). Brokers and followers only
+        count once they prove the cluster secret."""
+        kind = type(body)
+        if kind is BrokerHeartbeatRequest:
+            if body.shutting_down:
+                session.forget(_BROKER)
+            elif self.proves_secret(body.cluster_id, body.auth):
+                broker = (body.broker_id, body.broker_epoch)
+                session.on_close(_BROKER, lambda: self.broker_connection_lost(*broker), broker)
+        elif kind is FetchRequest and body.replica_id >= 0:
+            replica_id = body.replica_id
+            if session.tag_of(_FOLLOWER) != replica_id and self.proves_secret(
+                self.ctx.metadata.auth.cluster_id, body.replica_auth
+            ):
+                session.on_close(
+                    _FOLLOWER, lambda: self.replica_connection_lost(replica_id), replica_id
+                )
+        elif kind is ConsumerGroupHeartbeatRequest and body.member_id:
+            member = (body.group_id, body.member_id)
+            session.on_close(member, lambda: self.members_connection_lost({member}))
+
     def dispatch(
         self, header: RequestHeader, body: Any, session: Session | None = None
     ) -> PendingReply | None:
@@ -187,6 +221,8 @@ class Dispatcher:
                 error=ErrorCode.UNSUPPORTED_VERSION,
                 error_message=f"version {header.version} of {header.api.name} is not supported",
             )
+        if session is not None:
+            self._note_connection(body, session)
         reshape = None
         if self.authorization is not None:
             caller = session or Session("native", "")

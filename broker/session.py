@@ -1,19 +1,30 @@
 """Who is on the other end of one connection, as the request path sees it.
 
-A connection (native or Kafka listener) owns one :class:`Session` and passes it with every
-request to :meth:`Dispatcher.dispatch`. It carries what authentication established (the
-principal, in Kafka's ``User:name`` form, and the host it connected from) so authorization
-and per-principal limits decide on the session, not on the socket. Protocol front ends set
-the principal once a TLS client certificate or a SASL exchange proves it; until then it is
-``User:ANONYMOUS``, as in Kafka.
+A connection (native or Kafka listener) owns one :class:`Session`, passes it with every
+request to :meth:`Dispatcher.dispatch`, and closes it when the connection ends: what the
+request path registered with :meth:`Session.on_close` then runs (a broker whose heartbeat
+connection closed, a follower whose fetch connection closed, group members that
+heartbeated over it), so the connection itself knows nothing of what its loss means.
+
+It carries what authentication established (the principal, in Kafka's ``User:name`` form,
+and the host it connected from) so authorization and per-principal limits decide on the
+session, not on the socket. Protocol front ends set the principal once a TLS client
+certificate or a SASL exchange proves it; until then it is ``User:ANONYMOUS``, as in Kafka.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
 from typing import Any
 
+log = logging.getLogger(__name__)
+
 ANONYMOUS = "User:ANONYMOUS"
+# What one connection's loss may set off: a broker, a follower and a few group members (a
+# client runs a few). Bounded, like everything a peer can make the node remember.
+MAX_CLOSE_ACTIONS = 66
 
 
 @dataclass(slots=True)
@@ -26,6 +37,36 @@ class Session:
     host: str
     principal: str = ANONYMOUS
     node_id: int | None = None
+    _on_close: dict[Hashable, tuple[object, Callable[[], None]]] = field(
+        default_factory=dict, repr=False
+    )
+
+    def on_close(self, key: Hashable, action: Callable[[], None], tag: object = None) -> bool:
+        """Run ``action`` when the connection closes; a later registration under ``key``
+        replaces it (``tag`` tells what it was registered for). False when the session
+        already holds :data:`MAX_CLOSE_ACTIONS` other actions (nothing is registered)."""
+        if key not in self._on_close and len(self._on_close) >= MAX_CLOSE_ACTIONS:
+            return False
+        self._on_close[key] = (tag, action)
+        return True
+
+    def tag_of(self, key: Hashable) -> object:
+        """The tag ``key``'s action was registered with (None if there is none)."""
+        found = self._on_close.get(key)
+        return found[0] if found is not None else None
+
+    def forget(self, key: Hashable) -> None:
+        self._on_close.pop(key, None)
+
+    def close(self) -> None:
+        """The connection ended: run every registered action once (each in turn, a failing
+        one logged and skipped)."""
+        actions, self._on_close = self._on_close, {}
+        for key, (_, action) in actions.items():
+            try:
+                action()
+            except Exception:
+                log.exception("closing a connection: %r failed", key)
 
     @property
     def authenticated(self) -> bool:

@@ -140,6 +140,7 @@ class KafkaConnection:
             self._reader.close()
             _discard_pending(receive)
             receive.close()
+            self.session.close()  # what its loss means (registered on the request path)
             await trio.aclose_forcefully(self._stream)
 
     async def _read_loop(self, send: trio.MemorySendChannel[_Reply]) -> None:
