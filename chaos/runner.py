@@ -66,7 +66,9 @@ TOPIC = "chaos"
 GROUP = "chaos-group"
 START_TIMEOUT_S = 60.0
 START_ATTEMPTS = 3
-PORT_TAKEN = "Address already in use"
+# How a node says a port was taken: its one-line error ("address already in use: another
+# process holds a port (...)") or, from older nodes and the OS itself, "Address already in use".
+PORT_TAKEN = "address already in use"
 _TIMING = Timing()
 # How late a step may finish before later steps are shifted (probing a leader takes a moment).
 MAX_STEP_LATENESS_S = 0.5
@@ -258,6 +260,11 @@ def replay_command(config: RunConfig) -> str:
     return " ".join(parts)
 
 
+def port_taken(exc: NodeStartError) -> bool:
+    """Whether a node could not start only because a planned port was taken meanwhile."""
+    return PORT_TAKEN in str(exc).lower()
+
+
 def run_once(config: RunConfig) -> RunResult:
     """Run one seeded schedule against a fresh cluster and judge it.
 
@@ -268,7 +275,7 @@ def run_once(config: RunConfig) -> RunResult:
         try:
             return _run_once(config)
         except NodeStartError as exc:
-            if PORT_TAKEN not in str(exc) or attempt == START_ATTEMPTS:
+            if not port_taken(exc) or attempt == START_ATTEMPTS:
                 raise
             log.warning("seed %d: a planned port was taken, planning again", config.seed)
     raise AssertionError("unreachable")

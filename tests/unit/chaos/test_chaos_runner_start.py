@@ -47,3 +47,17 @@ def test_a_port_taken_every_time_or_another_start_failure_is_raised(
     with pytest.raises(NodeStartError):
         runner.run_once(runner.RunConfig())
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        TAKEN,
+        # The node's own one-line error (seed 53 of a sweep stopped on it: not recognised).
+        "node 2 exited with status 2:\nERROR rillet.cli.node_command: address already in use: "
+        "another process holds a port (listener.port 45231, kafka_listener.port 59649)",
+    ],
+)
+def test_both_ways_a_node_reports_a_taken_port_are_recognised(message: str) -> None:
+    assert runner.port_taken(NodeStartError(message))
+    assert not runner.port_taken(NodeStartError("node 2 did not become ready"))
