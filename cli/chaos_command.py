@@ -226,6 +226,7 @@ def run_run(args: argparse.Namespace) -> int:
         print(f"error: --network kernel cannot run here: {reason}", file=sys.stderr)
         return 2
     results: list[RunResult] = []
+    harness_failed: list[int] = []
     for seed in range(base.seed, base.seed + args.seeds):
         config = replace(base, seed=seed)
         try:
@@ -233,12 +234,15 @@ def run_run(args: argparse.Namespace) -> int:
         except Exception as exc:  # the harness itself failed: say so, go on with the sweep
             print(f"seed {seed}: harness error: {type(exc).__name__}: {exc}", file=sys.stderr)
             print(f"replay: {replay_command(config)}", file=sys.stderr)
-            return 1 if args.seeds == 1 else _finish_sweep(results, failed_harness=True)
+            if args.seeds == 1:
+                return 1
+            harness_failed.append(seed)
+            continue
         results.append(result)
         _print_result(result, args.json)
     if args.seeds == 1:
         return 0 if results[0].ok else 1
-    return _finish_sweep(results)
+    return _finish_sweep(results, harness_failed)
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -317,7 +321,9 @@ def _print_result(result: RunResult, as_json: bool) -> None:
     print(f"  replay: {replay_command(result.config)}")
 
 
-def _finish_sweep(results: list[RunResult], failed_harness: bool = False) -> int:
+def _finish_sweep(results: list[RunResult], harness_failed: list[int] | None = None) -> int:
+    """The sweep's table; exit status 1 if a seed broke a check or the harness failed on
+    one (those seeds are named, to be run again)."""
     rows: list[tuple[str, ...]] = [SWEEP_HEADER]
     seeds = [SeedRow(r.config.seed, r.summary) for r in results]
     for r, seed_row in zip(results, seeds, strict=True):
@@ -344,4 +350,6 @@ def _finish_sweep(results: list[RunResult], failed_harness: bool = False) -> int
     print(f"{len(results)} seed(s), {len(bad)} with violations")
     for r in bad:
         print(f"  seed {r.config.seed}: {replay_command(r.config)}")
-    return 1 if bad or failed_harness else 0
+    if harness_failed:
+        print(f"harness errors (no verdict) on seed(s): {', '.join(map(str, harness_failed))}")
+    return 1 if bad or harness_failed else 0
