@@ -174,7 +174,14 @@ class PartitionReplica:
     ) -> AppendResult:
         if isinstance(records, FileRegion):
             raise TypeError("produced records arrive as bytes, never as a file region")
+        end_before = self.log.log_end_offset
         result = self.log.append_as_leader(records, self.leader_epoch, now_ms)
+        # acks=all waits for the offsets given here: they must be the log's next ones.
+        require(
+            result.duplicate or result.first_offset == end_before,
+            f"{self.key}: append placed at offset {result.first_offset}, the log ended at "
+            f"{end_before}",
+        )
         self.bytes_in += result.size_bytes
         self.records_in += result.record_count
         self._wake_followers()
@@ -197,6 +204,12 @@ class PartitionReplica:
         leader = self.leader
         if leader is None:
             return
+        # The high watermark counts this as held by the follower: never beyond this log.
+        require(
+            fetch_offset <= self.log.log_end_offset,
+            f"{self.key}: follower {replica_id} counted at offset {fetch_offset}, beyond the "
+            f"log end {self.log.log_end_offset}",
+        )
         if leader.on_follower_fetch(
             replica_id,
             fetch_offset,

@@ -52,3 +52,14 @@ def test_a_leader_epoch_that_goes_back_stops_the_node(tmp_path: Path) -> None:
     with pytest.raises(InvariantViolation, match="leader epoch went back from 5 to 4"):
         r.set_role(follower(4), T0)
     assert r.leader_epoch == 5
+
+
+def test_a_follower_counted_beyond_the_leader_s_log_end_stops_the_node(tmp_path: Path) -> None:
+    r = replica(tmp_path)
+    r.set_role(ReplicaRole(True, 1, (NODE, 2), NODE, replicas=(NODE, 2), leader_id=NODE), T0)
+    r.append_as_leader(build_batch([(T0, None, b"v", None)] * 2), T0)
+    r.on_follower_fetch(2, 2, T0)  # holds both records: fine
+    assert r.high_watermark == 2
+    with pytest.raises(InvariantViolation, match="beyond the log end 2"):
+        r.on_follower_fetch(2, 3, T0)
+    assert r.high_watermark == 2
