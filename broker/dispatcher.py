@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from rillet.broker.authorizer import Authorizer
 from rillet.broker.handlers.acls import (
@@ -61,6 +61,15 @@ from rillet.broker.handlers.user_credentials import (
 )
 from rillet.broker.request_authorization import RequestAuthorizer
 from rillet.broker.session import Session
+from rillet.wire import acl_messages as am
+from rillet.wire import classic_group_messages as cgm
+from rillet.wire import cluster_messages as cm
+from rillet.wire import group_messages as gm
+from rillet.wire import leader_epoch_messages as lem
+from rillet.wire import messages as m
+from rillet.wire import record_deletion_messages as rdm
+from rillet.wire import sasl_messages as sm
+from rillet.wire import user_messages as um
 from rillet.wire.api import ApiKey
 from rillet.wire.cluster_messages import BrokerHeartbeatRequest
 from rillet.wire.error_codes import ErrorCode
@@ -73,11 +82,26 @@ from rillet.wire.messages import (
     FetchRequest,
 )
 from rillet.wire.protocol import PROTOCOL_VERSION, RequestHeader
-from rillet.wire.sasl_messages import SaslAuthenticateResponse, SaslHandshakeResponse
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[BrokerContext, Any], Any]
+Q = TypeVar("Q")
+
+
+@dataclass(frozen=True, slots=True)
+class Route(Generic[Q]):
+    """An api's request type and its handler; building one type-checks that the handler
+    takes that request. The handler answers with the response, a coroutine that produces
+    it, or None (acks=0)."""
+
+    request_type: type[Q]
+    handler: Callable[[BrokerContext, Q], object]
+
+    def __call__(self, ctx: BrokerContext, body: object) -> object:
+        """Run the handler on a decoded body (the codec decoded it as this api's type)."""
+        if not isinstance(body, self.request_type):
+            raise TypeError(f"{type(body).__name__} is not a {self.request_type.__name__}")
+        return self.handler(ctx, body)
 
 
 @dataclass(slots=True)
@@ -97,53 +121,67 @@ def _api_versions(ctx: BrokerContext, req: ApiVersionsRequest) -> ApiVersionsRes
     )
 
 
-HANDLERS: dict[ApiKey, Handler] = {
-    ApiKey.PRODUCE: handle_produce,
-    ApiKey.FETCH: handle_fetch,
-    ApiKey.LIST_OFFSETS: handle_list_offsets,
-    ApiKey.METADATA: handle_metadata_request,
-    ApiKey.CREATE_TOPICS: handle_create_topics,
-    ApiKey.DELETE_TOPICS: handle_delete_topics,
-    ApiKey.API_VERSIONS: _api_versions,
-    ApiKey.DESCRIBE_QUORUM: handle_describe_quorum,
-    ApiKey.BROKER_REGISTRATION: handle_broker_registration,
-    ApiKey.BROKER_HEARTBEAT: handle_broker_heartbeat,
-    ApiKey.METADATA_FETCH: handle_metadata_fetch,
-    ApiKey.ALTER_PARTITION: handle_alter_partition,
-    ApiKey.ALLOCATE_PRODUCER_IDS: handle_allocate_producer_ids,
-    ApiKey.INIT_PRODUCER_ID: handle_init_producer_id,
-    ApiKey.OFFSET_FOR_LEADER_EPOCH: handle_offset_for_leader_epoch,
-    ApiKey.FIND_COORDINATOR: handle_find_coordinator,
-    ApiKey.CONSUMER_GROUP_HEARTBEAT: handle_heartbeat,
-    ApiKey.LEAVE_GROUP: handle_leave,
-    ApiKey.OFFSET_COMMIT: handle_offset_commit,
-    ApiKey.OFFSET_FETCH: handle_offset_fetch,
-    ApiKey.LIST_GROUPS: handle_list_groups,
-    ApiKey.DESCRIBE_GROUPS: handle_describe_groups,
-    ApiKey.DELETE_GROUPS: handle_delete_groups,
-    ApiKey.CREATE_PARTITIONS: handle_create_partitions,
-    ApiKey.DELETE_RECORDS: handle_delete_records,
-    ApiKey.CREATE_ACLS: handle_create_acls,
+HANDLERS: dict[ApiKey, Route[Any]] = {
+    ApiKey.PRODUCE: Route(m.ProduceRequest, handle_produce),
+    ApiKey.FETCH: Route(m.FetchRequest, handle_fetch),
+    ApiKey.LIST_OFFSETS: Route(m.ListOffsetsRequest, handle_list_offsets),
+    ApiKey.METADATA: Route(m.MetadataRequest, handle_metadata_request),
+    ApiKey.CREATE_TOPICS: Route(m.CreateTopicsRequest, handle_create_topics),
+    ApiKey.DELETE_TOPICS: Route(m.DeleteTopicsRequest, handle_delete_topics),
+    ApiKey.API_VERSIONS: Route(m.ApiVersionsRequest, _api_versions),
+    ApiKey.DESCRIBE_QUORUM: Route(cm.DescribeQuorumRequest, handle_describe_quorum),
+    ApiKey.BROKER_REGISTRATION: Route(cm.BrokerRegistrationRequest, handle_broker_registration),
+    ApiKey.BROKER_HEARTBEAT: Route(cm.BrokerHeartbeatRequest, handle_broker_heartbeat),
+    ApiKey.METADATA_FETCH: Route(cm.MetadataFetchRequest, handle_metadata_fetch),
+    ApiKey.ALTER_PARTITION: Route(cm.AlterPartitionRequest, handle_alter_partition),
+    ApiKey.ALLOCATE_PRODUCER_IDS: Route(
+        cm.AllocateProducerIdsRequest, handle_allocate_producer_ids
+    ),
+    ApiKey.INIT_PRODUCER_ID: Route(m.InitProducerIdRequest, handle_init_producer_id),
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: Route(
+        lem.OffsetForLeaderEpochRequest, handle_offset_for_leader_epoch
+    ),
+    ApiKey.FIND_COORDINATOR: Route(gm.FindCoordinatorRequest, handle_find_coordinator),
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: Route(gm.ConsumerGroupHeartbeatRequest, handle_heartbeat),
+    ApiKey.LEAVE_GROUP: Route(gm.LeaveGroupRequest, handle_leave),
+    ApiKey.OFFSET_COMMIT: Route(gm.OffsetCommitRequest, handle_offset_commit),
+    ApiKey.OFFSET_FETCH: Route(gm.OffsetFetchRequest, handle_offset_fetch),
+    ApiKey.LIST_GROUPS: Route(gm.ListGroupsRequest, handle_list_groups),
+    ApiKey.DESCRIBE_GROUPS: Route(gm.DescribeGroupsRequest, handle_describe_groups),
+    ApiKey.DELETE_GROUPS: Route(gm.DeleteGroupsRequest, handle_delete_groups),
+    ApiKey.CREATE_PARTITIONS: Route(m.CreatePartitionsRequest, handle_create_partitions),
+    ApiKey.DELETE_RECORDS: Route(rdm.DeleteRecordsRequest, handle_delete_records),
+    ApiKey.CREATE_ACLS: Route(am.CreateAclsRequest, handle_create_acls),
     # Reached only on a listener without SASL (the connection answers them otherwise).
-    ApiKey.SASL_HANDSHAKE: lambda ctx, req: SaslHandshakeResponse(
-        ErrorCode.UNSUPPORTED_SASL_MECHANISM, []
+    ApiKey.SASL_HANDSHAKE: Route(
+        sm.SaslHandshakeRequest,
+        lambda ctx, req: sm.SaslHandshakeResponse(ErrorCode.UNSUPPORTED_SASL_MECHANISM, []),
     ),
-    ApiKey.SASL_AUTHENTICATE: lambda ctx, req: SaslAuthenticateResponse(
-        ErrorCode.ILLEGAL_SASL_STATE, "this listener has no SASL mechanisms", b""
+    ApiKey.SASL_AUTHENTICATE: Route(
+        sm.SaslAuthenticateRequest,
+        lambda ctx, req: sm.SaslAuthenticateResponse(
+            ErrorCode.ILLEGAL_SASL_STATE, "this listener has no SASL mechanisms", b""
+        ),
     ),
-    ApiKey.DESCRIBE_ACLS: handle_describe_acls,
-    ApiKey.DELETE_ACLS: handle_delete_acls,
-    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: handle_alter_user_scram_credentials,
-    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: handle_describe_user_scram_credentials,
-    ApiKey.INCREMENTAL_ALTER_CONFIGS: handle_alter_topic_configs,
-    ApiKey.JOIN_GROUP: handle_join_group,
-    ApiKey.SYNC_GROUP: handle_sync_group,
-    ApiKey.HEARTBEAT: handle_classic_heartbeat,
-    ApiKey.CLASSIC_LEAVE_GROUP: handle_classic_leave,
-    ApiKey.CLASSIC_DESCRIBE_GROUPS: handle_classic_describe_groups,
-    ApiKey.CLASSIC_LIST_GROUPS: handle_classic_list_groups,
+    ApiKey.DESCRIBE_ACLS: Route(am.DescribeAclsRequest, handle_describe_acls),
+    ApiKey.DELETE_ACLS: Route(am.DeleteAclsRequest, handle_delete_acls),
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: Route(
+        um.AlterUserScramCredentialsRequest, handle_alter_user_scram_credentials
+    ),
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: Route(
+        um.DescribeUserScramCredentialsRequest, handle_describe_user_scram_credentials
+    ),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: Route(m.AlterTopicConfigsRequest, handle_alter_topic_configs),
+    ApiKey.JOIN_GROUP: Route(cgm.ClassicJoinGroupRequest, handle_join_group),
+    ApiKey.SYNC_GROUP: Route(cgm.ClassicSyncGroupRequest, handle_sync_group),
+    ApiKey.HEARTBEAT: Route(cgm.ClassicHeartbeatRequest, handle_classic_heartbeat),
+    ApiKey.CLASSIC_LEAVE_GROUP: Route(cgm.ClassicLeaveGroupRequest, handle_classic_leave),
+    ApiKey.CLASSIC_DESCRIBE_GROUPS: Route(
+        cgm.ClassicDescribeGroupsRequest, handle_classic_describe_groups
+    ),
+    ApiKey.CLASSIC_LIST_GROUPS: Route(cgm.ClassicListGroupsRequest, handle_classic_list_groups),
 }
-assert set(HANDLERS) <= set(REQUEST_TYPES)
+assert all(route.request_type is REQUEST_TYPES[api][0] for api, route in HANDLERS.items())
 
 
 # Session keys of what a connection's loss means (group members are keyed by themselves).
