@@ -229,12 +229,28 @@ class PartitionReplica:
         return self.leader.isr_change(self.local_committable_end, now_ms, lag_max_ms)
 
     def flush_due(self, now_ms: int) -> FlushPlan | None:
-        """The fsync to run now, if one was asked for or the flush policy wants one; hand
-        it back to :meth:`flush_done` once it ran (off the event loop, on a node)."""
-        if self.deleted or not (self.flush_requested or self.log.needs_flush(now_ms)):
+        """The fsync to run now, if one was asked for, the flush policy wants one, or the
+        high watermark waits for it; hand it back to :meth:`flush_done` once it ran (off the
+        event loop, on a node)."""
+        if self.deleted or not (
+            self.flush_requested or self.log.needs_flush(now_ms) or self._commit_needs_fsync()
+        ):
             return None
         self.flush_requested = False
         return self.log.flush_plan()
+
+    def _commit_needs_fsync(self) -> bool:
+        """A leader whose high watermark waits for its fsyncs, with unflushed records and no
+        time bound on them (``flush.messages`` alone): without a flush now, a tail shorter
+        than ``flush.messages`` would never commit, and acks=all writes of it would time out
+        (the replication simulation found it, seed 1029). With ``flush.ms`` set, that bound
+        flushes the tail anyway."""
+        return (
+            self._flush_driven
+            and self.leader is not None
+            and self.log.config.flush_ms < 0
+            and self.log.recovery_point < self.log.log_end_offset
+        )
 
     def flush_done(self, plan: FlushPlan) -> None:
         """A plan from :meth:`flush_due` ran: adopt its recovery point, and expose what is

@@ -196,3 +196,32 @@ async def test_with_forced_fsyncs_acks_all_waits_for_the_flush_task(
     assert answers[0].partitions[0].error_code == ErrorCode.NONE
     assert replica.log.recovery_point == 2 and replica.high_watermark == 2
     assert trio.current_time() >= 2  # flush.ms of virtual time passed first
+
+
+async def test_with_flush_messages_alone_a_short_tail_commits_at_the_next_flush_pass(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """``flush.messages`` = 8 and 2 records: no count-triggered fsync ever comes, yet the
+    high watermark waits for the leader's fsync; the flush task's next pass flushes them."""
+    m = middle(tmp_path)
+    replica = m.host("t", 0, configs={"flush.messages": "8"})
+    answers: list[ProduceResponse] = []
+    answered = trio.Event()
+    autojump_clock.autojump_threshold = 0.5  # the fsync runs in a thread, in real time
+    async with trio.open_nursery() as nursery:
+
+        async def produce() -> None:
+            answers.append(await _produce(m, 2))
+            answered.set()
+
+        nursery.start_soon(produce)
+        await trio.testing.wait_all_tasks_blocked()
+        _follower_fetch(m, 2)
+        assert replica.high_watermark == 0
+        nursery.start_soon(m.replicas.run_flush_task)
+        with trio.fail_after(20):
+            await answered.wait()
+        nursery.cancel_scope.cancel()
+    assert answers[0].partitions[0].error_code == ErrorCode.NONE
+    interval_s = m.ctx.config.tasks.flush_check_interval_ms / 1000
+    assert trio.current_time() <= interval_s + 1  # one pass, not the produce timeout

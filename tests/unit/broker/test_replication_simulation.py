@@ -53,6 +53,16 @@ def test_seed_lost_alter_partition_answer_regression(seed: int) -> None:
     assert run_seed(seed).violation is None
 
 
+@pytest.mark.parametrize("seed", (1029, 1726, 1782, 1879))
+def test_seed_a_tail_shorter_than_flush_messages_commits(seed: int) -> None:
+    """Found by the 10,000-seed sweep: with ``flush.messages`` set and no ``flush.ms``, a
+    leader's unflushed tail shorter than ``flush.messages`` was never fsynced, so the high
+    watermark (which waits for the leader's fsync) never reached it and the cluster never
+    became quiescent. The flush task now flushes such a tail at its next pass."""
+    result = run_seed(seed)
+    assert result.violation is None, report(result)
+
+
 def test_runs_are_replayable_by_seed() -> None:
     first, again = run_seed(11), run_seed(11)
     assert (first.violation, first.events, first.end_ms, first.stats) == (
