@@ -139,6 +139,12 @@ class PartitionLog:
         return self._segments[-1].next_offset
 
     @property
+    def truncations(self) -> int:
+        """How many times this log was cut since it was opened: what was read or asked for
+        before a cut may not describe the log any more, even at the same end offset."""
+        return self._truncations
+
+    @property
     def recovery_point(self) -> int:
         """Offsets below this are fsynced (survive a power loss, not just a crash)."""
         return self._flush.recovery_point

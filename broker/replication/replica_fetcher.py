@@ -47,6 +47,7 @@ class _Sent:
     replica: PartitionReplica
     fetch_offset: int
     leader_epoch: int
+    log_truncations: int
 
 
 class ReplicaFetcherManager:
@@ -174,7 +175,7 @@ class ReplicaFetcherManager:
         for replica in partitions:
             part = replica.fetch_partition(cfg.fetch_partition_max_bytes)
             sent[(part.topic, part.partition)] = _Sent(
-                replica, part.fetch_offset, part.current_leader_epoch
+                replica, part.fetch_offset, part.current_leader_epoch, replica.log.truncations
             )
             wanted.append(part)
         request = FetchRequest(
@@ -203,8 +204,9 @@ class ReplicaFetcherManager:
         """Whether the answer moved this partition on (False: back off before the next)."""
         replica = s.replica
         try:
+            now = self._replicas.clock.now_ms()
             applied = replica.apply_fetch_answer(
-                answer, s.fetch_offset, s.leader_epoch, self._replicas.clock.now_ms()
+                answer, s.fetch_offset, s.leader_epoch, now, s.log_truncations
             )
         except (StoreError, WireError) as exc:
             log.error("replicating %s failed: %s", replica.key, exc)

@@ -15,7 +15,7 @@ member was elected next, acknowledged records were lost. Fixed by
 ``LeaderState.proposal_outcome_unknown`` and its use in isr_manager.py; the regression test
 below runs seeds that show it with the old behaviour (``driver_fix=False``) to prove it
 was real. Since the simulation runs the real replica and log, the seeds that show it are
-141, 170, 459 and 478.
+141, 170, 459 and 569.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import pytest
 from replication_sim import Bug, SimResult, run_seed
 
 SEEDS = range(400)
-OLD_DRIVER_BUG_SEEDS = (141, 170, 459, 478)
+OLD_DRIVER_BUG_SEEDS = (141, 170, 459, 569)
 REPLAY = ".venv/bin/python tests/unit/broker/replication_sim {seed}{bug}"
 
 
@@ -60,6 +60,16 @@ def test_seed_a_tail_shorter_than_flush_messages_commits(seed: int) -> None:
     watermark (which waits for the leader's fsync) never reached it and the cluster never
     became quiescent. The flush task now flushes such a tail at its next pass."""
     result = run_seed(seed)
+    assert result.violation is None, report(result)
+
+
+def test_seed_5975_a_late_answer_never_cuts_a_log_refilled_to_the_same_end() -> None:
+    """Found by the 10,000-seed sweep: a follower's fetch from offset 39 got a divergence
+    answer late, after the follower had already cut its log to 36 and fetched the new
+    leader's committed batch [36, 39). Same end offset, same leader epoch: the old stale
+    check let the late answer cut the committed batch. The log's truncation count, taken
+    when the fetch is sent, now makes such an answer stale."""
+    result = run_seed(5975)
     assert result.violation is None, report(result)
 
 

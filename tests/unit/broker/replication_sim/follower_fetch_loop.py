@@ -38,7 +38,9 @@ class FollowerFetchLoop(BrokerProcess):
         req_id = self.sim.next_id()
         self.fetch_in_flight = (req_id, leader)
         part = r.fetch_partition(self.sim.config.fetch_max_bytes)
-        self.sent[req_id] = SentFetch(part.fetch_offset, part.current_leader_epoch)
+        self.sent[req_id] = SentFetch(
+            part.fetch_offset, part.current_leader_epoch, r.log.truncations
+        )
         target = self.sim.brokers[leader]
         self.sim.send(self.node_id, leader, target.on_fetch, FetchReq(self.node_id, req_id, part))
         timeout = self.sim.config.request_timeout_ms + self.sim.config.fetch_wait_ms
@@ -70,7 +72,9 @@ class FollowerFetchLoop(BrokerProcess):
             self.sim.stats["stale fetch answers dropped"] += 1
             return True
         try:
-            applied = r.apply_fetch_answer(answer, s.fetch_offset, s.leader_epoch, self.sim.now)
+            applied = r.apply_fetch_answer(
+                answer, s.fetch_offset, s.leader_epoch, self.sim.now, s.log_truncations
+            )
         except StoreError as exc:  # a leader that sends what cannot follow this log
             raise Violation(f"{self}: follower append refused: {exc}") from exc
         if applied is FetchApplied.STALE:

@@ -46,6 +46,7 @@ class SentFetch:
 
     fetch_offset: int
     leader_epoch: int
+    log_truncations: int
 
 
 @dataclass(slots=True)
