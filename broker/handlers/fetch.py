@@ -125,7 +125,7 @@ def _read_partition(
             )
         if result.region is not None and result.region.length > 0:
             r = result.region
-            region = hold_region(r.fd, r.position, r.length)
+            region = hold_region(r)
             replica.bytes_out += r.length  # consumer bytes out, for /metrics
     return FetchPartitionResponse(
         *base,

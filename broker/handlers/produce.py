@@ -18,9 +18,7 @@ import trio
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.message_timestamps import InvalidTimestamp, apply_timestamp_policy
 from rillet.broker.replication.acks_verdict import acks_all_verdict
-from rillet.partition_store.errors import (
-    StoreError,
-)
+from rillet.partition_store.errors import StoreError
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import WireError
 from rillet.wire.messages import ProducePartitionResponse, ProduceRequest, ProduceResponse
@@ -127,17 +125,9 @@ async def _await_high_watermarks(
     for index, _, leader_epoch in waits:
         r = results[index]
         replica = ctx.replicas.get(r.topic, r.partition)
-        if replica is None:
-            if index in reached:
-                continue
-            code, message = (
-                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                "partition deleted while waiting for acks=all",
-            )
-        else:
-            code, message = acks_all_verdict(replica, index in reached, leader_epoch)
-            if code == ErrorCode.NONE:
-                continue
+        code, message = acks_all_verdict(replica, index in reached, leader_epoch)
+        if code == ErrorCode.NONE:
+            continue
         final[index] = ProducePartitionResponse(r.topic, r.partition, code, error_message=message)
     return ProduceResponse(final)
 

@@ -42,22 +42,18 @@ def read_for_follower(
         code = ErrorCode.NOT_LEADER_OR_FOLLOWER if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return FetchPartitionResponse(p.topic, p.partition, code, -1, -1, b"")
     return answer_follower_fetch(
-        replica, p, replica_id, ctx.now_ms(), remaining, first, _hold, request_arrived_ms
+        replica, p, replica_id, ctx.now_ms(), remaining, first, hold_region, request_arrived_ms
     )
 
 
-def _hold(region: FileRegion) -> FileRegion | bytes:
-    return hold_region(region.fd, region.position, region.length)
-
-
-def hold_region(fd: int, position: int, length: int) -> FileRegion | bytes:
-    """What an answer carries of ``[position, position + length)`` of a log: a duplicated
-    descriptor, so the bytes leave with sendfile even if the segment is deleted meanwhile;
-    or, when the process has no descriptor to spare (EMFILE / ENFILE: thousands of
-    partitions in one answer near the open-file limit), the bytes themselves, read now."""
+def hold_region(region: FileRegion) -> FileRegion | bytes:
+    """What an answer carries of a log's ``region``: a duplicated descriptor, so the bytes
+    leave with sendfile even if the segment is deleted meanwhile; or, when the process has
+    no descriptor to spare (EMFILE / ENFILE: thousands of partitions in one answer near the
+    open-file limit), the bytes themselves, read now."""
     try:
-        return FileRegion(os.dup(fd), position, length)
+        return FileRegion(os.dup(region.fd), region.position, region.length)
     except OSError as exc:
         if exc.errno not in (errno.EMFILE, errno.ENFILE):
             raise
-        return os.pread(fd, length, position)
+        return os.pread(region.fd, region.length, region.position)

@@ -13,13 +13,17 @@ from rillet.wire.error_codes import ErrorCode
 
 
 def acks_all_verdict(
-    replica: PartitionReplica, reached: bool, leader_epoch: int
+    replica: PartitionReplica | None, reached: bool, leader_epoch: int
 ) -> tuple[ErrorCode, str]:
     """The answer to an acks=all write appended in ``leader_epoch``, once its wait ended
     (``reached``: the high watermark passed it; else the wait timed out or the leadership
     ended). NONE with an empty message is success; a write committed on fewer in-sync
     replicas than ``min.insync.replicas`` is NOT_ENOUGH_REPLICAS_AFTER_APPEND, as in
-    Kafka."""
+    Kafka. ``replica`` None: the partition is no longer hosted here (deleted)."""
+    if replica is None:
+        if reached:
+            return ErrorCode.NONE, ""
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "partition deleted while waiting for acks=all"
     isr, min_isr = replica.in_sync_count(), replica.min_insync_replicas
     if reached:
         if isr >= min_isr:

@@ -69,10 +69,7 @@ class ClientRequestHandler(BrokerProcess):
         waiter.resolved = True
         b = waiter.batch
         r = self.replica
-        if r is None:
-            code = ErrorCode.NONE if reached else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        else:
-            code, _ = acks_all_verdict(r, reached, b.epoch)
+        code, _ = acks_all_verdict(r, reached, b.epoch)
         if code == ErrorCode.NONE:
             plog = r.log if r is not None else None
             if plog is not None and plog.config.forces_fsync and plog.recovery_point < b.end:
