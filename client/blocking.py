@@ -1,31 +1,26 @@
 """Blocking facade over the trio clients, for scripts, notebooks and Spark executors.
 
-Each facade owns one background thread running ``trio.run``; the async client lives inside it
-for its whole life (so its nursery is entered and left by the same task) and every method
-crosses over with ``trio.from_thread``. ``close()`` (or the end of the ``with`` block) closes
-the client (a producer flushes) and joins the thread.
-
-Misuse fails loudly: a blocking client cannot be created or called from inside a trio run
-(it would block the event loop its own calls need; use the async clients there), nor used
-after ``close()``.
+Each facade hosts its async client in a ThreadHost (thread_host.py): one background thread
+running ``trio.run``. ``close()`` (or the end of the ``with`` block) closes the client (a
+producer flushes) and joins the thread. A blocking client cannot be created or called from
+inside a trio run (use the async clients there), nor used after ``close()``.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-import threading
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Generic, Self, TypeVar
-
-import trio
 
 from rillet.client.accumulator import RecordFuture
 from rillet.client.admin import Admin
 from rillet.client.consumer import Consumer
-from rillet.client.errors import BrokerError, ClientClosedError, ClientTimeoutError, RilletError
+from rillet.client.errors import BrokerError
 from rillet.client.lifecycle import ClientLifecycle
 from rillet.client.producer import Producer
+from rillet.client.range_reader import RangeChunk, RangeGap, RangeReader
+from rillet.client.thread_host import ThreadHost
 from rillet.client.types import (
     ClusterDescription,
     ConsumerRecord,
@@ -39,103 +34,11 @@ from rillet.wire import group_messages as gm
 from rillet.wire.acls import AclBinding, AclFilter
 from rillet.wire.record_codec import HeaderPairs
 
-T = TypeVar("T")
 C = TypeVar("C", bound=ClientLifecycle)
-START_TIMEOUT_S = 60.0
-
-
-def _refuse_inside_trio(what: str) -> None:
-    try:
-        trio.lowlevel.current_trio_token()
-    except RuntimeError:
-        return
-    raise RilletError(f"{what}: blocking clients cannot be used inside trio; use the async clients")
-
-
-class _Host(Generic[C]):
-    """Runs ``async with factory() as client`` in a private trio thread until closed."""
-
-    def __init__(self, factory: Callable[[], C], name: str) -> None:
-        _refuse_inside_trio(name)
-        self._factory = factory
-        self._name = name
-        self._ready = threading.Event()
-        self._token: trio.lowlevel.TrioToken | None = None
-        self._stop: trio.Event | None = None
-        self._client: C | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._main, name=name, daemon=True)
-        self._thread.start()
-        if not self._ready.wait(START_TIMEOUT_S):
-            raise ClientTimeoutError(f"{name} did not start within {START_TIMEOUT_S}s")
-        self._raise_error()
-
-    def _raise_error(self) -> None:
-        """Raise (once) what the client's thread failed with."""
-        error, self._error = self._error, None
-        if error is not None:
-            raise error
-
-    def _main(self) -> None:
-        try:
-            trio.run(self._serve)
-        except BaseException as exc:
-            self._error = exc
-        finally:
-            self._token = None
-            self._ready.set()
-
-    async def _serve(self) -> None:
-        self._stop = trio.Event()
-        async with self._factory() as client:
-            self._client = client
-            self._token = trio.lowlevel.current_trio_token()
-            self._ready.set()
-            await self._stop.wait()
-
-    @property
-    def client(self) -> C:
-        if self._client is None or self._token is None:
-            raise ClientClosedError(f"{self._name} is closed")
-        return self._client
-
-    def call(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
-        """Run ``await fn(*args)`` in the client's thread and return its result."""
-        _refuse_inside_trio(self._name)
-        token = self._token
-        if token is None:
-            raise ClientClosedError(f"{self._name} is closed") from self._error
-        try:
-            return trio.from_thread.run(fn, *args, trio_token=token)
-        except trio.RunFinishedError:
-            raise ClientClosedError(f"{self._name} stopped") from self._error
-
-    def call_sync(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn(*args)`` in the client's thread and return its result."""
-        _refuse_inside_trio(self._name)
-        token = self._token
-        if token is None:
-            raise ClientClosedError(f"{self._name} is closed") from self._error
-        try:
-            return trio.from_thread.run_sync(fn, *args, trio_token=token)
-        except trio.RunFinishedError:
-            raise ClientClosedError(f"{self._name} stopped") from self._error
-
-    def close(self) -> None:
-        """Close the client and join its thread; raises what the closing raised (if any)."""
-        token, stop = self._token, self._stop
-        if token is not None and stop is not None:
-            _refuse_inside_trio(self._name)
-            try:
-                trio.from_thread.run_sync(stop.set, trio_token=token)
-            except trio.RunFinishedError:
-                pass
-        self._thread.join()
-        self._raise_error()
 
 
 class _Blocking(Generic[C]):
-    _host: _Host[C]
+    _host: ThreadHost[C]
 
     def close(self) -> None:
         """Close the client (a producer first sends what it holds) and stop its thread."""
@@ -157,7 +60,7 @@ class BlockingProducer(_Blocking[Producer]):
     """``Producer`` with plain methods; ``send`` returns a ``concurrent.futures.Future``."""
 
     def __init__(self, bootstrap: str, **options: Any) -> None:
-        self._host = _Host(lambda: Producer(bootstrap, **options), "rillet-producer")
+        self._host = ThreadHost(lambda: Producer(bootstrap, **options), "rillet-producer")
 
     def send(
         self,
@@ -198,7 +101,7 @@ class BlockingConsumer(_Blocking[Consumer]):
     """``Consumer`` with plain methods."""
 
     def __init__(self, bootstrap: str, **options: Any) -> None:
-        self._host = _Host(lambda: Consumer(bootstrap, **options), "rillet-consumer")
+        self._host = ThreadHost(lambda: Consumer(bootstrap, **options), "rillet-consumer")
 
     def assign(self, partitions: list[TopicPartition]) -> None:
         self._host.call_sync(self._host.client.assign, partitions)
@@ -240,7 +143,7 @@ class BlockingAdmin(_Blocking[Admin]):
     """``Admin`` with plain methods."""
 
     def __init__(self, bootstrap: str, **options: Any) -> None:
-        self._host = _Host(lambda: Admin(bootstrap, **options), "rillet-admin")
+        self._host = ThreadHost(lambda: Admin(bootstrap, **options), "rillet-admin")
 
     def create_topics(
         self,
@@ -320,3 +223,20 @@ class BlockingAdmin(_Blocking[Admin]):
 
     def set_group_offsets(self, group_id: str, offsets: dict[TopicPartition, int]) -> None:
         self._host.call(self._host.client.set_group_offsets, group_id, offsets)
+
+
+class BlockingRangeReader(_Blocking[RangeReader]):
+    """``RangeReader`` for blocking code: iterate it for the range's chunks and gaps (the
+    reader fetches ahead in its thread while the caller handles the current chunk)."""
+
+    def __init__(
+        self, bootstrap: str, tp: TopicPartition, start: int, end: int, **options: Any
+    ) -> None:
+        self._host = ThreadHost(
+            lambda: RangeReader(bootstrap, tp, start, end, **options), "rillet-range-reader"
+        )
+
+    def __iter__(self) -> Iterator[RangeChunk | RangeGap]:
+        reader = self._host.client
+        while (item := self._host.call(reader.next)) is not None:
+            yield item

@@ -27,6 +27,10 @@ class ClientTimeoutError(RilletError):
     """A request or an operation did not complete in time."""
 
 
+class RetriesExhaustedError(ClientTimeoutError):
+    """An operation kept failing with retriable errors for its whole retry budget."""
+
+
 class ClientClosedError(RilletError):
     """The client (or one of its connections) was closed while the operation was pending."""
 

@@ -25,6 +25,7 @@ from rillet.wire.batch import (
     ATTR_TIMESTAMP_LOG_APPEND,
     HEADER_SIZE,
     LENGTH_PREFIX_SIZE,
+    BatchHeader,
     check_batch,
     peek_length,
 )
@@ -39,6 +40,38 @@ _new = tuple.__new__
 _NO_HEADERS: tuple[tuple[str, bytes | None], ...] = ()
 
 
+def whole_batches(
+    data: bytes | memoryview, fetch_offset: int, where: str, check_crcs: bool = True
+) -> tuple[list[tuple[int, BatchHeader]], int]:
+    """The checked batches of a record set that hold offsets >= ``fetch_offset`` (each with
+    its byte position), and the offset after the last whole batch (``fetch_offset`` when there
+    is none). A batch cut short at the end is left for the next fetch. Raises
+    CorruptMessageError naming ``where`` and the offset.
+
+    This is the one walk over fetched bytes: the consumer's decoding, range reads and the
+    Spark reader's Arrow conversion all start from it.
+    """
+    batches: list[tuple[int, BatchHeader]] = []
+    next_offset = fetch_offset
+    position = 0
+    end = len(data)
+    try:
+        while end - position >= LENGTH_PREFIX_SIZE:
+            _, size = peek_length(data, position)
+            if size > end - position and size >= HEADER_SIZE:
+                break  # a batch cut short: it comes whole with the next fetch
+            header = check_batch(data, position, end - position, _NO_LIMIT, check_crcs)
+            if header.next_offset > fetch_offset:
+                batches.append((position, header))
+                next_offset = header.next_offset
+            position += header.size
+    except WireError as exc:
+        raise CorruptMessageError(
+            f"corrupt batch in {where} after offset {next_offset}: {exc}"
+        ) from exc
+    return batches, next_offset
+
+
 def decode_record_set(
     data: bytes | memoryview,
     topic: str,
@@ -51,54 +84,46 @@ def decode_record_set(
     The next offset is the one after the last whole batch (``fetch_offset`` itself when the
     set holds no whole batch). Raises CorruptMessageError naming the partition and offset.
     """
+    where = f"{topic}-{partition}"
+    batches, next_offset = whole_batches(data, fetch_offset, where, check_crcs)
     records: list[ConsumerRecord] = []
-    next_offset = fetch_offset
-    position = 0
-    end = len(data)
     record_cls = ConsumerRecord
-    try:
-        while end - position >= LENGTH_PREFIX_SIZE:
-            _, size = peek_length(data, position)
-            if size > end - position and size >= HEADER_SIZE:
-                break  # a batch cut short: it comes whole with the next fetch
-            h = check_batch(data, position, end - position, _NO_LIMIT, check_crcs)
-            batch_end = position + h.size
-            if h.next_offset > fetch_offset and not h.attributes & ATTR_CONTROL:
-                stored = data[position + HEADER_SIZE : batch_end]
-                deltas, keys, values, headers = decode_records(
-                    decompress(h.compression, stored), h.record_count
-                )
-                skip = fetch_offset - h.base_offset if h.base_offset < fetch_offset else 0
-                if skip:
-                    deltas, keys, values = deltas[skip:], keys[skip:], values[skip:]
-                    headers = headers[skip:] if headers is not None else None
-                # Whole columns zipped into ConsumerRecords by C iterators: no Python code
-                # runs per record here.
-                timestamps: Iterable[int] = (
-                    repeat(h.max_timestamp_ms)  # LogAppendTime: the node's append time
-                    if h.attributes & ATTR_TIMESTAMP_LOG_APPEND
-                    else map(h.first_timestamp_ms.__add__, deltas)
-                )
-                records += map(
-                    _new,
-                    repeat(record_cls),
-                    zip(
-                        repeat(topic),
-                        repeat(partition),
-                        count(h.base_offset + skip),
-                        timestamps,
-                        keys,
-                        values,
-                        repeat(_NO_HEADERS)
-                        if headers is None
-                        else [_NO_HEADERS if hs is None else hs for hs in headers],
-                    ),
-                )
-            if h.next_offset > fetch_offset:
-                next_offset = h.next_offset
-            position = batch_end
-    except WireError as exc:
-        raise CorruptMessageError(
-            f"corrupt batch in {topic}-{partition} after offset {next_offset}: {exc}"
-        ) from exc
+    for position, h in batches:
+        if h.attributes & ATTR_CONTROL:
+            continue
+        stored = data[position + HEADER_SIZE : position + h.size]
+        try:
+            deltas, keys, values, headers = decode_records(
+                decompress(h.compression, stored), h.record_count
+            )
+        except WireError as exc:
+            raise CorruptMessageError(
+                f"corrupt batch in {where} at offset {h.base_offset}: {exc}"
+            ) from exc
+        skip = fetch_offset - h.base_offset if h.base_offset < fetch_offset else 0
+        if skip:
+            deltas, keys, values = deltas[skip:], keys[skip:], values[skip:]
+            headers = headers[skip:] if headers is not None else None
+        # Whole columns zipped into ConsumerRecords by C iterators: no Python code runs per
+        # record here.
+        timestamps: Iterable[int] = (
+            repeat(h.max_timestamp_ms)  # LogAppendTime: the node's append time
+            if h.attributes & ATTR_TIMESTAMP_LOG_APPEND
+            else map(h.first_timestamp_ms.__add__, deltas)
+        )
+        records += map(
+            _new,
+            repeat(record_cls),
+            zip(
+                repeat(topic),
+                repeat(partition),
+                count(h.base_offset + skip),
+                timestamps,
+                keys,
+                values,
+                repeat(_NO_HEADERS)
+                if headers is None
+                else [_NO_HEADERS if hs is None else hs for hs in headers],
+            ),
+        )
     return records, next_offset

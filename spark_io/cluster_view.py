@@ -26,6 +26,7 @@ from rillet.client.errors import (
     RilletError,
     error_for,
 )
+from rillet.client.fetch_decoder import whole_batches
 from rillet.client.offsets import list_offsets
 from rillet.client.security import ClientSecurity
 from rillet.client.types import TopicPartition
@@ -33,7 +34,6 @@ from rillet.spark_io.errors import OptionError
 from rillet.spark_io.offset_spec import OffsetSpec
 from rillet.spark_io.options import ReadOptions
 from rillet.spark_io.planning import Bounds, Plan, plan
-from rillet.spark_io.range_reader import scan_batches
 from rillet.spark_io.subscription import Assign, Subscribe, SubscribePattern, Subscription
 from rillet.wire.api import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from rillet.wire.batch import ATTR_TIMESTAMP_LOG_APPEND, HEADER_SIZE
@@ -177,7 +177,7 @@ async def _exact_time_offset(
         while True:
             try:
                 data = await _fetch_at(cluster, tp, offset, timeout_s)
-                batches, _ = scan_batches(data, offset, f"{tp.topic}-{tp.partition}")
+                batches, _ = whole_batches(data, offset, f"{tp.topic}-{tp.partition}")
                 if not batches:
                     return offset
                 position, header = batches[0]

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 pa = pytest.importorskip("pyarrow")
 
 from rillet.client.errors import CorruptMessageError  # noqa: E402
+from rillet.client.fetch_decoder import whole_batches  # noqa: E402
 from rillet.spark_io.arrow_records import (  # noqa: E402
     SCHEMA,
     SCHEMA_WITH_HEADERS,
@@ -19,7 +20,6 @@ from rillet.spark_io.arrow_records import (  # noqa: E402
     arrow_schema,
     empty_batch,
 )
-from rillet.spark_io.range_reader import scan_batches  # noqa: E402
 from rillet.spark_io.schema import column_names, schema_ddl  # noqa: E402
 from rillet.wire.batch import (  # noqa: E402
     ATTR_CONTROL,
@@ -56,7 +56,7 @@ def batch(base: int, n: int, ts: int = T0, compression: Compression = Compressio
 
 def decode(data: bytes, start: int, end: int, headers: bool = True) -> pa.RecordBatch:
     cols = RecordColumns("t", 3, headers)
-    batches, _ = scan_batches(data, start, "t-3")
+    batches, _ = whole_batches(data, start, "t-3")
     for position, header in batches:
         cols.add_batch(data, position, header, start, end)
     return cols.take()
@@ -175,18 +175,18 @@ def test_log_append_time_and_control_batches() -> None:
 
 def test_scan_skips_earlier_batches_and_leaves_a_cut_batch() -> None:
     data = batch(0, 5) + batch(5, 5) + batch(10, 5)
-    found, next_offset = scan_batches(data, 6, "t-0")
+    found, next_offset = whole_batches(data, 6, "t-0")
     assert [h.base_offset for _, h in found] == [5, 10] and next_offset == 15
-    found, next_offset = scan_batches(data[:-10], 6, "t-0")
+    found, next_offset = whole_batches(data[:-10], 6, "t-0")
     assert [h.base_offset for _, h in found] == [5] and next_offset == 10
-    assert scan_batches(b"", 7, "t-0") == ([], 7)
+    assert whole_batches(b"", 7, "t-0") == ([], 7)
 
 
 def test_corruption_is_detected() -> None:
     raw = bytearray(batch(0, 5))
     raw[-3] ^= 0xFF
     with pytest.raises(CorruptMessageError, match="t-0"):
-        scan_batches(bytes(raw), 0, "t-0")
+        whole_batches(bytes(raw), 0, "t-0")
     # A CRC-valid batch whose payload is not records still fails, naming the partition.
     bad = bytearray(
         encode_batch_from_payload(
