@@ -15,6 +15,14 @@ only after the heal). A stall can outlast that window, but is charged only until
 fault starts when that fault begins after this one healed: from there on it is the next
 fault's. So consecutive faults split one long stall between them instead of both counting
 all of it; faults that overlap each count it from their own start.
+
+A partition whose in-sync replicas just before the fault, less the nodes the fault takes
+away, number fewer than ``min.insync.replicas`` cannot acknowledge acks=all writes until a
+replica rejoins (typically one still catching up after an earlier fault): that wait is the
+guarantee at work, not a stall of the failover. Such partitions are listed per fault
+(``short_isr_partitions``, from the ISR the harness records as each fault starts), and the
+worst gap among the other partitions is reported beside the overall worst
+(``longest_full_isr_gap_s``): the figure a failover bound applies to.
 """
 
 from __future__ import annotations
@@ -46,6 +54,9 @@ def availability(history: History) -> list[dict[str, Any]]:
     for times in by_partition.values():
         times.sort()
     applied = [f for f in history.faults if f.skipped is None]
+    config = history.meta.get("config", {})
+    # The topic's min.insync.replicas (the runner caps it at the replication factor).
+    min_insync = min(int(config.get("min_insync", 1)), int(config.get("replication_factor", 1)))
     out = []
     for i, f in enumerate(applied):
         heal = f.heal_t if f.heal_t is not None else f.start_t
@@ -66,6 +77,10 @@ def availability(history: History) -> list[dict[str, Any]]:
         }
         # The worst partition; ties go to the lowest partition number (a stable answer).
         worst = max(sorted(per_partition), key=lambda p: per_partition[p], default=None)
+        short = _short_isr_partitions(f, min_insync)
+        full_isr_gaps = [
+            g for p, g in per_partition.items() if short is not None and p not in short
+        ]
         out.append(
             {
                 "step": f.step,
@@ -79,9 +94,23 @@ def availability(history: History) -> list[dict[str, Any]]:
                 "partition": worst,
                 "partition_gaps_s": {str(p): round(g, 3) for p, g in sorted(per_partition.items())},
                 "longest_write_gap_s": round(_longest_gap(acks, f.start_t, end, charged_until), 3),
+                "short_isr_partitions": short,
+                "longest_full_isr_gap_s": (round(max(full_isr_gaps), 3) if full_isr_gaps else None),
             }
         )
     return out
+
+
+def _short_isr_partitions(f: FaultWindow, min_insync: int) -> list[int] | None:
+    """Partitions the fault left with fewer than ``min_insync`` in-sync replicas (by the ISR
+    recorded as it started); None when no ISR was recorded."""
+    isr_before = f.detail.get("isr_before")
+    if not isinstance(isr_before, dict):
+        return None
+    gone = {f.node, *(int(i) for i in f.detail.get("minority", ()))}
+    return sorted(
+        int(p) for p, replicas in isr_before.items() if len(set(replicas) - gone) < min_insync
+    )
 
 
 def _longest_gap(acks: list[float], start: float, end: float, charged_until: float) -> float:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import random
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -169,8 +170,10 @@ class Nemesis:
         restart_timeout_s: float = RESTART_TIMEOUT_S,
         links: LinkProxies | None = None,
         kernel: KernelNetwork | None = None,
+        isr_probe: Callable[[Nemesis], dict[int, list[int]] | None] | None = None,
     ) -> None:
         self.cluster = cluster
+        self.isr_probe = isr_probe if isr_probe is not None else _probe_isr
         self.topic = topic
         self.partitions = partitions
         self.history = history
@@ -212,7 +215,13 @@ class Nemesis:
         if injector is None or node is None or reason:
             self._record(step, "skip", node, {}, reason=reason or "no target")
             return False
+        # The ISR just before the fault: a partition left with fewer than min.insync.replicas
+        # in-sync replicas once the target is gone waits for acks=all writes until one
+        # rejoins, which is the guarantee, not a stall (availability.py tells them apart).
+        isr = self.isr_probe(self)
         detail = injector.apply(self, step, node)
+        if isr is not None:
+            detail["isr_before"] = {str(p): replicas for p, replicas in sorted(isr.items())}
         self.active[step.index] = Active(step, node, detail)
         self._record(step, "start", node, {"target": step.target, **detail})
         log.info("fault %d: %s -> node %d", step.index, step.describe(), node)
@@ -318,3 +327,8 @@ class Nemesis:
         self.crashes[node] = self.crashes.get(node, 0) + 1
         log.error("node %d exited on its own (status %s)", node, status)
         self.history.write({"type": "crash", "node": node, "status": status, "log_tail": tail})
+
+
+def _probe_isr(nemesis: Nemesis) -> dict[int, list[int]] | None:
+    """Each partition's ISR, asked of the nodes that are up (None: no answer)."""
+    return probes.partition_isrs(probes.bootstrap_of(nemesis.cluster, nemesis.up()), nemesis.topic)

@@ -124,6 +124,14 @@ def partition_leader(bootstrap: str, topic: str, partition: int) -> int | None:
     return None
 
 
+def partition_isrs(bootstrap: str, topic: str) -> dict[int, list[int]] | None:
+    """Each partition's in-sync replicas as the metadata says now (None: no answer)."""
+    described = describe_topic(bootstrap, topic)
+    if described is None:
+        return None
+    return {p.partition: sorted(p.isr) for p in described.partitions}
+
+
 def topic_healthy(bootstrap: str, topic: str) -> bool:
     """Every partition has a leader and its whole replica set in sync."""
     described = describe_topic(bootstrap, topic)

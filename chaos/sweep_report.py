@@ -70,6 +70,10 @@ class KindGaps:
     applied: int
     partition: GapStats | None
     cluster: GapStats
+    # Among faults whose start recorded the ISR: the worst gap of partitions left with enough
+    # in-sync replicas, and how many faults left some partition short of min ISR.
+    full_isr: GapStats | None = None
+    short_isr_faults: int = 0
 
 
 SUMMARY_KEYS = ("violations", "writes", "faults", "availability", "max_write_gap_s")
@@ -130,17 +134,30 @@ def gaps_by_kind(rows: list[SeedRow]) -> dict[str, KindGaps]:
     """The gaps charged to each applied fault, pooled by fault kind."""
     cluster: dict[str, list[float]] = {}
     partition: dict[str, list[float]] = {}
+    full_isr: dict[str, list[float]] = {}
+    short: dict[str, int] = {}
     for r in rows:
         for a in r.summary["availability"]:
-            cluster.setdefault(a["kind"], []).append(float(a["longest_write_gap_s"]))
+            kind = a["kind"]
+            cluster.setdefault(kind, []).append(float(a["longest_write_gap_s"]))
             worst = a.get("longest_partition_gap_s")
             if worst is not None:
-                partition.setdefault(a["kind"], []).append(float(worst))
+                partition.setdefault(kind, []).append(float(worst))
+            if a.get("short_isr_partitions"):
+                short[kind] = short.get(kind, 0) + 1
+            if a.get("longest_full_isr_gap_s") is not None:
+                full_isr.setdefault(kind, []).append(float(a["longest_full_isr_gap_s"]))
     out = {}
     for kind, values in sorted(cluster.items()):
         stats = GapStats.of(values)
         assert stats is not None  # a kind is only listed with a gap
-        out[kind] = KindGaps(len(values), GapStats.of(partition.get(kind, [])), stats)
+        out[kind] = KindGaps(
+            len(values),
+            GapStats.of(partition.get(kind, [])),
+            stats,
+            GapStats.of(full_isr.get(kind, [])),
+            short.get(kind, 0),
+        )
     return out
 
 
@@ -171,6 +188,20 @@ def markdown(rows: list[SeedRow]) -> str:
         lines.append(
             f"| {kind} | {g.applied} | {worst} | {g.cluster.median_s:.2f} | {g.cluster.max_s:.2f} |"
         )
+    by_kind = gaps_by_kind(rows)
+    if any(g.full_isr is not None for g in by_kind.values()):
+        lines += [
+            "",
+            "| fault kind | faults that left a partition short of min ISR "
+            "| worst gap of the other partitions: median (s) | p90 (s) | max (s) |",
+            "|---|---|---|---|---|",
+        ]
+        for kind, g in by_kind.items():
+            f = g.full_isr
+            stats = (f.median_s, f.p90_s, f.max_s) if f is not None else (None, None, None)
+            lines.append(
+                f"| {kind} | {g.short_isr_faults} | {' | '.join(_seconds(v) for v in stats)} |"
+            )
     lines += [
         "",
         "| seed | faults | kinds | acknowledged | unknown | longest partition gap (s) "

@@ -81,3 +81,30 @@ def test_equal_gaps_name_the_lowest_partition() -> None:
     h.faults = [FaultWindow(0, "kill-any", 3.0, 4.0, node=1)]
     (gap,) = availability(h)
     assert gap["partition"] == 0
+
+
+def test_a_partition_left_short_of_min_isr_is_told_apart_from_a_failover_stall() -> None:
+    """The 100-seed sweep's long pauses all began just after another node came back: its
+    partitions' ISR was {paused leader, one other} when the pause started, so once the leader
+    was fenced one in-sync replica was left, and min.insync.replicas = 2 held acks=all writes
+    until the returning node caught up. The report now names such partitions (from the ISR
+    recorded as the fault started) and gives the worst gap among the others separately."""
+    h = History(meta={"config": {"partitions": 3, "min_insync": 2, "replication_factor": 3}})
+    steady(h, 0, 0.0, 5.0)
+    steady(h, 0, 8.0, 20.0)  # full ISR: a 3 s failover
+    steady(h, 1, 0.0, 5.0)
+    steady(h, 1, 10.5, 20.0)  # ISR {1, 2} before the pause of 1: waits for node 3 to rejoin
+    steady(h, 2, 0.0, 20.0)
+    isr = {"0": [1, 2, 3], "1": [1, 2], "2": [1, 2, 3]}
+    h.faults = [FaultWindow(0, "pause", 5.0, 9.0, node=1, detail={"isr_before": isr})]
+    (gap,) = availability(h)
+    assert (gap["partition"], gap["longest_partition_gap_s"]) == (1, pytest.approx(5.5))
+    assert gap["short_isr_partitions"] == [1]
+    assert gap["longest_full_isr_gap_s"] == pytest.approx(3.0)
+    # A cut's whole minority is gone too; without a recorded ISR nothing is told apart.
+    cut = FaultWindow(0, "partition", 5.0, 9.0, node=1, detail={"isr_before": isr, "minority": [2]})
+    h.faults = [cut]
+    assert availability(h)[0]["short_isr_partitions"] == [0, 1, 2]
+    h.faults = [FaultWindow(0, "pause", 5.0, 9.0, node=1)]
+    (bare,) = availability(h)
+    assert (bare["short_isr_partitions"], bare["longest_full_isr_gap_s"]) == (None, None)

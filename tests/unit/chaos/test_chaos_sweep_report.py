@@ -138,3 +138,19 @@ def test_a_summary_being_written_or_from_another_format_is_skipped(
     assert [r.seed for r in load_sweep(sweep)] == [2, 10]
     err = capsys.readouterr().err
     assert "seed-5" in err and "seed-6" in err and "no violations" in err
+
+
+def test_faults_that_left_a_partition_short_of_min_isr_are_reported_apart(tmp_path: Path) -> None:
+    run = summary(100, [("pause", 1.0), ("pause", 1.0), ("kill-any", 0.5)])
+    pause_short, pause_full, kill = run["availability"]
+    pause_short.update(short_isr_partitions=[1], longest_full_isr_gap_s=3.2)
+    pause_full.update(short_isr_partitions=[], longest_full_isr_gap_s=2.9)
+    kill.update(short_isr_partitions=None, longest_full_isr_gap_s=None)  # no ISR recorded
+    write_sweep(tmp_path, {1: run})
+    rows = load_sweep(tmp_path)
+    pause = gaps_by_kind(rows)["pause"]
+    assert pause.short_isr_faults == 1
+    assert pause.full_isr is not None and pause.full_isr.max_s == pytest.approx(3.2)
+    text = markdown(rows)
+    assert "| pause | 1 | 3.05 | 3.20 | 3.20 |" in text
+    assert "| kill-any | 0 | n/a | n/a | n/a |" in text

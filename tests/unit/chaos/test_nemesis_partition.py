@@ -57,6 +57,7 @@ def _nemesis(tmp_path: Path, nodes: int, max_down: int) -> tuple[Nemesis, _Links
         history,
         max_down,
         links=cast(LinkProxies, links),
+        isr_probe=lambda _: None,  # no node answers here
     )
     return nemesis, links
 
@@ -142,6 +143,7 @@ def _kernel_nemesis(tmp_path: Path, nodes: int, max_down: int) -> tuple[Nemesis,
         HistoryWriter(tmp_path / "history.jsonl"),
         max_down,
         kernel=cast(KernelNetwork, kernel),
+        isr_probe=lambda _: None,
     )
     return nemesis, kernel
 
