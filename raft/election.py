@@ -13,6 +13,10 @@
   refuses connections), a follower forgets that leader and lets its election timer fire
   within a few ticks rather than a whole timeout. Pre-vote and the vote rules still decide;
   a wrong report costs at most a pre-vote that the leader's next heartbeat makes moot.
+* Unanswered pre-votes are asked again every heartbeat interval while the pre-campaign
+  lasts. A voter still in the lease of a leader that just died ignores a pre-vote without
+  answering; once it notices the death (a tick later, or its own report), the next ask is
+  granted, instead of the pre-candidate waiting out a whole randomized timeout.
 * One vote per term: the vote is part of the hard state, and the Ready contract persists it
   before the VoteResponse leaves the node.
 """
@@ -44,6 +48,20 @@ class Election(Replication):
             self.campaign(
                 CampaignKind.PRE_ELECTION if self.config.pre_vote else CampaignKind.ELECTION
             )
+        elif (
+            self.role is Role.PRE_CANDIDATE
+            and self.election_elapsed_ticks % self.config.heartbeat_interval_ticks == 0
+        ):
+            self.ask_again_for_pre_votes()
+
+    def ask_again_for_pre_votes(self) -> None:
+        """Send the pre-vote request again to the voters that have not answered it."""
+        last_index, last_term = self.log.last_index(), self.log.last_term()
+        for peer in self.peers:
+            if peer not in self.tracker.votes:
+                self.send(
+                    VoteRequest(self.term + 1, self.id, peer, last_index, last_term, pre_vote=True)
+                )
 
     def leader_down(self, peer: int) -> None:
         """``peer``'s process is reported gone: if it is the leader we follow, forget it (so
