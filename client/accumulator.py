@@ -50,12 +50,14 @@ class ProducerBatch:
         "created_s",
         "deadline_s",
         "done",
+        "drain_order",
         "eager",
         "encoded",
         "error",
         "in_flight",
         "log_append_time_ms",
         "partition",
+        "restamp",
         "retry_at_s",
         "room",
         "topic",
@@ -86,6 +88,12 @@ class ProducerBatch:
         self.encoded: bytes | None = None  # set when the batch is closed for good
         self.callbacks: list[Callable[[ProducerBatch], None]] | None = None
         self.in_flight = False  # taken by the sender, not yet finished or put back
+        # The order in which the sender first took the batch (-1: never sent): a batch put
+        # back for a retry goes before every batch of its partition taken after it.
+        self.drain_order = -1
+        # Sent under a producer id the producer has since replaced, and refused as out of
+        # sequence (so never written): number it again under the new one.
+        self.restamp = False
         self.eager = False  # opened while the producer was idle: goes without lingering
 
     @property
@@ -199,6 +207,7 @@ class RecordAccumulator:
         # there are none at all (the producer is idle), batches go at once.
         self.in_flight: dict[TP, int] = {}
         self.open: dict[str, list[ProducerBatch | None]] = {}
+        self._drained = 0  # batches taken for a first send so far (drain_order)
         self.buffered_bytes = 0
         self._flushing = 0
         self._wakeup = trio.Event()  # the sender's: something new to look at
@@ -371,6 +380,9 @@ class RecordAccumulator:
         """Take the partition's first batch for sending (closing it if it was open)."""
         batch = self.queues[tp].popleft()
         self.close(batch)
+        if batch.drain_order < 0:
+            batch.drain_order = self._drained
+            self._drained += 1
         batch.encode()
         batch.in_flight = True
         self.in_flight[tp] = self.in_flight.get(tp, 0) + 1
@@ -388,7 +400,11 @@ class RecordAccumulator:
                 del self.in_flight[tp]
 
     def requeue(self, batch: ProducerBatch, retry_at_s: float) -> None:
-        """Put a batch back at the front of its partition for a retry after ``retry_at_s``."""
+        """Put a batch back for a retry after ``retry_at_s``, in its place: before every
+        batch of its partition that was first sent after it or never sent. Several batches
+        of a partition may be in flight and come back in any order (a request abandoned on
+        a moved leader, answers from two leaders); each finds its place, so they go again in
+        the order they were first sent."""
         self._landed(batch)
         batch.retry_at_s = retry_at_s
         batch.attempts += 1
@@ -396,7 +412,12 @@ class RecordAccumulator:
         queue = self.queues.get(tp)
         if queue is None:
             queue = self.queues[tp] = deque()
-        queue.appendleft(batch)
+        place = 0
+        for queued in queue:
+            if queued.drain_order < 0 or queued.drain_order > batch.drain_order:
+                break
+            place += 1
+        queue.insert(place, batch)
         self._wakeup.set()
 
     def release(self, batch: ProducerBatch) -> None:

@@ -41,9 +41,13 @@ class IdempotenceState:
         self._next_sequence.clear()
 
     def stamp(self, batch: ProducerBatch) -> None:
-        """Number a batch on its first send; a retry keeps the numbers it was sent with."""
-        if batch.encoded is not None or not self.has_producer_id:
+        """Number a batch on its first send; a retry keeps the numbers it was sent with,
+        unless it was refused as out of sequence under a producer id since replaced
+        (``batch.restamp``: never written, so numbering it anew cannot duplicate it)."""
+        if not self.has_producer_id or (batch.encoded is not None and not batch.restamp):
             return
+        batch.restamp = False
+        batch.encoded = None
         tp = (batch.topic, batch.partition)
         sequence = self._next_sequence.get(tp, 0)
         builder = batch.builder

@@ -14,9 +14,18 @@ that is slow to connect holds up only its own partitions. A request that waits o
 the metadata no longer names (a paused or cut-off node answers nothing) has its batches
 taken back and sent to the new leader unchanged (leader_watch.py).
 
-With ``max_in_flight == 1`` a partition with a batch in flight is not drained again until
-that batch completes, so retries cannot reorder records (Kafka's guarantee for
-``max.in.flight.requests.per.connection=1``).
+How many batches of one partition may be in flight at once:
+
+* idempotent producers: up to ``max_in_flight``, at most 5 (the leader remembers each
+  producer's last 5 batches per partition, Kafka's bound). Order survives retries: a batch
+  put back goes before every batch of its partition sent after it
+  (``RecordAccumulator.requeue``), and the batches sent after a failed one, which the leader
+  refuses as OUT_OF_ORDER_SEQUENCE because their predecessor is missing, are put back behind
+  it rather than failed. A refusal with no earlier batch outstanding is a real gap and fails
+  the batch (or, when the producer id was replaced meanwhile, numbers it anew).
+* ``max_in_flight == 1``: one, so retries cannot reorder records (Kafka's guarantee for
+  ``max.in.flight.requests.per.connection=1``).
+* otherwise no bound per partition (only ``max_in_flight`` requests per node).
 """
 
 from __future__ import annotations
@@ -55,6 +64,9 @@ from rillet.wire.messages import (
 log = logging.getLogger(__name__)
 
 MAX_REQUEST_BYTES = 8 * 1024 * 1024
+# Batches of one partition an idempotent producer keeps in flight at most: the leader keeps
+# each producer's last 5 batches per partition to recognise retries.
+MAX_IDEMPOTENT_IN_FLIGHT = 5
 # Extra time to wait for a response beyond the request timeout given to the node, so the
 # node's own REQUEST_TIMED_OUT answer (retriable, precise) normally arrives first.
 RESPONSE_GRACE_S = 1.0
@@ -95,7 +107,11 @@ class Sender:
         self._max_request_bytes = max_request_bytes
         self._in_flight: dict[int, int] = defaultdict(int)
         self.in_flight_batches: set[ProducerBatch] = set()
-        self._muted: set[TP] = set()
+        self._partition_limit: int | None = (
+            min(max_in_flight, MAX_IDEMPOTENT_IN_FLIGHT)
+            if idempotence is not None
+            else (1 if max_in_flight == 1 else None)
+        )
         self._drain_start: dict[int, int] = defaultdict(int)
         self._connecting: set[int] = set()
         self._refreshing = False
@@ -114,7 +130,7 @@ class Sender:
             now = trio.current_time()
             for batch in acc.expired(now):
                 self._finish(batch, _expired(batch, "while waiting to be sent"))
-            ready, wake_at = acc.ready(now, self._muted)
+            ready, wake_at = acc.ready(now, self._full_partitions())
             idem = self._idempotence
             if ready and idem is not None and not idem.has_producer_id:
                 self._ensure_producer_id()
@@ -156,7 +172,7 @@ class Sender:
         for i in range(n):
             tp = tps[(start + i) % n]
             queue = self._acc.queues.get(tp)
-            if not queue or tp in self._muted or not self._acc.sendable(queue[0], now):
+            if not queue or self._full(tp) or not self._acc.sendable(queue[0], now):
                 continue
             size = queue[0].size
             if out and total + size > self._max_request_bytes:
@@ -166,12 +182,6 @@ class Sender:
                 self._idempotence.stamp(queue[0])  # before pop() closes and encodes it
             batch = self._acc.pop(tp)
             self.in_flight_batches.add(batch)
-            if self._idempotence is not None:
-                # One batch in flight per partition: a retry can never overtake the next
-                # sequence, so the leader sees every partition's sequences in order.
-                self._muted.add(tp)
-            elif self._max_in_flight == 1:
-                self._muted.add(tp)
             out.append(batch)
             total += size
         return out
@@ -264,8 +274,6 @@ class Sender:
             else:
                 waiting = conn.submit(request)
         except RilletError as exc:  # the connection just closed
-            for b in batches:
-                self._muted.discard((b.topic, b.partition))
             self._handle_errors(batches, exc, refresh=True)
             return
         assert self._nursery is not None
@@ -305,8 +313,6 @@ class Sender:
             if token is not None:
                 self._cluster.unwatch(token)
             self._in_flight[leader] -= 1
-            for b in live:
-                self._muted.discard((b.topic, b.partition))
             self._acc.wake()
 
     async def _await_answer(
@@ -340,14 +346,12 @@ class Sender:
         """The metadata names a new leader for ``tps`` while their request is in flight:
         put their batches back at the front of their partitions' queues, unchanged (an
         idempotent batch keeps its producer id, epoch and sequence, so the new leader
-        writes it at most once), to be sent to the new leader now. A partition with a batch
-        in flight has no other in flight when ordering is promised (idempotence or
-        ``max_in_flight=1``), so the front of its queue is its place."""
+        writes it at most once), to be sent to the new leader now, each in its place
+        among its partition's batches (``requeue``)."""
         moved = set(tps)
         now = trio.current_time()
         for b in [b for b in live if (b.topic, b.partition) in moved]:
             live.remove(b)
-            self._muted.discard((b.topic, b.partition))
             self.in_flight_batches.discard(b)
             if self._closed:
                 self._finish(b, LeaderMovedError(f"{b.topic}-{b.partition}: leader moved"))
@@ -372,6 +376,9 @@ class Sender:
                 self._finish(b, None, r.base_offset, r.log_append_time_ms)
                 continue
             err = error_for(r.error_code, r.error_message or f"{b.topic}-{b.partition}")
+            if r.error_code == ErrorCode.OUT_OF_ORDER_SEQUENCE and self._out_of_turn(b):
+                self._retry_or_fail(b, err)
+                continue
             if err.needs_metadata_refresh:
                 self._cluster.metadata.mark_stale(TopicPartition(b.topic, b.partition))
                 refresh = True
@@ -381,6 +388,36 @@ class Sender:
                 self._finish(b, err)
         if refresh:
             self.request_metadata()
+
+    def _full(self, tp: TP) -> bool:
+        """The partition has as many batches in flight as it may."""
+        limit = self._partition_limit
+        return limit is not None and self._acc.in_flight.get(tp, 0) >= limit
+
+    def _full_partitions(self) -> set[TP]:
+        limit = self._partition_limit
+        if limit is None:
+            return set()
+        return {tp for tp, n in self._acc.in_flight.items() if n >= limit}
+
+    def _out_of_turn(self, batch: ProducerBatch) -> bool:
+        """A batch refused as OUT_OF_ORDER_SEQUENCE (so not written) that may go again: an
+        earlier batch of its partition is still in flight or waiting for its retry (the
+        leader lacked it), or the producer id was replaced since the batch was numbered
+        (it is numbered anew). Otherwise the gap is real and the batch fails."""
+        tp = (batch.topic, batch.partition)
+        earlier = [
+            b
+            for b in (*self.in_flight_batches, *self._acc.queues.get(tp, ()))
+            if b is not batch and (b.topic, b.partition) == tp and b.drain_order >= 0
+        ]
+        if any(b.drain_order < batch.drain_order for b in earlier):
+            return True
+        idem = self._idempotence
+        if idem is not None and batch.builder.producer_id != idem.producer_id:
+            batch.restamp = True
+            return True
+        return False
 
     def _handle_errors(
         self, batches: list[ProducerBatch], error: RilletError, refresh: bool

@@ -55,6 +55,9 @@ _NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 @dataclass
 class FakeLog:
     batches: list[bytearray] = field(default_factory=list)
+    # Idempotent producers, as a node keeps them: producer id -> its last 5 batches'
+    # (first sequence, base offset), oldest first; the next sequence is after the last.
+    producers: dict[int, deque[tuple[int, int, int]]] = field(default_factory=dict)
     start_offset: int = 0
     end_offset: int = 0
     epoch: int = 0
@@ -241,6 +244,11 @@ class FakeCluster:
             log = self.logs[tp]
             base = log.end_offset
             data = bytes(p.records)
+            sequenced = _sequence_check(log, data)
+            if sequenced is not None:  # a duplicate (its first offset) or a gap (-1)
+                code = ErrorCode.NONE if sequenced >= 0 else ErrorCode.OUT_OF_ORDER_SEQUENCE
+                out.append(ProducePartitionResponse(p.topic, p.partition, code, sequenced))
+                continue
             for view in iter_batches(data, 1 << 30):
                 batch = bytearray(data[view.position : view.position + view.header.size])
                 struct.pack_into(">q", batch, 0, log.end_offset)
@@ -378,3 +386,22 @@ class FakeClusterThread:
         assert self._stop is not None
         trio.from_thread.run_sync(self._stop.set, trio_token=self._token)
         self._thread.join(10)
+
+
+def _sequence_check(log: FakeLog, data: bytes) -> int | None:
+    """A node's idempotence check of one batch: None to append it (and remember it), the
+    first offset of the same batch written before (a retry), or -1 for a batch that does not
+    follow the producer's last one (OUT_OF_ORDER_SEQUENCE)."""
+    views = list(iter_batches(data, 1 << 30))
+    if len(views) != 1 or views[0].header.producer_id < 0:
+        return None
+    h = views[0].header
+    recent = log.producers.setdefault(h.producer_id, deque(maxlen=5))
+    for first, count, offset in recent:
+        if first == h.base_sequence and count == h.record_count:
+            return offset
+    expected = recent[-1][0] + recent[-1][1] if recent else 0
+    if h.base_sequence != expected:
+        return -1
+    recent.append((h.base_sequence, h.record_count, log.end_offset))
+    return None

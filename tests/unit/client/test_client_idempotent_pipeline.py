@@ -1,0 +1,119 @@
+"""An idempotent producer keeps up to 5 batches of a partition in flight (the leader
+remembers a producer's last 5), and a failure in the middle of them neither reorders,
+duplicates nor loses records: the batches behind a failed one come back from the leader as
+OUT_OF_ORDER_SEQUENCE and go again behind it. The fake cluster checks sequences as a node
+does (client_fakes._sequence_check)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import trio
+from client_fakes import FakeCluster
+
+from rillet.client import Producer
+from rillet.client.accumulator import RecordFuture
+from rillet.client.errors import InvalidRecordError, OutOfOrderSequenceError
+from rillet.wire.error_codes import ErrorCode
+from rillet.wire.messages import InitProducerIdRequest, ProduceRequest
+
+FAST: dict[str, Any] = {
+    "retry_backoff_ms": 5,
+    "retry_backoff_max_ms": 20,
+    "request_timeout_ms": 2000,
+}
+TP = ("t", 0)
+VALUE = b"x" * 200  # with batch_bytes=300: one record per batch
+
+
+async def five_in_flight(cluster: FakeCluster, producer: Producer) -> list[RecordFuture]:
+    """Send 5 one-record batches while the node holds every Produce, until all 5 are in
+    flight at once."""
+    cluster.produce_hold = True
+    futures = [await producer.send("t", VALUE + bytes([i]), partition=0) for i in range(5)]
+    with trio.fail_after(5):
+        while producer._acc.in_flight.get(TP, 0) < 5:
+            await trio.sleep(0.01)
+    cluster.produce_hold = False
+    cluster.hold.set()
+    return futures
+
+
+async def test_five_batches_of_a_partition_are_in_flight_at_once(cluster: FakeCluster) -> None:
+    cluster.create_topic("t", 1)
+    async with Producer(cluster.bootstrap, linger_ms=0, batch_bytes=300, **FAST) as producer:
+        futures = await five_in_flight(cluster, producer)
+        offsets = [(await f).offset for f in futures]
+    assert offsets == [0, 1, 2, 3, 4]
+    assert len(cluster.of_type(ProduceRequest)) == 5
+
+
+async def test_a_retried_batch_keeps_its_place_ahead_of_the_ones_behind_it(
+    cluster: FakeCluster,
+) -> None:
+    """The first of 5 in-flight batches is refused (retriable); the node then refuses the
+    other 4 as out of sequence. All 5 go again, in order, each written once."""
+    cluster.create_topic("t", 1)
+    cluster.inject("produce", TP, ErrorCode.NOT_ENOUGH_REPLICAS)
+    async with Producer(cluster.bootstrap, linger_ms=0, batch_bytes=300, **FAST) as producer:
+        futures = await five_in_flight(cluster, producer)
+        offsets = [(await f).offset for f in futures]
+    assert offsets == [0, 1, 2, 3, 4]
+    assert cluster.values(TP) == [VALUE + bytes([i]) for i in range(5)]
+    assert len(cluster.of_type(ProduceRequest)) == 10  # 5, then the same 5 again
+
+
+async def test_batches_abandoned_on_a_moved_leader_go_to_the_new_one_in_order(
+    nursery: trio.Nursery,
+) -> None:
+    """Node 0 stops answering with 5 batches in flight; the metadata names node 1. Each
+    abandoned batch is put back in its place and node 1 writes them in send order."""
+    cluster = FakeCluster(num_nodes=2)
+    await cluster.start(nursery)
+    cluster.create_topic("t", 1, leader=0)
+    async with Producer(
+        cluster.bootstrap, linger_ms=0, batch_bytes=300, leader_check_ms=50, **FAST
+    ) as producer:
+        await (await producer.send("t", b"first", partition=0))  # producer id, connection
+        cluster.paused.add(0)
+        futures = [await producer.send("t", VALUE + bytes([i]), partition=0) for i in range(5)]
+        with trio.fail_after(5):  # the node reads one request at a time: count on our side
+            while producer._acc.in_flight.get(TP, 0) < 5:
+                await trio.sleep(0.01)
+        cluster.move_leader(TP, 1)
+        with trio.fail_after(10):
+            offsets = [(await f).offset for f in futures]
+        cluster.resume(0)
+    assert offsets == [1, 2, 3, 4, 5]
+    assert cluster.values(TP) == [b"first"] + [VALUE + bytes([i]) for i in range(5)]
+
+
+async def test_batches_behind_a_failed_one_are_numbered_again_under_a_new_producer_id(
+    cluster: FakeCluster,
+) -> None:
+    """The first batch fails for good (the node refuses a record), which replaces the
+    producer id. The 4 behind it were refused as out of sequence, so never written: they go
+    again numbered under the new id instead of failing."""
+    cluster.create_topic("t", 1)
+    cluster.inject("produce", TP, ErrorCode.INVALID_RECORD)
+    async with Producer(cluster.bootstrap, linger_ms=0, batch_bytes=300, **FAST) as producer:
+        futures = await five_in_flight(cluster, producer)
+        with pytest.raises(InvalidRecordError):
+            await futures[0]
+        offsets = [(await f).offset for f in futures[1:]]
+    assert offsets == [0, 1, 2, 3]
+    assert cluster.values(TP) == [VALUE + bytes([i]) for i in range(1, 5)]
+    assert len(cluster.of_type(InitProducerIdRequest)) == 2
+
+
+async def test_an_out_of_sequence_batch_with_nothing_missing_before_it_fails(
+    cluster: FakeCluster,
+) -> None:
+    """A gap the producer cannot explain (no earlier batch outstanding, same producer id)
+    is not retried forever: the batch fails."""
+    cluster.create_topic("t", 1)
+    cluster.inject("produce", TP, ErrorCode.OUT_OF_ORDER_SEQUENCE)
+    async with Producer(cluster.bootstrap, linger_ms=0, **FAST) as producer:
+        with trio.fail_after(5), pytest.raises(OutOfOrderSequenceError):
+            await (await producer.send("t", b"v", partition=0))
