@@ -146,6 +146,19 @@ class Controller:
         at = now_ms + self.config.connection_lost_grace_ms
         self._deadline_ms[broker_id] = min(self._deadline_ms.get(broker_id, at), at)
 
+    def next_lease_end_ms(self, state: MetadataState) -> int | None:
+        """When the first lease of an unfenced broker ends (None: no lease runs). The driver
+        ticks then, so a silent broker is fenced when its session ends rather than at the
+        next regular tick (up to a tick interval later)."""
+        return min(
+            (
+                self._deadline_ms[b.broker_id]
+                for b in state.brokers.values()
+                if not b.fenced and b.broker_id in self._deadline_ms
+            ),
+            default=None,
+        )
+
     def awaiting_first_heartbeat(self, state: MetadataState, now_ms: int) -> list[int]:
         """Unfenced brokers this controller has not heard from yet, while their grace runs:
         the driver probes their listeners (a new controller's blind spot)."""

@@ -35,6 +35,9 @@ from rillet.raft.quorum import Leadership, Quorum
 log = logging.getLogger(__name__)
 
 DecideFn = Callable[[Controller, MetadataState, int], Decision]
+# The shortest wait between two ticks, also when a lease ended already (its fence is being
+# committed by the tick before): never a busy loop.
+MIN_TICK_S = 0.01
 
 
 class ControllerService:
@@ -68,6 +71,7 @@ class ControllerService:
         self._leader_lost_ms: int | None = None  # when this member last lost a leader
         self._controller: Controller | None = None
         self._lead_nursery: trio.Nursery | None = None  # tasks of the current term
+        self._lease_moved = trio.Event()  # a broker's lease may now end sooner
         self._lock = trio.Lock()
         self._queue: list[_Pending] = []  # commuting decisions waiting for the next entry
         self._flushing = False
@@ -130,8 +134,20 @@ class ControllerService:
         log.info("controller active for term %d", term)
         nursery.start_soon(self._probe_silent_brokers, controller)
         while True:
-            await trio.sleep(self._tick_s)
+            self._lease_moved = trio.Event()
+            with trio.move_on_after(self._until_next_tick_s(controller)):
+                await self._lease_moved.wait()
+                continue  # a lease now ends sooner: compute the wait again
             await self.submit(lambda ctl, state, now: ctl.tick(state, now))
+
+    def _until_next_tick_s(self, controller: Controller) -> float:
+        """The regular tick interval, or less when a broker's lease ends before it (at
+        least MIN_TICK_S: a lease that ended is fenced by the tick that follows)."""
+        lease_end_ms = controller.next_lease_end_ms(self._follower.state)
+        if lease_end_ms is None:
+            return self._tick_s
+        until_s = (lease_end_ms - self._clock_ms()) / 1000
+        return min(self._tick_s, max(until_s, MIN_TICK_S))
 
     async def _probe_silent_brokers(self, controller: Controller) -> None:
         """While a new controller's grace runs, probe the listeners of the brokers it has
@@ -198,6 +214,7 @@ class ControllerService:
             return
         state = self._follower.state
         controller.connection_lost(state, broker_id, broker_epoch, self._clock_ms())
+        self._lease_moved.set()  # its lease may now end before the next regular tick
         broker = state.brokers.get(broker_id)
         if self._lead_nursery is not None and broker is not None and not broker.fenced:
             self._lead_nursery.start_soon(self._probe_after_loss, controller, broker_id)

@@ -311,3 +311,35 @@ async def test_every_proposed_entry_reports_its_commit_latency(
         assert len(seen) == before + 1
         assert seen[-1] == pytest.approx(0.005)  # the simulated commit delay
         nursery.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("offset_s", [0.05, 0.15, 0.25, 0.35, 0.45])
+async def test_a_silent_broker_is_fenced_when_its_session_ends_not_at_the_next_tick(
+    offset_s: float, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Ticks come every 500 ms; a broker whose lease ends between two ticks used to be fenced
+    at the next one, up to 500 ms late, which a paused partition leader's clients waited out
+    on top of the session timeout. The controller now ticks when the first lease ends
+    (heartbeats at five points between two regular ticks, each fenced on time)."""
+    cluster = SimCluster([1], random.Random(7), commit_delay_s=0.005)
+    quorum = cluster.members[1]
+    follower = MetadataFollower(quorum)
+    service = ControllerService(
+        quorum, follower, ControllerConfig(TIMEOUT_MS), random.Random(7), now_ms, 500
+    )
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(follower.run)
+        nursery.start_soon(service.run)
+        await trio.sleep(0.05)
+        await service.submit(
+            lambda c, s, n: c.register_broker(s, RegisterBroker(2, "i", "h", 2), n)
+        )
+        await trio.sleep(offset_s)
+        await service.submit(lambda c, s, n: c.heartbeat(s, 2, s.brokers[2].broker_epoch, True, n))
+        last_heard = trio.current_time()
+        with trio.fail_after(TIMEOUT_MS / 1000 + 1):
+            while not follower.state.brokers[2].fenced:
+                await trio.sleep(0.001)
+        late_s = trio.current_time() - last_heard - TIMEOUT_MS / 1000
+        assert -0.001 < late_s < 0.05  # the commit and this poll, not a tick interval
+        nursery.cancel_scope.cancel()
