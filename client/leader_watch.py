@@ -10,7 +10,7 @@ This module decides when a client should look, and what to give up, without doin
 registered with the node it went to and the leader epoch of each partition it is about. Once
 one has waited longer than its expected wait plus ``leader_check_ms``, the client's driver
 refreshes metadata now and then (``next_refresh_at``: backoff doubling up to
-``leader_check_ms``) from nodes that are not stalled. After every metadata update,
+``leader_check_ms`` or 250 ms, whichever is less) from nodes that are not stalled. After every metadata update,
 :meth:`LeaderWatch.moved` names the partitions whose metadata now has a different leader or
 a higher leader epoch than their request was sent under: the request's owner abandons them
 and retries them at the leader the metadata names (an idempotent producer resends the very
@@ -33,6 +33,10 @@ OnMoved = Callable[[list[TP]], None]
 
 DEFAULT_LEADER_CHECK_MS = 500
 FIRST_REFRESH_BACKOFF_S = 0.1
+# The longest wait between two refreshes while a request stays stalled: the new leader is
+# seen at most this long after the controller names it (a metadata request costs the nodes
+# little; stalls are rare and short).
+MAX_REFRESH_BACKOFF_S = 0.25
 # A node whose stalled request was abandoned stays "stalled" this long: it still answers
 # nothing, and a metadata request sent to it would wait for the whole request timeout.
 SUSPECT_S = 10.0
@@ -134,7 +138,7 @@ class LeaderWatch:
     def refreshed(self, now_s: float) -> None:
         """A refresh for stalled requests was made (or tried): back off before the next."""
         self._not_before_s = now_s + self._backoff_s
-        self._backoff_s = min(self._backoff_s * 2, self.leader_check_s)
+        self._backoff_s = min(self._backoff_s * 2, self.leader_check_s, MAX_REFRESH_BACKOFF_S)
 
     def moved(self, leader_of: LeaderOf, now_s: float) -> list[tuple[OnMoved, list[TP]]]:
         """After a metadata update: for each request, the partitions whose leader moved.
