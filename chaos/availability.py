@@ -95,10 +95,21 @@ def availability(history: History) -> list[dict[str, Any]]:
                 "partition_gaps_s": {str(p): round(g, 3) for p, g in sorted(per_partition.items())},
                 "longest_write_gap_s": round(_longest_gap(acks, f.start_t, end, charged_until), 3),
                 "short_isr_partitions": short,
+                "controller_hit": _controller_hit(f),
                 "longest_full_isr_gap_s": (round(max(full_isr_gaps), 3) if full_isr_gaps else None),
             }
         )
     return out
+
+
+def _controller_hit(f: FaultWindow) -> bool | None:
+    """Whether the fault took away the Raft leader (the controller) too, by the leader
+    recorded as it started (None: not recorded). Such a fault's stall includes electing a
+    new Raft leader before any partition can move."""
+    leader = f.detail.get("raft_leader_before")
+    if not isinstance(leader, int):
+        return None
+    return leader == f.node or leader in {int(i) for i in f.detail.get("minority", ())}
 
 
 def _short_isr_partitions(f: FaultWindow, min_insync: int) -> list[int] | None:

@@ -171,9 +171,13 @@ class Nemesis:
         links: LinkProxies | None = None,
         kernel: KernelNetwork | None = None,
         isr_probe: Callable[[Nemesis], dict[int, list[int]] | None] | None = None,
+        raft_leader_probe: Callable[[Nemesis], int | None] | None = None,
     ) -> None:
         self.cluster = cluster
         self.isr_probe = isr_probe if isr_probe is not None else _probe_isr
+        self.raft_leader_probe = (
+            raft_leader_probe if raft_leader_probe is not None else _probe_raft_leader
+        )
         self.topic = topic
         self.partitions = partitions
         self.history = history
@@ -219,9 +223,13 @@ class Nemesis:
         # in-sync replicas once the target is gone waits for acks=all writes until one
         # rejoins, which is the guarantee, not a stall (availability.py tells them apart).
         isr = self.isr_probe(self)
+        raft_leader = self.raft_leader_probe(self)
         detail = injector.apply(self, step, node)
         if isr is not None:
             detail["isr_before"] = {str(p): replicas for p, replicas in sorted(isr.items())}
+        if raft_leader is not None:
+            # Whether the fault also hit the controller: its successor is elected first.
+            detail["raft_leader_before"] = raft_leader
         self.active[step.index] = Active(step, node, detail)
         self._record(step, "start", node, {"target": step.target, **detail})
         log.info("fault %d: %s -> node %d", step.index, step.describe(), node)
@@ -332,3 +340,8 @@ class Nemesis:
 def _probe_isr(nemesis: Nemesis) -> dict[int, list[int]] | None:
     """Each partition's ISR, asked of the nodes that are up (None: no answer)."""
     return probes.partition_isrs(probes.bootstrap_of(nemesis.cluster, nemesis.up()), nemesis.topic)
+
+
+def _probe_raft_leader(nemesis: Nemesis) -> int | None:
+    """The Raft leader (the active controller) among the nodes that are up, if known."""
+    return probes.raft_leader(nemesis.cluster, nemesis.up())

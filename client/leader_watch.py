@@ -10,13 +10,14 @@ This module decides when a client should look, and what to give up, without doin
 registered with the node it went to and the leader epoch of each partition it is about. Once
 one has waited longer than its expected wait plus ``leader_check_ms``, the client's driver
 refreshes metadata now and then (``next_refresh_at``: backoff doubling up to
-``leader_check_ms`` or 250 ms, whichever is less) from nodes that are not stalled. After every metadata update,
-:meth:`LeaderWatch.moved` names the partitions whose metadata now has a different leader or
-a higher leader epoch than their request was sent under: the request's owner abandons them
-and retries them at the leader the metadata names (an idempotent producer resends the very
-same batch, with the same producer id, epoch and sequence, so the new leader writes it at
-most once). A retry follows the metadata, whose leader epochs never go backwards, so it never
-returns to a node the metadata no longer names as the leader.
+``leader_check_ms`` or 250 ms, whichever is less) from nodes that are not stalled. After
+every metadata update, :meth:`LeaderWatch.moved` names the partitions whose metadata now has
+a different leader or a higher leader epoch than their request was sent under: the
+request's owner abandons them and retries them at the leader the metadata names (an
+idempotent producer resends the very same batch, with the same producer id, epoch and
+sequence, so the new leader writes it at most once). A retry follows the metadata, whose
+leader epochs never go backwards, so it never returns to a node the metadata no longer names
+as the leader.
 """
 
 from __future__ import annotations

@@ -108,3 +108,16 @@ def test_a_partition_left_short_of_min_isr_is_told_apart_from_a_failover_stall()
     h.faults = [FaultWindow(0, "pause", 5.0, 9.0, node=1)]
     (bare,) = availability(h)
     assert (bare["short_isr_partitions"], bare["longest_full_isr_gap_s"]) == (None, None)
+    assert bare["controller_hit"] is None
+
+
+def test_a_fault_that_also_took_the_controller_is_marked() -> None:
+    h = History(meta={"config": {"partitions": 1}})
+    steady(h, 0, 0.0, 20.0)
+    paused_leader = FaultWindow(0, "pause", 5.0, 9.0, node=1, detail={"raft_leader_before": 1})
+    elsewhere = FaultWindow(1, "pause", 12.0, 14.0, node=2, detail={"raft_leader_before": 1})
+    cut = FaultWindow(
+        2, "partition", 15.0, 16.0, node=2, detail={"raft_leader_before": 3, "minority": [3]}
+    )
+    h.faults = [paused_leader, elsewhere, cut]
+    assert [a["controller_hit"] for a in availability(h)] == [True, False, True]

@@ -146,11 +146,23 @@ def test_faults_that_left_a_partition_short_of_min_isr_are_reported_apart(tmp_pa
     pause_short.update(short_isr_partitions=[1], longest_full_isr_gap_s=3.2)
     pause_full.update(short_isr_partitions=[], longest_full_isr_gap_s=2.9)
     kill.update(short_isr_partitions=None, longest_full_isr_gap_s=None)  # no ISR recorded
+    run["availability"].append(
+        {
+            "kind": "pause",
+            "longest_write_gap_s": 1.0,
+            "longest_partition_gap_s": 5.0,
+            "partition": 0,
+            "short_isr_partitions": [],
+            "longest_full_isr_gap_s": 5.0,
+            "controller_hit": True,
+        }
+    )
     write_sweep(tmp_path, {1: run})
     rows = load_sweep(tmp_path)
     pause = gaps_by_kind(rows)["pause"]
     assert pause.short_isr_faults == 1
-    assert pause.full_isr is not None and pause.full_isr.max_s == pytest.approx(3.2)
+    assert pause.full_isr is not None and pause.full_isr.max_s == pytest.approx(5.0)
     text = markdown(rows)
-    assert "| pause | 1 | 3.05 | 3.20 | 3.20 |" in text
-    assert "| kill-any | 0 | n/a | n/a | n/a |" in text
+    assert "| pause | 2 | 1 | 3.05 | 3.20 | 3.20 |" in text
+    assert "| pause, controller too | 1 | 0 | 5.00 | 5.00 | 5.00 |" in text
+    assert "| kill-any |" not in text.split("left a partition short")[1]  # no ISR recorded

@@ -58,6 +58,7 @@ def _nemesis(tmp_path: Path, nodes: int, max_down: int) -> tuple[Nemesis, _Links
         max_down,
         links=cast(LinkProxies, links),
         isr_probe=lambda _: None,  # no node answers here
+        raft_leader_probe=lambda _: None,
     )
     return nemesis, links
 
@@ -144,6 +145,7 @@ def _kernel_nemesis(tmp_path: Path, nodes: int, max_down: int) -> tuple[Nemesis,
         max_down,
         kernel=cast(KernelNetwork, kernel),
         isr_probe=lambda _: None,
+        raft_leader_probe=lambda _: None,
     )
     return nemesis, kernel
 
