@@ -219,10 +219,10 @@ def markdown(rows: list[SeedRow]) -> str:
             "| worst gap of the other partitions: median (s) | p90 (s) | max (s) |",
             "|---|---|---|---|---|---|",
         ]
-        for label, applied, short, f in bounds:
+        for label, count, short, f in bounds:
             stats = (f.median_s, f.p90_s, f.max_s) if f is not None else (None, None, None)
             lines.append(
-                f"| {label} | {applied} | {short} | {' | '.join(_seconds(v) for v in stats)} |"
+                f"| {label} | {count} | {short} | {' | '.join(_seconds(v) for v in stats)} |"
             )
     lines += [
         "",

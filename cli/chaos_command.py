@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -225,6 +226,9 @@ def run_run(args: argparse.Namespace) -> int:
     if base.network == "kernel" and (reason := kernel_network_unavailable()) is not None:
         print(f"error: --network kernel cannot run here: {reason}", file=sys.stderr)
         return 2
+    # A sweep stopped with SIGTERM (kill, a CI timeout) unwinds like Ctrl-C, so every node
+    # and member process it started is stopped instead of left running.
+    signal.signal(signal.SIGTERM, _interrupt)
     results: list[RunResult] = []
     harness_failed: list[int] = []
     for seed in range(base.seed, base.seed + args.seeds):
@@ -243,6 +247,10 @@ def run_run(args: argparse.Namespace) -> int:
     if args.seeds == 1:
         return 0 if results[0].ok else 1
     return _finish_sweep(results, harness_failed)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def run_check(args: argparse.Namespace) -> int:
