@@ -283,7 +283,15 @@ class ClusterClient:
         avoid: set[int] | None = None,
         avoid_addresses: frozenset[tuple[str, int]] = frozenset(),
     ) -> BrokerConnection:
-        """A live connection to some node: an open one, a known node, or a bootstrap one.
+        """A live control connection to some node: an open one, a known node, or a
+        bootstrap one.
+
+        Control connections carry requests any node can answer (metadata, producer ids,
+        admin and group lookups), never the produce and fetch requests of the connections
+        to partition leaders (``connection``). A node answers a connection's requests in
+        order, so a metadata refresh sent on a leader's connection waited behind its
+        acks=all produce requests, which wait for the very ISR change or leader move the
+        refresh was meant to find out about (a paused follower or leader: seconds).
 
         Nodes in ``avoid`` (by default those with a leader-bound request stalled) and the
         addresses in ``avoid_addresses`` are taken only when no other node can be reached.
@@ -304,11 +312,12 @@ class ClusterClient:
             return self._node_of(key) in avoid or (host, port) in avoid_addresses
 
         for key, conn in self._connections.items():
-            if not conn.closed and not avoided(key, conn.host, conn.port):
+            if _is_control(key) and not conn.closed and not avoided(key, conn.host, conn.port):
                 return conn
         errors: list[str] = []
         targets: list[tuple[object, str, int]] = [
-            (node_id, info.host, info.port) for node_id, info in self.metadata.brokers.items()
+            (("control", node_id), info.host, info.port)
+            for node_id, info in self.metadata.brokers.items()
         ]
         targets += [(("bootstrap", host, port), host, port) for host, port in self._bootstrap]
         for key, host, port in targets:
@@ -324,7 +333,7 @@ class ClusterClient:
         """The node id behind a connection key, when known."""
         if isinstance(key, int):
             return key
-        if isinstance(key, tuple) and key and key[0] == "coordinator":
+        if isinstance(key, tuple) and key and key[0] in ("coordinator", "control"):
             return int(key[1])
         if isinstance(key, tuple) and key and key[0] == "bootstrap":
             return self._node_addresses.get((key[1], key[2]))
@@ -399,8 +408,14 @@ class ClusterClient:
         # First the leader-bound requests whose leader moved (their owners retry them at the
         # new leaders), then connections to nodes that left the cluster (fenced) are closed.
         self._leader_checks.check()
-        for key in [k for k in self._connections if isinstance(k, int)]:
-            if key not in self.metadata.brokers:
+        departed_keys = [
+            k
+            for k in self._connections
+            if isinstance(k, int) or (isinstance(k, tuple) and k[:1] == ("control",))
+        ]
+        for key in departed_keys:
+            node_id = self._node_of(key)
+            if node_id is not None and node_id not in self.metadata.brokers:
                 self._connections.pop(key).close()
         return response
 
@@ -509,3 +524,8 @@ def _covers(done: frozenset[str] | None, wanted: frozenset[str] | None) -> bool:
     if done is None:
         return True
     return wanted is not None and wanted <= done
+
+
+def _is_control(key: object) -> bool:
+    """A connection for requests any node answers (see ``ClusterClient.any_connection``)."""
+    return isinstance(key, tuple) and bool(key) and key[0] in ("control", "bootstrap")

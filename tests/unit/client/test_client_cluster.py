@@ -9,10 +9,11 @@ import pytest
 import trio
 from client_fakes import FakeCluster
 
+from rillet.client import Producer
 from rillet.client.cluster import ClusterClient, parse_bootstrap
 from rillet.client.errors import ConnectionFailedError, UnknownTopicOrPartitionError
 from rillet.client.types import TopicPartition
-from rillet.wire.messages import MetadataRequest, MetadataResponse
+from rillet.wire.messages import MetadataRequest, MetadataResponse, ProduceRequest
 
 
 def free_port() -> int:
@@ -94,3 +95,28 @@ async def test_a_node_behind_what_the_client_saw_is_not_believed(
     asked = [n for n, r in cluster.requests if isinstance(r, MetadataRequest)]
     assert asked == [0, 1]
     assert {r.min_metadata_offset for _, r in cluster.of_type(MetadataRequest)} == {10}
+
+
+async def test_a_metadata_refresh_does_not_queue_behind_a_leaders_produce_requests(
+    cluster: FakeCluster,
+) -> None:
+    """A node answers a connection's requests in order. In a pause sweep, the leader checks'
+    metadata refreshes went out on the producer's connection to a live leader and waited
+    behind acks=all produce requests that were themselves waiting for the paused node to
+    leave the ISR: the new leader was seen only seconds after the controller named it.
+    Requests any node can answer now use control connections of their own."""
+    cluster.create_topic("t", 1)
+    async with Producer(cluster.bootstrap, linger_ms=0) as producer:
+        await (await producer.send("t", b"a", partition=0))
+        client = producer._cluster
+        for key in [k for k in client._connections if not isinstance(k, int)]:
+            client._connections.pop(key).close()  # only the leader's connection is left
+        cluster.produce_hold = True  # the leader holds produce requests (acks=all waiting)
+        held = await producer.send("t", b"b", partition=0)
+        with trio.fail_after(5):
+            await cluster.wait_for(ProduceRequest, 2)
+        with trio.fail_after(1):
+            await client.refresh_metadata(["t"])
+        cluster.produce_hold = False
+        cluster.hold.set()
+        assert (await held).offset == 1
