@@ -44,8 +44,14 @@ log = logging.getLogger(__name__)
 
 MAX_METADATA_BACKOFF_S = 1.0
 # A metadata refresh made because a leader-bound request stalled asks a node that is not
-# stalled; it should answer quickly, and a slow one must not hold the check up for long.
-LEADER_CHECK_TIMEOUT_S = 5.0
+# stalled; it should answer within milliseconds. One that does not (paused too, but not yet
+# seen stalled: its requests were sent just before the pause) is left after this long for
+# the next node: the checks run one at a time, and a chaos sweep showed a 5 s bound here
+# holding every check of a producer up for 5 s while the new leader was long known.
+LEADER_CHECK_TIMEOUT_S = 0.5
+# ... or this many times the last control request's round trip, when that is longer (a topic of
+# thousands of partitions on a busy node answers slowly, and must still be refreshed).
+LEADER_CHECK_TIMEOUT_RTTS = 4
 
 
 def parse_bootstrap(bootstrap: str) -> list[tuple[str, int]]:
@@ -103,6 +109,7 @@ class ClusterClient:
         self._service_scope: trio.CancelScope | None = None
         self._stopped = trio.Event()
         self._refresh_lock = trio.Lock()
+        self._answer_rtt_s = 0.0  # how long the last answer to a control request took
         self._last_refresh: tuple[int, frozenset[str] | None, MetadataResponse] | None = None
         self._closed = False
         # Every node address seen in metadata, kept after the node leaves it (fenced): a
@@ -367,7 +374,10 @@ class ClusterClient:
         for _ in range(attempts):
             conn = await self.any_connection(avoid, frozenset(failed))
             try:
-                return await conn.request(request, timeout), (conn.host, conn.port)
+                started_s = trio.current_time()
+                response = await conn.request(request, timeout)
+                self._answer_rtt_s = trio.current_time() - started_s
+                return response, (conn.host, conn.port)
             except (ConnectionFailedError, ClientTimeoutError) as exc:
                 last = exc
                 failed.add((conn.host, conn.port))
@@ -400,7 +410,7 @@ class ClusterClient:
         response: MetadataResponse
         response, address = await self._request_any(request, timeout_s, avoid, frozenset())
         if response.metadata_offset < request.min_metadata_offset:
-            response = await self._fresher_answer(request, response, address)
+            response = await self._fresher_answer(request, response, address, timeout_s)
         self.saw_metadata_offset(response.metadata_offset)
         self.metadata.update(response, wanted)
         for b in self.metadata.brokers.values():
@@ -420,14 +430,18 @@ class ClusterClient:
         return response
 
     async def _fresher_answer(
-        self, request: MetadataRequest, stale: MetadataResponse, address: tuple[str, int]
+        self,
+        request: MetadataRequest,
+        stale: MetadataResponse,
+        address: tuple[str, int],
+        timeout_s: float,
     ) -> MetadataResponse:
         """The node at ``address`` could not catch up with what this client has seen (cut
         off from the quorum?): ask one other node, keeping the fresher answer."""
         if not self.metadata.brokers:  # learn the other nodes from the stale answer
             self.metadata.brokers = {b.node_id: b for b in stale.brokers}
         try:
-            other, _ = await self._request_any(request, None, None, frozenset({address}))
+            other, _ = await self._request_any(request, timeout_s, None, frozenset({address}))
         except (ConnectionFailedError, ClientTimeoutError):
             return stale
         fresher: MetadataResponse = other
@@ -471,9 +485,8 @@ class ClusterClient:
         )
 
     async def _refresh_for_leader_check(self, topics: frozenset[str], avoid: set[int]) -> None:
-        await self._fetch_metadata(
-            topics, min(self.request_timeout_s, LEADER_CHECK_TIMEOUT_S), avoid
-        )
+        timeout_s = max(LEADER_CHECK_TIMEOUT_S, LEADER_CHECK_TIMEOUT_RTTS * self._answer_rtt_s)
+        await self._fetch_metadata(topics, min(self.request_timeout_s, timeout_s), avoid)
 
     def leader_for(self, tp: TopicPartition | tuple[str, int]) -> int | None:
         return self.metadata.leader_for(tp)

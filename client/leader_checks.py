@@ -127,10 +127,18 @@ class LeaderChecks:
                 if not topics:
                     continue  # the request that was due has been answered meanwhile
                 watch.refreshed(now)
+                avoid = watch.stalled_nodes(now)
                 try:
-                    await self._refresh(frozenset(topics), watch.stalled_nodes(now))
+                    await self._refresh(frozenset(topics), avoid)
                 except (ConnectionFailedError, ClientTimeoutError) as exc:
                     log.debug("leader check failed: %s", exc)
+                else:
+                    log.debug(
+                        "leader check: metadata of %s (avoiding nodes %s) in %.3f s",
+                        ", ".join(sorted(topics)),
+                        sorted(avoid),
+                        trio.current_time() - now,
+                    )
         except ClientClosedError:
             pass  # the client is closing
         finally:

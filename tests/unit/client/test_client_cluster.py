@@ -120,3 +120,25 @@ async def test_a_metadata_refresh_does_not_queue_behind_a_leaders_produce_reques
         cluster.produce_hold = False
         cluster.hold.set()
         assert (await held).offset == 1
+
+
+async def test_a_leader_check_leaves_a_node_that_does_not_answer_within_half_a_second(
+    nursery: trio.Nursery,
+) -> None:
+    """The check's refresh can reach a node paused too but not yet seen stalled (its own
+    requests were sent just before the pause). It used to wait 5 s there, and the checks
+    run one at a time: the new leader was seen 5 s late. Now it moves on after 0.5 s."""
+    fake = FakeCluster(num_nodes=2)
+    await fake.start(nursery)
+    fake.create_topic("t", 1, leader=0)
+    async with ClusterClient(fake.bootstrap) as client:
+        await client.refresh_metadata(["t"])
+        await client.any_connection(avoid={0})  # node 1's control connection comes first
+        for key in [k for k in client._connections if k[:1] == ("bootstrap",)]:
+            client._connections.pop(key).close()
+        fake.paused.add(1)
+        started = trio.current_time()
+        with trio.fail_after(3):
+            await client._refresh_for_leader_check(frozenset({"t"}), set())
+        assert trio.current_time() - started < 1.5
+        fake.resume(1)
