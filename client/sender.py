@@ -64,9 +64,13 @@ from rillet.wire.messages import (
 log = logging.getLogger(__name__)
 
 MAX_REQUEST_BYTES = 8 * 1024 * 1024
-# Batches of one partition an idempotent producer keeps in flight at most: the leader keeps
-# each producer's last 5 batches per partition to recognise retries.
-MAX_IDEMPOTENT_IN_FLIGHT = 5
+# Batches of one partition an idempotent producer keeps in flight at most. The leader keeps
+# each producer's last 5 batches per partition, so up to 5 are possible, and the machinery
+# below keeps their order through retries; but a chaos run (seed 65 of the sweep) wrote one
+# record after a later one of the same producer when its producer id was replaced with
+# several batches in flight (a batch numbered under the new id overtook an older one still
+# being retried). Held at 1, the behaviour every earlier sweep verified, until that is fixed.
+MAX_IDEMPOTENT_IN_FLIGHT = 1
 # Extra time to wait for a response beyond the request timeout given to the node, so the
 # node's own REQUEST_TIMED_OUT answer (retriable, precise) normally arrives first.
 RESPONSE_GRACE_S = 1.0
