@@ -70,10 +70,6 @@ class KindGaps:
     applied: int
     partition: GapStats | None
     cluster: GapStats
-    # Among faults whose start recorded the ISR: the worst gap of partitions left with enough
-    # in-sync replicas, and how many faults left some partition short of min ISR.
-    full_isr: GapStats | None = None
-    short_isr_faults: int = 0
 
 
 SUMMARY_KEYS = ("violations", "writes", "faults", "availability", "max_write_gap_s")
@@ -134,30 +130,17 @@ def gaps_by_kind(rows: list[SeedRow]) -> dict[str, KindGaps]:
     """The gaps charged to each applied fault, pooled by fault kind."""
     cluster: dict[str, list[float]] = {}
     partition: dict[str, list[float]] = {}
-    full_isr: dict[str, list[float]] = {}
-    short: dict[str, int] = {}
     for r in rows:
         for a in r.summary["availability"]:
-            kind = a["kind"]
-            cluster.setdefault(kind, []).append(float(a["longest_write_gap_s"]))
+            cluster.setdefault(a["kind"], []).append(float(a["longest_write_gap_s"]))
             worst = a.get("longest_partition_gap_s")
             if worst is not None:
-                partition.setdefault(kind, []).append(float(worst))
-            if a.get("short_isr_partitions"):
-                short[kind] = short.get(kind, 0) + 1
-            if a.get("longest_full_isr_gap_s") is not None:
-                full_isr.setdefault(kind, []).append(float(a["longest_full_isr_gap_s"]))
+                partition.setdefault(a["kind"], []).append(float(worst))
     out = {}
     for kind, values in sorted(cluster.items()):
         stats = GapStats.of(values)
         assert stats is not None  # a kind is only listed with a gap
-        out[kind] = KindGaps(
-            len(values),
-            GapStats.of(partition.get(kind, [])),
-            stats,
-            GapStats.of(full_isr.get(kind, [])),
-            short.get(kind, 0),
-        )
+        out[kind] = KindGaps(len(values), GapStats.of(partition.get(kind, [])), stats)
     return out
 
 

@@ -62,21 +62,20 @@ class RangeTask:
         )
 
 
-def on_gap(task: RangeTask, gap: RangeGap, warnings: list[str]) -> None:
-    """Raise DataLossError (failOnDataLoss) or record a warning and go on."""
+def on_gap(task: RangeTask, gap: RangeGap) -> str:
+    """Raise DataLossError (failOnDataLoss), or log a warning and return it: reading goes on
+    at ``gap.resume_at``."""
     if task.fail_on_data_loss:
         raise DataLossError(gap.reason + "; set failOnDataLoss=false to skip the lost records")
     warning = gap.reason + f"; skipped up to offset {gap.resume_at} (failOnDataLoss=false)"
     log.warning("%s", warning)
-    warnings.append(warning)
+    return warning
 
 
-def read_range_chunks(task: RangeTask, warnings: list[str] | None = None) -> Iterator[RangeChunk]:
-    """The chunks of ``task``'s range, fetched in the background; skipped gaps are added to
-    ``warnings`` when given."""
+def read_range_chunks(task: RangeTask) -> Iterator[RangeChunk]:
+    """The chunks of ``task``'s range, fetched in the background."""
     if task.start >= task.end:
         return
-    seen: list[str] = [] if warnings is None else warnings
     try:
         with BlockingRangeReader(
             task.bootstrap,
@@ -90,7 +89,7 @@ def read_range_chunks(task: RangeTask, warnings: list[str] | None = None) -> Ite
         ) as reader:
             for item in reader:
                 if isinstance(item, RangeGap):
-                    on_gap(task, item, seen)
+                    on_gap(task, item)
                 else:
                     yield item
     except RetriesExhaustedError as exc:

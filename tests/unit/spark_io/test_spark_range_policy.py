@@ -14,13 +14,12 @@ GAP = RangeGap(120, 150, "t-0: offsets 120..149 of the planned range [100, 200) 
 
 def test_a_gap_is_data_loss_by_default() -> None:
     with pytest.raises(DataLossError, match="set failOnDataLoss=false"):
-        on_gap(RangeTask("h:1", "t", 0, 100, 200), GAP, [])
+        on_gap(RangeTask("h:1", "t", 0, 100, 200), GAP)
 
 
 def test_a_gap_is_a_warning_when_data_loss_is_allowed() -> None:
-    warnings: list[str] = []
-    on_gap(RangeTask("h:1", "t", 0, 100, 200, fail_on_data_loss=False), GAP, warnings)
-    assert warnings == [GAP.reason + "; skipped up to offset 150 (failOnDataLoss=false)"]
+    warning = on_gap(RangeTask("h:1", "t", 0, 100, 200, fail_on_data_loss=False), GAP)
+    assert warning == GAP.reason + "; skipped up to offset 150 (failOnDataLoss=false)"
 
 
 def test_an_empty_range_reads_nothing_and_connects_nowhere() -> None:
