@@ -337,7 +337,7 @@ class PartitionReplica:
         fetch_offset: int,
         leader_epoch: int,
         now_ms: int,
-        log_truncations: int | None = None,
+        log_truncations: int,
     ) -> FetchApplied:
         """As follower, use the leader's answer to a fetch sent from ``fetch_offset`` in
         ``leader_epoch``: append its records and take its high watermark and log start, or
@@ -346,8 +346,8 @@ class PartitionReplica:
         An answer is stale (and ignored) when the partition changed since the fetch was
         sent: another role or epoch, a truncation, an append by a newer fetch.
         ``log_truncations`` (the log's ``truncations`` when the fetch was sent) catches a
-        log cut and refilled to the same end meanwhile (found by the replication
-        simulation, seed 5975: a late divergence answer cut records committed since). The high
+        log cut and refilled to the same end meanwhile (found by the replication simulation,
+        seed 5975: a late divergence answer cut records committed since). The high
         watermark never passes the log end here, whatever the answer says. Store and record
         errors propagate (nothing was changed by a refused append).
         """
@@ -359,7 +359,7 @@ class PartitionReplica:
             or role.is_leader
             or self.leader_epoch != leader_epoch
             or plog.log_end_offset != fetch_offset
-            or (log_truncations is not None and plog.truncations != log_truncations)
+            or plog.truncations != log_truncations
         ):
             return FetchApplied.STALE
         diverging = answer.diverging_epoch >= 0 or answer.diverging_end_offset >= 0
