@@ -23,6 +23,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import Enum
 
 from rillet.raft.core_errors import InvariantViolation
@@ -56,12 +57,8 @@ class Election(Replication):
 
     def ask_again_for_pre_votes(self) -> None:
         """Send the pre-vote request again to the voters that have not answered it."""
-        last_index, last_term = self.log.last_index(), self.log.last_term()
-        for peer in self.peers:
-            if peer not in self.tracker.votes:
-                self.send(
-                    VoteRequest(self.term + 1, self.id, peer, last_index, last_term, pre_vote=True)
-                )
+        unanswered = [peer for peer in self.peers if peer not in self.tracker.votes]
+        self.request_votes(unanswered, self.term + 1, CampaignKind.PRE_ELECTION)
 
     def leader_down(self, peer: int) -> None:
         """``peer``'s process is reported gone: if it is the leader we follow, forget it (so
@@ -118,8 +115,12 @@ class Election(Replication):
             else:
                 self.become_leader()
             return
+        self.request_votes(self.peers, vote_term, kind)
+
+    def request_votes(self, peers: Iterable[int], vote_term: int, kind: CampaignKind) -> None:
+        """Ask ``peers`` for their (pre-)vote in ``vote_term``, with our log's last entry."""
         last_index, last_term = self.log.last_index(), self.log.last_term()
-        for peer in self.peers:
+        for peer in peers:
             self.send(
                 VoteRequest(
                     vote_term,
