@@ -259,7 +259,11 @@ class RealKafka:
         self.cluster_id = self.cluster_id or kafka_cluster_id()
         fmt = subprocess.run(
             self._java(
-                "kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c", str(props)
+                "kafka.tools.StorageTool",
+                "format",
+                f"--cluster-id={self.cluster_id}",
+                "--config",
+                str(props),
             ),
             check=False,
             capture_output=True,
@@ -318,10 +322,16 @@ class RealKafka:
 
 
 def kafka_cluster_id() -> str:
-    """A Kafka cluster id: 16 random bytes in URL-safe base64 without padding."""
+    """A Kafka cluster id: 16 random bytes in URL-safe base64 without padding.
+
+    One that starts with "-" is drawn again, as Kafka's own ``random-uuid`` does: a command
+    line would read it as an option (the storage tool failed on one in CI)."""
     import base64
 
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 def main() -> int:
