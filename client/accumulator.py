@@ -60,6 +60,7 @@ class ProducerBatch:
         "restamp",
         "retry_at_s",
         "room",
+        "sent_behind",
         "topic",
     )
 
@@ -94,6 +95,11 @@ class ProducerBatch:
         # Sent under a producer id the producer has since replaced, and refused as out of
         # sequence (so never written): number it again under the new one.
         self.restamp = False
+        # Sent while a batch of its partition taken before it was still unanswered: the
+        # leader may see this one first (a retry of the other, answers from two leaders),
+        # so an OUT_OF_ORDER_SEQUENCE for it is not a gap even if the other has landed
+        # by the time the refusal is read.
+        self.sent_behind = False
         self.eager = False  # opened while the producer was idle: goes without lingering
 
     @property
@@ -205,7 +211,8 @@ class RecordAccumulator:
         self.queues: dict[TP, deque[ProducerBatch]] = {}
         # Batches per partition taken by the sender and not yet finished or put back: while
         # there are none at all (the producer is idle), batches go at once.
-        self.in_flight: dict[TP, int] = {}
+        # (Sent in this order; a batch back from a retry is sent again behind the others.)
+        self.in_flight: dict[TP, list[ProducerBatch]] = {}
         self.open: dict[str, list[ProducerBatch | None]] = {}
         self._drained = 0  # batches taken for a first send so far (drain_order)
         self.buffered_bytes = 0
@@ -385,7 +392,7 @@ class RecordAccumulator:
             self._drained += 1
         batch.encode()
         batch.in_flight = True
-        self.in_flight[tp] = self.in_flight.get(tp, 0) + 1
+        self.in_flight.setdefault(tp, []).append(batch)
         return batch
 
     def _landed(self, batch: ProducerBatch) -> None:
@@ -393,10 +400,9 @@ class RecordAccumulator:
         if batch.in_flight:
             batch.in_flight = False
             tp = (batch.topic, batch.partition)
-            left = self.in_flight[tp] - 1
-            if left:
-                self.in_flight[tp] = left
-            else:
+            left = self.in_flight[tp]
+            left.remove(batch)
+            if not left:
                 del self.in_flight[tp]
 
     def requeue(self, batch: ProducerBatch, retry_at_s: float) -> None:

@@ -64,13 +64,14 @@ from rillet.wire.messages import (
 log = logging.getLogger(__name__)
 
 MAX_REQUEST_BYTES = 8 * 1024 * 1024
-# Batches of one partition an idempotent producer keeps in flight at most. The leader keeps
-# each producer's last 5 batches per partition, so up to 5 are possible, and the machinery
-# below keeps their order through retries; but a chaos run (seed 65 of the sweep) wrote one
-# record after a later one of the same producer when its producer id was replaced with
-# several batches in flight (a batch numbered under the new id overtook an older one still
-# being retried). Held at 1, the behaviour every earlier sweep verified, until that is fixed.
-MAX_IDEMPOTENT_IN_FLIGHT = 1
+# Batches of one partition an idempotent producer keeps in flight at most: the leader keeps
+# each producer's last 5 batches per partition to recognise retries, so up to 5 (Kafka's
+# limit too). Their order holds through retries, leader moves and producer id changes:
+# retried batches go back in their place (accumulator.requeue), a batch refused as out of
+# sequence behind an unanswered one goes again (_out_of_turn), and no batch is numbered
+# under a new producer id while one numbered under the old id is still in flight
+# (_behind_old_producer).
+MAX_IDEMPOTENT_IN_FLIGHT = 5
 # Extra time to wait for a response beyond the request timeout given to the node, so the
 # node's own REQUEST_TIMED_OUT answer (retriable, precise) normally arrives first.
 RESPONSE_GRACE_S = 1.0
@@ -110,7 +111,6 @@ class Sender:
         self._on_metadata = on_metadata
         self._max_request_bytes = max_request_bytes
         self._in_flight: dict[int, int] = defaultdict(int)
-        self.in_flight_batches: set[ProducerBatch] = set()
         self._partition_limit: int | None = (
             min(max_in_flight, MAX_IDEMPOTENT_IN_FLIGHT)
             if idempotence is not None
@@ -178,17 +178,41 @@ class Sender:
             queue = self._acc.queues.get(tp)
             if not queue or self._full(tp) or not self._acc.sendable(queue[0], now):
                 continue
-            size = queue[0].size
+            head = queue[0]
+            if self._behind_old_producer(head):
+                continue
+            size = head.size
             if out and total + size > self._max_request_bytes:
                 self._drain_start[leader] = start + i
                 break
             if self._idempotence is not None:
-                self._idempotence.stamp(queue[0])  # before pop() closes and encodes it
+                self._idempotence.stamp(head)  # before pop() closes and encodes it
+                head.sent_behind = any(
+                    head.drain_order < 0 or b.drain_order < head.drain_order
+                    for b in self._acc.in_flight.get(tp, ())
+                )
             batch = self._acc.pop(tp)
-            self.in_flight_batches.add(batch)
             out.append(batch)
             total += size
         return out
+
+    @property
+    def in_flight_batches(self) -> list[ProducerBatch]:
+        """Every batch taken for sending and not yet answered, finished or put back."""
+        return [b for batches in self._acc.in_flight.values() for b in batches]
+
+    def _behind_old_producer(self, batch: ProducerBatch) -> bool:
+        """``batch`` would be numbered under the current producer id while a batch of its
+        partition numbered under a replaced one is in flight. It waits: the older batch may
+        still be written under its old numbers, or be refused and numbered again, and
+        either way it must land first (else a later record is written before it)."""
+        idem = self._idempotence
+        if idem is None or (batch.encoded is not None and not batch.restamp):
+            return False  # not idempotent, or a retry keeping the numbers it was sent with
+        return any(
+            b.builder.producer_id != idem.producer_id
+            for b in self._acc.in_flight.get((batch.topic, batch.partition), ())
+        )
 
     def _ensure_producer_id(self) -> None:
         idem = self._idempotence
@@ -356,7 +380,6 @@ class Sender:
         now = trio.current_time()
         for b in [b for b in live if (b.topic, b.partition) in moved]:
             live.remove(b)
-            self.in_flight_batches.discard(b)
             if self._closed:
                 self._finish(b, LeaderMovedError(f"{b.topic}-{b.partition}: leader moved"))
             else:
@@ -396,24 +419,27 @@ class Sender:
     def _full(self, tp: TP) -> bool:
         """The partition has as many batches in flight as it may."""
         limit = self._partition_limit
-        return limit is not None and self._acc.in_flight.get(tp, 0) >= limit
+        return limit is not None and len(self._acc.in_flight.get(tp, ())) >= limit
 
     def _full_partitions(self) -> set[TP]:
         limit = self._partition_limit
         if limit is None:
             return set()
-        return {tp for tp, n in self._acc.in_flight.items() if n >= limit}
+        return {tp for tp, batches in self._acc.in_flight.items() if len(batches) >= limit}
 
     def _out_of_turn(self, batch: ProducerBatch) -> bool:
-        """A batch refused as OUT_OF_ORDER_SEQUENCE (so not written) that may go again: an
-        earlier batch of its partition is still in flight or waiting for its retry (the
-        leader lacked it), or the producer id was replaced since the batch was numbered
-        (it is numbered anew). Otherwise the gap is real and the batch fails."""
+        """A batch refused as OUT_OF_ORDER_SEQUENCE (so not written) that may go again: it
+        was sent while an earlier batch of its partition was unanswered, or one still is in
+        flight or waiting for its retry (the leader lacked it when this one arrived), or the
+        producer id was replaced since the batch was numbered (it is numbered anew).
+        Otherwise the gap is real and the batch fails."""
         tp = (batch.topic, batch.partition)
+        if batch.sent_behind:
+            return True
         earlier = [
             b
-            for b in (*self.in_flight_batches, *self._acc.queues.get(tp, ()))
-            if b is not batch and (b.topic, b.partition) == tp and b.drain_order >= 0
+            for b in (*self._acc.in_flight.get(tp, ()), *self._acc.queues.get(tp, ()))
+            if b is not batch and b.drain_order >= 0
         ]
         if any(b.drain_order < batch.drain_order for b in earlier):
             return True
@@ -436,7 +462,6 @@ class Sender:
             self.request_metadata()
 
     def _retry_or_fail(self, batch: ProducerBatch, error: BaseException) -> None:
-        self.in_flight_batches.discard(batch)
         now = trio.current_time()
         backoff = min(self._backoff_s * 2**batch.attempts, self._backoff_max_s)
         backoff *= self._rng.uniform(0.8, 1.2)  # jitter: clients do not retry in lockstep
@@ -455,7 +480,6 @@ class Sender:
         base_offset: int = -1,
         log_append_time_ms: int = -1,
     ) -> None:
-        self.in_flight_batches.discard(batch)
         self._acc.release(batch)
         if error is None:
             batch.complete(base_offset, log_append_time_ms)

@@ -75,6 +75,10 @@ class FakeCluster:
         self.errors: dict[tuple[str, TP], deque[ErrorCode]] = defaultdict(deque)
         self._producer_ids = 0
         self.requests: list[tuple[int, Any]] = []  # (node id, request) in arrival order
+        # Produce requests (by arrival number, from 0) applied at once but answered only
+        # once late_answers_sent is set: an answer overtaken by later ones.
+        self.late_answers: set[int] = set()
+        self.late_answers_sent = trio.Event()
         self.hold = trio.Event()  # while produce_hold is True, produce waits for this
         self.produce_hold = False
         self.appended = trio.Event()
@@ -147,14 +151,19 @@ class FakeCluster:
                             if frame.header.get("api") == ApiKey.FETCH:
                                 nursery.start_soon(self._answer, node_id, stream, lock, frame)
                             else:
-                                await self._answer(node_id, stream, lock, frame)
+                                await self._answer(node_id, stream, lock, frame, nursery)
             except* (trio.BrokenResourceError, trio.ClosedResourceError):
                 pass  # the client went away (tests close clients with requests pending)
 
         return serve
 
     async def _answer(
-        self, node_id: int, stream: trio.SocketStream, lock: trio.Lock, frame: Any
+        self,
+        node_id: int,
+        stream: trio.SocketStream,
+        lock: trio.Lock,
+        frame: Any,
+        nursery: trio.Nursery | None = None,
     ) -> None:
         try:
             header, request = decode_request(frame)
@@ -163,6 +172,9 @@ class FakeCluster:
             parts = encode_error_response(cid, ErrorCode.INVALID_REQUEST, str(exc))
         else:
             self.requests.append((node_id, request))
+            late = isinstance(request, ProduceRequest) and (
+                len(self.of_type(ProduceRequest)) - 1 in self.late_answers
+            )
             self.arrived.set()
             self.arrived = trio.Event()
             while node_id in self.paused:
@@ -179,6 +191,16 @@ class FakeCluster:
                 parts = encode_error_response(header.correlation_id, response, "top-level")
             else:
                 parts = encode_response(header.correlation_id, response)
+            if late and nursery is not None:
+                nursery.start_soon(self._send_late, stream, lock, parts)
+                return
+        await self._send(stream, lock, parts)
+
+    async def _send_late(self, stream: trio.SocketStream, lock: trio.Lock, parts: Any) -> None:
+        await self.late_answers_sent.wait()
+        await self._send(stream, lock, parts)
+
+    async def _send(self, stream: trio.SocketStream, lock: trio.Lock, parts: Any) -> None:
         async with lock:
             await stream.send_all(b"".join(p for p in parts if not isinstance(p, FileRegion)))
 

@@ -99,7 +99,7 @@ async def test_a_partition_is_idle_again_once_its_batch_finished_or_was_put_back
     acc.requeue(first, retry_at_s=0.0)  # a retry: back in the queue, not in flight
     assert acc.in_flight == {}
     again = acc.pop(TP)
-    assert acc.in_flight == {TP: 1}
+    assert acc.in_flight == {TP: [again]}
     acc.release(again)
     acc.release(again)  # finishing twice does not count twice
     assert acc.in_flight == {}
