@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Generic, TypeVar
 
 from rillet.broker.authorizer import Authorizer
@@ -59,6 +60,7 @@ from rillet.broker.handlers.user_credentials import (
     handle_alter_user_scram_credentials,
     handle_describe_user_scram_credentials,
 )
+from rillet.broker.replication.fetch_session import FetchSessionError, LeaderFetchSession
 from rillet.broker.request_authorization import RequestAuthorizer
 from rillet.broker.session import Session
 from rillet.wire import acl_messages as am
@@ -269,6 +271,14 @@ class Dispatcher:
                 log.info("refused %s: %s", header.api.name, verdict.message)
                 return PendingReply(cid, error=verdict.error, error_message=verdict.message)
             reshape = verdict.reshape if verdict is not None else None
+        session_news: Callable[[Any], Any] | None = None
+        if session is not None and _is_proven_follower_fetch(body, session):
+            try:
+                body, session_news = _in_fetch_session(session, body)
+            except FetchSessionError as exc:
+                log.warning("fetch session of replica %d: %s", body.replica_id, exc)
+                no_session = ErrorCode.FETCH_SESSION_ID_NOT_FOUND
+                return PendingReply(cid, message=m.FetchResponse([], no_session))
         try:
             result = handler(self.ctx, body)
         except Exception:
@@ -276,11 +286,39 @@ class Dispatcher:
             return PendingReply(cid, error=ErrorCode.UNKNOWN_SERVER_ERROR)
         if result is None:
             return None
+        if session_news is not None:
+            reshape = session_news if reshape is None else _then(reshape, session_news)
         if isinstance(result, Coroutine):
             if reshape is not None:
                 return PendingReply(cid, waiting=_reshaped(result, reshape))
             return PendingReply(cid, waiting=result)
         return PendingReply(cid, message=result if reshape is None else reshape(result))
+
+
+def _then(first: Callable[[Any], Any], second: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    return lambda answer: second(first(answer))
+
+
+def _is_proven_follower_fetch(body: Any, session: Session) -> bool:
+    """A follower's fetch on a connection that proved the cluster secret for it (the only
+    ones that get a fetch session: a stranger makes the node remember nothing)."""
+    return (
+        type(body) is FetchRequest
+        and body.replica_id >= 0
+        and session.tag_of(_FOLLOWER) == body.replica_id
+    )
+
+
+def _in_fetch_session(
+    session: Session, request: FetchRequest
+) -> tuple[FetchRequest, Callable[[Any], Any]]:
+    """A follower's fetch as the full request it stands for, and the filter of its answer
+    to the partitions with news (replication.fetch_session)."""
+    fetch_session = session.fetch_session
+    if fetch_session is None:
+        fetch_session = session.fetch_session = LeaderFetchSession()
+    full, named = fetch_session.expand(request)
+    return full, partial(fetch_session.news, named=named)
 
 
 async def _reshaped(answer: Coroutine[Any, Any, Any], reshape: Callable[[Any], Any]) -> Any:

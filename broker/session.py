@@ -19,6 +19,8 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rillet.broker.replication.fetch_session import LeaderFetchSession
+
 log = logging.getLogger(__name__)
 
 ANONYMOUS = "User:ANONYMOUS"
@@ -37,6 +39,8 @@ class Session:
     host: str
     principal: str = ANONYMOUS
     node_id: int | None = None
+    # A follower's incremental fetch session on this connection (replication.fetch_session).
+    fetch_session: LeaderFetchSession | None = None
     _on_close: dict[Hashable, tuple[object, Callable[[], None]]] = field(
         default_factory=dict, repr=False
     )

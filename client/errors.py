@@ -332,6 +332,13 @@ class GroupIdNotFoundError(BrokerError):
     default_code = ErrorCode.GROUP_ID_NOT_FOUND
 
 
+class FetchSessionIdNotFoundError(BrokerError):
+    """An incremental follower fetch found no fetch session on its connection (nodes start
+    a full fetch; clients never see it)."""
+
+    default_code = ErrorCode.FETCH_SESSION_ID_NOT_FOUND
+
+
 class UnsupportedSaslMechanismError(BrokerError):
     """The node does not offer that SASL mechanism."""
 
@@ -459,6 +466,7 @@ _ALL: tuple[type[BrokerError], ...] = (
     AuthenticationFailedError,
     UnknownProducerIdError,
     GroupIdNotFoundError,
+    FetchSessionIdNotFoundError,
     ResourceNotFoundError,
     UnacceptableCredentialError,
     UnsupportedSaslMechanismError,

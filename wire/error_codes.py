@@ -60,6 +60,8 @@ class ErrorCode(IntEnum):
     UNKNOWN_PRODUCER_ID = 59
     GROUP_NOT_EMPTY = 68
     GROUP_ID_NOT_FOUND = 69
+    # An incremental follower fetch on a connection with no fetch session (start a full one).
+    FETCH_SESSION_ID_NOT_FOUND = 70
     MEMBER_ID_REQUIRED = 79
     GROUP_MAX_SIZE_REACHED = 81
     FENCED_INSTANCE_ID = 82
@@ -119,6 +121,7 @@ _RETRIABLE = frozenset(
         ErrorCode.NOT_COORDINATOR,
         ErrorCode.NOT_ENOUGH_REPLICAS,
         ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
         ErrorCode.REBALANCE_IN_PROGRESS,
         ErrorCode.NOT_CONTROLLER,
         ErrorCode.STORAGE_ERROR,

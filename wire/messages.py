@@ -89,8 +89,20 @@ class FetchPartition:
 
 
 @dataclass(frozen=True, slots=True)
+class FetchForgotten:
+    """A partition an incremental follower fetch no longer asks for."""
+
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True, slots=True)
 class FetchRequest(Request["FetchResponse"]):
-    """Long poll: answer once ``min_bytes`` are available or ``max_wait_ms`` has passed."""
+    """Long poll: answer once ``min_bytes`` are available or ``max_wait_ms`` has passed.
+
+    A follower's fetch may be ``incremental``: it names only the partitions whose position
+    changed since its previous fetch on this connection was answered, and ``forgotten``
+    those it stopped following (the fetch session; docs/replication.md)."""
 
     max_wait_ms: int
     min_bytes: int
@@ -98,6 +110,8 @@ class FetchRequest(Request["FetchResponse"]):
     partitions: list[FetchPartition]
     replica_id: int = -1  # a follower broker's id; -1 for consumers
     replica_auth: bytes = b""  # a follower's proof of the cluster secret (cluster_auth)
+    incremental: bool = False
+    forgotten: list[FetchForgotten] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +131,11 @@ class FetchPartitionResponse:
 
 @dataclass(frozen=True, slots=True)
 class FetchResponse:
+    """To an incremental follower fetch, only the partitions with news (records, an error,
+    a new high watermark, log start, log end or leader epoch)."""
+
     partitions: list[FetchPartitionResponse]
+    error_code: int = 0  # FETCH_SESSION_ID_NOT_FOUND: send a full fetch
 
 
 # -- ListOffsets -------------------------------------------------------------------------------

@@ -56,6 +56,8 @@ async def _fetch(ctx: BrokerContext, req: FetchRequest) -> FetchResponse:
                     for p in req.partitions
                 ]
             )
+    if req.incremental:  # the dispatcher expands a fetch session's requests: none here
+        return FetchResponse([], ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
     max_wait_ms = min(max(req.max_wait_ms, 0), ctx.config.limits.max_fetch_wait_ms)
     deadline = trio.current_time() + max_wait_ms / 1000
     arrived_ms = ctx.now_ms()  # a long poll re-reads; its fetch offsets date from now

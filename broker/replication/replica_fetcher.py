@@ -25,9 +25,11 @@ from rillet.broker.metadata_view import MetadataView
 from rillet.broker.partition_replica import PartitionReplica
 from rillet.broker.replica_manager import ReplicaManager
 from rillet.broker.replica_role import FetchApplied
+from rillet.broker.replication.fetch_session import FollowerFetchSession
 from rillet.client.connection import BrokerConnection
 from rillet.client.errors import RilletError
 from rillet.partition_store.errors import StoreError
+from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import WireError
 from rillet.wire.messages import FetchPartition, FetchPartitionResponse, FetchRequest
 
@@ -115,6 +117,7 @@ class ReplicaFetcherManager:
     async def _fetch_loop(self, leader_id: int) -> None:
         conn: BrokerConnection | None = None
         endpoint: tuple[str, int] | None = None
+        session = FollowerFetchSession()
         try:
             while self._nursery is not None and (partitions := self._followed(leader_id)):
                 broker = self._metadata.state.brokers.get(leader_id)
@@ -127,10 +130,11 @@ class ReplicaFetcherManager:
                         conn.close()
                     endpoint = target
                     conn = await self._connect(*endpoint)
+                    session = FollowerFetchSession()  # a session lasts one connection
                     if conn is None:
                         await self._wait_for_change(self._config.fetch_backoff_ms / 1000)
                         continue
-                outcome = await self._fetch_once(conn, partitions)
+                outcome = await self._fetch_once(conn, session, partitions)
                 if outcome is _Outcome.BROKEN:
                     conn.close()  # reconnect next round (the leader may have moved)
                 if outcome is not _Outcome.PROGRESS:
@@ -165,10 +169,14 @@ class ReplicaFetcherManager:
             await self._changed.wait()
 
     async def _fetch_once(
-        self, conn: BrokerConnection, partitions: list[PartitionReplica]
+        self,
+        conn: BrokerConnection,
+        session: FollowerFetchSession,
+        partitions: list[PartitionReplica],
     ) -> _Outcome:
         """One fetch round trip: progress, only error answers (back off and fetch again on
-        the same connection), or a broken connection."""
+        the same connection), or a broken connection. The fetch names only the partitions
+        whose position changed since the last answer on this connection (fetch_session)."""
         cfg = self._config
         sent: dict[tuple[str, int], _Sent] = {}
         wanted: list[FetchPartition] = []
@@ -178,13 +186,16 @@ class ReplicaFetcherManager:
                 replica, part.fetch_offset, part.current_leader_epoch, replica.log.truncations
             )
             wanted.append(part)
+        incremental, named, forgotten = session.request(wanted)
         request = FetchRequest(
             cfg.fetch_wait_max_ms,
             1,
             cfg.fetch_response_max_bytes,
-            wanted,
+            named,
             replica_id=self._node_id,
             replica_auth=self._metadata.auth.token,
+            incremental=incremental,
+            forgotten=forgotten,
         )
         try:
             response = await conn.request(
@@ -193,15 +204,26 @@ class ReplicaFetcherManager:
         except RilletError as exc:
             log.debug("replica fetch failed: %s", exc)
             return _Outcome.BROKEN
-        progressed = False
+        if response.error_code != ErrorCode.NONE:
+            log.info("replica fetch: %s; starting a new fetch session", response.error_code)
+            session.reset()
+            return _Outcome.ERRORS
+        session.answered()
+        progressed = not response.partitions  # nothing new: fetch again at once
         for answer in response.partitions:
-            s = sent.get((answer.topic, answer.partition))
-            if s is not None and self._apply(s, answer):
+            key = (answer.topic, answer.partition)
+            s = sent.get(key)
+            if s is None:
+                continue
+            applied = self._apply(s, answer)
+            if applied is FetchApplied.STALE:
+                session.ask_again(key)
+            if applied is not FetchApplied.BACK_OFF:
                 progressed = True
         return _Outcome.PROGRESS if progressed else _Outcome.ERRORS
 
-    def _apply(self, s: _Sent, answer: FetchPartitionResponse) -> bool:
-        """Whether the answer moved this partition on (False: back off before the next)."""
+    def _apply(self, s: _Sent, answer: FetchPartitionResponse) -> FetchApplied:
+        """What the answer did to this partition (BACK_OFF: wait before the next fetch)."""
         replica = s.replica
         try:
             now = self._replicas.clock.now_ms()
@@ -210,5 +232,5 @@ class ReplicaFetcherManager:
             )
         except (StoreError, WireError) as exc:
             log.error("replicating %s failed: %s", replica.key, exc)
-            return False
-        return applied is not FetchApplied.BACK_OFF
+            return FetchApplied.BACK_OFF
+        return applied

@@ -856,6 +856,7 @@ KAFKA_NUMBERS = {
     "ILLEGAL_SASL_STATE": 34,
     "RESOURCE_NOT_FOUND": 91,
     "UNACCEPTABLE_CREDENTIAL": 93,
+    "FETCH_SESSION_ID_NOT_FOUND": 70,
     "UNKNOWN_API": 1000,
 }
 
@@ -894,6 +895,7 @@ def test_retriable_flags() -> None:
         ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
         ErrorCode.NOT_ENOUGH_REPLICAS,
         ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
         ErrorCode.REQUEST_TIMED_OUT,
         ErrorCode.FENCED_LEADER_EPOCH,
         ErrorCode.UNKNOWN_LEADER_EPOCH,

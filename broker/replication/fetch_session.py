@@ -1,0 +1,133 @@
+"""Incremental fetch sessions between a follower and a leader (the idea of Kafka's KIP-227).
+
+A follower of thousands of partitions used to name every one of them in every fetch, and
+the leader answered every one, records or not: each round encoded, decoded and applied
+thousands of entries that said nothing new. With a session, the two ends remember the last
+exchange on their connection:
+
+- the follower's fetch names only the partitions whose fetch position changed (offset,
+  epoch, log start, size limit) since its previous fetch was answered, and the partitions it
+  no longer follows (``forgotten``); its first fetch on a connection names all of them;
+- the leader keeps each partition's latest position and reads them all each round, as
+  before (its view of every follower's position, hence ISR membership and the high
+  watermark, moves exactly as with full fetches), but answers only partitions with news:
+  records, an error, a divergence, or a high watermark, log start, log end or leader epoch
+  other than in its last answer for that partition.
+
+The session lives as long as the connection: a broken connection ends it at both ends, and
+a new one starts with a full fetch, so no session ids or epochs travel. An incremental fetch
+the leader has no session for (it cannot happen on one connection, but a peer may be wrong)
+is answered FETCH_SESSION_ID_NOT_FOUND and the follower starts over with a full fetch.
+
+Both ends are pure state (no I/O): the replica fetcher and the request dispatcher drive them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from rillet.broker.replication.follower_fetch_answer import is_diverging
+from rillet.wire.error_codes import ErrorCode
+from rillet.wire.frame import blob_length
+from rillet.wire.messages import FetchForgotten, FetchPartition, FetchRequest, FetchResponse
+
+TP = tuple[str, int]
+
+# Partitions one session may hold: more than a node can host (a bound on what a peer can
+# make the leader remember on one connection).
+MAX_SESSION_PARTITIONS = 200_000
+
+
+class FetchSessionError(Exception):
+    """An incremental fetch the leader cannot apply (no session, or too many partitions)."""
+
+
+class FollowerFetchSession:
+    """The follower's end: what its next fetch on this connection names."""
+
+    def __init__(self) -> None:
+        self._answered: dict[TP, FetchPartition] | None = None  # None: no session yet
+        self._asked: dict[TP, FetchPartition] = {}
+
+    def request(
+        self, partitions: list[FetchPartition]
+    ) -> tuple[bool, list[FetchPartition], list[FetchForgotten]]:
+        """(incremental, partitions to name, partitions to forget) for a fetch of
+        ``partitions`` (every partition followed on this leader, at its current position)."""
+        current = {(p.topic, p.partition): p for p in partitions}
+        self._asked = current
+        answered = self._answered
+        if answered is None:
+            return False, partitions, []
+        changed = [p for key, p in current.items() if answered.get(key) != p]
+        forgotten = [FetchForgotten(*key) for key in answered if key not in current]
+        return True, changed, forgotten
+
+    def answered(self) -> None:
+        """The fetch was answered: the leader now holds the positions it named."""
+        self._answered = self._asked
+
+    def ask_again(self, key: TP) -> None:
+        """Name ``key`` in the next fetch even if its position did not move (its answer was
+        dropped: the leader answers a named partition whatever it last said)."""
+        if self._answered is not None:
+            self._answered.pop(key, None)
+
+    def reset(self) -> None:
+        """Start over with a full fetch (the leader lost the session)."""
+        self._answered = None
+
+
+class LeaderFetchSession:
+    """The leader's end: every partition's latest position and what it last answered."""
+
+    def __init__(self) -> None:
+        self._positions: dict[TP, FetchPartition] | None = None
+        self._answered: dict[TP, tuple[int, int, int, int, int]] = {}
+
+    def expand(self, request: FetchRequest) -> tuple[FetchRequest, frozenset[TP]]:
+        """The full fetch ``request`` stands for (a full one starts the session afresh, an
+        incremental one updates and forgets positions), and the partitions it named (each
+        is answered: the follower named it because its position moved). Raises
+        FetchSessionError."""
+        if not request.incremental:
+            positions = {(p.topic, p.partition): p for p in request.partitions}
+            self._answered = {}
+        elif self._positions is None:
+            raise FetchSessionError("an incremental fetch without a session")
+        else:
+            positions = self._positions
+            for gone in request.forgotten:
+                key = (gone.topic, gone.partition)
+                positions.pop(key, None)
+                self._answered.pop(key, None)
+            for p in request.partitions:
+                positions[(p.topic, p.partition)] = p
+        if len(positions) > MAX_SESSION_PARTITIONS:
+            self._positions = None
+            raise FetchSessionError(f"more than {MAX_SESSION_PARTITIONS} partitions")
+        self._positions = positions
+        full = dataclasses.replace(
+            request, partitions=list(positions.values()), incremental=False, forgotten=[]
+        )
+        return full, frozenset((p.topic, p.partition) for p in request.partitions)
+
+    def news(self, response: FetchResponse, named: frozenset[TP]) -> FetchResponse:
+        """The answers the follower needs: the partitions its fetch named, and those that
+        tell it something new."""
+        answered = self._answered
+        kept = []
+        for r in response.partitions:
+            key = (r.topic, r.partition)
+            state = (r.error_code, r.high_watermark, r.log_start_offset, r.log_end_offset,
+                     r.leader_epoch)  # fmt: skip
+            if (
+                key in named
+                or r.error_code != ErrorCode.NONE
+                or blob_length(r.records) > 0
+                or is_diverging(r)
+                or answered.get(key) != state
+            ):
+                kept.append(r)
+                answered[key] = state
+        return FetchResponse(kept)

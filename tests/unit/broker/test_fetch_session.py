@@ -1,0 +1,198 @@
+"""Incremental fetch sessions: the follower names only partitions whose position moved, the
+leader answers only partitions with news; both ends stay in step (the leader's positions
+are always the follower's), and a session lives on one connection."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any
+
+import pytest
+from broker_context import Middle, middle
+
+from rillet.broker.dispatcher import Dispatcher
+from rillet.broker.handlers.produce import handle_produce
+from rillet.broker.replication.fetch_session import (
+    FetchSessionError,
+    FollowerFetchSession,
+    LeaderFetchSession,
+)
+from rillet.broker.session import Session
+from rillet.wire.api import ApiKey
+from rillet.wire.batch import build_batch
+from rillet.wire.error_codes import ErrorCode
+from rillet.wire.messages import (
+    FetchForgotten,
+    FetchPartition,
+    FetchPartitionResponse,
+    FetchRequest,
+    FetchResponse,
+    ProducePartitionData,
+    ProduceRequest,
+)
+from rillet.wire.protocol import PROTOCOL_VERSION, RequestHeader
+
+
+def _position(partition: int, offset: int, topic: str = "t") -> FetchPartition:
+    return FetchPartition(topic, partition, offset, 1 << 20, 1, 1, 0)
+
+
+def _request(
+    partitions: list[FetchPartition],
+    incremental: bool = False,
+    forgotten: list[FetchForgotten] | None = None,
+) -> FetchRequest:
+    return FetchRequest(
+        0, 1, 1 << 20, partitions, 2, b"", incremental=incremental, forgotten=forgotten or []
+    )
+
+
+def _answer(partition: int, hw: int, records: bytes = b"", code: int = 0) -> FetchPartitionResponse:
+    return FetchPartitionResponse("t", partition, code, hw, 0, records, hw, -1, -1, 1, 1)
+
+
+# -- the follower's end -----------------------------------------------------------------------
+
+
+def test_the_first_fetch_names_everything_then_only_what_moved() -> None:
+    f = FollowerFetchSession()
+    parts = [_position(0, 5), _position(1, 7)]
+    assert f.request(parts) == (False, parts, [])
+    f.answered()
+    assert f.request(parts) == (True, [], [])  # nothing moved
+    f.answered()
+    moved = [_position(0, 9), _position(1, 7)]
+    assert f.request(moved) == (True, [_position(0, 9)], [])
+    f.answered()
+    assert f.request([_position(1, 7)]) == (True, [], [FetchForgotten("t", 0)])
+
+
+def test_an_unanswered_fetch_is_named_again_and_a_reset_starts_over() -> None:
+    f = FollowerFetchSession()
+    f.request([_position(0, 5)])
+    f.answered()
+    f.request([_position(0, 6)])  # no answer (the caller resets or reconnects)
+    assert f.request([_position(0, 6)]) == (True, [_position(0, 6)], [])
+    f.answered()
+    f.ask_again(("t", 0))  # its answer was dropped: ask although nothing moved
+    assert f.request([_position(0, 6)]) == (True, [_position(0, 6)], [])
+    f.reset()
+    assert f.request([_position(0, 6)]) == (False, [_position(0, 6)], [])
+
+
+# -- the leader's end -------------------------------------------------------------------------
+
+
+def test_the_leader_answers_named_partitions_and_news_only() -> None:
+    leader = LeaderFetchSession()
+    full, named = leader.expand(_request([_position(0, 5), _position(1, 7)]))
+    assert full.partitions == [_position(0, 5), _position(1, 7)] and not full.incremental
+    first = leader.news(FetchResponse([_answer(0, 5), _answer(1, 7)]), named)
+    assert [r.partition for r in first.partitions] == [0, 1]
+    full, named = leader.expand(_request([], incremental=True))
+    assert full.partitions == [_position(0, 5), _position(1, 7)] and named == frozenset()
+    quiet = leader.news(FetchResponse([_answer(0, 5), _answer(1, 7)]), named)
+    assert quiet.partitions == []  # nothing new: an empty answer
+    news = leader.news(
+        FetchResponse([_answer(0, 6), _answer(1, 7, records=b"x"), _answer(0, 6)]), named
+    )
+    assert [r.partition for r in news.partitions] == [0, 1]  # a new HW; records
+    errors = leader.news(
+        FetchResponse([_answer(1, 7, code=ErrorCode.NOT_LEADER_OR_FOLLOWER)]), named
+    )
+    assert len(errors.partitions) == 1  # errors always
+    full, named = leader.expand(_request([_position(1, 9)], True, [FetchForgotten("t", 0)]))
+    assert full.partitions == [_position(1, 9)] and named == {("t", 1)}
+
+
+def test_an_incremental_fetch_needs_a_session() -> None:
+    with pytest.raises(FetchSessionError):
+        LeaderFetchSession().expand(_request([_position(0, 5)], incremental=True))
+
+
+def test_both_ends_stay_in_step_through_seeded_random_rounds() -> None:
+    """Whatever moves, appears or goes, the positions the leader reads are the follower's."""
+    for seed in range(50):
+        rng = random.Random(seed)
+        follower, leader = FollowerFetchSession(), LeaderFetchSession()
+        offsets = {p: 0 for p in range(rng.randint(1, 12))}
+        for _ in range(40):
+            for p in list(offsets):
+                roll = rng.random()
+                if roll < 0.3:
+                    offsets[p] += rng.randint(1, 5)
+                elif roll < 0.35:
+                    del offsets[p]
+            if rng.random() < 0.2:
+                offsets[max(offsets, default=0) + 1] = 0
+            current = [_position(p, o) for p, o in sorted(offsets.items())]
+            incremental, named, forgotten = follower.request(current)
+            full, _ = leader.expand(_request(named, incremental, forgotten))
+            assert sorted(full.partitions, key=lambda p: p.partition) == current, seed
+            if rng.random() < 0.1:
+                follower.reset()  # a lost answer: the next fetch is full
+            else:
+                follower.answered()
+
+
+# -- on a node: the dispatcher keeps the session on the connection -----------------------------
+
+
+def _header() -> RequestHeader:
+    return RequestHeader(ApiKey.FETCH, PROTOCOL_VERSION, 1, "test")
+
+
+async def _fetch(d: Dispatcher, request: FetchRequest, session: Session) -> FetchResponse:
+    reply = d.dispatch(_header(), request, session)
+    assert reply is not None
+    if reply.waiting is not None:
+        assert isinstance(reply.waiting, Coroutine)
+        answer: Any = await reply.waiting
+    else:
+        answer = reply.message
+    assert isinstance(answer, FetchResponse)
+    return answer
+
+
+def _follower_request(m: Middle, partitions: list[FetchPartition], **kw: Any) -> FetchRequest:
+    return FetchRequest(0, 1, 1 << 20, partitions, 2, m.ctx.metadata.auth.token, **kw)
+
+
+async def test_a_follower_connection_answers_only_partitions_with_news(tmp_path: Path) -> None:
+    m = middle(tmp_path)
+    for p in (0, 1):
+        m.host("t", p)
+    d = Dispatcher(m.ctx)
+    session = Session("native", "127.0.0.1", node_id=2)
+    at_start = [FetchPartition("t", p, 0, 1 << 20, 1, -1, 0) for p in (0, 1)]
+    full = await _fetch(d, _follower_request(m, at_start), session)
+    assert sorted(r.partition for r in full.partitions) == [0, 1]
+    quiet = await _fetch(d, _follower_request(m, [], incremental=True), session)
+    assert quiet.partitions == [] and quiet.error_code == 0
+    produce = ProduceRequest(
+        1, 1000, [ProducePartitionData("t", 1, build_batch([(m.clock.now_ms(), None, b"v", None)]))]
+    )
+    result = handle_produce(m.ctx, produce)
+    written = await result if isinstance(result, Coroutine) else result
+    assert written is not None and written.partitions[0].error_code == ErrorCode.NONE, written
+    news = await _fetch(d, _follower_request(m, [], incremental=True), session)
+    assert [(r.partition, len(bytes(r.records)) > 0) for r in news.partitions] == [(1, True)]
+    # a new connection has no session: an incremental fetch there is told to start over
+    other = Session("native", "127.0.0.1", node_id=2)
+    await _fetch(d, _follower_request(m, at_start[:1]), other)  # proves the secret
+    other.fetch_session = None
+    lost = await _fetch(d, _follower_request(m, [], incremental=True), other)
+    assert lost.error_code == ErrorCode.FETCH_SESSION_ID_NOT_FOUND
+
+
+async def test_a_stranger_s_fetch_gets_no_session(tmp_path: Path) -> None:
+    m = middle(tmp_path)
+    m.host("t", 0)
+    d = Dispatcher(m.ctx)
+    session = Session("native", "127.0.0.1")
+    forged = FetchRequest(0, 1, 1 << 20, [FetchPartition("t", 0, 0, 1 << 20)], 2, b"forged")
+    answer = await _fetch(d, forged, session)
+    assert [r.error_code for r in answer.partitions] == [ErrorCode.AUTHENTICATION_FAILED]
+    assert session.fetch_session is None
