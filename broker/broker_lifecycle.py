@@ -54,6 +54,11 @@ class BrokerLifecycle:
         self._request_timeout_s = config.quorum.request_timeout_ms / 1000
         self._interval_s = config.quorum.broker_heartbeat_interval_ms / 1000
         self.broker_epoch: int | None = None
+        # The last heartbeat answer received (echoed in every heartbeat: the controller
+        # fences a broker that reaches it but hears nothing back) and when it came.
+        self._heard = (0, -1)
+        self._heard_at_s: float | None = None
+        self._session_s = config.quorum.broker_session_timeout_ms / 1000
         self.caught_up = trio.Event()
         self.unfenced = trio.Event()
         self.fenced = True
@@ -111,6 +116,8 @@ class BrokerLifecycle:
                 if response.error_code == ErrorCode.UNKNOWN_MEMBER_ID:
                     return
                 if response.error_code == ErrorCode.NONE:
+                    self._heard = (response.answer_key, response.answered_ms)
+                    self._heard_at_s = trio.current_time()
                     if self.fenced != response.fenced:
                         log.info("broker %s", "fenced" if response.fenced else "unfenced")
                     self.fenced = response.fenced
@@ -130,7 +137,16 @@ class BrokerLifecycle:
             self._view.state.last_applied_index,
             self.caught_up.is_set(),
             shutting_down,
+            *self._heard,
         )
+
+    def hears_controller(self) -> bool:
+        """Whether a heartbeat answer came within the last half session. A broker that has
+        heard nothing for longer may be the one cut off: it then asks for no ISR removals
+        (a deaf leader would drop healthy followers, and the controller may commit that
+        before it fences the leader, leaving the partition no leader to elect)."""
+        heard_at = self._heard_at_s
+        return heard_at is not None and trio.current_time() - heard_at < self._session_s / 2
 
     async def controlled_shutdown(self) -> bool:
         """Ask the controller to fence this broker now; True when it did."""

@@ -179,7 +179,14 @@ class Node:
                     tls=self._tls_client,
                 )
                 reconciler.on_reconciled(fetchers.reconcile)
-                isr = IsrManager(cfg, manager, link, auth, lambda: lifecycle.broker_epoch)
+                isr = IsrManager(
+                    cfg,
+                    manager,
+                    link,
+                    auth,
+                    lambda: lifecycle.broker_epoch,
+                    lifecycle.hears_controller,
+                )
                 repairer = ReplicaRepairer(
                     cfg,
                     manager,
@@ -280,6 +287,7 @@ class Node:
                     connection_lost_grace_ms=q.broker_connection_lost_grace_ms,
                     new_controller_grace_ms=q.new_controller_grace_ms,
                     reannounce_window_ms=max(1_000, 4 * q.broker_heartbeat_interval_ms),
+                    broker_heartbeat_interval_ms=q.broker_heartbeat_interval_ms,
                     classic_groups=self.config.groups.classic(),
                     max_records_per_batch=q.max_records_per_batch,
                 ),

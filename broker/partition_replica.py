@@ -221,12 +221,15 @@ class PartitionReplica:
             self._high_watermark_moved(leader.high_watermark)
         self._log_start_waiters.advance(self.low_watermark, self.leader_epoch)
 
-    def isr_change(self, now_ms: int, lag_max_ms: int) -> IsrProposal | None:
+    def isr_change(
+        self, now_ms: int, lag_max_ms: int, may_remove: bool = True
+    ) -> IsrProposal | None:
         """As leader, the ISR change to propose now, if any (none while one is in flight):
-        followers lagging over ``lag_max_ms`` leave, caught-up ones join."""
+        followers lagging over ``lag_max_ms`` leave (unless not ``may_remove``), caught-up
+        ones join."""
         if self.leader is None or self.deleted:
             return None
-        return self.leader.isr_change(self.local_committable_end, now_ms, lag_max_ms)
+        return self.leader.isr_change(self.local_committable_end, now_ms, lag_max_ms, may_remove)
 
     def flush_due(self, now_ms: int) -> FlushPlan | None:
         """The fsync to run now, if one was asked for, the flush policy wants one, or the

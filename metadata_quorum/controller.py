@@ -72,9 +72,26 @@ class ControllerConfig:
     # (they re-announce within a heartbeat interval of learning the new Raft leader).
     reannounce_window_ms: int = 1_000
     classic_groups: ClassicGroupConfig = field(default_factory=ClassicGroupConfig)
+    # How often brokers heartbeat: a broker's lease runs a session from the last exchange
+    # known to have gone both ways, plus one interval (the next heartbeat's echo of it).
+    broker_heartbeat_interval_ms: int = 250
     # Records per Raft entry: a larger decision is split (entry_split; Kafka's controller
     # caps its record batches likewise).
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH
+
+
+@dataclass(frozen=True, slots=True)
+class HeardAnswer:
+    """The last heartbeat answer a broker received, as it echoes it: the answering
+    controller's ``key`` (drawn anew by each controller term) and that controller's clock
+    when it answered. Lets the controller tell a broker that reaches it but hears nothing
+    back (a one-way cut) from a live one, with no clock shared between nodes."""
+
+    key: int
+    answered_ms: int
+
+
+NO_ANSWER_HEARD = HeardAnswer(0, -1)
 
 
 class Controller:
@@ -85,6 +102,11 @@ class Controller:
         self._rng = rng
         self._deadline_ms: dict[int, int] = {}
         self._heard_from: set[int] = set()  # brokers that heartbeated to this controller
+        # When each broker's first heartbeat of this term arrived: until it echoes an answer
+        # of this controller, its last two-way exchange is taken to be then.
+        self._first_heard_ms: dict[int, int] = {}
+        self.answer_key = 0  # stamped on heartbeat answers; new per term
+        self._activations = 0
         self._next_rebalance_ms = 0
         # A split topic creation its predecessor did not finish leaves partitions of no
         # topic: the first tick removes them (the creator was told it failed).
@@ -111,6 +133,12 @@ class Controller:
         )
         self._deadline_ms = dict.fromkeys(state.brokers, deadline)
         self._heard_from = set()
+        self._first_heard_ms = {}
+        # A new key per term, from the clock rather than the decisions' random source (whose
+        # draws a seeded simulation replays); controllers of two terms differ in when they
+        # became active, and one node's successive terms in the activation count too.
+        self._activations += 1
+        self.answer_key = (max(now_ms, 0) << 16) + (self._activations & 0xFFFF) + 1
         self._next_rebalance_ms = now_ms + self.config.leader_rebalance_interval_ms
         self._remove_pending_topics = True
         self.groups.on_become_leader(state, now_ms)
@@ -123,6 +151,7 @@ class Controller:
         current = state.brokers.get(record.broker_id)
         self._deadline_ms[record.broker_id] = now_ms + self.config.broker_session_timeout_ms
         self._heard_from.add(record.broker_id)
+        self._first_heard_ms[record.broker_id] = now_ms  # a new incarnation starts afresh
         if current is not None and current.incarnation_id == record.incarnation_id:
             return Decision([])  # a retried registration: already done
         # A new incarnation is a restart the controller may not have noticed yet: the broker
@@ -184,20 +213,52 @@ class Controller:
         self._deadline_ms[broker_id] = min(self._deadline_ms.get(broker_id, now_ms), now_ms)
 
     def heartbeat_arrived(
-        self, state: MetadataState, broker_id: int, broker_epoch: int, now_ms: int
+        self,
+        state: MetadataState,
+        broker_id: int,
+        broker_epoch: int,
+        now_ms: int,
+        heard: HeardAnswer = NO_ANSWER_HEARD,
     ) -> None:
         """A heartbeat of ``broker_id`` reached this controller (leader-only state, no records).
 
         Liveness is taken when the heartbeat arrives, not when its decision runs: decisions
         wait for one another's commits, and a slow commit must not make every broker look
-        silent (the next tick would fence them all).
+        silent (the next tick would fence them all). The lease runs a session from the last
+        exchange known to have gone both ways (``_lease_end_ms``).
         """
         broker = state.brokers.get(broker_id)
         if broker is None or broker.broker_epoch != broker_epoch:
             return
-        deadline = now_ms + self.config.broker_session_timeout_ms
+        deadline = self._lease_end_ms(broker_id, now_ms, heard)
         self._deadline_ms[broker_id] = max(self._deadline_ms.get(broker_id, deadline), deadline)
         self._heard_from.add(broker_id)
+
+    def _two_way_ms(self, broker_id: int, now_ms: int, heard: HeardAnswer) -> int:
+        """The last moment a heartbeat exchange with ``broker_id`` is known to have gone
+        both ways: when this controller sent the answer the broker echoes, or, when it
+        echoes an answer of an earlier controller, the arrival of its first heartbeat here.
+        A broker that echoes nothing (it has heard no answer since it started, or predates
+        the echo) is taken at its word: now."""
+        first = self._first_heard_ms.setdefault(broker_id, now_ms)
+        if heard.key == NO_ANSWER_HEARD.key:
+            return now_ms
+        if heard.key == self.answer_key and heard.answered_ms >= 0:
+            return max(min(heard.answered_ms, now_ms), first)
+        return first
+
+    def _lease_end_ms(self, broker_id: int, now_ms: int, heard: HeardAnswer) -> int:
+        """A session after the last two-way exchange (plus the heartbeat interval that
+        its echo takes to come back), and never more than a session after now. A broker
+        whose heartbeats arrive but whose answers are lost (it receives nothing: a one-way
+        cut) is fenced a session after the cut, like a silent one, instead of never; a
+        broker that hears the answers keeps a full session from each heartbeat."""
+        cfg = self.config
+        two_way = self._two_way_ms(broker_id, now_ms, heard)
+        return min(
+            now_ms + cfg.broker_session_timeout_ms,
+            two_way + cfg.broker_session_timeout_ms + cfg.broker_heartbeat_interval_ms,
+        )
 
     def heartbeat(
         self,
@@ -206,13 +267,17 @@ class Controller:
         broker_epoch: int,
         caught_up: bool,
         now_ms: int,
+        heard: HeardAnswer = NO_ANSWER_HEARD,
     ) -> Decision:
+        """A fenced broker that has caught up is unfenced, but only while it hears this
+        controller's answers (a broker cut off one way must not lead again)."""
         broker = state.brokers.get(broker_id)
         if broker is None or broker.broker_epoch != broker_epoch:
             return Decision([], ErrorCode.UNKNOWN_MEMBER_ID, "stale or unknown broker epoch")
-        self._deadline_ms[broker_id] = now_ms + self.config.broker_session_timeout_ms
+        lease_end = self._lease_end_ms(broker_id, now_ms, heard)
+        self._deadline_ms[broker_id] = max(self._deadline_ms.get(broker_id, lease_end), lease_end)
         self._heard_from.add(broker_id)
-        if broker.fenced and caught_up:
+        if broker.fenced and caught_up and lease_end > now_ms:
             records: list[MetadataRecord] = [UnfenceBroker(broker_id, broker_epoch)]
             records += self._elect_where_possible(state, extra_live={broker_id})
             return Decision(records)

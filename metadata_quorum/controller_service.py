@@ -17,7 +17,12 @@ from collections.abc import Awaitable, Callable
 import trio
 
 from rillet.metadata_quorum.classic_group_answers import HeldAnswers
-from rillet.metadata_quorum.controller import Controller, ControllerConfig
+from rillet.metadata_quorum.controller import (
+    NO_ANSWER_HEARD,
+    Controller,
+    ControllerConfig,
+    HeardAnswer,
+)
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.entry_split import split_records
 from rillet.metadata_quorum.follower import MetadataFollower
@@ -197,13 +202,21 @@ class ControllerService:
                 self._follower.state, group_id, member_id, self._clock_ms()
             )
 
-    def broker_heartbeat_arrived(self, broker_id: int, broker_epoch: int) -> None:
+    def broker_heartbeat_arrived(
+        self, broker_id: int, broker_epoch: int, heard: HeardAnswer = NO_ANSWER_HEARD
+    ) -> None:
         """A broker heartbeat reached this node: its lease runs from now, whatever the wait
-        for the decision it asks for."""
+        for the decision it asks for (from the last exchange that went both ways)."""
         if self._controller is not None:
             self._controller.heartbeat_arrived(
-                self._follower.state, broker_id, broker_epoch, self._clock_ms()
+                self._follower.state, broker_id, broker_epoch, self._clock_ms(), heard
             )
+
+    def answer_stamp(self) -> HeardAnswer:
+        """What a heartbeat answer carries for the broker to echo (none when not leading)."""
+        if self._controller is None:
+            return NO_ANSWER_HEARD
+        return HeardAnswer(self._controller.answer_key, self._clock_ms())
 
     def broker_connection_lost(self, broker_id: int, broker_epoch: int) -> None:
         """A registered broker's heartbeat connection to this node closed: its lease ends

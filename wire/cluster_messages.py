@@ -56,6 +56,10 @@ class BrokerHeartbeatRequest(Request["BrokerHeartbeatResponse"]):
     applied_index: int
     caught_up: bool
     shutting_down: bool = False
+    # The last heartbeat answer this broker received (its answer_key and answered_ms): the
+    # controller fences a broker that reaches it but hears nothing back.
+    heard_answer_key: int = 0
+    heard_answer_ms: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +68,8 @@ class BrokerHeartbeatResponse:
     controller_id: int = -1
     fenced: bool = True
     error_message: str | None = None
+    answer_key: int = 0  # the answering controller's, drawn per term (0: none)
+    answered_ms: int = -1  # the controller's clock when it answered
 
 
 # -- MetadataFetch -----------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import trio
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller, refused_auth
-from rillet.metadata_quorum.controller import Controller
+from rillet.metadata_quorum.controller import NO_ANSWER_HEARD, Controller, HeardAnswer
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.records import ProducerIds, RegisterBroker
 from rillet.metadata_quorum.state import MetadataState
@@ -89,13 +89,14 @@ async def _heartbeat(ctx: BrokerContext, req: BrokerHeartbeatRequest) -> BrokerH
             lambda ctl, state, now: ctl.controlled_shutdown(state, req.broker_id, req.broker_epoch),
         )
     else:
+        heard = HeardAnswer(req.heard_answer_key, req.heard_answer_ms)
         controller = ctx.metadata.controller
         if controller is not None and controller.active:
-            controller.broker_heartbeat_arrived(req.broker_id, req.broker_epoch)
+            controller.broker_heartbeat_arrived(req.broker_id, req.broker_epoch, heard)
         outcome = await decide_on_controller(
             ctx,
             lambda ctl, state, now: ctl.heartbeat(
-                state, req.broker_id, req.broker_epoch, req.caught_up, now
+                state, req.broker_id, req.broker_epoch, req.caught_up, now, heard
             ),
         )
     controller_id = ctx.metadata.controller_id()
@@ -103,7 +104,11 @@ async def _heartbeat(ctx: BrokerContext, req: BrokerHeartbeatRequest) -> BrokerH
         return BrokerHeartbeatResponse(outcome.error, controller_id, True, outcome.message)
     broker = ctx.metadata.state.brokers.get(req.broker_id)
     fenced = broker is None or broker.fenced
-    return BrokerHeartbeatResponse(ErrorCode.NONE, controller_id, fenced)
+    controller = ctx.metadata.controller
+    stamp = controller.answer_stamp() if controller is not None else NO_ANSWER_HEARD
+    return BrokerHeartbeatResponse(
+        ErrorCode.NONE, controller_id, fenced, None, stamp.key, stamp.answered_ms
+    )
 
 
 def handle_alter_partition(

@@ -45,12 +45,16 @@ class IsrManager:
         link: ControllerLink,
         auth: ClusterAuth,
         broker_epoch: Callable[[], int | None],
+        hears_controller: Callable[[], bool] = lambda: True,
     ) -> None:
+        """``hears_controller``: False while this broker's heartbeats go unanswered (it may
+        be the one cut off): no ISR removals are proposed then, only additions."""
         self._config = config
         self._replicas = replicas
         self._link = link
         self._auth = auth
         self._broker_epoch = broker_epoch
+        self._hears_controller = hears_controller
 
     async def run(self) -> None:
         lag_max_ms = self._config.replication.replica_lag_time_max_ms
@@ -63,13 +67,14 @@ class IsrManager:
                 if epoch is None:
                     continue
                 now = self._replicas.clock.now_ms()
+                deaf = not self._hears_controller()  # maybe cut off: no removals
                 for replica in self._replicas.replicas():
                     leader = replica.leader
                     if leader is None or replica.deleted:
                         continue
                     if in_flight.value == 0:
                         break  # the next pass proposes the rest, from the committed state
-                    proposal = replica.isr_change(now, lag_max_ms)
+                    proposal = replica.isr_change(now, lag_max_ms, may_remove=not deaf)
                     if proposal is not None:
                         await in_flight.acquire()
                         nursery.start_soon(

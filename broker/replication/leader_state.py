@@ -181,15 +181,19 @@ class LeaderState:
             p.last_caught_up_ms = min(p.last_caught_up_ms, self.now_ms - lag_max_ms + grace_ms)
 
     def isr_change(
-        self, leader_end_offset: int, now_ms: int, lag_max_ms: int
+        self, leader_end_offset: int, now_ms: int, lag_max_ms: int, may_remove: bool = True
     ) -> IsrProposal | None:
-        """The ISR change to propose now, if any (at most one is in flight)."""
+        """The ISR change to propose now, if any (at most one is in flight). Without
+        ``may_remove`` (this node hears no controller: it may be the one cut off), only
+        followers joining are proposed."""
         self.now_ms = max(self.now_ms, now_ms)
         if self.pending is not None:
             return None
         isr = set(self.isr)
         for replica, p in self.followers.items():
             if replica in isr:
+                if not may_remove:
+                    continue
                 if p.lost_committed or self.now_ms - p.last_caught_up_ms > lag_max_ms:
                     isr.discard(replica)
             elif self._may_join(p, leader_end_offset):

@@ -169,6 +169,39 @@ async def test_the_isr_manager_drops_a_silent_follower_after_the_lag_window(
     assert replica.leader is not None and replica.leader.pending is not None  # until committed
 
 
+async def test_a_leader_that_hears_no_controller_drops_no_follower(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Cut off one way (it sends, receives nothing), a leader sees its followers go silent,
+    but it is the one cut off: asking to drop them would leave, once the controller fences
+    it, a partition with no other in-sync replica to elect (chaos sweep, one-way-in cuts).
+    While its heartbeats go unanswered it proposes no removal; once they are answered, it
+    does."""
+    m = middle(tmp_path)
+    m.host("t", 0)
+    await _produce(m, 1, acks=1)
+    link = RecordingLink()
+    hears = False
+    manager = IsrManager(
+        m.ctx.config,
+        m.replicas,
+        link,  # type: ignore[arg-type]
+        m.ctx.metadata.auth,
+        lambda: 7,
+        lambda: hears,
+    )
+    lag_s = m.ctx.config.replication.replica_lag_time_max_ms / 1000
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(manager.run)
+        await trio.sleep(3 * lag_s)
+        assert link.calls == []
+        hears = True
+        with trio.fail_after(5):
+            await link.called.wait()
+        nursery.cancel_scope.cancel()
+    assert [call.new_isr for call in link.calls] == [[NODE_ID]]
+
+
 async def test_with_forced_fsyncs_acks_all_waits_for_the_flush_task(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:

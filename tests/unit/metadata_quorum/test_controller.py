@@ -11,7 +11,7 @@ import trio.testing
 from sim_quorum import SimCluster
 
 from rillet.metadata_quorum.assignment import assign_replicas
-from rillet.metadata_quorum.controller import Controller, ControllerConfig
+from rillet.metadata_quorum.controller import Controller, ControllerConfig, HeardAnswer
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.records import (
     NO_LEADER,
@@ -524,3 +524,50 @@ def test_a_new_controller_counts_a_silent_brokers_session_from_the_lost_leader()
     assert fenced_at(10_000, None) == 3_000  # unknown: the whole grace, as before
     assert fenced_at(10_000, 9_200) == 2_200  # a session after the last contact
     assert fenced_at(10_000, 5_000) == 1_000  # long silent: the re-announce window still
+
+
+def test_a_broker_that_reaches_the_controller_but_hears_nothing_back_is_fenced() -> None:
+    """A one-way cut (chaos sweep, `partition` mode one-way-in): the broker's heartbeats
+    keep arriving but it receives no answer, so it echoes the same old one. Its lease ends
+    a session (plus a heartbeat interval) after that answer, as if it were silent; a broker
+    that hears its answers keeps its lease; a deaf broker is not unfenced."""
+    ctl, state = cluster_of({1: None, 2: None})
+    ctl.on_become_leader(state, 0)
+    interval = ctl.config.broker_heartbeat_interval_ms
+    key = ctl.answer_key
+    heard = {1: HeardAnswer(0, -1), 2: HeardAnswer(0, -1)}  # nothing heard yet
+    for now in range(interval, 3 * TIMEOUT_MS, interval):
+        for b in (1, 2):
+            ctl.heartbeat_arrived(state, b, state.brokers[b].broker_epoch, now, heard[b])
+        heard[1] = HeardAnswer(key, now)  # broker 1 hears every answer...
+        if now == interval:
+            heard[2] = HeardAnswer(key, now)  # ...broker 2 only the first
+        apply_all(state, ctl.tick(state, now))
+        if state.brokers[2].fenced:
+            break
+    assert now == interval + TIMEOUT_MS + interval  # a session and an interval after it
+    assert not state.brokers[1].fenced
+    epoch = state.brokers[2].broker_epoch
+    assert ctl.heartbeat(state, 2, epoch, True, now + 1, heard[2]).records == []  # still deaf
+    back = ctl.heartbeat(state, 2, epoch, True, now + 2, HeardAnswer(key, now + 1))
+    assert any(isinstance(r, UnfenceBroker) for r in back.records)  # hears again: unfenced
+
+
+def test_a_new_controller_counts_a_deaf_broker_from_its_first_heartbeat() -> None:
+    """A broker still echoing the previous controller's answer has not heard this one: its
+    two-way contact is taken as its first heartbeat here. One that echoes nothing at all
+    (just started, or an older broker) keeps the lease each heartbeat gives."""
+    ctl, state = cluster_of({1: None, 2: None})
+    ctl.on_become_leader(state, 1_000)
+    old = HeardAnswer(ctl.answer_key, 500)
+    ctl.on_become_leader(state, 2_000)  # a later term: a new key
+    assert ctl.answer_key != old.key
+    for now in range(2_100, 2_000 + 3 * TIMEOUT_MS, 100):
+        ctl.heartbeat_arrived(state, 1, state.brokers[1].broker_epoch, now, old)
+        ctl.heartbeat_arrived(state, 2, state.brokers[2].broker_epoch, now)  # echoes nothing
+        apply_all(state, ctl.tick(state, now))
+        if state.brokers[1].fenced:
+            break
+    lease_end = 2_100 + TIMEOUT_MS + ctl.config.broker_heartbeat_interval_ms
+    assert lease_end <= now < lease_end + 100  # the first tick at or after it
+    assert not state.brokers[2].fenced
