@@ -119,6 +119,17 @@ def test_a_follower_stuck_behind_is_dropped_after_the_lag() -> None:
     assert proposal == IsrProposal((1,), 5)
 
 
+def test_a_leader_that_may_not_remove_proposes_only_joins() -> None:
+    """Cut off from the controller (may_remove False), a leader keeps its lagging followers
+    in the ISR but still lets a caught-up one join; nothing is left pending meanwhile."""
+    s = leader(isr=(1, 2), now_ms=0)
+    s.on_follower_fetch(3, 0, leader_end_offset=0, now_ms=10)  # 3 caught up; 2 silent
+    joined = s.isr_change(0, now_ms=500, lag_max_ms=LAG_MS, may_remove=False)
+    assert joined == IsrProposal((1, 2, 3), 5)
+    s.proposal_failed()
+    assert s.isr_change(0, now_ms=500, lag_max_ms=LAG_MS, may_remove=True) == IsrProposal((1, 3), 5)
+
+
 def test_isr_members_get_a_full_lag_window_from_the_election() -> None:
     s = leader(now_ms=1_000)
     assert s.isr_change(0, now_ms=1_000 + LAG_MS, lag_max_ms=LAG_MS) is None
