@@ -27,7 +27,7 @@ from rillet.wire.cluster_messages import (
     NodeAuthProveRequest,
 )
 from rillet.wire.error_codes import ErrorCode
-from rillet.wire.messages import FetchPartition, FetchRequest
+from rillet.wire.messages import FetchPartition, FetchRequest, FetchResponse
 
 pytestmark = pytest.mark.integration
 
@@ -80,8 +80,9 @@ def test_captured_internal_requests_and_handshakes_replayed_elsewhere_are_refuse
                 conn.close()
 
     trio.run(replay)
-    codes = [getattr(a, "error_code", None) for a in answers if hasattr(a, "error_code")]
-    codes += [p.error_code for a in answers if hasattr(a, "partitions") for p in a.partitions]
+    # A fetch is refused per partition (its top-level code is for fetch sessions only).
+    codes = [a.error_code for a in answers if not isinstance(a, FetchResponse)]
+    codes += [p.error_code for a in answers if isinstance(a, FetchResponse) for p in a.partitions]
     assert codes and set(codes) == {ErrorCode.AUTHENTICATION_FAILED}
     assert all(not getattr(a, "entries", None) for a in answers)
     after = agreed_state(cluster, [1, 2, 3])
@@ -192,9 +193,10 @@ def test_forged_heartbeats_and_fetches_do_not_keep_a_frozen_broker_alive(
                 for conn in conns:
                     for request in forged:
                         answer = await conn.request(request, 5)
-                        codes = [getattr(answer, "error_code", None)] + [
-                            p.error_code for p in getattr(answer, "partitions", [])
-                        ]
+                        if isinstance(answer, FetchResponse):  # refused per partition
+                            codes = [p.error_code for p in answer.partitions]
+                        else:
+                            codes = [answer.error_code]
                         refused.extend(c for c in codes if c is not None)
                 if await trio.to_thread.run_sync(victim_gone):
                     break
