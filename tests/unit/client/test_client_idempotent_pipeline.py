@@ -12,7 +12,7 @@ import pytest
 import trio
 from client_fakes import FakeCluster
 
-from rillet.client import Producer
+from rillet.client import Producer, sender
 from rillet.client.accumulator import RecordFuture
 from rillet.client.errors import InvalidRecordError, OutOfOrderSequenceError
 from rillet.wire.error_codes import ErrorCode
@@ -24,6 +24,12 @@ FAST: dict[str, Any] = {
     "request_timeout_ms": 2000,
 }
 TP = ("t", 0)
+
+
+@pytest.fixture(autouse=True)
+def five_batches_in_flight(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pipeline machinery with 5 in flight (held at 1 in sender.py for now)."""
+    monkeypatch.setattr(sender, "MAX_IDEMPOTENT_IN_FLIGHT", 5)
 
 
 VALUE = b"x" * 200  # with batch_bytes=300: one record per batch
