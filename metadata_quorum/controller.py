@@ -230,9 +230,14 @@ class Controller:
         broker = state.brokers.get(broker_id)
         if broker is None or broker.broker_epoch != broker_epoch:
             return
-        deadline = self._lease_end_ms(broker_id, now_ms, heard)
-        self._deadline_ms[broker_id] = max(self._deadline_ms.get(broker_id, deadline), deadline)
+        self._renew(broker_id, now_ms, heard)
+
+    def _renew(self, broker_id: int, now_ms: int, heard: HeardAnswer) -> int:
+        """A heartbeat came: extend the lease (never shorten it) and return its new end."""
+        lease_end = self._lease_end_ms(broker_id, now_ms, heard)
+        self._deadline_ms[broker_id] = max(self._deadline_ms.get(broker_id, lease_end), lease_end)
         self._heard_from.add(broker_id)
+        return lease_end
 
     def _two_way_ms(self, broker_id: int, now_ms: int, heard: HeardAnswer) -> int:
         """The last moment a heartbeat exchange with ``broker_id`` is known to have gone
@@ -274,9 +279,7 @@ class Controller:
         broker = state.brokers.get(broker_id)
         if broker is None or broker.broker_epoch != broker_epoch:
             return Decision([], ErrorCode.UNKNOWN_MEMBER_ID, "stale or unknown broker epoch")
-        lease_end = self._lease_end_ms(broker_id, now_ms, heard)
-        self._deadline_ms[broker_id] = max(self._deadline_ms.get(broker_id, lease_end), lease_end)
-        self._heard_from.add(broker_id)
+        lease_end = self._renew(broker_id, now_ms, heard)
         if broker.fenced and caught_up and lease_end > now_ms:
             records: list[MetadataRecord] = [UnfenceBroker(broker_id, broker_epoch)]
             records += self._elect_where_possible(state, extra_live={broker_id})
