@@ -16,6 +16,7 @@ leaves heartbeats, Raft and requests on time.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -29,12 +30,13 @@ from rillet.broker.replica_role import ReplicaRole, TopicPartitionKey
 from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.metadata_quorum.state import MetadataState, PartitionState, TopicState
 from rillet.partition_store.log import PartitionLog
+from rillet.wire.atomic_file import SyncBatch
 
 log = logging.getLogger(__name__)
 
-# New logs opened per worker-thread call, and calls running at once (fsyncs of different
-# files overlap in the kernel).
-OPEN_BATCH = 64
+# New logs opened per worker-thread call (their files made durable by one file-system sync),
+# and calls running at once.
+OPEN_BATCH = 128
 OPEN_THREADS = 2
 # Up to this many new logs are opened on the event loop itself (a millisecond or two each).
 OPEN_INLINE_MAX = 8
@@ -204,11 +206,17 @@ class PartitionReconciler:
                 else:
                     self._install(key, plog, w)
             return
-        if len(to_open) > OPEN_BATCH:
+        many = len(to_open) > OPEN_BATCH
+        started_s = trio.current_time()
+        if many:
             log.info("opening %d new partitions", len(to_open))
         async with trio.open_nursery() as nursery:
             for start in range(0, len(to_open), OPEN_BATCH):
                 nursery.start_soon(self._open_batch, to_open[start : start + OPEN_BATCH])
+        if many:
+            log.info(
+                "opened %d new partitions in %.1f s", len(to_open), trio.current_time() - started_s
+            )
 
     async def _open_batch(self, batch: list[tuple[TopicPartitionKey, _Wanted]]) -> None:
         opened = await trio.to_thread.run_sync(self._open_logs, batch, limiter=self._open_limiter)
@@ -226,7 +234,9 @@ class PartitionReconciler:
     def _open_logs(
         self, batch: list[tuple[TopicPartitionKey, _Wanted]]
     ) -> list[PartitionLog | None]:
-        """Worker thread: open each log (a new leader's epoch started in it already)."""
+        """Worker thread: open each log (a new leader's epoch started in it already), then
+        make the files they created durable with one sync for the whole batch."""
+        durable = SyncBatch()
         out: list[PartitionLog | None] = []
         for key, w in batch:
             p = w.partition
@@ -234,10 +244,19 @@ class PartitionReconciler:
             try:
                 out.append(
                     self._replicas.open_log(
-                        key.topic, w.topic.topic_id, key.partition, w.topic.configs, epoch
+                        key.topic, w.topic.topic_id, key.partition, w.topic.configs, epoch, durable
                     )
                 )
             except OSError:
                 log.exception("cannot open %s", key)
                 out.append(None)
+        try:
+            durable.commit()
+        except OSError:
+            log.exception("syncing %d new partition logs failed: opening them again", len(out))
+            for plog in out:
+                if plog is not None:
+                    with contextlib.suppress(OSError):
+                        plog.close()
+            return [None] * len(out)
         return out

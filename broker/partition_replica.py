@@ -34,6 +34,7 @@ from rillet.partition_store.config import LogConfig
 from rillet.partition_store.flush_plan import FlushPlan
 from rillet.partition_store.log import AppendResult, PartitionLog
 from rillet.partition_store.partition_files import PartitionFiles
+from rillet.wire.atomic_file import SyncBatch
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FileRegion
 from rillet.wire.messages import FetchPartition, FetchPartitionResponse
@@ -545,6 +546,14 @@ class PartitionReplica:
         if value != self.checkpointed_high_watermark:
             self._files.write_high_watermark(value)
             self.checkpointed_high_watermark = value
+
+    def write_high_watermark_checkpoint(self, batch: SyncBatch) -> int:
+        """Blocking: write the high watermark through ``batch``; returns the value written
+        (checkpointed once the batch commits: the caller then sets
+        ``checkpointed_high_watermark``)."""
+        value = self._high_watermark
+        self._files.write_high_watermark(value, batch)
+        return value
 
 
 def _nothing() -> None:

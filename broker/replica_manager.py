@@ -23,10 +23,13 @@ from rillet.broker.topic_config import effective_log_config, min_insync_replicas
 from rillet.partition_store.errors import TopicIdMismatch
 from rillet.partition_store.log import PartitionLog
 from rillet.partition_store.partition_files import PartitionFiles
+from rillet.wire.atomic_file import SyncBatch
 
 log = logging.getLogger(__name__)
 
 DELETE_SUFFIX = "-delete"
+# High-watermark checkpoints written per worker-thread call (one file-system sync each).
+CHECKPOINT_BATCH = 2_000
 
 
 class ReplicaManager:
@@ -106,24 +109,26 @@ class ReplicaManager:
         partition: int,
         configs: dict[str, str],
         leader_epoch: int | None = None,
+        sync_batch: SyncBatch | None = None,
     ) -> PartitionLog:
         """Open (or create) a partition's log, starting ``leader_epoch`` in it when given.
 
         File work only, touching no state of the manager: the reconciler runs it in a worker
         thread for partitions not hosted yet, so creating thousands of partitions never
-        holds the event loop (each new log fsyncs a few small files).
+        holds the event loop (each new log writes a few small files: fsynced, or durable
+        when ``sync_batch`` commits).
         """
         directory = self._partition_dir(topic, partition)
         log_config = effective_log_config(self.config.log, configs)
         try:
             plog = PartitionLog.open(
-                directory, log_config, self.clock.now_ms(), topic, partition, topic_id
+                directory, log_config, self.clock.now_ms(), topic, partition, topic_id, sync_batch
             )
         except TopicIdMismatch:
             log.info("%s belongs to a deleted topic of that name: removing it", directory)
             self._move_aside(directory)
             plog = PartitionLog.open(
-                directory, log_config, self.clock.now_ms(), topic, partition, topic_id
+                directory, log_config, self.clock.now_ms(), topic, partition, topic_id, sync_batch
             )
         if leader_epoch is not None:
             plog.start_leader_epoch(leader_epoch)  # what set_role would do, off the loop
@@ -277,14 +282,17 @@ class ReplicaManager:
             await self.checkpoint_high_watermarks()
 
     async def checkpoint_high_watermarks(self) -> None:
-        for replica in list(self._replicas.values()):
-            if replica.deleted or replica.high_watermark == replica.checkpointed_high_watermark:
-                continue
-            try:
-                await trio.to_thread.run_sync(replica.checkpoint_high_watermark)
-            except OSError as exc:
-                if not replica.deleted:
-                    log.warning("high-watermark checkpoint of %s failed: %s", replica.key, exc)
+        """Persist every moved high watermark: one worker-thread call and one file-system
+        sync for all of them (thousands of partitions move theirs between checkpoints)."""
+        moved = [
+            r
+            for r in self._replicas.values()
+            if not r.deleted and r.high_watermark != r.checkpointed_high_watermark
+        ]
+        for start in range(0, len(moved), CHECKPOINT_BATCH):
+            await trio.to_thread.run_sync(
+                _checkpoint_batch, moved[start : start + CHECKPOINT_BATCH]
+            )
 
     async def run_retention_task(self) -> None:
         interval_s = self.config.tasks.retention_check_interval_ms / 1000
@@ -317,3 +325,22 @@ class ReplicaManager:
         if deleted:
             log.info("retention deleted %d segments", deleted)
         return deleted
+
+
+def _checkpoint_batch(replicas: list[PartitionReplica]) -> None:
+    """Worker thread: write each replica's high-watermark checkpoint, then sync them all."""
+    batch = SyncBatch()
+    written = []
+    for replica in replicas:
+        try:
+            written.append((replica, replica.write_high_watermark_checkpoint(batch)))
+        except OSError as exc:
+            if not replica.deleted:
+                log.warning("high-watermark checkpoint of %s failed: %s", replica.key, exc)
+    try:
+        batch.commit()
+    except OSError as exc:
+        log.warning("high-watermark checkpoints of %d partitions failed: %s", len(written), exc)
+        return
+    for replica, value in written:
+        replica.checkpointed_high_watermark = value

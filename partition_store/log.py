@@ -44,6 +44,7 @@ from rillet.partition_store.producer_state import load_producer_state, write_pro
 from rillet.partition_store.retention import deletable_segment_count
 from rillet.partition_store.scrub_plan import ScrubTarget
 from rillet.partition_store.segment import LogSegment, PlacedBatch, SegmentInfo
+from rillet.wire.atomic_file import SyncBatch
 from rillet.wire.batch import assign_offset_and_epoch
 from rillet.wire.frame import FileRegion
 
@@ -80,13 +81,14 @@ class PartitionLog:
         topic: str,
         partition: int,
         topic_id: str = "",
+        sync_batch: SyncBatch | None = None,
     ) -> None:
         """Use :meth:`open`."""
         self.directory = directory
         self.config = config
         directory.mkdir(parents=True, exist_ok=True)
         self._files = PartitionFiles(directory)
-        self._files.ensure_meta(topic, partition, now_ms, topic_id)
+        self._files.ensure_meta(topic, partition, now_ms, topic_id, sync_batch)
         loaded = load_log(directory, config, self._files, now_ms)
         self.recovery_stats: RecoveryStats = loaded.stats
         self._segments = loaded.segments
@@ -112,13 +114,16 @@ class PartitionLog:
         topic: str,
         partition: int,
         topic_id: str = "",
+        sync_batch: SyncBatch | None = None,
     ) -> PartitionLog:
         """Open the partition directory (creating it if missing), recovering after a crash.
 
         ``topic_id`` (when given) tells incarnations of a topic name apart: a directory left
-        by a deleted topic of the same name is refused with TopicIdMismatch.
+        by a deleted topic of the same name is refused with TopicIdMismatch. With
+        ``sync_batch``, the files a new log creates are durable once the batch commits (the
+        caller opens many logs, commits, and only then uses them).
         """
-        return cls(directory, config, now_ms, topic, partition, topic_id)
+        return cls(directory, config, now_ms, topic, partition, topic_id, sync_batch)
 
     def reconfigure(self, config: LogConfig) -> None:
         """Apply a topic's changed settings from now on: retention, segment rolling, flush

@@ -31,7 +31,7 @@ from rillet.partition_store.layout import (
     PARTITION_META_FILE,
     RECOVERY_POINT_FILE,
 )
-from rillet.wire.atomic_file import fsync_dir, write_atomically
+from rillet.wire.atomic_file import SyncBatch, fsync_dir, write_atomically
 
 META_FORMAT_VERSION = 1
 _CLEAN_SHUTDOWN_HEADER = "rillet clean-shutdown v1"
@@ -99,9 +99,15 @@ class PartitionFiles:
             return None
 
     def ensure_meta(
-        self, topic: str, partition: int, now_ms: int, topic_id: str = ""
+        self,
+        topic: str,
+        partition: int,
+        now_ms: int,
+        topic_id: str = "",
+        batch: SyncBatch | None = None,
     ) -> PartitionMeta:
-        """Create ``partition.meta``, or check that it names this topic and partition.
+        """Create ``partition.meta``, or check that it names this topic and partition
+        (durable at once, or when ``batch`` commits).
 
         An unreadable meta file is rewritten: it guards identity only, and the directory
         name still carries the topic and partition.
@@ -124,10 +130,10 @@ class PartitionFiles:
                 existing = PartitionMeta(
                     existing.topic, existing.partition, existing.created_ms, topic_id=topic_id
                 )
-                write_atomically(path, existing.encode())
+                write_atomically(path, existing.encode(), batch=batch)
             return existing
         meta = PartitionMeta(topic, partition, now_ms, topic_id=topic_id)
-        write_atomically(path, meta.encode())
+        write_atomically(path, meta.encode(), batch=batch)
         return meta
 
     # -- checkpoints ------------------------------------------------------------------------
@@ -155,9 +161,9 @@ class PartitionFiles:
         value = read_int(self.directory / HIGH_WATERMARK_FILE)
         return value if value is not None and value >= 0 else None
 
-    def write_high_watermark(self, offset: int) -> None:
-        """Blocking (fsyncs): call it off the event loop."""
-        write_int(self.directory / HIGH_WATERMARK_FILE, offset)
+    def write_high_watermark(self, offset: int, batch: SyncBatch | None = None) -> None:
+        """Blocking (fsyncs, or joins ``batch``): call it off the event loop."""
+        write_int(self.directory / HIGH_WATERMARK_FILE, offset, batch)
 
     # -- clean shutdown ---------------------------------------------------------------------
 

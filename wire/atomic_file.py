@@ -8,10 +8,16 @@ Spark job's offset files all use it) and it needs nothing but the standard libra
 halves are separate functions because a partition flush writes and fsyncs the temp file on
 a worker thread and renames it on the event loop only once it knows the new value is still
 right (no truncation happened meanwhile).
+
+:class:`SyncBatch` trades many fsyncs for one: thousands of new partitions each write a small
+file, and two fsyncs apiece (file and directory) made creating a 10,000-partition topic spend
+most of its time waiting for the disk. Writes through a batch are atomic at once and durable
+once :meth:`SyncBatch.commit` returns (one ``syncfs`` of the file system).
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 from pathlib import Path
 
@@ -48,10 +54,84 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def write_atomically(path: Path, data: bytes, tmp_path: Path | None = None) -> None:
+def write_atomically(
+    path: Path, data: bytes, tmp_path: Path | None = None, batch: SyncBatch | None = None
+) -> None:
     """Replace ``path`` durably with ``data``, through ``tmp_path`` (default: ``path`` plus
-    :data:`TMP_SUFFIX`, in the same directory: a rename never crosses file systems)."""
+    :data:`TMP_SUFFIX`, in the same directory: a rename never crosses file systems). With
+    ``batch``, the replacement is atomic now and durable once the batch commits."""
     tmp = tmp_path if tmp_path is not None else path.with_name(path.name + TMP_SUFFIX)
-    write_synced(tmp, data)
+    if batch is None:
+        write_synced(tmp, data)
+    else:
+        _write_unsynced(tmp, data)
+        batch.note(path.parent)
     os.replace(tmp, path)
-    fsync_dir(path.parent)
+    if batch is None:
+        fsync_dir(path.parent)
+
+
+def _write_unsynced(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
+class SyncBatch:
+    """Small-file writes made durable together, by one sync of their file system.
+
+    Blocking, like the writes themselves: use one per worker-thread call, and rely on
+    nothing written through it (serve it, acknowledge it) before :meth:`commit` returns.
+    """
+
+    def __init__(self) -> None:
+        self._directory: Path | None = None  # any directory written in: names the file system
+
+    @property
+    def pending(self) -> bool:
+        return self._directory is not None
+
+    def note(self, directory: Path) -> None:
+        if self._directory is None:
+            self._directory = directory
+
+    def commit(self) -> None:
+        """Make every write through this batch durable (raises OSError if the sync fails).
+
+        One ``syncfs`` of the file system written to (all of its dirty data, so also any
+        other file's: the cost of one journal commit instead of two fsyncs per file);
+        ``os.sync`` where ``syncfs`` is missing. Batched files all live under one data
+        directory, hence on one file system.
+        """
+        directory, self._directory = self._directory, None
+        if directory is None:
+            return
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            _syncfs(fd)
+        finally:
+            os.close(fd)
+
+
+def _syncfs(fd: int) -> None:
+    syncfs = getattr(_LIBC, "syncfs", None) if _LIBC is not None else None
+    if syncfs is None:
+        os.sync()
+        return
+    if syncfs(fd) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"syncfs failed: {os.strerror(err)}")
+
+
+def _load_libc() -> ctypes.CDLL | None:
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
+_LIBC = _load_libc()

@@ -23,6 +23,7 @@ from rillet.broker.session import Session
 from rillet.wire.api import ApiKey
 from rillet.wire.batch import build_batch
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.frame import blob_length
 from rillet.wire.messages import (
     FetchForgotten,
     FetchPartition,
@@ -178,7 +179,7 @@ async def test_a_follower_connection_answers_only_partitions_with_news(tmp_path:
     written = await result if isinstance(result, Coroutine) else result
     assert written is not None and written.partitions[0].error_code == ErrorCode.NONE, written
     news = await _fetch(d, _follower_request(m, [], incremental=True), session)
-    assert [(r.partition, len(bytes(r.records)) > 0) for r in news.partitions] == [(1, True)]
+    assert [(r.partition, blob_length(r.records) > 0) for r in news.partitions] == [(1, True)]
     # a new connection has no session: an incremental fetch there is told to start over
     other = Session("native", "127.0.0.1", node_id=2)
     await _fetch(d, _follower_request(m, at_start[:1]), other)  # proves the secret

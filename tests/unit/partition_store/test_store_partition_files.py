@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from rillet.partition_store.checkpoint import read_int, write_atomically, write_int
 from rillet.partition_store.errors import StoreError
 from rillet.partition_store.partition_files import PartitionFiles, PartitionMeta
+from rillet.wire.atomic_file import SyncBatch
 
 
 def test_atomic_writes_leave_no_temp_file(tmp_path: Path) -> None:
@@ -20,6 +22,34 @@ def test_atomic_writes_leave_no_temp_file(tmp_path: Path) -> None:
     write_atomically(path, b"garbage")
     assert read_int(path) is None
     assert read_int(tmp_path / "missing") is None
+
+
+def test_writes_through_a_sync_batch_are_atomic_at_once_and_synced_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch writes each file whole (tmp + rename) without fsyncs of its own, then one
+    file-system sync makes all of them durable: how thousands of new partitions open."""
+    fsyncs: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (fsyncs.append(fd), real_fsync(fd))[1])
+    batch = SyncBatch()
+    assert not batch.pending
+    for n in range(5):
+        files = PartitionFiles(tmp_path / f"t-{n}")
+        files.directory.mkdir()
+        files.ensure_meta("t", n, 1_000, "id", batch)
+        files.write_high_watermark(40 + n, batch)
+    assert fsyncs == [] and batch.pending
+    batch.commit()  # syncfs of the file system (os.sync where syncfs is missing)
+    assert not batch.pending
+    for n in range(5):
+        files = PartitionFiles(tmp_path / f"t-{n}")
+        meta = files.read_meta()
+        assert meta is not None and (meta.topic, meta.partition) == ("t", n)
+        assert files.read_high_watermark() == 40 + n
+        assert sorted(p.name for p in files.directory.iterdir() if p.name.endswith(".tmp")) == []
+    write_int(tmp_path / "alone", 7)  # without a batch: fsynced file and directory
+    assert len(fsyncs) == 2
 
 
 def test_unreadable_checkpoints_fall_back_safely(tmp_path: Path) -> None:
