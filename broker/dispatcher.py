@@ -36,7 +36,7 @@ from rillet.broker.handlers.cluster import (
     handle_metadata_fetch,
 )
 from rillet.broker.handlers.context import BrokerContext
-from rillet.broker.handlers.fetch import handle_fetch
+from rillet.broker.handlers.fetch import handle_fetch, handle_session_fetch
 from rillet.broker.handlers.group_deletion import handle_delete_groups
 from rillet.broker.handlers.groups import (
     handle_describe_groups,
@@ -189,6 +189,9 @@ assert all(route.request_type is REQUEST_TYPES[api][0] for api, route in HANDLER
 # Session keys of what a connection's loss means (group members are keyed by themselves).
 _BROKER = "broker heartbeat"
 _FOLLOWER = "replica fetch"
+# A fetch session reads every partition at least this often (at most a quarter of
+# replica_lag_time_max_ms): how old a caught-up follower's progress may get.
+SESSION_REFRESH_MS = 1_000
 
 
 class Dispatcher:
@@ -247,14 +250,32 @@ class Dispatcher:
             member = (body.group_id, body.member_id)
             session.on_close(member, lambda: self.members_connection_lost({member}))
 
+    def _in_fetch_session(
+        self, session: Session, request: FetchRequest
+    ) -> tuple[FetchRequest, Callable[[Any], Any], Callable[[BrokerContext, Any], Any]]:
+        """A follower's fetch as the full request it stands for, the filter of its answer
+        to the partitions with news, and the handler that reads only the partitions that
+        may have news (replication.fetch_session)."""
+        ctx = self.ctx
+        fetch_session = session.fetch_session
+        if fetch_session is None:
+            lag_max_ms = ctx.config.replication.replica_lag_time_max_ms
+            refresh_ms = min(SESSION_REFRESH_MS, lag_max_ms // 4)
+            fetch_session = session.fetch_session = LeaderFetchSession(refresh_ms)
+        full, named = fetch_session.expand(request)
+        replicas = ctx.replicas
+        news = partial(fetch_session.news, named=named, source_of=lambda key: replicas.get(*key))
+        return full, news, partial(handle_session_fetch, to_read=fetch_session.to_read)
+
     def dispatch(
         self, header: RequestHeader, body: Any, session: Session | None = None
     ) -> PendingReply | None:
         """Route one request; ``session`` is the connection's (who asks, from where)."""
         cid = header.correlation_id
-        handler = HANDLERS.get(header.api)
-        if handler is None:
+        route = HANDLERS.get(header.api)
+        if route is None:
             return PendingReply(cid, error=ErrorCode.UNKNOWN_API, error_message=header.api.name)
+        handler: Callable[[BrokerContext, Any], Any] = route
         if header.version != PROTOCOL_VERSION:
             return PendingReply(
                 cid,
@@ -274,7 +295,7 @@ class Dispatcher:
         session_news: Callable[[Any], Any] | None = None
         if session is not None and _is_proven_follower_fetch(body, session):
             try:
-                body, session_news = _in_fetch_session(session, body)
+                body, session_news, handler = self._in_fetch_session(session, body)
             except FetchSessionError as exc:
                 log.warning("fetch session of replica %d: %s", body.replica_id, exc)
                 no_session = ErrorCode.FETCH_SESSION_ID_NOT_FOUND
@@ -307,18 +328,6 @@ def _is_proven_follower_fetch(body: Any, session: Session) -> bool:
         and body.replica_id >= 0
         and session.tag_of(_FOLLOWER) == body.replica_id
     )
-
-
-def _in_fetch_session(
-    session: Session, request: FetchRequest
-) -> tuple[FetchRequest, Callable[[Any], Any]]:
-    """A follower's fetch as the full request it stands for, and the filter of its answer
-    to the partitions with news (replication.fetch_session)."""
-    fetch_session = session.fetch_session
-    if fetch_session is None:
-        fetch_session = session.fetch_session = LeaderFetchSession()
-    full, named = fetch_session.expand(request)
-    return full, partial(fetch_session.news, named=named)
 
 
 async def _reshaped(answer: Coroutine[Any, Any, Any], reshape: Callable[[Any], Any]) -> Any:

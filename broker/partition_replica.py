@@ -71,6 +71,9 @@ class PartitionReplica:
         self._hw_waiters = OffsetWaiters()  # acks=all produce requests
         self._log_start_waiters = OffsetWaiters()  # DeleteRecords requests
         self._request_flush = request_flush
+        # Bumped whenever an answer to a caught-up follower could change (fetch sessions
+        # skip partitions whose counter did not move: replication.fetch_session).
+        self._news = 0
         self.flush_requested = False
         self.deleted = False
         self.min_insync_replicas = 1  # topic config min.insync.replicas (acks=all)
@@ -97,8 +100,13 @@ class PartitionReplica:
     def is_leader(self) -> bool:
         return self.leader is not None
 
+    @property
+    def news(self) -> int:
+        return self._news
+
     def set_role(self, role: ReplicaRole, now_ms: int) -> None:
         """Apply the committed state of this partition (called on every change)."""
+        self._news += 1
         previous = self.role
         require(
             previous is None or role.leader_epoch >= previous.leader_epoch,
@@ -400,6 +408,7 @@ class PartitionReplica:
 
     def _after_truncation(self) -> None:
         """The log was cut: nothing above its new end is committed here."""
+        self._news += 1
         self._high_watermark = min(self._high_watermark, self.log.log_end_offset)
 
     # -- damage (bit rot) -------------------------------------------------------------------
@@ -413,6 +422,7 @@ class PartitionReplica:
         if self.damage is not None and self.damage.offset <= damage.offset:
             return
         self.damage = damage
+        self._news += 1
         log.error(
             "%s: damaged batch at offset %d in %s, position %d (%s): not served; the "
             "replica leaves the ISR and re-fetches from offset %d",
@@ -482,6 +492,7 @@ class PartitionReplica:
             f"{self.log.log_end_offset}",
         )
         self._high_watermark = offset
+        self._news += 1
         for event in self._waiters:
             event.set()
         self._waiters.clear()
@@ -489,6 +500,7 @@ class PartitionReplica:
             self._hw_waiters.advance(offset, self.leader_epoch)
 
     def _wake_followers(self) -> None:
+        self._news += 1
         for event in self._follower_waiters:
             event.set()
         self._follower_waiters.clear()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import trio
@@ -43,7 +43,20 @@ def handle_fetch(ctx: BrokerContext, req: FetchRequest) -> Coroutine[Any, Any, F
     return _fetch(ctx, req)
 
 
-async def _fetch(ctx: BrokerContext, req: FetchRequest) -> FetchResponse:
+def handle_session_fetch(
+    ctx: BrokerContext, req: FetchRequest, to_read: Callable[[FetchRequest, int], FetchRequest]
+) -> Coroutine[Any, Any, FetchResponse]:
+    """A follower's fetch in a fetch session: ``req`` names every partition of the session
+    (a long poll waits on all of them), and each read covers ``to_read(req, now_ms)``, the ones
+    that may have news (replication.fetch_session)."""
+    return _fetch(ctx, req, to_read)
+
+
+async def _fetch(
+    ctx: BrokerContext,
+    req: FetchRequest,
+    to_read: Callable[[FetchRequest, int], FetchRequest] | None = None,
+) -> FetchResponse:
     if req.replica_id >= 0:
         refusal = refused_follower(ctx, req.replica_auth)
         if refusal is not None:
@@ -62,7 +75,8 @@ async def _fetch(ctx: BrokerContext, req: FetchRequest) -> FetchResponse:
     deadline = trio.current_time() + max_wait_ms / 1000
     arrived_ms = ctx.now_ms()  # a long poll re-reads; its fetch offsets date from now
     while True:
-        response, total_bytes, has_error = _read_once(ctx, req, arrived_ms)
+        reading = req if to_read is None else to_read(req, ctx.now_ms())
+        response, total_bytes, has_error = _read_once(ctx, reading, arrived_ms)
         if total_bytes >= req.min_bytes or has_error or trio.current_time() >= deadline:
             return response
         _close_regions(response)

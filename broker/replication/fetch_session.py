@@ -8,11 +8,17 @@ exchange on their connection:
 - the follower's fetch names only the partitions whose fetch position changed (offset,
   epoch, log start, size limit) since its previous fetch was answered, and the partitions it
   no longer follows (``forgotten``); its first fetch on a connection names all of them;
-- the leader keeps each partition's latest position and reads them all each round, as
-  before (its view of every follower's position, hence ISR membership and the high
-  watermark, moves exactly as with full fetches), but answers only partitions with news:
+- the leader keeps each partition's latest position and answers only partitions with news:
   records, an error, a divergence, or a high watermark, log start, log end or leader epoch
-  other than in its last answer for that partition.
+  other than in its last answer for that partition;
+- the leader also reads only what may have news. A partition whose last read found the
+  follower caught up (nothing to send, no error) is *quiet*: it is skipped until its replica
+  reports a change (:attr:`NewsSource.news`: an append, a high-watermark move, a role or
+  ISR change, a deletion) or the follower names it again. Every ``refresh_ms`` one round
+  reads everything, so a caught-up follower's progress (what keeps it in the ISR) is never
+  older than that; ``refresh_ms`` is well below ``replica_lag_time_max_ms``. A leader of
+  thousands of idle partitions therefore spends a round on the few that changed, not on
+  all of them.
 
 The session lives as long as the connection: a broken connection ends it at both ends, and
 a new one starts with a full fetch, so no session ids or epochs travel. An incremental fetch
@@ -25,6 +31,8 @@ Both ends are pure state (no I/O): the replica fetcher and the request dispatche
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from typing import Protocol
 
 from rillet.broker.replication.follower_fetch_answer import is_diverging
 from rillet.wire.error_codes import ErrorCode
@@ -36,6 +44,14 @@ TP = tuple[str, int]
 # Partitions one session may hold: more than a node can host (a bound on what a peer can
 # make the leader remember on one connection).
 MAX_SESSION_PARTITIONS = 200_000
+
+
+class NewsSource(Protocol):
+    """A partition replica as a session sees it: ``news`` changes whenever an answer to a
+    caught-up follower could change."""
+
+    @property
+    def news(self) -> int: ...
 
 
 class FetchSessionError(Exception):
@@ -79,20 +95,28 @@ class FollowerFetchSession:
 
 
 class LeaderFetchSession:
-    """The leader's end: every partition's latest position and what it last answered."""
+    """The leader's end: every partition's latest position, what it last answered, and
+    which partitions are quiet."""
 
-    def __init__(self) -> None:
+    def __init__(self, refresh_ms: int = 0) -> None:
+        """``refresh_ms``: read every partition at least this often (0: every round)."""
+        self._refresh_ms = refresh_ms
         self._positions: dict[TP, FetchPartition] | None = None
         self._answered: dict[TP, tuple[int, int, int, int, int]] = {}
+        # Quiet partitions: their replica and its news counter when last read.
+        self._quiet: dict[TP, tuple[NewsSource, int]] = {}
+        self._refreshed_ms: int | None = None
 
     def expand(self, request: FetchRequest) -> tuple[FetchRequest, frozenset[TP]]:
         """The full fetch ``request`` stands for (a full one starts the session afresh, an
         incremental one updates and forgets positions), and the partitions it named (each
         is answered: the follower named it because its position moved). Raises
         FetchSessionError."""
+        quiet = self._quiet
         if not request.incremental:
             positions = {(p.topic, p.partition): p for p in request.partitions}
             self._answered = {}
+            quiet.clear()
         elif self._positions is None:
             raise FetchSessionError("an incremental fetch without a session")
         else:
@@ -101,8 +125,11 @@ class LeaderFetchSession:
                 key = (gone.topic, gone.partition)
                 positions.pop(key, None)
                 self._answered.pop(key, None)
+                quiet.pop(key, None)
             for p in request.partitions:
-                positions[(p.topic, p.partition)] = p
+                key = (p.topic, p.partition)
+                positions[key] = p
+                quiet.pop(key, None)
         if len(positions) > MAX_SESSION_PARTITIONS:
             self._positions = None
             raise FetchSessionError(f"more than {MAX_SESSION_PARTITIONS} partitions")
@@ -112,22 +139,60 @@ class LeaderFetchSession:
         )
         return full, frozenset((p.topic, p.partition) for p in request.partitions)
 
-    def news(self, response: FetchResponse, named: frozenset[TP]) -> FetchResponse:
+    def to_read(self, full: FetchRequest, now_ms: int) -> FetchRequest:
+        """The part of ``full`` (what :meth:`expand` returned) to read now: all but the
+        quiet partitions whose replica has no news since they were read (everything once
+        ``refresh_ms`` has passed since the last time). Called again after each long-poll
+        wake-up."""
+        quiet = self._quiet
+        if self._refreshed_ms is None or now_ms - self._refreshed_ms >= self._refresh_ms:
+            quiet.clear()
+            self._refreshed_ms = now_ms
+        if not quiet:
+            return full
+        woken = [key for key, (source, seen) in quiet.items() if source.news != seen]
+        for key in woken:
+            del quiet[key]
+        if not quiet:
+            return full
+        wanted = [p for p in full.partitions if (p.topic, p.partition) not in quiet]
+        return dataclasses.replace(full, partitions=wanted)
+
+    def news(
+        self,
+        response: FetchResponse,
+        named: frozenset[TP],
+        source_of: Callable[[TP], NewsSource | None] = lambda key: None,
+    ) -> FetchResponse:
         """The answers the follower needs: the partitions its fetch named, and those that
-        tell it something new."""
-        answered = self._answered
+        tell it something new. Call it right after the read (no checkpoint in between):
+        a partition whose answer left the follower caught up becomes quiet as of its
+        replica's news counter (``source_of``) now."""
+        answered, quiet, positions = self._answered, self._quiet, self._positions or {}
         kept = []
         for r in response.partitions:
             key = (r.topic, r.partition)
             state = (r.error_code, r.high_watermark, r.log_start_offset, r.log_end_offset,
                      r.leader_epoch)  # fmt: skip
+            has_records = blob_length(r.records) > 0
             if (
                 key in named
                 or r.error_code != ErrorCode.NONE
-                or blob_length(r.records) > 0
+                or has_records
                 or is_diverging(r)
                 or answered.get(key) != state
             ):
                 kept.append(r)
                 answered[key] = state
+            position = positions.get(key)
+            if (
+                r.error_code == ErrorCode.NONE
+                and not has_records
+                and not is_diverging(r)
+                and position is not None
+                and 0 <= r.log_end_offset <= position.fetch_offset
+            ):
+                source = source_of(key)
+                if source is not None:
+                    quiet[key] = (source, source.news)
         return FetchResponse(kept)

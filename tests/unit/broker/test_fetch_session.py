@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 from broker_context import Middle, middle
 
 from rillet.broker.dispatcher import Dispatcher
@@ -108,6 +109,43 @@ def test_the_leader_answers_named_partitions_and_news_only() -> None:
     assert full.partitions == [_position(1, 9)] and named == {("t", 1)}
 
 
+class _Source:
+    def __init__(self) -> None:
+        self.news = 0
+
+
+def test_caught_up_partitions_are_not_read_again_until_news_or_a_refresh() -> None:
+    """A partition whose answer left the follower caught up is skipped by later reads until
+    its replica reports news, the follower names it, or ``refresh_ms`` passes."""
+    sources = {("t", p): _Source() for p in (0, 1, 2)}
+    leader = LeaderFetchSession(refresh_ms=1000)
+    first = [_position(0, 5), _position(1, 7), _position(2, 3)]
+    full, named = leader.expand(_request(first))
+    assert leader.to_read(full, 0) == full  # nothing is quiet before a first answer
+    # 0 and 1 are caught up (log end = fetch offset); 2 is behind (log end 9)
+    answer = [_answer(0, 5), _answer(1, 7), _answer(2, 3)]
+    answer[2] = FetchPartitionResponse("t", 2, 0, 3, 0, b"", 9, -1, -1, 1, 1)
+    leader.news(FetchResponse(answer), named, sources.get)
+    full, named = leader.expand(_request([], incremental=True))
+    assert [p.partition for p in leader.to_read(full, 100).partitions] == [2]
+    sources[("t", 1)].news += 1  # an append, a high-watermark move, a role change...
+    assert [p.partition for p in leader.to_read(full, 100).partitions] == [1, 2]
+    leader.news(FetchResponse([_answer(1, 7), answer[2]]), named, sources.get)
+    full, named = leader.expand(_request([_position(0, 6)], True))
+    assert [p.partition for p in leader.to_read(full, 200).partitions] == [0, 2]  # 0 was named
+    leader.news(FetchResponse([_answer(0, 6), answer[2]]), named, sources.get)
+    errors = FetchResponse(
+        [_answer(0, 6, code=ErrorCode.NOT_LEADER_OR_FOLLOWER), _answer(1, 7), answer[2]]
+    )
+    full, named = leader.expand(_request([], True))
+    assert len(leader.to_read(full, 1000).partitions) == 3  # the refresh reads everything
+    leader.news(errors, named, sources.get)  # an error never leaves a partition quiet
+    full, named = leader.expand(_request([], True))
+    assert [p.partition for p in leader.to_read(full, 1100).partitions] == [0, 2]
+    full, named = leader.expand(_request(first))
+    assert leader.to_read(full, 1200) == full  # a full fetch starts over
+
+
 def test_an_incremental_fetch_needs_a_session() -> None:
     with pytest.raises(FetchSessionError):
         LeaderFetchSession().expand(_request([_position(0, 5)], incremental=True))
@@ -186,6 +224,42 @@ async def test_a_follower_connection_answers_only_partitions_with_news(tmp_path:
     other.fetch_session = None
     lost = await _fetch(d, _follower_request(m, [], incremental=True), other)
     assert lost.error_code == ErrorCode.FETCH_SESSION_ID_NOT_FOUND
+
+
+async def test_a_leader_reads_only_partitions_with_news_between_refreshes(
+    tmp_path: Path, autojump_clock: object
+) -> None:
+    """Real replicas behind the dispatcher: a caught-up follower's idle partitions are not
+    read (its progress there is not touched) until an append wakes one or the refresh
+    comes; what it reads still keeps every follower in the ISR."""
+    m = middle(tmp_path)
+    replicas = [m.host("t", p) for p in range(3)]
+    d = Dispatcher(m.ctx)
+    session = Session("native", "127.0.0.1", node_id=2)
+    at_start = [FetchPartition("t", p, 0, 1 << 20, 1, -1, 0) for p in range(3)]
+    await _fetch(d, _follower_request(m, at_start), session)
+
+    def last_fetch_ms() -> list[int]:
+        return [r.leader.followers[2].last_fetch_ms for r in replicas if r.leader is not None]
+
+    read_at = last_fetch_ms()
+    await trio.sleep(0.1)
+    await _fetch(d, _follower_request(m, [], incremental=True), session)
+    assert last_fetch_ms() == read_at  # all quiet: nothing read
+    produce = ProduceRequest(
+        1, 1000, [ProducePartitionData("t", 1, build_batch([(m.clock.now_ms(), None, b"v", None)]))]
+    )
+    written = handle_produce(m.ctx, produce)  # acks=1: answered at once
+    assert not isinstance(written, Coroutine) and written is not None
+    news = await _fetch(d, _follower_request(m, [], incremental=True), session)
+    assert [(r.partition, blob_length(r.records) > 0) for r in news.partitions] == [(1, True)]
+    assert last_fetch_ms()[0] == read_at[0] and last_fetch_ms()[1] > read_at[1]
+    at_end = FetchPartition("t", 1, 1, 1 << 20, 1, 1, 0)
+    moved = await _fetch(d, _follower_request(m, [at_end], incremental=True), session)
+    assert [(r.partition, r.high_watermark) for r in moved.partitions] == [(1, 1)]
+    await trio.sleep(1.0)  # the refresh: every partition read again
+    await _fetch(d, _follower_request(m, [], incremental=True), session)
+    assert all(now > before for now, before in zip(last_fetch_ms(), read_at, strict=True))
 
 
 async def test_a_stranger_s_fetch_gets_no_session(tmp_path: Path) -> None:
