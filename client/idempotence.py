@@ -9,6 +9,12 @@ instead of being written twice — also when the retry reaches a new leader afte
 A batch that finally fails leaves its partition's sequence in doubt (the leader may or may
 not have written it): the producer then asks for a new producer id and numbers from 0 again,
 as Kafka's idempotent producer does when it resets its producer id.
+
+A partition leader that does not know a producer yet (its first batch there, or a new
+leader that never saw one of its batches) accepts any sequence, so there a second batch in
+flight could be written before a first one that fails retriably. Several batches of a
+partition go in flight only once its current leader has acknowledged a batch of the current
+producer id (:meth:`IdempotenceState.confirmed_by`); until then one at a time.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ class IdempotenceState:
         self.producer_epoch = -1
         self.requesting = False
         self._next_sequence: dict[TP, int] = {}
+        # Per partition, the leader that acknowledged a batch of this producer id.
+        self._confirmed: dict[TP, int] = {}
 
     @property
     def has_producer_id(self) -> bool:
@@ -34,11 +42,23 @@ class IdempotenceState:
         self.producer_id = producer_id
         self.producer_epoch = producer_epoch
         self._next_sequence.clear()
+        self._confirmed.clear()
 
     def reset(self) -> None:
         self.producer_id = NO_PRODUCER_ID
         self.producer_epoch = -1
         self._next_sequence.clear()
+        self._confirmed.clear()
+
+    def confirm(self, batch: ProducerBatch, leader: int) -> None:
+        """``leader`` acknowledged ``batch``: if it carries the current producer id, that
+        leader knows this producer in the batch's partition (it checks sequences there)."""
+        if batch.builder.producer_id == self.producer_id and self.has_producer_id:
+            self._confirmed[(batch.topic, batch.partition)] = leader
+
+    def confirmed_by(self, tp: TP) -> int | None:
+        """The leader known to check this producer's sequences in ``tp``, if any."""
+        return self._confirmed.get(tp)
 
     def stamp(self, batch: ProducerBatch) -> None:
         """Number a batch on its first send; a retry keeps the numbers it was sent with,

@@ -17,7 +17,9 @@ taken back and sent to the new leader unchanged (leader_watch.py).
 How many batches of one partition may be in flight at once:
 
 * idempotent producers: up to ``max_in_flight``, at most 5 (the leader remembers each
-  producer's last 5 batches per partition, Kafka's bound). Order survives retries: a batch
+  producer's last 5 batches per partition, Kafka's bound), once the partition's current
+  leader has acknowledged a batch of the current producer id (one at a time before: a
+  leader takes a producer's first batch at any sequence). Order survives retries: a batch
   put back goes before every batch of its partition sent after it
   (``RecordAccumulator.requeue``), and the batches sent after a failed one, which the leader
   refuses as OUT_OF_ORDER_SEQUENCE because their predecessor is missing, are put back behind
@@ -71,11 +73,11 @@ MAX_REQUEST_BYTES = 8 * 1024 * 1024
 # sequence behind an unanswered one goes again (_out_of_turn), and no batch is numbered
 # under a new producer id while one numbered under the old id is still in flight
 # (_behind_old_producer).
-# Held at 1: a partition that does not know the producer yet accepts any sequence, so a
-# second batch can be written before a first one that failed retriably (CI caught it in
-# test_open_files: "sequence 0 after 1"). Next step: pipeline only after the partition has
-# acknowledged a batch of the current producer id.
-MAX_IDEMPOTENT_IN_FLIGHT = 1
+# A partition's leader that does not know the producer yet accepts any sequence, so a
+# second batch could be written before a first one that failed retriably: one batch at a
+# time until the partition's current leader has acknowledged one of the current producer
+# id (IdempotenceState.confirmed_by).
+MAX_IDEMPOTENT_IN_FLIGHT = 5
 # Extra time to wait for a response beyond the request timeout given to the node, so the
 # node's own REQUEST_TIMED_OUT answer (retriable, precise) normally arrives first.
 RESPONSE_GRACE_S = 1.0
@@ -340,7 +342,7 @@ class Sender:
                     [(b.topic, b.partition) for b in batches],
                     partial(self._leader_moved, live, scope),
                 )
-                await self._await_answer(conn, live, waiting)
+                await self._await_answer(conn, live, waiting, leader)
         finally:
             if token is not None:
                 self._cluster.unwatch(token)
@@ -352,6 +354,7 @@ class Sender:
         conn: BrokerConnection,
         live: list[ProducerBatch],
         waiting: PendingResponse[ProduceResponse],
+        leader: int,
     ) -> None:
         try:
             response: ProduceResponse = await conn.wait_for(
@@ -370,7 +373,7 @@ class Sender:
             for b in list(live):
                 self._finish(b, exc)
         else:
-            self._handle_response(list(live), response)
+            self._handle_response(list(live), response, leader)
 
     def _leader_moved(
         self, live: list[ProducerBatch], scope: trio.CancelScope, tps: list[TP]
@@ -393,8 +396,11 @@ class Sender:
             scope.cancel()  # nothing left to wait for on the old leader
         self._acc.wake()
 
-    def _handle_response(self, batches: list[ProducerBatch], response: ProduceResponse) -> None:
+    def _handle_response(
+        self, batches: list[ProducerBatch], response: ProduceResponse, leader: int
+    ) -> None:
         results = {(r.topic, r.partition): r for r in response.partitions}
+        idem = self._idempotence
         refresh = False
         for b in batches:
             r = results.get((b.topic, b.partition))
@@ -404,6 +410,8 @@ class Sender:
                 )
                 continue
             if r.error_code == ErrorCode.NONE:
+                if idem is not None:
+                    idem.confirm(b, leader)
                 self._finish(b, None, r.base_offset, r.log_append_time_ms)
                 continue
             err = error_for(r.error_code, r.error_message or f"{b.topic}-{b.partition}")
@@ -422,14 +430,29 @@ class Sender:
 
     def _full(self, tp: TP) -> bool:
         """The partition has as many batches in flight as it may."""
-        limit = self._partition_limit
+        limit = self._limit_for(tp)
         return limit is not None and len(self._acc.in_flight.get(tp, ())) >= limit
 
     def _full_partitions(self) -> set[TP]:
-        limit = self._partition_limit
-        if limit is None:
+        if self._partition_limit is None:
             return set()
-        return {tp for tp, batches in self._acc.in_flight.items() if len(batches) >= limit}
+        return {
+            tp
+            for tp, batches in self._acc.in_flight.items()
+            if len(batches) >= (self._limit_for(tp) or 0)
+        }
+
+    def _limit_for(self, tp: TP) -> int | None:
+        """Batches of ``tp`` that may be in flight: an idempotent producer's pipeline opens
+        once the partition's current leader has acknowledged one of its batches."""
+        limit = self._partition_limit
+        idem = self._idempotence
+        if limit is None or limit == 1 or idem is None:
+            return limit
+        confirmed = idem.confirmed_by(tp)
+        if confirmed is None or confirmed != self._cluster.leader_for(tp):
+            return 1
+        return limit
 
     def _out_of_turn(self, batch: ProducerBatch) -> bool:
         """A batch refused as OUT_OF_ORDER_SEQUENCE (so not written) that may go again: it

@@ -422,8 +422,10 @@ def _sequence_check(log: FakeLog, data: bytes) -> int | None:
     for first, count, offset in recent:
         if first == h.base_sequence and count == h.record_count:
             return offset
-    expected = recent[-1][0] + recent[-1][1] if recent else 0
-    if h.base_sequence != expected:
+    # A producer the log has no batch of is taken at any sequence, as a node does (its
+    # first batch there, or a new leader that never saw one): the reason an idempotent
+    # producer pipelines a partition only after its leader acknowledged a batch.
+    if recent and h.base_sequence != recent[-1][0] + recent[-1][1]:
         return -1
     recent.append((h.base_sequence, h.record_count, log.end_offset))
     return None

@@ -1,8 +1,9 @@
 """An idempotent producer keeps up to 5 batches of a partition in flight (the leader
-remembers a producer's last 5), and a failure in the middle of them neither reorders,
-duplicates nor loses records: the batches behind a failed one come back from the leader as
-OUT_OF_ORDER_SEQUENCE and go again behind it. The fake cluster checks sequences as a node
-does (client_fakes._sequence_check)."""
+remembers a producer's last 5) once the partition's leader has acknowledged one of its
+batches (before that, a leader takes a producer's first batch at any sequence), and a
+failure in the middle of them neither reorders, duplicates nor loses records: the batches
+behind a failed one come back from the leader as OUT_OF_ORDER_SEQUENCE and go again behind
+it. The fake cluster checks sequences as a node does (client_fakes._sequence_check)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 import trio
 from client_fakes import FakeCluster
 
-from rillet.client import Producer, sender
+from rillet.client import Producer
 from rillet.client.accumulator import RecordFuture
 from rillet.client.errors import InvalidRecordError, OutOfOrderSequenceError
 from rillet.wire.error_codes import ErrorCode
@@ -26,20 +27,18 @@ FAST: dict[str, Any] = {
 TP = ("t", 0)
 
 
-@pytest.fixture(autouse=True)
-def five_batches_in_flight(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The pipeline machinery with 5 in flight (held at 1 in sender.py for now)."""
-    monkeypatch.setattr(sender, "MAX_IDEMPOTENT_IN_FLIGHT", 5)
-
-
 VALUE = b"x" * 200  # with batch_bytes=300: one record per batch
 
 
 async def five_in_flight(
-    cluster: FakeCluster, producer: Producer, count: int = 5
+    cluster: FakeCluster, producer: Producer, count: int = 5, fail_next: ErrorCode | None = None
 ) -> list[RecordFuture]:
-    """Send ``count`` one-record batches while the node holds every Produce, until all are
-    in flight at once."""
+    """A first record acknowledged (the leader knows the producer: the pipeline opens),
+    then ``count`` one-record batches sent while the node holds every Produce, until all are
+    in flight at once; ``fail_next``: the node refuses the first of them with it."""
+    await (await producer.send("t", b"first", partition=0))
+    if fail_next is not None:
+        cluster.inject("produce", TP, fail_next)
     cluster.produce_hold = True
     futures = [await producer.send("t", VALUE + bytes([i]), partition=0) for i in range(count)]
     with trio.fail_after(5):
@@ -55,8 +54,8 @@ async def test_five_batches_of_a_partition_are_in_flight_at_once(cluster: FakeCl
     async with Producer(cluster.bootstrap, linger_ms=0, batch_bytes=300, **FAST) as producer:
         futures = await five_in_flight(cluster, producer)
         offsets = [(await f).offset for f in futures]
-    assert offsets == [0, 1, 2, 3, 4]
-    assert len(cluster.of_type(ProduceRequest)) == 5
+    assert offsets == [1, 2, 3, 4, 5]
+    assert len(cluster.of_type(ProduceRequest)) == 6
 
 
 async def test_a_retried_batch_keeps_its_place_ahead_of_the_ones_behind_it(
@@ -65,13 +64,12 @@ async def test_a_retried_batch_keeps_its_place_ahead_of_the_ones_behind_it(
     """The first of 5 in-flight batches is refused (retriable); the node then refuses the
     other 4 as out of sequence. All 5 go again, in order, each written once."""
     cluster.create_topic("t", 1)
-    cluster.inject("produce", TP, ErrorCode.NOT_ENOUGH_REPLICAS)
     async with Producer(cluster.bootstrap, linger_ms=0, batch_bytes=300, **FAST) as producer:
-        futures = await five_in_flight(cluster, producer)
+        futures = await five_in_flight(cluster, producer, fail_next=ErrorCode.NOT_ENOUGH_REPLICAS)
         offsets = [(await f).offset for f in futures]
-    assert offsets == [0, 1, 2, 3, 4]
-    assert cluster.values(TP) == [VALUE + bytes([i]) for i in range(5)]
-    assert len(cluster.of_type(ProduceRequest)) == 10  # 5, then the same 5 again
+    assert offsets == [1, 2, 3, 4, 5]
+    assert cluster.values(TP) == [b"first"] + [VALUE + bytes([i]) for i in range(5)]
+    assert len(cluster.of_type(ProduceRequest)) == 11  # the first, 5, then the same 5 again
 
 
 async def test_batches_abandoned_on_a_moved_leader_go_to_the_new_one_in_order(
@@ -106,14 +104,13 @@ async def test_batches_behind_a_failed_one_are_numbered_again_under_a_new_produc
     producer id. The 4 behind it were refused as out of sequence, so never written: they go
     again numbered under the new id instead of failing."""
     cluster.create_topic("t", 1)
-    cluster.inject("produce", TP, ErrorCode.INVALID_RECORD)
     async with Producer(cluster.bootstrap, linger_ms=0, batch_bytes=300, **FAST) as producer:
-        futures = await five_in_flight(cluster, producer)
+        futures = await five_in_flight(cluster, producer, fail_next=ErrorCode.INVALID_RECORD)
         with pytest.raises(InvalidRecordError):
             await futures[0]
         offsets = [(await f).offset for f in futures[1:]]
-    assert offsets == [0, 1, 2, 3]
-    assert cluster.values(TP) == [VALUE + bytes([i]) for i in range(1, 5)]
+    assert offsets == [1, 2, 3, 4]
+    assert cluster.values(TP) == [b"first"] + [VALUE + bytes([i]) for i in range(1, 5)]
     assert len(cluster.of_type(InitProducerIdRequest)) == 2
 
 
@@ -138,16 +135,17 @@ async def test_a_refusal_read_after_the_batch_before_it_landed_is_not_a_gap(
     the first, so it goes again instead of failing as a gap (a chaos run saw this answer
     order, with a producer id reset and reordered records after it)."""
     cluster.create_topic("t", 1)
-    cluster.inject("produce", TP, ErrorCode.NOT_ENOUGH_REPLICAS)
-    cluster.late_answers.add(1)
+    cluster.late_answers.add(2)  # the second of the two (request 0 is the first record)
     async with Producer(cluster.bootstrap, linger_ms=0, batch_bytes=300, **FAST) as producer:
-        futures = await five_in_flight(cluster, producer, count=2)
+        futures = await five_in_flight(
+            cluster, producer, count=2, fail_next=ErrorCode.NOT_ENOUGH_REPLICAS
+        )
         with trio.fail_after(5):
             first = await futures[0]
             cluster.late_answers_sent.set()
             second = await futures[1]
-    assert (first.offset, second.offset) == (0, 1)
-    assert cluster.values(TP) == [VALUE + bytes([0]), VALUE + bytes([1])]
+    assert (first.offset, second.offset) == (1, 2)
+    assert cluster.values(TP) == [b"first", VALUE + bytes([0]), VALUE + bytes([1])]
     assert len(cluster.of_type(InitProducerIdRequest)) == 1  # no reset
 
 
@@ -160,19 +158,44 @@ async def test_nothing_is_numbered_under_a_new_producer_id_while_an_old_batch_is
     the second one, which comes back refused and is numbered again behind it (the
     reordering seed 65 of the chaos sweep found)."""
     cluster.create_topic("t", 1)
-    cluster.inject("produce", TP, ErrorCode.INVALID_RECORD)
-    cluster.late_answers.add(1)
+    cluster.late_answers.add(2)  # the second of the two (request 0 is the first record)
     async with Producer(cluster.bootstrap, linger_ms=0, batch_bytes=300, **FAST) as producer:
-        futures = await five_in_flight(cluster, producer, count=2)
+        futures = await five_in_flight(
+            cluster, producer, count=2, fail_next=ErrorCode.INVALID_RECORD
+        )
         with pytest.raises(InvalidRecordError):
             await futures[0]
         third = await producer.send("t", VALUE + bytes([2]), partition=0)
         with trio.fail_after(5):
             await cluster.wait_for(InitProducerIdRequest, 2)
         with trio.move_on_after(0.5):  # nothing may go before the slow answer is read
-            await cluster.wait_for(ProduceRequest, 3)
+            await cluster.wait_for(ProduceRequest, 4)
         cluster.late_answers_sent.set()
         with trio.fail_after(5):
             offsets = [(await futures[1]).offset, (await third).offset]
-    assert offsets == [0, 1]
-    assert cluster.values(TP) == [VALUE + bytes([1]), VALUE + bytes([2])]
+    assert offsets == [1, 2]
+    assert cluster.values(TP) == [b"first", VALUE + bytes([1]), VALUE + bytes([2])]
+
+
+async def test_a_partition_is_pipelined_only_once_its_leader_knows_the_producer(
+    cluster: FakeCluster,
+) -> None:
+    """The leader takes a producer's first batch at any sequence. Were several batches of a
+    new producer in flight and the first refused (retriable), the second would be written
+    first ("sequence 0 after 1", seen in CI): until a batch is acknowledged, one at a time,
+    then up to 5."""
+    cluster.create_topic("t", 1)
+    cluster.inject("produce", TP, ErrorCode.NOT_ENOUGH_REPLICAS)
+    async with Producer(cluster.bootstrap, linger_ms=0, batch_bytes=300, **FAST) as producer:
+        most_in_flight = 0
+        futures = [await producer.send("t", VALUE + bytes([i]), partition=0) for i in range(3)]
+        with trio.fail_after(5):
+            while not futures[0].done():
+                most_in_flight = max(most_in_flight, len(producer._acc.in_flight.get(TP, ())))
+                await trio.sleep(0)
+            offsets = [(await f).offset for f in futures]
+        assert most_in_flight == 1
+        later = await five_in_flight(cluster, producer)  # acknowledged: the pipeline opens
+        assert [(await f).offset for f in later] == [4, 5, 6, 7, 8]
+    assert offsets == [0, 1, 2]
+    assert cluster.values(TP)[:3] == [VALUE + bytes([i]) for i in range(3)]
