@@ -98,6 +98,10 @@ class MetadataState:
         self.topics: dict[str, TopicState] = {}  # by topic id
         self.topic_ids: dict[str, str] = {}  # name -> topic id
         self.partitions: dict[tuple[str, int], PartitionState] = {}  # (topic id, partition)
+        # The same partitions by topic id: a topic's partitions are looked up (metadata
+        # answers, topic creation and deletion) without scanning every partition of the
+        # cluster. Kept in step with ``partitions`` by :meth:`_set_partition`.
+        self._by_topic: dict[str, dict[int, PartitionState]] = {}
         self.next_producer_id = 0
         self.groups = GroupRegistry()  # consumer, ownership and offset registries
         self.classic_groups = ClassicGroupRegistry()  # JoinGroup/SyncGroup groups
@@ -153,21 +157,22 @@ class MetadataState:
                     self.topic_ids[record.name] = record.topic_id
                     self.topic_requests.note(record.request_id, record.name)
                     # Its partitions came first (pending): they appear now.
-                    self._changed_partitions.update(
-                        k for k in self.partitions if k[0] == record.topic_id
-                    )
+                    self._changed_partitions.update(self._keys_of(record.topic_id))
             case PartitionRecord():
                 # A large topic's partitions come in entries before its TopicRecord (see
                 # entry_split): until that is applied they are pending, and nothing looks
                 # them up by topic. Pending partitions of a topic that never came (its
                 # controller failed midway) are removed by the next controller.
                 self._changed_partitions.add((record.topic_id, record.partition))
-                self.partitions[(record.topic_id, record.partition)] = PartitionState(
-                    tuple(record.replicas),
-                    tuple(record.isr),
-                    record.leader,
-                    record.leader_epoch,
-                    record.partition_epoch,
+                self._set_partition(
+                    (record.topic_id, record.partition),
+                    PartitionState(
+                        tuple(record.replicas),
+                        tuple(record.isr),
+                        record.leader,
+                        record.leader_epoch,
+                        record.partition_epoch,
+                    ),
                 )
             case PartitionChange():
                 self._apply_partition_change(record)
@@ -177,14 +182,13 @@ class MetadataState:
                     self.topics[record.topic_id] = TopicState(
                         topic.name, topic.topic_id, dict(record.configs)
                     )
-                    self._changed_partitions.update(
-                        k for k in self.partitions if k[0] == record.topic_id
-                    )
+                    self._changed_partitions.update(self._keys_of(record.topic_id))
             case RemoveTopic():
                 topic = self.topics.pop(record.topic_id, None)
-                for key in [k for k in self.partitions if k[0] == record.topic_id]:
+                for key in self._keys_of(record.topic_id):
                     del self.partitions[key]  # also the pending partitions of no topic
                     self._changed_partitions.add(key)
+                self._by_topic.pop(record.topic_id, None)
                 if topic is not None:
                     del self.topic_ids[topic.name]
                     self.groups.remove_topic(record.topic_id)
@@ -229,9 +233,19 @@ class MetadataState:
             leader, leader_epoch = change.leader, current.leader_epoch + 1
         isr = tuple(change.isr) if change.isr is not None else current.isr
         self._changed_partitions.add(key)
-        self.partitions[key] = PartitionState(
-            current.replicas, isr, leader, leader_epoch, current.partition_epoch + 1
+        self._set_partition(
+            key,
+            PartitionState(
+                current.replicas, isr, leader, leader_epoch, current.partition_epoch + 1
+            ),
         )
+
+    def _set_partition(self, key: tuple[str, int], state: PartitionState) -> None:
+        self.partitions[key] = state
+        self._by_topic.setdefault(key[0], {})[key[1]] = state
+
+    def _keys_of(self, topic_id: str) -> list[tuple[str, int]]:
+        return [(topic_id, p) for p in self._by_topic.get(topic_id, ())]
 
     def drain_changed_partitions(self) -> set[tuple[str, int]]:
         """(topic id, partition) of every partition added, changed or removed since the
@@ -246,12 +260,12 @@ class MetadataState:
         return self.topics.get(topic_id) if topic_id is not None else None
 
     def partitions_of(self, topic_id: str) -> dict[int, PartitionState]:
-        return {p: s for (t, p), s in self.partitions.items() if t == topic_id}
+        return dict(self._by_topic.get(topic_id, {}))
 
     def pending_topic_ids(self) -> list[str]:
         """Topic ids with partitions but no TopicRecord: a split creation that did not
         finish (its controller lost leadership between entries)."""
-        return sorted({t for t, _ in self.partitions if t not in self.topics})
+        return sorted(t for t in self._by_topic if t not in self.topics)
 
     def unfenced_brokers(self) -> list[int]:
         return sorted(b.broker_id for b in self.brokers.values() if not b.fenced)
@@ -317,8 +331,8 @@ class MetadataState:
                 state.topics[tid] = TopicState(name, tid, dict(configs))
                 state.topic_ids[name] = tid
             for tid, p, replicas, isr, leader, le, pe in doc["partitions"]:
-                state.partitions[(tid, p)] = PartitionState(
-                    tuple(replicas), tuple(isr), leader, le, pe
+                state._set_partition(
+                    (tid, p), PartitionState(tuple(replicas), tuple(isr), leader, le, pe)
                 )
             state.groups = GroupRegistry.from_doc(doc["groups"])
             state.classic_groups = ClassicGroupRegistry.from_doc(doc.get("classic_groups", []))

@@ -143,6 +143,25 @@ def test_replay_equals_snapshot_then_replay(log: list[MetadataRecord], cut: floa
     assert restored.to_snapshot() == full.to_snapshot()
 
 
+@settings(max_examples=150, deadline=None)
+@given(log=st.lists(records, max_size=60), cut=st.floats(0, 1))
+def test_a_topic_s_partitions_are_indexed_in_step(log: list[MetadataRecord], cut: float) -> None:
+    """partitions_of and pending_topic_ids answer from a per-topic index (no scan of the
+    whole cluster's partitions); through any records, and after a snapshot restore, they
+    say what a scan of ``partitions`` says."""
+    state = MetadataState()
+    k = int(cut * len(log))
+    for i, r in enumerate(log, 1):
+        state.apply(i, r)
+        if i == k:
+            state = MetadataState.from_snapshot(state.to_snapshot())
+        for topic_id in ("ta", "tb", "tc"):
+            scanned = {p: s for (t, p), s in state.partitions.items() if t == topic_id}
+            assert state.partitions_of(topic_id) == scanned
+        scanned_pending = sorted({t for t, _ in state.partitions if t not in state.topics})
+        assert state.pending_topic_ids() == scanned_pending
+
+
 def test_broker_lifecycle_is_fenced_by_epoch() -> None:
     s = MetadataState()
     s.apply(1, RegisterBroker(1, "inc-a", "127.0.0.1", 9001))
