@@ -200,7 +200,8 @@ class PartitionReconciler:
             # A few partitions (a small topic, a restart's stragglers) open at once, in this
             # step, as before: a client that was told the topic exists finds it led at
             # once, and the loop is held for a few milliseconds at most.
-            for (key, w), plog in zip(to_open, self._open_logs(to_open), strict=True):
+            opened = self._open_logs(to_open, together=False)
+            for (key, w), plog in zip(to_open, opened, strict=True):
                 if plog is None:
                     self._failed.add((w.topic.topic_id, key.partition))
                 else:
@@ -232,11 +233,13 @@ class PartitionReconciler:
         self._notify()
 
     def _open_logs(
-        self, batch: list[tuple[TopicPartitionKey, _Wanted]]
+        self, batch: list[tuple[TopicPartitionKey, _Wanted]], together: bool = True
     ) -> list[PartitionLog | None]:
-        """Worker thread: open each log (a new leader's epoch started in it already), then
-        make the files they created durable with one sync for the whole batch."""
-        durable = SyncBatch()
+        """Open each log (a new leader's epoch started in it already). ``together`` (a
+        worker thread's batch): the files they created are made durable by one sync of the
+        file system for the whole batch; else (a few, on the event loop) each by its own
+        fsyncs, which never wait for other files' dirty data."""
+        durable = SyncBatch() if together else None
         out: list[PartitionLog | None] = []
         for key, w in batch:
             p = w.partition
@@ -251,7 +254,8 @@ class PartitionReconciler:
                 log.exception("cannot open %s", key)
                 out.append(None)
         try:
-            durable.commit()
+            if durable is not None:
+                durable.commit()
         except OSError:
             log.exception("syncing %d new partition logs failed: opening them again", len(out))
             for plog in out:

@@ -34,7 +34,6 @@ from rillet.partition_store.config import LogConfig
 from rillet.partition_store.flush_plan import FlushPlan
 from rillet.partition_store.log import AppendResult, PartitionLog
 from rillet.partition_store.partition_files import PartitionFiles
-from rillet.wire.atomic_file import SyncBatch
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FileRegion
 from rillet.wire.messages import FetchPartition, FetchPartitionResponse
@@ -559,13 +558,13 @@ class PartitionReplica:
             self._files.write_high_watermark(value)
             self.checkpointed_high_watermark = value
 
-    def write_high_watermark_checkpoint(self, batch: SyncBatch) -> int:
-        """Blocking: write the high watermark through ``batch``; returns the value written
-        (checkpointed once the batch commits: the caller then sets
-        ``checkpointed_high_watermark``)."""
+    def write_high_watermark_checkpoint(self) -> None:
+        """Blocking: the periodic checkpoint of a moved high watermark, atomic but not
+        fsynced (PartitionFiles.write_high_watermark); a clean close fsyncs it."""
         value = self._high_watermark
-        self._files.write_high_watermark(value, batch)
-        return value
+        if value != self.checkpointed_high_watermark:
+            self._files.write_high_watermark(value, durable=False)
+            self.checkpointed_high_watermark = value
 
 
 def _nothing() -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rillet.partition_store.checkpoint import read_int, write_int
+from rillet.partition_store.checkpoint import encode_int, read_int, write_int
 from rillet.partition_store.errors import PartitionMismatch, StoreError, TopicIdMismatch
 from rillet.partition_store.layout import (
     CLEAN_SHUTDOWN_FILE,
@@ -31,7 +31,7 @@ from rillet.partition_store.layout import (
     PARTITION_META_FILE,
     RECOVERY_POINT_FILE,
 )
-from rillet.wire.atomic_file import SyncBatch, fsync_dir, write_atomically
+from rillet.wire.atomic_file import SyncBatch, fsync_dir, replace_unsynced, write_atomically
 
 META_FORMAT_VERSION = 1
 _CLEAN_SHUTDOWN_HEADER = "rillet clean-shutdown v1"
@@ -161,9 +161,15 @@ class PartitionFiles:
         value = read_int(self.directory / HIGH_WATERMARK_FILE)
         return value if value is not None and value >= 0 else None
 
-    def write_high_watermark(self, offset: int, batch: SyncBatch | None = None) -> None:
-        """Blocking (fsyncs, or joins ``batch``): call it off the event loop."""
-        write_int(self.directory / HIGH_WATERMARK_FILE, offset, batch)
+    def write_high_watermark(self, offset: int, durable: bool = True) -> None:
+        """Blocking: call it off the event loop. Not ``durable``: atomic, not fsynced (the
+        periodic checkpoint: one lost in a power failure is older or absent, never newer,
+        and either only makes a restarted replica serve less until its leader says more)."""
+        path = self.directory / HIGH_WATERMARK_FILE
+        if durable:
+            write_int(path, offset)
+        else:
+            replace_unsynced(path, encode_int(offset))
 
     # -- clean shutdown ---------------------------------------------------------------------
 

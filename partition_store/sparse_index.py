@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from rillet.partition_store.errors import StoreError
+from rillet.wire.atomic_file import write_all
 
 _U32 = "I" if array("I").itemsize == 4 else "L"
 _I64 = "q"
@@ -125,9 +126,7 @@ class _SparseIndex:
         )
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, data)
         finally:
             os.close(fd)
         self._written = len(self.keys)

@@ -25,6 +25,13 @@ from pathlib import Path
 TMP_SUFFIX = ".tmp"
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` at ``fd``'s position (``os.write`` may write less)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def write_synced(path: Path, data: bytes, dir_fd: int | None = None) -> None:
     """Create or replace ``path`` with ``data`` and fsync the file (not its directory).
 
@@ -37,9 +44,7 @@ def write_synced(path: Path, data: bytes, dir_fd: int | None = None) -> None:
     else:
         fd = os.open(path.name, flags, 0o644, dir_fd=dir_fd)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -71,12 +76,18 @@ def write_atomically(
         fsync_dir(path.parent)
 
 
+def replace_unsynced(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically but not durably (no fsync): after a power
+    failure it may hold the old content or none. Only for hints whose loss or age is safe."""
+    tmp = path.with_name(path.name + TMP_SUFFIX)
+    _write_unsynced(tmp, data)
+    os.replace(tmp, path)
+
+
 def _write_unsynced(path: Path, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, data)
     finally:
         os.close(fd)
 
