@@ -77,6 +77,8 @@ class PartitionReconciler:
         self._state: MetadataState | None = None  # the state object the last pass read
         self._open_limiter = trio.CapacityLimiter(OPEN_THREADS)
         self._failed: set[tuple[str, int]] = set()  # opens to try again on the next pass
+        self._changes = 0  # replicas installed or removed so far
+        self._brokers: tuple[tuple[int, int, str, int, bool], ...] = ()
 
     def on_reconciled(self, listener: Callable[[], None]) -> None:
         """Call ``listener`` after every pass (the replica fetchers follow leader moves)."""
@@ -135,6 +137,7 @@ class PartitionReconciler:
                 key=str,
             )
         slicer = _Slicer()
+        changes_before = self._changes
         await self._remove(gone, slicer)
         to_open: list[tuple[TopicPartitionKey, _Wanted]] = []
         for key, w in sorted(wanted.items(), key=lambda kv: str(kv[0])):
@@ -151,7 +154,12 @@ class PartitionReconciler:
             await slicer.step()
         await self._open(to_open)
         self.reconciled_index = index
-        self._notify()
+        brokers = _broker_view(state)
+        if full or self._changes != changes_before or brokers != self._brokers:
+            # Only then: the fetchers rescan every replica (an idle node applies entries
+            # that change no partition: group offsets, heartbeats' decisions).
+            self._brokers = brokers
+            self._notify()
         self._changed.set()
         self._changed = trio.Event()
 
@@ -163,6 +171,7 @@ class PartitionReconciler:
         return ReplicaRole.of(p, self._node_id)
 
     def _install(self, key: TopicPartitionKey, plog: PartitionLog, w: _Wanted) -> None:
+        self._changes += 1
         self._replicas.install(
             key, plog, w.topic.topic_id, w.topic.configs, self._role(w.partition)
         )
@@ -171,6 +180,7 @@ class PartitionReconciler:
 
     async def _remove(self, keys: list[TopicPartitionKey], slicer: _Slicer) -> None:
         detached = []
+        self._changes += len(keys)
         for key in keys:
             log.info("no longer hosting %s: removing it", key)
             w = self._applied.pop(key, None)
@@ -264,3 +274,11 @@ class PartitionReconciler:
                         plog.close()
             return [None] * len(out)
         return out
+
+
+def _broker_view(state: MetadataState) -> tuple[tuple[int, int, str, int, bool], ...]:
+    """What the replica fetchers read of the brokers (where each leader listens)."""
+    return tuple(
+        (b.broker_id, b.broker_epoch, b.host, b.port, b.fenced)
+        for b in sorted(state.brokers.values(), key=lambda b: b.broker_id)
+    )

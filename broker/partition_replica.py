@@ -73,6 +73,9 @@ class PartitionReplica:
         # Bumped whenever an answer to a caught-up follower could change (fetch sessions
         # skip partitions whose counter did not move: replication.fetch_session).
         self._news = 0
+        # The last fetch position built as follower, and the object: an idle follower of
+        # thousands of partitions builds none per fetch round.
+        self._fetch_position: tuple[tuple[int, int, int, int, int], FetchPartition] | None = None
         self.flush_requested = False
         self.deleted = False
         self.min_insync_replicas = 1  # topic config min.insync.replicas (acks=all)
@@ -332,15 +335,19 @@ class PartitionReplica:
         leader epoch this replica knows, with its last epoch (the leader's divergence
         check) and its log start (the leader's low watermark)."""
         plog = self.log
-        return FetchPartition(
-            self.key.topic,
-            self.key.partition,
+        position = (
             plog.log_end_offset,
             max_bytes,
             self.leader_epoch,
             plog.epoch_history.latest_epoch(),
             plog.log_start_offset,
         )
+        cached = self._fetch_position
+        if cached is not None and cached[0] == position:
+            return cached[1]  # the same object: a fetch session sees at once it did not move
+        part = FetchPartition(self.key.topic, self.key.partition, *position)
+        self._fetch_position = (position, part)
+        return part
 
     def apply_fetch_answer(
         self,

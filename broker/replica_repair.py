@@ -92,13 +92,19 @@ class ReplicaRepairer:
         self._wakeup.set()
 
     async def run(self) -> None:
+        """Look at every replica when woken (damage reported, metadata changed), and every
+        ``REPAIR_RETRY_S`` at those still damaged (not at thousands of healthy ones)."""
+        damaged: list[PartitionReplica] = []
         async with trio.open_nursery() as nursery:
             while True:
                 with trio.move_on_after(REPAIR_RETRY_S):
                     await self._wakeup.wait()
+                woken = self._wakeup.is_set()
                 self._wakeup = trio.Event()
-                for replica in self._replicas.replicas():
+                looked_at = self._replicas.replicas() if woken else damaged
+                for replica in looked_at:
                     self._step(replica, nursery)
+                damaged = [r for r in looked_at if r.damage is not None and not r.deleted]
 
     def _step(self, replica: PartitionReplica, nursery: trio.Nursery) -> None:
         role = replica.role

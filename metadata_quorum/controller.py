@@ -105,6 +105,8 @@ class Controller:
         # When each broker's first heartbeat of this term arrived: until it echoes an answer
         # of this controller, its last two-way exchange is taken to be then.
         self._first_heard_ms: dict[int, int] = {}
+        # When this controller last stamped a heartbeat answer for each broker this term.
+        self._last_answer_ms: dict[int, int] = {}
         self.answer_key = 0  # stamped on heartbeat answers; new per term
         self._activations = 0
         self._next_rebalance_ms = 0
@@ -134,6 +136,7 @@ class Controller:
         self._deadline_ms = dict.fromkeys(state.brokers, deadline)
         self._heard_from = set()
         self._first_heard_ms = {}
+        self._last_answer_ms = {}
         # A new key per term, from the clock rather than the decisions' random source (whose
         # draws a seeded simulation replays); controllers of two terms differ in when they
         # became active, and one node's successive terms in the activation count too.
@@ -239,16 +242,31 @@ class Controller:
         self._heard_from.add(broker_id)
         return lease_end
 
+    def answered(self, broker_id: int, now_ms: int) -> None:
+        """A heartbeat answer stamped ``now_ms`` goes to ``broker_id``."""
+        self._last_answer_ms[broker_id] = now_ms
+
     def _two_way_ms(self, broker_id: int, now_ms: int, heard: HeardAnswer) -> int:
         """The last moment a heartbeat exchange with ``broker_id`` is known to have gone
-        both ways: when this controller sent the answer the broker echoes, or, when it
-        echoes an answer of an earlier controller, the arrival of its first heartbeat here.
-        A broker that echoes nothing (it has heard no answer since it started, or predates
-        the echo) is taken at its word: now."""
+        both ways.
+
+        - Now, when the broker has heard every answer this controller gave it (it echoes
+          the latest, or none was given this term yet): a controller slow to answer, with
+          decisions queued behind a long commit, must not take its own silence for the
+          broker's deafness (it fenced every broker of a cluster creating 10,000
+          partitions). Also now for a broker that echoes nothing (it has heard no answer
+          since it started, or predates the echo): taken at its word.
+        - When it echoes an older answer of this controller: when that answer was sent.
+        - When it echoes an earlier controller's answer although this one answered it: the
+          arrival of its first heartbeat here.
+        """
         first = self._first_heard_ms.setdefault(broker_id, now_ms)
-        if heard.key == NO_ANSWER_HEARD.key:
+        last_answer = self._last_answer_ms.get(broker_id)
+        if heard.key == NO_ANSWER_HEARD.key or last_answer is None:
             return now_ms
         if heard.key == self.answer_key and heard.answered_ms >= 0:
+            if heard.answered_ms >= last_answer:
+                return now_ms
             return max(min(heard.answered_ms, now_ms), first)
         return first
 

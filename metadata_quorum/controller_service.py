@@ -212,11 +212,15 @@ class ControllerService:
                 self._follower.state, broker_id, broker_epoch, self._clock_ms(), heard
             )
 
-    def answer_stamp(self) -> HeardAnswer:
-        """What a heartbeat answer carries for the broker to echo (none when not leading)."""
-        if self._controller is None:
+    def answer_stamp(self, broker_id: int) -> HeardAnswer:
+        """What a heartbeat answer to ``broker_id`` carries for it to echo (none when not
+        leading); the controller notes it as the latest answer that broker was given."""
+        controller = self._controller
+        if controller is None:
             return NO_ANSWER_HEARD
-        return HeardAnswer(self._controller.answer_key, self._clock_ms())
+        now_ms = self._clock_ms()
+        controller.answered(broker_id, now_ms)
+        return HeardAnswer(controller.answer_key, now_ms)
 
     def broker_connection_lost(self, broker_id: int, broker_epoch: int) -> None:
         """A registered broker's heartbeat connection to this node closed: its lease ends

@@ -75,7 +75,9 @@ class FollowerFetchSession:
         answered = self._answered
         if answered is None:
             return False, partitions, []
-        changed = [p for key, p in current.items() if answered.get(key) != p]
+        changed = [
+            p for key, p in current.items() if (last := answered.get(key)) is not p and last != p
+        ]
         forgotten = [FetchForgotten(*key) for key in answered if key not in current]
         return True, changed, forgotten
 

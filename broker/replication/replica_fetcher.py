@@ -16,7 +16,7 @@ import enum
 import logging
 import ssl
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import trio
 
@@ -42,9 +42,9 @@ class _Outcome(enum.Enum):
     BROKEN = "broken"
 
 
-@dataclass(frozen=True, slots=True)
-class _Sent:
-    """What a fetch asked for a partition: the answer applies only if this still holds."""
+class _Sent(NamedTuple):
+    """What a fetch asked for a partition: the answer applies only if this still holds.
+    (A named tuple: one is made per followed partition per fetch round.)"""
 
     replica: PartitionReplica
     fetch_offset: int
@@ -74,6 +74,7 @@ class ReplicaFetcherManager:
         self._config = config
         self._request_timeout_s = request_timeout_s
         self._loops: set[int] = set()
+        self._by_leader: dict[int, list[PartitionReplica]] = {}  # followed, by leader
         self._nursery: trio.Nursery | None = None
         self._changed = trio.Event()
 
@@ -90,26 +91,41 @@ class ReplicaFetcherManager:
                 self._nursery = None
 
     def reconcile(self) -> None:
-        """Start a loop for every leader this node follows a partition of."""
+        """Group the followed replicas by leader (roles changed) and start a loop for every
+        leader this node follows a partition of."""
         self._changed.set()
         self._changed = trio.Event()
-        if self._nursery is None:
-            return
-        for leader_id in {r.role.leader_id for r in self._followed() if r.role is not None}:
-            if leader_id >= 0 and leader_id not in self._loops:
-                self._loops.add(leader_id)
-                self._nursery.start_soon(self._fetch_loop, leader_id)
-
-    def _followed(self, leader_id: int | None = None) -> list[PartitionReplica]:
-        out = []
+        by_leader: dict[int, list[PartitionReplica]] = {}
         for replica in self._replicas.replicas():
             role = replica.role
             if replica.deleted or role is None or role.is_leader or role.leader_id < 0:
                 continue
-            if replica.damage is not None:
-                continue  # no fetch between finding damage and cutting it (replica_repair)
-            if leader_id is None or role.leader_id == leader_id:
-                out.append(replica)
+            by_leader.setdefault(role.leader_id, []).append(replica)
+        self._by_leader = by_leader
+        if self._nursery is None:
+            return
+        for leader_id in by_leader:
+            if leader_id not in self._loops and self._followed(leader_id):
+                self._loops.add(leader_id)
+                self._nursery.start_soon(self._fetch_loop, leader_id)
+
+    def _followed(self, leader_id: int) -> list[PartitionReplica]:
+        """The replicas to fetch from ``leader_id`` this round: those grouped under it at the
+        last :meth:`reconcile` (a role changes only through one), less any deleted, moved or
+        damaged since (no fetch between finding damage and cutting it: replica_repair).
+        Cheaper than scanning every hosted replica each round."""
+        out = []
+        for replica in self._by_leader.get(leader_id, ()):
+            role = replica.role
+            if (
+                replica.deleted
+                or role is None
+                or role.is_leader
+                or role.leader_id != leader_id
+                or replica.damage is not None
+            ):
+                continue
+            out.append(replica)
         return out
 
     # -- one leader -------------------------------------------------------------------------

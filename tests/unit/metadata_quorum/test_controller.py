@@ -539,6 +539,7 @@ def test_a_broker_that_reaches_the_controller_but_hears_nothing_back_is_fenced()
     for now in range(interval, 3 * TIMEOUT_MS, interval):
         for b in (1, 2):
             ctl.heartbeat_arrived(state, b, state.brokers[b].broker_epoch, now, heard[b])
+            ctl.answered(b, now)  # the answer, stamped now
         heard[1] = HeardAnswer(key, now)  # broker 1 hears every answer...
         if now == interval:
             heard[2] = HeardAnswer(key, now)  # ...broker 2 only the first
@@ -565,9 +566,30 @@ def test_a_new_controller_counts_a_deaf_broker_from_its_first_heartbeat() -> Non
     for now in range(2_100, 2_000 + 3 * TIMEOUT_MS, 100):
         ctl.heartbeat_arrived(state, 1, state.brokers[1].broker_epoch, now, old)
         ctl.heartbeat_arrived(state, 2, state.brokers[2].broker_epoch, now)  # echoes nothing
+        for b in (1, 2):
+            ctl.answered(b, now)
         apply_all(state, ctl.tick(state, now))
         if state.brokers[1].fenced:
             break
     lease_end = 2_100 + TIMEOUT_MS + ctl.config.broker_heartbeat_interval_ms
     assert lease_end <= now < lease_end + 100  # the first tick at or after it
     assert not state.brokers[2].fenced
+
+
+def test_a_controller_slow_to_answer_does_not_take_its_silence_for_deafness() -> None:
+    """Heartbeats keep arriving while the controller's answers wait behind a long commit
+    (a topic of 10,000 partitions): each broker echoes the latest answer it was given (or,
+    after a controller change, an earlier controller's, this one having given none yet).
+    Nobody is deaf, and nobody is fenced, however long the wait."""
+    ctl, state = cluster_of({1: None, 2: None})
+    ctl.on_become_leader(state, 1_000)
+    previous = HeardAnswer(ctl.answer_key, 900)
+    ctl.on_become_leader(state, 2_000)
+    key = ctl.answer_key
+    ctl.answered(1, 2_100)  # broker 1 got one answer, then the controller went quiet
+    latest = {1: HeardAnswer(key, 2_100), 2: previous}  # broker 2: none from this one yet
+    for now in range(2_200, 2_000 + 4 * TIMEOUT_MS, 100):
+        for b in (1, 2):
+            ctl.heartbeat_arrived(state, b, state.brokers[b].broker_epoch, now, latest[b])
+        apply_all(state, ctl.tick(state, now))
+    assert not state.brokers[1].fenced and not state.brokers[2].fenced
