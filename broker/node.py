@@ -148,24 +148,38 @@ class Node:
                     cfg, voters, secret, trio.lowlevel.current_trio_token(), self._raft_tls()
                 )
             async with trio.open_nursery() as nursery:
-                link = ControllerLink(
-                    nursery,
-                    voters.listeners,
-                    cfg.quorum.request_timeout_ms / 1000,
-                    local_hint=_leader_of(quorum),
-                    client_id=f"rillet-broker-{cfg.node_id}",
-                    authenticate=partial(
-                        auth.authenticate,
-                        node_id=cfg.node_id,
-                        timeout_s=cfg.quorum.request_timeout_ms / 1000,
-                    ),
-                    tls=self._tls_client,
-                )
+
+                def controller_link(purpose: str) -> ControllerLink:
+                    return ControllerLink(
+                        nursery,
+                        voters.listeners,
+                        cfg.quorum.request_timeout_ms / 1000,
+                        local_hint=_leader_of(quorum),
+                        client_id=f"rillet-broker-{cfg.node_id}-{purpose}",
+                        authenticate=partial(
+                            auth.authenticate,
+                            node_id=cfg.node_id,
+                            timeout_s=cfg.quorum.request_timeout_ms / 1000,
+                        ),
+                        tls=self._tls_client,
+                    )
+
+                link = controller_link("requests")
+                # Registration and heartbeats on connections of their own (as Kafka's broker
+                # keeps a heartbeat channel): ISR proposals in flight on the shared ones
+                # could fill a connection's max_in_flight_requests_per_connection, and the
+                # controller would read no heartbeat until they were decided — with 10,000
+                # new partitions, long enough to fence every broker.
+                heartbeat_link = controller_link("heartbeat")
                 if quorum is not None:
                     await nursery.start(quorum.run)  # our own engine's tasks (no-op otherwise)
                 view = self._metadata_view(quorum, link, auth)
                 lifecycle = BrokerLifecycle(
-                    cfg, view, link, port, -1 if self.kafka_port is None else self.kafka_port
+                    cfg,
+                    view,
+                    heartbeat_link,
+                    port,
+                    -1 if self.kafka_port is None else self.kafka_port,
                 )
                 reconciler = PartitionReconciler(cfg.node_id, manager, view.follower)
                 view.wait_reconciled = reconciler.wait_reconciled

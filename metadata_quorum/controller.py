@@ -242,9 +242,17 @@ class Controller:
         self._heard_from.add(broker_id)
         return lease_end
 
-    def answered(self, broker_id: int, now_ms: int) -> None:
-        """A heartbeat answer stamped ``now_ms`` goes to ``broker_id``."""
-        self._last_answer_ms[broker_id] = now_ms
+    def answered(self, broker_id: int, now_ms: int, arrived_ms: int | None = None) -> None:
+        """A heartbeat answer stamped ``now_ms`` goes to ``broker_id``, for its heartbeat
+        that arrived at ``arrived_ms``. An answer later than half a session (decisions
+        queued behind long commits) may reach a broker that gave up waiting for it, so its
+        not being echoed proves nothing: only timely answers count as given."""
+        late = (
+            arrived_ms is not None
+            and now_ms - arrived_ms > self.config.broker_session_timeout_ms // 2
+        )
+        if not late:
+            self._last_answer_ms[broker_id] = now_ms
 
     def _two_way_ms(self, broker_id: int, now_ms: int, heard: HeardAnswer) -> int:
         """The last moment a heartbeat exchange with ``broker_id`` is known to have gone

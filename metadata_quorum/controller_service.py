@@ -212,14 +212,15 @@ class ControllerService:
                 self._follower.state, broker_id, broker_epoch, self._clock_ms(), heard
             )
 
-    def answer_stamp(self, broker_id: int) -> HeardAnswer:
-        """What a heartbeat answer to ``broker_id`` carries for it to echo (none when not
-        leading); the controller notes it as the latest answer that broker was given."""
+    def answer_stamp(self, broker_id: int, arrived_ms: int | None = None) -> HeardAnswer:
+        """What a heartbeat answer to ``broker_id`` (its heartbeat arrived at
+        ``arrived_ms``) carries for it to echo (none when not leading); the controller notes
+        it as the latest answer that broker was given, if timely."""
         controller = self._controller
         if controller is None:
             return NO_ANSWER_HEARD
         now_ms = self._clock_ms()
-        controller.answered(broker_id, now_ms)
+        controller.answered(broker_id, now_ms, arrived_ms)
         return HeardAnswer(controller.answer_key, now_ms)
 
     def broker_connection_lost(self, broker_id: int, broker_epoch: int) -> None:

@@ -83,6 +83,7 @@ def handle_broker_heartbeat(
 
 
 async def _heartbeat(ctx: BrokerContext, req: BrokerHeartbeatRequest) -> BrokerHeartbeatResponse:
+    arrived_ms = ctx.now_ms()
     if req.shutting_down:
         outcome = await decide_on_controller(
             ctx,
@@ -105,7 +106,11 @@ async def _heartbeat(ctx: BrokerContext, req: BrokerHeartbeatRequest) -> BrokerH
     broker = ctx.metadata.state.brokers.get(req.broker_id)
     fenced = broker is None or broker.fenced
     controller = ctx.metadata.controller
-    stamp = controller.answer_stamp(req.broker_id) if controller is not None else NO_ANSWER_HEARD
+    stamp = (
+        controller.answer_stamp(req.broker_id, arrived_ms)
+        if controller is not None
+        else NO_ANSWER_HEARD
+    )
     return BrokerHeartbeatResponse(
         ErrorCode.NONE, controller_id, fenced, None, stamp.key, stamp.answered_ms
     )

@@ -593,3 +593,20 @@ def test_a_controller_slow_to_answer_does_not_take_its_silence_for_deafness() ->
             ctl.heartbeat_arrived(state, b, state.brokers[b].broker_epoch, now, latest[b])
         apply_all(state, ctl.tick(state, now))
     assert not state.brokers[1].fenced and not state.brokers[2].fenced
+
+
+def test_an_answer_too_late_for_the_broker_to_wait_for_proves_no_deafness() -> None:
+    """Answers that leave more than half a session after their heartbeat arrived (the
+    broker gave up on them: its request timed out, so it never echoes them) do not count
+    as given; the broker echoing the last timely one keeps its lease."""
+    ctl, state = cluster_of({1: None})
+    ctl.on_become_leader(state, 0)
+    key = ctl.answer_key
+    ctl.answered(1, 100, arrived_ms=90)  # timely: heard and echoed
+    heard = HeardAnswer(key, 100)
+    for now in range(200, 4 * TIMEOUT_MS, 100):
+        ctl.heartbeat_arrived(state, 1, state.brokers[1].broker_epoch, now, heard)
+        late_by = TIMEOUT_MS // 2 + 1
+        ctl.answered(1, now, arrived_ms=now - late_by)  # answers to earlier, abandoned ones
+        apply_all(state, ctl.tick(state, now))
+    assert not state.brokers[1].fenced
