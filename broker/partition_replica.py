@@ -558,19 +558,13 @@ class PartitionReplica:
 
     # -- checkpoint -------------------------------------------------------------------------
 
-    def checkpoint_high_watermark(self) -> None:
-        """Blocking: persist the high watermark if it moved (run it off the event loop)."""
+    def checkpoint_high_watermark(self, durable: bool = True) -> None:
+        """Blocking: persist the high watermark if it moved (run it off the event loop).
+        The periodic checkpoint is not ``durable`` (atomic, not fsynced:
+        PartitionFiles.write_high_watermark); a clean close fsyncs it."""
         value = self._high_watermark
         if value != self.checkpointed_high_watermark:
-            self._files.write_high_watermark(value)
-            self.checkpointed_high_watermark = value
-
-    def write_high_watermark_checkpoint(self) -> None:
-        """Blocking: the periodic checkpoint of a moved high watermark, atomic but not
-        fsynced (PartitionFiles.write_high_watermark); a clean close fsyncs it."""
-        value = self._high_watermark
-        if value != self.checkpointed_high_watermark:
-            self._files.write_high_watermark(value, durable=False)
+            self._files.write_high_watermark(value, durable)
             self.checkpointed_high_watermark = value
 
 

@@ -339,7 +339,7 @@ def _checkpoint_batch(replicas: list[PartitionReplica]) -> None:
     """Worker thread: write each replica's high-watermark checkpoint."""
     for replica in replicas:
         try:
-            replica.write_high_watermark_checkpoint()
+            replica.checkpoint_high_watermark(durable=False)
         except OSError as exc:
             if not replica.deleted:
                 log.warning("high-watermark checkpoint of %s failed: %s", replica.key, exc)
