@@ -293,7 +293,9 @@ class Dispatcher:
                 return PendingReply(cid, error=verdict.error, error_message=verdict.message)
             reshape = verdict.reshape if verdict is not None else None
         session_news: Callable[[Any], Any] | None = None
-        if session is not None and _is_proven_follower_fetch(body, session):
+        if session is not None and type(body) is m.ProduceRequest:
+            handler = partial(handle_produce, refusals=session.produce_refusals)
+        elif session is not None and _is_proven_follower_fetch(body, session):
             try:
                 body, session_news, handler = self._in_fetch_session(session, body)
             except FetchSessionError as exc:

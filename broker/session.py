@@ -19,6 +19,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rillet.broker.produce_refusals import ProduceRefusals
 from rillet.broker.replication.fetch_session import LeaderFetchSession
 
 log = logging.getLogger(__name__)
@@ -41,6 +42,8 @@ class Session:
     node_id: int | None = None
     # A follower's incremental fetch session on this connection (replication.fetch_session).
     fetch_session: LeaderFetchSession | None = None
+    # Idempotent batches refused on this connection (broker/produce_refusals.py).
+    produce_refusals: ProduceRefusals = field(default_factory=ProduceRefusals, repr=False)
     _on_close: dict[Hashable, tuple[object, Callable[[], None]]] = field(
         default_factory=dict, repr=False
     )

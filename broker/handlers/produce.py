@@ -11,17 +11,23 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Coroutine
-from typing import Any
+from typing import Any, NamedTuple
 
 import trio
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.message_timestamps import InvalidTimestamp, apply_timestamp_policy
+from rillet.broker.produce_refusals import BatchSpan, ProduceRefusals, span_of
 from rillet.broker.replication.acks_verdict import acks_all_verdict
 from rillet.partition_store.errors import StoreError
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import WireError
-from rillet.wire.messages import ProducePartitionResponse, ProduceRequest, ProduceResponse
+from rillet.wire.messages import (
+    ProducePartitionData,
+    ProducePartitionResponse,
+    ProduceRequest,
+    ProduceResponse,
+)
 
 log = logging.getLogger(__name__)
 
@@ -30,8 +36,10 @@ _VALID_ACKS = (0, 1, ACKS_ALL)
 
 
 def handle_produce(
-    ctx: BrokerContext, req: ProduceRequest
+    ctx: BrokerContext, req: ProduceRequest, refusals: ProduceRefusals | None = None
 ) -> ProduceResponse | Coroutine[Any, Any, ProduceResponse] | None:
+    """``refusals``: the connection's (broker/produce_refusals.py); a batch pipelined behind
+    one refused here gets the same answer rather than OUT_OF_ORDER_SEQUENCE."""
     if req.acks not in _VALID_ACKS:
         return ProduceResponse(
             [
@@ -45,67 +53,85 @@ def handle_produce(
     results: list[ProducePartitionResponse] = []
     waits: list[tuple[int, int, int]] = []  # (index in results, offset the HW must reach, epoch)
     for p in req.partitions:
-        replica = ctx.leader_replica(p.topic, p.partition)
-        if isinstance(replica, ErrorCode):
-            results.append(
-                ProducePartitionResponse(
-                    p.topic,
-                    p.partition,
-                    replica,
-                    error_message=f"{p.topic}-{p.partition}: {replica.name}",
-                )
-            )
-            continue
-        if req.acks == ACKS_ALL and replica.in_sync_count() < replica.min_insync_replicas:
-            results.append(
-                ProducePartitionResponse(
-                    p.topic,
-                    p.partition,
-                    ErrorCode.NOT_ENOUGH_REPLICAS,
-                    error_message=f"{replica.in_sync_count()} in-sync replicas, "
-                    f"min.insync.replicas is {replica.min_insync_replicas}",
-                )
-            )
-            continue
-        try:
-            records = apply_timestamp_policy(p.records, replica.config, now)
-            info = replica.append_as_leader(records, now)
-        except InvalidTimestamp as exc:
-            results.append(
-                ProducePartitionResponse(
-                    p.topic, p.partition, ErrorCode.INVALID_TIMESTAMP, error_message=str(exc)
-                )
-            )
-            continue
-        except (StoreError, WireError) as exc:
-            results.append(_append_error(p.topic, p.partition, exc))
-            continue
-        except OSError as exc:
-            log.error("append to %s failed: %s", replica.key, exc)
-            results.append(
-                ProducePartitionResponse(
-                    p.topic, p.partition, ErrorCode.STORAGE_ERROR, error_message=str(exc)
-                )
-            )
-            continue
-        results.append(
-            ProducePartitionResponse(
-                p.topic,
-                p.partition,
-                ErrorCode.NONE,
-                info.first_offset,
-                now if replica.config.log_append_time else -1,
-                replica.log.log_start_offset,
-            )
-        )
-        if req.acks == ACKS_ALL and not ctx.faults.ack_before_high_watermark:
-            waits.append((len(results) - 1, info.last_offset + 1, replica.leader_epoch))
+        span = span_of(p.records) if refusals is not None else None
+        answer = _answer(ctx, req, p, span, refusals, now)
+        if refusals is not None:
+            if answer.error_code == ErrorCode.NONE:
+                refusals.settled(p.topic, p.partition, span)
+            else:
+                refusals.refused(p.topic, p.partition, span, answer.error_code)
+        results.append(answer.response)
+        acks_all = req.acks == ACKS_ALL and not ctx.faults.ack_before_high_watermark
+        if answer.waits_for is not None and acks_all:
+            waits.append((len(results) - 1, *answer.waits_for))
     if req.acks == 0:
         return None
     if not waits:
         return ProduceResponse(results)
     timeout_ms = min(max(req.timeout_ms, 0), ctx.config.limits.max_produce_timeout_ms)
     return _await_high_watermarks(ctx, results, waits, timeout_ms)
+
+
+class _Answer(NamedTuple):
+    """One partition's answer before any acks=all wait; ``waits_for``: (offset the high
+    watermark must reach, leader epoch of the append) once appended."""
+
+    response: ProducePartitionResponse
+    waits_for: tuple[int, int] | None = None
+
+    @property
+    def error_code(self) -> ErrorCode:
+        return ErrorCode(self.response.error_code)
+
+
+def _refused(p: ProducePartitionData, code: ErrorCode, message: str) -> _Answer:
+    return _Answer(ProducePartitionResponse(p.topic, p.partition, code, error_message=message))
+
+
+def _answer(
+    ctx: BrokerContext,
+    req: ProduceRequest,
+    p: ProducePartitionData,
+    span: BatchSpan | None,
+    refusals: ProduceRefusals | None,
+    now: int,
+) -> _Answer:
+    """Refuse ``p`` or append it to the partition this node leads."""
+    if refusals is not None:
+        behind = refusals.behind_refused(p.topic, p.partition, span)
+        if behind is not None:
+            return _refused(
+                p, behind, f"an earlier batch of this producer was refused ({behind.name})"
+            )
+    replica = ctx.leader_replica(p.topic, p.partition)
+    if isinstance(replica, ErrorCode):
+        return _refused(p, replica, f"{p.topic}-{p.partition}: {replica.name}")
+    if req.acks == ACKS_ALL and replica.in_sync_count() < replica.min_insync_replicas:
+        return _refused(
+            p,
+            ErrorCode.NOT_ENOUGH_REPLICAS,
+            f"{replica.in_sync_count()} in-sync replicas, "
+            f"min.insync.replicas is {replica.min_insync_replicas}",
+        )
+    try:
+        records = apply_timestamp_policy(p.records, replica.config, now)
+        info = replica.append_as_leader(records, now)
+    except InvalidTimestamp as exc:
+        return _refused(p, ErrorCode.INVALID_TIMESTAMP, str(exc))
+    except (StoreError, WireError) as exc:
+        return _Answer(_append_error(p.topic, p.partition, exc))
+    except OSError as exc:
+        log.error("append to %s failed: %s", replica.key, exc)
+        return _refused(p, ErrorCode.STORAGE_ERROR, str(exc))
+    response = ProducePartitionResponse(
+        p.topic,
+        p.partition,
+        ErrorCode.NONE,
+        info.first_offset,
+        now if replica.config.log_append_time else -1,
+        replica.log.log_start_offset,
+    )
+    return _Answer(response, (info.last_offset + 1, replica.leader_epoch))
 
 
 async def _await_high_watermarks(
