@@ -21,3 +21,11 @@ class TopicError(BrokerError):
 
 class ControllerUnreachable(BrokerError):
     """No controller answered a broker's request before its deadline."""
+
+
+class SequenceGapAfterElection(BrokerError):
+    """An idempotent batch with a sequence gap reached a leader elected moments ago, before
+    its producer wrote anything under it: the batches missing may still be on their way
+    (refused by the previous leader, waiting out the client's retry backoff). Answered
+    NOT_LEADER_OR_FOLLOWER, which clients retry, rather than OUT_OF_ORDER_SEQUENCE, on which
+    librdkafka renumbers records it has not seen acknowledged and may write them twice."""

@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import trio
 
+from rillet.broker.errors import SequenceGapAfterElection
 from rillet.broker.invariants import require
 from rillet.broker.offset_waiters import OffsetWaiters
 from rillet.broker.replica_role import FetchApplied, ReplicaRole, TopicPartitionKey
@@ -34,11 +35,18 @@ from rillet.partition_store.config import LogConfig
 from rillet.partition_store.flush_plan import FlushPlan
 from rillet.partition_store.log import AppendResult, PartitionLog
 from rillet.partition_store.partition_files import PartitionFiles
+from rillet.partition_store.producer_state import OutOfOrderSequence
+from rillet.wire.batch import read_header
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FileRegion
 from rillet.wire.messages import FetchPartition, FetchPartitionResponse
 
 log = logging.getLogger(__name__)
+# How long after an election a producer's first batch with a sequence gap is answered as
+# retriable (broker.errors.SequenceGapAfterElection): the batches before it may still be
+# on their way from a refusal by the previous leader (a client's retry backoff, a metadata
+# refresh). Later, or once the producer wrote here, a gap is OUT_OF_ORDER_SEQUENCE.
+SEQUENCE_GAP_SETTLE_MS = 10_000
 
 
 class PartitionReplica:
@@ -186,7 +194,14 @@ class PartitionReplica:
         if isinstance(records, FileRegion):
             raise TypeError("produced records arrive as bytes, never as a file region")
         end_before = self.log.log_end_offset
-        result = self.log.append_as_leader(records, self.leader_epoch, now_ms)
+        try:
+            result = self.log.append_as_leader(records, self.leader_epoch, now_ms)
+        except OutOfOrderSequence as exc:
+            if self._gap_may_close(records, now_ms):
+                raise SequenceGapAfterElection(
+                    f"{self.key}: {exc}, just after an election"
+                ) from None
+            raise
         # acks=all waits for the offsets given here: they must be the log's next ones.
         require(
             result.duplicate or result.first_offset == end_before,
@@ -201,6 +216,15 @@ class PartitionReplica:
             self._request_flush()
         self._leader_end_moved()
         return result
+
+    def _gap_may_close(self, records: bytes | bytearray | memoryview, now_ms: int) -> bool:
+        """A sequence gap in the producer's first batch under a leadership younger than
+        :data:`SEQUENCE_GAP_SETTLE_MS`: its earlier batches may still arrive."""
+        leader = self.leader
+        if leader is None or now_ms - leader.elected_ms >= SEQUENCE_GAP_SETTLE_MS:
+            return False
+        last = self.log.producer_last_offset(read_header(records).producer_id)
+        return last is not None and last < leader.epoch_start_offset
 
     def on_follower_fetch(
         self,

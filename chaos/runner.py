@@ -72,6 +72,8 @@ PORT_TAKEN = "address already in use"
 _TIMING = Timing()
 # How late a step may finish before later steps are shifted (probing a leader takes a moment).
 MAX_STEP_LATENESS_S = 0.5
+# How long an unwinding run waits for each writer thread (it is a daemon: the process may end).
+UNWIND_STOP_S = 5.0
 # Node timeouts shortened like the integration tests', so faults resolve within a window.
 CLUSTER_CONFIG = (
     'engine = "{engine}"\n'
@@ -433,7 +435,9 @@ def _run_workload(
         ]
         for w in writers:
             w.start()
-            stack.callback(w.stop)
+            # Unwinding (an error, Ctrl-C, SIGTERM): a short wait, the thread is a daemon; a
+            # finished run has stopped them below with the full outcome wait.
+            stack.callback(w.stop, UNWIND_STOP_S)
         try:
             _drive(schedule, nemesis, history)
         finally:

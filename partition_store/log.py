@@ -212,6 +212,10 @@ class PartitionLog:
             self._producers.update(view.header, batch.base_offset)
         return result
 
+    def producer_last_offset(self, producer_id: int) -> int | None:
+        """Where the idempotent producer's last batch in this log ends (None: unknown)."""
+        return self._producers.last_offset_of(producer_id)
+
     def append_as_follower(
         self, records: bytes | bytearray | memoryview, now_ms: int
     ) -> AppendResult:

@@ -131,6 +131,11 @@ class ProducerStateTable:
             last_of[pid] = _last_sequence(header)
         return None
 
+    def last_offset_of(self, producer_id: int) -> int | None:
+        """The offset of the producer's last batch here (None: unknown producer)."""
+        entry = self.producers.get(producer_id)
+        return entry.batches[-1].last_offset if entry is not None else None
+
     def update(self, header: BatchHeader, first_offset: int) -> None:
         """Record an appended batch (leader or follower) written at ``first_offset``."""
         last_offset = first_offset + header.last_offset_delta

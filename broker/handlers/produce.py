@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 import trio
 
+from rillet.broker.errors import SequenceGapAfterElection
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.message_timestamps import InvalidTimestamp, apply_timestamp_policy
 from rillet.broker.produce_refusals import BatchSpan, ProduceRefusals, span_of
@@ -118,6 +119,8 @@ def _answer(
         info = replica.append_as_leader(records, now)
     except InvalidTimestamp as exc:
         return _refused(p, ErrorCode.INVALID_TIMESTAMP, str(exc))
+    except SequenceGapAfterElection as exc:
+        return _refused(p, ErrorCode.NOT_LEADER_OR_FOLLOWER, str(exc))
     except (StoreError, WireError) as exc:
         return _Answer(_append_error(p.topic, p.partition, exc))
     except OSError as exc:

@@ -72,8 +72,11 @@ class LeaderState:
     followers: dict[int, FollowerProgress] = field(default_factory=dict)
     # Proposals whose outcome is unknown: the controller may have committed them.
     unconfirmed: IsrProposal | None = None
+    elected_ms: int = -1  # when this leadership began here (``now_ms`` at construction)
 
     def __post_init__(self) -> None:
+        if self.elected_ms < 0:
+            self.elected_ms = self.now_ms
         for replica in self.replicas:
             if replica != self.node_id:
                 # ISR members get a full lag window from the election to prove themselves.

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import trio
+import trio.testing
 from broker_context import EPOCH_MS, NODE_ID, Middle, middle
 
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.handlers.produce import handle_produce
+from rillet.broker.partition_replica import SEQUENCE_GAP_SETTLE_MS, PartitionReplica
 from rillet.broker.produce_refusals import (
     MAX_BATCHES_BEHIND,
     RETRIABLE_REFUSALS,
@@ -78,10 +81,56 @@ async def test_a_batch_behind_a_refused_one_gets_the_same_refusal(tmp_path: Path
     assert [offset for _, offset in answers[3:]] == [2, 4]
 
 
-async def test_without_the_connection_s_refusals_the_gap_is_out_of_order(tmp_path: Path) -> None:
-    """What a client saw before: the batch behind the refused one failed for good."""
+async def test_without_the_connection_s_refusals_the_new_leader_still_waits(
+    tmp_path: Path,
+) -> None:
+    """On another connection (no refusal to repeat) the young leadership explains the gap:
+    the producer has not written under it yet (broker.errors.SequenceGapAfterElection)."""
     answers = _leadership_returns_between_two_pipelined_batches(tmp_path, None)
-    assert answers[2][0] == ErrorCode.OUT_OF_ORDER_SEQUENCE
+    assert answers[2][0] == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    assert answers[3:] == [(ErrorCode.NONE, 2), (ErrorCode.NONE, 4)]
+
+
+def _isr(m: Middle, replica: PartitionReplica, isr: tuple[int, ...], partition_epoch: int) -> None:
+    role = ReplicaRole(True, 1, isr, NODE_ID, (NODE_ID, OTHER), partition_epoch, NODE_ID)
+    replica.set_role(role, m.clock.now_ms())
+
+
+async def _acks_all(m: Middle, records: bytes, refusals: ProduceRefusals | None) -> int:
+    request = ProduceRequest(-1, 30_000, [ProducePartitionData("t", 0, records)])
+    result = handle_produce(m.ctx, request, refusals)
+    assert isinstance(result, ProduceResponse)  # refused: no wait
+    return result.partitions[0].error_code
+
+
+async def test_a_batch_behind_one_refused_for_too_few_replicas_waits_too(
+    tmp_path: Path,
+) -> None:
+    """R1 refused while the ISR was below min.insync.replicas; the ISR is back when R2 is
+    read: R2 gets R1's answer on that connection, OUT_OF_ORDER_SEQUENCE on another (a gap
+    under a leadership the producer already wrote in)."""
+    m = middle(tmp_path)
+    replica = m.host("t", 0, configs={"min.insync.replicas": "2"})
+    refusals = ProduceRefusals()
+    assert _produce(m, _batch(0), refusals)[0] == ErrorCode.NONE
+    _isr(m, replica, (NODE_ID,), 2)
+    assert await _acks_all(m, _batch(2), refusals) == ErrorCode.NOT_ENOUGH_REPLICAS
+    _isr(m, replica, (NODE_ID, OTHER), 3)
+    assert await _acks_all(m, _batch(4), None) == ErrorCode.OUT_OF_ORDER_SEQUENCE
+    assert await _acks_all(m, _batch(4), refusals) == ErrorCode.NOT_ENOUGH_REPLICAS
+
+
+async def test_a_gap_long_after_the_election_is_out_of_order(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    m = middle(tmp_path)
+    replica = m.host("t", 0)
+    assert _produce(m, _batch(0), None)[0] == ErrorCode.NONE
+    replica.set_role(_role(OTHER, 2), m.clock.now_ms())
+    replica.set_role(_role(NODE_ID, 3), m.clock.now_ms())
+    assert _produce(m, _batch(4), None)[0] == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    autojump_clock.jump(SEQUENCE_GAP_SETTLE_MS / 1000)
+    assert _produce(m, _batch(4), None)[0] == ErrorCode.OUT_OF_ORDER_SEQUENCE
 
 
 async def test_a_retry_written_by_an_earlier_attempt_stays_a_duplicate(tmp_path: Path) -> None:
@@ -166,21 +215,20 @@ async def test_the_dispatcher_keeps_refusals_per_connection(tmp_path: Path) -> N
     """Through the dispatcher: a batch behind a refused one on the same connection is
     refused alike; on another connection it is judged on its own."""
     m = middle(tmp_path)
-    replica = m.host("t", 0)
+    replica = m.host("t", 0, configs={"min.insync.replicas": "2"})
     d = Dispatcher(m.ctx)
     one, other = Session("kafka", "127.0.0.1"), Session("kafka", "127.0.0.1")
 
-    def produce(records: bytes, session: Session) -> int:
-        request = ProduceRequest(1, 30_000, [ProducePartitionData("t", 0, records)])
-        reply = d.dispatch(
-            RequestHeader(ApiKey.PRODUCE, PROTOCOL_VERSION, 1, "t"), request, session
-        )
+    def produce(records: bytes, session: Session, acks: int = -1) -> int:
+        request = ProduceRequest(acks, 30_000, [ProducePartitionData("t", 0, records)])
+        header = RequestHeader(ApiKey.PRODUCE, PROTOCOL_VERSION, 1, "t")
+        reply = d.dispatch(header, request, session)
         assert reply is not None and isinstance(reply.message, ProduceResponse)
         return reply.message.partitions[0].error_code
 
-    assert produce(_batch(0), one) == ErrorCode.NONE
-    replica.set_role(_role(OTHER, 2), m.clock.now_ms())
-    refused = produce(_batch(2), one)
-    replica.set_role(_role(NODE_ID, 3), m.clock.now_ms())
+    assert produce(_batch(0), one, acks=1) == ErrorCode.NONE
+    _isr(m, replica, (NODE_ID,), 2)
+    assert produce(_batch(2), one) == ErrorCode.NOT_ENOUGH_REPLICAS
+    _isr(m, replica, (NODE_ID, OTHER), 3)
     assert produce(_batch(4), other) == ErrorCode.OUT_OF_ORDER_SEQUENCE
-    assert produce(_batch(4), one) == refused
+    assert produce(_batch(4), one) == ErrorCode.NOT_ENOUGH_REPLICAS
