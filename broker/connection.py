@@ -241,6 +241,8 @@ class Connection:
                     self._client_fetches.add(header.correlation_id)
                 reply = self._dispatcher.dispatch(header, body, self.session)
                 if reply is not None:
+                    if reply.in_order is not None:
+                        await reply.settle()  # before the next request (handlers/in_order.py)
                     await send.send(reply)
             self._reader.decoded(self._decoder.buffered_bytes, frames)
 

@@ -47,6 +47,7 @@ from rillet.broker.handlers.groups import (
     handle_offset_commit,
     handle_offset_fetch,
 )
+from rillet.broker.handlers.in_order import InOrder
 from rillet.broker.handlers.leader_epochs import handle_offset_for_leader_epoch
 from rillet.broker.handlers.list_offsets import handle_list_offsets
 from rillet.broker.handlers.metadata import handle_metadata_request
@@ -115,6 +116,19 @@ class PendingReply:
     waiting: Coroutine[Any, Any, Any] | None = None
     error: ErrorCode | None = None
     error_message: str | None = None
+    # Work the connection finishes before reading its next request (handlers/in_order.py).
+    in_order: Coroutine[Any, Any, Any] | None = None
+
+    async def settle(self) -> None:
+        """Run the in-order work; its result becomes the message or the ``waiting`` one."""
+        if self.in_order is None:
+            return
+        work, self.in_order = self.in_order, None
+        result = await work
+        if isinstance(result, Coroutine):
+            self.waiting = result
+        else:
+            self.message = result
 
 
 def _api_versions(ctx: BrokerContext, req: ApiVersionsRequest) -> ApiVersionsResponse:
@@ -311,6 +325,8 @@ class Dispatcher:
             return None
         if session_news is not None:
             reshape = session_news if reshape is None else _then(reshape, session_news)
+        if isinstance(result, InOrder):
+            return PendingReply(cid, in_order=_in_order(result.work, reshape))
         if isinstance(result, Coroutine):
             if reshape is not None:
                 return PendingReply(cid, waiting=_reshaped(result, reshape))
@@ -335,3 +351,13 @@ def _is_proven_follower_fetch(body: Any, session: Session) -> bool:
 async def _reshaped(answer: Coroutine[Any, Any, Any], reshape: Callable[[Any], Any]) -> Any:
     """The handler's answer, trimmed to what the caller may see."""
     return reshape(await answer)
+
+
+async def _in_order(work: Coroutine[Any, Any, Any], reshape: Callable[[Any], Any] | None) -> Any:
+    """In-order work whose answer (or the coroutine producing it) is trimmed like others."""
+    result = await work
+    if reshape is None:
+        return result
+    if isinstance(result, Coroutine):
+        return _reshaped(result, reshape)
+    return reshape(result)

@@ -10,13 +10,15 @@ the appended batches or ``timeout_ms`` expired.
 from __future__ import annotations
 
 import logging
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from typing import Any, NamedTuple
 
 import trio
+import trio.lowlevel
 
 from rillet.broker.errors import SequenceGapAfterElection
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.handlers.in_order import InOrder
 from rillet.broker.message_timestamps import InvalidTimestamp, apply_timestamp_policy
 from rillet.broker.produce_refusals import BatchSpan, ProduceRefusals, span_of
 from rillet.broker.replication.acks_verdict import acks_all_verdict
@@ -34,13 +36,18 @@ log = logging.getLogger(__name__)
 
 ACKS_ALL = -1
 _VALID_ACKS = (0, 1, ACKS_ALL)
+# Partitions appended between two yields to the event loop (30-50 us each).
+SLICE_PARTITIONS = 256
 
 
 def handle_produce(
     ctx: BrokerContext, req: ProduceRequest, refusals: ProduceRefusals | None = None
-) -> ProduceResponse | Coroutine[Any, Any, ProduceResponse] | None:
+) -> ProduceResponse | Coroutine[Any, Any, ProduceResponse] | InOrder | None:
     """``refusals``: the connection's (broker/produce_refusals.py); a batch pipelined behind
-    one refused here gets the same answer rather than OUT_OF_ORDER_SEQUENCE."""
+    one refused here gets the same answer rather than OUT_OF_ORDER_SEQUENCE. A request for
+    more than :data:`SLICE_PARTITIONS` partitions is appended in slices, yielding to the
+    event loop between them, before the connection reads its next request (InOrder);
+    acks=0 requests, which must be answered at once, never are."""
     if req.acks not in _VALID_ACKS:
         return ProduceResponse(
             [
@@ -50,27 +57,63 @@ def handle_produce(
                 for p in req.partitions
             ]
         )
-    now = ctx.now_ms()
-    results: list[ProducePartitionResponse] = []
-    waits: list[tuple[int, int, int]] = []  # (index in results, offset the HW must reach, epoch)
-    for p in req.partitions:
-        span = span_of(p.records) if refusals is not None else None
-        answer = _answer(ctx, req, p, span, refusals, now)
-        if refusals is not None:
-            if answer.error_code == ErrorCode.NONE:
-                refusals.settled(p.topic, p.partition, span)
-            else:
-                refusals.refused(p.topic, p.partition, span, answer.error_code)
-        results.append(answer.response)
-        acks_all = req.acks == ACKS_ALL and not ctx.faults.ack_before_high_watermark
-        if answer.waits_for is not None and acks_all:
-            waits.append((len(results) - 1, *answer.waits_for))
+    if len(req.partitions) > SLICE_PARTITIONS and req.acks != 0:
+        return InOrder(_append_in_slices(ctx, req, refusals))
+    produced = _Produced()
+    produced.judge(ctx, req, req.partitions, refusals)
     if req.acks == 0:
         return None
-    if not waits:
-        return ProduceResponse(results)
-    timeout_ms = min(max(req.timeout_ms, 0), ctx.config.limits.max_produce_timeout_ms)
-    return _await_high_watermarks(ctx, results, waits, timeout_ms)
+    return produced.answer(ctx, req)
+
+
+async def _append_in_slices(
+    ctx: BrokerContext, req: ProduceRequest, refusals: ProduceRefusals | None
+) -> ProduceResponse | Coroutine[Any, Any, ProduceResponse]:
+    produced = _Produced()
+    for start in range(0, len(req.partitions), SLICE_PARTITIONS):
+        if start:
+            await trio.lowlevel.checkpoint()  # other tasks run between slices
+        produced.judge(ctx, req, req.partitions[start : start + SLICE_PARTITIONS], refusals)
+    return produced.answer(ctx, req)
+
+
+class _Produced:
+    """The answers of one request so far, and the acks=all waits they need."""
+
+    def __init__(self) -> None:
+        self.results: list[ProducePartitionResponse] = []
+        # (index in results, offset the high watermark must reach, leader epoch)
+        self.waits: list[tuple[int, int, int]] = []
+
+    def judge(
+        self,
+        ctx: BrokerContext,
+        req: ProduceRequest,
+        partitions: Sequence[ProducePartitionData],
+        refusals: ProduceRefusals | None,
+    ) -> None:
+        """Refuse or append each of ``partitions``."""
+        now = ctx.now_ms()
+        acks_all = req.acks == ACKS_ALL and not ctx.faults.ack_before_high_watermark
+        for p in partitions:
+            span = span_of(p.records) if refusals is not None else None
+            answer = _answer(ctx, req, p, span, refusals, now)
+            if refusals is not None:
+                if answer.error_code == ErrorCode.NONE:
+                    refusals.settled(p.topic, p.partition, span)
+                else:
+                    refusals.refused(p.topic, p.partition, span, answer.error_code)
+            self.results.append(answer.response)
+            if answer.waits_for is not None and acks_all:
+                self.waits.append((len(self.results) - 1, *answer.waits_for))
+
+    def answer(
+        self, ctx: BrokerContext, req: ProduceRequest
+    ) -> ProduceResponse | Coroutine[Any, Any, ProduceResponse]:
+        if not self.waits:
+            return ProduceResponse(self.results)
+        timeout_ms = min(max(req.timeout_ms, 0), ctx.config.limits.max_produce_timeout_ms)
+        return _await_high_watermarks(ctx, self.results, self.waits, timeout_ms)
 
 
 class _Answer(NamedTuple):

@@ -170,6 +170,8 @@ class KafkaConnection:
                     log.warning("closing kafka connection %s: %s", self.peer, exc)
                     return
                 if reply is not None:
+                    if reply.pending is not None and reply.pending.in_order is not None:
+                        await reply.pending.settle()  # before the next request
                     await send.send(reply)
             self._reader.decoded(self._decoder.pending_bytes, frames)
 
