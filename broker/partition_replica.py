@@ -114,6 +114,13 @@ class PartitionReplica:
     def news(self) -> int:
         return self._news
 
+    @property
+    def fetch_state(self) -> tuple[int, int, int, int]:
+        """What an answer to a follower says of this replica now (fetch sessions compare
+        it): high watermark, log start, log end, leader epoch."""
+        plog = self.log
+        return (self._high_watermark, plog.log_start_offset, plog.log_end_offset, self.leader_epoch)
+
     def set_role(self, role: ReplicaRole, now_ms: int) -> None:
         """Apply the committed state of this partition (called on every change)."""
         self._news += 1

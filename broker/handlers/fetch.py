@@ -15,6 +15,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 import trio
+import trio.lowlevel
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.replica_fetch import (
@@ -37,6 +38,8 @@ from rillet.wire.messages import (
 log = logging.getLogger(__name__)
 
 _EMPTY = b""
+# Partitions read between two yields to the event loop.
+READ_SLICE_PARTITIONS = 256
 
 
 def handle_fetch(ctx: BrokerContext, req: FetchRequest) -> Coroutine[Any, Any, FetchResponse]:
@@ -76,33 +79,56 @@ async def _fetch(
     arrived_ms = ctx.now_ms()  # a long poll re-reads; its fetch offsets date from now
     while True:
         reading = req if to_read is None else to_read(req, ctx.now_ms())
-        response, total_bytes, has_error = _read_once(ctx, reading, arrived_ms)
-        if total_bytes >= req.min_bytes or has_error or trio.current_time() >= deadline:
-            return response
-        _close_regions(response)
-        await _wait_for_data(ctx, req, deadline)
+        # A read that yields (many partitions) registers the long poll's waiters first: an
+        # append to a partition already read must still wake it, not wait out the poll.
+        early = _DataWaiters(ctx, req) if len(reading.partitions) > READ_SLICE_PARTITIONS else None
+        try:
+            response, total_bytes, has_error = await _read_once(ctx, reading, arrived_ms)
+            if total_bytes >= req.min_bytes or has_error or trio.current_time() >= deadline:
+                return response
+            _close_regions(response)
+            waiters = early if early is not None else _DataWaiters(ctx, req)
+            await waiters.wait(deadline)
+        finally:
+            if early is not None:
+                early.close()
 
 
-def _read_once(
+async def _read_once(
     ctx: BrokerContext, req: FetchRequest, arrived_ms: int
 ) -> tuple[FetchResponse, int, bool]:
+    """Read every partition of ``req``, yielding to the event loop every
+    :data:`READ_SLICE_PARTITIONS` (a follower's fetch names thousands: read in one stretch,
+    it held the loop for hundreds of milliseconds). Each partition's answer is read at once;
+    the next may see later appends, as a later fetch would."""
     remaining = max(req.max_bytes, 0)
     out: list[FetchPartitionResponse] = []
     total = 0
     has_error = False
-    for p in req.partitions:
-        if req.replica_id >= 0:
-            resp = read_for_follower(
-                ctx, p, req.replica_id, remaining, first=total == 0, request_arrived_ms=arrived_ms
-            )
-        else:
-            resp = _read_partition(ctx, p, remaining, first=total == 0)
-        if resp.error_code != ErrorCode.NONE or is_diverging(resp):
-            has_error = True
-        size = blob_length(resp.records)
-        total += size
-        remaining = max(remaining - size, 0)
-        out.append(resp)
+    try:
+        for index, p in enumerate(req.partitions):
+            if index and index % READ_SLICE_PARTITIONS == 0:
+                await trio.lowlevel.checkpoint()
+            if req.replica_id >= 0:
+                resp = read_for_follower(
+                    ctx,
+                    p,
+                    req.replica_id,
+                    remaining,
+                    first=total == 0,
+                    request_arrived_ms=arrived_ms,
+                )
+            else:
+                resp = _read_partition(ctx, p, remaining, first=total == 0)
+            if resp.error_code != ErrorCode.NONE or is_diverging(resp):
+                has_error = True
+            size = blob_length(resp.records)
+            total += size
+            remaining = max(remaining - size, 0)
+            out.append(resp)
+    except BaseException:
+        _close_regions(FetchResponse(out))  # cancelled mid-read: release what it holds
+        raise
     return FetchResponse(out), total, has_error
 
 
@@ -168,20 +194,31 @@ def _out_of_range(p: FetchPartition, replica: PartitionReplica) -> FetchPartitio
     )
 
 
-async def _wait_for_data(ctx: BrokerContext, req: FetchRequest, deadline: float) -> None:
-    event = trio.Event()
-    replicas = []
-    for p in req.partitions:
-        replica = ctx.replicas.get(p.topic, p.partition)
-        if replica is not None:
-            replica.register_waiter(event, follower=req.replica_id >= 0)
-            replicas.append(replica)
-    try:
-        with trio.move_on_at(deadline):
-            await event.wait()
-    finally:
+class _DataWaiters:
+    """One long poll's wake-up: an event every partition of the fetch sets on news."""
+
+    def __init__(self, ctx: BrokerContext, req: FetchRequest) -> None:
+        self._event = trio.Event()
+        self._replicas: list[PartitionReplica] = []
+        for p in req.partitions:
+            replica = ctx.replicas.get(p.topic, p.partition)
+            if replica is not None:
+                replica.register_waiter(self._event, follower=req.replica_id >= 0)
+                self._replicas.append(replica)
+
+    async def wait(self, deadline: float) -> None:
+        """Until a partition has news (at once if one had since registration) or the
+        deadline; then unregistered."""
+        try:
+            with trio.move_on_at(deadline):
+                await self._event.wait()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        replicas, self._replicas = self._replicas, []
         for replica in replicas:
-            replica.unregister_waiter(event)
+            replica.unregister_waiter(self._event)
 
 
 def _close_regions(response: FetchResponse) -> None:

@@ -53,6 +53,11 @@ class NewsSource(Protocol):
     @property
     def news(self) -> int: ...
 
+    @property
+    def fetch_state(self) -> tuple[int, int, int, int]:
+        """(high watermark, log start, log end, leader epoch) now: what an answer says."""
+        ...
+
 
 class FetchSessionError(Exception):
     """An incremental fetch the leader cannot apply (no session, or too many partitions)."""
@@ -167,9 +172,10 @@ class LeaderFetchSession:
         source_of: Callable[[TP], NewsSource | None] = lambda key: None,
     ) -> FetchResponse:
         """The answers the follower needs: the partitions its fetch named, and those that
-        tell it something new. Call it right after the read (no checkpoint in between):
-        a partition whose answer left the follower caught up becomes quiet as of its
-        replica's news counter (``source_of``) now."""
+        tell it something new. A partition whose answer left the follower caught up
+        becomes quiet as of its replica's news counter (``source_of``) now, if the replica
+        still stands where the answer says: the read yields to the event loop between
+        slices, so an append may have come after this partition was read."""
         answered, quiet, positions = self._answered, self._quiet, self._positions or {}
         kept = []
         for r in response.partitions:
@@ -195,6 +201,11 @@ class LeaderFetchSession:
                 and 0 <= r.log_end_offset <= position.fetch_offset
             ):
                 source = source_of(key)
-                if source is not None:
+                if source is not None and source.fetch_state == (
+                    r.high_watermark,
+                    r.log_start_offset,
+                    r.log_end_offset,
+                    r.leader_epoch,
+                ):
                     quiet[key] = (source, source.news)
         return FetchResponse(kept)

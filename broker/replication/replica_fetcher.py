@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 import trio
+import trio.lowlevel
 
 from rillet.broker.config import ReplicationConfig
 from rillet.broker.metadata_view import MetadataView
@@ -34,6 +35,8 @@ from rillet.wire.errors import WireError
 from rillet.wire.messages import FetchPartition, FetchPartitionResponse, FetchRequest
 
 log = logging.getLogger(__name__)
+# Fetch answers applied between two yields to the event loop.
+APPLY_SLICE_PARTITIONS = 256
 
 
 class _Outcome(enum.Enum):
@@ -226,7 +229,11 @@ class ReplicaFetcherManager:
             return _Outcome.ERRORS
         session.answered()
         progressed = not response.partitions  # nothing new: fetch again at once
-        for answer in response.partitions:
+        for index, answer in enumerate(response.partitions):
+            if index and index % APPLY_SLICE_PARTITIONS == 0:
+                # Thousands of answers: let other tasks run (each apply checks the state it
+                # was sent in, as for an answer that arrived later).
+                await trio.lowlevel.checkpoint()
             key = (answer.topic, answer.partition)
             s = sent.get(key)
             if s is None:

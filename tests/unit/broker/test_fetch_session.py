@@ -110,14 +110,21 @@ def test_the_leader_answers_named_partitions_and_news_only() -> None:
 
 
 class _Source:
-    def __init__(self) -> None:
+    """A replica as ``_answer`` describes it: log end at the high watermark, epoch 1."""
+
+    def __init__(self, hw: int) -> None:
         self.news = 0
+        self.hw = hw
+
+    @property
+    def fetch_state(self) -> tuple[int, int, int, int]:
+        return (self.hw, 0, self.hw, 1)
 
 
 def test_caught_up_partitions_are_not_read_again_until_news_or_a_refresh() -> None:
     """A partition whose answer left the follower caught up is skipped by later reads until
     its replica reports news, the follower names it, or ``refresh_ms`` passes."""
-    sources = {("t", p): _Source() for p in (0, 1, 2)}
+    sources = {("t", p): _Source(hw) for p, hw in ((0, 5), (1, 7), (2, 3))}
     leader = LeaderFetchSession(refresh_ms=1000)
     first = [_position(0, 5), _position(1, 7), _position(2, 3)]
     full, named = leader.expand(_request(first))
@@ -133,6 +140,7 @@ def test_caught_up_partitions_are_not_read_again_until_news_or_a_refresh() -> No
     leader.news(FetchResponse([_answer(1, 7), answer[2]]), named, sources.get)
     full, named = leader.expand(_request([_position(0, 6)], True))
     assert [p.partition for p in leader.to_read(full, 200).partitions] == [0, 2]  # 0 was named
+    sources[("t", 0)].hw = 6
     leader.news(FetchResponse([_answer(0, 6), answer[2]]), named, sources.get)
     errors = FetchResponse(
         [_answer(0, 6, code=ErrorCode.NOT_LEADER_OR_FOLLOWER), _answer(1, 7), answer[2]]
@@ -144,6 +152,17 @@ def test_caught_up_partitions_are_not_read_again_until_news_or_a_refresh() -> No
     assert [p.partition for p in leader.to_read(full, 1100).partitions] == [0, 2]
     full, named = leader.expand(_request(first))
     assert leader.to_read(full, 1200) == full  # a full fetch starts over
+
+
+def test_a_partition_that_moved_after_its_read_is_not_quiet() -> None:
+    """The read yields between slices: an append after a partition was read (its answer
+    says caught up at 5, the replica is at 6 now) must not leave it quiet."""
+    source = _Source(6)
+    leader = LeaderFetchSession(refresh_ms=1000)
+    full, named = leader.expand(_request([_position(0, 5)]))
+    leader.news(FetchResponse([_answer(0, 5)]), named, {("t", 0): source}.get)
+    full, _ = leader.expand(_request([], incremental=True))
+    assert [p.partition for p in leader.to_read(full, 100).partitions] == [0]
 
 
 def test_an_incremental_fetch_needs_a_session() -> None:
