@@ -184,7 +184,14 @@ def test_kafka_admin_clients_manage_scram_users(cluster: tuple[LocalCluster, Tls
             [UserScramCredentialUpsertion("carol", ScramMechanism.SCRAM_SHA_256, "carol-secret")]
         )
         assert made == {"carol": None}
-        described = kp.describe_user_scram_credentials(["carol"])
+        # kafka-python asks its least loaded node, which may apply the controller's decision
+        # a moment after the controller answered (every node's view is eventual, as Kafka's).
+        described = wait_for(
+            "carol's credentials on the node asked",
+            lambda: (
+                (d := kp.describe_user_scram_credentials(["carol"]))["carol"]["error"] is None and d
+            ),
+        )
         infos = described["carol"]["credential_infos"]
         assert [(i["mechanism"], i["iterations"]) for i in infos] == [
             (ScramMechanism.SCRAM_SHA_256, 4096)
@@ -195,7 +202,9 @@ def test_kafka_admin_clients_manage_scram_users(cluster: tuple[LocalCluster, Tls
             [UserScramCredentialDeletion("carol", ScramMechanism.SCRAM_SHA_256)]
         )
         assert gone == {"carol": None}
-        missing = kp.describe_user_scram_credentials(["carol"])
-        assert missing["carol"]["error"] is not None
+        wait_for(
+            "carol's credentials gone on the node asked",
+            lambda: kp.describe_user_scram_credentials(["carol"])["carol"]["error"] is not None,
+        )
     finally:
         kp.close()
