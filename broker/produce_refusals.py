@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from rillet.partition_store.producer_state import last_sequence, sequence_after
 from rillet.wire.batch import NO_PRODUCER_ID, peek_length, read_header
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import CorruptBatch
@@ -41,7 +42,6 @@ MAX_GAPS_PER_CONNECTION = 1024
 # Batches one refusal answers: the most a client pipelines behind a batch (Kafka's limit of
 # 5 in flight per partition) - a producer that keeps skipping is not explained forever.
 MAX_BATCHES_BEHIND = 5
-_SEQUENCE_MODULUS = 1 << 31
 
 
 class BatchSpan(NamedTuple):
@@ -74,7 +74,7 @@ def span_of(records: object) -> BatchSpan | None:
                 return None
     except CorruptBatch:
         return None
-    following = (last.base_sequence + last.last_offset_delta + 1) % _SEQUENCE_MODULUS
+    following = sequence_after(last_sequence(last))
     return BatchSpan(first.producer_id, first.producer_epoch, first.base_sequence, following)
 
 

@@ -66,8 +66,14 @@ class ProducerEntry:
     )
 
 
-def _last_sequence(header: BatchHeader) -> int:
+def last_sequence(header: BatchHeader) -> int:
+    """The sequence of the batch's last record."""
     return (header.base_sequence + header.last_offset_delta) % _SEQUENCE_MODULUS
+
+
+def sequence_after(sequence: int) -> int:
+    """The sequence that follows ``sequence`` (they wrap after int32 max)."""
+    return (sequence + 1) % _SEQUENCE_MODULUS
 
 
 class ProducerStateTable:
@@ -100,12 +106,12 @@ class ProducerStateTable:
                     f"not {header.base_sequence}"
                 )
             return None
-        last = _last_sequence(header)
+        last = last_sequence(header)
         for batch in entry.batches:
             if batch.first_sequence == header.base_sequence and batch.last_sequence == last:
                 return batch
         if entry.batches:
-            expected = (entry.batches[-1].last_sequence + 1) % _SEQUENCE_MODULUS
+            expected = sequence_after(entry.batches[-1].last_sequence)
             if header.base_sequence != expected:
                 raise OutOfOrderSequence(
                     f"producer {header.producer_id}: sequence {header.base_sequence} after "
@@ -124,11 +130,11 @@ class ProducerStateTable:
             if pid == NO_PRODUCER_ID or header.base_sequence < 0:
                 continue
             if pid in last_of:
-                if header.base_sequence != (last_of[pid] + 1) % _SEQUENCE_MODULUS:
+                if header.base_sequence != sequence_after(last_of[pid]):
                     raise OutOfOrderSequence(f"producer {pid}: batches of one append skip")
             elif self.check(header) is not None:
                 raise OutOfOrderSequence(f"producer {pid}: a retried batch among new ones")
-            last_of[pid] = _last_sequence(header)
+            last_of[pid] = last_sequence(header)
         return None
 
     def last_offset_of(self, producer_id: int) -> int | None:
@@ -146,7 +152,7 @@ class ProducerStateTable:
         if entry is None or header.producer_epoch > entry.epoch:
             entry = self.producers[header.producer_id] = ProducerEntry(header.producer_epoch)
         entry.batches.append(
-            BatchMetadata(header.base_sequence, _last_sequence(header), first_offset, last_offset)
+            BatchMetadata(header.base_sequence, last_sequence(header), first_offset, last_offset)
         )
 
     def truncate(self, end_offset: int) -> None:

@@ -96,13 +96,16 @@ class _Produced:
         now = ctx.now_ms()
         acks_all = req.acks == ACKS_ALL and not ctx.faults.ack_before_high_watermark
         for p in partitions:
-            span = span_of(p.records) if refusals is not None else None
+            # Batch headers are read up front only on a connection with refusals to repeat
+            # (none, nearly always): every other batch is judged without them.
+            span = span_of(p.records) if refusals else None
             answer = _answer(ctx, req, p, span, refusals, now)
             if refusals is not None:
                 if answer.error_code == ErrorCode.NONE:
                     refusals.settled(p.topic, p.partition, span)
                 else:
-                    refusals.refused(p.topic, p.partition, span, answer.error_code)
+                    refused = span if span is not None else span_of(p.records)
+                    refusals.refused(p.topic, p.partition, refused, answer.error_code)
             self.results.append(answer.response)
             if answer.waits_for is not None and acks_all:
                 self.waits.append((len(self.results) - 1, *answer.waits_for))
