@@ -102,6 +102,9 @@ class MetadataState:
         # answers, topic creation and deletion) without scanning every partition of the
         # cluster. Kept in step with ``partitions`` by :meth:`_set_partition`.
         self._by_topic: dict[str, dict[int, PartitionState]] = {}
+        # Per topic id, the index of the last entry that changed its partitions or configs:
+        # lets a node keep answers about a topic until it changes (topic_version).
+        self._topic_versions: dict[str, int] = {}
         self.next_producer_id = 0
         self.groups = GroupRegistry()  # consumer, ownership and offset registries
         self.classic_groups = ClassicGroupRegistry()  # JoinGroup/SyncGroup groups
@@ -155,6 +158,7 @@ class MetadataState:
                         record.name, record.topic_id, dict(record.configs)
                     )
                     self.topic_ids[record.name] = record.topic_id
+                    self._topic_versions[record.topic_id] = index
                     self.topic_requests.note(record.request_id, record.name)
                     # Its partitions came first (pending): they appear now.
                     self._changed_partitions.update(self._keys_of(record.topic_id))
@@ -182,6 +186,7 @@ class MetadataState:
                     self.topics[record.topic_id] = TopicState(
                         topic.name, topic.topic_id, dict(record.configs)
                     )
+                    self._topic_versions[record.topic_id] = index
                     self._changed_partitions.update(self._keys_of(record.topic_id))
             case RemoveTopic():
                 topic = self.topics.pop(record.topic_id, None)
@@ -189,6 +194,7 @@ class MetadataState:
                     del self.partitions[key]  # also the pending partitions of no topic
                     self._changed_partitions.add(key)
                 self._by_topic.pop(record.topic_id, None)
+                self._topic_versions.pop(record.topic_id, None)
                 if topic is not None:
                     del self.topic_ids[topic.name]
                     self.groups.remove_topic(record.topic_id)
@@ -243,6 +249,7 @@ class MetadataState:
     def _set_partition(self, key: tuple[str, int], state: PartitionState) -> None:
         self.partitions[key] = state
         self._by_topic.setdefault(key[0], {})[key[1]] = state
+        self._topic_versions[key[0]] = self.last_applied_index
 
     def _keys_of(self, topic_id: str) -> list[tuple[str, int]]:
         return [(topic_id, p) for p in self._by_topic.get(topic_id, ())]
@@ -261,6 +268,11 @@ class MetadataState:
 
     def partitions_of(self, topic_id: str) -> dict[int, PartitionState]:
         return dict(self._by_topic.get(topic_id, {}))
+
+    def topic_version(self, topic_id: str) -> int:
+        """Index of the last applied entry that changed the topic (its partitions or
+        configs); -1 for an unknown topic. Equal versions mean an unchanged topic."""
+        return self._topic_versions.get(topic_id, -1)
 
     def pending_topic_ids(self) -> list[str]:
         """Topic ids with partitions but no TopicRecord: a split creation that did not
@@ -330,6 +342,7 @@ class MetadataState:
             for tid, name, configs in doc["topics"]:
                 state.topics[tid] = TopicState(name, tid, dict(configs))
                 state.topic_ids[name] = tid
+                state._topic_versions[tid] = state.last_applied_index
             for tid, p, replicas, isr, leader, le, pe in doc["partitions"]:
                 state._set_partition(
                     (tid, p), PartitionState(tuple(replicas), tuple(isr), leader, le, pe)

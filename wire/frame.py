@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 import cbor2
 
+from rillet.wire.encoded import splice_encoded
 from rillet.wire.errors import FrameTooLarge, MalformedFrame
 
 LENGTH = struct.Struct(">I")
@@ -59,7 +60,7 @@ def encode_frame(header: dict[str, Any], blobs: Sequence[BlobPart] = ()) -> list
     """Parts of one frame in write order: the prefix (length + header), then each blob."""
     if blobs:
         header = {**header, "blobs": [blob_length(b) for b in blobs]}
-    encoded = cbor2.dumps(header)
+    encoded = cbor2.dumps(header, default=splice_encoded)
     total = len(encoded) + sum(blob_length(b) for b in blobs)
     return [LENGTH.pack(total) + encoded, *blobs]
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from enum import IntEnum
 from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
+from rillet.wire.encoded import PreEncoded
 from rillet.wire.errors import MalformedMessage
 from rillet.wire.frame import BlobPart, FileRegion
 
@@ -180,6 +181,8 @@ def _dataclass_decoder(cls: Any) -> Decoder:
 
 
 def _build_encoder(tp: Any) -> Encoder:
+    if isinstance(tp, type) and issubclass(tp, PreEncoded):
+        return lambda obj, blobs: obj.wire_form()  # spliced as is (wire/encoded.py)
     if not dataclasses.is_dataclass(tp):
         raise TypeError(f"{tp!r} is not a message dataclass")
     hints = typing.get_type_hints(tp, include_extras=True)
@@ -189,6 +192,8 @@ def _build_encoder(tp: Any) -> Encoder:
         plan.append((f.name, _field_encoder(ftp), _is_blob(ftp)))
 
     def enc(obj: Any, blobs: list[BlobPart]) -> Any:
+        if type(obj) is not tp:  # a subclass: a PreEncoded one encodes itself
+            return _encoder_for(type(obj))(obj, blobs)
         out: dict[str, Any] = {}
         for fname, fenc, is_blob in plan:
             value = getattr(obj, fname)

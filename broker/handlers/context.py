@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rillet.broker.config import NodeConfig
+from rillet.broker.metadata_answers import MetadataAnswers
 from rillet.broker.metadata_view import MetadataView
 from rillet.broker.partition_replica import PartitionReplica
 from rillet.broker.producer_ids import ProducerIdSource
@@ -38,6 +39,7 @@ class BrokerContext:
     metadata: MetadataView
     producer_ids: ProducerIdSource | None = None
     faults: InjectedFaults = InjectedFaults()
+    metadata_answers: MetadataAnswers = field(default_factory=MetadataAnswers)
 
     def now_ms(self) -> int:
         """The node's clock (the replica manager's: one clock for the whole middle layer)."""

@@ -16,7 +16,6 @@ from rillet.wire.messages import (
     BrokerInfo,
     MetadataRequest,
     MetadataResponse,
-    PartitionMetadata,
     TopicMetadata,
 )
 
@@ -42,19 +41,15 @@ def handle_metadata(ctx: BrokerContext, req: MetadataRequest) -> MetadataRespons
     """The metadata as applied on this node now."""
     state = ctx.metadata.state
     names = sorted(state.topic_ids) if req.topics is None else req.topics
+    answers = ctx.metadata_answers
+    answers.forget_removed(state)
     topics = []
     for name in names:
         topic = state.topic_by_name(name)
         if topic is None:
             topics.append(TopicMetadata(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, []))
             continue
-        partitions = []
-        for p, s in sorted(state.partitions_of(topic.topic_id).items()):
-            error = ErrorCode.NONE if s.leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE
-            partitions.append(
-                PartitionMetadata(p, s.leader, s.leader_epoch, list(s.replicas), list(s.isr), error)
-            )
-        topics.append(TopicMetadata(name, ErrorCode.NONE, partitions, dict(topic.configs)))
+        topics.append(answers.topic(state, topic))  # kept until the topic changes
     brokers = [
         BrokerInfo(b.broker_id, b.host, b.port, b.rack)
         for b in sorted(state.brokers.values(), key=lambda b: b.broker_id)
