@@ -31,7 +31,7 @@ Both ends are pure state (no I/O): the replica fetcher and the request dispatche
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Protocol
 
 from rillet.broker.replication.follower_fetch_answer import is_diverging
@@ -68,37 +68,66 @@ class FollowerFetchSession:
 
     def __init__(self) -> None:
         self._answered: dict[TP, FetchPartition] | None = None  # None: no session yet
-        self._asked: dict[TP, FetchPartition] = {}
+        # The last fetch's names and forgets, until it is answered; then the leader holds them.
+        self._unanswered: tuple[list[FetchPartition], list[TP]] | None = None
+        self._again: set[TP] = set()
 
     def request(
-        self, partitions: list[FetchPartition]
+        self, current: Mapping[TP, FetchPartition], moved: Collection[TP] | None = None
     ) -> tuple[bool, list[FetchPartition], list[FetchForgotten]]:
         """(incremental, partitions to name, partitions to forget) for a fetch of
-        ``partitions`` (every partition followed on this leader, at its current position)."""
-        current = {(p.topic, p.partition): p for p in partitions}
-        self._asked = current
+        ``current`` (every partition followed on this leader, at its current position).
+        ``moved``: the only partitions whose position may have changed, or gone, since the
+        previous request (None: any of them; the follower then compares them all)."""
         answered = self._answered
         if answered is None:
-            return False, partitions, []
+            named = list(current.values())
+            self._unanswered = (named, [])
+            return False, named, []
+        again, self._again = self._again, set()
+        forgotten_before: list[TP] = []
+        if self._unanswered is not None:  # the last fetch was not answered: name it again
+            named_before, forgotten_before = self._unanswered
+            again.update((p.topic, p.partition) for p in named_before)
+        if moved is None:
+            candidates: Iterable[TP] = current
+            forgotten = [key for key in answered if key not in current]
+        else:
+            candidates = again.union(moved)
+            forgotten = [k for k in forgotten_before if k in answered and k not in current]
         changed = [
-            p for key, p in current.items() if (last := answered.get(key)) is not p and last != p
+            p
+            for key in candidates
+            if (p := current.get(key)) is not None
+            and (((last := answered.get(key)) is not p and last != p) or key in again)
         ]
-        forgotten = [FetchForgotten(*key) for key in answered if key not in current]
-        return True, changed, forgotten
+        self._unanswered = (changed, forgotten)
+        return True, changed, [FetchForgotten(*key) for key in forgotten]
 
     def answered(self) -> None:
         """The fetch was answered: the leader now holds the positions it named."""
-        self._answered = self._asked
+        if self._unanswered is None:
+            return
+        named, forgotten = self._unanswered
+        self._unanswered = None
+        answered = self._answered if self._answered is not None else {}
+        for p in named:
+            answered[(p.topic, p.partition)] = p
+        for key in forgotten:
+            answered.pop(key, None)
+        self._answered = answered
 
     def ask_again(self, key: TP) -> None:
         """Name ``key`` in the next fetch even if its position did not move (its answer was
         dropped: the leader answers a named partition whatever it last said)."""
         if self._answered is not None:
-            self._answered.pop(key, None)
+            self._again.add(key)
 
     def reset(self) -> None:
         """Start over with a full fetch (the leader lost the session)."""
         self._answered = None
+        self._unanswered = None
+        self._again = set()
 
 
 class LeaderFetchSession:

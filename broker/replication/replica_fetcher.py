@@ -16,7 +16,6 @@ import enum
 import logging
 import ssl
 from collections.abc import Callable, Mapping
-from typing import NamedTuple
 
 import trio
 import trio.lowlevel
@@ -27,12 +26,13 @@ from rillet.broker.partition_replica import PartitionReplica
 from rillet.broker.replica_manager import ReplicaManager
 from rillet.broker.replica_role import FetchApplied
 from rillet.broker.replication.fetch_session import FollowerFetchSession
+from rillet.broker.replication.followed_positions import FollowedPositions, SentPosition
 from rillet.client.connection import BrokerConnection
 from rillet.client.errors import RilletError
 from rillet.partition_store.errors import StoreError
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import WireError
-from rillet.wire.messages import FetchPartition, FetchPartitionResponse, FetchRequest
+from rillet.wire.messages import FetchPartitionResponse, FetchRequest
 
 log = logging.getLogger(__name__)
 # Fetch answers applied between two yields to the event loop.
@@ -43,16 +43,6 @@ class _Outcome(enum.Enum):
     PROGRESS = "progress"
     ERRORS = "errors"
     BROKEN = "broken"
-
-
-class _Sent(NamedTuple):
-    """What a fetch asked for a partition: the answer applies only if this still holds.
-    (A named tuple: one is made per followed partition per fetch round.)"""
-
-    replica: PartitionReplica
-    fetch_offset: int
-    leader_epoch: int
-    log_truncations: int
 
 
 class ReplicaFetcherManager:
@@ -80,6 +70,7 @@ class ReplicaFetcherManager:
         self._by_leader: dict[int, list[PartitionReplica]] = {}  # followed, by leader
         self._nursery: trio.Nursery | None = None
         self._changed = trio.Event()
+        self._generation = 0  # reconciliations so far: a loop rebuilds its positions after one
 
     async def run(self) -> None:
         """Host the fetch loops (cancel to stop them)."""
@@ -98,6 +89,7 @@ class ReplicaFetcherManager:
         leader this node follows a partition of."""
         self._changed.set()
         self._changed = trio.Event()
+        self._generation += 1
         by_leader: dict[int, list[PartitionReplica]] = {}
         for replica in self._replicas.replicas():
             role = replica.role
@@ -137,8 +129,15 @@ class ReplicaFetcherManager:
         conn: BrokerConnection | None = None
         endpoint: tuple[str, int] | None = None
         session = FollowerFetchSession()
+        positions = FollowedPositions(self._config.fetch_partition_max_bytes)
         try:
-            while self._nursery is not None and (partitions := self._followed(leader_id)):
+            while self._nursery is not None:
+                now_ms = self._replicas.clock.now_ms()
+                if positions.needs_rebuild(self._generation, now_ms):
+                    partitions = self._followed(leader_id)
+                    if not partitions:
+                        break
+                    positions.rebuild(partitions, self._generation, now_ms)
                 broker = self._metadata.state.brokers.get(leader_id)
                 if broker is None:
                     await self._wait_for_change(1.0)
@@ -153,7 +152,7 @@ class ReplicaFetcherManager:
                     if conn is None:
                         await self._wait_for_change(self._config.fetch_backoff_ms / 1000)
                         continue
-                outcome = await self._fetch_once(conn, session, partitions)
+                outcome = await self._fetch_once(conn, session, positions)
                 if outcome is _Outcome.BROKEN:
                     conn.close()  # reconnect next round (the leader may have moved)
                 if outcome is not _Outcome.PROGRESS:
@@ -191,21 +190,16 @@ class ReplicaFetcherManager:
         self,
         conn: BrokerConnection,
         session: FollowerFetchSession,
-        partitions: list[PartitionReplica],
+        positions: FollowedPositions,
     ) -> _Outcome:
         """One fetch round trip: progress, only error answers (back off and fetch again on
         the same connection), or a broken connection. The fetch names only the partitions
-        whose position changed since the last answer on this connection (fetch_session)."""
+        whose position changed since the last answer on this connection (fetch_session),
+        found among those this loop applied answers to (followed_positions)."""
         cfg = self._config
-        sent: dict[tuple[str, int], _Sent] = {}
-        wanted: list[FetchPartition] = []
-        for replica in partitions:
-            part = replica.fetch_partition(cfg.fetch_partition_max_bytes)
-            sent[(part.topic, part.partition)] = _Sent(
-                replica, part.fetch_offset, part.current_leader_epoch, replica.log.truncations
-            )
-            wanted.append(part)
-        incremental, named, forgotten = session.request(wanted)
+        moved = positions.take_moved()
+        incremental, named, forgotten = session.request(positions.positions, moved)
+        sent = positions.sent  # as of this request (recomputed only before the next one)
         request = FetchRequest(
             cfg.fetch_wait_max_ms,
             1,
@@ -238,14 +232,18 @@ class ReplicaFetcherManager:
             s = sent.get(key)
             if s is None:
                 continue
+            if s.replica.damage is not None:
+                positions.invalidate()  # no fetch between finding damage and its repair
+                continue
             applied = self._apply(s, answer)
+            positions.mark_moved(key)
             if applied is FetchApplied.STALE:
                 session.ask_again(key)
             if applied is not FetchApplied.BACK_OFF:
                 progressed = True
         return _Outcome.PROGRESS if progressed else _Outcome.ERRORS
 
-    def _apply(self, s: _Sent, answer: FetchPartitionResponse) -> FetchApplied:
+    def _apply(self, s: SentPosition, answer: FetchPartitionResponse) -> FetchApplied:
         """What the answer did to this partition (BACK_OFF: wait before the next fetch)."""
         replica = s.replica
         try:

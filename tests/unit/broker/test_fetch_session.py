@@ -58,30 +58,96 @@ def _answer(partition: int, hw: int, records: bytes = b"", code: int = 0) -> Fet
 # -- the follower's end -----------------------------------------------------------------------
 
 
+def _keyed(parts: list[FetchPartition]) -> dict[tuple[str, int], FetchPartition]:
+    return {(p.topic, p.partition): p for p in parts}
+
+
 def test_the_first_fetch_names_everything_then_only_what_moved() -> None:
     f = FollowerFetchSession()
     parts = [_position(0, 5), _position(1, 7)]
-    assert f.request(parts) == (False, parts, [])
+    assert f.request(_keyed(parts)) == (False, parts, [])
     f.answered()
-    assert f.request(parts) == (True, [], [])  # nothing moved
+    assert f.request(_keyed(parts)) == (True, [], [])  # nothing moved
     f.answered()
     moved = [_position(0, 9), _position(1, 7)]
-    assert f.request(moved) == (True, [_position(0, 9)], [])
+    assert f.request(_keyed(moved)) == (True, [_position(0, 9)], [])
     f.answered()
-    assert f.request([_position(1, 7)]) == (True, [], [FetchForgotten("t", 0)])
+    assert f.request(_keyed([_position(1, 7)])) == (True, [], [FetchForgotten("t", 0)])
 
 
 def test_an_unanswered_fetch_is_named_again_and_a_reset_starts_over() -> None:
     f = FollowerFetchSession()
-    f.request([_position(0, 5)])
+    f.request(_keyed([_position(0, 5)]))
     f.answered()
-    f.request([_position(0, 6)])  # no answer (the caller resets or reconnects)
-    assert f.request([_position(0, 6)]) == (True, [_position(0, 6)], [])
+    f.request(_keyed([_position(0, 6)]))  # no answer (the caller resets or reconnects)
+    assert f.request(_keyed([_position(0, 6)])) == (True, [_position(0, 6)], [])
     f.answered()
     f.ask_again(("t", 0))  # its answer was dropped: ask although nothing moved
-    assert f.request([_position(0, 6)]) == (True, [_position(0, 6)], [])
+    assert f.request(_keyed([_position(0, 6)])) == (True, [_position(0, 6)], [])
     f.reset()
-    assert f.request([_position(0, 6)]) == (False, [_position(0, 6)], [])
+    assert f.request(_keyed([_position(0, 6)])) == (False, [_position(0, 6)], [])
+
+
+def test_told_what_moved_the_follower_compares_only_those() -> None:
+    f = FollowerFetchSession()
+    parts = _keyed([_position(0, 5), _position(1, 7), _position(2, 1)])
+    f.request(parts)
+    f.answered()
+    parts[("t", 1)] = _position(1, 8)
+    assert f.request(parts, moved=[("t", 1)]) == (True, [_position(1, 8)], [])
+    f.answered()
+    assert f.request(parts, moved=[("t", 0)]) == (True, [], [])  # looked at, did not move
+
+
+def test_told_what_moved_the_follower_still_names_what_went_unanswered_or_asked_again() -> None:
+    f = FollowerFetchSession()
+    parts = _keyed([_position(0, 5), _position(1, 7)])
+    f.request(parts)
+    f.answered()
+    parts[("t", 0)] = _position(0, 6)
+    f.request(parts, moved=[("t", 0)])  # not answered
+    assert f.request(parts, moved=[]) == (True, [_position(0, 6)], [])
+    f.answered()
+    f.ask_again(("t", 1))
+    assert f.request(parts, moved=[]) == (True, [_position(1, 7)], [])
+
+
+def test_both_ends_stay_in_step_when_the_follower_is_told_what_moved() -> None:
+    """Between full rounds (membership changes), the follower compares only what it is told
+    moved (and whatever else it likes): the leader still reads the follower's positions."""
+    for seed in range(50):
+        rng = random.Random(seed)
+        follower, leader = FollowerFetchSession(), LeaderFetchSession()
+        offsets = {p: 0 for p in range(rng.randint(1, 12))}
+        for _ in range(40):
+            moved: list[tuple[str, int]] = []
+            membership_changed = False
+            for p in list(offsets):
+                roll = rng.random()
+                if roll < 0.3:
+                    offsets[p] += rng.randint(1, 5)
+                    moved.append(("t", p))
+                elif roll < 0.35:
+                    del offsets[p]
+                    membership_changed = True  # a full comparison
+                elif roll < 0.4:
+                    moved.append(("t", p))  # told to look, although it did not move
+            if rng.random() < 0.2:
+                offsets[max(offsets, default=0) + 1] = 0
+                membership_changed = True
+            current = [_position(p, o) for p, o in sorted(offsets.items())]
+            told = None if membership_changed else moved
+            incremental, named, forgotten = follower.request(_keyed(current), told)
+            full, _ = leader.expand(_request(named, incremental, forgotten))
+            assert sorted(full.partitions, key=lambda p: p.partition) == current, seed
+            roll = rng.random()
+            if roll < 0.1:
+                follower.reset()  # a lost answer: the next fetch is full
+            elif roll < 0.2 and current:
+                follower.answered()
+                follower.ask_again(("t", current[0].partition))
+            else:
+                follower.answered()
 
 
 # -- the leader's end -------------------------------------------------------------------------
@@ -186,7 +252,7 @@ def test_both_ends_stay_in_step_through_seeded_random_rounds() -> None:
             if rng.random() < 0.2:
                 offsets[max(offsets, default=0) + 1] = 0
             current = [_position(p, o) for p, o in sorted(offsets.items())]
-            incremental, named, forgotten = follower.request(current)
+            incremental, named, forgotten = follower.request(_keyed(current))
             full, _ = leader.expand(_request(named, incremental, forgotten))
             assert sorted(full.partitions, key=lambda p: p.partition) == current, seed
             if rng.random() < 0.1:

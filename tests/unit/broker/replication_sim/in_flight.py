@@ -42,7 +42,7 @@ class AlterCall:
 
 @dataclass(frozen=True, slots=True)
 class SentFetch:
-    """replica_fetcher._Sent: the answer applies only if this still holds."""
+    """followed_positions.SentPosition: the answer applies only if this still holds."""
 
     fetch_offset: int
     leader_epoch: int
