@@ -37,6 +37,7 @@ from rillet.broker.controller_link import ControllerLink
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.errors import BrokerError
 from rillet.broker.handlers.context import BrokerContext, InjectedFaults
+from rillet.broker.heap_freezer import run_heap_freezer
 from rillet.broker.http.decision_journal import DecisionJournal, JournalingLog
 from rillet.broker.http.endpoint import HttpEndpoint, open_http_listeners
 from rillet.broker.http.metered_dispatcher import MeteredDispatcher
@@ -264,6 +265,7 @@ class Node:
                 nursery.start_soon(manager.run_retention_task)
                 nursery.start_soon(manager.run_deleted_files_task)
                 nursery.start_soon(manager.purge_deleted_dirs)
+                nursery.start_soon(run_heap_freezer)
                 await lifecycle.unfenced.wait()
                 await reconciler.wait_reconciled(view.state.last_applied_index)
                 # Everything allocated so far (config, open logs, code) lives for the whole

@@ -1,0 +1,51 @@
+"""A node freezes the survivors of a slow full garbage collection, and thaws and collects
+everything every FULL_COLLECTION_INTERVAL_S."""
+
+from __future__ import annotations
+
+import gc
+
+import trio
+
+from rillet.broker.heap_freezer import FreezeDecider, HeapAction, run_heap_freezer
+
+
+def test_a_slow_full_pass_is_followed_by_one_freeze() -> None:
+    decider = FreezeDecider(now_s=0.0, slow_full_pass_ms=20, full_collection_interval_s=600)
+    assert decider.decide(1.0) is HeapAction.NONE
+    decider.full_pass_took(5)  # fast: nothing to gain
+    assert decider.decide(2.0) is HeapAction.NONE
+    decider.full_pass_took(300)
+    decider.full_pass_took(40)
+    assert decider.decide(3.0) is HeapAction.FREEZE
+    assert decider.decide(4.0) is HeapAction.NONE
+
+
+def test_everything_is_collected_every_interval() -> None:
+    decider = FreezeDecider(now_s=0.0, slow_full_pass_ms=20, full_collection_interval_s=600)
+    decider.full_pass_took(300)
+    assert decider.decide(600.0) is HeapAction.COLLECT_ALL  # and no freeze on top of it
+    assert decider.decide(601.0) is HeapAction.NONE
+    assert decider.decide(1199.0) is HeapAction.NONE
+    assert decider.decide(1200.0) is HeapAction.COLLECT_ALL
+
+
+def test_the_pass_an_action_makes_itself_asks_for_nothing_more() -> None:
+    decider = FreezeDecider(now_s=0.0, slow_full_pass_ms=20, full_collection_interval_s=600)
+    assert decider.decide(600.0) is HeapAction.COLLECT_ALL
+    decider.full_pass_took(500)  # the collect-all's own pass
+    decider.acted()
+    assert decider.decide(601.0) is HeapAction.NONE
+
+
+async def test_the_driver_freezes_after_a_full_pass_and_thaws_when_stopped() -> None:
+    gc.unfreeze()
+    decider = FreezeDecider(trio.current_time(), slow_full_pass_ms=0)  # every pass is slow
+    async with trio.open_nursery() as nursery:
+        await nursery.start(run_heap_freezer, 0.01, decider)
+        gc.collect()
+        with trio.fail_after(5):
+            while gc.get_freeze_count() == 0:
+                await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+    assert gc.get_freeze_count() == 0
