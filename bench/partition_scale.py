@@ -12,8 +12,9 @@ partitions with replication factor 3 and measures:
   over all partitions;
 - ``delete_s``: DeleteTopics;
 - while all of this runs, every node is asked for its status (DescribeQuorum, what
-  ``rillet cluster status`` shows) every 250 ms with a 1 s deadline: the slowest answer,
-  how many missed the deadline, and every Raft (leader, term) seen (a change is a failure);
+  ``rillet cluster status`` shows) every 250 ms with a 1 s deadline, from a process of its
+  own (status_poller.py): the slowest answer, how many missed the deadline, and every Raft
+  (leader, term) seen (a change is a failure);
 - the worst event-loop lag each node logged (its loop-lag monitor), per phase;
 - each node's RSS before and after the create: memory per partition replica.
 
@@ -23,10 +24,11 @@ Prints one JSON line (see bench/_common.py); progress goes to stderr.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
+import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -35,76 +37,46 @@ import trio
 from _common import emit, parser
 
 from rillet.client import BlockingAdmin, NewTopic, Producer
-from rillet.client.connection import BrokerConnection
 from rillet.client.errors import RilletError
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster
-from rillet.wire.cluster_messages import DescribeQuorumRequest
 
-STATUS_DEADLINE_S = 1.0
-STATUS_EVERY_S = 0.25
 LAG_LINE = re.compile(r"event loop (?:stalled for|lag max) ([0-9.]+) ms")
 
 
 class StatusPoller:
-    """A thread asking every node for its DescribeQuorum answer, with a deadline."""
+    """The status poller (status_poller.py) in a process of its own, for one phase."""
 
     def __init__(self, ports: dict[int, int]) -> None:
         self._ports = ports
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self.latencies_s: list[float] = []
-        self.missed = 0
-        self.leaders: set[tuple[int, int]] = set()
+        self._process: subprocess.Popen[str] | None = None
+        self._summary: dict[str, Any] = {}
 
     def __enter__(self) -> StatusPoller:
-        self._thread.start()
+        script = Path(__file__).with_name("status_poller.py")
+        self._process = subprocess.Popen(
+            [sys.executable, str(script), *(str(p) for p in self._ports.values())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(30)
-
-    def _run(self) -> None:
-        trio.run(self._main)
-
-    async def _main(self) -> None:
-        while not self._stop.is_set():
-            async with trio.open_nursery() as nursery:
-                for port in self._ports.values():
-                    nursery.start_soon(self._ask, port)
-            await trio.sleep(STATUS_EVERY_S)
-
-    async def _ask(self, port: int) -> None:
-        start = time.monotonic()
-        answer = None
-        with trio.move_on_after(STATUS_DEADLINE_S):
-            try:
-                async with trio.open_nursery() as nursery:
-                    conn = BrokerConnection("127.0.0.1", port, client_id="bench-status")
-                    await conn.connect(nursery, STATUS_DEADLINE_S)
-                    try:
-                        answer = await conn.request(DescribeQuorumRequest(), STATUS_DEADLINE_S)
-                    finally:
-                        conn.close()
-            except* RilletError:
-                pass
-        elapsed = time.monotonic() - start
-        if answer is None:
-            self.missed += 1
+        process = self._process
+        if process is None:
             return
-        self.latencies_s.append(elapsed)
-        if answer.leader_id >= 0:
-            self.leaders.add((answer.leader_id, answer.term))
+        try:
+            out, _ = process.communicate(input="", timeout=30)
+            self._summary = json.loads(out.strip().splitlines()[-1])
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
     def summary(self) -> dict[str, Any]:
-        lat = sorted(self.latencies_s)
-        return {
-            "status_answers": len(lat),
-            "status_missed_1s": self.missed,
-            "status_max_ms": round(lat[-1] * 1000, 1) if lat else None,
-            "status_p99_ms": round(lat[int(len(lat) * 0.99)] * 1000, 1) if lat else None,
-            "raft_leaders_seen": sorted(self.leaders),
-        }
+        summary = dict(self._summary)
+        summary["raft_leaders_seen"] = [tuple(x) for x in summary.get("raft_leaders_seen", [])]
+        return summary
 
 
 class LagLog:
