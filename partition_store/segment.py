@@ -458,13 +458,15 @@ class LogSegment:
         renamed = []
         for path in self.paths:
             target = path.with_name(path.name + DELETED_SUFFIX)
+            # An index follows its name even when its file does not exist yet (indexes are
+            # created at their first write): a late write must never land at the old name.
+            if path == self.paths.offset_index:
+                self.index.renamed(target)
+            elif path == self.paths.time_index:
+                self.time_index.renamed(target)
             try:
                 os.replace(path, target)
             except FileNotFoundError:
                 continue
             renamed.append(target)
-            if path == self.paths.offset_index:
-                self.index.renamed(target)
-            elif path == self.paths.time_index:
-                self.time_index.renamed(target)
         return renamed

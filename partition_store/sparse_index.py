@@ -20,6 +20,7 @@ rebuilds it from its ``.log``.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import itertools
 import operator
 import os
@@ -62,17 +63,28 @@ class _SparseIndex:
     VALUE_TYPE: ClassVar[str]
 
     def __init__(self, path: Path, fresh: bool) -> None:
-        """Use ``path``; ``fresh`` empties it (a new segment, or a rebuild to follow)."""
+        """Use ``path``; ``fresh`` empties it (a new segment, or a rebuild to follow).
+
+        The file is created by the first write of entries (:meth:`write_pending`), not
+        here: a node creating thousands of partitions spent much of it creating files, and
+        a new segment's indexes are first written at its first flush. A missing file is an
+        empty index (derived data: the segment rebuilds what it lacks from its log).
+        """
         self.path = path
-        flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if fresh else 0)
-        os.close(os.open(path, flags, 0o644))
+        if fresh:
+            with contextlib.suppress(FileNotFoundError):
+                os.truncate(path, 0)
         self.keys: array[int] = array(self.KEY_TYPE)
         self.values: array[int] = array(self.VALUE_TYPE)
         self._written = 0  # entries the file holds (the first ones of the arrays)
 
     def load(self) -> None:
-        """Read the file into memory; raise IndexCorrupt unless it is well-formed."""
-        data = self.path.read_bytes()
+        """Read the file into memory (none: empty); raise IndexCorrupt unless it is
+        well-formed."""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            data = b""
         size = len(data)
         if size % self.ENTRY.size:
             raise IndexCorrupt(f"{self.path.name}: {size} bytes is not a whole number of entries")
@@ -112,7 +124,8 @@ class _SparseIndex:
     def reset(self) -> None:
         del self.keys[:]
         del self.values[:]
-        os.truncate(self.path, 0)
+        with contextlib.suppress(FileNotFoundError):
+            os.truncate(self.path, 0)
         self._written = 0
 
     def write_pending(self) -> None:
@@ -124,7 +137,7 @@ class _SparseIndex:
             pack(k, v)
             for k, v in zip(self.keys[self._written :], self.values[self._written :], strict=True)
         )
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             write_all(fd, data)
         finally:
@@ -135,7 +148,7 @@ class _SparseIndex:
         """A descriptor for a flush running on another thread (which fsyncs and closes it),
         after the pending entries are written."""
         self.write_pending()
-        return os.open(self.path, os.O_RDONLY)
+        return os.open(self.path, os.O_RDONLY | os.O_CREAT, 0o644)
 
     def sync(self) -> None:
         fd = self.dup_fd()

@@ -69,6 +69,7 @@ def test_reading_below_the_log_start_raises(tmp_path: Path) -> None:
 def test_deleted_segments_stay_readable_until_the_delay_passed(tmp_path: Path) -> None:
     directory = tmp_path / "t-0"
     log = fill(directory, 40, retention_bytes=2048, file_delete_delay_ms=1000)
+    log.flush()  # the indexes' files are written (created) at a flush
     region = log.read(0, 200).region  # a fetch in flight (sendfile not done yet)
     assert region is not None
     expected = log.read_bytes(0, 200)

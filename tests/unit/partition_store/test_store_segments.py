@@ -22,6 +22,8 @@ def test_segments_roll_by_size_and_are_named_by_base_offset(tmp_path: Path) -> N
     names = sorted(p.name for p in (tmp_path / "t-0").glob("*.log"))
     assert names == [f"{s.base_offset:020d}.log" for s in infos]
     assert infos[1].log_path.name == f"{infos[1].base_offset:020d}.log"
+    assert not infos[1].index_path.exists()  # an index's file is created at its first flush
+    log.flush()
     assert infos[1].index_path.exists() and infos[1].time_index_path.exists()
 
 
