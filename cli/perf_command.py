@@ -330,6 +330,7 @@ class ConsumePerfSpec:
     timeout_ms: int = 10_000
     fetch_max_wait_ms: int = 500
     max_partition_fetch_bytes: int = 1 << 20
+    max_poll_records: int = 500
 
 
 async def consume_perf(
@@ -354,6 +355,7 @@ async def consume_perf(
         **(options or {}),
         fetch_max_wait_ms=spec.fetch_max_wait_ms,
         max_partition_fetch_bytes=spec.max_partition_fetch_bytes,
+        max_poll_records=spec.max_poll_records,
     ) as consumer:
         consumer.assign(tps)
         await consumer.seek_to_beginning(*tps)
@@ -366,7 +368,7 @@ async def consume_perf(
                 break
             records = await consumer.poll(
                 timeout_ms=min(POLL_MS, math.ceil(wait_s * 1000)),
-                max_records=spec.num_records - count,
+                max_records=min(spec.num_records - count, spec.max_poll_records),
             )
             if not records:
                 continue

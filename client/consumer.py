@@ -52,6 +52,7 @@ class Consumer(ClientLifecycle):
         fetch_min_bytes: int = 1,
         fetch_max_bytes: int = 50 * 1024 * 1024,
         max_partition_fetch_bytes: int = 1024 * 1024,
+        max_poll_records: int = 500,
         auto_offset_reset: str = "earliest",
         check_crcs: bool = True,
         request_timeout_ms: int = 30_000,
@@ -65,6 +66,11 @@ class Consumer(ClientLifecycle):
             raise ValueError("auto_offset_reset must be 'earliest', 'latest' or 'none'")
         if fetch_max_wait_ms < 0 or fetch_min_bytes < 0 or fetch_max_bytes < 1:
             raise ValueError("fetch sizes and wait must be positive")
+        if max_poll_records < 1:
+            raise ValueError("max_poll_records must be at least 1")
+        # Records poll returns at most (Kafka's max.poll.records): few record objects live
+        # at once, the rest wait as decoded columns (buffered_records).
+        self._max_poll_records = max_poll_records
         super().__init__(
             ClusterClient(
                 bootstrap,
@@ -207,7 +213,8 @@ class Consumer(ClientLifecycle):
     async def poll(
         self, timeout_ms: int = 1000, max_records: int | None = None
     ) -> list[ConsumerRecord]:
-        """Records ready for the application; an empty list after ``timeout_ms`` without any.
+        """Records ready for the application, at most ``max_records`` (by default the
+        consumer's ``max_poll_records``); an empty list after ``timeout_ms`` without any.
 
         Raises errors met in the background once each: CorruptMessageError,
         OffsetOutOfRangeError (with auto_offset_reset="none"), NoOffsetForPartitionError,
@@ -216,7 +223,9 @@ class Consumer(ClientLifecycle):
         self._check_open()
         if not self._sub.states:
             raise RilletError("no partitions assigned: call assign() first")
-        if max_records is not None and max_records < 1:
+        if max_records is None:
+            max_records = self._max_poll_records
+        elif max_records < 1:
             raise ValueError("max_records must be at least 1")
         self._raise_error()
         records = self._sub.take(max_records)

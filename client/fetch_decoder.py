@@ -7,17 +7,16 @@ never wrong data. A batch cut short at the end of the set (a node may stop at a 
 left for the next fetch, which starts at it.
 
 Records are decoded with wire's record decoder (the one ``wire.batch.decode_records`` uses)
-straight into ConsumerRecord tuples: building wire ``Record`` objects first would double the
-per-record cost on the consumer's hot path. Control batches (transaction markers a Kafka
+into columns, and built into ConsumerRecord tuples only when taken (buffered_records):
+building wire ``Record`` objects first would double the per-record cost on the consumer's
+hot path. Control batches (transaction markers a Kafka
 client may have written) hold no data records and are skipped; a LogAppendTime batch gives
 every record its max timestamp, as Kafka's consumers do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from itertools import count, repeat
-
+from rillet.client.buffered_records import NO_HEADERS, BufferedRecords, RecordColumns
 from rillet.client.errors import CorruptMessageError
 from rillet.client.types import ConsumerRecord
 from rillet.wire.batch import (
@@ -34,10 +33,6 @@ from rillet.wire.errors import WireError
 from rillet.wire.record_codec import decode_records
 
 _NO_LIMIT = 1 << 62
-# tuple.__new__ directly: a NamedTuple's own __new__ costs a Python frame per record.
-_new = tuple.__new__
-# Records without headers share one immutable empty tuple: no list allocated per record.
-_NO_HEADERS: tuple[tuple[str, bytes | None], ...] = ()
 
 
 def whole_batches(
@@ -84,10 +79,22 @@ def decode_record_set(
     The next offset is the one after the last whole batch (``fetch_offset`` itself when the
     set holds no whole batch). Raises CorruptMessageError naming the partition and offset.
     """
+    buffered, next_offset = decode_record_columns(data, topic, partition, fetch_offset, check_crcs)
+    return buffered.take(len(buffered)), next_offset
+
+
+def decode_record_columns(
+    data: bytes | memoryview,
+    topic: str,
+    partition: int,
+    fetch_offset: int,
+    check_crcs: bool,
+) -> tuple[BufferedRecords, int]:
+    """As :func:`decode_record_set`, with the records kept as columns until taken
+    (buffered_records: few record objects alive at once)."""
     where = f"{topic}-{partition}"
     batches, next_offset = whole_batches(data, fetch_offset, where, check_crcs)
-    records: list[ConsumerRecord] = []
-    record_cls = ConsumerRecord
+    columns: list[RecordColumns] = []
     for position, h in batches:
         if h.attributes & ATTR_CONTROL:
             continue
@@ -104,26 +111,21 @@ def decode_record_set(
         if skip:
             deltas, keys, values = deltas[skip:], keys[skip:], values[skip:]
             headers = headers[skip:] if headers is not None else None
-        # Whole columns zipped into ConsumerRecords by C iterators: no Python code runs per
-        # record here.
-        timestamps: Iterable[int] = (
-            repeat(h.max_timestamp_ms)  # LogAppendTime: the node's append time
+        if not values:
+            continue
+        # Whole columns by C iterators: no Python code runs per record here.
+        timestamps: list[int] = (
+            [h.max_timestamp_ms] * len(values)  # LogAppendTime: the node's append time
             if h.attributes & ATTR_TIMESTAMP_LOG_APPEND
-            else map(h.first_timestamp_ms.__add__, deltas)
+            else list(map(h.first_timestamp_ms.__add__, deltas))
         )
-        records += map(
-            _new,
-            repeat(record_cls),
-            zip(
-                repeat(topic),
-                repeat(partition),
-                count(h.base_offset + skip),
+        columns.append(
+            RecordColumns(
+                h.base_offset + skip,
                 timestamps,
                 keys,
                 values,
-                repeat(_NO_HEADERS)
-                if headers is None
-                else [_NO_HEADERS if hs is None else hs for hs in headers],
-            ),
+                None if headers is None else [NO_HEADERS if hs is None else hs for hs in headers],
+            )
         )
-    return records, next_offset
+    return BufferedRecords(topic, partition, columns), next_offset

@@ -30,7 +30,7 @@ from rillet.client.errors import (
     RilletError,
     error_for,
 )
-from rillet.client.fetch_decoder import decode_record_set
+from rillet.client.fetch_decoder import decode_record_columns
 from rillet.client.leader_watch import LeaderMovedError
 from rillet.client.subscription import PartitionState, Subscription
 from rillet.client.types import TopicPartition
@@ -157,7 +157,7 @@ class Fetcher:
                 continue
             if self._cluster.leader_for(tp) != leader:
                 continue
-            if s.read_index < len(s.records):
+            if s.pending:
                 draining = True
                 continue
             if s.retry_at_s > now:
@@ -269,7 +269,7 @@ class Fetcher:
             data = r.records
             if isinstance(data, memoryview) and data.nbytes and state.fetch_offset is not None:
                 try:
-                    records, next_offset = decode_record_set(
+                    records, next_offset = decode_record_columns(
                         data, tp.topic, tp.partition, state.fetch_offset, self._cfg.check_crcs
                     )
                 except RilletError as exc:
@@ -278,8 +278,7 @@ class Fetcher:
                     return True
                 state.fetch_offset = next_offset
                 if records:
-                    state.records = records
-                    state.read_index = 0
+                    state.pending = records
                     return True
                 state.position = next_offset  # nothing buffered: both offsets agree
             return False

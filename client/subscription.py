@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rillet.client.buffered_records import EMPTY as NO_RECORDS
+from rillet.client.buffered_records import BufferedRecords
 from rillet.client.errors import RilletError
 from rillet.client.types import ConsumerRecord, TopicPartition
 
@@ -22,9 +24,8 @@ class PartitionState:
         "in_flight",
         "log_start_offset",
         "paused",
+        "pending",
         "position",
-        "read_index",
-        "records",
         "reset_to",
         "retry_at_s",
     )
@@ -33,8 +34,8 @@ class PartitionState:
         self.position: int | None = None
         self.fetch_offset: int | None = None
         self.reset_to: int | None = None  # EARLIEST/LATEST timestamp of a pending reset
-        self.records: list[ConsumerRecord] = []
-        self.read_index = 0  # records[:read_index] were handed to the application
+        # Fetched records not handed to the application yet (built as they are taken).
+        self.pending: BufferedRecords = NO_RECORDS
         self.epoch = 0
         self.in_flight = False
         self.retry_at_s = 0.0
@@ -46,22 +47,20 @@ class PartitionState:
 
     @property
     def buffered(self) -> int:
-        return len(self.records) - self.read_index
+        return len(self.pending)
 
     def set_position(self, offset: int) -> None:
         """Move to ``offset``: buffered records are dropped, fetches in flight ignored."""
         self.position = self.fetch_offset = offset
         self.reset_to = None
-        self.records = []
-        self.read_index = 0
+        self.pending = NO_RECORDS
         self.epoch += 1
 
     def request_reset(self, timestamp: int) -> None:
         """Move to the earliest (-2) or latest (-1) offset, looked up later."""
         self.position = self.fetch_offset = None
         self.reset_to = timestamp
-        self.records = []
-        self.read_index = 0
+        self.pending = NO_RECORDS
         self.epoch += 1
 
 
@@ -97,7 +96,7 @@ class Subscription:
         return out
 
     def has_buffered(self) -> bool:
-        return any(s.read_index < len(s.records) and not s.paused for s in self.states.values())
+        return any(len(s.pending) and not s.paused for s in self.states.values())
 
     def take(self, max_records: int | None) -> list[ConsumerRecord]:
         """Hand buffered records to the application, advancing positions.
@@ -114,22 +113,17 @@ class Subscription:
         start = self._next_start % n
         for i in range(n):
             s = states[(start + i) % n]
-            available = len(s.records) - s.read_index
+            available = len(s.pending)
             if available <= 0 or s.paused:
                 continue
             room = limit - len(out)
             if room <= 0:
                 self._next_start = start + i
                 return out
-            if s.read_index == 0 and available <= room:
-                chunk = s.records
-            else:
-                chunk = s.records[s.read_index : s.read_index + room]
-            out.extend(chunk)
-            s.read_index += len(chunk)
+            chunk = s.pending.take(room)
+            out += chunk
             s.position = chunk[-1].offset + 1
-            if s.read_index >= len(s.records):
-                s.records = []
-                s.read_index = 0
+            if not s.pending:
+                s.pending = NO_RECORDS
         self._next_start = start + 1
         return out

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import cast
 
+from rillet.client.buffered_records import BufferedRecords, RecordColumns
 from rillet.client.cluster import ClusterClient
 from rillet.client.fetcher import FetchConfig, Fetcher, caught_up, hold_idle_fetch
 from rillet.client.subscription import PartitionState, Subscription
-from rillet.client.types import ConsumerRecord, TopicPartition
+from rillet.client.types import TopicPartition
 
 T = "t"
 
@@ -25,7 +26,10 @@ def _state(fetch_offset: int, high_watermark: int, buffered: int = 0) -> Partiti
     s = PartitionState()
     s.position = s.fetch_offset = fetch_offset
     s.high_watermark = high_watermark
-    s.records = [cast(ConsumerRecord, object())] * buffered
+    if buffered:
+        values = [b"v"] * buffered
+        columns = RecordColumns(fetch_offset - buffered, [0] * buffered, values, values, None)
+        s.pending = BufferedRecords(T, 0, [columns])
     return s
 
 
@@ -72,7 +76,7 @@ def test_caught_up_partitions_wait_for_the_draining_ones() -> None:
 def test_they_go_together_once_drained() -> None:
     draining = _state(10, 30, buffered=20)
     fetcher = _fetcher({0: _state(10, 10), 1: draining})
-    draining.read_index = 20  # poll took them all
+    draining.pending.take(20)  # poll took them all
     draining.fetch_offset = 30
     assert _fetched(fetcher) == [0, 1]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rillet.client.buffered_records import BufferedRecords, RecordColumns
 from rillet.client.subscription import Subscription
 from rillet.client.types import ConsumerRecord, TopicPartition
 
@@ -9,11 +10,15 @@ A, B = TopicPartition("t", 0), TopicPartition("t", 1)
 
 
 def fill(sub: Subscription, tp: TopicPartition, first: int, n: int) -> None:
+    """``n`` records from ``first`` on, in two batches (take() crosses batch ends)."""
     s = sub.state(tp)
-    s.records = [
-        ConsumerRecord(tp.topic, tp.partition, first + i, 0, None, b"", []) for i in range(n)
+    half = n // 2
+    batches = [
+        RecordColumns(first + lo, [0] * (hi - lo), [None] * (hi - lo), [b""] * (hi - lo), None)
+        for lo, hi in ((0, half), (half, n))
+        if hi > lo
     ]
-    s.read_index = 0
+    s.pending = BufferedRecords(tp.topic, tp.partition, batches)
     s.fetch_offset = first + n
 
 
@@ -53,3 +58,22 @@ def test_reassignment_keeps_positions_of_kept_partitions() -> None:
     sub.state(A).set_position(7)
     sub.assign([("t", 0)])
     assert set(sub.states) == {A} and sub.state(A).position == 7
+
+
+def test_buffered_records_are_built_as_taken_across_batches() -> None:
+    headers = [[("h", b"1")], ()]
+    pending = BufferedRecords(
+        "t",
+        3,
+        [
+            RecordColumns(7, [100, 101], [b"k7", None], [b"v7", b"v8"], headers),
+            RecordColumns(9, [200], [None], [None], None),
+        ],
+    )
+    assert len(pending) == 3
+    assert pending.take(1) == [ConsumerRecord("t", 3, 7, 100, b"k7", b"v7", [("h", b"1")])]
+    assert pending.take(5) == [
+        ConsumerRecord("t", 3, 8, 101, None, b"v8", ()),
+        ConsumerRecord("t", 3, 9, 200, None, None, ()),
+    ]
+    assert len(pending) == 0 and pending.take(1) == []

@@ -15,13 +15,10 @@ import trio
 import trio.testing
 
 from rillet.client import GroupConsumer, TopicPartition
+from rillet.client.buffered_records import BufferedRecords, RecordColumns
 from rillet.client.types import ConsumerRecord
 
 KEPT, GIVEN_UP = TopicPartition("t", 0), TopicPartition("t", 1)
-
-
-def record(tp: TopicPartition, offset: int) -> ConsumerRecord:
-    return ConsumerRecord(tp.topic, tp.partition, offset, 0, None, b"v", ())
 
 
 def member_with_buffered_records() -> GroupConsumer:
@@ -32,7 +29,9 @@ def member_with_buffered_records() -> GroupConsumer:
     for tp in (KEPT, GIVEN_UP):
         state = consumer._sub.state(tp)
         state.set_position(0)
-        state.records = [record(tp, o) for o in range(5)]
+        state.pending = BufferedRecords(
+            tp.topic, tp.partition, [RecordColumns(0, [0] * 5, [None] * 5, [b"v"] * 5, None)]
+        )
         state.fetch_offset = 5
     return consumer
 
