@@ -90,6 +90,7 @@ async def test_segments_on_disk_follow_the_documented_layout(node_factory: objec
     async with Producer(node.bootstrap, acks=1, linger_ms=0) as producer:
         for _ in range(60):
             await (await producer.send("layout", bytes(100)))
+    assert node.terminate() == 0  # a clean stop: every index is on disk (written at flushes)
     files = sorted(p.name for p in (node.data_dir / "layout-0").iterdir())
     logs = [f for f in files if f.endswith(".log")]
     assert logs[0] == "00000000000000000000.log" and len(logs) > 2
