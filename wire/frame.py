@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import struct
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -75,19 +76,32 @@ class FrameDecoder:
     """Incremental frame decoder with a hard size limit.
 
     ``feed`` bytes as they arrive, then call ``next_frame`` until it returns None.
+
+    Received chunks are kept as they came and each frame body is joined out of them once:
+    appending every chunk to one buffer and then slicing a frame out of it copied each byte
+    three times before the body existed (append, slice, ``bytes``), which at 100 KB records
+    was a third of a consumer's CPU.
     """
 
     def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
         self._max = max_frame_bytes
-        self._buf = bytearray()
+        self._chunks: deque[memoryview] = deque()  # unread bytes, in order
+        self._buffered = 0
         self._need: int | None = None  # length of the frame in progress, once known
 
     @property
     def buffered_bytes(self) -> int:
-        return len(self._buf)
+        """Bytes received and not yet returned in a frame (with the length prefix of the
+        frame in progress)."""
+        return self._buffered + (LENGTH.size if self._need is not None else 0)
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
-        self._buf += data
+        if not data:
+            return
+        if not isinstance(data, bytes):
+            data = bytes(data)  # the caller may reuse its buffer
+        self._chunks.append(memoryview(data))
+        self._buffered += len(data)
 
     def next_frame(self) -> Frame | None:
         """The next complete frame, or None if more bytes are needed.
@@ -96,21 +110,37 @@ class FrameDecoder:
         bytes were consumed; the caller may answer and continue). MalformedFrame carries the
         correlation id when the header was readable enough to have one.
         """
-        buf = self._buf
         if self._need is None:
-            if len(buf) < LENGTH.size:
+            if self._buffered < LENGTH.size:
                 return None
-            (n,) = LENGTH.unpack_from(buf, 0)
+            (n,) = LENGTH.unpack(self._take(LENGTH.size))
             if n > self._max:
                 raise FrameTooLarge(f"frame of {n} bytes exceeds max_frame_bytes={self._max}")
             self._need = n
         n = self._need
-        if len(buf) < LENGTH.size + n:
+        if self._buffered < n:
             return None
-        body = bytes(buf[LENGTH.size : LENGTH.size + n])
-        del buf[: LENGTH.size + n]
+        body = self._take(n)
         self._need = None
         return parse_frame_body(body)
+
+    def _take(self, count: int) -> bytes:
+        """The next ``count`` buffered bytes (at least that many are buffered), copied
+        once into one bytes object."""
+        chunks = self._chunks
+        parts: list[memoryview] = []
+        wanted = count
+        while wanted:
+            chunk = chunks[0]
+            if len(chunk) <= wanted:
+                parts.append(chunks.popleft())
+                wanted -= len(chunk)
+            else:
+                parts.append(chunk[:wanted])
+                chunks[0] = chunk[wanted:]
+                wanted = 0
+        self._buffered -= count
+        return parts[0].tobytes() if len(parts) == 1 else b"".join(parts)
 
 
 def parse_frame_body(body: bytes) -> Frame:
