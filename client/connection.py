@@ -32,7 +32,6 @@ from rillet.client.errors import (
     RilletError,
     error_for,
 )
-from rillet.client.receive_watermark import ReceiveWatermark
 from rillet.client.sasl import SaslLogin, ScramClient, plain_message
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import WireError
@@ -347,7 +346,6 @@ class BrokerConnection:
     async def _read_loop(self, stream: trio.abc.Stream) -> None:
         decoder = self._decoder
         pending = self._pending
-        watermark = ReceiveWatermark(stream)
         while True:
             data = await stream.receive_some(RECEIVE_BYTES)
             if not data:
@@ -369,7 +367,6 @@ class BrokerConnection:
                 except WireError as exc:
                     waiter.error = RilletError(f"malformed response from {self.address}: {exc}")
                 waiter.event.set()
-            watermark.expect(decoder.frame_bytes_missing)
 
     def _fail(self, error: RilletError) -> None:
         """Mark the connection dead and fail every waiter with ``error``."""

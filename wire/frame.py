@@ -95,12 +95,6 @@ class FrameDecoder:
         frame in progress)."""
         return self._buffered + (LENGTH.size if self._need is not None else 0)
 
-    @property
-    def frame_bytes_missing(self) -> int:
-        """Bytes still to come before the frame in progress is whole (0: none in progress,
-        or its length not read yet)."""
-        return self._need - self._buffered if self._need is not None else 0
-
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         if not data:
             return

@@ -287,15 +287,3 @@ def test_random_streams_raise_only_frame_errors(data: bytes, chunks: list[int]) 
         pass
     except WireError as exc:  # pragma: no cover
         raise AssertionError(type(exc).__name__) from exc
-
-
-def test_the_decoder_says_how_much_of_the_frame_in_progress_is_missing() -> None:
-    data = frame_bytes({"k": 1}, [bytes(1000)])
-    d = FrameDecoder()
-    assert d.frame_bytes_missing == 0
-    d.feed(data[:2])
-    assert d.next_frame() is None and d.frame_bytes_missing == 0  # length not read yet
-    d.feed(data[2:100])
-    assert d.next_frame() is None and d.frame_bytes_missing == len(data) - 100
-    d.feed(data[100:])
-    assert d.next_frame() is not None and d.frame_bytes_missing == 0
