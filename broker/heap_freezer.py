@@ -56,26 +56,26 @@ class FreezeDecider:
         self._slow_ms = slow_full_pass_ms
         self._interval_s = full_collection_interval_s
         self._last_collect_all_s = now_s
-        self._slow_pass_ms: float | None = None
+        self._slow_pass_seen = False  # since the last action
 
     def full_pass_took(self, duration_ms: float) -> None:
         """The collector finished a full (oldest-generation) pass in ``duration_ms``."""
         if duration_ms >= self._slow_ms:
-            self._slow_pass_ms = max(self._slow_pass_ms or 0.0, duration_ms)
+            self._slow_pass_seen = True
 
     def decide(self, now_s: float) -> HeapAction:
         if now_s - self._last_collect_all_s >= self._interval_s:
             self._last_collect_all_s = now_s
-            self._slow_pass_ms = None
+            self._slow_pass_seen = False
             return HeapAction.COLLECT_ALL
-        if self._slow_pass_ms is not None:
-            self._slow_pass_ms = None
+        if self._slow_pass_seen:
+            self._slow_pass_seen = False
             return HeapAction.FREEZE
         return HeapAction.NONE
 
     def acted(self) -> None:
         """The action was taken: the full pass it made itself is no reason to freeze."""
-        self._slow_pass_ms = None
+        self._slow_pass_seen = False
 
 
 async def run_heap_freezer(

@@ -71,12 +71,11 @@ class _SparseIndex:
         empty index (derived data: the segment rebuilds what it lacks from its log).
         """
         self.path = path
-        if fresh:
-            with contextlib.suppress(FileNotFoundError):
-                os.truncate(path, 0)
         self.keys: array[int] = array(self.KEY_TYPE)
         self.values: array[int] = array(self.VALUE_TYPE)
         self._written = 0  # entries the file holds (the first ones of the arrays)
+        if fresh:
+            self.reset()
 
     def load(self) -> None:
         """Read the file into memory (none: empty); raise IndexCorrupt unless it is
