@@ -15,7 +15,9 @@ partitions with replication factor 3 and measures:
   ``rillet cluster status`` shows) every 250 ms with a 1 s deadline, from a process of its
   own (status_poller.py): the slowest answer, how many missed the deadline, and every Raft
   (leader, term) seen (a change is a failure);
-- the worst event-loop lag each node logged (its loop-lag monitor), per phase;
+- the worst event-loop lag each node logged (its loop-lag monitor), per phase, and the worst
+  own lag (the lag less the time the loop's thread waited for a core: what the node's own
+  work cost, apart from the other processes sharing the machine's cores);
 - each node's RSS before and after the create: memory per partition replica.
 
 Prints one JSON line (see bench/_common.py); progress goes to stderr.
@@ -40,7 +42,8 @@ from rillet.client import BlockingAdmin, NewTopic, Producer
 from rillet.client.errors import RilletError
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 
-LAG_LINE = re.compile(r"event loop (?:stalled for|lag max) ([0-9.]+) ms")
+STALL_LINE = re.compile(r"event loop stalled for ([0-9.]+) ms \(([0-9.]+) ms of it waiting")
+WINDOW_LINE = re.compile(r"event loop lag max ([0-9.]+) ms, own work ([0-9.]+) ms")
 
 
 class StatusPoller:
@@ -80,7 +83,7 @@ class StatusPoller:
 
 
 class LagLog:
-    """The worst loop lag the nodes logged since the last :meth:`take`."""
+    """The worst loop lag (and own lag) the nodes logged since the last :meth:`take`."""
 
     def __init__(self, cluster: LocalCluster, node_ids: list[int]) -> None:
         self._cluster = cluster
@@ -92,16 +95,22 @@ class LagLog:
         except OSError:
             return 0
 
-    def take(self) -> float:
-        worst = 0.0
+    def take(self, out: dict[str, Any], phase: str) -> None:
+        """Record ``lag_<phase>_ms`` and ``own_lag_<phase>_ms`` in ``out``."""
+        worst = own = 0.0
         for node_id, offset in self._offsets.items():
             with open(self._cluster.log_path(node_id), "rb") as f:
                 f.seek(offset)
                 text = f.read().decode(errors="replace")
                 self._offsets[node_id] = offset + len(text.encode())
-            for match in LAG_LINE.finditer(text):
+            for match in STALL_LINE.finditer(text):
+                lag_ms, wait_ms = float(match.group(1)), float(match.group(2))
+                worst, own = max(worst, lag_ms), max(own, lag_ms - wait_ms)
+            for match in WINDOW_LINE.finditer(text):
                 worst = max(worst, float(match.group(1)))
-        return worst
+                own = max(own, float(match.group(2)))
+        out[f"lag_{phase}_ms"] = worst
+        out[f"own_lag_{phase}_ms"] = round(own, 1)
 
 
 def rss_bytes(pid: int) -> int:
@@ -152,7 +161,7 @@ def measure(
             _phases(cluster, node_ids, admin, topic, partitions, rf, seconds, lag, out)
         except RilletError as exc:  # a failed count is a result too: say what failed
             out["error"] = f"{type(exc).__name__}: {exc}"
-            out["lag_until_error_ms"] = lag.take()
+            lag.take(out, "until_error")
     out.update(poller.summary())
     out["raft_leader_changed"] = len(out["raft_leaders_seen"]) > 1
     return out
@@ -176,7 +185,7 @@ def _phases(
     print(f"{partitions}: created in {out['create_s']} s", file=sys.stderr)
     trio.run(one_each, cluster.bootstrap, topic, partitions, b"first")
     out["led_s"] = round(time.monotonic() - start, 2)
-    out["lag_create_ms"] = lag.take()
+    lag.take(out, "create")
     print(f"{partitions}: led in {out['led_s']} s", file=sys.stderr)
     start = time.monotonic()
     trio.run(one_each, cluster.bootstrap, topic, partitions, b"second")
@@ -195,13 +204,13 @@ def _phases(
     out["produce_records_per_s"] = round(
         trio.run(throughput, cluster.bootstrap, topic, partitions, seconds)
     )
-    out["lag_produce_ms"] = lag.take()
+    lag.take(out, "produce")
     print(f"{partitions}: {out['produce_records_per_s']} records/s", file=sys.stderr)
     start = time.monotonic()
     admin.delete_topics([topic], timeout_ms=120_000)
     out["delete_s"] = round(time.monotonic() - start, 2)
     time.sleep(3)  # the nodes remove the partitions after the call returns
-    out["lag_delete_ms"] = lag.take()
+    lag.take(out, "delete")
 
 
 def main() -> None:

@@ -160,6 +160,11 @@ class NodeCollector(Collector):
             "Worst event-loop lag since start",
             probe.loop_lag.max_ms / 1000,
         )
+        yield _gauge(
+            "rillet_event_loop_own_lag_max_seconds",
+            "Worst event-loop lag since start less the time its thread waited for a core",
+            probe.loop_lag.own_max_ms / 1000,
+        )
         quorum = view.quorum
         if quorum is not None:
             lead = quorum.leadership()
