@@ -30,7 +30,7 @@ from rillet.broker.connection_throttle import ConnectionThrottle
 from rillet.broker.dispatcher import Dispatcher, PendingReply
 from rillet.broker.internal_api_gate import check_internal, refusal_response
 from rillet.broker.node_handshake import NodeAuthServer
-from rillet.broker.part_sender import buffered_len, close_regions, send_parts
+from rillet.broker.reply_writer import ReplyWriter
 from rillet.broker.request_budget import BudgetedReader, ReadDeadline, ReadPolicy, ReadTimers
 from rillet.broker.sasl.exchange import SaslExchange, credential_lookup
 from rillet.broker.served_stream import ServedStream, peer_address, peer_certificate
@@ -55,8 +55,6 @@ from rillet.wire.sasl_messages import (
 log = logging.getLogger(__name__)
 
 _CLOSE = object()  # the SASL gate's verdict: close the connection
-
-_COALESCE_BYTES = 64 * 1024
 
 
 class Connection:
@@ -115,22 +113,35 @@ class Connection:
 
     async def serve(self) -> None:
         """Serve until the peer closes, misbehaves or the node shuts down; never raises."""
-        send, receive = trio.open_memory_channel[PendingReply](self._max_in_flight)
+        writer = ReplyWriter[PendingReply](
+            self._stream,
+            self._max_in_flight,
+            _materialize,
+            _ready_parts,
+            self._charge_fetch,
+            _discard,
+        )
         try:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._write_loop, receive)
-                async with send:
-                    await self._read_loop(send)
+                nursery.start_soon(writer.run)
+                try:
+                    await self._read_loop(writer)
+                finally:
+                    writer.finish()
         except* (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError) as group:
             log.debug("connection %s ended: %s", self.peer, group.exceptions[0])
         except* Exception:
             log.exception("connection %s failed", self.peer)
         finally:
             self._reader.close()
-            _discard_pending(receive)
-            receive.close()
+            writer.discard_pending()
             self.session.close()  # what its loss means (registered on the request path)
             await trio.aclose_forcefully(self._stream)
+
+    def _charge_fetch(self, reply: PendingReply, parts: list[BlobPart]) -> None:
+        if reply.correlation_id in self._client_fetches:
+            self._client_fetches.discard(reply.correlation_id)
+            self._throttle.charge_parts(QuotaKind.FETCH, parts)
 
     def _sasl_gate(self, correlation_id: int, body: Any) -> PendingReply | object | None:
         """SASL before anything else (but ApiVersions and the node handshake) from a client
@@ -182,7 +193,7 @@ class Connection:
         log.log(level, "refused internal request from %s: %s", self.peer, refusal.reason)
         return PendingReply(correlation_id, message=refusal_response(body, refusal))
 
-    async def _read_loop(self, send: trio.MemorySendChannel[PendingReply]) -> None:
+    async def _read_loop(self, writer: ReplyWriter[PendingReply]) -> None:
         while True:
             await self._throttle.wait()  # muted while over a byte-rate quota
             try:
@@ -211,15 +222,15 @@ class Connection:
                         log.warning("closing %s: unaddressable bad request: %s", self.peer, exc)
                         return
                     log.info("bad request from %s: %s", self.peer, exc)
-                    await send.send(_invalid(exc.correlation_id, str(exc)))
+                    await writer.put(_invalid(exc.correlation_id, str(exc)))
                     continue
                 if type(body) in (NodeAuthBeginRequest, NodeAuthProveRequest):
-                    await send.send(self._node_handshake(header.correlation_id, body))
+                    await writer.put(self._node_handshake(header.correlation_id, body))
                     continue
                 if self._sasl is not None and self.session.node_id is None:
                     gated = self._sasl_gate(header.correlation_id, body)
                     if isinstance(gated, PendingReply):
-                        await send.send(gated)
+                        await writer.put(gated)
                         continue
                     if gated is _CLOSE:
                         return
@@ -233,7 +244,7 @@ class Connection:
                     return
                 refused = self._refused_internal(header.correlation_id, body)
                 if refused is not None:
-                    await send.send(refused)
+                    await writer.put(refused)
                     continue
                 if type(body) is ProduceRequest:
                     self._throttle.charge(QuotaKind.PRODUCE, sum(len(b) for b in frame.blobs))
@@ -243,53 +254,30 @@ class Connection:
                 if reply is not None:
                     if reply.in_order is not None:
                         await reply.settle()  # before the next request (handlers/in_order.py)
-                    await send.send(reply)
+                    await writer.put(reply)
             self._reader.decoded(self._decoder.buffered_bytes, frames)
 
-    async def _write_loop(self, receive: trio.MemoryReceiveChannel[PendingReply]) -> None:
-        # Replies that are ready back to back are coalesced into one send.
-        out: list[BlobPart] = []
-        buffered = 0
-        try:
-            while True:
-                try:
-                    reply = receive.receive_nowait()
-                except trio.WouldBlock:
-                    await self._send_parts(out)
-                    out, buffered = [], 0
-                    try:
-                        reply = await receive.receive()
-                    except trio.EndOfChannel:
-                        return
-                except trio.EndOfChannel:
-                    await self._send_parts(out)
-                    return
-                parts = await _materialize(reply)
-                if reply.correlation_id in self._client_fetches:
-                    self._client_fetches.discard(reply.correlation_id)
-                    self._throttle.charge_parts(QuotaKind.FETCH, parts)
-                out.extend(parts)
-                buffered += sum(buffered_len(p) for p in parts)
-                if buffered >= _COALESCE_BYTES:
-                    await self._send_parts(out)
-                    out, buffered = [], 0
-        finally:
-            close_regions(out)
 
-    async def _send_parts(self, parts: list[BlobPart]) -> None:
-        await send_parts(self._stream, parts)
+def _ready_parts(reply: PendingReply) -> list[BlobPart] | None:
+    """The reply's frame parts if it needs no waiting, else None."""
+    if reply.error is not None:
+        return encode_error_response(reply.correlation_id, reply.error, reply.error_message)
+    if reply.waiting is not None or reply.in_order is not None:
+        return None
+    return encode_response(reply.correlation_id, reply.message)
 
 
 async def _materialize(reply: PendingReply) -> list[BlobPart]:
-    if reply.error is not None:
-        return encode_error_response(reply.correlation_id, reply.error, reply.error_message)
-    message: Any = reply.message
-    if reply.waiting is not None:
-        try:
-            message = await reply.waiting
-        except Exception:
-            log.exception("deferred handler failed")
-            return encode_error_response(reply.correlation_id, ErrorCode.UNKNOWN_SERVER_ERROR)
+    """The reply's frame parts, once its deferred answer (if any) is complete."""
+    if reply.error is not None or reply.waiting is None:
+        parts = _ready_parts(reply)
+        assert parts is not None  # in-order work was settled before the reply was put
+        return parts
+    try:
+        message = await reply.waiting
+    except Exception:
+        log.exception("deferred handler failed")
+        return encode_error_response(reply.correlation_id, ErrorCode.UNKNOWN_SERVER_ERROR)
     return encode_response(reply.correlation_id, message)
 
 
@@ -297,12 +285,7 @@ def _invalid(correlation_id: int, reason: str) -> PendingReply:
     return PendingReply(correlation_id, error=ErrorCode.INVALID_REQUEST, error_message=reason)
 
 
-def _discard_pending(receive: trio.MemoryReceiveChannel[PendingReply]) -> None:
-    """Close coroutines of replies that will never be sent (connection gone)."""
-    while True:
-        try:
-            reply = receive.receive_nowait()
-        except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
-            return
-        if reply.waiting is not None:
-            reply.waiting.close()
+def _discard(reply: PendingReply) -> None:
+    """Close the coroutine of a reply that will never be sent (connection gone)."""
+    if reply.waiting is not None:
+        reply.waiting.close()

@@ -88,6 +88,34 @@ async def _sendfile(stream: trio.SocketStream, region: FileRegion) -> None:
     await trio.lowlevel.checkpoint()
 
 
+def join_small_parts(parts: list[BlobPart], max_bytes: int) -> bytes | None:
+    """The parts as one bytes object, file regions read (and their fds closed), when they
+    total under ``max_bytes`` and no region is over ``JOIN_REGION_BYTES``; else None with
+    the parts untouched."""
+    total = 0
+    for part in parts:
+        if isinstance(part, FileRegion):
+            if part.length > JOIN_REGION_BYTES:
+                return None
+            total += part.length
+        else:
+            total += len(part)
+    if total >= max_bytes:
+        return None
+    chunks: list[bytes | bytearray | memoryview] = []
+    try:
+        for i, part in enumerate(parts):
+            if isinstance(part, FileRegion):
+                chunks.append(_read_region(part))
+                parts[i] = b""
+                os.close(part.fd)
+            else:
+                chunks.append(part)
+    finally:
+        close_regions(parts)
+    return chunks[0] if len(chunks) == 1 and isinstance(chunks[0], bytes) else b"".join(chunks)
+
+
 def buffered_len(part: BlobPart) -> int:
     """Bytes a part holds in memory (a file region holds none)."""
     return 0 if isinstance(part, FileRegion) else len(part)

@@ -41,7 +41,7 @@ from rillet.broker.kafka.errors import (
 from rillet.broker.kafka.framing import KafkaFrameDecoder
 from rillet.broker.kafka.front_end import translate
 from rillet.broker.kafka.translation import Answer, Caller, Forward, KafkaEndpoint, RawBody
-from rillet.broker.part_sender import buffered_len, close_regions, send_parts
+from rillet.broker.reply_writer import ReplyWriter
 from rillet.broker.request_budget import BudgetedReader, ReadDeadline, ReadPolicy, ReadTimers
 from rillet.broker.sasl.kafka_gate import KafkaSaslGate, SaslRequired, credential_lookup
 from rillet.broker.served_stream import ServedStream, peer_address, peer_certificate
@@ -58,8 +58,6 @@ from rillet.wire.messages import API_OF_REQUEST
 from rillet.wire.protocol import PROTOCOL_VERSION, RequestHeader
 
 log = logging.getLogger(__name__)
-
-_COALESCE_BYTES = 64 * 1024
 
 
 class BrokerClusterView:
@@ -126,24 +124,36 @@ class KafkaConnection:
 
     async def serve(self) -> None:
         """Serve until the peer closes, misbehaves or the node shuts down; never raises."""
-        send, receive = trio.open_memory_channel[_Reply](self._max_in_flight)
+        writer = ReplyWriter[_Reply](
+            self._stream,
+            self._max_in_flight,
+            _materialize,
+            _ready_parts,
+            self._charge_fetch,
+            _discard,
+        )
         try:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._write_loop, receive)
-                async with send:
-                    await self._read_loop(send)
+                nursery.start_soon(writer.run)
+                try:
+                    await self._read_loop(writer)
+                finally:
+                    writer.finish()
         except* (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError) as group:
             log.debug("kafka connection %s ended: %s", self.peer, group.exceptions[0])
         except* Exception:
             log.exception("kafka connection %s failed", self.peer)
         finally:
             self._reader.close()
-            _discard_pending(receive)
-            receive.close()
+            writer.discard_pending()
             self.session.close()  # what its loss means (registered on the request path)
             await trio.aclose_forcefully(self._stream)
 
-    async def _read_loop(self, send: trio.MemorySendChannel[_Reply]) -> None:
+    def _charge_fetch(self, reply: _Reply, parts: list[BlobPart]) -> None:
+        if reply.schema is not None and reply.schema.api_key == ApiKey.FETCH:
+            self._throttle.charge_parts(QuotaKind.FETCH, parts)
+
+    async def _read_loop(self, writer: ReplyWriter[_Reply]) -> None:
         while True:
             await self._throttle.wait()  # muted while over a byte-rate quota
             try:
@@ -172,7 +182,7 @@ class KafkaConnection:
                 if reply is not None:
                     if reply.pending is not None and reply.pending.in_order is not None:
                         await reply.pending.settle()  # before the next request
-                    await send.send(reply)
+                    await writer.put(reply)
             self._reader.decoded(self._decoder.pending_bytes, frames)
 
     def _handle(self, frame: bytes) -> _Reply | None:
@@ -210,34 +220,6 @@ class KafkaConnection:
             return None
         return _Reply(cid, schema, action, pending, throttle_ms=throttle_ms)
 
-    async def _write_loop(self, receive: trio.MemoryReceiveChannel[_Reply]) -> None:
-        out: list[BlobPart] = []
-        buffered = 0
-        try:
-            while True:
-                try:
-                    reply = receive.receive_nowait()
-                except trio.WouldBlock:
-                    await send_parts(self._stream, out)
-                    out, buffered = [], 0
-                    try:
-                        reply = await receive.receive()
-                    except trio.EndOfChannel:
-                        return
-                except trio.EndOfChannel:
-                    await send_parts(self._stream, out)
-                    return
-                parts = await _materialize(reply)
-                if reply.schema is not None and reply.schema.api_key == ApiKey.FETCH:
-                    self._throttle.charge_parts(QuotaKind.FETCH, parts)
-                out.extend(parts)
-                buffered += sum(buffered_len(p) for p in parts)
-                if buffered >= _COALESCE_BYTES:
-                    await send_parts(self._stream, out)
-                    out, buffered = [], 0
-        finally:
-            close_regions(out)
-
 
 def _close_if_failed(action: Forward, pending: PendingReply | None) -> None:
     assert action.failed is not None
@@ -256,35 +238,62 @@ def _encode(cid: int, schema: ApiSchema, response: Any) -> bytes:
     return encode_response(cid, schema, response)
 
 
-async def _materialize(reply: _Reply) -> list[BlobPart]:
+def _ready_parts(reply: _Reply) -> list[BlobPart] | None:
+    """The reply's frame parts if it needs no waiting, else None."""
     if reply.ready is not None:
         return [reply.ready]
+    pending = reply.pending
+    assert pending is not None
+    if pending.error is None and (pending.waiting is not None or pending.in_order is not None):
+        return None
+    return _answer_parts(reply, pending.message)
+
+
+async def _materialize(reply: _Reply) -> list[BlobPart]:
+    """The reply's frame parts, once its deferred answer (if any) is complete."""
+    pending = reply.pending
+    if pending is None or pending.error is not None or pending.waiting is None:
+        parts = _ready_parts(reply)
+        assert parts is not None  # in-order work was settled before the reply was put
+        return parts
+    try:
+        message = await pending.waiting
+    except Exception:
+        assert reply.schema is not None
+        log.exception("kafka %s answer failed", api_name(reply.schema.api_key))
+        return _failed_parts(reply, -1)
+    return _answer_parts(reply, message)
+
+
+def _answer_parts(reply: _Reply, message: Any) -> list[BlobPart]:
+    """The Kafka answer to the native ``message`` (or to the pending reply's error)."""
     assert reply.forward is not None and reply.pending is not None and reply.schema is not None
-    forward, pending, schema = reply.forward, reply.pending, reply.schema
+    forward, pending = reply.forward, reply.pending
     if pending.error is not None:
-        response = forward.fail(int(pending.error))
-    else:
-        message: Any = pending.message
-        try:
-            if pending.waiting is not None:
-                message = await pending.waiting
-            response = forward.reply(message)
-        except Exception:
-            log.exception("kafka %s answer failed", api_name(schema.api_key))
-            response = forward.fail(-1)
+        return _response_parts(reply, forward.fail(int(pending.error)))
+    try:
+        response = forward.reply(message)
+    except Exception:
+        log.exception("kafka %s answer failed", api_name(reply.schema.api_key))
+        return _failed_parts(reply, -1)
+    return _response_parts(reply, response)
+
+
+def _failed_parts(reply: _Reply, error_code: int) -> list[BlobPart]:
+    assert reply.forward is not None
+    return _response_parts(reply, reply.forward.fail(error_code))
+
+
+def _response_parts(reply: _Reply, response: Any) -> list[BlobPart]:
+    assert reply.schema is not None
     if isinstance(response, RawBody):
         return frame_parts(reply.correlation_id, response.parts)
     if reply.throttle_ms:
         response = with_throttle_time(response, reply.throttle_ms)
-    return [encode_response(reply.correlation_id, schema, response)]
+    return [encode_response(reply.correlation_id, reply.schema, response)]
 
 
-def _discard_pending(receive: trio.MemoryReceiveChannel[_Reply]) -> None:
-    """Close coroutines of replies that will never be sent (connection gone)."""
-    while True:
-        try:
-            reply = receive.receive_nowait()
-        except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
-            return
-        if reply.pending is not None and reply.pending.waiting is not None:
-            reply.pending.waiting.close()
+def _discard(reply: _Reply) -> None:
+    """Close the coroutine of a reply that will never be sent (connection gone)."""
+    if reply.pending is not None and reply.pending.waiting is not None:
+        reply.pending.waiting.close()

@@ -1,0 +1,146 @@
+"""The reply writer: a ready reply with nothing ahead of it is written by the reader at
+once; everything else goes through the writer task, and replies always leave in order, also
+when the socket takes only part of a direct write. Real socket pairs, no mocks."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from rillet.broker.reply_writer import ReplyWriter
+from rillet.wire.frame import BlobPart
+
+
+@dataclass
+class _Reply:
+    body: bytes
+    deferred: trio.Event | None = None
+    charged: list[int] = field(default_factory=list)
+    waiting: Coroutine[Any, Any, None] | None = None
+
+
+async def _materialize(reply: _Reply) -> list[BlobPart]:
+    if reply.deferred is not None:
+        await reply.deferred.wait()
+    return [reply.body]
+
+
+def _ready(reply: _Reply) -> list[BlobPart] | None:
+    return None if reply.deferred is not None else [reply.body]
+
+
+def _charge(reply: _Reply, parts: list[BlobPart]) -> None:
+    reply.charged.append(sum(len(p) for p in parts if not hasattr(p, "fd")))
+
+
+def _discard(reply: _Reply) -> None:
+    if reply.waiting is not None:
+        reply.waiting.close()
+
+
+def _pair(send_buffer_bytes: int | None = None) -> tuple[trio.SocketStream, socket.socket]:
+    ours, theirs = socket.socketpair()
+    if send_buffer_bytes is not None:
+        ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer_bytes)
+        theirs.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, send_buffer_bytes)
+    theirs.setblocking(False)
+    return trio.SocketStream(trio.socket.from_stdlib_socket(ours)), theirs
+
+
+async def _read_exactly(peer: socket.socket, n: int) -> bytes:
+    data = bytearray()
+    with trio.fail_after(10):
+        while len(data) < n:
+            await trio.lowlevel.wait_readable(peer)
+            data += peer.recv(n - len(data))
+    return bytes(data)
+
+
+def _writer(stream: trio.SocketStream) -> ReplyWriter[_Reply]:
+    return ReplyWriter(stream, 8, _materialize, _ready, _charge, _discard)
+
+
+async def test_a_ready_reply_on_an_idle_connection_is_written_by_the_reader() -> None:
+    stream, peer = _pair()
+    writer = _writer(stream)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(writer.run)
+        await trio.testing.wait_all_tasks_blocked()
+        first = _Reply(b"one")
+        await writer.put(first)
+        # Written by put itself, not handed to the writer task.
+        assert writer.direct_writes == 1 and peer.recv(10) == b"one"
+        assert first.charged == [3]
+        writer.finish()
+    peer.close()
+
+
+async def test_a_ready_reply_behind_a_deferred_one_waits_its_turn() -> None:
+    stream, peer = _pair()
+    writer = _writer(stream)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(writer.run)
+        await trio.testing.wait_all_tasks_blocked()
+        deferred = trio.Event()
+        await writer.put(_Reply(b"slow;", deferred))
+        await writer.put(_Reply(b"fast;"))
+        await trio.testing.wait_all_tasks_blocked()
+        assert writer.direct_writes == 0
+        deferred.set()
+        assert await _read_exactly(peer, 10) == b"slow;fast;"
+        await trio.testing.wait_all_tasks_blocked()
+        await writer.put(_Reply(b"later"))  # idle again: direct
+        assert await _read_exactly(peer, 5) == b"later"
+        assert writer.direct_writes == 1
+        writer.finish()
+    peer.close()
+
+
+async def test_what_a_full_socket_leaves_unsent_goes_out_before_later_replies() -> None:
+    stream, peer = _pair(send_buffer_bytes=4096)
+    writer = _writer(stream)
+    bodies = [bytes([65 + i]) * 30_000 for i in range(5)]  # more than the buffers hold
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(writer.run)
+        await trio.testing.wait_all_tasks_blocked()
+        for body in bodies:
+            await writer.put(_Reply(body))
+        assert writer.direct_writes == 0  # the first was cut short: the rest queue behind it
+        received = await _read_exactly(peer, sum(len(b) for b in bodies))
+        assert received == b"".join(bodies)
+        writer.finish()
+    peer.close()
+
+
+async def test_large_replies_go_through_the_writer_task() -> None:
+    stream, peer = _pair()
+    writer = _writer(stream)
+    big = b"x" * 200_000
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(writer.run)
+        await trio.testing.wait_all_tasks_blocked()
+        await writer.put(_Reply(big))
+        assert await _read_exactly(peer, len(big)) == big
+        assert writer.direct_writes == 0
+        writer.finish()
+    peer.close()
+
+
+async def test_replies_never_sent_are_released() -> None:
+    stream, peer = _pair()
+    writer = _writer(stream)
+
+    async def never() -> None:
+        await trio.sleep_forever()
+
+    coroutine = never()
+    await writer.put(_Reply(b"", trio.Event(), waiting=coroutine))  # no writer task running
+    writer.finish()
+    writer.discard_pending()
+    assert coroutine.cr_frame is None  # closed
+    peer.close()
+    await stream.aclose()
