@@ -17,6 +17,13 @@
   lasts. A voter still in the lease of a leader that just died ignores a pre-vote without
   answering; once it notices the death (a tick later, or its own report), the next ask is
   granted, instead of the pre-candidate waiting out a whole randomized timeout.
+* Rival pre-candidates: two voters that noticed a dead leader at about the same moment
+  pre-campaign for the same term, and if each granted the other's pre-vote both would
+  campaign, vote for themselves and split the vote -- costing a whole randomized timeout
+  (1-2 s by default). So a pre-candidate asked for a pre-vote for the term it proposes
+  itself yields only to a log more up to date than its own, or to an equal log of a voter
+  with a lower id: it then grants and steps back to follower; otherwise it refuses. Exactly
+  one of two rivals yields, and a pre-vote changes nothing durable, so safety is untouched.
 * One vote per term: the vote is part of the hard state, and the Ready contract persists it
   before the VoteResponse leaves the node.
 """
@@ -172,6 +179,14 @@ class Election(Replication):
         return self.log.is_up_to_date(message.last_index, message.last_term)
 
     def handle_vote_request(self, message: VoteRequest) -> None:
+        if (
+            message.pre_vote
+            and self.role is Role.PRE_CANDIDATE
+            and message.term == self.term + 1
+            and not message.transfer
+        ):
+            self._answer_rival_pre_candidate(message)
+            return
         can_vote = (
             self.vote == message.sender
             or (self.vote is None and self.leader_id is None)
@@ -185,6 +200,16 @@ class Election(Replication):
                 self.vote = message.sender
         else:
             self.send(VoteResponse(self.term, self.id, message.sender, False, message.pre_vote))
+
+    def _answer_rival_pre_candidate(self, message: VoteRequest) -> None:
+        """Another voter pre-campaigns for the term we propose (see the module docstring)."""
+        ours = (self.log.last_term(), self.log.last_index())
+        theirs = (message.last_term, message.last_index)
+        if theirs > ours or (theirs == ours and message.sender < self.id):
+            self.send(VoteResponse(message.term, self.id, message.sender, True, True))
+            self.become_follower(self.term, None)
+            return
+        self.send(VoteResponse(self.term, self.id, message.sender, False, True))
 
     def handle_vote_response(self, message: VoteResponse) -> None:
         expected_pre_vote = self.role is Role.PRE_CANDIDATE

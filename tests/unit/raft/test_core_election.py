@@ -242,3 +242,33 @@ def test_hearing_from_the_leader_cancels_the_early_campaign() -> None:
     # Back to the usual timeout (at least election_timeout_ticks without a leader).
     fired = ticks_until_campaign(cluster, 2)
     assert fired is not None and fired >= cluster.config.election_timeout_ticks
+
+
+def test_rival_pre_candidates_yield_to_the_lower_id_and_one_is_elected_at_once() -> None:
+    """Two followers that noticed a dead leader in the same tick: each granting the other's
+    pre-vote made both campaign and split the vote (a whole timeout, 1-2 s by default)."""
+    cluster = LockstepCluster([1, 2, 3])
+    cluster.elect(1)
+    cluster.crash(1)
+    cluster.core(3).campaign()  # the higher id asks first: the order does not matter
+    cluster.core(2).campaign()
+    assert [cluster.core(n).role for n in (2, 3)] == [Role.PRE_CANDIDATE] * 2
+    cluster.deliver()
+    assert cluster.leader() == 2 and cluster.core(3).leader_id == 2
+    assert cluster.core(2).term == cluster.core(3).term == 2  # one election, no split
+
+
+def test_a_rival_pre_candidate_with_a_longer_log_wins_whatever_its_id() -> None:
+    cluster = LockstepCluster([1, 2, 3])
+    leader = cluster.elect(1)
+    cluster.cut(1, 2)
+    leader.propose(b"only 1 and 3 have it")
+    cluster.deliver()
+    cluster.crash(1)
+    cluster.heal()
+    cluster.core(2).campaign()
+    cluster.core(3).campaign()
+    cluster.deliver()
+    assert cluster.leader() == 3 and cluster.core(2).leader_id == 3
+    assert cluster.core(3).term == 2
+    assert applied_data(cluster, 2)[-1:] == [b"only 1 and 3 have it"]
