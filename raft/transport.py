@@ -57,7 +57,11 @@ MAX_FRAME_BYTES = 64 * 1024 * 1024
 HANDSHAKE_TIMEOUT_S = 5.0
 INITIAL_BACKOFF_S = 0.05
 MAX_BACKOFF_S = 1.0
-STABLE_CONNECTION_S = 1.0  # a connection that lasted this long is reconnected at once
+# A connection that lasted this long is reconnected at once when it ends; shorter ones are
+# flaps (a peer that accepts and hangs up) and back off. Short: a voter restarted less than
+# a second before it was killed again must be found refusing at once too (traced: a 1 s
+# threshold made the backoff grow over repeated kills and delayed the report by up to 1 s).
+STABLE_CONNECTION_S = 0.1
 # Peer-down reports not yet taken by the driver; more are dropped (they are advisory).
 PEER_DOWN_QUEUE_REPORTS = 64
 
@@ -153,6 +157,9 @@ class RaftTransport:
         self._outboxes = {p: trio.open_memory_channel[bytes](queue_messages) for p in self._peers}
         self._inbox_send, self._inbox = trio.open_memory_channel[tuple[int, bytes]](queue_messages)
         self._down_send, self._down = trio.open_memory_channel[int](PEER_DOWN_QUEUE_REPORTS)
+        # Set when a peer authenticates a connection to us: it is up, so our own connection
+        # to it need not wait out its backoff (a restarted voter is reached at once).
+        self._peer_up = {p: trio.Event() for p in self._peers}
         self.dropped = 0  # messages not sent (full queue or broken connection)
         self.rejected = 0  # connections refused for failed authentication
         self.port: int | None = None
@@ -197,6 +204,7 @@ class RaftTransport:
                     await secured.do_handshake()
                     stream = secured
                 peer, nonce, reader = await self._accept(stream)
+            self._peer_up[peer].set()
             sequence = 0
             while True:
                 mac, payload = await reader.read_frame()
@@ -248,7 +256,9 @@ class RaftTransport:
                 if connection_refused(exc):
                     self._report_down(peer)
                 self._drain(receive)  # stale messages are worthless after a pause
-                await trio.sleep(backoff)
+                self._peer_up[peer] = up = trio.Event()
+                with trio.move_on_after(backoff):
+                    await up.wait()  # it connected to us: it is back, try again now
                 backoff = min(backoff * 2, MAX_BACKOFF_S)
                 continue
             backoff = INITIAL_BACKOFF_S

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import errno
 import socket
+import time
+from collections.abc import Awaitable, Callable
 
 import pytest
 import trio
+import trio.testing
 
 from rillet.raft.transport import (
     MAGIC,
@@ -128,6 +131,69 @@ async def test_a_peer_that_dies_is_reported_down_without_anything_to_send() -> N
         # it notices the close itself, reconnects at once, and is refused.
         with trio.fail_after(5):
             assert await a.peer_down() == 2
+        nursery.cancel_scope.cancel()
+
+
+async def _within_real_seconds(seconds: float, wait: Callable[[], Awaitable[object]]) -> None:
+    """Run ``wait`` while the (mock) clock stands still; fail after ``seconds`` of real time."""
+    async with trio.open_nursery() as nursery:
+
+        async def guard() -> None:
+            await trio.to_thread.run_sync(time.sleep, seconds, abandon_on_cancel=True)
+            raise AssertionError(f"nothing within {seconds} s while the clock stood still")
+
+        nursery.start_soon(guard)
+        await wait()
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_peer_killed_soon_after_each_restart_is_reported_down_at_once(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    """No backoff before the refused connect that proves the death, however often the peer
+    was restarted (a threshold of one second once made it grow to a second)."""
+    a, b = pair()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(a.run)
+        for _ in range(4):
+            async with trio.open_nursery() as life:
+                await life.start(b.run)
+                assert a.port is not None and b.port is not None
+                peers = {1: PeerAddress("127.0.0.1", a.port), 2: PeerAddress("127.0.0.1", b.port)}
+                mock_clock.jump(1.0)  # a's reconnect backoff after the last refusal
+
+                async def delivered(b: RaftTransport = b) -> None:
+                    a.send(2, b"ping")
+                    assert await b.receive() == (1, b"ping")
+
+                await _within_real_seconds(10, delivered)
+                mock_clock.jump(0.2)  # lived 200 ms: not a flap
+                life.cancel_scope.cancel()  # killed: its port refuses
+            # Reported with the clock standing still: no sleep before the refused connect.
+            await _within_real_seconds(10, a.peer_down)
+            b = RaftTransport(2, peers, SECRET, peers[2])  # restarted on the same port
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_restarted_peer_is_reached_as_soon_as_it_connects_to_us(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    """A's reconnects to a peer that is down back off (the clock stands still here, so
+    they would wait forever); the peer's own connection to a, once it is back, ends the
+    wait at once."""
+    a, b = pair()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(a.run)
+        await _within_real_seconds(10, a.peer_down)  # refused: a now backs off
+        await nursery.start(b.run)
+        b.send(1, b"I am back")
+
+        async def both_ways() -> None:
+            assert await a.receive() == (2, b"I am back")
+            a.send(2, b"welcome back")
+            assert await b.receive() == (1, b"welcome back")
+
+        await _within_real_seconds(10, both_ways)
         nursery.cancel_scope.cancel()
 
 
