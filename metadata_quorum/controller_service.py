@@ -109,8 +109,11 @@ class ControllerService:
                     # member still leads.
                     log.warning("controller for term %d restarts: %s", lead.term, exc)
                     await trio.sleep(self._tick_s)  # leadership may be changing: no busy loop
+                finally:
+                    # Closed to new tasks from here on, also when the node is stopping (a
+                    # connection closing meanwhile must not start a probe in it).
+                    self._lead_nursery = None
                 nursery.cancel_scope.cancel()
-            self._lead_nursery = None
             if self._controller is not None:  # held requests go and find the next one
                 self.classic_answers.deliver(self._controller.classic_groups.abandon())
             self._controller = None

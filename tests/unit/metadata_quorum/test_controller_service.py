@@ -288,6 +288,35 @@ async def test_a_lost_heartbeat_connection_whose_listener_refuses_fences_before_
         nursery.cancel_scope.cancel()
 
 
+async def test_a_connection_lost_after_the_controller_stopped_is_ignored(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A node stopping cancels its controller, and the brokers' heartbeat connections close
+    after it: the loss must not start a probe in the controller's closed nursery (it raised
+    "Nursery is closed to new arrivals", logged at ERROR on every clean stop)."""
+    cluster = SimCluster([1], random.Random(7), commit_delay_s=0.005)
+    quorum = cluster.members[1]
+    follower = MetadataFollower(quorum)
+    service = ControllerService(
+        quorum, follower, ControllerConfig(TIMEOUT_MS), random.Random(7), now_ms, 100
+    )
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(follower.run)
+        async with trio.open_nursery() as controller_scope:
+            controller_scope.start_soon(service.run)
+            await trio.sleep(0.05)
+            await service.submit(
+                lambda c, s, n: c.register_broker(s, RegisterBroker(2, "inc2", "h", 2), n)
+            )
+            await service.submit(
+                lambda c, s, n: c.heartbeat(s, 2, s.brokers[2].broker_epoch, True, n)
+            )
+            assert not follower.state.brokers[2].fenced
+            controller_scope.cancel_scope.cancel()  # the node stops
+        service.broker_connection_lost(2, follower.state.brokers[2].broker_epoch)
+        nursery.cancel_scope.cancel()
+
+
 async def test_every_proposed_entry_reports_its_commit_latency(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
