@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -227,6 +228,11 @@ def main() -> None:
         default="",
         help='extra [quorum] lines for every node, e.g. "election_timeout_min_ms = 1000"',
     )
+    p.add_argument(
+        "--keep-logs",
+        default="",
+        help="copy each node's log to <KEEP_LOGS>.<node id>.log before the cluster is removed",
+    )
     args = p.parse_args()
     counts = [int(c) for c in args.partitions.split(",")]
     results = []
@@ -244,6 +250,9 @@ def main() -> None:
             results.append(measure(cluster, node_ids, count, args.replication_factor, args.seconds))
             print(results[-1], file=sys.stderr)
         cluster.stop_all()
+        if args.keep_logs:  # the loop-lag, garbage-collector and ISR lines, for a closer look
+            for n in node_ids:
+                shutil.copy(cluster.log_path(n), f"{args.keep_logs}.{n}.log")
     emit(
         "partition_scale",
         {
