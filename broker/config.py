@@ -156,8 +156,13 @@ class TasksConfig:
     # log_scrub_bytes_per_second on average (docs/replication.md, "Damaged replicas").
     log_scrub_interval_ms: int = 6 * 3600 * 1000
     log_scrub_bytes_per_second: int = 8 * 1024 * 1024
+    # Log every event-loop task step that held the loop this long, naming the task (0: off;
+    # broker/slow_steps.py). A diagnostic: it costs two clock reads per task step.
+    slow_task_step_ms: int = 0
 
     def __post_init__(self) -> None:
+        if self.slow_task_step_ms < 0:
+            raise ValueError("slow_task_step_ms must be >= 0 (0: off)")
         if self.log_scrub_interval_ms < 1 and self.log_scrub_interval_ms != -1:
             raise ValueError("log_scrub_interval_ms must be >= 1, or -1 to never scrub")
         if self.log_scrub_bytes_per_second < 1:

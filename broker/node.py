@@ -58,6 +58,7 @@ from rillet.broker.replication.isr_manager import IsrManager
 from rillet.broker.replication.replica_fetcher import ReplicaFetcherManager
 from rillet.broker.request_budget import ReadPolicy, RequestBytesBudget
 from rillet.broker.served_stream import ServedStream, peer_host, tls_accept
+from rillet.broker.slow_steps import watch_slow_steps
 from rillet.broker.tls_contexts import TlsContexts
 from rillet.metadata_quorum.controller import ControllerConfig
 from rillet.metadata_quorum.controller_service import ControllerService
@@ -244,6 +245,8 @@ class Node:
                     self.http_port = await nursery.start(endpoint.run, http_listeners)
                 nursery.start_soon(self._watch_signals, nursery.cancel_scope, lifecycle)
                 nursery.start_soon(monitor_loop_lag, self.loop_lag)
+                if cfg.tasks.slow_task_step_ms > 0:
+                    nursery.start_soon(watch_slow_steps, cfg.tasks.slow_task_step_ms)
                 nursery.start_soon(view.follower.run)
                 if view.controller is not None:
                     nursery.start_soon(view.controller.run)
