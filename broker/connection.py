@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import trio
@@ -30,7 +31,7 @@ from rillet.broker.connection_throttle import ConnectionThrottle
 from rillet.broker.dispatcher import Dispatcher, PendingReply
 from rillet.broker.internal_api_gate import check_internal, refusal_response
 from rillet.broker.node_handshake import NodeAuthServer
-from rillet.broker.reply_writer import ReplyWriter
+from rillet.broker.reply_writer import ReplyWriter, serve_connection
 from rillet.broker.request_budget import BudgetedReader, ReadDeadline, ReadPolicy, ReadTimers
 from rillet.broker.sasl.exchange import SaslExchange, credential_lookup
 from rillet.broker.served_stream import ServedStream, peer_address, peer_certificate
@@ -121,22 +122,14 @@ class Connection:
             self._charge_fetch,
             _discard,
         )
-        try:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(writer.run)
-                try:
-                    await self._read_loop(writer)
-                finally:
-                    writer.finish()
-        except* (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError) as group:
-            log.debug("connection %s ended: %s", self.peer, group.exceptions[0])
-        except* Exception:
-            log.exception("connection %s failed", self.peer)
-        finally:
-            self._reader.close()
-            writer.discard_pending()
-            self.session.close()  # what its loss means (registered on the request path)
-            await trio.aclose_forcefully(self._stream)
+        await serve_connection(
+            writer, partial(self._read_loop, writer), f"connection {self.peer}", self._close
+        )
+
+    async def _close(self) -> None:
+        self._reader.close()
+        self.session.close()  # what its loss means (registered on the request path)
+        await trio.aclose_forcefully(self._stream)
 
     def _charge_fetch(self, reply: PendingReply, parts: list[BlobPart]) -> None:
         if reply.correlation_id in self._client_fetches:

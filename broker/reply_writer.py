@@ -20,6 +20,7 @@ writer task (its bytes must be encrypted by the stream).
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -30,6 +31,8 @@ import trio
 from rillet.broker.part_sender import buffered_len, close_regions, join_small_parts, send_parts
 from rillet.broker.served_stream import ServedStream
 from rillet.wire.frame import BlobPart
+
+log = logging.getLogger(__name__)
 
 R = TypeVar("R")
 
@@ -150,3 +153,28 @@ class ReplyWriter(Generic[R]):
             else:
                 self._discard(item)
         self._receive.close()
+
+
+async def serve_connection(
+    writer: ReplyWriter[R],
+    read_loop: Callable[[], Awaitable[None]],
+    name: str,
+    close: Callable[[], Awaitable[None]],
+) -> None:
+    """Run a connection: ``read_loop`` (which hands replies to ``writer``) beside the
+    writer task, until the peer closes, misbehaves or the node shuts down; never raises.
+    ``name`` says which connection in the log; ``close`` releases it afterwards."""
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(writer.run)
+            try:
+                await read_loop()
+            finally:
+                writer.finish()
+    except* (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError) as group:
+        log.debug("%s ended: %s", name, group.exceptions[0])
+    except* Exception:
+        log.exception("%s failed", name)
+    finally:
+        writer.discard_pending()
+        await close()

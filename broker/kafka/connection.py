@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import trio
@@ -41,7 +42,7 @@ from rillet.broker.kafka.errors import (
 from rillet.broker.kafka.framing import KafkaFrameDecoder
 from rillet.broker.kafka.front_end import translate
 from rillet.broker.kafka.translation import Answer, Caller, Forward, KafkaEndpoint, RawBody
-from rillet.broker.reply_writer import ReplyWriter
+from rillet.broker.reply_writer import ReplyWriter, serve_connection
 from rillet.broker.request_budget import BudgetedReader, ReadDeadline, ReadPolicy, ReadTimers
 from rillet.broker.sasl.kafka_gate import KafkaSaslGate, SaslRequired, credential_lookup
 from rillet.broker.served_stream import ServedStream, peer_address, peer_certificate
@@ -132,22 +133,14 @@ class KafkaConnection:
             self._charge_fetch,
             _discard,
         )
-        try:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(writer.run)
-                try:
-                    await self._read_loop(writer)
-                finally:
-                    writer.finish()
-        except* (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError) as group:
-            log.debug("kafka connection %s ended: %s", self.peer, group.exceptions[0])
-        except* Exception:
-            log.exception("kafka connection %s failed", self.peer)
-        finally:
-            self._reader.close()
-            writer.discard_pending()
-            self.session.close()  # what its loss means (registered on the request path)
-            await trio.aclose_forcefully(self._stream)
+        await serve_connection(
+            writer, partial(self._read_loop, writer), f"kafka connection {self.peer}", self._close
+        )
+
+    async def _close(self) -> None:
+        self._reader.close()
+        self.session.close()  # what its loss means (registered on the request path)
+        await trio.aclose_forcefully(self._stream)
 
     def _charge_fetch(self, reply: _Reply, parts: list[BlobPart]) -> None:
         if reply.schema is not None and reply.schema.api_key == ApiKey.FETCH:
