@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import collections
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -58,6 +59,13 @@ class RequestBytesBudget:
     @property
     def in_use_bytes(self) -> int:
         return self.capacity_bytes - self._available
+
+    def try_take(self, n: int) -> bool:
+        """Take ``n`` bytes if they are free and nobody waits for bytes; else take nothing."""
+        if not self._waiters and self._available >= n:
+            self._available -= n
+            return True
+        return False
 
     async def take(self, n: int) -> None:
         """Wait until ``n`` bytes are free and take them (first come, first served)."""
@@ -172,14 +180,19 @@ class BudgetedReader:
         self._charged = 0  # budget bytes this connection holds
 
     async def receive(self) -> bytes:
+        """The next bytes. Waiting for them is the one schedule point when the budget has
+        room and the stream is plain TCP: the bytes are then read at once, since every
+        further yield costs a whole turn of the node's other tasks under load."""
         with trio.move_on_at(self.timers.deadline()):
             await wait_readable(self._stream)
             taken = 0
             if not self._exempt():
-                await self._budget.take(self._chunk)
+                if not self._budget.try_take(self._chunk):
+                    await self._budget.take(self._chunk)
                 taken = self._chunk
             try:
-                data = await self._stream.receive_some(self._chunk)
+                now = self._read_now()
+                data = now if now is not None else await self._stream.receive_some(self._chunk)
             except BaseException:
                 self._budget.give(taken)
                 raise
@@ -188,6 +201,18 @@ class BudgetedReader:
             self.timers.on_received(trio.current_time())
             return bytes(data) if isinstance(data, bytearray) else data
         raise self.timers.expired(trio.current_time())
+
+    def _read_now(self) -> bytes | None:
+        """One non-blocking read of a plain TCP stream (b"" at end of stream); None when
+        nothing could be read that way (TLS, nothing there, an error: the stream's own
+        receive then waits or raises as it should)."""
+        stream = self._stream
+        if not isinstance(stream, trio.SocketStream):
+            return None
+        try:
+            return os.read(stream.socket.fileno(), self._chunk)
+        except OSError:
+            return None
 
     def decoded(self, pending_bytes: int, frames: int) -> None:
         """``pending_bytes``: what the decoder still holds; ``frames``: frames just taken."""
