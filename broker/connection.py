@@ -123,13 +123,12 @@ class Connection:
             _discard,
         )
         await serve_connection(
-            writer, partial(self._read_loop, writer), f"connection {self.peer}", self._close
+            writer,
+            partial(self._read_loop, writer),
+            f"connection {self.peer}",
+            self._reader,
+            self.session,
         )
-
-    async def _close(self) -> None:
-        self._reader.close()
-        self.session.close()  # what its loss means (registered on the request path)
-        await trio.aclose_forcefully(self._stream)
 
     def _charge_fetch(self, reply: PendingReply, parts: list[BlobPart]) -> None:
         if reply.correlation_id in self._client_fetches:

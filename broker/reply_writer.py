@@ -14,8 +14,8 @@ nothing being sent) is encoded and written by the reader itself with one non-blo
 write; whatever the socket does not take at once goes to the writer task first, so
 replies never interleave or overtake each other. The reader still yields after each reply
 (the reply is on the wire by then), as it did when every reply went through the channel.
-Over TLS every reply goes through the
-writer task (its bytes must be encrypted by the stream).
+Over TLS every reply goes through the writer task (its bytes must be encrypted by the
+stream).
 """
 
 from __future__ import annotations
@@ -29,7 +29,9 @@ from typing import Generic, TypeVar
 import trio
 
 from rillet.broker.part_sender import buffered_len, close_regions, join_small_parts, send_parts
+from rillet.broker.request_budget import BudgetedReader
 from rillet.broker.served_stream import ServedStream
+from rillet.broker.session import Session
 from rillet.wire.frame import BlobPart
 
 log = logging.getLogger(__name__)
@@ -62,7 +64,7 @@ class ReplyWriter(Generic[R]):
         on_parts: Callable[[R, list[BlobPart]], None],
         discard: Callable[[R], None],
     ) -> None:
-        self._stream = stream
+        self.stream = stream
         self._socket_fd = stream.socket.fileno() if isinstance(stream, trio.SocketStream) else -1
         self._materialize = materialize
         self._ready = ready
@@ -116,7 +118,7 @@ class ReplyWriter(Generic[R]):
                 try:
                     item = receive.receive_nowait()
                 except trio.WouldBlock:
-                    await send_parts(self._stream, out)
+                    await send_parts(self.stream, out)
                     out, buffered = [], 0
                     self._idle = True
                     try:
@@ -124,7 +126,7 @@ class ReplyWriter(Generic[R]):
                     except trio.EndOfChannel:
                         return
                 except trio.EndOfChannel:
-                    await send_parts(self._stream, out)
+                    await send_parts(self.stream, out)
                     return
                 if isinstance(item, _Unsent):
                     parts = item.parts
@@ -134,7 +136,7 @@ class ReplyWriter(Generic[R]):
                 out.extend(parts)
                 buffered += sum(buffered_len(p) for p in parts)
                 if buffered >= COALESCE_BYTES:
-                    await send_parts(self._stream, out)
+                    await send_parts(self.stream, out)
                     out, buffered = [], 0
         finally:
             self._idle = False
@@ -159,11 +161,13 @@ async def serve_connection(
     writer: ReplyWriter[R],
     read_loop: Callable[[], Awaitable[None]],
     name: str,
-    close: Callable[[], Awaitable[None]],
+    reader: BudgetedReader,
+    session: Session,
 ) -> None:
     """Run a connection: ``read_loop`` (which hands replies to ``writer``) beside the
     writer task, until the peer closes, misbehaves or the node shuts down; never raises.
-    ``name`` says which connection in the log; ``close`` releases it afterwards."""
+    ``name`` says which connection in the log. Afterwards the reader gives back its
+    budget, the session's close actions run and the stream is closed."""
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(writer.run)
@@ -177,4 +181,6 @@ async def serve_connection(
         log.exception("%s failed", name)
     finally:
         writer.discard_pending()
-        await close()
+        reader.close()
+        session.close()  # what its loss means (registered on the request path)
+        await trio.aclose_forcefully(writer.stream)

@@ -134,13 +134,12 @@ class KafkaConnection:
             _discard,
         )
         await serve_connection(
-            writer, partial(self._read_loop, writer), f"kafka connection {self.peer}", self._close
+            writer,
+            partial(self._read_loop, writer),
+            f"kafka connection {self.peer}",
+            self._reader,
+            self.session,
         )
-
-    async def _close(self) -> None:
-        self._reader.close()
-        self.session.close()  # what its loss means (registered on the request path)
-        await trio.aclose_forcefully(self._stream)
 
     def _charge_fetch(self, reply: _Reply, parts: list[BlobPart]) -> None:
         if reply.schema is not None and reply.schema.api_key == ApiKey.FETCH:
