@@ -34,8 +34,7 @@ async def send_parts(stream: ServedStream, parts: list[BlobPart]) -> None:
         for i, part in enumerate(parts):
             if isinstance(part, FileRegion) and part.length <= JOIN_REGION_BYTES:
                 buffered.append(_read_region(part))
-                parts[i] = b""
-                os.close(part.fd)
+                _release(parts, i, part)
             elif isinstance(part, FileRegion):
                 if buffered:
                     await stream.send_all(b"".join(buffered))
@@ -44,8 +43,7 @@ async def send_parts(stream: ServedStream, parts: list[BlobPart]) -> None:
                     await _sendfile(stream, part)
                 else:
                     await _send_region_read(stream, part)
-                parts[i] = b""
-                os.close(part.fd)
+                _release(parts, i, part)
             else:
                 buffered.append(part)
         if buffered:
@@ -62,6 +60,12 @@ async def _send_region_read(stream: ServedStream, region: FileRegion) -> None:
             raise trio.BrokenResourceError("file region ended early (segment truncated?)")
         await stream.send_all(data)
         position += len(data)
+
+
+def _release(parts: list[BlobPart], i: int, region: FileRegion) -> None:
+    """``parts[i]`` (``region``) is sent or read: blank its slot and close its fd once."""
+    parts[i] = b""
+    os.close(region.fd)
 
 
 def _read_region(region: FileRegion) -> bytes:
@@ -107,8 +111,7 @@ def join_small_parts(parts: list[BlobPart], max_bytes: int) -> bytes | None:
         for i, part in enumerate(parts):
             if isinstance(part, FileRegion):
                 chunks.append(_read_region(part))
-                parts[i] = b""
-                os.close(part.fd)
+                _release(parts, i, part)
             else:
                 chunks.append(part)
     finally:

@@ -69,8 +69,7 @@ class RequestBytesBudget:
 
     async def take(self, n: int) -> None:
         """Wait until ``n`` bytes are free and take them (first come, first served)."""
-        if not self._waiters and self._available >= n:
-            self._available -= n
+        if self.try_take(n):
             await trio.lowlevel.cancel_shielded_checkpoint()
             return
         waiter = _Waiter(n, trio.Event())
