@@ -125,15 +125,16 @@ async def monitor_loop_lag(
 ) -> None:
     """Probe the loop forever (cancel to stop), logging what the tracker reports."""
     clock = CpuWaitClock()
+    waited_ms = clock.read_ms()  # each probe's reading is the next one's starting point
     try:
         while True:
             start = trio.current_time()
-            waited_ms = clock.read_ms()
             await trio.sleep(interval_s)
-            now = trio.current_time()
+            now, now_waited_ms = trio.current_time(), clock.read_ms()
             report = tracker.observe(
-                now, (now - start - interval_s) * 1000, clock.read_ms() - waited_ms
+                now, (now - start - interval_s) * 1000, now_waited_ms - waited_ms
             )
+            waited_ms = now_waited_ms
             if report.stall_ms is not None:
                 log.warning(
                     "event loop stalled for %.0f ms (%.0f ms of it waiting for a core)",
