@@ -203,9 +203,11 @@ class Election(Replication):
 
     def _answer_rival_pre_candidate(self, message: VoteRequest) -> None:
         """Another voter pre-campaigns for the term we propose (see the module docstring)."""
-        ours = (self.log.last_term(), self.log.last_index())
-        theirs = (message.last_term, message.last_index)
-        if theirs > ours or (theirs == ours and message.sender < self.id):
+        same_log = (message.last_term, message.last_index) == (
+            self.log.last_term(),
+            self.log.last_index(),
+        )
+        if self.candidate_log_is_up_to_date(message) and (not same_log or message.sender < self.id):
             self.send(VoteResponse(message.term, self.id, message.sender, True, True))
             self.become_follower(self.term, None)
             return
