@@ -5,7 +5,8 @@ when the socket takes only part of a direct write. Real socket pairs, no mocks."
 from __future__ import annotations
 
 import socket
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Coroutine
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,27 +65,34 @@ def _writer(stream: trio.SocketStream) -> ReplyWriter[_Reply]:
     return ReplyWriter(stream, 8, _materialize, _ready, _charge, _discard)
 
 
-async def test_a_ready_reply_on_an_idle_connection_is_written_by_the_reader() -> None:
-    stream, peer = _pair()
+@asynccontextmanager
+async def _running(
+    send_buffer_bytes: int | None = None,
+) -> AsyncIterator[tuple[ReplyWriter[_Reply], socket.socket]]:
+    """A writer with its task running and idle, and the peer's end of the socket."""
+    stream, peer = _pair(send_buffer_bytes)
     writer = _writer(stream)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(writer.run)
-        await trio.testing.wait_all_tasks_blocked()
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(writer.run)
+            await trio.testing.wait_all_tasks_blocked()
+            yield writer, peer
+            writer.finish()
+    finally:
+        peer.close()
+
+
+async def test_a_ready_reply_on_an_idle_connection_is_written_by_the_reader() -> None:
+    async with _running() as (writer, peer):
         first = _Reply(b"one")
         await writer.put(first)
         # Written by put itself, not handed to the writer task.
         assert writer.direct_writes == 1 and peer.recv(10) == b"one"
         assert first.charged == [3]
-        writer.finish()
-    peer.close()
 
 
 async def test_a_ready_reply_behind_a_deferred_one_waits_its_turn() -> None:
-    stream, peer = _pair()
-    writer = _writer(stream)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(writer.run)
-        await trio.testing.wait_all_tasks_blocked()
+    async with _running() as (writer, peer):
         deferred = trio.Event()
         await writer.put(_Reply(b"slow;", deferred))
         await writer.put(_Reply(b"fast;"))
@@ -96,38 +104,24 @@ async def test_a_ready_reply_behind_a_deferred_one_waits_its_turn() -> None:
         await writer.put(_Reply(b"later"))  # idle again: direct
         assert await _read_exactly(peer, 5) == b"later"
         assert writer.direct_writes == 1
-        writer.finish()
-    peer.close()
 
 
 async def test_what_a_full_socket_leaves_unsent_goes_out_before_later_replies() -> None:
-    stream, peer = _pair(send_buffer_bytes=4096)
-    writer = _writer(stream)
     bodies = [bytes([65 + i]) * 30_000 for i in range(5)]  # more than the buffers hold
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(writer.run)
-        await trio.testing.wait_all_tasks_blocked()
+    async with _running(send_buffer_bytes=4096) as (writer, peer):
         for body in bodies:
             await writer.put(_Reply(body))
         assert writer.direct_writes == 0  # the first was cut short: the rest queue behind it
         received = await _read_exactly(peer, sum(len(b) for b in bodies))
         assert received == b"".join(bodies)
-        writer.finish()
-    peer.close()
 
 
 async def test_large_replies_go_through_the_writer_task() -> None:
-    stream, peer = _pair()
-    writer = _writer(stream)
     big = b"x" * 200_000
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(writer.run)
-        await trio.testing.wait_all_tasks_blocked()
+    async with _running() as (writer, peer):
         await writer.put(_Reply(big))
         assert await _read_exactly(peer, len(big)) == big
         assert writer.direct_writes == 0
-        writer.finish()
-    peer.close()
 
 
 async def test_replies_never_sent_are_released() -> None:
