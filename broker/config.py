@@ -179,6 +179,10 @@ class ReplicationConfig:
     fetch_wait_max_ms: int = 500  # a follower's long poll on its leader
     fetch_partition_max_bytes: int = 4 * 1024 * 1024
     fetch_response_max_bytes: int = 16 * 1024 * 1024
+    # Partitions one replica fetch names, and a leader reads for one answer (besides those
+    # named): a follower of thousands of partitions fetches them in turns, so no request or
+    # answer holds an event loop for long. No Kafka equivalent.
+    fetch_max_partitions: int = 500
     fetch_backoff_ms: int = 50  # after an error, before fetching from that leader again
     high_watermark_checkpoint_interval_ms: int = 2_000
     default_min_insync_replicas: int = 1  # topic config min.insync.replicas overrides it
@@ -330,6 +334,7 @@ AT_LEAST_ONE = frozenset(
         "replication.replica_lag_time_max_ms",
         "replication.fetch_partition_max_bytes",
         "replication.fetch_response_max_bytes",
+        "replication.fetch_max_partitions",
         "replication.high_watermark_checkpoint_interval_ms",
         "replication.default_min_insync_replicas",
         "groups.heartbeat_interval_ms",

@@ -275,7 +275,9 @@ class Dispatcher:
         if fetch_session is None:
             lag_max_ms = ctx.config.replication.replica_lag_time_max_ms
             refresh_ms = min(SESSION_REFRESH_MS, lag_max_ms // 4)
-            fetch_session = session.fetch_session = LeaderFetchSession(refresh_ms)
+            fetch_session = session.fetch_session = LeaderFetchSession(
+                refresh_ms, ctx.config.replication.fetch_max_partitions
+            )
         full, named = fetch_session.expand(request)
         replicas = ctx.replicas
         news = partial(fetch_session.news, named=named, source_of=lambda key: replicas.get(*key))

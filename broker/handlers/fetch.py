@@ -46,19 +46,23 @@ def handle_fetch(ctx: BrokerContext, req: FetchRequest) -> Coroutine[Any, Any, F
     return _fetch(ctx, req)
 
 
+ToRead = Callable[[FetchRequest, int], tuple[FetchRequest, bool]]
+
+
 def handle_session_fetch(
-    ctx: BrokerContext, req: FetchRequest, to_read: Callable[[FetchRequest, int], FetchRequest]
+    ctx: BrokerContext, req: FetchRequest, to_read: ToRead
 ) -> Coroutine[Any, Any, FetchResponse]:
     """A follower's fetch in a fetch session: ``req`` names every partition of the session
     (a long poll waits on all of them), and each read covers ``to_read(req, now_ms)``, the ones
-    that may have news (replication.fetch_session)."""
+    that may have news; when that leaves some for the next fetch, the answer does not wait
+    (replication.fetch_session)."""
     return _fetch(ctx, req, to_read)
 
 
 async def _fetch(
     ctx: BrokerContext,
     req: FetchRequest,
-    to_read: Callable[[FetchRequest, int], FetchRequest] | None = None,
+    to_read: ToRead | None = None,
 ) -> FetchResponse:
     if req.replica_id >= 0:
         refusal = refused_follower(ctx, req.replica_auth)
@@ -78,13 +82,18 @@ async def _fetch(
     deadline = trio.current_time() + max_wait_ms / 1000
     arrived_ms = ctx.now_ms()  # a long poll re-reads; its fetch offsets date from now
     while True:
-        reading = req if to_read is None else to_read(req, ctx.now_ms())
+        reading, left_over = (req, False) if to_read is None else to_read(req, ctx.now_ms())
         # A read that yields (many partitions) registers the long poll's waiters first: an
         # append to a partition already read must still wake it, not wait out the poll.
         early = _DataWaiters(ctx, req) if len(reading.partitions) > READ_SLICE_PARTITIONS else None
         try:
             response, total_bytes, has_error = await _read_once(ctx, reading, arrived_ms)
-            if total_bytes >= req.min_bytes or has_error or trio.current_time() >= deadline:
+            if (
+                total_bytes >= req.min_bytes
+                or has_error
+                or left_over
+                or trio.current_time() >= deadline
+            ):
                 return response
             _close_regions(response)
             waiters = early if early is not None else _DataWaiters(ctx, req)

@@ -64,13 +64,35 @@ class FetchSessionError(Exception):
 
 
 class FollowerFetchSession:
-    """The follower's end: what its next fetch on this connection names."""
+    """The follower's end: what its next fetch on this connection names.
 
-    def __init__(self) -> None:
+    A fetch names at most ``max_partitions``: the first one on a connection of a follower of
+    thousands of partitions (and the rounds after thousands were created) would otherwise
+    encode, decode and answer them all in one stretch of each event loop. The rest are
+    named by the next fetches, which should then not wait (:attr:`more_to_name`)."""
+
+    def __init__(self, max_partitions: int = MAX_SESSION_PARTITIONS) -> None:
+        self._max_partitions = max(max_partitions, 1)
         self._answered: dict[TP, FetchPartition] | None = None  # None: no session yet
         # The last fetch's names and forgets, until it is answered; then the leader holds them.
         self._unanswered: tuple[list[FetchPartition], list[TP]] | None = None
         self._again: set[TP] = set()
+        self._left_over = False
+
+    @property
+    def more_to_name(self) -> bool:
+        """The last fetch left partitions to name for want of room: the next should follow
+        at once, so this fetch should not long-poll."""
+        return self._left_over
+
+    def _bounded(self, named: list[FetchPartition]) -> list[FetchPartition]:
+        """``named`` cut to the limit, the rest kept to be named next time."""
+        limit = self._max_partitions
+        self._left_over = len(named) > limit
+        if not self._left_over:
+            return named
+        self._again.update((p.topic, p.partition) for p in named[limit:])
+        return named[:limit]
 
     def request(
         self, current: Mapping[TP, FetchPartition], moved: Collection[TP] | None = None
@@ -81,7 +103,8 @@ class FollowerFetchSession:
         previous request (None: any of them; the follower then compares them all)."""
         answered = self._answered
         if answered is None:
-            named = list(current.values())
+            self._again = set()
+            named = self._bounded(list(current.values()))
             self._unanswered = (named, [])
             return False, named, []
         again, self._again = self._again, set()
@@ -95,12 +118,14 @@ class FollowerFetchSession:
         else:
             candidates = again.union(moved)
             forgotten = [k for k in forgotten_before if k in answered and k not in current]
-        changed = [
-            p
-            for key in candidates
-            if (p := current.get(key)) is not None
-            and (((last := answered.get(key)) is not p and last != p) or key in again)
-        ]
+        changed = self._bounded(
+            [
+                p
+                for key in candidates
+                if (p := current.get(key)) is not None
+                and (((last := answered.get(key)) is not p and last != p) or key in again)
+            ]
+        )
         self._unanswered = (changed, forgotten)
         return True, changed, [FetchForgotten(*key) for key in forgotten]
 
@@ -128,15 +153,23 @@ class FollowerFetchSession:
         self._answered = None
         self._unanswered = None
         self._again = set()
+        self._left_over = False
 
 
 class LeaderFetchSession:
     """The leader's end: every partition's latest position, what it last answered, and
     which partitions are quiet."""
 
-    def __init__(self, refresh_ms: int = 0) -> None:
-        """``refresh_ms``: read every partition at least this often (0: every round)."""
+    def __init__(self, refresh_ms: int = 0, max_partitions: int = MAX_SESSION_PARTITIONS) -> None:
+        """``refresh_ms``: read every partition at least this often (0: every round).
+        ``max_partitions``: read at most this many for one answer, besides those the fetch
+        named (a round after thousands of partitions were created, or a refresh, would
+        otherwise read and encode them all in one answer); the next answers go on from
+        where this one stopped."""
         self._refresh_ms = refresh_ms
+        self._max_partitions = max(max_partitions, 1)
+        self._named: frozenset[TP] = frozenset()
+        self._cursor = 0  # where the next bounded read starts in the session's order
         self._positions: dict[TP, FetchPartition] | None = None
         self._answered: dict[TP, tuple[int, int, int, int, int]] = {}
         # Quiet partitions: their replica and its news counter when last read.
@@ -173,26 +206,57 @@ class LeaderFetchSession:
         full = dataclasses.replace(
             request, partitions=list(positions.values()), incremental=False, forgotten=[]
         )
-        return full, frozenset((p.topic, p.partition) for p in request.partitions)
+        self._named = frozenset((p.topic, p.partition) for p in request.partitions)
+        return full, self._named
 
-    def to_read(self, full: FetchRequest, now_ms: int) -> FetchRequest:
-        """The part of ``full`` (what :meth:`expand` returned) to read now: all but the
-        quiet partitions whose replica has no news since they were read (everything once
-        ``refresh_ms`` has passed since the last time). Called again after each long-poll
+    def to_read(self, full: FetchRequest, now_ms: int) -> tuple[FetchRequest, bool]:
+        """The part of ``full`` (what :meth:`expand` returned) to read now, and whether
+        partitions that may have news were left for the next answer (then the answer must
+        not long-poll). All but the quiet partitions whose replica has no news since they
+        were read (everything once ``refresh_ms`` has passed since the last time), at most
+        ``max_partitions`` besides the named ones. Called again after each long-poll
         wake-up."""
         quiet = self._quiet
         if self._refreshed_ms is None or now_ms - self._refreshed_ms >= self._refresh_ms:
             quiet.clear()
             self._refreshed_ms = now_ms
-        if not quiet:
-            return full
-        woken = [key for key, (source, seen) in quiet.items() if source.news != seen]
-        for key in woken:
-            del quiet[key]
-        if not quiet:
-            return full
-        wanted = [p for p in full.partitions if (p.topic, p.partition) not in quiet]
-        return dataclasses.replace(full, partitions=wanted)
+        if quiet:
+            woken = [key for key, (source, seen) in quiet.items() if source.news != seen]
+            for key in woken:
+                del quiet[key]
+        partitions = full.partitions
+        if quiet:
+            partitions = [p for p in partitions if (p.topic, p.partition) not in quiet]
+        if len(partitions) <= self._max_partitions:
+            return (full if partitions is full.partitions else
+                    dataclasses.replace(full, partitions=partitions)), False  # fmt: skip
+        chosen, left_over = self._bounded(full.partitions)
+        return dataclasses.replace(full, partitions=chosen), left_over
+
+    def _bounded(self, partitions: list[FetchPartition]) -> tuple[list[FetchPartition], bool]:
+        """The named partitions and at most ``max_partitions`` others that are not quiet,
+        these taken in the session's order from where the last bounded read stopped (no
+        partition waits behind others that always have news); and whether any was left."""
+        named, quiet, room = self._named, self._quiet, self._max_partitions
+        count = len(partitions)
+        start = self._cursor % count
+        chosen: list[FetchPartition] = []
+        left_over = False
+        for step in range(count):
+            index = (start + step) % count
+            p = partitions[index]
+            key = (p.topic, p.partition)
+            if key in named:
+                chosen.append(p)
+            elif key in quiet:
+                continue
+            elif room:
+                chosen.append(p)
+                room -= 1
+                self._cursor = index + 1
+            else:
+                left_over = True
+        return chosen, left_over
 
     def news(
         self,

@@ -128,7 +128,7 @@ class ReplicaFetcherManager:
     async def _fetch_loop(self, leader_id: int) -> None:
         conn: BrokerConnection | None = None
         endpoint: tuple[str, int] | None = None
-        session = FollowerFetchSession()
+        session = FollowerFetchSession(self._config.fetch_max_partitions)
         positions = FollowedPositions(self._config.fetch_partition_max_bytes)
         try:
             while self._nursery is not None:
@@ -148,7 +148,8 @@ class ReplicaFetcherManager:
                         conn.close()
                     endpoint = target
                     conn = await self._connect(*endpoint)
-                    session = FollowerFetchSession()  # a session lasts one connection
+                    # a session lasts one connection
+                    session = FollowerFetchSession(self._config.fetch_max_partitions)
                     if conn is None:
                         await self._wait_for_change(self._config.fetch_backoff_ms / 1000)
                         continue
@@ -201,7 +202,7 @@ class ReplicaFetcherManager:
         incremental, named, forgotten = session.request(positions.positions, moved)
         sent = positions.sent  # as of this request (recomputed only before the next one)
         request = FetchRequest(
-            cfg.fetch_wait_max_ms,
+            0 if session.more_to_name else cfg.fetch_wait_max_ms,  # the rest come next
             1,
             cfg.fetch_response_max_bytes,
             named,

@@ -194,30 +194,30 @@ def test_caught_up_partitions_are_not_read_again_until_news_or_a_refresh() -> No
     leader = LeaderFetchSession(refresh_ms=1000)
     first = [_position(0, 5), _position(1, 7), _position(2, 3)]
     full, named = leader.expand(_request(first))
-    assert leader.to_read(full, 0) == full  # nothing is quiet before a first answer
+    assert leader.to_read(full, 0)[0] == full  # nothing is quiet before a first answer
     # 0 and 1 are caught up (log end = fetch offset); 2 is behind (log end 9)
     answer = [_answer(0, 5), _answer(1, 7), _answer(2, 3)]
     answer[2] = FetchPartitionResponse("t", 2, 0, 3, 0, b"", 9, -1, -1, 1, 1)
     leader.news(FetchResponse(answer), named, sources.get)
     full, named = leader.expand(_request([], incremental=True))
-    assert [p.partition for p in leader.to_read(full, 100).partitions] == [2]
+    assert [p.partition for p in leader.to_read(full, 100)[0].partitions] == [2]
     sources[("t", 1)].news += 1  # an append, a high-watermark move, a role change...
-    assert [p.partition for p in leader.to_read(full, 100).partitions] == [1, 2]
+    assert [p.partition for p in leader.to_read(full, 100)[0].partitions] == [1, 2]
     leader.news(FetchResponse([_answer(1, 7), answer[2]]), named, sources.get)
     full, named = leader.expand(_request([_position(0, 6)], True))
-    assert [p.partition for p in leader.to_read(full, 200).partitions] == [0, 2]  # 0 was named
+    assert [p.partition for p in leader.to_read(full, 200)[0].partitions] == [0, 2]  # 0 was named
     sources[("t", 0)].hw = 6
     leader.news(FetchResponse([_answer(0, 6), answer[2]]), named, sources.get)
     errors = FetchResponse(
         [_answer(0, 6, code=ErrorCode.NOT_LEADER_OR_FOLLOWER), _answer(1, 7), answer[2]]
     )
     full, named = leader.expand(_request([], True))
-    assert len(leader.to_read(full, 1000).partitions) == 3  # the refresh reads everything
+    assert len(leader.to_read(full, 1000)[0].partitions) == 3  # the refresh reads everything
     leader.news(errors, named, sources.get)  # an error never leaves a partition quiet
     full, named = leader.expand(_request([], True))
-    assert [p.partition for p in leader.to_read(full, 1100).partitions] == [0, 2]
+    assert [p.partition for p in leader.to_read(full, 1100)[0].partitions] == [0, 2]
     full, named = leader.expand(_request(first))
-    assert leader.to_read(full, 1200) == full  # a full fetch starts over
+    assert leader.to_read(full, 1200)[0] == full  # a full fetch starts over
 
 
 def test_a_partition_that_moved_after_its_read_is_not_quiet() -> None:
@@ -228,7 +228,7 @@ def test_a_partition_that_moved_after_its_read_is_not_quiet() -> None:
     full, named = leader.expand(_request([_position(0, 5)]))
     leader.news(FetchResponse([_answer(0, 5)]), named, {("t", 0): source}.get)
     full, _ = leader.expand(_request([], incremental=True))
-    assert [p.partition for p in leader.to_read(full, 100).partitions] == [0]
+    assert [p.partition for p in leader.to_read(full, 100)[0].partitions] == [0]
 
 
 def test_an_incremental_fetch_needs_a_session() -> None:

@@ -30,11 +30,12 @@ async def test_a_step_over_the_threshold_is_logged_with_its_task_and_cpu_time(
         await _hog_the_loop(0.05)
         await trio.sleep(0.01)  # many quick steps: none logged
         nursery.cancel_scope.cancel()
-    lines = [r.getMessage() for r in caplog.records]
-    assert len(lines) == 1, lines
+    # Only the hog is sure to be logged: on a busy machine a quick step may also lose its
+    # core for 20 ms of wall time, and that is a slow step too (its CPU time says so).
+    lines = [r.getMessage() for r in caplog.records if "_hog_the_loop" in r.getMessage()]
+    assert len(lines) == 1, [r.getMessage() for r in caplog.records]
     assert "held the event loop for" in lines[0] and "ms CPU" in lines[0]
     assert "test_a_step_over_the_threshold" in lines[0]  # the task's name
-    assert "_hog_the_loop" in lines[0]  # where it waited next (our frame, not trio's)
 
 
 def test_quick_steps_cost_nothing_but_the_clock_reads() -> None:
