@@ -1,13 +1,15 @@
 """Our own Raft engine behind the ``Quorum`` interface: the trio driver of the pure core.
 
-Four tasks around :class:`~rillet.raft.core.RaftCore`: a ticker (one logical tick every
-``tick_ms``), a receiver (authenticated messages from :class:`RaftTransport` stepped into the
-core), a peer watcher (peers whose port refused a connection, reported to the core as down,
-so that the followers of a dead leader campaign within a few ticks) and the Ready loop,
-which runs the core's contract in order — persist (snapshot, entries, hard state) →
+Tasks around :class:`~rillet.raft.core.RaftCore`: a ticker (one logical tick every
+``tick_ms``), a peer watcher (peers whose port refused a connection, reported to the core as
+down, so that the followers of a dead leader campaign within a few ticks) and the Ready
+loop, which runs the core's contract in order — persist (snapshot, entries, hard state) →
 fdatasync when asked → send → apply → advance — so no message ever promises something that
 is not on disk (a vote, an append acknowledgement). Many proposals that arrive between two
-Readys share one fdatasync (group commit).
+Readys share one fdatasync (group commit). Authenticated messages from
+:class:`RaftTransport` are stepped into the core by the connection task that read them,
+which also carries out the Ready they make when no other is under way (the core hands out
+one at a time), in the same order; a leader's own sync still runs in the Ready loop.
 
 Committed entries are kept in memory after the latest snapshot for ``read_committed``; the
 leader's no-op entries take an index but are never handed to readers. A proposal resolves
@@ -97,6 +99,11 @@ class RaftQuorum(Quorum):
         self._work = trio.Event()  # the core may have a Ready
         self._changed = trio.Event()  # new commits or a leadership change
         self._closed = False
+        # A Ready a connection task began and the Ready task finishes (a leader's sync),
+        # and an error from one it carried out (raised by the Ready task).
+        self._handed: tuple[Ready, tuple[Message, ...]] | None = None
+        self._failure: BaseException | None = None
+        self.readies_in_connection_tasks = 0  # carried out where the message was read
 
     # -- tasks ---------------------------------------------------------------------------------
 
@@ -118,14 +125,20 @@ class RaftQuorum(Quorum):
             self._core.tick()
             self._work.set()
 
-    def _on_message(self, peer: int, payload: bytes) -> None:
+    def _on_message(self, peer: int, payload: bytes, more: bool) -> None:
+        """A message from ``peer``, stepped by the connection task that read it; the Ready
+        it makes is carried out here too, unless more messages were read with it (they
+        join it: one fdatasync for a burst)."""
         try:
             message = decode_message(payload)
         except Exception as exc:  # authenticated but unreadable: a bug, not an attack
             log.warning("dropping an unreadable raft message from %d: %s", peer, exc)
             return
         self._core.step(message)
-        self._work.set()
+        if not more:
+            self._handle_now()
+        if self._core.has_ready():
+            self._work.set()
 
     async def _peer_watcher(self) -> None:
         """Refused connections are proof that a peer's process is gone (a SIGKILLed
@@ -137,13 +150,51 @@ class RaftQuorum(Quorum):
 
     async def _ready_loop(self) -> None:
         while True:
+            if self._failure is not None:
+                raise self._failure  # a Ready handled by a connection task failed
+            if self._handed is not None:  # begun by a connection task, to sync in a thread
+                ready, sent = self._handed
+                await trio.to_thread.run_sync(self._storage.sync)
+                self._handed = None
+                self._finish(ready, sent)
+                continue
             if not self._core.has_ready():
                 await self._work.wait()
                 self._work = trio.Event()
                 continue
             await self._handle(self._core.ready())
 
+    def _handle_now(self) -> None:
+        """Carry out the core's Ready in the task that stepped a message into it, when no
+        other Ready is under way (the core hands out one at a time): the follower's whole
+        turn (persist, fdatasync, acknowledge) and the leader's on an acknowledgement
+        (commit, apply, resolve the proposal) need no await, and the Ready task's wake-up
+        was one turn of the event loop on each side of every commit. A leader's own sync
+        goes on in the Ready task, as in :meth:`_handle`."""
+        if self._handed is not None or not self._core.has_ready():
+            return
+        ready = self._core.ready()
+        try:
+            sent = self._begin(ready)
+            if sent:
+                self._handed = (ready, sent)
+                self._work.set()
+                return
+            self._finish(ready, ())
+            self.readies_in_connection_tasks += 1
+        except BaseException as exc:  # the Ready task raises it: the member stops as before
+            self._failure = exc
+            self._work.set()
+
     async def _handle(self, ready: Ready) -> None:
+        sent = self._begin(ready)
+        if sent:
+            await trio.to_thread.run_sync(self._storage.sync)
+        self._finish(ready, sent)
+
+    def _begin(self, ready: Ready) -> tuple[Message, ...]:
+        """Persist ``ready``; sync when it must, or send a leader's appends first and
+        return them (then the caller syncs, in a thread, before :meth:`_finish`)."""
         storage = self._storage
         if ready.snapshot is not None:
             storage.apply_snapshot(ready.snapshot)
@@ -158,23 +209,25 @@ class RaftQuorum(Quorum):
             storage.append(ready.entries)
         if ready.hard_state is not None:
             storage.set_hard_state(ready.hard_state)
-        messages = ready.messages
-        if ready.must_sync:
-            early = () if hard_state_changes else _leader_replication(messages)
-            if early:
-                # A leader's appends promise nothing about its own disk (the core counts the
-                # leader toward commit only after advance), so they leave before its
-                # fdatasync, which runs in a thread meanwhile: followers persist in parallel
-                # and a commit waits for one fsync on the critical path, not two (Raft
-                # thesis §10.2.1).
-                for message in early:
-                    self._transport.send(message.recipient, encode_message(message))
-                messages = tuple(m for m in messages if m not in early)
-                await trio.to_thread.run_sync(storage.sync)
-            else:
-                storage.sync()
-        for message in messages:
+        if not ready.must_sync:
+            return ()
+        early = () if hard_state_changes else _leader_replication(ready.messages)
+        if not early:
+            storage.sync()
+            return ()
+        # A leader's appends promise nothing about its own disk (the core counts the leader
+        # toward commit only after advance), so they leave before its fdatasync, which runs
+        # in a thread meanwhile: followers persist in parallel and a commit waits for one
+        # fsync on the critical path, not two (Raft thesis §10.2.1).
+        for message in early:
             self._transport.send(message.recipient, encode_message(message))
+        return early
+
+    def _finish(self, ready: Ready, sent: tuple[Message, ...]) -> None:
+        """Send the rest of ``ready``'s messages, apply, and advance the core."""
+        for message in ready.messages:
+            if message not in sent:
+                self._transport.send(message.recipient, encode_message(message))
         for entry in ready.committed_entries:
             self._apply(entry.index, entry.term, entry.data, entry.kind)
         if ready.soft_state is not None:

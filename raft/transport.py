@@ -197,7 +197,7 @@ class RaftTransport:
         }
         self._links: dict[int, _Link] = {}  # the live connection to each peer
         self._inbox_send, self._inbox = trio.open_memory_channel[tuple[int, bytes]](queue_messages)
-        self._deliver: Callable[[int, bytes], None] | None = None
+        self._deliver: Callable[[int, bytes, bool], None] | None = None
         self._down_send, self._down = trio.open_memory_channel[int](PEER_DOWN_QUEUE_REPORTS)
         # Set when a peer authenticates a connection to us: it is up, so our own connection
         # to it need not wait out its backoff (a restarted voter is reached at once).
@@ -243,10 +243,11 @@ class RaftTransport:
             return False
         return True
 
-    def deliver_to(self, handler: Callable[[int, bytes], None]) -> None:
-        """Hand each authenticated message to ``handler(peer, payload)`` from the task that
-        read it, instead of queueing it for :meth:`receive` (one turn of the event loop less
-        per message; the handler must not block). Call before :meth:`run`."""
+    def deliver_to(self, handler: Callable[[int, bytes, bool], None]) -> None:
+        """Hand each authenticated message to ``handler(peer, payload, more)`` from the task
+        that read it, instead of queueing it for :meth:`receive` (one turn of the event
+        loop less per message; the handler must not block). ``more``: bytes of further
+        messages were read with it. Call before :meth:`run`."""
         self._deliver = handler
 
     async def receive(self) -> tuple[int, bytes]:
@@ -281,7 +282,7 @@ class RaftTransport:
                 if deliver is None:
                     await self._inbox_send.send((peer, payload))
                     continue
-                deliver(peer, payload)
+                deliver(peer, payload, reader.buffered)
                 if reader.buffered and sequence % DELIVER_SLICE_MESSAGES == 0:
                     # A burst already read is handed over without waiting for the socket:
                     # let other tasks run between slices of it.

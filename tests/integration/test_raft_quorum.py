@@ -168,3 +168,48 @@ async def test_commit_index_never_names_a_leader_no_op(tmp_path: Path) -> None:
         assert leader.commit_index() == index
         assert [e.index for e in await leader.read_committed(0)] == [index]
         nursery.cancel_scope.cancel()
+
+
+async def test_appends_and_acknowledgements_are_carried_out_where_they_are_read(
+    tmp_path: Path,
+) -> None:
+    """A follower persists, syncs and acknowledges an append in the connection task that
+    read it (no hand-over to its Ready task), and commits stay correct."""
+    voters = Voters(tmp_path)
+    async with trio.open_nursery() as nursery:
+        for i in (1, 2, 3):
+            await voters.start(nursery, i)
+        leader = await voters.leader()
+        followers = [m for m in voters.members.values() if m is not leader]
+        before = [f.readies_in_connection_tasks for f in followers]
+        data = [f"e{i}".encode() for i in range(40)]
+        for item in data:
+            await leader.propose(item)
+        for member in voters.members.values():
+            assert await read_all(member, 40) == data
+        # Each append (and each heartbeat) is one; a few may have come in one read.
+        after = [f.readies_in_connection_tasks for f in followers]
+        assert all(a - b >= 20 for a, b in zip(after, before, strict=True)), (before, after)
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_failed_sync_where_a_message_was_read_stops_the_member(tmp_path: Path) -> None:
+    """The connection task must not swallow a storage error as a broken connection: the
+    member stops, as when its Ready task fails."""
+    voters = Voters(tmp_path)
+
+    def broken_sync() -> None:
+        raise OSError("the disk is gone")
+
+    with pytest.raises(BaseExceptionGroup) as stopped:
+        async with trio.open_nursery() as nursery:
+            for i in (1, 2, 3):
+                await voters.start(nursery, i)
+            leader = await voters.leader()
+            follower = next(m for m in voters.members.values() if m is not leader)
+            follower._storage.sync = broken_sync  # type: ignore[method-assign]
+            await leader.propose(b"x")  # the other follower makes the majority
+            with trio.move_on_after(10):
+                await trio.sleep_forever()
+            raise AssertionError("the member went on after its sync failed")
+    assert stopped.value.subgroup(OSError) is not None

@@ -54,7 +54,7 @@ async def test_messages_can_be_handed_over_by_the_reading_task() -> None:
     delivered: list[tuple[int, bytes]] = []
     arrived = trio.Event()
 
-    def handler(peer: int, payload: bytes) -> None:
+    def handler(peer: int, payload: bytes, more: bool) -> None:
         delivered.append((peer, payload))
         if len(delivered) == 200:
             arrived.set()
