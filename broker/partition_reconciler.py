@@ -24,6 +24,7 @@ from pathlib import Path
 
 import trio
 
+from rillet.broker.loop_slices import TimeSlicer
 from rillet.broker.partition_replica import PartitionReplica
 from rillet.broker.replica_manager import ReplicaManager
 from rillet.broker.replica_role import ReplicaRole, TopicPartitionKey
@@ -48,19 +49,6 @@ SLICE_S = 0.01
 class _Wanted:
     topic: TopicState
     partition: PartitionState
-
-
-class _Slicer:
-    """Yields to the event loop once ``slice_s`` of work has run since the last yield."""
-
-    def __init__(self, slice_s: float = SLICE_S) -> None:
-        self._slice_s = slice_s
-        self._since = trio.current_time()
-
-    async def step(self) -> None:
-        if trio.current_time() - self._since >= self._slice_s:
-            await trio.lowlevel.checkpoint()
-            self._since = trio.current_time()
 
 
 class PartitionReconciler:
@@ -136,7 +124,7 @@ class PartitionReconciler:
                 },
                 key=str,
             )
-        slicer = _Slicer()
+        slicer = TimeSlicer(SLICE_S)
         changes_before = self._changes
         await self._remove(gone, slicer)
         to_open: list[tuple[TopicPartitionKey, _Wanted]] = []
@@ -178,7 +166,7 @@ class PartitionReconciler:
         self._applied[key] = w
         self._keys[(w.topic.topic_id, key.partition)] = key
 
-    async def _remove(self, keys: list[TopicPartitionKey], slicer: _Slicer) -> None:
+    async def _remove(self, keys: list[TopicPartitionKey], slicer: TimeSlicer) -> None:
         detached = []
         self._changes += len(keys)
         for key in keys:
@@ -231,7 +219,7 @@ class PartitionReconciler:
 
     async def _open_batch(self, batch: list[tuple[TopicPartitionKey, _Wanted]]) -> None:
         opened = await trio.to_thread.run_sync(self._open_logs, batch, limiter=self._open_limiter)
-        slicer = _Slicer()
+        slicer = TimeSlicer(SLICE_S)
         for (key, w), plog in zip(batch, opened, strict=True):
             if plog is None:
                 self._failed.add((w.topic.topic_id, key.partition))

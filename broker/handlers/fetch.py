@@ -15,7 +15,6 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 import trio
-import trio.lowlevel
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.replica_fetch import (
@@ -24,6 +23,7 @@ from rillet.broker.handlers.replica_fetch import (
     read_for_follower,
     refused_follower,
 )
+from rillet.broker.loop_slices import TimeSlicer
 from rillet.broker.partition_replica import PartitionReplica
 from rillet.partition_store.errors import LogDamaged, OffsetOutOfRange, StoreError
 from rillet.wire.error_codes import ErrorCode
@@ -38,7 +38,8 @@ from rillet.wire.messages import (
 log = logging.getLogger(__name__)
 
 _EMPTY = b""
-# Partitions read between two yields to the event loop.
+# A read of more partitions than this may yield to the event loop (its long poll registers
+# its wake-ups before reading).
 READ_SLICE_PARTITIONS = 256
 
 
@@ -106,18 +107,20 @@ async def _fetch(
 async def _read_once(
     ctx: BrokerContext, req: FetchRequest, arrived_ms: int
 ) -> tuple[FetchResponse, int, bool]:
-    """Read every partition of ``req``, yielding to the event loop every
-    :data:`READ_SLICE_PARTITIONS` (a follower's fetch names thousands: read in one stretch,
-    it held the loop for hundreds of milliseconds). Each partition's answer is read at once;
-    the next may see later appends, as a later fetch would."""
+    """Read every partition of ``req``; one of more than :data:`READ_SLICE_PARTITIONS`
+    partitions yields to the event loop between slices of loop time (a follower's fetch
+    names thousands: read in one stretch, it held the loop for hundreds of milliseconds).
+    Each partition's answer is read at once; the next may see later appends, as a later
+    fetch would."""
     remaining = max(req.max_bytes, 0)
     out: list[FetchPartitionResponse] = []
     total = 0
     has_error = False
+    slicer = TimeSlicer() if len(req.partitions) > READ_SLICE_PARTITIONS else None
     try:
-        for index, p in enumerate(req.partitions):
-            if index and index % READ_SLICE_PARTITIONS == 0:
-                await trio.lowlevel.checkpoint()
+        for p in req.partitions:
+            if slicer is not None:
+                await slicer.step()
             if req.replica_id >= 0:
                 resp = read_for_follower(
                     ctx,

@@ -14,11 +14,11 @@ from collections.abc import Coroutine, Sequence
 from typing import Any, NamedTuple
 
 import trio
-import trio.lowlevel
 
 from rillet.broker.errors import SequenceGapAfterElection
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.in_order import InOrder
+from rillet.broker.loop_slices import TimeSlicer
 from rillet.broker.message_timestamps import InvalidTimestamp, apply_timestamp_policy
 from rillet.broker.produce_refusals import BatchSpan, ProduceRefusals, span_of
 from rillet.broker.replication.acks_verdict import acks_all_verdict
@@ -36,8 +36,11 @@ log = logging.getLogger(__name__)
 
 ACKS_ALL = -1
 _VALID_ACKS = (0, 1, ACKS_ALL)
-# Partitions appended between two yields to the event loop (30-50 us each).
+# A request for more partitions than this is appended in slices of event-loop time.
 SLICE_PARTITIONS = 256
+# Partitions appended between two looks at the clock (broker/loop_slices.py) in such a
+# request: appends cost from microseconds to a millisecond each.
+JUDGE_PARTITIONS = 16
 
 
 def handle_produce(
@@ -70,10 +73,10 @@ async def _append_in_slices(
     ctx: BrokerContext, req: ProduceRequest, refusals: ProduceRefusals | None
 ) -> ProduceResponse | Coroutine[Any, Any, ProduceResponse]:
     produced = _Produced()
-    for start in range(0, len(req.partitions), SLICE_PARTITIONS):
-        if start:
-            await trio.lowlevel.checkpoint()  # other tasks run between slices
-        produced.judge(ctx, req, req.partitions[start : start + SLICE_PARTITIONS], refusals)
+    slicer = TimeSlicer()
+    for start in range(0, len(req.partitions), JUDGE_PARTITIONS):
+        await slicer.step()  # other tasks run between slices of loop time
+        produced.judge(ctx, req, req.partitions[start : start + JUDGE_PARTITIONS], refusals)
     return produced.answer(ctx, req)
 
 

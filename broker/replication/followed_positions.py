@@ -17,6 +17,7 @@ Pure state: the fetcher drives it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from rillet.broker.partition_replica import PartitionReplica
@@ -55,10 +56,21 @@ class FollowedPositions:
 
     def rebuild(self, replicas: list[PartitionReplica], generation: int, now_ms: int) -> None:
         """Recompute every position, for exactly ``replicas``."""
+        for _ in self.rebuild_steps(replicas, generation, now_ms):
+            pass
+
+    def rebuild_steps(
+        self, replicas: list[PartitionReplica], generation: int, now_ms: int
+    ) -> Iterator[None]:
+        """:meth:`rebuild`, one partition per step: the driver may let other tasks run
+        between steps (thousands of positions took tens of milliseconds). A position
+        computed before a yield may be stale when sent; its answer is then dropped as for
+        any answer to a fetch sent before a change."""
         self.positions, self.sent = {}, {}
+        self._moved.clear()
         for replica in replicas:
             self._compute(replica)
-        self._moved.clear()
+            yield
         self._generation, self._built_ms, self._full = generation, now_ms, True
 
     def invalidate(self) -> None:
@@ -72,15 +84,24 @@ class FollowedPositions:
     def take_moved(self) -> list[TP] | None:
         """Recompute the positions that may have moved since the last fetch and return
         their keys, or None after a rebuild (every position is new: compare them all)."""
+        moved = self.take_moved_keys()
+        for key in moved or ():
+            self.recompute(key)
+        return moved
+
+    def take_moved_keys(self) -> list[TP] | None:
+        """The positions that may have moved since the last fetch, each to
+        :meth:`recompute` before the fetch is built; None after a rebuild."""
         if self._full:
             self._full = False
             self._moved.clear()
             return None
         moved = [key for key in self._moved if key in self.sent]
         self._moved.clear()
-        for key in moved:
-            self._compute(self.sent[key].replica)
         return moved
+
+    def recompute(self, key: TP) -> None:
+        self._compute(self.sent[key].replica)
 
     def _compute(self, replica: PartitionReplica) -> None:
         part = replica.fetch_partition(self._max_bytes)

@@ -18,9 +18,9 @@ import ssl
 from collections.abc import Callable, Mapping
 
 import trio
-import trio.lowlevel
 
 from rillet.broker.config import ReplicationConfig
+from rillet.broker.loop_slices import TimeSlicer
 from rillet.broker.metadata_view import MetadataView
 from rillet.broker.partition_replica import PartitionReplica
 from rillet.broker.replica_manager import ReplicaManager
@@ -35,8 +35,6 @@ from rillet.wire.errors import WireError
 from rillet.wire.messages import FetchPartitionResponse, FetchRequest
 
 log = logging.getLogger(__name__)
-# Fetch answers applied between two yields to the event loop.
-APPLY_SLICE_PARTITIONS = 256
 
 
 class _Outcome(enum.Enum):
@@ -137,7 +135,9 @@ class ReplicaFetcherManager:
                     partitions = self._followed(leader_id)
                     if not partitions:
                         break
-                    positions.rebuild(partitions, self._generation, now_ms)
+                    slicer = TimeSlicer()
+                    for _ in positions.rebuild_steps(partitions, self._generation, now_ms):
+                        await slicer.step()
                 broker = self._metadata.state.brokers.get(leader_id)
                 if broker is None:
                     await self._wait_for_change(1.0)
@@ -198,7 +198,11 @@ class ReplicaFetcherManager:
         whose position changed since the last answer on this connection (fetch_session),
         found among those this loop applied answers to (followed_positions)."""
         cfg = self._config
-        moved = positions.take_moved()
+        slicer = TimeSlicer()
+        moved = positions.take_moved_keys()
+        for key in moved or ():
+            positions.recompute(key)
+            await slicer.step()
         incremental, named, forgotten = session.request(positions.positions, moved)
         sent = positions.sent  # as of this request (recomputed only before the next one)
         request = FetchRequest(
@@ -224,11 +228,11 @@ class ReplicaFetcherManager:
             return _Outcome.ERRORS
         session.answered()
         progressed = not response.partitions  # nothing new: fetch again at once
-        for index, answer in enumerate(response.partitions):
-            if index and index % APPLY_SLICE_PARTITIONS == 0:
-                # Thousands of answers: let other tasks run (each apply checks the state it
-                # was sent in, as for an answer that arrived later).
-                await trio.lowlevel.checkpoint()
+        slicer = TimeSlicer()
+        for answer in response.partitions:
+            # Hundreds of answers, a write each: let other tasks run between slices (each
+            # apply checks the state it was sent in, as for an answer that arrived later).
+            await slicer.step()
             key = (answer.topic, answer.partition)
             s = sent.get(key)
             if s is None:

@@ -72,3 +72,24 @@ async def test_a_reconciliation_or_an_invalidation_asks_for_a_rebuild(tmp_path: 
     assert positions.take_moved() == []
     positions.invalidate()
     assert positions.needs_rebuild(generation=2, now_ms=0)
+
+
+async def test_a_rebuild_in_steps_yields_once_per_partition_and_ends_as_one_rebuild(
+    tmp_path: Path,
+) -> None:
+    """The fetch loop drives the rebuild step by step (yielding to the event loop between
+    slices of them); the result is the same as a rebuild in one piece."""
+    replicas = _followers(tmp_path, 4)
+    whole, stepped = FollowedPositions(MAX_BYTES), FollowedPositions(MAX_BYTES)
+    whole.rebuild(replicas, generation=3, now_ms=0)
+    steps = stepped.rebuild_steps(replicas, generation=3, now_ms=0)
+    assert sum(1 for _ in steps) == 4
+    assert stepped.positions == whole.positions and stepped.sent == whole.sent
+    assert not stepped.needs_rebuild(generation=3, now_ms=0)
+    assert stepped.take_moved_keys() is None  # a full round follows, as after rebuild()
+    replicas[2].log.truncate_fully_and_start_at(9)
+    stepped.mark_moved(("t", 2))
+    assert stepped.take_moved_keys() == [("t", 2)]
+    assert stepped.positions[("t", 2)].fetch_offset == 0  # until recomputed
+    stepped.recompute(("t", 2))
+    assert stepped.positions[("t", 2)].fetch_offset == 9

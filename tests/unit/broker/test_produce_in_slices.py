@@ -17,6 +17,7 @@ from test_connection_under_mock_clock import receive, send, served
 
 import rillet.broker.handlers.fetch as fetch_handler
 import rillet.broker.handlers.produce as produce_handler
+from rillet.broker import loop_slices
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.handlers.fetch import handle_fetch
 from rillet.broker.handlers.in_order import InOrder
@@ -48,7 +49,10 @@ def _data(partition: int, sequence: int) -> ProducePartitionData:
 
 @pytest.fixture(autouse=True)
 def _small_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slices of two partitions (the clock cannot be relied on to cut them)."""
     monkeypatch.setattr(produce_handler, "SLICE_PARTITIONS", 2)
+    monkeypatch.setattr(produce_handler, "JUDGE_PARTITIONS", 2)
+    monkeypatch.setattr(loop_slices, "SLICE_S", 0.0)
 
 
 async def test_other_tasks_run_between_the_slices(tmp_path: Path) -> None:

@@ -1,0 +1,35 @@
+"""A time slicer yields to the event loop only once its slice of (clock) time is used up."""
+
+from __future__ import annotations
+
+import trio
+import trio.testing
+
+from rillet.broker.loop_slices import TimeSlicer
+
+
+class _Steps(trio.abc.Instrument):
+    def __init__(self, task: trio.lowlevel.Task) -> None:
+        self.task = task
+        self.count = 0
+
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        if task is self.task:
+            self.count += 1
+
+
+async def test_it_yields_once_the_slice_is_used_up(mock_clock: trio.testing.MockClock) -> None:
+    slicer = TimeSlicer(0.005)
+    steps = _Steps(trio.lowlevel.current_task())
+    trio.lowlevel.add_instrument(steps)
+    try:
+        for _ in range(100):
+            await slicer.step()  # the clock stands still: no yield
+        assert steps.count == 0
+        mock_clock.jump(0.005)
+        await slicer.step()  # used up: one yield, and a new slice starts
+        assert steps.count == 1
+        await slicer.step()
+        assert steps.count == 1
+    finally:
+        trio.lowlevel.remove_instrument(steps)
