@@ -180,9 +180,11 @@ class ReplicationConfig:
     fetch_partition_max_bytes: int = 4 * 1024 * 1024
     fetch_response_max_bytes: int = 16 * 1024 * 1024
     # Partitions one replica fetch names, and a leader reads for one answer (besides those
-    # named): a follower of thousands of partitions fetches them in turns, so no request or
-    # answer holds an event loop for long. No Kafka equivalent.
-    fetch_max_partitions: int = 500
+    # named): a follower of thousands of partitions then fetches them in turns, so no
+    # request or answer holds an event loop for long. -1: no limit (measured: the turns cost
+    # more round trips than the shorter steps saved, docs/performance.md). No Kafka
+    # equivalent.
+    fetch_max_partitions: int = -1
     fetch_backoff_ms: int = 50  # after an error, before fetching from that leader again
     high_watermark_checkpoint_interval_ms: int = 2_000
     default_min_insync_replicas: int = 1  # topic config min.insync.replicas overrides it

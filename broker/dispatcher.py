@@ -61,7 +61,11 @@ from rillet.broker.handlers.user_credentials import (
     handle_alter_user_scram_credentials,
     handle_describe_user_scram_credentials,
 )
-from rillet.broker.replication.fetch_session import FetchSessionError, LeaderFetchSession
+from rillet.broker.replication.fetch_session import (
+    FetchSessionError,
+    LeaderFetchSession,
+    partition_limit,
+)
 from rillet.broker.request_authorization import RequestAuthorizer
 from rillet.broker.session import Session
 from rillet.wire import acl_messages as am
@@ -276,7 +280,7 @@ class Dispatcher:
             lag_max_ms = ctx.config.replication.replica_lag_time_max_ms
             refresh_ms = min(SESSION_REFRESH_MS, lag_max_ms // 4)
             fetch_session = session.fetch_session = LeaderFetchSession(
-                refresh_ms, ctx.config.replication.fetch_max_partitions
+                refresh_ms, partition_limit(ctx.config.replication.fetch_max_partitions)
             )
         full, named = fetch_session.expand(request)
         replicas = ctx.replicas

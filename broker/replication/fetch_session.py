@@ -46,6 +46,12 @@ TP = tuple[str, int]
 MAX_SESSION_PARTITIONS = 200_000
 
 
+def partition_limit(setting: int) -> int:
+    """The partitions per fetch a ``replication.fetch_max_partitions`` setting allows
+    (-1: no limit but the session's own)."""
+    return setting if setting > 0 else MAX_SESSION_PARTITIONS
+
+
 class NewsSource(Protocol):
     """A partition replica as a session sees it: ``news`` changes whenever an answer to a
     caught-up follower could change."""

@@ -25,7 +25,7 @@ from rillet.broker.metadata_view import MetadataView
 from rillet.broker.partition_replica import PartitionReplica
 from rillet.broker.replica_manager import ReplicaManager
 from rillet.broker.replica_role import FetchApplied
-from rillet.broker.replication.fetch_session import FollowerFetchSession
+from rillet.broker.replication.fetch_session import FollowerFetchSession, partition_limit
 from rillet.broker.replication.followed_positions import FollowedPositions, SentPosition
 from rillet.client.connection import BrokerConnection
 from rillet.client.errors import RilletError
@@ -126,7 +126,8 @@ class ReplicaFetcherManager:
     async def _fetch_loop(self, leader_id: int) -> None:
         conn: BrokerConnection | None = None
         endpoint: tuple[str, int] | None = None
-        session = FollowerFetchSession(self._config.fetch_max_partitions)
+        limit = partition_limit(self._config.fetch_max_partitions)
+        session = FollowerFetchSession(limit)
         positions = FollowedPositions(self._config.fetch_partition_max_bytes)
         try:
             while self._nursery is not None:
@@ -148,8 +149,7 @@ class ReplicaFetcherManager:
                         conn.close()
                     endpoint = target
                     conn = await self._connect(*endpoint)
-                    # a session lasts one connection
-                    session = FollowerFetchSession(self._config.fetch_max_partitions)
+                    session = FollowerFetchSession(limit)  # one per connection
                     if conn is None:
                         await self._wait_for_change(self._config.fetch_backoff_ms / 1000)
                         continue
