@@ -7,18 +7,9 @@ from __future__ import annotations
 import socket
 
 import trio
+from task_steps import TaskSteps
 
 from rillet.broker.request_budget import BudgetedReader, ReadTimers, RequestBytesBudget
-
-
-class _StepCounter(trio.abc.Instrument):
-    def __init__(self, task: trio.lowlevel.Task) -> None:
-        self.task = task
-        self.steps = 0
-
-    def before_task_step(self, task: trio.lowlevel.Task) -> None:
-        if task is self.task:
-            self.steps += 1
 
 
 def _reader(budget: RequestBytesBudget) -> tuple[BudgetedReader, socket.socket]:
@@ -40,12 +31,12 @@ async def test_waiting_for_the_bytes_is_the_only_schedule_point() -> None:
         nursery.start_soon(read)
         await trio.testing.wait_all_tasks_blocked()  # the reader waits for bytes
         (task,) = [t for t in nursery.child_tasks]
-        counter = _StepCounter(task)
+        counter = TaskSteps(task)
         trio.lowlevel.add_instrument(counter)
         peer.send(b"request bytes")
     trio.lowlevel.remove_instrument(counter)
     assert received == [b"request bytes"]
-    assert counter.steps == 1  # woken by the socket, read and returned in one step
+    assert counter.count == 1  # woken by the socket, read and returned in one step
     reader.decoded(0, 1)
     reader.close()
     assert budget.available_bytes == 1 << 20  # every byte taken was given back

@@ -5,7 +5,7 @@ are always the follower's), and a session lives on one connection."""
 from __future__ import annotations
 
 import random
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -236,22 +236,27 @@ def test_an_incremental_fetch_needs_a_session() -> None:
         LeaderFetchSession().expand(_request([_position(0, 5)], incremental=True))
 
 
+def random_rounds(rng: random.Random, rounds: int = 40) -> Iterator[list[FetchPartition]]:
+    """A follower's positions, round after round: some move, some go, new ones appear."""
+    offsets = {p: 0 for p in range(rng.randint(1, 12))}
+    for _ in range(rounds):
+        for p in list(offsets):
+            roll = rng.random()
+            if roll < 0.3:
+                offsets[p] += rng.randint(1, 5)
+            elif roll < 0.35:
+                del offsets[p]
+        if rng.random() < 0.2:
+            offsets[max(offsets, default=0) + 1] = 0
+        yield [_position(p, o) for p, o in sorted(offsets.items())]
+
+
 def test_both_ends_stay_in_step_through_seeded_random_rounds() -> None:
     """Whatever moves, appears or goes, the positions the leader reads are the follower's."""
     for seed in range(50):
         rng = random.Random(seed)
         follower, leader = FollowerFetchSession(), LeaderFetchSession()
-        offsets = {p: 0 for p in range(rng.randint(1, 12))}
-        for _ in range(40):
-            for p in list(offsets):
-                roll = rng.random()
-                if roll < 0.3:
-                    offsets[p] += rng.randint(1, 5)
-                elif roll < 0.35:
-                    del offsets[p]
-            if rng.random() < 0.2:
-                offsets[max(offsets, default=0) + 1] = 0
-            current = [_position(p, o) for p, o in sorted(offsets.items())]
+        for current in random_rounds(rng):
             incremental, named, forgotten = follower.request(_keyed(current))
             full, _ = leader.expand(_request(named, incremental, forgotten))
             assert sorted(full.partitions, key=lambda p: p.partition) == current, seed

@@ -13,6 +13,7 @@ from typing import Any
 
 import trio
 from broker_context import middle
+from test_fetch_session import _keyed, _position, random_rounds
 
 from rillet.broker.config import NodeConfig, ReplicationConfig
 from rillet.broker.dispatcher import Dispatcher
@@ -21,14 +22,6 @@ from rillet.broker.session import Session
 from rillet.wire.api import ApiKey
 from rillet.wire.messages import FetchPartition, FetchRequest, FetchResponse
 from rillet.wire.protocol import PROTOCOL_VERSION, RequestHeader
-
-
-def _position(partition: int, offset: int) -> FetchPartition:
-    return FetchPartition("t", partition, offset, 1 << 20, 1, 1, 0)
-
-
-def _keyed(parts: list[FetchPartition]) -> dict[tuple[str, int], FetchPartition]:
-    return {(p.topic, p.partition): p for p in parts}
 
 
 def _request(partitions: list[FetchPartition], incremental: bool = False) -> FetchRequest:
@@ -77,17 +70,7 @@ def test_both_ends_agree_through_seeded_random_rounds_in_turns() -> None:
         bound = rng.randint(1, 4)
         follower = FollowerFetchSession(max_partitions=bound)
         leader = LeaderFetchSession(max_partitions=bound)
-        offsets = {p: 0 for p in range(rng.randint(1, 12))}
-        for _ in range(40):
-            for p in list(offsets):
-                roll = rng.random()
-                if roll < 0.3:
-                    offsets[p] += rng.randint(1, 5)
-                elif roll < 0.35:
-                    del offsets[p]
-            if rng.random() < 0.2:
-                offsets[max(offsets, default=0) + 1] = 0
-            current = [_position(p, o) for p, o in sorted(offsets.items())]
+        for current in random_rounds(rng):
             for turn in range(100):
                 incremental, named, forgotten = follower.request(_keyed(current))
                 assert len(named) <= bound, seed

@@ -4,23 +4,14 @@ from __future__ import annotations
 
 import trio
 import trio.testing
+from task_steps import TaskSteps
 
 from rillet.broker.loop_slices import TimeSlicer
 
 
-class _Steps(trio.abc.Instrument):
-    def __init__(self, task: trio.lowlevel.Task) -> None:
-        self.task = task
-        self.count = 0
-
-    def before_task_step(self, task: trio.lowlevel.Task) -> None:
-        if task is self.task:
-            self.count += 1
-
-
 async def test_it_yields_once_the_slice_is_used_up(mock_clock: trio.testing.MockClock) -> None:
     slicer = TimeSlicer(0.005)
-    steps = _Steps(trio.lowlevel.current_task())
+    steps = TaskSteps(trio.lowlevel.current_task())
     trio.lowlevel.add_instrument(steps)
     try:
         for _ in range(100):
