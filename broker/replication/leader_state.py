@@ -32,6 +32,14 @@ from dataclasses import dataclass, field
 from rillet.wire.error_codes import ErrorCode
 
 UNKNOWN_OFFSET = -1
+# A follower of a new partition (this leadership began at offset 0) that has not fetched it
+# yet keeps its ISR place for this many ``replica_lag_time_max_ms`` from the election, not
+# one: a node creating thousands of partitions takes tens of seconds to open their logs,
+# and dropping each follower still opening, then adding it back, made thousands of ISR
+# changes for the controller (10,000 partitions: about 600 per node waiting out its 5 s
+# answer timeout). A follower that is gone is fenced by the controller within its session
+# timeout anyway, and one whose fetch connection closes loses the grace at once.
+NEW_PARTITION_GRACE_LAGS = 3
 
 
 @dataclass(slots=True)
@@ -48,6 +56,9 @@ class FollowerProgress:
     left_isr_ms: int = -1
     # Its own log start, as its fetches report it (DeleteRecords waits for the ISR's).
     log_start_offset: int = UNKNOWN_OFFSET
+    # Neither fetched nor lost its connection in this leadership: of a new partition, it
+    # may still be creating the log (see NEW_PARTITION_GRACE_LAGS).
+    silent: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +183,16 @@ class LeaderState:
         elif answered_partition_epoch <= self.partition_epoch:
             self.proposal_failed()
 
+    def _still_opening(self, p: FollowerProgress, lag_max_ms: int) -> bool:
+        """Whether a lagging ISR member keeps its place as a follower of a new partition
+        that may still be creating its log (NEW_PARTITION_GRACE_LAGS)."""
+        return (
+            p.silent
+            and not p.lost_committed
+            and self.epoch_start_offset == 0
+            and self.now_ms - self.elected_ms <= NEW_PARTITION_GRACE_LAGS * lag_max_ms
+        )
+
     def follower_disconnected(
         self, replica: int, now_ms: int, lag_max_ms: int, grace_ms: int
     ) -> None:
@@ -180,6 +201,7 @@ class LeaderState:
         ISR instead of waiting the whole ``lag_max_ms`` with acks=all writes stalled."""
         p = self.followers.get(replica)
         if p is not None:
+            p.silent = False
             self.now_ms = max(self.now_ms, now_ms)
             p.last_caught_up_ms = min(p.last_caught_up_ms, self.now_ms - lag_max_ms + grace_ms)
 
@@ -197,7 +219,8 @@ class LeaderState:
             if replica in isr:
                 if not may_remove:
                     continue
-                if p.lost_committed or self.now_ms - p.last_caught_up_ms > lag_max_ms:
+                lagging = p.lost_committed or self.now_ms - p.last_caught_up_ms > lag_max_ms
+                if lagging and not self._still_opening(p, lag_max_ms):
                     isr.discard(replica)
             elif self._may_join(p, leader_end_offset):
                 isr.add(replica)
@@ -241,6 +264,7 @@ class LeaderState:
             return False
         if fetch_offset < self.high_watermark and replica in self.maximal_isr:
             p.lost_committed = True
+        p.silent = False
         p.log_end_offset = fetch_offset
         if log_start_offset != UNKNOWN_OFFSET:
             p.log_start_offset = log_start_offset

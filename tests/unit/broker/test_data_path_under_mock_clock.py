@@ -16,6 +16,7 @@ from rillet.broker.handlers.fetch import handle_fetch
 from rillet.broker.handlers.produce import handle_produce
 from rillet.broker.handlers.replica_fetch import read_for_follower
 from rillet.broker.replication.isr_manager import IsrManager
+from rillet.broker.replication.leader_state import NEW_PARTITION_GRACE_LAGS
 from rillet.wire.batch import build_batch
 from rillet.wire.cluster_messages import AlterPartitionRequest, AlterPartitionResponse
 from rillet.wire.error_codes import ErrorCode
@@ -152,18 +153,21 @@ class RecordingLink:
 async def test_the_isr_manager_drops_a_silent_follower_after_the_lag_window(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
+    """The partition is new (its leadership began at offset 0) and the follower never
+    fetched: it may still be creating the log, so the window is NEW_PARTITION_GRACE_LAGS
+    lag windows (leader_state.py)."""
     m = middle(tmp_path)
     replica = m.host("t", 0)
     await _produce(m, 1, acks=1)
     link = RecordingLink()
     manager = IsrManager(m.ctx.config, m.replicas, link, m.ctx.metadata.auth, lambda: 7)  # type: ignore[arg-type]
-    lag_s = m.ctx.config.replication.replica_lag_time_max_ms / 1000
+    window_s = NEW_PARTITION_GRACE_LAGS * m.ctx.config.replication.replica_lag_time_max_ms / 1000
     async with trio.open_nursery() as nursery:
         nursery.start_soon(manager.run)
-        with trio.fail_after(lag_s + 5):
+        with trio.fail_after(window_s + 5):
             await link.called.wait()
         nursery.cancel_scope.cancel()
-    assert trio.current_time() >= lag_s  # not before the window passed
+    assert trio.current_time() >= window_s  # not before the window passed
     (call,) = link.calls
     assert (call.new_isr, call.broker_epoch, call.partition_epoch) == ([NODE_ID], 7, 1)
     assert replica.leader is not None and replica.leader.pending is not None  # until committed

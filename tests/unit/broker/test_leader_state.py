@@ -131,10 +131,29 @@ def test_a_leader_that_may_not_remove_proposes_only_joins() -> None:
 
 
 def test_isr_members_get_a_full_lag_window_from_the_election() -> None:
-    s = leader(now_ms=1_000)
-    assert s.isr_change(0, now_ms=1_000 + LAG_MS, lag_max_ms=LAG_MS) is None
-    proposal = s.isr_change(0, now_ms=1_001 + LAG_MS, lag_max_ms=LAG_MS)
+    s = leader(high_watermark=10, epoch_start_offset=10, now_ms=1_000)
+    assert s.isr_change(10, now_ms=1_000 + LAG_MS, lag_max_ms=LAG_MS) is None
+    proposal = s.isr_change(10, now_ms=1_001 + LAG_MS, lag_max_ms=LAG_MS)
     assert proposal is not None and proposal.isr == (1,)
+
+
+def test_followers_of_a_new_partition_that_never_fetched_keep_their_place_longer() -> None:
+    """A follower still creating the log of a new partition (this leadership began at
+    offset 0, and it has not fetched) is not dropped after one lag window but after
+    NEW_PARTITION_GRACE_LAGS; one that fetched and then fell behind, or whose connection
+    closed, is dropped as usual."""
+    s = leader(now_ms=1_000)
+    s.on_follower_fetch(3, 0, leader_end_offset=0, now_ms=1_010)  # 3 fetched once
+    assert s.isr_change(5, now_ms=1_000 + 3 * LAG_MS, lag_max_ms=LAG_MS) == IsrProposal(
+        (1, 2), 5
+    )  # 3 fell behind after fetching: dropped; 2 never fetched: kept
+    s.proposal_failed()
+    proposal = s.isr_change(5, now_ms=1_001 + 3 * LAG_MS, lag_max_ms=LAG_MS)
+    assert proposal is not None and proposal.isr == (1,)  # the grace is over for 2 too
+    t = leader(now_ms=0)
+    t.follower_disconnected(2, now_ms=10, lag_max_ms=LAG_MS, grace_ms=20)
+    proposal = t.isr_change(0, now_ms=31, lag_max_ms=LAG_MS)
+    assert proposal is not None and proposal.isr == (1, 3)  # a closed connection: no grace
 
 
 def test_a_disconnected_follower_is_dropped_after_the_grace_not_the_whole_lag() -> None:
