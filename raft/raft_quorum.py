@@ -154,9 +154,8 @@ class RaftQuorum(Quorum):
                 raise self._failure  # a Ready handled by a connection task failed
             if self._handed is not None:  # begun by a connection task, to sync in a thread
                 ready, sent = self._handed
-                await trio.to_thread.run_sync(self._storage.sync)
-                self._handed = None
-                self._finish(ready, sent)
+                self._handed = None  # still outstanding in the core until advanced
+                await self._complete(ready, sent)
                 continue
             if not self._core.has_ready():
                 await self._work.wait()
@@ -171,7 +170,7 @@ class RaftQuorum(Quorum):
         (commit, apply, resolve the proposal) need no await, and the Ready task's wake-up
         was one turn of the event loop on each side of every commit. A leader's own sync
         goes on in the Ready task, as in :meth:`_handle`."""
-        if self._handed is not None or not self._core.has_ready():
+        if not self._core.has_ready():  # also while a Ready is under way (handed or not)
             return
         ready = self._core.ready()
         try:
@@ -187,7 +186,11 @@ class RaftQuorum(Quorum):
             self._work.set()
 
     async def _handle(self, ready: Ready) -> None:
-        sent = self._begin(ready)
+        await self._complete(ready, self._begin(ready))
+
+    async def _complete(self, ready: Ready, sent: tuple[Message, ...]) -> None:
+        """After :meth:`_begin`: the leader's sync in a thread if its appends left early,
+        then :meth:`_finish`."""
         if sent:
             await trio.to_thread.run_sync(self._storage.sync)
         self._finish(ready, sent)

@@ -234,8 +234,9 @@ class LeaderFetchSession:
         if quiet:
             partitions = [p for p in partitions if (p.topic, p.partition) not in quiet]
         if len(partitions) <= self._max_partitions:
-            return (full if partitions is full.partitions else
-                    dataclasses.replace(full, partitions=partitions)), False  # fmt: skip
+            if partitions is not full.partitions:
+                full = dataclasses.replace(full, partitions=partitions)
+            return full, False
         chosen, left_over = self._bounded(full.partitions)
         return dataclasses.replace(full, partitions=chosen), left_over
 
