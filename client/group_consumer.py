@@ -192,13 +192,21 @@ class GroupConsumer(Consumer):
 
     async def committed(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         """The group's committed offsets (-1 where none)."""
+        return await self._committed(partitions, None)
+
+    async def _committed(
+        self, partitions: Iterable[TopicPartition], until_s: float | None
+    ) -> dict[TopicPartition, int]:
         by_topic: dict[str, list[int]] = {}
         for tp in partitions:
             by_topic.setdefault(tp.topic, []).append(tp.partition)
         request = gm.OffsetFetchRequest(
             self.group_id, [gm.GroupTopicPartitions(t, ps) for t, ps in sorted(by_topic.items())]
         )
-        response = await self._call(request)
+        response = await self._link.call(request, until_s=until_s)
+        if response.error_code != ErrorCode.NONE:
+            # An empty answer read as "nothing committed" would reset the positions.
+            raise error_for(response.error_code, response.error_message or "OffsetFetch")
         return {TopicPartition(o.topic, o.partition): o.offset for o in response.offsets}
 
     # -- membership ---------------------------------------------------------------------------
@@ -235,8 +243,8 @@ class GroupConsumer(Consumer):
             if revoked:
                 await self._revoke(revoked)
             added = assigned - self._owned
-            if added:
-                await self._assign(added)
+            if added and not await self._assign(added):
+                continue  # not taken yet: the next heartbeat answers with them again
             if not self._stopping:
                 await trio.sleep(response.heartbeat_interval_ms / 1000)
 
@@ -292,8 +300,21 @@ class GroupConsumer(Consumer):
         self._owned -= lost
         self.assign(sorted(self._owned))
 
-    async def _assign(self, added: set[TopicPartition]) -> None:
-        committed = await self.committed(added)
+    async def _assign(self, added: set[TopicPartition]) -> bool:
+        """Take ``added`` from their committed offsets; False when those could not be read.
+
+        The offsets are asked for across coordinator changes (a new member's first
+        assignment often arrives just as the controller dies). If no coordinator answers
+        within the request timeout the partitions are not taken: this member does not own
+        them in its next heartbeat, whose answer assigns them again. Raising instead would
+        end the membership task and, with it, the consumer.
+        """
+        try:
+            committed = await self._committed(added, trio.current_time() + self._request_timeout_s)
+        except RilletError as exc:
+            log.warning("offsets of newly assigned partitions of %s: %s", self.group_id, exc)
+            await trio.sleep(MAX_BACKOFF_S)
+            return False
         self._owned |= added
         self.assign(sorted(self._owned))
         for tp in sorted(added):
@@ -303,6 +324,7 @@ class GroupConsumer(Consumer):
         await self._notify("on_partitions_assigned", added)
         self._assignment_changed.set()
         self._assignment_changed = trio.Event()
+        return True
 
     async def _notify(self, name: str, partitions: set[TopicPartition]) -> None:
         callback = getattr(self._listener, name, None) if self._listener is not None else None

@@ -142,3 +142,33 @@ async def test_a_heartbeat_call_still_fails_fast() -> None:
     with pytest.raises(ConnectionFailedError):
         await link.call(gm.LeaveGroupRequest("g", "m"))
     assert len(coordinator.requests) == 1
+
+
+async def test_an_assignment_whose_offsets_cannot_be_read_yet_is_taken_later(
+    autojump_clock: Any,
+) -> None:
+    """Found by the integration test that kills the Raft leader mid-rebalance: a new
+    member's OffsetFetch for its first assignment went to the dying controller, the failure
+    escaped the membership task and ended the consumer, so the group never had three
+    members again. The offsets are now asked for across coordinator changes, and partitions
+    whose offsets stay unreadable are not taken (the next heartbeat assigns them again)."""
+    fetched = gm.OffsetFetchResponse(ErrorCode.NONE, [gm.FetchedOffset("t", 0, 17)])
+    coordinator = FakeCoordinator(
+        ConnectionFailedError("the controller died"),
+        "no controller",
+        gm.OffsetFetchResponse(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS),
+        fetched,
+    )
+    consumer = member(coordinator)
+    consumer._owned = set()
+    consumer.assign([])
+    assert await consumer._assign({TP})
+    assert consumer._owned == {TP} and consumer._sub.state(TP).position == 17
+    assert len(coordinator.of_type(gm.OffsetFetchRequest)) == 3
+
+    never = FakeCoordinator(*["no controller"] * 10_000)
+    consumer = member(never)
+    consumer._owned = set()
+    consumer.assign([])
+    assert not await consumer._assign({TP})  # raised before: the membership task died
+    assert consumer._owned == set()
