@@ -235,7 +235,12 @@ def test_a_broker_only_node_follows_the_metadata_log_and_hosts_partitions(
         c.start()
         vs = views(c, [4])
         assert vs[4].voters == [1, 2, 3] and vs[4].term == -1
-        assert {b.broker_id for b in vs[4].brokers if not b.fenced} == {1, 2, 3, 4}
+
+        def unfenced_seen_by_4() -> set[int]:
+            return {b.broker_id for b in views(c, [4])[4].brokers if not b.fenced}
+
+        # Ready means listening: each broker registers and is unfenced just after that.
+        wait_for("all brokers unfenced", lambda: unfenced_seen_by_4() == {1, 2, 3, 4}, 20)
         with BlockingAdmin(plan.node(4).bootstrap) as admin:  # forwarded to the controller
             admin.create_topics([NewTopic("spread", 8)])
             # Node 4 answered once it applied the topic; the admin may ask another node next.
