@@ -23,7 +23,7 @@ import ssl
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -43,7 +43,6 @@ from rillet.broker.http.endpoint import HttpEndpoint, open_http_listeners
 from rillet.broker.http.metered_dispatcher import MeteredDispatcher
 from rillet.broker.http.node_probe import NodeProbe
 from rillet.broker.http.request_metrics import RAFT_APPEND_BUCKETS_S, LocalHistogram
-from rillet.broker.kafka.connection import KafkaConnection
 from rillet.broker.log_scrubber import LogScrubber
 from rillet.broker.loop_lag import LagTracker, monitor_loop_lag
 from rillet.broker.metadata_view import MetadataView
@@ -65,6 +64,9 @@ from rillet.metadata_quorum.controller_service import ControllerService
 from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.raft.quorum import Quorum
 from rillet.raft.transport import PeerTls
+
+if TYPE_CHECKING:
+    from rillet.broker.kafka.connection import KafkaConnection
 
 log = logging.getLogger(__name__)
 
@@ -254,7 +256,7 @@ class Node:
                 if kafka_listeners:
                     await nursery.start(
                         trio.serve_listeners,
-                        self._handler_for(kafka_dispatcher, KafkaConnection),
+                        self._handler_for(kafka_dispatcher, kafka=True),
                         kafka_listeners,
                     )
                 nursery.start_soon(lifecycle.run)
@@ -324,6 +326,10 @@ class Node:
         kafka = self.config.kafka_listener
         if not kafka.enabled:
             return []
+        # Loaded here, before any task runs, and only when the listener is on (it is off by
+        # default): the Kafka protocol's modules take a good part of a node's import time.
+        import rillet.broker.kafka.connection  # noqa: F401
+
         listeners = await trio.open_tcp_listeners(kafka.port, host=kafka.host)
         self.kafka_port = listeners[0].socket.getsockname()[1]
         return listeners
@@ -331,7 +337,7 @@ class Node:
     def _handler_for(
         self,
         dispatcher: Dispatcher,
-        connection_type: type[Connection] | type[KafkaConnection] = Connection,
+        kafka: bool = False,
     ) -> Any:
         limits = self.config.limits
         limiter, policy, tls = self._limiter, self._read_policy, self.tls
@@ -339,7 +345,7 @@ class Node:
 
         async def handle(tcp: trio.SocketStream) -> None:
             host = peer_host(tcp)
-            admission = limiter.admit(host, may_reserve=connection_type is Connection)
+            admission = limiter.admit(host, may_reserve=not kafka)
             if admission is None:
                 self._log_refused(host)
                 await trio.aclose_forcefully(tcp)
@@ -352,7 +358,7 @@ class Node:
                         return
                     stream = secured
                 conn: Connection | KafkaConnection
-                if connection_type is Connection:
+                if not kafka:
                     conn = Connection(
                         stream,
                         dispatcher,
@@ -365,6 +371,8 @@ class Node:
                         sasl_mechanisms=self.config.listener.sasl_mechanism_list,
                     )
                 else:
+                    from rillet.broker.kafka.connection import KafkaConnection  # loaded
+
                     conn = KafkaConnection(
                         stream,
                         dispatcher,

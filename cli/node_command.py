@@ -17,7 +17,6 @@ import trio
 
 from rillet.broker.config import NodeConfig, load_config
 from rillet.broker.errors import BrokerError
-from rillet.broker.node import Node
 from rillet.partition_store.errors import StoreError
 
 log = logging.getLogger(__name__)
@@ -41,6 +40,10 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here: the node's modules take about a second to import, which every other
+    # command (topics, consume, status, ...) would pay at each invocation.
+    from rillet.broker.node import Node
+
     config: NodeConfig | None = None
     code = 0
     try:

@@ -10,6 +10,7 @@ the others.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from kio.index import load_request_schema, load_response_schema
@@ -76,19 +77,25 @@ class ApiSchema:
         return bool(self.request_type.__flexible__)
 
 
-def _load() -> dict[tuple[int, int], ApiSchema]:
-    out = {}
-    for api_key, (low, high) in SUPPORTED.items():
-        for version in range(low, high + 1):
-            req = load_request_schema(api_key, version)
-            resp = load_response_schema(api_key, version)
-            out[(api_key, version)] = ApiSchema(
-                api_key, version, req, resp, entity_reader(req), entity_writer(resp)
-            )
-    return out
+def served_versions() -> list[tuple[int, int]]:
+    """Every (api key, version) in the table, in order."""
+    return [(k, v) for k, (low, high) in sorted(SUPPORTED.items()) for v in range(low, high + 1)]
 
 
-SCHEMAS: dict[tuple[int, int], ApiSchema] = _load()
+@cache
+def served_schema(api_key: int, version: int) -> ApiSchema | None:
+    """The classes and codecs of one served api version (None when not served).
+
+    Loaded on first use and kept: loading all of them up front took about 0.4 s of CPU at
+    every node start, paid by each of a cluster's nodes although most Kafka clients use a
+    dozen of the hundred versions.
+    """
+    span = SUPPORTED.get(api_key)
+    if span is None or not span[0] <= version <= span[1]:
+        return None
+    req = load_request_schema(api_key, version)
+    resp = load_response_schema(api_key, version)
+    return ApiSchema(api_key, version, req, resp, entity_reader(req), entity_writer(resp))
 
 
 def api_name(api_key: int) -> str:

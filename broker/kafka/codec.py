@@ -15,7 +15,7 @@ from typing import Any
 
 from kio.serial.errors import SerialError
 
-from rillet.broker.kafka.api_table import SCHEMAS, SUPPORTED, ApiSchema, api_name
+from rillet.broker.kafka.api_table import SUPPORTED, ApiSchema, api_name, served_schema
 from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.errors import MalformedKafkaRequest, UnsupportedKafkaRequest
 from rillet.broker.kafka.null_arrays import null_array_path
@@ -60,7 +60,7 @@ def decode_header(frame: bytes) -> tuple[KafkaRequestHeader, int]:
 
 def schema_for(header: KafkaRequestHeader) -> ApiSchema:
     """The entity classes for the header's api and version; raises UnsupportedKafkaRequest."""
-    schema = SCHEMAS.get((header.api_key, header.api_version))
+    schema = served_schema(header.api_key, header.api_version)
     if schema is None:
         raise UnsupportedKafkaRequest(
             f"{api_name(header.api_key)} v{header.api_version} is not served"
@@ -114,7 +114,8 @@ def frame_parts(correlation_id: int, body: list[BlobPart]) -> list[BlobPart]:
 def unsupported_api_versions(correlation_id: int) -> bytes:
     """ApiVersions answered in v0 format with UNSUPPORTED_VERSION and the full table: what a
     client asking a version above ours expects, so it can retry with one we serve."""
-    schema = SCHEMAS[(ApiKey.API_VERSIONS, 0)]
+    schema = served_schema(ApiKey.API_VERSIONS, 0)
+    assert schema is not None
     return encode_response(correlation_id, schema, api_versions_response(schema, 35))
 
 

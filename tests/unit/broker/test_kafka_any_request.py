@@ -14,7 +14,7 @@ from kafka_front_end import StaticView
 from kio.serial import entity_reader, entity_writer
 from kio.static.primitive import Records, i64Timedelta
 
-from rillet.broker.kafka.api_table import SCHEMAS, ApiSchema
+from rillet.broker.kafka.api_table import ApiSchema, served_schema, served_versions
 from rillet.broker.kafka.codec import decode_body, decode_header, encode_response, frame_parts
 from rillet.broker.kafka.front_end import translate
 from rillet.broker.kafka.translation import Answer, KafkaEndpoint, RawBody
@@ -38,9 +38,17 @@ st.register_type_strategy(
 )
 
 
+def _schema(api_key: int, version: int) -> ApiSchema:
+    schema = served_schema(api_key, version)
+    assert schema is not None
+    return schema
+
+
 def requests() -> st.SearchStrategy[tuple[ApiSchema, Any]]:
-    return st.sampled_from(sorted(SCHEMAS)).flatmap(
-        lambda key: st.tuples(st.just(SCHEMAS[key]), st.from_type(SCHEMAS[key].request_type))
+    return (
+        st.sampled_from(served_versions())
+        .map(lambda key: _schema(*key))
+        .flatmap(lambda schema: st.tuples(st.just(schema), st.from_type(schema.request_type)))
     )
 
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from kafka.protocol.producer import ProduceRequest
 from kafka_front_end import StaticView
 
-from rillet.broker.kafka.api_table import SCHEMAS, SUPPORTED
+from rillet.broker.kafka.api_table import SUPPORTED, served_versions
 from rillet.broker.kafka.codec import decode_body, decode_header, schema_for
 from rillet.broker.kafka.errors import KafkaFrameTooLarge, KafkaProtocolError
 from rillet.broker.kafka.framing import KafkaFrameDecoder
@@ -20,7 +20,7 @@ from rillet.broker.kafka.front_end import translate
 # kafka-python reads its bundled JSON schemas with a deprecated importlib call.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-served = st.sampled_from(sorted(SCHEMAS))
+served = st.sampled_from(served_versions())
 
 
 def decode(frame: bytes) -> None:
