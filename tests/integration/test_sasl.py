@@ -124,7 +124,7 @@ def test_bad_credentials_and_no_sasl_are_refused(cluster: tuple[LocalCluster, Tl
     ):
         admin = AdminClient(sasl_conf(c, tls, mechanism, user, password))
         with pytest.raises(KafkaException):  # librdkafka: "Broker transport failure"
-            admin.list_topics(timeout=5)
+            admin.list_topics(timeout=3)
     with pytest.raises(KafkaError):  # TLS but no SASL: the connection is closed
         KafkaProducer(
             bootstrap_servers=c.plan.kafka_bootstrap,
@@ -132,6 +132,7 @@ def test_bad_credentials_and_no_sasl_are_refused(cluster: tuple[LocalCluster, Tl
             ssl_cafile=tls.cafile,
             request_timeout_ms=5_000,
             max_block_ms=5_000,
+            bootstrap_timeout_ms=5_000,  # its default, 30 s, is the whole wait here
         ).send("sasl", b"x").get(timeout=10)
 
 
