@@ -46,15 +46,20 @@ import cbor2
 import trio
 
 from rillet.raft import peer_mac
-from rillet.raft.errors import RaftError
+from rillet.raft.transport_frames import (
+    Framed,
+    FrameReader,
+    Link,
+    TransportError,
+    frame_bytes,
+)
+
+__all__ = ["PeerAddress", "PeerTls", "RaftTransport", "TransportError", "connection_refused"]
 
 log = logging.getLogger(__name__)
 
 MAGIC = b"RLRF\x01"
 NONCE_BYTES = peer_mac.NONCE_BYTES
-MAC_BYTES = peer_mac.MAC_BYTES
-HEADER = struct.Struct(">I")
-MAX_FRAME_BYTES = 64 * 1024 * 1024
 HANDSHAKE_TIMEOUT_S = 5.0
 INITIAL_BACKOFF_S = 0.05
 MAX_BACKOFF_S = 1.0
@@ -78,10 +83,6 @@ class PeerTls:
     client: Callable[[], ssl.SSLContext]
 
 
-class TransportError(RaftError):
-    """A peer failed authentication or broke the framing."""
-
-
 @dataclass(frozen=True, slots=True)
 class PeerAddress:
     host: str
@@ -95,36 +96,6 @@ def derive_key(secret: str) -> bytes:
 _mac = peer_mac.mac_parts
 
 
-class _FrameReader:
-    """Reads length-prefixed frames from a stream, bounded in size."""
-
-    def __init__(self, stream: trio.abc.Stream) -> None:
-        self._stream = stream
-        self._buffer = bytearray()
-
-    @property
-    def buffered(self) -> bool:
-        """Bytes already read and not yet consumed (the next frame may need no wait)."""
-        return bool(self._buffer)
-
-    async def read_exactly(self, n: int) -> bytes:
-        while len(self._buffer) < n:
-            chunk = await self._stream.receive_some(max(65536, n - len(self._buffer)))
-            if not chunk:
-                raise TransportError("connection closed")
-            self._buffer += chunk
-        out = bytes(self._buffer[:n])
-        del self._buffer[:n]
-        return out
-
-    async def read_frame(self) -> tuple[bytes, bytes]:
-        (length,) = HEADER.unpack(await self.read_exactly(HEADER.size))
-        if length > MAX_FRAME_BYTES:
-            raise TransportError(f"frame of {length} bytes exceeds the limit")
-        mac = await self.read_exactly(MAC_BYTES)
-        return mac, await self.read_exactly(length)
-
-
 def connection_refused(exc: BaseException) -> bool:
     """Whether ``exc`` is a refused connect (every address tried answered with a reset):
     proof that no process listens on the peer's port, unlike a timeout or an unreachable
@@ -136,40 +107,6 @@ def connection_refused(exc: BaseException) -> bool:
     if isinstance(cause, BaseExceptionGroup):
         return bool(cause.exceptions) and all(connection_refused(e) for e in cause.exceptions)
     return False
-
-
-def _frame(mac: bytes, payload: bytes) -> bytes:
-    return HEADER.pack(len(payload)) + mac + payload
-
-
-class _Link:
-    """An authenticated connection to a peer, as its sender sees it: the MAC state, and
-    whether its send loop is idle (nothing queued, nothing being written). A message sent
-    while it is idle is written at once by the caller with one non-blocking write, which
-    saves the send loop's turn of the event loop on every Raft round trip (plain TCP only:
-    over TLS the stream must encrypt every byte)."""
-
-    __slots__ = ("fd", "idle", "nonce", "sequence")
-
-    def __init__(self, stream: trio.abc.Stream, nonce: bytes) -> None:
-        self.fd = stream.socket.fileno() if isinstance(stream, trio.SocketStream) else -1
-        self.nonce = nonce
-        self.sequence = 0
-        self.idle = False
-
-    def frame(self, key: bytes, payload: bytes) -> bytes:
-        data = _frame(_mac(key, self.nonce, struct.pack(">Q", self.sequence), payload), payload)
-        self.sequence += 1
-        return data
-
-
-@dataclass(frozen=True, slots=True)
-class _Framed:
-    """The rest of a frame a direct write left unsent: the send loop writes it before
-    anything else, on that connection only (its MAC belongs to it)."""
-
-    link: _Link
-    data: bytes
 
 
 class RaftTransport:
@@ -193,9 +130,9 @@ class RaftTransport:
         self._listen = listen
         self._tls = tls
         self._outboxes = {
-            p: trio.open_memory_channel[bytes | _Framed](queue_messages) for p in self._peers
+            p: trio.open_memory_channel[bytes | Framed](queue_messages) for p in self._peers
         }
-        self._links: dict[int, _Link] = {}  # the live connection to each peer
+        self._links: dict[int, Link] = {}  # the live connection to each peer
         self._inbox_send, self._inbox = trio.open_memory_channel[tuple[int, bytes]](queue_messages)
         self._deliver: Callable[[int, bytes, bool], None] | None = None
         self._down_send, self._down = trio.open_memory_channel[int](PEER_DOWN_QUEUE_REPORTS)
@@ -222,7 +159,7 @@ class RaftTransport:
         channel = self._outboxes.get(to)
         if channel is None:
             raise TransportError(f"unknown peer {to}")
-        item: bytes | _Framed = payload
+        item: bytes | Framed = payload
         link = self._links.get(to)
         if link is not None and link.idle and link.fd >= 0:
             data = link.frame(self._key, payload)
@@ -233,7 +170,7 @@ class RaftTransport:
             if sent == len(data):
                 self.direct_writes += 1
                 return True
-            item = _Framed(link, data[sent:])
+            item = Framed(link, data[sent:])
         if link is not None:
             link.idle = False  # the send loop has this to write first
         try:
@@ -294,10 +231,10 @@ class RaftTransport:
         finally:
             await trio.aclose_forcefully(tcp)
 
-    async def _accept(self, stream: trio.abc.Stream) -> tuple[int, bytes, _FrameReader]:
+    async def _accept(self, stream: trio.abc.Stream) -> tuple[int, bytes, FrameReader]:
         nonce = secrets.token_bytes(NONCE_BYTES)
         await stream.send_all(MAGIC + nonce)
-        reader = _FrameReader(stream)
+        reader = FrameReader(stream)
         mac, hello = await reader.read_frame()
         if not peer_mac.macs_equal(mac, _mac(self._key, b"hello", nonce, hello)):
             self.rejected += 1
@@ -312,7 +249,7 @@ class RaftTransport:
             or not isinstance(their_nonce, bytes)
         ):
             raise TransportError(f"hello from {sender!r} for {receiver!r}: not a peer of ours")
-        await stream.send_all(_frame(_mac(self._key, b"welcome", their_nonce, nonce), b""))
+        await stream.send_all(frame_bytes(_mac(self._key, b"welcome", their_nonce, nonce), b""))
         return int(sender), nonce, reader
 
     # -- sending ------------------------------------------------------------------------------
@@ -336,7 +273,7 @@ class RaftTransport:
                 continue
             backoff = INITIAL_BACKOFF_S
             connected_at_s = trio.current_time()
-            link = self._links[peer] = _Link(stream, nonce)
+            link = self._links[peer] = Link(stream, nonce)
             try:
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(self._watch_closed, stream, nursery.cancel_scope)
@@ -371,14 +308,14 @@ class RaftTransport:
                     secured = trio.SSLStream(tcp, self._tls.client(), server_hostname=address.host)
                     await secured.do_handshake()
                     stream = secured
-                reader = _FrameReader(stream)
+                reader = FrameReader(stream)
                 greeting = await reader.read_exactly(len(MAGIC) + NONCE_BYTES)
                 if not greeting.startswith(MAGIC):
                     raise TransportError(f"peer {peer} does not speak the raft transport")
                 nonce = greeting[len(MAGIC) :]
                 mine = secrets.token_bytes(NONCE_BYTES)
                 hello = cbor2.dumps([self.node_id, peer, mine])
-                await stream.send_all(_frame(_mac(self._key, b"hello", nonce, hello), hello))
+                await stream.send_all(frame_bytes(_mac(self._key, b"hello", nonce, hello), hello))
                 mac, _ = await reader.read_frame()
                 if not peer_mac.macs_equal(mac, _mac(self._key, b"welcome", mine, nonce)):
                     raise TransportError(f"peer {peer} failed authentication")
@@ -390,8 +327,8 @@ class RaftTransport:
     async def _pump(
         self,
         stream: trio.abc.Stream,
-        link: _Link,
-        receive: trio.MemoryReceiveChannel[bytes | _Framed],
+        link: Link,
+        receive: trio.MemoryReceiveChannel[bytes | Framed],
     ) -> None:
         while True:
             try:
@@ -407,7 +344,7 @@ class RaftTransport:
                     break
             out = bytearray()
             for item in batch:
-                if isinstance(item, _Framed):
+                if isinstance(item, Framed):
                     if item.link is link:  # else framed for a connection that broke
                         out += item.data
                 else:
@@ -432,7 +369,7 @@ class RaftTransport:
         except trio.WouldBlock:
             pass  # the driver has reports it has not read yet; one more adds nothing
 
-    def _drain(self, receive: trio.MemoryReceiveChannel[bytes | _Framed]) -> None:
+    def _drain(self, receive: trio.MemoryReceiveChannel[bytes | Framed]) -> None:
         while True:
             try:
                 receive.receive_nowait()
