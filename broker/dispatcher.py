@@ -67,6 +67,7 @@ from rillet.broker.replication.fetch_session import (
     partition_limit,
 )
 from rillet.broker.request_authorization import RequestAuthorizer
+from rillet.broker.reshaped_reply import ReshapedReply
 from rillet.broker.session import Session
 from rillet.wire import acl_messages as am
 from rillet.wire import classic_group_messages as cgm
@@ -335,7 +336,7 @@ class Dispatcher:
             return PendingReply(cid, in_order=_in_order(result.work, reshape))
         if isinstance(result, Coroutine):
             if reshape is not None:
-                return PendingReply(cid, waiting=_reshaped(result, reshape))
+                return PendingReply(cid, waiting=ReshapedReply(result, reshape))
             return PendingReply(cid, waiting=result)
         return PendingReply(cid, message=result if reshape is None else reshape(result))
 
@@ -354,16 +355,11 @@ def _is_proven_follower_fetch(body: Any, session: Session) -> bool:
     )
 
 
-async def _reshaped(answer: Coroutine[Any, Any, Any], reshape: Callable[[Any], Any]) -> Any:
-    """The handler's answer, trimmed to what the caller may see."""
-    return reshape(await answer)
-
-
 async def _in_order(work: Coroutine[Any, Any, Any], reshape: Callable[[Any], Any] | None) -> Any:
     """In-order work whose answer (or the coroutine producing it) is trimmed like others."""
     result = await work
     if reshape is None:
         return result
     if isinstance(result, Coroutine):
-        return _reshaped(result, reshape)
+        return ReshapedReply(result, reshape)
     return reshape(result)
