@@ -10,12 +10,13 @@ closes the wrapped coroutine and observes nothing.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Coroutine, Generator
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import Any, NoReturn
 
 from rillet.broker.dispatcher import Dispatcher, PendingReply
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.http.request_metrics import RequestMetrics
+from rillet.broker.reshaped_reply import DrivingReply
 from rillet.broker.session import Session
 from rillet.wire.cluster_messages import BrokerHeartbeatRequest
 from rillet.wire.protocol import RequestHeader
@@ -61,11 +62,11 @@ class MeteredDispatcher(Dispatcher):
         self._metrics.observe(self._listener, api, time.perf_counter() - started_s)
 
 
-class TimedReply(Coroutine[Any, Any, Any]):
+class TimedReply(DrivingReply):
     """Drives ``inner`` unchanged and calls ``on_done(api, started_s, failed)`` once when it
     finishes (no closure per request: the arguments ride along)."""
 
-    __slots__ = ("_api", "_inner", "_on_done", "_started_s")
+    __slots__ = ("_api", "_on_done", "_started_s")
 
     def __init__(
         self,
@@ -74,41 +75,14 @@ class TimedReply(Coroutine[Any, Any, Any]):
         api: str = "",
         started_s: float = 0.0,
     ) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._on_done = on_done
         self._api = api
         self._started_s = started_s
 
-    def __await__(self) -> Generator[Any, None, Any]:
-        return self
+    def _returned(self, done: StopIteration) -> NoReturn:
+        self._on_done(self._api, self._started_s, False)
+        raise StopIteration(done.value) from None
 
-    def __iter__(self) -> TimedReply:
-        return self
-
-    def __next__(self) -> Any:
-        return self.send(None)
-
-    def send(self, value: Any) -> Any:
-        try:
-            return self._inner.send(value)
-        except StopIteration:
-            self._on_done(self._api, self._started_s, False)
-            raise
-        except Exception:
-            self._on_done(self._api, self._started_s, True)
-            raise
-
-    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
-        try:
-            if val is None and tb is None:
-                return self._inner.throw(typ)
-            return self._inner.throw(typ, val, tb)
-        except StopIteration:
-            self._on_done(self._api, self._started_s, False)
-            raise
-        except Exception:
-            self._on_done(self._api, self._started_s, True)
-            raise
-
-    def close(self) -> None:
-        self._inner.close()
+    def _raised(self) -> None:
+        self._on_done(self._api, self._started_s, True)
