@@ -14,6 +14,7 @@ from functools import partial
 from typing import Any, Generic, TypeVar
 
 from rillet.broker.authorizer import Authorizer
+from rillet.broker.driving_reply import ReshapedReply
 from rillet.broker.handlers.acls import (
     handle_create_acls,
     handle_delete_acls,
@@ -67,7 +68,6 @@ from rillet.broker.replication.fetch_session import (
     partition_limit,
 )
 from rillet.broker.request_authorization import RequestAuthorizer
-from rillet.broker.reshaped_reply import ReshapedReply
 from rillet.broker.session import Session
 from rillet.wire import acl_messages as am
 from rillet.wire import classic_group_messages as cgm

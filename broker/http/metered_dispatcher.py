@@ -14,9 +14,9 @@ from collections.abc import Callable, Coroutine
 from typing import Any, NoReturn
 
 from rillet.broker.dispatcher import Dispatcher, PendingReply
+from rillet.broker.driving_reply import DrivingReply
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.http.request_metrics import RequestMetrics
-from rillet.broker.reshaped_reply import DrivingReply
 from rillet.broker.session import Session
 from rillet.wire.cluster_messages import BrokerHeartbeatRequest
 from rillet.wire.protocol import RequestHeader
@@ -82,7 +82,7 @@ class TimedReply(DrivingReply):
 
     def _returned(self, done: StopIteration) -> NoReturn:
         self._on_done(self._api, self._started_s, False)
-        raise StopIteration(done.value) from None
+        super()._returned(done)
 
     def _raised(self) -> None:
         self._on_done(self._api, self._started_s, True)
