@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from rillet.metadata_quorum.state import MetadataState, PartitionState, TopicState
 from rillet.wire.encoded import EncodedCBOR, PreEncoded, encode_cbor, encoded_array
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.frame import BlobPart
 from rillet.wire.messages import PartitionMetadata, TopicMetadata
 from rillet.wire.schema import to_wire
 
@@ -35,8 +36,8 @@ class CachedTopicMetadata(TopicMetadata, PreEncoded):
 
     encoded: EncodedCBOR = _NOT_ENCODED  # always given: a default only because configs has one
 
-    def wire_form(self) -> EncodedCBOR:
-        return self.encoded
+    def wire_form(self, blobs: list[BlobPart]) -> EncodedCBOR:
+        return self.encoded  # a topic's metadata has no blobs
 
 
 @dataclass(slots=True)

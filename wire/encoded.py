@@ -32,7 +32,9 @@ class PreEncoded:
 
     __slots__ = ()
 
-    def wire_form(self) -> EncodedCBOR:
+    def wire_form(self, blobs: list[Any]) -> EncodedCBOR | Any:
+        """The encoded form; one that refers to blobs appends them to ``blobs`` (the
+        frame's blob list so far)."""
         raise NotImplementedError
 
 

@@ -8,6 +8,9 @@ the frame's blob list and leaves their index in the map; ``from_wire`` puts them
 
 A field missing on the wire takes its dataclass default, so a newer peer may add fields with
 defaults without breaking an older one.
+
+Both directions first go through code compiled for each dataclass (wire/compiled_codec.py);
+the checks here, which build each value's path, run only for what that code refuses.
 """
 
 from __future__ import annotations
@@ -19,33 +22,34 @@ from collections.abc import Callable
 from enum import IntEnum
 from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
+from rillet.wire.compiled_codec import MAX_LIST_ITEMS, BlobMarker, CompiledCodecs, is_blob
 from rillet.wire.encoded import PreEncoded
 from rillet.wire.errors import MalformedMessage
 from rillet.wire.frame import BlobPart, FileRegion
 
-
-class _BlobMarker:
-    """Annotation marker: this field travels as a raw frame blob."""
-
-
-Blob = Annotated[bytes | memoryview | FileRegion, _BlobMarker]
+Blob = Annotated[bytes | memoryview | FileRegion, BlobMarker]
 
 T = TypeVar("T")
 Decoder = Callable[[Any, list[memoryview], str], Any]
-Encoder = Callable[[Any, list[BlobPart]], Any]
 
-_MAX_LIST_ITEMS = 1_000_000
 _decoders: dict[Any, Decoder] = {}
-_encoders: dict[Any, Encoder] = {}
+_compiled = CompiledCodecs(PreEncoded)
 
 
 def to_wire(obj: Any, blobs: list[BlobPart]) -> Any:
     """Encode a message dataclass, appending blob fields to ``blobs``."""
-    return _encoder_for(type(obj))(obj, blobs)
+    return _compiled.encoder(type(obj))(obj, blobs)
 
 
 def from_wire(cls: type[T], value: Any, blobs: list[memoryview]) -> T:
-    """Decode and validate ``value`` as ``cls``; raises MalformedMessage."""
+    """Decode and validate ``value`` as ``cls``; raises MalformedMessage. The compiled
+    decoder takes what it can; anything it refuses is decoded again here, field by field,
+    which names the first bad field or accepts what only this path does."""
+    try:
+        fast: T = _compiled.decoder(cls)(value, blobs)
+        return fast
+    except Exception:  # refused or invalid: the checked path below says which
+        pass
     result: T = _decoder_for(cls)(value, blobs, cls.__name__)
     return result
 
@@ -63,20 +67,8 @@ def _decoder_for(tp: Any) -> Decoder:
     return dec
 
 
-def _encoder_for(tp: Any) -> Encoder:
-    enc = _encoders.get(tp)
-    if enc is None:
-        enc = _build_encoder(tp)
-        _encoders[tp] = enc
-    return enc
-
-
-def _is_blob(tp: Any) -> bool:
-    return get_origin(tp) is Annotated and _BlobMarker in get_args(tp)[1:]
-
-
 def _build_decoder(tp: Any) -> Decoder:
-    if _is_blob(tp):
+    if is_blob(tp):
 
         def dec_blob(v: Any, blobs: list[memoryview], path: str) -> Any:
             if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < len(blobs):
@@ -105,7 +97,7 @@ def _build_decoder(tp: Any) -> Decoder:
         def dec_list(v: Any, blobs: list[memoryview], path: str) -> Any:
             if not isinstance(v, list):
                 raise _fail(path, "a list", v)
-            if len(v) > _MAX_LIST_ITEMS:
+            if len(v) > MAX_LIST_ITEMS:
                 raise MalformedMessage(f"{path}: list of {len(v)} items is too long")
             return [item(x, blobs, f"{path}[{i}]") for i, x in enumerate(v)]
 
@@ -178,59 +170,3 @@ def _dataclass_decoder(cls: Any) -> Decoder:
         return cls(**kwargs)
 
     return dec
-
-
-def _build_encoder(tp: Any) -> Encoder:
-    if isinstance(tp, type) and issubclass(tp, PreEncoded):
-        return lambda obj, blobs: obj.wire_form()  # spliced as is (wire/encoded.py)
-    if not dataclasses.is_dataclass(tp):
-        raise TypeError(f"{tp!r} is not a message dataclass")
-    hints = typing.get_type_hints(tp, include_extras=True)
-    plan: list[tuple[str, Encoder | None, bool]] = []
-    for f in dataclasses.fields(tp):
-        ftp = hints[f.name]
-        plan.append((f.name, _field_encoder(ftp), _is_blob(ftp)))
-
-    def enc(obj: Any, blobs: list[BlobPart]) -> Any:
-        if type(obj) is not tp:  # a subclass: a PreEncoded one encodes itself
-            return _encoder_for(type(obj))(obj, blobs)
-        out: dict[str, Any] = {}
-        for fname, fenc, is_blob in plan:
-            value = getattr(obj, fname)
-            if is_blob:
-                blobs.append(value)
-                out[fname] = len(blobs) - 1
-            elif fenc is None or value is None:
-                out[fname] = value
-            else:
-                out[fname] = fenc(value, blobs)
-        return out
-
-    return enc
-
-
-def _field_encoder(tp: Any) -> Encoder | None:
-    """Encoder for a field value, or None when the value is already CBOR-ready."""
-    if _is_blob(tp):
-        return None
-    if dataclasses.is_dataclass(tp):
-        return _encoder_for(tp)
-    origin = get_origin(tp)
-    if origin in (Union, types.UnionType):
-        non_none = [o for o in get_args(tp) if o is not type(None)]
-        return _field_encoder(non_none[0])
-    if origin is list:
-        item = _field_encoder(get_args(tp)[0])
-        if item is None:
-            return None
-        item_enc = item
-        return lambda v, blobs: [item_enc(x, blobs) for x in v]
-    if origin is dict:
-        val = _field_encoder(get_args(tp)[1])
-        if val is None:
-            return None
-        val_enc = val
-        return lambda v, blobs: {k: val_enc(x, blobs) for k, x in v.items()}
-    if isinstance(tp, type) and issubclass(tp, IntEnum):
-        return lambda v, blobs: int(v)
-    return None

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from rillet.wire import schema
+from rillet.wire.compiled_codec import CompiledCodecs
+from rillet.wire.encoded import PreEncoded
 from rillet.wire.errors import MalformedMessage
 from rillet.wire.frame import FileRegion
 from rillet.wire.schema import Blob, from_wire, to_wire
@@ -165,7 +167,8 @@ def test_missing_required_field_and_defaults() -> None:
 
 
 def test_list_length_cap(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(schema, "_MAX_LIST_ITEMS", 3)
+    monkeypatch.setattr(schema, "MAX_LIST_ITEMS", 3)
+    monkeypatch.setattr(schema, "_compiled", CompiledCodecs(PreEncoded, max_list_items=3))
     assert _decode(_wire(colors=[1, 1, 1])).colors == [Color.RED] * 3
     with pytest.raises(MalformedMessage, match="too long"):
         _decode(_wire(colors=[1, 1, 1, 1]))
