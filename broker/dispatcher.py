@@ -271,10 +271,10 @@ class Dispatcher:
 
     def _in_fetch_session(
         self, session: Session, request: FetchRequest
-    ) -> tuple[FetchRequest, Callable[[Any], Any], Callable[[BrokerContext, Any], Any]]:
-        """A follower's fetch as the full request it stands for, the filter of its answer
-        to the partitions with news, and the handler that reads only the partitions that
-        may have news (replication.fetch_session)."""
+    ) -> tuple[FetchRequest, Callable[[BrokerContext, Any], Any]]:
+        """A follower's fetch as the full request it stands for, and the handler that reads
+        only the partitions that may have news and answers only those with news
+        (replication.fetch_session)."""
         ctx = self.ctx
         fetch_session = session.fetch_session
         if fetch_session is None:
@@ -285,8 +285,8 @@ class Dispatcher:
             )
         full, named = fetch_session.expand(request)
         replicas = ctx.replicas
-        news = partial(fetch_session.news, named=named, source_of=lambda key: replicas.get(*key))
-        return full, news, partial(handle_session_fetch, to_read=fetch_session.to_read)
+        keeps = partial(fetch_session.keeps, named=named, source_of=lambda key: replicas.get(*key))
+        return full, partial(handle_session_fetch, to_read=fetch_session.to_read, keeps=keeps)
 
     def dispatch(
         self, header: RequestHeader, body: Any, session: Session | None = None
@@ -313,12 +313,11 @@ class Dispatcher:
                 log.info("refused %s: %s", header.api.name, verdict.message)
                 return PendingReply(cid, error=verdict.error, error_message=verdict.message)
             reshape = verdict.reshape if verdict is not None else None
-        session_news: Callable[[Any], Any] | None = None
         if session is not None and type(body) is m.ProduceRequest:
             handler = partial(handle_produce, refusals=session.produce_refusals)
         elif session is not None and _is_proven_follower_fetch(body, session):
             try:
-                body, session_news, handler = self._in_fetch_session(session, body)
+                body, handler = self._in_fetch_session(session, body)
             except FetchSessionError as exc:
                 log.warning("fetch session of replica %d: %s", body.replica_id, exc)
                 no_session = ErrorCode.FETCH_SESSION_ID_NOT_FOUND
@@ -330,8 +329,6 @@ class Dispatcher:
             return PendingReply(cid, error=ErrorCode.UNKNOWN_SERVER_ERROR)
         if result is None:
             return None
-        if session_news is not None:
-            reshape = session_news if reshape is None else _then(reshape, session_news)
         if isinstance(result, InOrder):
             return PendingReply(cid, in_order=_in_order(result.work, reshape))
         if isinstance(result, Coroutine):
@@ -339,10 +336,6 @@ class Dispatcher:
                 return PendingReply(cid, waiting=ReshapedReply(result, reshape))
             return PendingReply(cid, waiting=result)
         return PendingReply(cid, message=result if reshape is None else reshape(result))
-
-
-def _then(first: Callable[[Any], Any], second: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    return lambda answer: second(first(answer))
 
 
 def _is_proven_follower_fetch(body: Any, session: Session) -> bool:

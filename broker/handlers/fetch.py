@@ -25,6 +25,7 @@ from rillet.broker.handlers.replica_fetch import (
 )
 from rillet.broker.loop_slices import TimeSlicer
 from rillet.broker.partition_replica import PartitionReplica
+from rillet.broker.replication.encoded_fetch_answer import encoded_answer
 from rillet.partition_store.errors import LogDamaged, OffsetOutOfRange, StoreError
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FileRegion, blob_length
@@ -51,13 +52,26 @@ ToRead = Callable[[FetchRequest, int], tuple[FetchRequest, bool]]
 
 
 def handle_session_fetch(
-    ctx: BrokerContext, req: FetchRequest, to_read: ToRead
+    ctx: BrokerContext,
+    req: FetchRequest,
+    to_read: ToRead,
+    keeps: Callable[[FetchPartitionResponse], bool],
 ) -> Coroutine[Any, Any, FetchResponse]:
     """A follower's fetch in a fetch session: ``req`` names every partition of the session
     (a long poll waits on all of them), and each read covers ``to_read(req, now_ms)``, the ones
     that may have news; when that leaves some for the next fetch, the answer does not wait
-    (replication.fetch_session)."""
-    return _fetch(ctx, req, to_read)
+    (replication.fetch_session). The answer has the entries ``keeps`` (those with news),
+    encoded as they are kept (replication.encoded_fetch_answer)."""
+    return _session_fetch(ctx, req, to_read, keeps)
+
+
+async def _session_fetch(
+    ctx: BrokerContext,
+    req: FetchRequest,
+    to_read: ToRead,
+    keeps: Callable[[FetchPartitionResponse], bool],
+) -> FetchResponse:
+    return await encoded_answer(await _fetch(ctx, req, to_read), keeps)
 
 
 async def _fetch(

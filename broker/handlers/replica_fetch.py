@@ -14,6 +14,7 @@ import errno
 import os
 
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.part_sender import JOIN_REGION_BYTES
 from rillet.broker.replication.follower_fetch_answer import answer_follower_fetch, is_diverging
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FileRegion
@@ -47,10 +48,18 @@ def read_for_follower(
 
 
 def hold_region(region: FileRegion) -> FileRegion | bytes:
-    """What an answer carries of a log's ``region``: a duplicated descriptor, so the bytes
-    leave with sendfile even if the segment is deleted meanwhile; or, when the process has
-    no descriptor to spare (EMFILE / ENFILE: thousands of partitions in one answer near the
-    open-file limit), the bytes themselves, read now."""
+    """What an answer carries of a log's ``region``: a small one (up to
+    ``JOIN_REGION_BYTES``, which the sender would read and join rather than sendfile) its
+    bytes, read now, in the read's slices of loop time (a follower of thousands of
+    partitions gets a few batches of each, and a duplicated descriptor per partition cost
+    a dup, a read and a close in the one step that sent the answer); a larger one a
+    duplicated descriptor, so the bytes leave with sendfile even if the segment is deleted
+    meanwhile; or, when the process has no descriptor to spare (EMFILE / ENFILE: thousands
+    of partitions in one answer near the open-file limit), the bytes themselves."""
+    if region.length <= JOIN_REGION_BYTES:
+        data = os.pread(region.fd, region.length, region.position)
+        if len(data) == region.length:
+            return data
     try:
         return FileRegion(os.dup(region.fd), region.position, region.length)
     except OSError as exc:

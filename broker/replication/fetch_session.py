@@ -37,7 +37,13 @@ from typing import Protocol
 from rillet.broker.replication.follower_fetch_answer import is_diverging
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import blob_length
-from rillet.wire.messages import FetchForgotten, FetchPartition, FetchRequest, FetchResponse
+from rillet.wire.messages import (
+    FetchForgotten,
+    FetchPartition,
+    FetchPartitionResponse,
+    FetchRequest,
+    FetchResponse,
+)
 
 TP = tuple[str, int]
 
@@ -271,41 +277,48 @@ class LeaderFetchSession:
         named: frozenset[TP],
         source_of: Callable[[TP], NewsSource | None] = lambda key: None,
     ) -> FetchResponse:
-        """The answers the follower needs: the partitions its fetch named, and those that
-        tell it something new. A partition whose answer left the follower caught up
-        becomes quiet as of its replica's news counter (``source_of``) now, if the replica
-        still stands where the answer says: the read yields to the event loop between
-        slices, so an append may have come after this partition was read."""
-        answered, quiet, positions = self._answered, self._quiet, self._positions or {}
-        kept = []
-        for r in response.partitions:
-            key = (r.topic, r.partition)
-            state = (r.error_code, r.high_watermark, r.log_start_offset, r.log_end_offset,
-                     r.leader_epoch)  # fmt: skip
-            has_records = blob_length(r.records) > 0
-            if (
-                key in named
-                or r.error_code != ErrorCode.NONE
-                or has_records
-                or is_diverging(r)
-                or answered.get(key) != state
+        """The answers the follower needs (:meth:`keeps`, for each partition in turn)."""
+        return FetchResponse([r for r in response.partitions if self.keeps(r, named, source_of)])
+
+    def keeps(
+        self,
+        r: FetchPartitionResponse,
+        named: frozenset[TP],
+        source_of: Callable[[TP], NewsSource | None] = lambda key: None,
+    ) -> bool:
+        """Whether the follower needs answer ``r``: it named the partition, or the answer
+        tells it something new; a kept answer counts as given. A partition whose answer
+        left the follower caught up becomes quiet as of its replica's news counter
+        (``source_of``) now, if the replica still stands where the answer says: the read
+        and this filter yield to the event loop between slices, so an append may have come
+        after this partition was read."""
+        key = (r.topic, r.partition)
+        state = (r.error_code, r.high_watermark, r.log_start_offset, r.log_end_offset,
+                 r.leader_epoch)  # fmt: skip
+        has_records = blob_length(r.records) > 0
+        kept = (
+            key in named
+            or r.error_code != ErrorCode.NONE
+            or has_records
+            or is_diverging(r)
+            or self._answered.get(key) != state
+        )
+        if kept:
+            self._answered[key] = state
+        position = (self._positions or {}).get(key)
+        if (
+            r.error_code == ErrorCode.NONE
+            and not has_records
+            and not is_diverging(r)
+            and position is not None
+            and 0 <= r.log_end_offset <= position.fetch_offset
+        ):
+            source = source_of(key)
+            if source is not None and source.fetch_state == (
+                r.high_watermark,
+                r.log_start_offset,
+                r.log_end_offset,
+                r.leader_epoch,
             ):
-                kept.append(r)
-                answered[key] = state
-            position = positions.get(key)
-            if (
-                r.error_code == ErrorCode.NONE
-                and not has_records
-                and not is_diverging(r)
-                and position is not None
-                and 0 <= r.log_end_offset <= position.fetch_offset
-            ):
-                source = source_of(key)
-                if source is not None and source.fetch_state == (
-                    r.high_watermark,
-                    r.log_start_offset,
-                    r.log_end_offset,
-                    r.leader_epoch,
-                ):
-                    quiet[key] = (source, source.news)
-        return FetchResponse(kept)
+                self._quiet[key] = (source, source.news)
+        return kept
