@@ -10,7 +10,12 @@ varies by two orders of magnitude (a position lookup, a write); a clock does.
 
 from __future__ import annotations
 
+from collections.abc import Generator
+from typing import TypeVar
+
 import trio
+
+T = TypeVar("T")
 
 # Longest stretch of such work before yielding to the event loop.
 SLICE_S = 0.005
@@ -28,3 +33,27 @@ class TimeSlicer:
         if trio.current_time() - self._since >= self._slice_s:
             await trio.lowlevel.checkpoint()
             self._since = trio.current_time()
+
+
+def run_whole(work: Generator[None, None, T]) -> T:
+    """The result of ``work`` (a generator that yields between items), run in one stretch:
+    for callers that must answer at once and know the work is small."""
+    while True:
+        try:
+            next(work)
+        except StopIteration as done:
+            result: T = done.value
+            return result
+
+
+async def run_in_slices(work: Generator[None, None, T]) -> T:
+    """The result of ``work`` (a generator that yields between items), yielding to the
+    event loop whenever a slice is used up."""
+    slicer = TimeSlicer()
+    while True:
+        try:
+            next(work)
+        except StopIteration as done:
+            result: T = done.value
+            return result
+        await slicer.step()

@@ -17,8 +17,10 @@ spliced as encoded bytes by the wire layer (wire/encoded.py).
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import dataclass
 
+from rillet.broker.loop_slices import run_whole
 from rillet.metadata_quorum.state import MetadataState, PartitionState, TopicState
 from rillet.wire.encoded import EncodedCBOR, PreEncoded, encode_cbor, encoded_array
 from rillet.wire.error_codes import ErrorCode
@@ -64,15 +66,40 @@ class MetadataAnswers:
 
     def topic(self, state: MetadataState, topic: TopicState) -> TopicMetadata:
         """The answer for ``topic`` as ``state`` has it now."""
+        return run_whole(self.building(state, topic))
+
+    def is_current(self, state: MetadataState, topic: TopicState) -> bool:
+        """Whether the kept answer for ``topic`` is the one ``state`` gives (nothing to
+        build)."""
+        cached = self._topics.get(topic.topic_id)
+        return (
+            cached is not None
+            and cached.version == state.topic_version(topic.topic_id)
+            and cached.topic is topic
+        )
+
+    def building(
+        self, state: MetadataState, topic: TopicState
+    ) -> Generator[None, None, TopicMetadata]:
+        """Builds the answer for ``topic`` as ``state`` has it when started, yielding after
+        each partition entry it builds (the caller may give the event loop a turn: the
+        first answer for a new 10,000-partition topic is 10,000 entries, about 80 ms of
+        work). The state may move on between yields; the answer then mixes entries of the
+        two versions, each one whole, and is kept as of the version it started from, so
+        the next request rebuilds what changed meanwhile."""
         version = state.topic_version(topic.topic_id)
         cached = self._topics.get(topic.topic_id)
-        if cached is not None and cached.version == version and cached.topic is topic:
+        if cached is not None and self.is_current(state, topic):
             return cached.answer
         previous = cached.partitions if cached is not None else {}
         partitions: dict[int, _PartitionAnswer] = {}
         for p, s in sorted(state.partitions_of(topic.topic_id).items()):
             known = previous.get(p)
-            partitions[p] = known if known is not None and known.state is s else _partition(p, s)
+            if known is not None and known.state is s:
+                partitions[p] = known
+            else:
+                partitions[p] = _partition(p, s)
+                yield
         answer = _topic_answer(topic, partitions)
         self._topics[topic.topic_id] = _TopicAnswer(version, topic, answer, partitions)
         return answer

@@ -7,10 +7,11 @@ client told "created" by one node never hears "unknown topic" from another that 
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Generator
 from typing import Any
 
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.loop_slices import run_in_slices, run_whole
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import (
     BrokerInfo,
@@ -19,27 +20,56 @@ from rillet.wire.messages import (
     TopicMetadata,
 )
 
+# An answer that may have more partition entries than this to build is built in slices of
+# loop time, after the handler returns (the first answer for a 10,000-partition topic).
+SLICED_BUILD_PARTITIONS = 256
+
 
 def handle_metadata_request(
     ctx: BrokerContext, req: MetadataRequest
 ) -> MetadataResponse | Coroutine[Any, Any, MetadataResponse]:
-    """Answer now when the client's offset is applied here, else once it is (bounded)."""
-    if req.min_metadata_offset <= ctx.metadata.applied_offset:
+    """Answer now when the client's offset is applied here and the answer is cheap, else
+    once it is applied (bounded), in slices."""
+    if req.min_metadata_offset <= ctx.metadata.applied_offset and not _large_build(ctx, req):
         return handle_metadata(ctx, req)
     return _after_applied(ctx, req)
 
 
 async def _after_applied(ctx: BrokerContext, req: MetadataRequest) -> MetadataResponse:
-    # On timeout the answer is what this node has; its metadata_offset tells the client so.
-    await ctx.metadata.wait_applied(
-        req.min_metadata_offset, ctx.config.quorum.request_timeout_ms / 1000
-    )
-    return handle_metadata(ctx, req)
+    if req.min_metadata_offset > ctx.metadata.applied_offset:
+        # On timeout the answer is what this node has; its metadata_offset says so.
+        await ctx.metadata.wait_applied(
+            req.min_metadata_offset, ctx.config.quorum.request_timeout_ms / 1000
+        )
+    return await run_in_slices(_answering(ctx, req))
 
 
 def handle_metadata(ctx: BrokerContext, req: MetadataRequest) -> MetadataResponse:
     """The metadata as applied on this node now."""
+    return run_whole(_answering(ctx, req))
+
+
+def _large_build(ctx: BrokerContext, req: MetadataRequest) -> bool:
+    """Whether answering may build more than :data:`SLICED_BUILD_PARTITIONS` entries."""
     state = ctx.metadata.state
+    answers = ctx.metadata_answers
+    names = state.topic_ids if req.topics is None else req.topics
+    to_build = 0
+    for name in names:
+        topic = state.topic_by_name(name)
+        if topic is not None and not answers.is_current(state, topic):
+            to_build += len(state.partitions_of(topic.topic_id))
+            if to_build > SLICED_BUILD_PARTITIONS:
+                return True
+    return False
+
+
+def _answering(ctx: BrokerContext, req: MetadataRequest) -> Generator[None, None, MetadataResponse]:
+    """Builds the answer, yielding after each partition entry it had to build; the
+    answer's metadata offset is the state's when it started (entries built after a yield
+    may be newer, never older)."""
+    state = ctx.metadata.state
+    applied_index = state.last_applied_index
     names = sorted(state.topic_ids) if req.topics is None else req.topics
     answers = ctx.metadata_answers
     answers.forget_removed(state)
@@ -49,16 +79,12 @@ def handle_metadata(ctx: BrokerContext, req: MetadataRequest) -> MetadataRespons
         if topic is None:
             topics.append(TopicMetadata(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, []))
             continue
-        topics.append(answers.topic(state, topic))  # kept until the topic changes
+        topics.append((yield from answers.building(state, topic)))  # kept until it changes
     brokers = [
         BrokerInfo(b.broker_id, b.host, b.port, b.rack)
         for b in sorted(state.brokers.values(), key=lambda b: b.broker_id)
         if not b.fenced
     ]
     return MetadataResponse(
-        ctx.config.cluster_id,
-        ctx.metadata.controller_id(),
-        brokers,
-        topics,
-        state.last_applied_index,
+        ctx.config.cluster_id, ctx.metadata.controller_id(), brokers, topics, applied_index
     )

@@ -112,6 +112,32 @@ def test_a_moved_partition_is_rebuilt_alone() -> None:
     assert _frame(second) == _frame(_from_scratch(state, "big"))
 
 
+def test_an_answer_is_built_with_a_yield_after_each_entry_it_builds() -> None:
+    state = _state(50)
+    answers = MetadataAnswers()
+    topic = state.topic_by_name("big")
+    assert topic is not None
+
+    def yields_and_answer() -> tuple[int, TopicMetadata]:
+        building = answers.building(state, topic)
+        count = 0
+        while True:
+            try:
+                next(building)
+            except StopIteration as done:
+                return count, done.value
+            count += 1
+
+    assert not answers.is_current(state, topic)
+    count, first = yields_and_answer()
+    assert count == 50 and answers.is_current(state, topic)
+    assert _frame(first) == _frame(_from_scratch(state, "big"))
+    state.apply_entry(2, [PartitionChange("t1", 5, leader=2, isr=[2])])
+    count, second = yields_and_answer()
+    assert count == 1 and _frame(second) == _frame(_from_scratch(state, "big"))
+    assert yields_and_answer() == (0, second)
+
+
 def test_a_configuration_change_is_answered() -> None:
     state = _state(3)
     answers = MetadataAnswers()
