@@ -38,22 +38,28 @@ class TimeSlicer:
 def run_whole(work: Generator[None, None, T]) -> T:
     """The result of ``work`` (a generator that yields between items), run in one stretch:
     for callers that must answer at once and know the work is small."""
-    while True:
-        try:
-            next(work)
-        except StopIteration as done:
-            result: T = done.value
-            return result
+    while (result := _advance(work)) is _UNFINISHED:
+        pass
+    return result  # type: ignore[return-value]
 
 
 async def run_in_slices(work: Generator[None, None, T]) -> T:
     """The result of ``work`` (a generator that yields between items), yielding to the
     event loop whenever a slice is used up."""
     slicer = TimeSlicer()
-    while True:
-        try:
-            next(work)
-        except StopIteration as done:
-            result: T = done.value
-            return result
+    while (result := _advance(work)) is _UNFINISHED:
         await slicer.step()
+    return result  # type: ignore[return-value]
+
+
+_UNFINISHED = object()
+
+
+def _advance(work: Generator[None, None, T]) -> T | object:
+    """One item of ``work``: its result once it has returned, else :data:`_UNFINISHED`."""
+    try:
+        next(work)
+    except StopIteration as done:
+        result: T = done.value
+        return result
+    return _UNFINISHED

@@ -83,8 +83,7 @@ class CompiledCodecs:
     def decoder(self, tp: Any) -> FastDecoder:
         dec = self._decoders.get(tp)
         if dec is None:
-            dec = self._build_decoder(tp)
-            self._decoders[tp] = dec
+            dec = self._decoders[tp] = self._build_decoder(tp)
         return dec
 
     def _build_decoder(self, tp: Any) -> FastDecoder:
@@ -218,8 +217,7 @@ class CompiledCodecs:
     def encoder(self, tp: Any) -> FastEncoder:
         enc = self._encoders.get(tp)
         if enc is None:
-            enc = self._build_encoder(tp)
-            self._encoders[tp] = enc
+            enc = self._encoders[tp] = self._build_encoder(tp)
         return enc
 
     def _build_encoder(self, tp: Any) -> FastEncoder:
