@@ -9,7 +9,9 @@ is not on disk (a vote, an append acknowledgement). Many proposals that arrive b
 Readys share one fdatasync (group commit). Authenticated messages from
 :class:`RaftTransport` are stepped into the core by the connection task that read them,
 which also carries out the Ready they make when no other is under way (the core hands out
-one at a time), in the same order; a leader's own sync still runs in the Ready loop.
+one at a time), in the same order, unless it needs an fdatasync: every fdatasync runs in a
+worker thread, awaited by the Ready loop, so a slow disk delays commits but never stops the
+node's event loop (a broker's produce, fetch and replication share it).
 
 Committed entries are kept in memory after the latest snapshot for ``read_committed``; the
 leader's no-op entries take an index but are never handed to readers. A proposal resolves
@@ -23,8 +25,10 @@ from __future__ import annotations
 import bisect
 import logging
 import random
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import trio
 
@@ -57,6 +61,17 @@ class RaftSettings:
     election_timeout_ticks: int = 8  # 400-800 ms: the core randomises within [T, 2T)
     heartbeat_interval_ticks: int = 1
     commit_timeout_s: float = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Begun:
+    """A persisted Ready: the messages already sent, and whether it still owes a sync."""
+
+    sent: tuple[Message, ...]
+    must_sync: bool
+
+
+_NO_SYNC = _Begun((), must_sync=False)
 
 
 @dataclass(slots=True)
@@ -99,9 +114,9 @@ class RaftQuorum(Quorum):
         self._work = trio.Event()  # the core may have a Ready
         self._changed = trio.Event()  # new commits or a leadership change
         self._closed = False
-        # A Ready a connection task began and the Ready task finishes (a leader's sync),
-        # and an error from one it carried out (raised by the Ready task).
-        self._handed: tuple[Ready, tuple[Message, ...]] | None = None
+        # A Ready a connection task began and the Ready task finishes (its sync, in a
+        # thread), and an error from one it carried out (raised by the Ready task).
+        self._handed: tuple[Ready, _Begun] | None = None
         self._failure: BaseException | None = None
         self.readies_in_connection_tasks = 0  # carried out where the message was read
 
@@ -125,20 +140,23 @@ class RaftQuorum(Quorum):
             self._core.tick()
             self._work.set()
 
-    def _on_message(self, peer: int, payload: bytes, more: bool) -> None:
+    def _on_message(
+        self, peer: int, payload: bytes, more: bool
+    ) -> Coroutine[Any, Any, None] | None:
         """A message from ``peer``, stepped by the connection task that read it; the Ready
         it makes is carried out here too, unless more messages were read with it (they
-        join it: one fdatasync for a burst)."""
+        join it: one fdatasync for a burst). When that Ready must be synced, what is left
+        of it is returned for the connection task to await before it reads on."""
         try:
             message = decode_message(payload)
         except Exception as exc:  # authenticated but unreadable: a bug, not an attack
             log.warning("dropping an unreadable raft message from %d: %s", peer, exc)
-            return
+            return None
         self._core.step(message)
-        if not more:
-            self._handle_now()
+        rest = None if more else self._handle_now()
         if self._core.has_ready():
             self._work.set()
+        return rest
 
     async def _peer_watcher(self) -> None:
         """Refused connections are proof that a peer's process is gone (a SIGKILLed
@@ -153,9 +171,9 @@ class RaftQuorum(Quorum):
             if self._failure is not None:
                 raise self._failure  # a Ready handled by a connection task failed
             if self._handed is not None:  # begun by a connection task, to sync in a thread
-                ready, sent = self._handed
+                ready, begun = self._handed
                 self._handed = None  # still outstanding in the core until advanced
-                await self._complete(ready, sent)
+                await self._complete(ready, begun)
                 continue
             if not self._core.has_ready():
                 await self._work.wait()
@@ -163,41 +181,59 @@ class RaftQuorum(Quorum):
                 continue
             await self._handle(self._core.ready())
 
-    def _handle_now(self) -> None:
+    def _handle_now(self) -> Coroutine[Any, Any, None] | None:
         """Carry out the core's Ready in the task that stepped a message into it, when no
-        other Ready is under way (the core hands out one at a time): the follower's whole
-        turn (persist, fdatasync, acknowledge) and the leader's on an acknowledgement
-        (commit, apply, resolve the proposal) need no await, and the Ready task's wake-up
-        was one turn of the event loop on each side of every commit. A leader's own sync
-        goes on in the Ready task, as in :meth:`_handle`."""
+        other Ready is under way (the core hands out one at a time): the Ready task's
+        wake-up was one turn of the event loop on each side of every commit. A Ready that
+        must be synced (a follower's append) is persisted here and the rest returned: the
+        connection task awaits the fdatasync in a worker thread, then acknowledges. An
+        fdatasync in the event loop stopped every other task of the node for as long as the
+        disk took (up to 1.3 s while the nodes created 10,000 partition logs)."""
         if not self._core.has_ready():  # also while a Ready is under way (handed or not)
-            return
+            return None
         ready = self._core.ready()
         try:
-            sent = self._begin(ready)
-            if sent:
-                self._handed = (ready, sent)
-                self._work.set()
-                return
+            begun = self._begin(ready)
+            if begun.must_sync:
+                return self._sync_then_finish(ready, begun)
             self._finish(ready, ())
             self.readies_in_connection_tasks += 1
         except BaseException as exc:  # the Ready task raises it: the member stops as before
             self._failure = exc
             self._work.set()
+        return None
+
+    async def _sync_then_finish(self, ready: Ready, begun: _Begun) -> None:
+        """The rest of a Ready begun in a connection task: its sync in a worker thread, then
+        :meth:`_finish`. If the sync fails, or the task is cancelled (its connection
+        closes), the Ready task takes the Ready over (it syncs again, or fails the member as
+        before), so the core is never left with a Ready nobody finishes."""
+        try:
+            await trio.to_thread.run_sync(self._storage.sync)
+        except BaseException:
+            self._handed = (ready, begun)
+            self._work.set()
+            raise
+        try:
+            self._finish(ready, begun.sent)
+            self.readies_in_connection_tasks += 1
+        except BaseException as exc:
+            self._failure = exc
+        if self._failure is not None or self._core.has_ready():
+            self._work.set()
 
     async def _handle(self, ready: Ready) -> None:
         await self._complete(ready, self._begin(ready))
 
-    async def _complete(self, ready: Ready, sent: tuple[Message, ...]) -> None:
-        """After :meth:`_begin`: the leader's sync in a thread if its appends left early,
-        then :meth:`_finish`."""
-        if sent:
+    async def _complete(self, ready: Ready, begun: _Begun) -> None:
+        """After :meth:`_begin`: the sync it owes, in a thread, then :meth:`_finish`."""
+        if begun.must_sync:
             await trio.to_thread.run_sync(self._storage.sync)
-        self._finish(ready, sent)
+        self._finish(ready, begun.sent)
 
-    def _begin(self, ready: Ready) -> tuple[Message, ...]:
-        """Persist ``ready``; sync when it must, or send a leader's appends first and
-        return them (then the caller syncs, in a thread, before :meth:`_finish`)."""
+    def _begin(self, ready: Ready) -> _Begun:
+        """Persist ``ready`` and send what may leave before its sync (a leader's appends);
+        the caller syncs, in a thread, before :meth:`_finish` when it must."""
         storage = self._storage
         if ready.snapshot is not None:
             storage.apply_snapshot(ready.snapshot)
@@ -213,18 +249,15 @@ class RaftQuorum(Quorum):
         if ready.hard_state is not None:
             storage.set_hard_state(ready.hard_state)
         if not ready.must_sync:
-            return ()
+            return _NO_SYNC
         early = () if hard_state_changes else _leader_replication(ready.messages)
-        if not early:
-            storage.sync()
-            return ()
         # A leader's appends promise nothing about its own disk (the core counts the leader
         # toward commit only after advance), so they leave before its fdatasync, which runs
         # in a thread meanwhile: followers persist in parallel and a commit waits for one
         # fsync on the critical path, not two (Raft thesis §10.2.1).
         for message in early:
             self._transport.send(message.recipient, encode_message(message))
-        return early
+        return _Begun(early, must_sync=True)
 
     def _finish(self, ready: Ready, sent: tuple[Message, ...]) -> None:
         """Send the rest of ``ready``'s messages, apply, and advance the core."""

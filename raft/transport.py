@@ -39,8 +39,9 @@ import os
 import secrets
 import ssl
 import struct
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import cbor2
 import trio
@@ -72,6 +73,9 @@ STABLE_CONNECTION_S = 0.1
 PEER_DOWN_QUEUE_REPORTS = 64
 # Messages a connection hands to the driver between two yields when they arrive together.
 DELIVER_SLICE_MESSAGES = 64
+
+# A message handler: (peer, payload, more) -> None, or a coroutine to await before reading on.
+Deliver = Callable[[int, bytes, bool], "Coroutine[Any, Any, None] | None"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +138,7 @@ class RaftTransport:
         }
         self._links: dict[int, Link] = {}  # the live connection to each peer
         self._inbox_send, self._inbox = trio.open_memory_channel[tuple[int, bytes]](queue_messages)
-        self._deliver: Callable[[int, bytes, bool], None] | None = None
+        self._deliver: Deliver | None = None
         self._down_send, self._down = trio.open_memory_channel[int](PEER_DOWN_QUEUE_REPORTS)
         # Set when a peer authenticates a connection to us: it is up, so our own connection
         # to it need not wait out its backoff (a restarted voter is reached at once).
@@ -180,11 +184,13 @@ class RaftTransport:
             return False
         return True
 
-    def deliver_to(self, handler: Callable[[int, bytes, bool], None]) -> None:
+    def deliver_to(self, handler: Deliver) -> None:
         """Hand each authenticated message to ``handler(peer, payload, more)`` from the task
         that read it, instead of queueing it for :meth:`receive` (one turn of the event
         loop less per message; the handler must not block). ``more``: bytes of further
-        messages were read with it. Call before :meth:`run`."""
+        messages were read with it. The handler may return a coroutine: the task awaits it
+        before reading the next message (a follower's sync in a worker thread, before its
+        acknowledgement). Call before :meth:`run`."""
         self._deliver = handler
 
     async def receive(self) -> tuple[int, bytes]:
@@ -219,7 +225,9 @@ class RaftTransport:
                 if deliver is None:
                     await self._inbox_send.send((peer, payload))
                     continue
-                deliver(peer, payload, reader.buffered)
+                rest = deliver(peer, payload, reader.buffered)
+                if rest is not None:
+                    await rest
                 if reader.buffered and sequence % DELIVER_SLICE_MESSAGES == 0:
                     # A burst already read is handed over without waiting for the socket:
                     # let other tasks run between slices of it.
