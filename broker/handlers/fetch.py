@@ -102,6 +102,8 @@ async def _fetch(
         # append to a partition already read must still wake it, not wait out the poll.
         early = _DataWaiters(ctx, req) if len(reading.partitions) > READ_SLICE_PARTITIONS else None
         try:
+            if early is not None:
+                await early.register_in_slices()
             response, total_bytes, has_error = await _read_once(ctx, reading, arrived_ms)
             if (
                 total_bytes >= req.min_bytes
@@ -111,7 +113,7 @@ async def _fetch(
             ):
                 return response
             _close_regions(response)
-            waiters = early if early is not None else _DataWaiters(ctx, req)
+            waiters = early if early is not None else _DataWaiters.registered(ctx, req)
             await waiters.wait(deadline)
         finally:
             if early is not None:
@@ -224,13 +226,32 @@ class _DataWaiters:
     """One long poll's wake-up: an event every partition of the fetch sets on news."""
 
     def __init__(self, ctx: BrokerContext, req: FetchRequest) -> None:
+        self._ctx = ctx
+        self._req = req
         self._event = trio.Event()
         self._replicas: list[PartitionReplica] = []
+
+    @classmethod
+    def registered(cls, ctx: BrokerContext, req: FetchRequest) -> _DataWaiters:
+        waiters = cls(ctx, req)
         for p in req.partitions:
-            replica = ctx.replicas.get(p.topic, p.partition)
-            if replica is not None:
-                replica.register_waiter(self._event, follower=req.replica_id >= 0)
-                self._replicas.append(replica)
+            waiters._register(p)
+        return waiters
+
+    async def register_in_slices(self) -> None:
+        """Register on every partition of the fetch, yielding between slices of loop time
+        (a follower's session names thousands); :meth:`close` releases what was
+        registered if this is cancelled midway."""
+        slicer = TimeSlicer()
+        for p in self._req.partitions:
+            await slicer.step()
+            self._register(p)
+
+    def _register(self, p: FetchPartition) -> None:
+        replica = self._ctx.replicas.get(p.topic, p.partition)
+        if replica is not None:
+            replica.register_waiter(self._event, follower=self._req.replica_id >= 0)
+            self._replicas.append(replica)
 
     async def wait(self, deadline: float) -> None:
         """Until a partition has news (at once if one had since registration) or the

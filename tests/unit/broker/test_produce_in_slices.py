@@ -163,3 +163,37 @@ async def test_an_append_during_a_sliced_read_wakes_the_long_poll(
         response = await handle_fetch(m.ctx, request)
     assert trio.current_time() < 1  # not the 10 s poll
     assert blob_length(response.partitions[0].records) > 0
+
+
+async def test_a_long_polls_waiters_are_registered_in_slices_and_released_when_cancelled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fetch of many partitions registers its long-poll wake-ups between slices of loop
+    time (a follower's session names thousands), and a fetch cancelled midway leaves no
+    wake-up registered on any partition."""
+    monkeypatch.setattr(fetch_handler, "READ_SLICE_PARTITIONS", 2)
+    m = middle(tmp_path)
+    replicas = [
+        m.host("t", partition, isr=(NODE_ID,), replicas=(NODE_ID,))
+        for partition in range(PARTITIONS)
+    ]
+    request = FetchRequest(
+        10_000, 1, 1 << 20, [FetchPartition("t", p, 0, 1 << 20) for p in range(PARTITIONS)]
+    )
+    registered_at_turns: list[int] = []
+
+    async def watch(scope: trio.CancelScope) -> None:
+        while True:
+            registered_at_turns.append(sum(len(r._waiters) for r in replicas))
+            if registered_at_turns[-1] == 2:
+                scope.cancel()  # the connection went away mid-registration
+            await trio.lowlevel.checkpoint()
+
+    async with trio.open_nursery() as nursery:
+        with trio.CancelScope() as fetch_scope:
+            nursery.start_soon(watch, fetch_scope)
+            await trio.lowlevel.checkpoint()
+            await handle_fetch(m.ctx, request)
+        nursery.cancel_scope.cancel()
+    assert 2 in registered_at_turns  # seen part-way: registration yielded between partitions
+    assert all(not r._waiters and not r._follower_waiters for r in replicas)
