@@ -9,9 +9,10 @@ is not on disk (a vote, an append acknowledgement). Many proposals that arrive b
 Readys share one fdatasync (group commit). Authenticated messages from
 :class:`RaftTransport` are stepped into the core by the connection task that read them,
 which also carries out the Ready they make when no other is under way (the core hands out
-one at a time), in the same order, unless it needs an fdatasync: every fdatasync runs in a
-worker thread, awaited by the Ready loop, so a slow disk delays commits but never stops the
-node's event loop (a broker's produce, fetch and replication share it).
+one at a time), in the same order. Every fdatasync runs in a worker thread (awaited by that
+connection task, or by the Ready loop for the Readys it carries out), so a slow disk delays
+commits but never stops the node's event loop (a broker's produce, fetch and replication
+share it).
 
 Committed entries are kept in memory after the latest snapshot for ``read_committed``; the
 leader's no-op entries take an index but are never handed to readers. A proposal resolves
