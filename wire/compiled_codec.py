@@ -58,7 +58,7 @@ def is_blob(tp: Any) -> bool:
     return get_origin(tp) is Annotated and BlobMarker in get_args(tp)[1:]
 
 
-def _optional_inner(tp: Any) -> Any | None:
+def optional_inner(tp: Any) -> Any | None:
     """``T`` of ``T | None``, else None."""
     if get_origin(tp) not in (Union, types.UnionType):
         return None
@@ -89,7 +89,7 @@ class CompiledCodecs:
     def _build_decoder(self, tp: Any) -> FastDecoder:
         if dataclasses.is_dataclass(tp):
             return self._dataclass_decoder(tp)
-        if is_blob(tp) or tp in _SCALAR_CHECKS or _optional_inner(tp) is not None:
+        if is_blob(tp) or tp in _SCALAR_CHECKS or optional_inner(tp) is not None:
             return self._value_decoder(tp)
         origin = get_origin(tp)
         if origin is list:
@@ -186,7 +186,7 @@ class CompiledCodecs:
                 f"{indent}    raise Refused",
                 f"{indent}{target} = blobs[{x}]",
             ]
-        inner = _optional_inner(tp)
+        inner = optional_inner(tp)
         if inner is not None:
             return [
                 f"{indent}if {x} is None:",
@@ -257,7 +257,7 @@ class CompiledCodecs:
             return None
         if dataclasses.is_dataclass(tp):
             return self.encoder(tp)
-        inner = _optional_inner(tp)
+        inner = optional_inner(tp)
         if inner is not None:
             return self._value_encoder(inner)
         origin = get_origin(tp)

@@ -16,13 +16,18 @@ the checks here, which build each value's path, run only for what that code refu
 from __future__ import annotations
 
 import dataclasses
-import types
 import typing
 from collections.abc import Callable
 from enum import IntEnum
-from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
+from typing import Annotated, Any, TypeVar, get_args, get_origin
 
-from rillet.wire.compiled_codec import MAX_LIST_ITEMS, BlobMarker, CompiledCodecs, is_blob
+from rillet.wire.compiled_codec import (
+    MAX_LIST_ITEMS,
+    BlobMarker,
+    CompiledCodecs,
+    is_blob,
+    optional_inner,
+)
 from rillet.wire.encoded import PreEncoded
 from rillet.wire.errors import MalformedMessage
 from rillet.wire.frame import BlobPart, FileRegion
@@ -78,18 +83,15 @@ def _build_decoder(tp: Any) -> Decoder:
         return dec_blob
     if dataclasses.is_dataclass(tp):
         return _dataclass_decoder(tp)
-    origin = get_origin(tp)
-    if origin in (Union, types.UnionType):
-        options = get_args(tp)
-        non_none = [o for o in options if o is not type(None)]
-        if len(non_none) != 1:
-            raise TypeError(f"unsupported union {tp}")
-        inner = _decoder_for(non_none[0])
+    optional = optional_inner(tp)
+    if optional is not None:
+        inner = _decoder_for(optional)
 
         def dec_optional(v: Any, blobs: list[memoryview], path: str) -> Any:
             return None if v is None else inner(v, blobs, path)
 
         return dec_optional
+    origin = get_origin(tp)
     if origin is list:
         (item_tp,) = get_args(tp)
         item = _decoder_for(item_tp)

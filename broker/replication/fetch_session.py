@@ -42,7 +42,6 @@ from rillet.wire.messages import (
     FetchPartition,
     FetchPartitionResponse,
     FetchRequest,
-    FetchResponse,
 )
 
 TP = tuple[str, int]
@@ -270,15 +269,6 @@ class LeaderFetchSession:
             else:
                 left_over = True
         return chosen, left_over
-
-    def news(
-        self,
-        response: FetchResponse,
-        named: frozenset[TP],
-        source_of: Callable[[TP], NewsSource | None] = lambda key: None,
-    ) -> FetchResponse:
-        """The answers the follower needs (:meth:`keeps`, for each partition in turn)."""
-        return FetchResponse([r for r in response.partitions if self.keeps(r, named, source_of)])
 
     def keeps(
         self,

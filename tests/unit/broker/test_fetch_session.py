@@ -5,7 +5,7 @@ are always the follower's), and a session lives on one connection."""
 from __future__ import annotations
 
 import random
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from rillet.broker.replication.fetch_session import (
     FetchSessionError,
     FollowerFetchSession,
     LeaderFetchSession,
+    NewsSource,
 )
 from rillet.broker.session import Session
 from rillet.wire.api import ApiKey
@@ -153,22 +154,33 @@ def test_both_ends_stay_in_step_when_the_follower_is_told_what_moved() -> None:
 # -- the leader's end -------------------------------------------------------------------------
 
 
+def news_of(
+    leader: LeaderFetchSession,
+    response: FetchResponse,
+    named: frozenset[tuple[str, int]],
+    source_of: Callable[[tuple[str, int]], NewsSource | None] = lambda key: None,
+) -> FetchResponse:
+    """The answer the leader sends for ``response``: its entries that ``keeps`` keeps, in
+    turn (what the node does between slices, replication/encoded_fetch_answer.py)."""
+    return FetchResponse([r for r in response.partitions if leader.keeps(r, named, source_of)])
+
+
 def test_the_leader_answers_named_partitions_and_news_only() -> None:
     leader = LeaderFetchSession()
     full, named = leader.expand(_request([_position(0, 5), _position(1, 7)]))
     assert full.partitions == [_position(0, 5), _position(1, 7)] and not full.incremental
-    first = leader.news(FetchResponse([_answer(0, 5), _answer(1, 7)]), named)
+    first = news_of(leader, FetchResponse([_answer(0, 5), _answer(1, 7)]), named)
     assert [r.partition for r in first.partitions] == [0, 1]
     full, named = leader.expand(_request([], incremental=True))
     assert full.partitions == [_position(0, 5), _position(1, 7)] and named == frozenset()
-    quiet = leader.news(FetchResponse([_answer(0, 5), _answer(1, 7)]), named)
+    quiet = news_of(leader, FetchResponse([_answer(0, 5), _answer(1, 7)]), named)
     assert quiet.partitions == []  # nothing new: an empty answer
-    news = leader.news(
-        FetchResponse([_answer(0, 6), _answer(1, 7, records=b"x"), _answer(0, 6)]), named
+    news = news_of(
+        leader, FetchResponse([_answer(0, 6), _answer(1, 7, records=b"x"), _answer(0, 6)]), named
     )
     assert [r.partition for r in news.partitions] == [0, 1]  # a new HW; records
-    errors = leader.news(
-        FetchResponse([_answer(1, 7, code=ErrorCode.NOT_LEADER_OR_FOLLOWER)]), named
+    errors = news_of(
+        leader, FetchResponse([_answer(1, 7, code=ErrorCode.NOT_LEADER_OR_FOLLOWER)]), named
     )
     assert len(errors.partitions) == 1  # errors always
     full, named = leader.expand(_request([_position(1, 9)], True, [FetchForgotten("t", 0)]))
@@ -198,22 +210,22 @@ def test_caught_up_partitions_are_not_read_again_until_news_or_a_refresh() -> No
     # 0 and 1 are caught up (log end = fetch offset); 2 is behind (log end 9)
     answer = [_answer(0, 5), _answer(1, 7), _answer(2, 3)]
     answer[2] = FetchPartitionResponse("t", 2, 0, 3, 0, b"", 9, -1, -1, 1, 1)
-    leader.news(FetchResponse(answer), named, sources.get)
+    news_of(leader, FetchResponse(answer), named, sources.get)
     full, named = leader.expand(_request([], incremental=True))
     assert [p.partition for p in leader.to_read(full, 100)[0].partitions] == [2]
     sources[("t", 1)].news += 1  # an append, a high-watermark move, a role change...
     assert [p.partition for p in leader.to_read(full, 100)[0].partitions] == [1, 2]
-    leader.news(FetchResponse([_answer(1, 7), answer[2]]), named, sources.get)
+    news_of(leader, FetchResponse([_answer(1, 7), answer[2]]), named, sources.get)
     full, named = leader.expand(_request([_position(0, 6)], True))
     assert [p.partition for p in leader.to_read(full, 200)[0].partitions] == [0, 2]  # 0 was named
     sources[("t", 0)].hw = 6
-    leader.news(FetchResponse([_answer(0, 6), answer[2]]), named, sources.get)
+    news_of(leader, FetchResponse([_answer(0, 6), answer[2]]), named, sources.get)
     errors = FetchResponse(
         [_answer(0, 6, code=ErrorCode.NOT_LEADER_OR_FOLLOWER), _answer(1, 7), answer[2]]
     )
     full, named = leader.expand(_request([], True))
     assert len(leader.to_read(full, 1000)[0].partitions) == 3  # the refresh reads everything
-    leader.news(errors, named, sources.get)  # an error never leaves a partition quiet
+    news_of(leader, errors, named, sources.get)  # an error never leaves a partition quiet
     full, named = leader.expand(_request([], True))
     assert [p.partition for p in leader.to_read(full, 1100)[0].partitions] == [0, 2]
     full, named = leader.expand(_request(first))
@@ -226,7 +238,7 @@ def test_a_partition_that_moved_after_its_read_is_not_quiet() -> None:
     source = _Source(6)
     leader = LeaderFetchSession(refresh_ms=1000)
     full, named = leader.expand(_request([_position(0, 5)]))
-    leader.news(FetchResponse([_answer(0, 5)]), named, {("t", 0): source}.get)
+    news_of(leader, FetchResponse([_answer(0, 5)]), named, {("t", 0): source}.get)
     full, _ = leader.expand(_request([], incremental=True))
     assert [p.partition for p in leader.to_read(full, 100)[0].partitions] == [0]
 
