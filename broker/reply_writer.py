@@ -120,9 +120,8 @@ class ReplyWriter(Generic[R]):
                 except trio.WouldBlock:
                     await send_parts(self.stream, out)
                     out, buffered = [], 0
-                    self._idle = True
                     try:
-                        item = await receive.receive()
+                        item = await self._wait_idle()
                     except trio.EndOfChannel:
                         return
                 except trio.EndOfChannel:
@@ -141,6 +140,22 @@ class ReplyWriter(Generic[R]):
         finally:
             self._idle = False
             close_regions(out)
+
+    async def _wait_idle(self) -> R | _Unsent:
+        """The next reply, marked idle only while nothing is queued: a reply put during the
+        send just made is taken without marking idle, else the reader could write a later
+        ready reply directly while this one is still being waited for (out of order)."""
+        receive = self._receive
+        try:
+            return receive.receive_nowait()
+        except trio.WouldBlock:
+            pass
+        self._idle = True
+        # The channel is empty, so receive() parks without a schedule point first; the put
+        # that wakes it has cleared the flag before handing over its reply.
+        item = await receive.receive()
+        self._idle = False
+        return item
 
     def discard_pending(self) -> None:
         """After the connection ended: release replies that will never be sent."""

@@ -130,7 +130,9 @@ def test_spark_s_kafka_source_reads_what_format_rillet_reads(
             check=False,
         )
     text = log.read_text(errors="replace")
-    tail = text[-3000:]
+    # The reader's own traceback says why it failed; the JVM's shutdown hooks log after it.
+    start = text.find("Traceback (most recent call last)")
+    tail = text[start : start + 4000] if start >= 0 else text[-3000:]
     if run.returncode == NO_CONNECTOR_EXIT:
         why = [ln.strip() for ln in text.splitlines() if "unresolved dependency" in ln]
         pytest.skip(

@@ -138,3 +138,21 @@ async def test_replies_never_sent_are_released() -> None:
     assert coroutine.cr_frame is None  # closed
     peer.close()
     await stream.aclose()
+
+
+async def test_a_reply_queued_while_the_writer_sends_keeps_later_ready_ones_behind_it() -> None:
+    """A deferred reply put while the writer task is sending is taken up after that send;
+    a ready reply put while it waits must not be written directly ahead of it (the client
+    matches answers to requests by order)."""
+    big = b"B" * 30_000  # more than the socket buffers, less than a coalesced send
+    async with _running(send_buffer_bytes=4096) as (writer, peer):
+        await writer.put(_Reply(big))
+        await trio.testing.wait_all_tasks_blocked()  # the writer task is inside its send
+        deferred = trio.Event()
+        await writer.put(_Reply(b"slow;", deferred))
+        received = await _read_exactly(peer, len(big))  # the send completes
+        await trio.testing.wait_all_tasks_blocked()  # the writer waits for the slow reply
+        await writer.put(_Reply(b"fast;"))
+        deferred.set()
+        received = await _read_exactly(peer, 10)
+        assert received == b"slow;fast;"
