@@ -4,12 +4,14 @@ when the socket takes only part of a direct write. Real socket pairs, no mocks."
 
 from __future__ import annotations
 
+import random
 import socket
 from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 import trio
 
 from rillet.broker.reply_writer import ReplyWriter
@@ -156,3 +158,46 @@ async def test_a_reply_queued_while_the_writer_sends_keeps_later_ready_ones_behi
         deferred.set()
         received = await _read_exactly(peer, 10)
         assert received == b"slow;fast;"
+
+
+async def _pause(rng: random.Random, most: int) -> None:
+    for _ in range(rng.randint(0, most)):
+        await trio.lowlevel.checkpoint()
+
+
+@pytest.mark.parametrize("seed", range(40))
+async def test_replies_leave_in_order_under_any_interleaving(seed: int) -> None:
+    """Seeded mixes of small, mid-size and deferred replies, put while the peer reads in
+    random bites and deferred ones complete in random order at random moments: the bytes
+    arrive in put order."""
+    rng = random.Random(seed)
+    replies: list[_Reply] = []
+    for i in range(60):
+        size = rng.choice([5, 5, 5, 3000, 30_000, 100_000])
+        body = f"<{i}>".encode().ljust(size, b".")
+        replies.append(_Reply(body, trio.Event() if rng.random() < 0.3 else None))
+    expected = b"".join(r.body for r in replies)
+    deferred = [r.deferred for r in replies if r.deferred is not None]
+    rng.shuffle(deferred)
+    async with _running(send_buffer_bytes=4096) as (writer, peer):
+        received = bytearray()
+
+        async def read_all() -> None:
+            while len(received) < len(expected):
+                await trio.lowlevel.wait_readable(peer)
+                received.extend(peer.recv(rng.choice([512, 4096, 65536])))
+                await _pause(rng, 5)
+
+        async def complete_all() -> None:
+            for event in deferred:
+                await _pause(rng, 30)
+                event.set()
+
+        with trio.fail_after(20):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(read_all)
+                nursery.start_soon(complete_all)
+                for reply in replies:
+                    await writer.put(reply)
+                    await _pause(rng, 5)
+        assert bytes(received) == expected
