@@ -38,6 +38,11 @@ class LeaderEpochFile:
         self._unwritten = False  # epochs noted since the file was last written
 
     @classmethod
+    def empty(cls, directory: Path) -> LeaderEpochFile:
+        """The history of a new, empty log (no file yet: none is the same empty history)."""
+        return cls(directory / LEADER_EPOCH_CHECKPOINT_FILE, LeaderEpochCache())
+
+    @classmethod
     def open(
         cls,
         directory: Path,

@@ -38,9 +38,19 @@ from rillet.partition_store.flush_plan import FlushPlan
 from rillet.partition_store.flush_policy import FlushPolicy
 from rillet.partition_store.layout import RECOVERY_POINT_FILE, TMP_SUFFIX
 from rillet.partition_store.leader_epoch_file import LeaderEpochFile
-from rillet.partition_store.log_loader import RecoveryStats, load_log
+from rillet.partition_store.log_loader import (
+    RecoveryStats,
+    create_directory,
+    load_log,
+    make_name_durable,
+    new_log,
+)
 from rillet.partition_store.partition_files import PartitionFiles
-from rillet.partition_store.producer_state import load_producer_state, write_producer_state
+from rillet.partition_store.producer_state import (
+    ProducerStateTable,
+    load_producer_state,
+    write_producer_state,
+)
 from rillet.partition_store.retention import deletable_segment_count
 from rillet.partition_store.scrub_plan import ScrubTarget
 from rillet.partition_store.segment import LogSegment, PlacedBatch, SegmentInfo
@@ -86,10 +96,15 @@ class PartitionLog:
         """Use :meth:`open`."""
         self.directory = directory
         self.config = config
-        directory.mkdir(parents=True, exist_ok=True)
+        created = create_directory(directory)
         self._files = PartitionFiles(directory)
-        self._files.ensure_meta(topic, partition, now_ms, topic_id, sync_batch)
-        loaded = load_log(directory, config, self._files, now_ms)
+        if created:  # nothing in it to check, load or recover
+            self._files.create_meta(topic, partition, now_ms, topic_id, sync_batch)
+            make_name_durable(directory, sync_batch)
+            loaded = new_log(directory, config)
+        else:
+            self._files.ensure_meta(topic, partition, now_ms, topic_id, sync_batch)
+            loaded = load_log(directory, config, self._files, now_ms)
         self.recovery_stats: RecoveryStats = loaded.stats
         self._segments = loaded.segments
         self._bases = [s.base_offset for s in self._segments]
@@ -99,10 +114,14 @@ class PartitionLog:
         self._deletions = DeferredDeletions()
         self._now_ms = now_ms  # latest time a caller told us; dates deferred deletions
         self._closed = False
-        self._epochs = LeaderEpochFile.open(
-            directory, self._segments, self._log_start_offset, self._last_epoch
-        )
-        self._producers = load_producer_state(directory, self._segments, self.log_end_offset)
+        if created:
+            self._epochs = LeaderEpochFile.empty(directory)
+            self._producers = ProducerStateTable()
+        else:
+            self._epochs = LeaderEpochFile.open(
+                directory, self._segments, self._log_start_offset, self._last_epoch
+            )
+            self._producers = load_producer_state(directory, self._segments, self.log_end_offset)
         self._truncations = 0  # a scrub's findings apply only to the log it read
 
     @classmethod

@@ -36,6 +36,7 @@ from rillet.partition_store.layout import (
 from rillet.partition_store.partition_files import PartitionFiles
 from rillet.partition_store.segment import LogSegment
 from rillet.partition_store.sparse_index import IndexCorrupt
+from rillet.wire.atomic_file import SyncBatch, fsync_dir
 
 
 @dataclass(slots=True)
@@ -113,6 +114,40 @@ def load_log(directory: Path, config: LogConfig, files: PartitionFiles, now_ms: 
     log_end = active.next_offset
     start = max(files.read_log_start_offset() or 0, segments[0].base_offset)
     return LoadedLog(segments, min(start, log_end), min(recovery_point, log_end), stats)
+
+
+def create_directory(directory: Path) -> bool:
+    """Create the partition directory if missing; True when this call created it."""
+    try:
+        directory.mkdir(parents=True)
+    except FileExistsError:
+        if not directory.is_dir():
+            raise
+        return False
+    return True
+
+
+def make_name_durable(directory: Path, sync_batch: SyncBatch | None) -> None:
+    """A new directory's entry in its parent is made durable with the files written in it
+    (a partition's data must not outlive its directory's name in a power failure): by the
+    batch's sync, else by an fsync of the parent (after the new files' own, whose journal
+    commit usually carried it already)."""
+    if sync_batch is None:
+        fsync_dir(directory.parent)
+    else:
+        sync_batch.note(directory.parent)
+
+
+def new_log(directory: Path, config: LogConfig) -> LoadedLog:
+    """The log of a directory this process has just created: one empty segment at offset 0.
+
+    Nothing in it can need finding or recovering, so none of :func:`load_log`'s reads are
+    made (strays, the clean-shutdown marker, checkpoints, the segment listing): creating a
+    topic of thousands of partitions spends its file-system operations on the files it
+    creates.
+    """
+    segment = LogSegment(directory, 0, config.index_interval_bytes, fresh=True)
+    return LoadedLog([segment], 0, 0, RecoveryStats(segments_loaded=1))
 
 
 def remove_strays(directory: Path) -> int:

@@ -79,6 +79,11 @@ class PartitionMeta:
             return None
 
 
+def _check_topic_name(topic: str) -> None:
+    if not topic or any(c in topic for c in "\r\n\0"):
+        raise StoreError(f"invalid topic name {topic!r}")
+
+
 class PartitionFiles:
     """Reads and writes the small files of one partition directory.
 
@@ -112,8 +117,7 @@ class PartitionFiles:
         An unreadable meta file is rewritten: it guards identity only, and the directory
         name still carries the topic and partition.
         """
-        if not topic or any(c in topic for c in "\r\n\0"):
-            raise StoreError(f"invalid topic name {topic!r}")
+        _check_topic_name(topic)
         path = self.directory / PARTITION_META_FILE
         existing = self.read_meta()
         if existing is not None:
@@ -132,8 +136,21 @@ class PartitionFiles:
                 )
                 write_atomically(path, existing.encode(), batch=batch)
             return existing
+        return self.create_meta(topic, partition, now_ms, topic_id, batch)
+
+    def create_meta(
+        self,
+        topic: str,
+        partition: int,
+        now_ms: int,
+        topic_id: str = "",
+        batch: SyncBatch | None = None,
+    ) -> PartitionMeta:
+        """Write ``partition.meta`` for a directory that has none (durable at once, or when
+        ``batch`` commits)."""
+        _check_topic_name(topic)
         meta = PartitionMeta(topic, partition, now_ms, topic_id=topic_id)
-        write_atomically(path, meta.encode(), batch=batch)
+        write_atomically(self.directory / PARTITION_META_FILE, meta.encode(), batch=batch)
         return meta
 
     # -- checkpoints ------------------------------------------------------------------------
