@@ -8,6 +8,12 @@ them for as long as the partitions exist, and each full pass over them held the 
 
 The node therefore freezes the survivors of a slow full pass (``gc.freeze``: they move to a
 permanent generation the collector no longer walks), so later passes walk only what is new.
+While a node grows fast (creating thousands of partitions, their first writes) even "what
+is new" took 25-100 ms a pass, every 2-4 s. So once a full pass has been slow, the node
+freezes *instead of* each full pass that falls due: when a young-generation pass finishes
+with the oldest generation's count past its threshold, the survivors are frozen at once
+(``gc.freeze`` resets the counts), and the full pass that would have walked them never
+runs. Young passes still free short-lived cycles as before.
 Frozen objects are still freed as soon as nothing refers to them (reference counting); only
 a reference cycle among them is not found while they are frozen. So every
 ``FULL_COLLECTION_INTERVAL_S`` the node thaws everything, collects once, and freezes again:
@@ -57,11 +63,23 @@ class FreezeDecider:
         self._interval_s = full_collection_interval_s
         self._last_collect_all_s = now_s
         self._slow_pass_seen = False  # since the last action
+        # The last full pass was slow: freeze instead of the next ones (until a full pass,
+        # the collect-all's, is fast again).
+        self.freezes_ahead = False
+        self.frozen_ahead = 0  # full passes replaced by a freeze so far
 
     def full_pass_took(self, duration_ms: float) -> None:
         """The collector finished a full (oldest-generation) pass in ``duration_ms``."""
-        if duration_ms >= self._slow_ms:
+        slow = duration_ms >= self._slow_ms
+        self.freezes_ahead = slow
+        if slow:
             self._slow_pass_seen = True
+
+    def full_pass_due(self) -> bool:
+        """A full pass falls due: True when the survivors should be frozen instead."""
+        if self.freezes_ahead:
+            self.frozen_ahead += 1
+        return self.freezes_ahead
 
     def decide(self, now_s: float) -> HeapAction:
         if now_s - self._last_collect_all_s >= self._interval_s:
@@ -91,18 +109,34 @@ async def run_heap_freezer(
     started: list[float] = []
 
     def on_collection(phase: str, info: dict[str, Any]) -> None:
-        if info.get("generation") != _OLDEST_GENERATION:
-            return
-        if phase == "start":
-            started[:] = [time.perf_counter()]
-        elif started:
-            decider.full_pass_took((time.perf_counter() - started[0]) * 1000)
+        # Runs inside the collector, in whichever thread allocated: no logging (its locks)
+        # and nothing that allocates much.
+        generation = info.get("generation")
+        if generation == _OLDEST_GENERATION:
+            if phase == "start":
+                started[:] = [time.perf_counter()]
+            elif started:
+                decider.full_pass_took((time.perf_counter() - started[0]) * 1000)
+        elif (
+            generation == _OLDEST_GENERATION - 1
+            and phase == "stop"
+            and gc.get_count()[_OLDEST_GENERATION] > gc.get_threshold()[_OLDEST_GENERATION]
+            and decider.full_pass_due()
+        ):
+            gc.freeze()
 
     gc.callbacks.append(on_collection)
     task_status.started()
+    frozen_ahead_logged = 0
     try:
         while True:
             await trio.sleep(check_interval_s)
+            if decider.frozen_ahead != frozen_ahead_logged:
+                log.debug(
+                    "garbage collector: %d full passes replaced by a freeze",
+                    decider.frozen_ahead - frozen_ahead_logged,
+                )
+                frozen_ahead_logged = decider.frozen_ahead
             action = decider.decide(trio.current_time())
             if action is HeapAction.NONE:
                 continue

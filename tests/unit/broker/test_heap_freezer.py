@@ -49,3 +49,39 @@ async def test_the_driver_freezes_after_a_full_pass_and_thaws_when_stopped() -> 
                 await trio.sleep(0.01)
         nursery.cancel_scope.cancel()
     assert gc.get_freeze_count() == 0
+
+
+def test_after_a_slow_full_pass_due_passes_become_freezes_until_one_is_fast() -> None:
+    decider = FreezeDecider(now_s=0.0, slow_full_pass_ms=20, full_collection_interval_s=600)
+    assert not decider.full_pass_due()  # the heap is small: let the collector walk it
+    decider.full_pass_took(60)
+    assert decider.full_pass_due() and decider.full_pass_due()
+    assert decider.frozen_ahead == 2
+    decider.full_pass_took(3)  # e.g. the collect-all after the partitions were deleted
+    assert not decider.full_pass_due()
+    assert decider.frozen_ahead == 2
+
+
+async def test_the_driver_freezes_instead_of_the_full_passes_that_fall_due() -> None:
+    """Once a full pass was slow, allocating keeps the collector's young passes going but
+    no full pass runs: each one that falls due is replaced by a freeze."""
+    gc.unfreeze()
+    full_passes: list[str] = []
+
+    def count_full(phase: str, info: dict[str, object]) -> None:
+        if info.get("generation") == 2 and phase == "start":
+            full_passes.append(phase)
+
+    decider = FreezeDecider(trio.current_time(), slow_full_pass_ms=0)  # every pass is slow
+    async with trio.open_nursery() as nursery:
+        await nursery.start(run_heap_freezer, 0.01, decider)
+        gc.collect()  # a "slow" full pass: from now on, freeze instead
+        gc.callbacks.append(count_full)
+        try:
+            kept = [[i] for i in range(200_000)]  # ~20 due full passes' worth of survivors
+        finally:
+            gc.callbacks.remove(count_full)
+        assert decider.frozen_ahead >= 1 and gc.get_freeze_count() >= len(kept)
+        assert full_passes == []
+        nursery.cancel_scope.cancel()
+    assert gc.get_freeze_count() == 0
