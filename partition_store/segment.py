@@ -53,6 +53,24 @@ class SegmentInfo:
     time_index_path: Path
 
 
+# Reads of a segment never update its access time. Under the usual ``relatime`` mount option
+# the first read after each append would (the file's mtime is newer than its atime), which
+# dirties the inode: on ext4 a journal handle, so a fetch of a partition's tail could wait
+# for a journal commit that other files' creation or syncs started.
+_NO_ATIME = getattr(os, "O_NOATIME", 0)
+
+
+def _open_without_atime(path: Path, flags: int) -> int:
+    """Open with ``O_NOATIME`` where the platform has it and the caller owns the file (the
+    kernel refuses it to anyone else with EPERM: the file is then opened without it)."""
+    if _NO_ATIME:
+        try:
+            return os.open(path, flags | _NO_ATIME, 0o644)
+        except PermissionError:
+            pass
+    return os.open(path, flags, 0o644)
+
+
 class LogSegment:
     """A segment's files and in-memory state. Not thread-safe: one owner calls everything.
 
@@ -68,7 +86,7 @@ class LogSegment:
         self.index_interval_bytes = index_interval_bytes
         self.paths = segment_paths(directory, base_offset)
         flags = os.O_RDWR | os.O_CREAT | (os.O_EXCL if fresh else 0)
-        self.fd = os.open(self.paths.log, flags, 0o644)
+        self.fd = _open_without_atime(self.paths.log, flags)
         try:
             self.index = OffsetIndex(self.paths.offset_index, fresh)
             self.time_index = TimeIndex(self.paths.time_index, fresh)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import os
 import random
 from pathlib import Path
 
+import pytest
 from store_batches import T0, batch, open_log, records_of
 
 from rillet.wire.batch import read_header
@@ -135,3 +137,33 @@ def test_offset_for_timestamp_respects_the_log_start(tmp_path: Path) -> None:
     log.advance_log_start_offset(5)  # inside the batch [4, 5]
     assert log.offset_for_timestamp(T0) == (5, T0 + 2)
     assert log.offset_for_timestamp(T0 + 4) == (8, T0 + 4)
+
+
+@pytest.mark.skipif(not hasattr(os, "O_NOATIME"), reason="no O_NOATIME on this platform")
+def test_reading_a_segment_leaves_its_access_time_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Segment files are opened O_NOATIME (a read after an append would otherwise dirty the
+    inode); where the kernel refuses the flag (a file owned by another user) they open
+    without it."""
+    log = open_log(tmp_path / "t-0")
+    log.append_as_leader(batch([b"v"]), 0, T0)
+    path = log.segments()[0].log_path
+    before = os.stat(path).st_atime_ns
+    os.utime(path, ns=(before - 10**12, os.stat(path).st_mtime_ns))  # atime older than mtime
+    older = os.stat(path).st_atime_ns
+    assert records_of(log.read_bytes(0, 1 << 20)) == [(0, b"v")]
+    assert os.stat(path).st_atime_ns == older
+    log.close()
+
+    real_open = os.open
+
+    def refuse_noatime(path: object, flags: int, *args: object, **kwargs: object) -> int:
+        if flags & os.O_NOATIME:
+            raise PermissionError(1, "Operation not permitted")
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", refuse_noatime)
+    reopened = open_log(tmp_path / "t-0")
+    assert records_of(reopened.read_bytes(0, 1 << 20)) == [(0, b"v")]
+    reopened.close()
