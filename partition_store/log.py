@@ -45,7 +45,7 @@ from rillet.partition_store.log_loader import (
     make_name_durable,
     new_log,
 )
-from rillet.partition_store.partition_files import PartitionFiles
+from rillet.partition_store.partition_files import PartitionFiles, PartitionMeta
 from rillet.partition_store.producer_state import (
     ProducerStateTable,
     load_producer_state,
@@ -99,7 +99,8 @@ class PartitionLog:
         created = create_directory(directory)
         self._files = PartitionFiles(directory)
         if created:  # nothing in it to check, load or recover
-            self._files.create_meta(topic, partition, now_ms, topic_id, sync_batch)
+            meta = PartitionMeta(topic, partition, now_ms, topic_id=topic_id)
+            self._files.create_meta(meta, sync_batch)
             make_name_durable(directory, sync_batch)
             loaded = new_log(directory, config)
         else:

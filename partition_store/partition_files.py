@@ -136,22 +136,15 @@ class PartitionFiles:
                 )
                 write_atomically(path, existing.encode(), batch=batch)
             return existing
-        return self.create_meta(topic, partition, now_ms, topic_id, batch)
+        meta = PartitionMeta(topic, partition, now_ms, topic_id=topic_id)
+        self.create_meta(meta, batch)
+        return meta
 
-    def create_meta(
-        self,
-        topic: str,
-        partition: int,
-        now_ms: int,
-        topic_id: str = "",
-        batch: SyncBatch | None = None,
-    ) -> PartitionMeta:
+    def create_meta(self, meta: PartitionMeta, batch: SyncBatch | None = None) -> None:
         """Write ``partition.meta`` for a directory that has none (durable at once, or when
         ``batch`` commits)."""
-        _check_topic_name(topic)
-        meta = PartitionMeta(topic, partition, now_ms, topic_id=topic_id)
+        _check_topic_name(meta.topic)
         write_atomically(self.directory / PARTITION_META_FILE, meta.encode(), batch=batch)
-        return meta
 
     # -- checkpoints ------------------------------------------------------------------------
 
