@@ -34,6 +34,7 @@ class Poll:
         self.stop = threading.Event()
         self.latencies_s: list[float] = []
         self.missed = 0
+        self.misses: list[list[Any]] = []
         self.leaders: set[tuple[int, int]] = set()
 
     async def run(self) -> None:
@@ -46,20 +47,24 @@ class Poll:
     async def _ask(self, port: int) -> None:
         start = time.monotonic()
         answer = None
+        stage = "connect"
         with trio.move_on_after(STATUS_DEADLINE_S):
             try:
                 async with trio.open_nursery() as nursery:
                     conn = BrokerConnection("127.0.0.1", port, client_id="bench-status")
                     await conn.connect(nursery, STATUS_DEADLINE_S)
+                    stage = "request"
                     try:
                         answer = await conn.request(DescribeQuorumRequest(), STATUS_DEADLINE_S)
                     finally:
                         conn.close()
-            except* RilletError:
-                pass
+            except* RilletError as group:
+                stage = f"{stage}: {group.exceptions[0]}"
         elapsed = time.monotonic() - start
         if answer is None:
             self.missed += 1
+            # When (wall clock, to match the nodes' logs), which node, at which stage.
+            self.misses.append([time.strftime("%H:%M:%S", time.localtime()), port, stage])
             return
         self.latencies_s.append(elapsed)
         if answer.leader_id >= 0:
@@ -70,6 +75,7 @@ class Poll:
         return {
             "status_answers": len(lat),
             "status_missed_1s": self.missed,
+            "status_misses": self.misses,
             "status_max_ms": round(lat[-1] * 1000, 1) if lat else None,
             "status_p99_ms": round(lat[int(len(lat) * 0.99)] * 1000, 1) if lat else None,
             "raft_leaders_seen": sorted(self.leaders),
