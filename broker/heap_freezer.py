@@ -10,10 +10,12 @@ The node therefore freezes the survivors of a slow full pass (``gc.freeze``: the
 permanent generation the collector no longer walks), so later passes walk only what is new.
 While a node grows fast (creating thousands of partitions, their first writes) even "what
 is new" took 25-100 ms a pass, every 2-4 s. So once a full pass has been slow, the node
-freezes *instead of* each full pass that falls due: when a young-generation pass finishes
-with the oldest generation's count past its threshold, the survivors are frozen at once
-(``gc.freeze`` resets the counts), and the full pass that would have walked them never
-runs. Young passes still free short-lived cycles as before.
+freezes *instead of* the full passes that may fall due: when a young-generation pass
+finishes with the oldest generation's count past its threshold, the survivors are frozen at
+once (``gc.freeze`` resets the counts), and a full pass that would have walked them never
+runs. (The collector also skips a due full pass while few objects await one, so this freezes
+more often than full passes would run; a freeze costs nothing but keeps cycles among the
+frozen until the next collect-all.) Young passes still free short-lived cycles as before.
 Frozen objects are still freed as soon as nothing refers to them (reference counting); only
 a reference cycle among them is not found while they are frozen. So every
 ``FULL_COLLECTION_INTERVAL_S`` the node thaws everything, collects once, and freezes again:
@@ -76,7 +78,7 @@ class FreezeDecider:
             self._slow_pass_seen = True
 
     def full_pass_due(self) -> bool:
-        """A full pass falls due: True when the survivors should be frozen instead."""
+        """A full pass may fall due: True when the survivors should be frozen instead."""
         if self.freezes_ahead:
             self.frozen_ahead += 1
         return self.freezes_ahead
@@ -90,6 +92,12 @@ class FreezeDecider:
             self._slow_pass_seen = False
             return HeapAction.FREEZE
         return HeapAction.NONE
+
+    def collecting_all(self) -> None:
+        """A collect-all begins: no freeze in the middle of it (a young pass in another
+        thread between the thaw and the collection would freeze everything again, and the
+        collection would find nothing and look fast); its own pass sets the mode again."""
+        self.freezes_ahead = False
 
     def acted(self) -> None:
         """The action was taken: the full pass it made itself is no reason to freeze."""
@@ -133,7 +141,7 @@ async def run_heap_freezer(
             await trio.sleep(check_interval_s)
             if decider.frozen_ahead != frozen_ahead_logged:
                 log.debug(
-                    "garbage collector: %d full passes replaced by a freeze",
+                    "garbage collector: %d freezes instead of full passes",
                     decider.frozen_ahead - frozen_ahead_logged,
                 )
                 frozen_ahead_logged = decider.frozen_ahead
@@ -142,6 +150,7 @@ async def run_heap_freezer(
                 continue
             start = time.perf_counter()
             if action is HeapAction.COLLECT_ALL:
+                decider.collecting_all()
                 gc.unfreeze()
                 gc.collect()
             gc.freeze()

@@ -88,7 +88,12 @@ class ReplyWriter(Generic[R]):
                     await trio.lowlevel.checkpoint()
                     return
                 self._idle = False
-                await self._send.send(_Unsent(unsent))
+                try:  # the idle writer task is parked on an empty channel: never waits
+                    self._send.send_nowait(_Unsent(unsent))
+                except BaseException:
+                    close_regions(unsent)
+                    raise
+                await trio.lowlevel.checkpoint()
                 return
         self._idle = False
         await self._send.send(reply)

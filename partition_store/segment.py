@@ -10,6 +10,7 @@ writes with plain ``pwrite`` into the page cache: making data durable is the job
 from __future__ import annotations
 
 import bisect
+import fcntl
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,14 +62,17 @@ _NO_ATIME = getattr(os, "O_NOATIME", 0)
 
 
 def _open_without_atime(path: Path, flags: int) -> int:
-    """Open with ``O_NOATIME`` where the platform has it and the caller owns the file (the
-    kernel refuses it to anyone else with EPERM: the file is then opened without it)."""
+    """Open (or create), then ask for ``O_NOATIME`` where the platform has it. The kernel
+    grants it only to the file's owner (EPERM otherwise: a file of another user, a mount
+    that maps owners): the file then stays open without it. Setting it after the open, not
+    in it, leaves an exclusive create that the flag would refuse done once, not twice."""
+    fd = os.open(path, flags, 0o644)
     if _NO_ATIME:
         try:
-            return os.open(path, flags | _NO_ATIME, 0o644)
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | _NO_ATIME)
         except PermissionError:
             pass
-    return os.open(path, flags, 0o644)
+    return fd
 
 
 class LogSegment:

@@ -85,3 +85,14 @@ async def test_the_driver_freezes_instead_of_the_full_passes_that_fall_due() -> 
         assert full_passes == []
         nursery.cancel_scope.cancel()
     assert gc.get_freeze_count() == 0
+
+
+def test_a_collect_all_is_not_frozen_ahead_of_and_its_pass_sets_the_mode() -> None:
+    decider = FreezeDecider(now_s=0.0, slow_full_pass_ms=20, full_collection_interval_s=600)
+    decider.full_pass_took(60)
+    assert decider.decide(600.0) is HeapAction.COLLECT_ALL
+    decider.collecting_all()
+    assert not decider.full_pass_due()  # between the thaw and the collection
+    decider.full_pass_took(400)  # the collect-all's pass: the heap is still large
+    decider.acted()
+    assert decider.full_pass_due()

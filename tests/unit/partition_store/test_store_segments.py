@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import itertools
 import os
 import random
@@ -156,14 +157,14 @@ def test_reading_a_segment_leaves_its_access_time_alone(
     assert os.stat(path).st_atime_ns == older
     log.close()
 
-    real_open = os.open
+    real_fcntl = fcntl.fcntl
 
-    def refuse_noatime(path: object, flags: int, *args: object, **kwargs: object) -> int:
-        if flags & os.O_NOATIME:
+    def refuse_noatime(fd: int, cmd: int, arg: int = 0) -> int:
+        if cmd == fcntl.F_SETFL and arg & os.O_NOATIME:
             raise PermissionError(1, "Operation not permitted")
-        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+        return real_fcntl(fd, cmd, arg)
 
-    monkeypatch.setattr(os, "open", refuse_noatime)
+    monkeypatch.setattr(fcntl, "fcntl", refuse_noatime)
     reopened = open_log(tmp_path / "t-0")
     assert records_of(reopened.read_bytes(0, 1 << 20)) == [(0, b"v")]
     reopened.close()
