@@ -183,9 +183,12 @@ async def test_a_long_polls_waiters_are_registered_in_slices_and_released_when_c
     registered_at_turns: list[int] = []
 
     async def watch(scope: trio.CancelScope) -> None:
+        # trio may run the two tasks of a scheduler round in either order, so one look
+        # can see one or two more registrations than the last: cancel at the first look
+        # past one, which is still part-way through five.
         while True:
             registered_at_turns.append(sum(len(r._waiters) for r in replicas))
-            if registered_at_turns[-1] == 2:
+            if registered_at_turns[-1] >= 2:
                 scope.cancel()  # the connection went away mid-registration
             await trio.lowlevel.checkpoint()
 
@@ -195,5 +198,6 @@ async def test_a_long_polls_waiters_are_registered_in_slices_and_released_when_c
             await trio.lowlevel.checkpoint()
             await handle_fetch(m.ctx, request)
         nursery.cancel_scope.cancel()
-    assert 2 in registered_at_turns  # seen part-way: registration yielded between partitions
+    # seen part-way: registration yielded between partitions
+    assert any(1 < n < PARTITIONS for n in registered_at_turns)
     assert all(not r._waiters and not r._follower_waiters for r in replicas)
