@@ -20,6 +20,7 @@ from rillet.client.errors import (
     ClientClosedError,
     ClientTimeoutError,
     ConnectionFailedError,
+    CorruptMessageError,
     NoOffsetForPartitionError,
     RilletError,
 )
@@ -228,7 +229,7 @@ class Consumer(ClientLifecycle):
         elif max_records < 1:
             raise ValueError("max_records must be at least 1")
         self._raise_error()
-        records = self._sub.take(max_records)
+        records = self._take(max_records)
         if not records:
             deadline = trio.current_time() + max(timeout_ms, 0) / 1000
             while not records:
@@ -237,7 +238,7 @@ class Consumer(ClientLifecycle):
                     await self._data.wait()
                 self._check_open()
                 self._raise_error()
-                records = self._sub.take(max_records)
+                records = self._take(max_records)
                 if trio.current_time() >= deadline:
                     break
         if records:
@@ -245,6 +246,13 @@ class Consumer(ClientLifecycle):
         else:
             await trio.lowlevel.checkpoint()
         return records
+
+    def _take(self, max_records: int) -> list[ConsumerRecord]:
+        try:
+            return self._sub.take(max_records)
+        except CorruptMessageError:
+            self._fetcher.kick()  # the partition is fetched again from the damaged batch
+            raise
 
     def _raise_error(self) -> None:
         error = self._fetcher.pop_error()

@@ -7,7 +7,7 @@ never wrong data. A batch cut short at the end of the set (a node may stop at a 
 left for the next fetch, which starts at it.
 
 Records are decoded with wire's record decoder (the one ``wire.batch.decode_records`` uses)
-into columns, and built into ConsumerRecord tuples only when taken (buffered_records):
+into columns when first taken, and built into ConsumerRecord tuples then (buffered_records):
 building wire ``Record`` objects first would double the per-record cost on the consumer's
 hot path. Control batches (transaction markers a Kafka
 client may have written) hold no data records and are skipped; a LogAppendTime batch gives
@@ -16,7 +16,12 @@ every record its max timestamp, as Kafka's consumers do.
 
 from __future__ import annotations
 
-from rillet.client.buffered_records import NO_HEADERS, BufferedRecords, RecordColumns
+from rillet.client.buffered_records import (
+    NO_HEADERS,
+    BufferedRecords,
+    EncodedBatch,
+    RecordColumns,
+)
 from rillet.client.errors import CorruptMessageError
 from rillet.client.types import ConsumerRecord
 from rillet.wire.batch import (
@@ -80,7 +85,10 @@ def decode_record_set(
     set holds no whole batch). Raises CorruptMessageError naming the partition and offset.
     """
     buffered, next_offset = decode_record_columns(data, topic, partition, fetch_offset, check_crcs)
-    return buffered.take(len(buffered)), next_offset
+    records: list[ConsumerRecord] = []
+    while len(buffered):  # a take stops before a batch that fails; the next one raises
+        records += buffered.take(len(buffered))
+    return records, next_offset
 
 
 def decode_record_columns(
@@ -90,42 +98,62 @@ def decode_record_columns(
     fetch_offset: int,
     check_crcs: bool,
 ) -> tuple[BufferedRecords, int]:
-    """As :func:`decode_record_set`, with the records kept as columns until taken
-    (buffered_records: few record objects alive at once)."""
+    """As :func:`decode_record_set`, with each batch's records decoded only when first
+    taken, and kept as columns until then (buffered_records: few record objects alive at
+    once). The batches' framing and CRCs are checked here."""
     where = f"{topic}-{partition}"
     batches, next_offset = whole_batches(data, fetch_offset, where, check_crcs)
-    columns: list[RecordColumns] = []
+    stored: list[RecordColumns | EncodedBatch] = []
     for position, h in batches:
         if h.attributes & ATTR_CONTROL:
             continue
-        stored = data[position + HEADER_SIZE : position + h.size]
+        skip = fetch_offset - h.base_offset if h.base_offset < fetch_offset else 0
+        if h.record_count - skip <= 0:
+            continue
+        body = data[position + HEADER_SIZE : position + h.size]
+        stored.append(StoredBatch(h, body, skip, where))
+    return BufferedRecords(topic, partition, stored), next_offset
+
+
+class StoredBatch:
+    """One checked batch as fetched, decoded when ``poll`` first reaches it."""
+
+    __slots__ = ("_body", "_header", "_skip", "_where", "first_offset")
+
+    def __init__(self, header: BatchHeader, body: bytes | memoryview, skip: int, where: str):
+        self._header = header
+        self._body = body  # the records section as stored (compressed or not)
+        self._skip = skip  # records before the fetch position
+        self._where = where
+        self.first_offset = header.base_offset + skip
+
+    def __len__(self) -> int:
+        return self._header.record_count - self._skip
+
+    def decode(self) -> RecordColumns:
+        h = self._header
         try:
             deltas, keys, values, headers = decode_records(
-                decompress(h.compression, stored), h.record_count
+                decompress(h.compression, self._body), h.record_count
             )
         except WireError as exc:
             raise CorruptMessageError(
-                f"corrupt batch in {where} at offset {h.base_offset}: {exc}"
+                f"corrupt batch in {self._where} at offset {h.base_offset}: {exc}"
             ) from exc
-        skip = fetch_offset - h.base_offset if h.base_offset < fetch_offset else 0
+        skip = self._skip
         if skip:
             deltas, keys, values = deltas[skip:], keys[skip:], values[skip:]
             headers = headers[skip:] if headers is not None else None
-        if not values:
-            continue
         # Whole columns by C iterators: no Python code runs per record here.
         timestamps: list[int] = (
             [h.max_timestamp_ms] * len(values)  # LogAppendTime: the node's append time
             if h.attributes & ATTR_TIMESTAMP_LOG_APPEND
             else list(map(h.first_timestamp_ms.__add__, deltas))
         )
-        columns.append(
-            RecordColumns(
-                h.base_offset + skip,
-                timestamps,
-                keys,
-                values,
-                None if headers is None else [NO_HEADERS if hs is None else hs for hs in headers],
-            )
+        return RecordColumns(
+            self.first_offset,
+            timestamps,
+            keys,
+            values,
+            None if headers is None else [NO_HEADERS if hs is None else hs for hs in headers],
         )
-    return BufferedRecords(topic, partition, columns), next_offset

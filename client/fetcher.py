@@ -278,7 +278,7 @@ class Fetcher:
                     return True
                 state.fetch_offset = next_offset
                 if records:
-                    state.pending = records
+                    self._sub.buffer(tp, state, records)
                     return True
                 state.position = next_offset  # nothing buffered: both offsets agree
             return False

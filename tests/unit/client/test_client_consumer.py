@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from rillet.client.errors import (
     RilletError,
 )
 from rillet.client.types import ConsumerRecord
+from rillet.wire.batch import encode_batch_from_payload
 from rillet.wire.messages import FetchRequest
 
 FAST: dict[str, Any] = {"retry_backoff_ms": 5, "request_timeout_ms": 2000}
@@ -136,6 +138,38 @@ async def test_corrupt_batches_raise_and_can_be_skipped(cluster: FakeCluster) ->
         consumer.assign([A])
         consumer.seek(A, 0)
         assert len(await drain(consumer, 2)) == 2  # CRC not checked: the payload still parses
+
+
+async def test_a_batch_whose_records_do_not_parse_is_raised_when_polled_after_those_before(
+    cluster: FakeCluster,
+) -> None:
+    """Batches are decoded as poll reaches them: records before a batch that passes its
+    CRC but does not parse (a faulty producer) are handed out first; the poll that reaches
+    it raises, so does every later one (it is fetched again), until a seek past it."""
+    cluster.create_topic("t", 1)
+    for value in (b"good", b"bad", b"after"):
+        await produce(cluster, A, [value])
+    log = cluster.logs[("t", 0)]
+    (base_offset,) = struct.unpack_from(">q", log.batches[1])
+    log.batches[1] = bytearray(
+        encode_batch_from_payload(
+            b"\x02\x00",  # one record of one byte: no room for its fields
+            record_count=1,
+            first_timestamp_ms=1000,
+            max_timestamp_ms=1000,
+            base_offset=base_offset,
+        )
+    )
+    async with Consumer(cluster.bootstrap, fetch_max_wait_ms=50, **FAST) as consumer:
+        consumer.assign([A])
+        consumer.seek(A, 0)
+        assert [r.value for r in await drain(consumer, 1)] == [b"good"]
+        for _ in range(2):
+            with trio.fail_after(5), pytest.raises(CorruptMessageError, match="t-0 at offset 1"):
+                await drain(consumer, 1)
+        assert await consumer.position(A) == 1
+        consumer.seek(A, 2)
+        assert [r.value for r in await drain(consumer, 1)] == [b"after"]
 
 
 async def test_the_next_fetch_is_in_flight_while_the_application_works(

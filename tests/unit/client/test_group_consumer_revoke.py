@@ -29,8 +29,12 @@ def member_with_buffered_records() -> GroupConsumer:
     for tp in (KEPT, GIVEN_UP):
         state = consumer._sub.state(tp)
         state.set_position(0)
-        state.pending = BufferedRecords(
-            tp.topic, tp.partition, [RecordColumns(0, [0] * 5, [None] * 5, [b"v"] * 5, None)]
+        consumer._sub.buffer(
+            tp,
+            state,
+            BufferedRecords(
+                tp.topic, tp.partition, [RecordColumns(0, [0] * 5, [None] * 5, [b"v"] * 5, None)]
+            ),
         )
         state.fetch_offset = 5
     return consumer
