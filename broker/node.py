@@ -280,7 +280,7 @@ class Node:
                 self._announce_ready()
                 task_status.started(port)
         finally:
-            manager.close_all()
+            await manager.close_all()
             if quorum is not None:
                 quorum.close()
             lock.release()

@@ -36,6 +36,7 @@ from rillet.partition_store.flush_plan import FlushPlan
 from rillet.partition_store.log import AppendResult, PartitionLog
 from rillet.partition_store.partition_files import PartitionFiles
 from rillet.partition_store.producer_state import OutOfOrderSequence
+from rillet.wire.atomic_file import SyncBatch
 from rillet.wire.batch import read_header
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FileRegion
@@ -589,13 +590,16 @@ class PartitionReplica:
 
     # -- checkpoint -------------------------------------------------------------------------
 
-    def checkpoint_high_watermark(self, durable: bool = True) -> None:
+    def checkpoint_high_watermark(
+        self, durable: bool = True, batch: SyncBatch | None = None
+    ) -> None:
         """Blocking: persist the high watermark if it moved (run it off the event loop).
         The periodic checkpoint is not ``durable`` (atomic, not fsynced:
-        PartitionFiles.write_high_watermark); a clean close fsyncs it."""
+        PartitionFiles.write_high_watermark); a clean close makes it durable (at once, or
+        when ``batch`` commits)."""
         value = self._high_watermark
         if value != self.checkpointed_high_watermark:
-            self._files.write_high_watermark(value, durable)
+            self._files.write_high_watermark(value, durable, batch)
             self.checkpointed_high_watermark = value
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rillet.wire.atomic_file import write_atomically
+from rillet.wire.atomic_file import SyncBatch, write_atomically
 
 __all__ = ["encode_int", "read_int", "write_atomically", "write_int"]
 
@@ -26,5 +26,6 @@ def encode_int(value: int) -> bytes:
     return f"{value}\n".encode("ascii")
 
 
-def write_int(path: Path, value: int) -> None:
-    write_atomically(path, encode_int(value))
+def write_int(path: Path, value: int, batch: SyncBatch | None = None) -> None:
+    """Durable at once, or when ``batch`` commits."""
+    write_atomically(path, encode_int(value), batch=batch)

@@ -22,7 +22,7 @@ from rillet.partition_store.batch_scan import iter_headers
 from rillet.partition_store.layout import LEADER_EPOCH_CHECKPOINT_FILE
 from rillet.partition_store.leader_epoch_cache import LeaderEpochCache, LeaderEpochError
 from rillet.partition_store.segment import LogSegment
-from rillet.wire.atomic_file import write_atomically
+from rillet.wire.atomic_file import SyncBatch, write_atomically
 
 log = logging.getLogger(__name__)
 
@@ -116,10 +116,11 @@ class LeaderEpochFile:
         if self._cache.assign(epoch, base_offset):
             self._unwritten = True
 
-    def close(self) -> None:
-        """Write a history :meth:`note_batch` left unwritten (a clean close)."""
+    def close(self, batch: SyncBatch | None = None) -> None:
+        """Write a history :meth:`note_batch` left unwritten (a clean close): durable at
+        once, or when ``batch`` commits."""
         if self._unwritten:
-            self._write()
+            self._write(batch)
 
     def truncate_from_end(self, end_offset: int) -> None:
         before = len(self._cache.entries)
@@ -133,6 +134,6 @@ class LeaderEpochFile:
         if self._cache.entries != before:
             self._write()
 
-    def _write(self) -> None:
-        write_atomically(self._path, self._cache.encode())
+    def _write(self, batch: SyncBatch | None = None) -> None:
+        write_atomically(self._path, self._cache.encode(), batch=batch)
         self._unwritten = False

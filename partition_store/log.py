@@ -25,6 +25,7 @@ from rillet.partition_store.append_validation import (
     validate_batches,
 )
 from rillet.partition_store.batch_verify import BatchDamage, VerifyOutcome
+from rillet.partition_store.checkpoint import write_int
 from rillet.partition_store.config import LogConfig
 from rillet.partition_store.deferred_deletion import DeferredDeletions
 from rillet.partition_store.errors import (
@@ -616,6 +617,33 @@ class PartitionLog:
         write_producer_state(self.directory, self._producers)
         self._epochs.close()
         self._files.write_clean_shutdown({s.base_offset: s.size for s in self._segments})
+        self._release()
+
+    def prepare_close(self, batch: SyncBatch) -> None:
+        """First half of a clean close of many logs at once (the node stopping): what
+        :meth:`close` writes, without an fsync, except the two files that claim the rest is
+        durable. Commit ``batch`` (one sync of the file system for every log), then call
+        :meth:`finish_close`.
+
+        The recovery point and the clean-shutdown marker are written only after that
+        commit: written with the rest, either could reach the disk before the data it
+        vouches for, and a power failure between the two would leave a log trusted
+        without its tail."""
+        self._check_open()
+        self.active_segment.seal()
+        for segment in self._segments:
+            segment.write_indexes()
+        self._files.write_log_start_offset(self._log_start_offset, batch)
+        write_producer_state(self.directory, self._producers, batch)
+        self._epochs.close(batch)
+
+    def finish_close(self, batch: SyncBatch) -> None:
+        """Second half, after ``batch`` committed what :meth:`prepare_close` wrote: the
+        recovery point (everything appended) and the clean-shutdown marker, durable when
+        ``batch`` commits again. Releases the files."""
+        self._check_open()
+        write_int(self._files.recovery_point_path, self.log_end_offset, batch)
+        self._files.write_clean_shutdown({s.base_offset: s.size for s in self._segments}, batch)
         self._release()
 
     def release(self) -> None:

@@ -164,26 +164,31 @@ class PartitionFiles:
         value = read_int(self.directory / LOG_START_OFFSET_FILE)
         return value if value is not None and value >= 0 else None
 
-    def write_log_start_offset(self, offset: int) -> None:
-        write_int(self.directory / LOG_START_OFFSET_FILE, offset)
+    def write_log_start_offset(self, offset: int, batch: SyncBatch | None = None) -> None:
+        write_int(self.directory / LOG_START_OFFSET_FILE, offset, batch)
 
     def read_high_watermark(self) -> int | None:
         value = read_int(self.directory / HIGH_WATERMARK_FILE)
         return value if value is not None and value >= 0 else None
 
-    def write_high_watermark(self, offset: int, durable: bool = True) -> None:
+    def write_high_watermark(
+        self, offset: int, durable: bool = True, batch: SyncBatch | None = None
+    ) -> None:
         """Blocking: call it off the event loop. Not ``durable``: atomic, not fsynced (the
         periodic checkpoint: one lost in a power failure is older or absent, never newer,
-        and either only makes a restarted replica serve less until its leader says more)."""
+        and either only makes a restarted replica serve less until its leader says more).
+        With ``batch``: durable once it commits."""
         path = self.directory / HIGH_WATERMARK_FILE
         if durable:
-            write_int(path, offset)
+            write_int(path, offset, batch)
         else:
             replace_unsynced(path, encode_int(offset))
 
     # -- clean shutdown ---------------------------------------------------------------------
 
-    def write_clean_shutdown(self, segment_sizes: dict[int, int]) -> None:
+    def write_clean_shutdown(
+        self, segment_sizes: dict[int, int], batch: SyncBatch | None = None
+    ) -> None:
         """Record a clean close and the size of every segment at that moment.
 
         The sizes let the next open notice a log changed while the node was down (a tail
@@ -192,7 +197,8 @@ class PartitionFiles:
         """
         lines = [_CLEAN_SHUTDOWN_HEADER]
         lines += [f"{base} {size}" for base, size in sorted(segment_sizes.items())]
-        write_atomically(self.directory / CLEAN_SHUTDOWN_FILE, ("\n".join(lines) + "\n").encode())
+        data = ("\n".join(lines) + "\n").encode()
+        write_atomically(self.directory / CLEAN_SHUTDOWN_FILE, data, batch=batch)
 
     def take_clean_shutdown(self) -> dict[int, int] | None:
         """Segment sizes recorded by the last clean close, removing the marker durably.

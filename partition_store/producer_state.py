@@ -27,7 +27,7 @@ from rillet.partition_store.batch_scan import iter_headers
 from rillet.partition_store.errors import StoreError
 from rillet.partition_store.layout import PRODUCER_STATE_FILE
 from rillet.partition_store.segment import LogSegment
-from rillet.wire.atomic_file import write_atomically
+from rillet.wire.atomic_file import SyncBatch, write_atomically
 from rillet.wire.batch import NO_PRODUCER_ID, BatchHeader
 from rillet.wire.error_codes import ErrorCode
 
@@ -228,5 +228,8 @@ def _headers_from(segments: Sequence[LogSegment], offset: int) -> Iterable[Batch
                 yield header
 
 
-def write_producer_state(directory: Path, table: ProducerStateTable) -> None:
-    write_atomically(directory / PRODUCER_STATE_FILE, table.encode())
+def write_producer_state(
+    directory: Path, table: ProducerStateTable, batch: SyncBatch | None = None
+) -> None:
+    """Durable at once, or when ``batch`` commits."""
+    write_atomically(directory / PRODUCER_STATE_FILE, table.encode(), batch=batch)

@@ -465,6 +465,14 @@ class LogSegment:
             self.time_index.sync()
             self._indexes_dirty = False
 
+    def write_indexes(self) -> None:
+        """Write the indexes' pending entries without fsyncs (a batched close syncs the
+        file system afterwards)."""
+        if self._indexes_dirty:
+            self.index.write_pending()
+            self.time_index.write_pending()
+            self._indexes_dirty = False
+
     def close(self) -> None:
         if self.closed:
             return

@@ -75,7 +75,7 @@ def node(tmp_path: Path) -> Iterator[tuple[HttpEndpoint, MetadataState, ReplicaM
     try:
         yield HttpEndpoint(probe), state, manager
     finally:
-        manager.close_all()
+        trio.run(manager.close_all)
 
 
 def get(endpoint: HttpEndpoint, path: str) -> tuple[int, bytes]:

@@ -13,7 +13,9 @@ from rillet.broker.slow_steps import SlowStepLog, watch_slow_steps
 
 
 async def _hog_the_loop(seconds: float) -> None:
-    await trio.lowlevel.checkpoint()
+    """One step that computes for ``seconds``, then yields here. The caller checkpoints
+    just before: the quick step ending there may lose its core for 20 ms on a busy machine
+    and be logged too, and it must not be taken for this one (it waits in the caller)."""
     deadline = time.perf_counter() + seconds
     while time.perf_counter() < deadline:
         pass  # synchronous work: nothing else runs meanwhile
@@ -27,6 +29,7 @@ async def test_a_step_over_the_threshold_is_logged_with_its_task_and_cpu_time(
     async with trio.open_nursery() as nursery:
         nursery.start_soon(watch_slow_steps, 20)
         await trio.testing.wait_all_tasks_blocked()
+        await trio.lowlevel.checkpoint()  # the hog's step starts here
         await _hog_the_loop(0.05)
         await trio.sleep(0.01)  # many quick steps: none logged
         nursery.cancel_scope.cancel()
