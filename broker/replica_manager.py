@@ -16,6 +16,7 @@ from pathlib import Path
 
 import trio
 
+from rillet.broker.clean_close import close_logs
 from rillet.broker.clock import SYSTEM_CLOCK, Clock
 from rillet.broker.config import NodeConfig
 from rillet.broker.loop_slices import TimeSlicer
@@ -80,23 +81,13 @@ class ReplicaManager:
     # -- lifecycle ------------------------------------------------------------------------
 
     async def close_all(self) -> None:
-        """Close every log cleanly: flushed, indexes and checkpoints written and the
-        clean-shutdown marker left, so the next start trusts them. Shielded from
-        cancellation (it runs as the node stops), on a worker thread.
-
-        One log's own :meth:`PartitionLog.close` is a dozen fsyncs one after another, and
-        a node of 700 partitions took 3.7 s to stop that way (a minute at 10,000, worker
-        threads or not: the file system's journal serialises them). Here every log writes
-        its files without fsyncs, one sync of the file system makes them durable, then
-        every log writes the two files that vouch for the rest (recovery point and
-        clean-shutdown marker), and a second sync makes those durable.
-        """
+        """Close every log cleanly (flushed, checkpoints and the clean-shutdown marker
+        written, so the next start trusts them), all together: broker.clean_close."""
         replicas = list(self._replicas.values())
         for replica in replicas:
             replica.wake_all()
         started_s = time.monotonic()
-        with trio.CancelScope(shield=True):
-            await trio.to_thread.run_sync(_close_logs, replicas)
+        await close_logs(replicas)
         self._replicas.clear()
         self._by_tuple.clear()
         if len(replicas) >= CLOSE_LOG_MIN_PARTITIONS:
@@ -365,36 +356,3 @@ def _checkpoint_batch(replicas: list[PartitionReplica]) -> None:
         except OSError as exc:
             if not replica.deleted:
                 log.warning("high-watermark checkpoint of %s failed: %s", replica.key, exc)
-
-
-def _close_logs(replicas: list[PartitionReplica]) -> None:
-    """Blocking: the batched clean close of :meth:`ReplicaManager.close_all`. A log whose
-    writes fail is released without its marker (the next start recovers it); if a sync
-    fails, no log gets one."""
-    batch = SyncBatch()
-    prepared: list[PartitionReplica] = []
-    for replica in replicas:
-        try:
-            replica.log.prepare_close(batch)
-            prepared.append(replica)
-        except OSError:
-            log.exception("closing %s failed", replica.key)
-            replica.log.release()
-    finished: list[PartitionReplica] = []
-    try:
-        batch.commit()
-        for replica in prepared:
-            try:
-                replica.checkpoint_high_watermark(batch=batch)
-                replica.log.finish_close(batch)
-                finished.append(replica)
-            except OSError:
-                log.exception("closing %s failed", replica.key)
-        batch.commit()
-    except OSError:
-        log.exception("syncing the data directory at shutdown failed")
-    finally:
-        done = {id(r) for r in finished}
-        for replica in prepared:
-            if id(replica) not in done:
-                replica.log.release()
