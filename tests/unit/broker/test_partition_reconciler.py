@@ -183,3 +183,27 @@ async def test_a_stopping_node_closes_its_logs_with_two_syncs_and_no_fsync_each(
     assert hosted and all(
         (tmp_path / f"{key.topic}-{key.partition}" / CLEAN_SHUTDOWN_FILE).exists() for key in hosted
     )
+
+
+async def test_a_log_that_fails_to_close_gets_no_marker_and_the_others_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ctl, state = two_brokers()
+    apply_all(state, ctl.create_topic(state, "t", 8, 1, {}))
+    manager, reconciler = reconciler_over(tmp_path)
+    await reconciler.reconcile(state)
+    hosted = sorted(manager.hosted(), key=lambda k: (k.topic, k.partition))
+    broken = manager.get(hosted[0].topic, hosted[0].partition)
+    assert broken is not None
+
+    def disk_full(batch: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(broken.log, "prepare_close", disk_full)
+    await manager.close_all()
+    markers = {
+        key: (tmp_path / f"{key.topic}-{key.partition}" / CLEAN_SHUTDOWN_FILE).exists()
+        for key in hosted
+    }
+    assert markers == {key: key != hosted[0] for key in hosted}
+    assert broken.log._closed  # its files released all the same
