@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rillet.partition_store.checkpoint import encode_int, read_int, write_int
+from rillet.partition_store.checkpoint import overwrite_int, read_int, write_int
 from rillet.partition_store.errors import PartitionMismatch, StoreError, TopicIdMismatch
 from rillet.partition_store.layout import (
     CLEAN_SHUTDOWN_FILE,
@@ -31,7 +31,7 @@ from rillet.partition_store.layout import (
     PARTITION_META_FILE,
     RECOVERY_POINT_FILE,
 )
-from rillet.wire.atomic_file import SyncBatch, fsync_dir, replace_unsynced, write_atomically
+from rillet.wire.atomic_file import SyncBatch, fsync_dir, write_atomically
 
 META_FORMAT_VERSION = 1
 _CLEAN_SHUTDOWN_HEADER = "rillet clean-shutdown v1"
@@ -174,15 +174,18 @@ class PartitionFiles:
     def write_high_watermark(
         self, offset: int, durable: bool = True, batch: SyncBatch | None = None
     ) -> None:
-        """Blocking: call it off the event loop. Not ``durable``: atomic, not fsynced (the
-        periodic checkpoint: one lost in a power failure is older or absent, never newer,
-        and either only makes a restarted replica serve less until its leader says more).
-        With ``batch``: durable once it commits."""
+        """Blocking: call it off the event loop. Not ``durable``: rewritten in place, not
+        fsynced (the periodic checkpoint, ``overwrite_int``: one lost in a power failure
+        is older or absent, never newer, and either only makes a restarted replica serve
+        less until its leader says more). With ``batch``: in place too, durable once it
+        commits. Durable alone: replaced atomically and fsynced."""
         path = self.directory / HIGH_WATERMARK_FILE
-        if durable:
-            write_int(path, offset, batch)
+        if durable and batch is None:
+            write_int(path, offset)
         else:
-            replace_unsynced(path, encode_int(offset))
+            overwrite_int(path, offset)
+            if batch is not None:
+                batch.note(self.directory)
 
     # -- clean shutdown ---------------------------------------------------------------------
 
