@@ -6,7 +6,9 @@
   cannot force a healthy leader to step down.
 * Check-quorum: a leader that has not heard from a quorum within an election timeout steps
   down, so a leader cut off from the majority stops believing it leads; and followers that
-  heard from a leader within that time ignore (pre-)votes (the leader's lease).
+  heard from a leader within that time ignore (pre-)votes (the leader's lease). Stepping
+  down, it sends TimeoutNow to the voter furthest along: if it is the one that hears
+  nothing (its messages still arrive), no one waits out its lease before campaigning.
 * Transfer: the leader brings the target up to date, then sends TimeoutNow; the target
   campaigns at once, flagged so that voters do not ignore it because of the lease.
 * Leader down: when the driver has proof that the leader's process is gone (its port
@@ -34,7 +36,7 @@ from collections.abc import Iterable
 from enum import Enum
 
 from rillet.raft.core_errors import InvariantViolation
-from rillet.raft.messages import EntryKind, LogEntry, VoteRequest, VoteResponse
+from rillet.raft.messages import EntryKind, LogEntry, TimeoutNow, VoteRequest, VoteResponse
 from rillet.raft.progress import VoteResult
 from rillet.raft.ready import Role
 from rillet.raft.replication import Replication
@@ -96,7 +98,7 @@ class Election(Replication):
             self.election_elapsed_ticks = 0
             if self.config.check_quorum:
                 if not self.tracker.quorum_active(self.id):
-                    self.become_follower(self.term, None)
+                    self.step_down_for_lack_of_quorum()
                     return
                 for voter, progress in self.tracker.progress.items():
                     progress.recent_active = voter == self.id
@@ -105,6 +107,24 @@ class Election(Replication):
         if self.heartbeat_elapsed_ticks >= self.config.heartbeat_interval_ticks:
             self.heartbeat_elapsed_ticks = 0
             self.broadcast_heartbeat()
+
+    def step_down_for_lack_of_quorum(self) -> None:
+        """Check-quorum failed: stop leading, and hand over at once to the voter that was
+        furthest along (TimeoutNow, as a transfer does).
+
+        The quorum may be fine and this node the one that hears nothing (a one-way cut:
+        its heartbeats still arrive). Its followers would then stay in its lease and wait a
+        whole election timeout (1-2 s by default) after its last heartbeat before anyone
+        campaigns. If the voter was cut off or is gone, the message is lost and the usual
+        election follows; if it is behind, it loses that vote and so does the usual one.
+        """
+        peers = [v for v in self.tracker.progress if v != self.id]
+        successor = min(
+            peers, key=lambda v: (-self.tracker.progress[v].match_index, v), default=None
+        )
+        self.become_follower(self.term, None)
+        if successor is not None:
+            self.send(TimeoutNow(self.term, self.id, successor))
 
     # -- campaigning --------------------------------------------------------------------
 

@@ -127,6 +127,24 @@ def test_check_quorum_makes_an_isolated_leader_step_down() -> None:
         cluster.core(1).propose(b"x")
 
 
+def test_a_leader_that_hears_nothing_hands_over_as_it_steps_down() -> None:
+    """A one-way cut: the leader's messages arrive, nothing reaches it. Its followers stay
+    in its lease as long as its heartbeats come; stepping down (check-quorum), it sends
+    TimeoutNow to the voter furthest along, which is elected at once instead of after a
+    whole election timeout of silence."""
+    cluster = LockstepCluster([1, 2, 3])
+    cluster.elect(1)
+    cluster.cut(2, 1)
+    cluster.cut(3, 1)
+    ticks = 0
+    while cluster.core(1).role is Role.LEADER:
+        cluster.run(1)
+        ticks += 1
+        assert ticks <= 2 * cluster.config.election_timeout_ticks
+    assert cluster.leader() == 2 and cluster.core(2).term == 2  # the same tick
+    assert cluster.core(3).leader_id == 2
+
+
 def test_followers_with_a_live_leader_ignore_vote_requests() -> None:
     cluster = LockstepCluster([1, 2, 3])
     cluster.elect(1)
