@@ -38,13 +38,13 @@ async def close_logs(replicas: list[PartitionReplica]) -> None:
     batch = SyncBatch()  # shared by the threads: note() only records a directory
     with trio.CancelScope(shield=True):
         prepared = await _each_in_threads(_prepare, replicas, batch)
-        finished: list[PartitionReplica] = []
         if await trio.to_thread.run_sync(_commit, batch):
-            finished = await _each_in_threads(_finish, prepared, batch)
-            if not await trio.to_thread.run_sync(_commit, batch):
-                finished = []  # released already; their markers may not be durable
-        done = {id(r) for r in finished}
-        await trio.to_thread.run_sync(_release, [r for r in prepared if id(r) not in done])
+            await _each_in_threads(_finish, prepared, batch)
+            # A failure here is logged; whichever of the markers reach the disk vouch
+            # only for what the first sync made durable.
+            await trio.to_thread.run_sync(_commit, batch)
+        else:
+            await trio.to_thread.run_sync(_release, prepared)
 
 
 async def _each_in_threads(
@@ -85,6 +85,7 @@ def _finish(replicas: list[PartitionReplica], batch: SyncBatch) -> list[Partitio
             done.append(replica)
         except OSError:
             log.exception("closing %s failed", replica.key)
+            replica.log.release()  # without its marker: the next start recovers it
     return done
 
 

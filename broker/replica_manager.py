@@ -33,8 +33,6 @@ log = logging.getLogger(__name__)
 DELETE_SUFFIX = "-delete"
 # High-watermark checkpoints written per worker-thread call.
 CHECKPOINT_BATCH = 2_000
-# Threads closing logs at shutdown (each waits on its own fsyncs; see close_all).
-CLOSE_THREADS = 4
 # A shutdown closing at least this many partitions logs how long that took.
 CLOSE_LOG_MIN_PARTITIONS = 100
 

@@ -610,14 +610,8 @@ class PartitionLog:
         if self._closed:
             return
         self.flush()
-        self.active_segment.seal()
-        for segment in self._segments:
-            segment.sync_indexes()
-        self._files.write_log_start_offset(self._log_start_offset)
-        write_producer_state(self.directory, self._producers)
-        self._epochs.close()
-        self._files.write_clean_shutdown({s.base_offset: s.size for s in self._segments})
-        self._release()
+        self._write_state_files(None)
+        self._leave_clean_marker(None)
 
     def prepare_close(self, batch: SyncBatch) -> None:
         """First half of a clean close of many logs at once (the node stopping): what
@@ -630,12 +624,7 @@ class PartitionLog:
         vouches for, and a power failure between the two would leave a log trusted
         without its tail."""
         self._check_open()
-        self.active_segment.seal()
-        for segment in self._segments:
-            segment.write_indexes()
-        self._files.write_log_start_offset(self._log_start_offset, batch)
-        write_producer_state(self.directory, self._producers, batch)
-        self._epochs.close(batch)
+        self._write_state_files(batch)
 
     def finish_close(self, batch: SyncBatch) -> None:
         """Second half, after ``batch`` committed what :meth:`prepare_close` wrote: the
@@ -643,7 +632,23 @@ class PartitionLog:
         ``batch`` commits again. Releases the files."""
         self._check_open()
         write_int(self._files.recovery_point_path, self.log_end_offset, batch)
-        self._files.write_clean_shutdown({s.base_offset: s.size for s in self._segments}, batch)
+        self._leave_clean_marker(batch)
+
+    def _write_state_files(self, batch: SyncBatch | None) -> None:
+        """What a clean close writes besides the data: indexes, log start, producer state,
+        leader epochs; durable at once, or when ``batch`` commits."""
+        self.active_segment.seal()
+        for segment in self._segments:
+            segment.write_indexes(sync=batch is None)
+        self._files.write_log_start_offset(self._log_start_offset, batch)
+        write_producer_state(self.directory, self._producers, batch)
+        self._epochs.close(batch)
+
+    def _leave_clean_marker(self, batch: SyncBatch | None) -> None:
+        """The last step of a clean close: the marker with every segment's size, then the
+        files released."""
+        sizes = {s.base_offset: s.size for s in self._segments}
+        self._files.write_clean_shutdown(sizes, batch)
         self._release()
 
     def release(self) -> None:

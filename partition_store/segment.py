@@ -459,18 +459,15 @@ class LogSegment:
             fds += [self.index.dup_fd(), self.time_index.dup_fd()]
         return fds
 
-    def sync_indexes(self) -> None:
+    def write_indexes(self, sync: bool) -> None:
+        """Write the indexes' pending entries (a close): fsynced with ``sync``, else left
+        for the sync of the file system a batched close makes afterwards."""
         if self._indexes_dirty:
-            self.index.sync()
-            self.time_index.sync()
-            self._indexes_dirty = False
-
-    def write_indexes(self) -> None:
-        """Write the indexes' pending entries without fsyncs (a batched close syncs the
-        file system afterwards)."""
-        if self._indexes_dirty:
-            self.index.write_pending()
-            self.time_index.write_pending()
+            for index in (self.index, self.time_index):
+                if sync:
+                    index.sync()
+                else:
+                    index.write_pending()
             self._indexes_dirty = False
 
     def close(self) -> None:
