@@ -208,9 +208,11 @@ assert all(route.request_type is REQUEST_TYPES[api][0] for api, route in HANDLER
 # Session keys of what a connection's loss means (group members are keyed by themselves).
 _BROKER = "broker heartbeat"
 _FOLLOWER = "replica fetch"
-# A fetch session reads every partition at least this often (at most a quarter of
-# replica_lag_time_max_ms): how old a caught-up follower's progress may get.
-SESSION_REFRESH_MS = 1_000
+# A fetch session reads every partition at least this often: a safety net only. A caught-up
+# follower's standing in the ISR follows the session's rounds, not these reads
+# (replication.fetch_session); at 10,000 partitions a refresh every second was most of what
+# a leader read.
+SESSION_REFRESH_MS = 30_000
 
 
 class Dispatcher:
@@ -278,10 +280,8 @@ class Dispatcher:
         ctx = self.ctx
         fetch_session = session.fetch_session
         if fetch_session is None:
-            lag_max_ms = ctx.config.replication.replica_lag_time_max_ms
-            refresh_ms = min(SESSION_REFRESH_MS, lag_max_ms // 4)
             fetch_session = session.fetch_session = LeaderFetchSession(
-                refresh_ms, partition_limit(ctx.config.replication.fetch_max_partitions)
+                SESSION_REFRESH_MS, partition_limit(ctx.config.replication.fetch_max_partitions)
             )
         full, named = fetch_session.expand(request)
         replicas = ctx.replicas

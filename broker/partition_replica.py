@@ -30,6 +30,7 @@ from rillet.broker.replication.follower_state import (
     plan_out_of_range,
 )
 from rillet.broker.replication.leader_state import IsrProposal, LeaderState
+from rillet.broker.replication.session_rounds import SessionRounds
 from rillet.partition_store.batch_verify import BatchDamage
 from rillet.partition_store.config import LogConfig
 from rillet.partition_store.flush_plan import FlushPlan
@@ -264,6 +265,17 @@ class PartitionReplica:
             self._high_watermark_moved(leader.high_watermark)
         self._log_start_waiters.advance(self.low_watermark, self.leader_epoch)
 
+    def follower_quiet(self, replica_id: int, rounds: SessionRounds) -> None:
+        """The partition went quiet in follower ``replica_id``'s fetch session, the follower
+        caught up (replication.fetch_session): as leader, count it caught up at each round."""
+        if self.leader is not None:
+            self.leader.follower_quiet(replica_id, rounds)
+
+    def follower_resumed(self, replica_id: int, rounds: SessionRounds) -> None:
+        """That session reads the partition again."""
+        if self.leader is not None:
+            self.leader.follower_resumed(replica_id, rounds)
+
     def isr_change(
         self, now_ms: int, lag_max_ms: int, may_remove: bool = True
     ) -> IsrProposal | None:
@@ -345,6 +357,14 @@ class PartitionReplica:
         if self.low_watermark >= offset:
             return True
         return await self._log_start_waiters.wait(offset, leader_epoch)
+
+    def enforce_retention(self, now_ms: int) -> int:
+        """Delete this log's expired segments; returns how many. A leader's new log start is
+        news to its followers (their fetch sessions may hold the partition quiet)."""
+        deleted = self.log.delete_expired_segments(now_ms)
+        if deleted and self.is_leader:
+            self._wake_followers()
+        return deleted
 
     def follow_log_start(self, leader_log_start_offset: int) -> None:
         """The leader's log start, as reported in a fetch answer: records it deleted are

@@ -338,7 +338,7 @@ class ReplicaManager:
         now = self.clock.now_ms()
         for replica in list(self._replicas.values()):
             try:
-                deleted += replica.log.delete_expired_segments(now)
+                deleted += replica.enforce_retention(now)
             except OSError:
                 log.exception("retention on %s failed", replica.key)
         if deleted:

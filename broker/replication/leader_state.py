@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rillet.broker.replication.session_rounds import SessionRounds
 from rillet.wire.error_codes import ErrorCode
 
 UNKNOWN_OFFSET = -1
@@ -59,6 +60,23 @@ class FollowerProgress:
     # Neither fetched nor lost its connection in this leadership: of a new partition, it
     # may still be creating the log (see NEW_PARTITION_GRACE_LAGS).
     silent: bool = True
+    # Caught up on a partition gone quiet in its fetch session (replication.fetch_session):
+    # caught up as of the session's latest round, with no read of the partition.
+    quiet_rounds: SessionRounds | None = None
+
+    def caught_up_ms(self) -> int:
+        """When it was last known caught up, a quiet session's latest round included."""
+        rounds = self.quiet_rounds
+        if rounds is None:
+            return self.last_caught_up_ms
+        return max(self.last_caught_up_ms, rounds.last_ms)
+
+    def settle_quiet(self) -> None:
+        """Read again: keep the last round that found it quiet as a fetch at the log end."""
+        rounds, self.quiet_rounds = self.quiet_rounds, None
+        if rounds is not None and rounds.last_ms > self.last_fetch_ms:
+            self.last_caught_up_ms = max(self.last_caught_up_ms, rounds.last_ms)
+            self.last_fetch_ms = rounds.last_ms
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +146,7 @@ class LeaderState:
                 # rejoins only on a fetch made since, never on the offset it had before.
                 progress.log_end_offset = UNKNOWN_OFFSET
                 progress.leader_end_at_last_fetch = UNKNOWN_OFFSET
+                progress.quiet_rounds = None
                 progress.lost_committed = False
                 if replica in previous:
                     progress.left_isr_ms = self.now_ms
@@ -202,6 +221,7 @@ class LeaderState:
         p = self.followers.get(replica)
         if p is not None:
             p.silent = False
+            p.settle_quiet()
             self.now_ms = max(self.now_ms, now_ms)
             p.last_caught_up_ms = min(p.last_caught_up_ms, self.now_ms - lag_max_ms + grace_ms)
 
@@ -219,7 +239,7 @@ class LeaderState:
             if replica in isr:
                 if not may_remove:
                     continue
-                lagging = p.lost_committed or self.now_ms - p.last_caught_up_ms > lag_max_ms
+                lagging = p.lost_committed or self.now_ms - p.caught_up_ms() > lag_max_ms
                 if lagging and not self._still_opening(p, lag_max_ms):
                     isr.discard(replica)
             elif self._may_join(p, leader_end_offset):
@@ -239,6 +259,18 @@ class LeaderState:
         )
 
     # -- fetches and the high watermark ------------------------------------------------------
+
+    def follower_quiet(self, replica: int, rounds: SessionRounds) -> None:
+        """See NewsSource.follower_quiet (the follower is at this log's end)."""
+        p = self.followers.get(replica)
+        if p is not None and p.log_end_offset != UNKNOWN_OFFSET:
+            p.quiet_rounds = rounds
+
+    def follower_resumed(self, replica: int, rounds: SessionRounds) -> None:
+        """See NewsSource.follower_resumed."""
+        p = self.followers.get(replica)
+        if p is not None and p.quiet_rounds is rounds:
+            p.settle_quiet()
 
     def on_follower_fetch(
         self,

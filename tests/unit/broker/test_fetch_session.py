@@ -13,7 +13,7 @@ import pytest
 import trio
 from broker_context import Middle, middle
 
-from rillet.broker.dispatcher import Dispatcher
+from rillet.broker.dispatcher import SESSION_REFRESH_MS, Dispatcher
 from rillet.broker.handlers.produce import handle_produce
 from rillet.broker.replication.fetch_session import (
     FetchSessionError,
@@ -21,6 +21,7 @@ from rillet.broker.replication.fetch_session import (
     LeaderFetchSession,
     NewsSource,
 )
+from rillet.broker.replication.session_rounds import SessionRounds
 from rillet.broker.session import Session
 from rillet.wire.api import ApiKey
 from rillet.wire.batch import build_batch
@@ -193,10 +194,22 @@ class _Source:
     def __init__(self, hw: int) -> None:
         self.news = 0
         self.hw = hw
+        # While quiet for a follower: the session's rounds; on resuming, the round it kept.
+        self.quiet_in: SessionRounds | None = None
+        self.resumed_at: list[int] = []
 
     @property
     def fetch_state(self) -> tuple[int, int, int, int]:
         return (self.hw, 0, self.hw, 1)
+
+    def follower_quiet(self, replica_id: int, rounds: SessionRounds) -> None:
+        assert replica_id == 2  # _request's replica id
+        self.quiet_in = rounds
+
+    def follower_resumed(self, replica_id: int, rounds: SessionRounds) -> None:
+        assert replica_id == 2 and rounds is self.quiet_in
+        self.quiet_in = None
+        self.resumed_at.append(rounds.last_ms)
 
 
 def test_caught_up_partitions_are_not_read_again_until_news_or_a_refresh() -> None:
@@ -241,6 +254,32 @@ def test_a_partition_that_moved_after_its_read_is_not_quiet() -> None:
     news_of(leader, FetchResponse([_answer(0, 5)]), named, {("t", 0): source}.get)
     full, _ = leader.expand(_request([], incremental=True))
     assert [p.partition for p in leader.to_read(full, 100)[0].partitions] == [0]
+
+
+def test_a_quiet_partition_s_follower_is_caught_up_as_of_the_session_s_latest_round() -> None:
+    """Going quiet hands the replica the session's rounds; each later round moves them on
+    without reading the partition; reading it again (news, named, a full fetch) hands back
+    the last round that still found it quiet."""
+    sources = {("t", p): _Source(5) for p in range(3)}
+    leader = LeaderFetchSession(refresh_ms=30_000)
+    full, named = leader.expand(_request([_position(p, 5) for p in range(3)]))
+    leader.to_read(full, 10)
+    news_of(leader, FetchResponse([_answer(p, 5) for p in range(3)]), named, sources.get)
+    rounds = sources[("t", 0)].quiet_in
+    assert rounds is not None and rounds.last_ms == 10
+    assert all(s.quiet_in is rounds for s in sources.values())
+    for now in (500, 1000, 1500):
+        full, named = leader.expand(_request([], incremental=True))
+        assert leader.to_read(full, now)[0].partitions == []
+        assert rounds.last_ms == now  # caught up at every round, with nothing read
+    sources[("t", 1)].news += 1
+    full, named = leader.expand(_request([_position(2, 5)], incremental=True))
+    assert sources[("t", 2)].resumed_at == [1500]  # named: read again from here on
+    assert [p.partition for p in leader.to_read(full, 2000)[0].partitions] == [1, 2]
+    assert sources[("t", 1)].resumed_at == [1500]  # woken by its news
+    assert sources[("t", 0)].quiet_in is rounds and rounds.last_ms == 2000
+    full, named = leader.expand(_request([_position(p, 5) for p in range(3)]))
+    assert sources[("t", 0)].resumed_at == [2000] and sources[("t", 0)].quiet_in is None
 
 
 def test_an_incremental_fetch_needs_a_session() -> None:
@@ -359,7 +398,22 @@ async def test_a_leader_reads_only_partitions_with_news_between_refreshes(
     at_end = FetchPartition("t", 1, 1, 1 << 20, 1, 1, 0)
     moved = await _fetch(d, _follower_request(m, [at_end], incremental=True), session)
     assert [(r.partition, r.high_watermark) for r in moved.partitions] == [(1, 1)]
-    await trio.sleep(1.0)  # the refresh: every partition read again
+    # Idle rounds read nothing, yet keep the follower in the ISR past the lag limit.
+    lag_max_ms = m.ctx.config.replication.replica_lag_time_max_ms
+    read_at = last_fetch_ms()
+    for _ in range(3):
+        await trio.sleep(lag_max_ms / 2000)
+        await _fetch(d, _follower_request(m, [], incremental=True), session)
+    assert last_fetch_ms() == read_at
+    now_ms = m.clock.now_ms()
+    assert [r.isr_change(now_ms, lag_max_ms) for r in replicas] == [None, None, None]
+    # Fetches stop: the lag limit after the last round, the follower is out.
+    await trio.sleep(lag_max_ms / 1000 + 0.1)
+    shrunk = [r.isr_change(m.clock.now_ms(), lag_max_ms) for r in replicas]
+    assert all(p is not None and 2 not in p.isr for p in shrunk)
+    for r in replicas:
+        r.leader.proposal_failed()
+    await trio.sleep(SESSION_REFRESH_MS / 1000)  # the safety-net refresh: everything read
     await _fetch(d, _follower_request(m, [], incremental=True), session)
     assert all(now > before for now, before in zip(last_fetch_ms(), read_at, strict=True))
 
@@ -373,3 +427,29 @@ async def test_a_stranger_s_fetch_gets_no_session(tmp_path: Path) -> None:
     answer = await _fetch(d, forged, session)
     assert [r.error_code for r in answer.partitions] == [ErrorCode.AUTHENTICATION_FAILED]
     assert session.fetch_session is None
+
+
+async def test_a_log_start_moved_by_retention_is_news_to_a_quiet_partition(
+    tmp_path: Path, autojump_clock: object
+) -> None:
+    """Retention on the leader moves its log start: the follower hears it on its next
+    fetch, though the partition was quiet (no full read comes for 30 s)."""
+    m = middle(tmp_path)
+    replica = m.host("t", 0, configs={"retention.ms": "1000"})
+    d = Dispatcher(m.ctx)
+    session = Session("native", "127.0.0.1", node_id=2)
+    for _ in range(2):
+        batch = build_batch([(m.clock.now_ms(), None, b"v", None)])
+        written = handle_produce(
+            m.ctx, ProduceRequest(1, 1000, [ProducePartitionData("t", 0, batch)])
+        )
+        assert not isinstance(written, Coroutine) and written is not None
+        replica.log.roll(m.clock.now_ms())
+    at_end = [FetchPartition("t", 0, 2, 1 << 20, 1, 1, 0)]
+    await _fetch(d, _follower_request(m, at_end), session)
+    idle = await _fetch(d, _follower_request(m, [], incremental=True), session)
+    assert idle.partitions == []  # quiet
+    await trio.sleep(2.0)
+    assert m.replicas.enforce_retention() == 2
+    news = await _fetch(d, _follower_request(m, [], incremental=True), session)
+    assert [(r.partition, r.log_start_offset) for r in news.partitions] == [(0, 2)]

@@ -16,7 +16,7 @@ from broker_context import middle
 from test_fetch_session import _keyed, _position, random_rounds
 
 from rillet.broker.config import NodeConfig, ReplicationConfig
-from rillet.broker.dispatcher import Dispatcher
+from rillet.broker.dispatcher import SESSION_REFRESH_MS, Dispatcher
 from rillet.broker.replication.fetch_session import FollowerFetchSession, LeaderFetchSession
 from rillet.broker.session import Session
 from rillet.wire.api import ApiKey
@@ -122,7 +122,7 @@ async def test_an_answer_that_left_partitions_for_the_next_fetch_does_not_wait(
     at_start = [FetchPartition("t", p, 0, 1 << 20, 1, -1, 0) for p in range(7)]
     first = await _fetch(d, FetchRequest(0, 1, 1 << 20, at_start, 2, token), session)
     assert sorted(r.partition for r in first.partitions) == list(range(7))  # all named
-    await trio.sleep(2.0)  # past the refresh: nothing is quiet any more
+    await trio.sleep(SESSION_REFRESH_MS / 1000 + 1)  # past the refresh: nothing is quiet any more
     long_poll = FetchRequest(10_000, 1, 1 << 20, [], 2, token, incremental=True)
     for _ in range(2):  # 3 read, 4 left; 3 read, 1 left
         started = trio.current_time()

@@ -9,6 +9,7 @@ holds (its fetch offset, never what was sent to it).
 from __future__ import annotations
 
 from rillet.broker.replication.leader_state import IsrProposal, LeaderState
+from rillet.broker.replication.session_rounds import SessionRounds
 
 LAG_MS = 100
 
@@ -162,6 +163,36 @@ def test_a_disconnected_follower_is_dropped_after_the_grace_not_the_whole_lag() 
     s.follower_disconnected(2, now_ms=510, lag_max_ms=LAG_MS, grace_ms=20)
     assert s.isr_change(0, now_ms=529, lag_max_ms=LAG_MS) is None
     proposal = s.isr_change(0, now_ms=531, lag_max_ms=LAG_MS)
+    assert proposal is not None and proposal.isr == (1,)
+
+
+def test_a_follower_quiet_in_its_session_is_caught_up_at_each_round() -> None:
+    """Caught up on a partition gone quiet in its fetch session, the follower is caught up as
+    of the session's latest round, read or not; a read again (on news) keeps the last such
+    round as a caught-up fetch; a closed connection still gets only the grace."""
+    s = leader(isr=(1, 2), now_ms=0)
+    s.on_follower_fetch(2, 5, leader_end_offset=5, now_ms=10)
+    rounds = SessionRounds()
+    rounds.last_ms = 10
+    s.follower_quiet(2, rounds)
+    rounds.last_ms = 10 + 3 * LAG_MS  # rounds went on, the partition was not read
+    assert s.isr_change(5, now_ms=20 + 3 * LAG_MS, lag_max_ms=LAG_MS) is None
+    s.follower_resumed(2, SessionRounds())  # another session's: not this one's quiet mark
+    assert s.followers[2].quiet_rounds is rounds
+    s.follower_resumed(2, rounds)  # an append woke it: read below the end from now on
+    s.on_follower_fetch(2, 5, leader_end_offset=6, now_ms=30 + 3 * LAG_MS)
+    assert s.followers[2].last_caught_up_ms == 10 + 3 * LAG_MS
+    assert s.isr_change(6, now_ms=10 + 4 * LAG_MS, lag_max_ms=LAG_MS) is None
+    proposal = s.isr_change(6, now_ms=11 + 4 * LAG_MS, lag_max_ms=LAG_MS)
+    assert proposal is not None and proposal.isr == (1,)  # behind for more than the lag
+
+    t = leader(isr=(1, 2), now_ms=0)
+    t.on_follower_fetch(2, 5, leader_end_offset=5, now_ms=10)
+    t.follower_quiet(2, rounds)
+    t.follower_disconnected(2, now_ms=rounds.last_ms + 5, lag_max_ms=LAG_MS, grace_ms=20)
+    assert t.followers[2].quiet_rounds is None
+    rounds.last_ms += 1_000  # that session's clock no longer counts for this follower
+    proposal = t.isr_change(5, now_ms=rounds.last_ms, lag_max_ms=LAG_MS)
     assert proposal is not None and proposal.isr == (1,)
 
 
