@@ -245,13 +245,14 @@ def decode_records(buf: bytes | bytearray | memoryview, position: int = 0) -> li
     ]
 
 
-# The common record shapes (no headers, a timestamp within 63 ms of the batch's first, fewer
-# than 2**20 records, a value and key under 8 KiB) are encoded from these tables, as pieces
+# The common record shapes (no headers, a timestamp within 8191 ms of the batch's first,
+# fewer than 2**20 records, a value and key under 8 KiB) are encoded from these tables, as pieces
 # of one list joined once in build(): length | attributes + timestamp delta | offset delta
 # (+ null key) | [key length | key] | value length | value | header count 0. Joining many
 # small pieces once is cheaper in Python than concatenating them per record.
 _ATTR_AND_DELTA = [b"\x00" + ENCODED[d] for d in range(64)]
-_OFFSET_AND_NULL_KEY = [e + b"\x01" for e in ENCODED]
+NULL_KEY = b"\x01"  # a null key's length, -1, as a zigzag varint
+_OFFSET_AND_NULL_KEY = [e + NULL_KEY for e in ENCODED]
 _FAST_MAX = TABLE_SIZE - 32  # a record's length then still has a table entry
 _ONE_BYTE_OFFSETS = 64
 _FAST_RECORDS = 1 << 20  # offset deltas of up to three bytes
@@ -348,10 +349,14 @@ class BatchBuilder:
         if (
             not headers
             and type(value) is bytes
-            and 0 <= delta < 64
+            and 0 <= delta < TABLE_SIZE
             and (n := len(value)) < _FAST_MAX
         ):
-            if key is None:
+            if delta >= 64:
+                # A batch open for 64 ms or more (a long linger, a slow producer, a producer
+                # over many partitions): a two-byte timestamp delta, lengths summed here.
+                size = self._append_late(index, delta, key, value, n)
+            elif key is None:
                 # Most records of a batch have two-byte offset deltas: that case first.
                 if _ONE_BYTE_OFFSETS <= index < TABLE_SIZE:
                     self._parts += (
@@ -411,6 +416,36 @@ class BatchBuilder:
         self._count = index + 1
         self._size += size
         return size
+
+    def _append_late(self, index: int, delta: int, key: bytes | None, value: bytes, n: int) -> int:
+        """A record without headers, 64 to 8191 ms after the batch's first, with a value
+        of ``n`` bytes under 8160: its pieces come from the tables, its length is summed."""
+        attr_delta = b"\x00" + ENCODED[delta]
+        if index >= _FAST_RECORDS:
+            return self._append_encoded(encode_record(index, delta, key, value, None))
+        offset = _offset_delta(index)
+        value_length = ENCODED[n]
+        if key is None:
+            body = 2 + len(attr_delta) + len(offset) + len(value_length) + n
+            length = ENCODED[body]
+            self._parts += (length, attr_delta, offset, NULL_KEY, value_length, value, NO_HEADERS)
+            return len(length) + body
+        if type(key) is not bytes or (k := len(key)) >= _FAST_MAX - n:
+            return self._append_encoded(encode_record(index, delta, key, value, None))
+        key_length = ENCODED[k]
+        body = 1 + len(attr_delta) + len(offset) + len(key_length) + k + len(value_length) + n
+        length = ENCODED[body]
+        self._parts += (
+            length,
+            attr_delta,
+            offset,
+            key_length,
+            key,
+            value_length,
+            value,
+            NO_HEADERS,
+        )
+        return len(length) + body
 
     def _append_encoded(self, encoded: bytes) -> int:
         self._parts.append(encoded)

@@ -546,11 +546,11 @@ def test_assign_offset_and_epoch_full_range(base: int, epoch: int) -> None:
 
 @pytest.mark.parametrize("keyed", [False, True])
 def test_builder_fast_paths_match_the_general_encoding_at_their_edges(keyed: bool) -> None:
-    """The table-driven shapes cover offsets below 8192, timestamps 0..63 ms after the
-    first and sizes under 8160 bytes; records around each edge must be encoded exactly as
-    encode_record does (which every other shape goes through)."""
+    """The table-driven shapes cover offsets below 8192, timestamps 0..8191 ms after the
+    first (one-byte deltas below 64) and sizes under 8160 bytes; records around each edge
+    must be encoded exactly as encode_record does (which every other shape goes through)."""
     sizes = [0, 1, 63, 64, 100, 8127, 8128, 8159, 8160, 8161, 9000]
-    deltas = [0, 1, 63, 64, -1, 1000]
+    deltas = [0, 1, 63, 64, -1, 1000, 8191, 8192, 65, 100_000, -64, 2]  # 12: every size meets each
     recs: list[Rec] = []
     for i in range(8300):
         value = b"v" * sizes[i % len(sizes)]
