@@ -435,16 +435,8 @@ class BatchBuilder:
         key_length = ENCODED[k]
         body = 1 + len(attr_delta) + len(offset) + len(key_length) + k + len(value_length) + n
         length = ENCODED[body]
-        self._parts += (
-            length,
-            attr_delta,
-            offset,
-            key_length,
-            key,
-            value_length,
-            value,
-            NO_HEADERS,
-        )
+        parts = self._parts  # extended in place
+        parts += (length, attr_delta, offset, key_length, key, value_length, value, NO_HEADERS)
         return len(length) + body
 
     def _append_encoded(self, encoded: bytes) -> int:
