@@ -74,8 +74,6 @@ class LeaderEpochFile:
     def _rebuild(self, segments: Sequence[LogSegment], log_start_offset: int) -> None:
         cache = LeaderEpochCache()
         for segment in segments:
-            if not segment.size:
-                continue  # nothing to read (a lazy segment has no file yet)
             for _, header in iter_headers(segment.fd, 0, segment.size):
                 if header.leader_epoch != cache.latest_epoch() and header.leader_epoch >= 0:
                     cache.assign(header.leader_epoch, header.base_offset)

@@ -104,7 +104,7 @@ def load_log(directory: Path, config: LogConfig, files: PartitionFiles, now_ms: 
             epoch_floor = segment.last_epoch
     if not segments:
         start = files.read_log_start_offset() or 0
-        segments.append(LogSegment(directory, start, interval, fresh=True, lazy=True))
+        segments.append(LogSegment(directory, start, interval, fresh=True))
     for segment in segments[:-1]:
         segment.seal()  # a recovered, rolled segment needs its final time entry back
     active = segments[-1]
@@ -139,15 +139,14 @@ def make_name_durable(directory: Path, sync_batch: SyncBatch | None) -> None:
 
 
 def new_log(directory: Path, config: LogConfig) -> LoadedLog:
-    """The log of a directory this process has just created: one empty segment at offset 0,
-    whose file is created at the first append (see LogSegment's ``lazy``).
+    """The log of a directory this process has just created: one empty segment at offset 0.
 
     Nothing in it can need finding or recovering, so none of :func:`load_log`'s reads are
     made (strays, the clean-shutdown marker, checkpoints, the segment listing): creating a
     topic of thousands of partitions spends its file-system operations on the files it
     creates.
     """
-    segment = LogSegment(directory, 0, config.index_interval_bytes, fresh=True, lazy=True)
+    segment = LogSegment(directory, 0, config.index_interval_bytes, fresh=True)
     return LoadedLog([segment], 0, 0, RecoveryStats(segments_loaded=1))
 
 

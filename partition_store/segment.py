@@ -83,33 +83,21 @@ class LogSegment:
     """
 
     def __init__(
-        self,
-        directory: Path,
-        base_offset: int,
-        index_interval_bytes: int,
-        fresh: bool,
-        lazy: bool = False,
+        self, directory: Path, base_offset: int, index_interval_bytes: int, fresh: bool
     ) -> None:
-        """Open the segment's files; ``fresh`` creates a new, empty segment. ``lazy`` (with
-        ``fresh``, for a log that has no file yet) leaves the ``.log`` file uncreated until
-        something needs its descriptor, in practice the first append: a node creating
-        thousands of partitions spends its time creating files (a third of them were
-        these), and a partition that never receives a record never has one."""
+        """Open the segment's files; ``fresh`` creates a new, empty segment."""
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
         self.paths = segment_paths(directory, base_offset)
-        self._fd = -1
-        if not (fresh and lazy):
-            flags = os.O_RDWR | os.O_CREAT | (os.O_EXCL if fresh else 0)
-            self._fd = _open_without_atime(self.paths.log, flags)
+        flags = os.O_RDWR | os.O_CREAT | (os.O_EXCL if fresh else 0)
+        self.fd = _open_without_atime(self.paths.log, flags)
         try:
             self.index = OffsetIndex(self.paths.offset_index, fresh)
             self.time_index = TimeIndex(self.paths.time_index, fresh)
         except BaseException:
-            if self._fd >= 0:
-                os.close(self._fd)
+            os.close(self.fd)
             raise
-        self.size = os.fstat(self._fd).st_size if self._fd >= 0 else 0
+        self.size = os.fstat(self.fd).st_size
         self.next_offset = base_offset
         self.max_timestamp_ms = NO_TIMESTAMP
         self._max_ts_relative = 0
@@ -127,18 +115,6 @@ class LogSegment:
         self.verified_offset = base_offset
         self.appended_from = self.size
         self.damage: BatchDamage | None = None  # the first damaged batch found, if any
-
-    @property
-    def fd(self) -> int:
-        """The ``.log`` file's descriptor, the file created first if it is lazy. Its
-        directory entry is made durable by the log's next flush, which syncs the directory
-        with the data (as after a roll)."""
-        fd = self._fd
-        if fd < 0:
-            if self.closed:
-                raise ValueError(f"{self.paths.log.name}: segment is closed")
-            fd = self._fd = _open_without_atime(self.paths.log, os.O_RDWR | os.O_CREAT)
-        return fd
 
     # -- loading ----------------------------------------------------------------------------
 
@@ -498,8 +474,7 @@ class LogSegment:
         if self.closed:
             return
         self.closed = True
-        if self._fd >= 0:
-            os.close(self._fd)
+        os.close(self.fd)
         self.index.close()
         self.time_index.close()
 

@@ -15,7 +15,6 @@ import pytest
 from store_batches import T0, TOPIC, batch, open_log, records_of
 
 import rillet.partition_store.log as log_module
-from rillet.partition_store import flush_plan
 from rillet.partition_store.config import LogConfig
 from rillet.partition_store.log import PartitionLog
 from rillet.wire.atomic_file import SyncBatch
@@ -95,36 +94,4 @@ def test_a_new_directory_is_durable_in_its_parent(
     log = PartitionLog.open(tmp_path / "t-1", LogConfig(), T0, TOPIC, 1, "", batch_sync)
     assert synced == [] and batch_sync.pending
     batch_sync.commit()
-    log.close()
-
-
-def test_a_new_log_creates_its_segment_file_at_the_first_append(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A new partition writes its directory and identity file only; its segment file comes
-    with the first record, and the flush that makes the record durable syncs the directory
-    that names the file. A partition that never takes a record never has one, across
-    restarts, and reads as empty."""
-    directory = tmp_path / "t-0"
-    log = open_log(directory)
-    assert _files(directory) == ["partition.meta"]
-    assert log.read(0, 1 << 20).region is None and log.flush_plan() is None
-    log.close()
-    log = open_log(directory)  # a clean restart: still nothing to create
-    assert (log.log_end_offset, log.recovery_stats.segments_loaded) == (0, 1)
-    assert not [n for n in _files(directory) if n.endswith(".log")]
-    synced: list[int] = []
-    for module, name in ((os, "fsync"), (flush_plan, "_fdatasync")):
-        real = getattr(module, name)
-        monkeypatch.setattr(
-            module, name, lambda fd, real=real: (synced.append(os.fstat(fd).st_ino), real(fd))[1]
-        )
-    log.append_as_leader(batch([b"a", b"b"]), 0, T0)
-    segment_file = directory / "00000000000000000000.log"
-    assert segment_file.exists()
-    log.flush()
-    assert os.stat(directory).st_ino in synced and os.stat(segment_file).st_ino in synced
-    log.close()
-    log = open_log(directory)
-    assert records_of(log.read_bytes(0, 1 << 20)) == [(0, b"a"), (1, b"b")]
     log.close()
