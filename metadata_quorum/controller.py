@@ -107,6 +107,8 @@ class Controller:
         self._first_heard_ms: dict[int, int] = {}
         # When this controller last stamped a heartbeat answer for each broker this term.
         self._last_answer_ms: dict[int, int] = {}
+        # The previous quorum leader's broker, until it proves it hears this controller.
+        self._suspect: int | None = None
         self.answer_key = 0  # stamped on heartbeat answers; new per term
         self._activations = 0
         self._next_rebalance_ms = 0
@@ -117,7 +119,11 @@ class Controller:
         self.classic_groups = ClassicGroupCoordinator(config.classic_groups)  # JoinGroup/SyncGroup
 
     def on_become_leader(
-        self, state: MetadataState, now_ms: int, last_contact_ms: int | None = None
+        self,
+        state: MetadataState,
+        now_ms: int,
+        last_contact_ms: int | None = None,
+        previous_leader: int | None = None,
     ) -> None:
         """A new controller gives every registered broker a grace period to heartbeat.
 
@@ -125,7 +131,15 @@ class Controller:
         leader (None: unknown). A broker silent since then — the previous controller's own
         node, paused or cut off with it — has had its session running since that moment, so
         its lease ends a session after it, not a whole grace after this activation; but
-        never before live brokers had ``reannounce_window_ms`` to find this controller."""
+        never before live brokers had ``reannounce_window_ms`` to find this controller.
+
+        ``previous_leader``: the node that led the quorum before (given with
+        ``last_contact_ms``). Its broker may still reach this controller while hearing
+        nothing (a node cut off one way stops leading because it hears no acknowledgement,
+        yet its heartbeats keep arriving). Until it echoes one of this controller's answers,
+        its last two-way exchange is taken to be ``last_contact_ms``, not the arrival of its
+        first heartbeat here: a deaf former controller is fenced a session after it went
+        deaf, as any deaf broker is, rather than a session after this activation."""
         cfg = self.config
         deadline = now_ms + min(cfg.new_controller_grace_ms, cfg.broker_session_timeout_ms)
         if last_contact_ms is not None:
@@ -137,6 +151,10 @@ class Controller:
         self._heard_from = set()
         self._first_heard_ms = {}
         self._last_answer_ms = {}
+        self._suspect = None
+        if last_contact_ms is not None and previous_leader in state.brokers:
+            self._suspect = previous_leader
+            self._first_heard_ms[previous_leader] = min(last_contact_ms, now_ms)
         # A new key per term, from the clock rather than the decisions' random source (whose
         # draws a seeded simulation replays); controllers of two terms differ in when they
         # became active, and one node's successive terms in the activation count too.
@@ -155,6 +173,8 @@ class Controller:
         self._deadline_ms[record.broker_id] = now_ms + self.config.broker_session_timeout_ms
         self._heard_from.add(record.broker_id)
         self._first_heard_ms[record.broker_id] = now_ms  # a new incarnation starts afresh
+        if self._suspect == record.broker_id:
+            self._suspect = None
         if current is not None and current.incarnation_id == record.incarnation_id:
             return Decision([])  # a retried registration: already done
         # A new incarnation is a restart the controller may not have noticed yet: the broker
@@ -267,10 +287,19 @@ class Controller:
         - When it echoes an older answer of this controller: when that answer was sent.
         - When it echoes an earlier controller's answer although this one answered it: the
           arrival of its first heartbeat here.
+        - The previous quorum leader's broker (``on_become_leader``), while it echoes an
+          earlier controller's answer: the quorum's last contact with that node, whether or
+          not this controller answered it yet.
         """
         first = self._first_heard_ms.setdefault(broker_id, now_ms)
         last_answer = self._last_answer_ms.get(broker_id)
-        if heard.key == NO_ANSWER_HEARD.key or last_answer is None:
+        if heard.key == NO_ANSWER_HEARD.key:
+            return now_ms
+        if broker_id == self._suspect:
+            if heard.key != self.answer_key or heard.answered_ms < 0:
+                return first
+            self._suspect = None  # it hears this controller: the usual rules from now on
+        if last_answer is None:
             return now_ms
         if heard.key == self.answer_key and heard.answered_ms >= 0:
             if heard.answered_ms >= last_answer:

@@ -74,6 +74,7 @@ class ControllerService:
         self._on_commit_s = on_commit_s
         self._election_timeout_min_ms = election_timeout_min_ms
         self._leader_lost_ms: int | None = None  # when this member last lost a leader
+        self._lost_leader: int | None = None  # and which
         self._controller: Controller | None = None
         self._lead_nursery: trio.Nursery | None = None  # tasks of the current term
         self._lease_moved = trio.Event()  # a broker's lease may now end sooner
@@ -97,6 +98,7 @@ class ControllerService:
                 await self._quorum.wait_for_leadership_change(lead)
                 if lead.leader_id is not None:  # this member stopped following that leader
                     self._leader_lost_ms = self._clock_ms()
+                    self._lost_leader = lead.leader_id
                 continue
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._stop_on_leadership_change, lead, nursery.cancel_scope)
@@ -135,7 +137,8 @@ class ControllerService:
         last_contact = None
         if lost is not None and now - lost <= self._config.broker_session_timeout_ms:
             last_contact = lost - self._election_timeout_min_ms
-        controller.on_become_leader(self._follower.state, now, last_contact)
+        previous = self._lost_leader if last_contact is not None else None
+        controller.on_become_leader(self._follower.state, now, last_contact, previous)
         self._controller = controller
         self._lead_nursery = nursery
         self.terms_led.append(term)

@@ -610,3 +610,43 @@ def test_an_answer_too_late_for_the_broker_to_wait_for_proves_no_deafness() -> N
         ctl.answered(1, now, arrived_ms=now - late_by)  # answers to earlier, abandoned ones
         apply_all(state, ctl.tick(state, now))
     assert not state.brokers[1].fenced
+
+
+def test_a_deaf_former_controller_is_counted_from_the_quorum_s_last_contact() -> None:
+    """Chaos seeds 310 and 302, one-way-in cuts of the controller's node: it stopped
+    leading for want of acknowledgements, yet its broker's heartbeats kept reaching the new
+    controller, and the first of them (unanswered yet) renewed its lease, so it was fenced
+    a session after that, 4-7 s after the cut. The previous leader's broker is now counted
+    from the quorum's last contact with it until it echoes an answer of this controller;
+    when it does, the usual rules apply. Another broker echoing the old answer is not."""
+    config = ControllerConfig(3_000, new_controller_grace_ms=3_000, reannounce_window_ms=1_000)
+
+    def fenced_at(previous_leader: int | None, hears_us: bool) -> int | None:
+        ctl, state = cluster_of({1: None, 2: None, 3: None})
+        ctl.config = config
+        ctl.on_become_leader(state, 1_000)
+        old = HeardAnswer(ctl.answer_key, 900)  # what every broker heard last from node 1
+        ctl.on_become_leader(state, 10_000, 9_000, previous_leader)
+        heard = dict.fromkeys((1, 2, 3), old)
+        for now in range(10_100, 20_000, 100):
+            for b in (1, 2, 3):
+                ctl.heartbeat_arrived(state, b, state.brokers[b].broker_epoch, now, heard[b])
+                ctl.answered(b, now)
+                if b != 1 or hears_us:
+                    heard[b] = HeardAnswer(ctl.answer_key, now)
+            decision = ctl.tick(state, now)
+            apply_all(state, decision)
+            if state.brokers[1].fenced:
+                return now
+            assert not state.brokers[2].fenced and not state.brokers[3].fenced
+        return None
+
+    def tick_after(lease_end_ms: int) -> int:
+        return -(-lease_end_ms // 100) * 100  # the first tick at or after it
+
+    interval = config.broker_heartbeat_interval_ms
+    from_first_here = tick_after(10_100 + 3_000 + interval)
+    assert fenced_at(None, hears_us=False) == from_first_here  # as before
+    assert fenced_at(1, hears_us=False) == tick_after(9_000 + 3_000 + interval)  # last contact
+    assert fenced_at(1, hears_us=True) is None  # it hears this controller: never fenced
+    assert fenced_at(2, hears_us=False) == from_first_here  # not the previous leader
