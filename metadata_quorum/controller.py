@@ -496,6 +496,17 @@ class Controller:
             )
         if sorted(new_isr) == sorted(p.isr):
             return Decision([])
+        if leader_id == self._suspect and not set(p.isr) <= set(new_isr):
+            # The previous quorum leader's node, not yet heard echoing this controller: it
+            # may be the one cut off (a leader that hears nothing sees its followers stop
+            # fetching). Shrunk to itself, the ISR would leave no replica to elect when it
+            # is fenced. Its own rule (no removals while unanswered) counted its heartbeats
+            # to itself as answered until it stopped leading the quorum.
+            return Decision(
+                [],
+                ErrorCode.INVALID_REQUEST,
+                "no ISR removal from a broker that has not heard this controller yet",
+            )
         return Decision([PartitionChange(topic_id, partition, None, sorted(new_isr))])
 
     def _leave_isr(

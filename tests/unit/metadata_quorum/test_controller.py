@@ -683,3 +683,32 @@ def test_a_tick_scans_the_partitions_again_only_when_something_changed() -> None
         ctl.heartbeat(state, b, state.brokers[b].broker_epoch, True, TIMEOUT_MS + 500)
     decision = ctl.tick(state, TIMEOUT_MS + 500)
     assert scans == 3 and any(isinstance(r, PartitionChange) for r in decision.records)
+
+
+def test_a_former_controller_not_yet_hearing_this_one_removes_no_isr_member() -> None:
+    """Chaos seed 327, a one-way-in cut of the controller's node: it stopped leading the
+    quorum 1.8 s into the cut, then, as a partition leader whose followers' fetches no
+    longer reached it, asked the new controller to shrink two ISRs to itself, which was
+    committed (its own rule against removals counted from when it stopped leading). When it
+    was fenced those partitions had no in-sync replica to elect until the cut healed
+    (5.3 s gaps). Its removals are now refused until it echoes an answer of this
+    controller; additions are not, and other leaders are not affected."""
+    ctl, state = cluster_of({1: None, 2: None, 3: None})
+    apply_all(state, ctl.create_topic(state, "t", 3, 3, {}))
+    ctl.on_become_leader(state, 1_000)
+    old = HeardAnswer(ctl.answer_key, 900)
+    ctl.on_become_leader(state, 10_000, 9_000, previous_leader=1)
+
+    def shrink_to_leader(leader: int) -> Decision:
+        key, p = next((k, p) for k, p in state.partitions.items() if p.leader == leader)
+        return ctl.alter_partition(state, *key, leader, p.leader_epoch, p.partition_epoch, [leader])
+
+    refused = shrink_to_leader(1)
+    assert refused.error == ErrorCode.INVALID_REQUEST and refused.records == []
+    assert shrink_to_leader(2).records  # another leader's removal goes through
+    ctl.heartbeat_arrived(state, 1, state.brokers[1].broker_epoch, 10_100, old)
+    ctl.answered(1, 10_100)
+    ctl.heartbeat_arrived(
+        state, 1, state.brokers[1].broker_epoch, 10_200, HeardAnswer(ctl.answer_key, 10_100)
+    )
+    assert shrink_to_leader(1).records  # it hears this controller: the usual rules
