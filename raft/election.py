@@ -94,12 +94,18 @@ class Election(Replication):
         self.heartbeat_elapsed_ticks += 1
         self.election_elapsed_ticks += 1
         self.tick_snapshot_timeouts()
+        # Check-quorum over a sliding window: step down once no quorum has been heard from
+        # for an election timeout. (Checked once per timeout, over the timeout just ended,
+        # a cut was noticed anywhere from one to two timeouts after it began; the node's
+        # broker was fenced that much later too.)
+        if self.config.check_quorum and not self.tracker.quorum_heard_within(
+            self.id, self.config.election_timeout_ticks
+        ):
+            self.step_down_for_lack_of_quorum()
+            return
         if self.election_elapsed_ticks >= self.config.election_timeout_ticks:
             self.election_elapsed_ticks = 0
             if self.config.check_quorum:
-                if not self.tracker.quorum_active(self.id):
-                    self.step_down_for_lack_of_quorum()
-                    return
                 for voter, progress in self.tracker.progress.items():
                     progress.recent_active = voter == self.id
             # A transfer that did not finish within an election timeout is abandoned.

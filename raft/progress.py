@@ -72,9 +72,16 @@ class Progress:
         self.probe_sent = False
         self.pending_snapshot_index = 0
         self.snapshot_elapsed_ticks = 0
-        # Heard from since the last check-quorum round.
+        # Heard from since the last check-quorum round (a snapshot waits for it).
         self.recent_active = False
+        # Leader ticks since this voter was last heard from (check-quorum's sliding window).
+        self.quiet_ticks = 0
         self.inflights = Inflights(max_inflight_messages, max_inflight_bytes)
+
+    def heard(self) -> None:
+        """A message from this voter reached the leader."""
+        self.recent_active = True
+        self.quiet_ticks = 0
 
     def _reset_state(self, state: ProgressState) -> None:
         self.state = state
@@ -191,7 +198,13 @@ class ProgressTracker:
             return VoteResult.LOST
         return VoteResult.PENDING
 
-    def quorum_active(self, self_id: int) -> bool:
-        """Did a quorum (counting ourselves) talk to us since the last check?"""
-        active = sum(1 for voter, p in self.progress.items() if voter == self_id or p.recent_active)
-        return active >= self.quorum_size
+    def quorum_heard_within(self, self_id: int, ticks: int) -> bool:
+        """Has a quorum (counting ourselves) been heard from within the last ``ticks``? Each
+        call is a tick: every other voter's quiet time grows by one first."""
+        heard = 0
+        for voter, p in self.progress.items():
+            if voter != self_id:
+                p.quiet_ticks += 1
+            if voter == self_id or p.quiet_ticks < ticks:
+                heard += 1
+        return heard >= self.quorum_size

@@ -127,7 +127,7 @@ class Replication(CoreState):
 
     def handle_append_response(self, message: AppendResponse) -> None:
         progress = self.tracker.progress[message.sender]
-        progress.recent_active = True
+        progress.heard()
         if message.reject:
             next_probe = message.reject_hint
             if message.hint_term > 0:
@@ -158,7 +158,7 @@ class Replication(CoreState):
 
     def handle_heartbeat_response(self, message: HeartbeatResponse) -> None:
         progress = self.tracker.progress[message.sender]
-        progress.recent_active = True
+        progress.heard()
         progress.probe_sent = False
         if progress.state is ProgressState.REPLICATE and progress.inflights.full():
             # An ack may have been lost; let one more append through to find out.

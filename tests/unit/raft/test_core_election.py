@@ -145,6 +145,22 @@ def test_a_leader_that_hears_nothing_hands_over_as_it_steps_down() -> None:
     assert cluster.core(3).leader_id == 2
 
 
+def test_check_quorum_steps_down_one_election_timeout_after_the_quorum_went_quiet() -> None:
+    """Check-quorum over a sliding window: a leader steps down as soon as no quorum has been
+    heard from for an election timeout. Checked once per timeout over the timeout just
+    ended, a cut right after a check went unnoticed for almost two timeouts, and the
+    node's broker was fenced that much later (chaos, one-way cuts of the controller)."""
+    cluster = LockstepCluster([1, 2, 3])
+    cluster.elect(1)  # the followers were just heard from
+    cluster.cut(2, 1)
+    cluster.cut(3, 1)
+    ticks = 0
+    while cluster.core(1).role is Role.LEADER:
+        cluster.run(1)
+        ticks += 1
+    assert ticks == cluster.config.election_timeout_ticks
+
+
 def test_followers_with_a_live_leader_ignore_vote_requests() -> None:
     cluster = LockstepCluster([1, 2, 3])
     cluster.elect(1)
