@@ -127,12 +127,9 @@ def test_check_quorum_makes_an_isolated_leader_step_down() -> None:
         cluster.core(1).propose(b"x")
 
 
-def test_a_leader_that_hears_nothing_hands_over_as_it_steps_down() -> None:
-    """A one-way cut: the leader's messages arrive, nothing reaches it. Its followers stay
-    in its lease as long as its heartbeats come; stepping down (check-quorum), it sends
-    TimeoutNow to the voter furthest along, which is elected at once instead of after a
-    whole election timeout of silence."""
-    cluster = LockstepCluster([1, 2, 3])
+def _ticks_until_a_deaf_leader_steps_down(cluster: LockstepCluster) -> int:
+    """Elect node 1, cut it one way (its messages arrive, nothing reaches it) and run until
+    it stops leading (within two election timeouts); returns how many rounds that took."""
     cluster.elect(1)
     cluster.cut(2, 1)
     cluster.cut(3, 1)
@@ -141,6 +138,16 @@ def test_a_leader_that_hears_nothing_hands_over_as_it_steps_down() -> None:
         cluster.run(1)
         ticks += 1
         assert ticks <= 2 * cluster.config.election_timeout_ticks
+    return ticks
+
+
+def test_a_leader_that_hears_nothing_hands_over_as_it_steps_down() -> None:
+    """A one-way cut: the leader's messages arrive, nothing reaches it. Its followers stay
+    in its lease as long as its heartbeats come; stepping down (check-quorum), it sends
+    TimeoutNow to the voter furthest along, which is elected at once instead of after a
+    whole election timeout of silence."""
+    cluster = LockstepCluster([1, 2, 3])
+    _ticks_until_a_deaf_leader_steps_down(cluster)
     assert cluster.leader() == 2 and cluster.core(2).term == 2  # the same tick
     assert cluster.core(3).leader_id == 2
 
@@ -151,13 +158,7 @@ def test_check_quorum_steps_down_one_election_timeout_after_the_quorum_went_quie
     ended, a cut right after a check went unnoticed for almost two timeouts, and the
     node's broker was fenced that much later (chaos, one-way cuts of the controller)."""
     cluster = LockstepCluster([1, 2, 3])
-    cluster.elect(1)  # the followers were just heard from
-    cluster.cut(2, 1)
-    cluster.cut(3, 1)
-    ticks = 0
-    while cluster.core(1).role is Role.LEADER:
-        cluster.run(1)
-        ticks += 1
+    ticks = _ticks_until_a_deaf_leader_steps_down(cluster)  # followers heard just before
     assert ticks == cluster.config.election_timeout_ticks
 
 
