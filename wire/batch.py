@@ -420,9 +420,9 @@ class BatchBuilder:
     def _append_late(self, index: int, delta: int, key: bytes | None, value: bytes, n: int) -> int:
         """A record without headers, 64 to 8191 ms after the batch's first, with a value
         of ``n`` bytes under 8160: its pieces come from the tables, its length is summed."""
-        attr_delta = b"\x00" + ENCODED[delta]
         if index >= _FAST_RECORDS:
             return self._append_encoded(encode_record(index, delta, key, value, None))
+        attr_delta = b"\x00" + ENCODED[delta]
         offset = _offset_delta(index)
         value_length = ENCODED[n]
         if key is None:
