@@ -20,6 +20,7 @@ from rillet.partition_store.batch_scan import iter_headers, iter_valid_batches
 from rillet.partition_store.batch_verify import BatchDamage, VerifyOutcome, verify_file_range
 from rillet.partition_store.errors import CorruptLog, InvalidTruncation, LogDamaged
 from rillet.partition_store.layout import DELETED_SUFFIX, segment_paths
+from rillet.partition_store.recent_batches import RecentBatch, RecentBatches
 from rillet.partition_store.sparse_index import IndexCorrupt, OffsetIndex, TimeIndex
 from rillet.wire.batch import HEADER_SIZE, BatchHeader, read_header
 
@@ -115,6 +116,7 @@ class LogSegment:
         self.verified_offset = base_offset
         self.appended_from = self.size
         self.damage: BatchDamage | None = None  # the first damaged batch found, if any
+        self._recent = RecentBatches()  # where the last appended batches start
 
     # -- loading ----------------------------------------------------------------------------
 
@@ -172,6 +174,7 @@ class LogSegment:
         """
         self.index.reset()
         self.time_index.reset()
+        self._recent.forget()
         self._indexes_dirty = True
         self.max_timestamp_ms, self._max_ts_relative = NO_TIMESTAMP, 0
         self._bytes_since_index = 0
@@ -220,8 +223,10 @@ class LogSegment:
             os.ftruncate(self.fd, start)
             raise
         self.size = start + written
+        recent = self._recent
         for b in batches:
             self._index_batch(start + b.position, b.size, b.base_offset, b.max_timestamp_ms)
+            recent.appended(b.base_offset, b.next_offset, start + b.position)
         self.next_offset = batches[-1].next_offset
         self.last_epoch = epoch
         self._indexes_dirty = True
@@ -261,6 +266,7 @@ class LogSegment:
         if not 0 <= position <= self.size or not self.base_offset <= offset:
             raise InvalidTruncation(f"cannot cut {self.paths.log.name} at position {position}")
         relative = offset - self.base_offset
+        self._recent.forget()
         os.ftruncate(self.fd, position)
         self.size = position
         self.index.truncate_entries(self.index.count_below(relative))
@@ -306,16 +312,11 @@ class LogSegment:
         damage = self.damage
         if damage is not None and fetch_offset >= damage.offset:
             raise LogDamaged(damage)  # nothing at or after a damaged batch is served
-        try:
-            found = self.find_batch(fetch_offset)
-        except CorruptLog:
-            found = None
-        if found is None or not (
-            found[1].base_offset <= fetch_offset < found[1].next_offset <= self.next_offset
-        ):
-            raise LogDamaged(self._header_damage(fetch_offset))
-        position, header = found
-        if header.next_offset > max_offset:
+        batch = None if recheck else self._recent.find(fetch_offset)
+        if batch is None:
+            batch = self._locate(fetch_offset)
+        base_offset, next_offset, position = batch
+        if next_offset > max_offset:
             return None
         if damage is not None and position >= damage.position:
             raise LogDamaged(damage)
@@ -328,7 +329,21 @@ class LogSegment:
             raise LogDamaged(self._header_damage(fetch_offset)) from None
         if length:
             length = self._checked_length(position, fetch_offset, length, recheck)
-        return (header.base_offset, position, length) if length else None
+        return (base_offset, position, length) if length else None
+
+    def _locate(self, fetch_offset: int) -> RecentBatch:
+        """The batch holding ``fetch_offset``, found through the offset index and the
+        headers after its entry; LogDamaged when those headers make no sense."""
+        try:
+            found = self.find_batch(fetch_offset)
+        except CorruptLog:
+            found = None
+        if found is None or not (
+            found[1].base_offset <= fetch_offset < found[1].next_offset <= self.next_offset
+        ):
+            raise LogDamaged(self._header_damage(fetch_offset))
+        position, header = found
+        return RecentBatch(header.base_offset, header.next_offset, position)
 
     def _checked_length(
         self, position: int, fetch_offset: int, length: int, recheck: bool = False
@@ -398,6 +413,9 @@ class LogSegment:
         """Start of the batch holding ``offset``; the log's size if it lies beyond the end."""
         if offset <= self.base_offset:
             return 0
+        recent = self._recent.find(offset)
+        if recent is not None:
+            return recent.position
         found = self.find_batch(offset)
         return self.size if found is None else found[0]
 
