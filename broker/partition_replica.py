@@ -434,8 +434,12 @@ class PartitionReplica:
             return FetchApplied.STALE
         diverging = answer.diverging_epoch >= 0 or answer.diverging_end_offset >= 0
         if answer.error_code == ErrorCode.NONE and not diverging:
-            if len(answer.records) > 0:
-                plog.append_as_follower(bytes(answer.records), now_ms)
+            records = answer.records
+            if len(records) > 0:
+                # Decoded answers carry bytes or a view of the received frame (appended
+                # without a copy); a file region exists only on the leader's side.
+                assert not isinstance(records, FileRegion)
+                plog.append_as_follower(records, now_ms)
             self.follow_high_watermark(answer.high_watermark)
             self.follow_log_start(answer.log_start_offset)
             return FetchApplied.APPENDED
