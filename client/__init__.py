@@ -30,6 +30,7 @@ from rillet.client.types import (
     OffsetAndTimestamp,
     PartitionInfo,
     RecordMetadata,
+    SendCounts,
     TopicDescription,
     TopicPartition,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "RecordFuture",
     "RecordMetadata",
     "RilletError",
+    "SendCounts",
     "TopicDescription",
     "TopicPartition",
     "errors",

@@ -29,6 +29,7 @@ from rillet.client.lifecycle import ClientLifecycle
 from rillet.client.partitioner import StickyPartitioner
 from rillet.client.sasl import SaslLogin
 from rillet.client.sender import Sender
+from rillet.client.types import SendCounts
 from rillet.wire.batch import HEADER_SIZE
 from rillet.wire.compression import Compression
 from rillet.wire.record_codec import HeaderPairs
@@ -229,6 +230,11 @@ class Producer(ClientLifecycle):
         with self._acc.flushing():
             for batch in self._acc.pending() + list(self._sender.in_flight_batches):
                 await batch.done.wait()
+
+    def send_counts(self) -> SendCounts:
+        """Produce requests and batches sent so far (retries included): records per batch
+        is what bounds a node's work per record when writes spread over many partitions."""
+        return SendCounts(self._sender.requests_sent, self._sender.batches_sent)
 
     async def partitions_for(self, topic: str) -> list[int]:
         """The partition ids of ``topic`` (waiting for its metadata like ``send``)."""

@@ -117,6 +117,11 @@ class Sender:
         self._on_metadata = on_metadata
         self._max_request_bytes = max_request_bytes
         self._in_flight: dict[int, int] = defaultdict(int)
+        # Produce requests put on the wire and the batches they carried (retries included):
+        # how well records were batched (Kafka's producer reports the same as
+        # request-total and batch-size-avg).
+        self.requests_sent = 0
+        self.batches_sent = 0
         self._partition_limit: int | None = (
             min(max_in_flight, MAX_IDEMPOTENT_IN_FLIGHT)
             if idempotence is not None
@@ -312,6 +317,8 @@ class Sender:
             return
         assert self._nursery is not None
         self._in_flight[leader] += 1
+        self.requests_sent += 1
+        self.batches_sent += len(batches)
         self._nursery.start_soon(self._complete, leader, conn, batches, waiting)
 
     async def _complete(

@@ -41,6 +41,13 @@ class ConsumerRecord(NamedTuple):
     headers: Sequence[tuple[str, bytes | None]]
 
 
+class SendCounts(NamedTuple):
+    """What a producer has sent so far (``Producer.send_counts``), retries included."""
+
+    requests: int  # Produce requests put on the wire
+    batches: int  # record batches they carried (one per partition per request at most)
+
+
 class OffsetAndTimestamp(NamedTuple):
     offset: int
     timestamp_ms: int

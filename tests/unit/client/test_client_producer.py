@@ -56,6 +56,18 @@ async def test_linger_gathers_records_into_one_request(cluster: FakeCluster) -> 
     assert len(request.partitions) == 1 and len(cluster.logs[("t", 0)].batches) == 1
 
 
+async def test_send_counts_tell_requests_and_batches(cluster: FakeCluster) -> None:
+    cluster.create_topic("t", 3)
+    async with Producer(cluster.bootstrap, linger_ms=100, **FAST) as producer:
+        assert tuple(producer.send_counts()) == (0, 0)
+        futures = [await producer.send("t", b"x", partition=i % 3) for i in range(9)]
+        await futures[-1]
+        counts = producer.send_counts()
+    requests = cluster.of_type(ProduceRequest)
+    assert counts.requests == len(requests) >= 1
+    assert counts.batches == sum(len(r.partitions) for _, r in requests) >= 3
+
+
 async def test_full_batches_are_sent_without_waiting_for_linger(cluster: FakeCluster) -> None:
     cluster.create_topic("t", 1)
     async with Producer(cluster.bootstrap, linger_ms=60_000, batch_bytes=1024, **FAST) as p:
