@@ -15,6 +15,7 @@ import trio
 from _common import emit, ensure_topic, parser, target
 
 from rillet.cli.perf_command import COMPRESSIONS, ProducePerfSpec, produce_perf
+from rillet.client.producer import DEFAULT_BATCH_BYTES
 
 
 def main() -> None:
@@ -22,7 +23,7 @@ def main() -> None:
     p.add_argument("--num-records", type=int, default=1_000_000)
     p.add_argument("--record-size", type=int, default=100)
     p.add_argument("--acks", default="1", choices=["all", "-1", "0", "1"])
-    p.add_argument("--batch-bytes", type=int, default=256 * 1024)
+    p.add_argument("--batch-bytes", type=int, default=DEFAULT_BATCH_BYTES)
     p.add_argument("--linger-ms", type=int, default=5)
     p.add_argument("--compression", default="none", choices=COMPRESSIONS)
     p.add_argument("--partitions", type=int, default=1)

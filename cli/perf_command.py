@@ -34,6 +34,7 @@ from rillet.cli.common import (
 )
 from rillet.cli.topic_watch import deleted_error, topic_exists
 from rillet.client import Admin, Consumer, Producer, RecordFuture, TopicPartition
+from rillet.client.producer import DEFAULT_BATCH_BYTES
 from rillet.wire.compression import Compression
 
 PROGRESS_INTERVAL_S = 5.0
@@ -53,7 +54,7 @@ def register(sub: Any) -> None:
     produce.add_argument("--num-records", type=positive_int, required=True)
     produce.add_argument("--record-size", type=non_negative_int, default=100, help="bytes")
     produce.add_argument("--acks", default="1", choices=["all", "-1", "0", "1"])
-    produce.add_argument("--batch-bytes", type=positive_int, default=256 * 1024)
+    produce.add_argument("--batch-bytes", type=positive_int, default=DEFAULT_BATCH_BYTES)
     produce.add_argument("--linger-ms", type=non_negative_int, default=5)
     produce.add_argument("--compression", default="none", choices=COMPRESSIONS)
     produce.add_argument(
@@ -152,7 +153,7 @@ class ProducePerfSpec:
     num_records: int
     record_size: int = 100
     acks: str = "1"
-    batch_bytes: int = 256 * 1024
+    batch_bytes: int = DEFAULT_BATCH_BYTES
     linger_ms: int = 5
     compression: str = "none"
     throughput: float = -1  # records/s cap; <= 0 means none

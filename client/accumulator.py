@@ -214,6 +214,7 @@ class RecordAccumulator:
         # (Sent in this order; a batch back from a retry is sent again behind the others.)
         self.in_flight: dict[TP, list[ProducerBatch]] = {}
         self.open: dict[str, list[ProducerBatch | None]] = {}
+        self._batch_bytes_of: dict[str, int] = {}  # topics whose own limit is lower
         self._drained = 0  # batches taken for a first send so far (drain_order)
         self.buffered_bytes = 0
         self._flushing = 0
@@ -263,8 +264,16 @@ class RecordAccumulator:
             return
         raise BufferFullError(f"buffer of {limit_bytes} bytes stayed full for {max_block_s}s")
 
-    def add_topic(self, topic: str, num_partitions: int) -> None:
-        """Make room for a topic's open batches (called when its partition count is known)."""
+    def add_topic(
+        self, topic: str, num_partitions: int, max_batch_bytes: int | None = None
+    ) -> None:
+        """Make room for a topic's open batches (called when its partition count is known).
+        ``max_batch_bytes``: the topic's own limit on a batch (its ``max.message.bytes``),
+        when lower than ``batch_bytes``: its batches close there, so the leader takes them."""
+        if max_batch_bytes is not None and max_batch_bytes < self.batch_bytes:
+            self._batch_bytes_of[topic] = max(max_batch_bytes, 1)
+        else:
+            self._batch_bytes_of.pop(topic, None)
         slots = self.open.setdefault(topic, [])
         if len(slots) < num_partitions:
             slots.extend([None] * (num_partitions - len(slots)))
@@ -317,7 +326,7 @@ class RecordAccumulator:
             topic,
             partition,
             self.compression,
-            self.batch_bytes,
+            self._batch_bytes_of.get(topic, self.batch_bytes),
             trio.current_time(),
             self.delivery_timeout_s,
         )

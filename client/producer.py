@@ -44,6 +44,10 @@ SMALL_RECORD_BYTES = 64 * 1024
 # A batch header and the record's own framing, counted against the limits.
 RECORD_OVERHEAD_BYTES = HEADER_SIZE + 32
 MAX_MESSAGE_BYTES = "max.message.bytes"
+# A batch closes at this size (uncompressed). Larger than Kafka's 16 KiB: an idempotent
+# producer keeps at most 5 batches of a partition in flight, so with replication the bytes
+# in flight per partition bound the rate (docs/performance.md, "Message size").
+DEFAULT_BATCH_BYTES = 512 * 1024
 
 
 ACKS_ALL = -1
@@ -70,7 +74,7 @@ class Producer(ClientLifecycle):
         *,
         acks: int | str = "all",
         linger_ms: float = 5,
-        batch_bytes: int = 256 * 1024,
+        batch_bytes: int = DEFAULT_BATCH_BYTES,
         buffer_bytes: int = 64 * 1024 * 1024,
         compression: str = "none",
         retries: int = MAX_RETRIES,
@@ -210,19 +214,25 @@ class Producer(ClientLifecycle):
         size = RECORD_OVERHEAD_BYTES + len(value) + (len(key) if key else 0)
         size += sum(len(k) + len(v or b"") + 8 for k, v in headers or ())
         limit, setting = self._max_request_bytes, "the producer's max_request_bytes"
-        configured = self._cluster.metadata.topic_configs.get(topic, {}).get(MAX_MESSAGE_BYTES)
-        if configured is not None and configured.isdigit() and int(configured) < limit:
-            limit, setting = int(configured), f"the topic's {MAX_MESSAGE_BYTES}"
+        configured = self._topic_limit(topic)
+        if configured is not None and configured < limit:
+            limit, setting = configured, f"the topic's {MAX_MESSAGE_BYTES}"
         if size > limit:
             raise MessageTooLargeError(
                 f"a record of {size} bytes for {topic!r} exceeds {setting} ({limit} bytes)"
             )
 
+    def _topic_limit(self, topic: str) -> int | None:
+        """The topic's ``max.message.bytes`` when it sets one (the largest batch its
+        leader takes)."""
+        configured = self._cluster.metadata.topic_configs.get(topic, {}).get(MAX_MESSAGE_BYTES)
+        return int(configured) if configured is not None and configured.isdigit() else None
+
     async def _learn_topic(self, topic: str) -> int:
         timeout = min(self._max_block_s, self._delivery_timeout_s)
         count = await self._cluster.wait_for_topic(topic, timeout)
         self._counts[topic] = count
-        self._acc.add_topic(topic, count)
+        self._acc.add_topic(topic, count, self._topic_limit(topic))
         return count
 
     async def flush(self) -> None:
@@ -257,4 +267,4 @@ class Producer(ClientLifecycle):
             new = self._cluster.partition_count(topic)
             if new is not None and new > count:
                 self._counts[topic] = new
-                self._acc.add_topic(topic, new)
+            self._acc.add_topic(topic, self._counts[topic], self._topic_limit(topic))

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from rillet.client.producer import DEFAULT_BATCH_BYTES
 from rillet.client.security import ClientSecurity
 from rillet.spark_io.errors import OptionError
 from rillet.spark_io.offset_spec import OffsetSpec, parse_ending, parse_starting
@@ -101,7 +102,7 @@ class WriteOptions:
     topic: str | None = None
     compression: str = "none"
     linger_ms: int = 5
-    batch_bytes: int = 256 * 1024
+    batch_bytes: int = DEFAULT_BATCH_BYTES
     delivery_timeout_ms: int = 120_000
     request_timeout_ms: int = 30_000
     max_in_flight: int = 5
@@ -181,7 +182,7 @@ def parse_write_options(raw: Mapping[str, Any], streaming: bool = False) -> Writ
         topic=topic,
         compression=compression,
         linger_ms=parse_required_int("lingerMs", opts.get("lingerMs"), 5, minimum=0),
-        batch_bytes=parse_required_int("batchBytes", opts.get("batchBytes"), 256 * 1024),
+        batch_bytes=parse_required_int("batchBytes", opts.get("batchBytes"), DEFAULT_BATCH_BYTES),
         delivery_timeout_ms=parse_required_int(
             "deliveryTimeoutMs", opts.get("deliveryTimeoutMs"), 120_000
         ),

@@ -243,7 +243,7 @@ def test_perf_produce_defaults() -> None:
     args = parse("perf", "produce", "--topic", "p", "--num-records", "1000")
     assert args.run is perf_command.run_produce
     assert (args.topic, args.num_records, args.record_size) == ("p", 1000, 100)
-    assert (args.acks, args.batch_bytes, args.linger_ms) == ("1", 256 * 1024, 5)
+    assert (args.acks, args.batch_bytes, args.linger_ms) == ("1", 512 * 1024, 5)
     assert args.throughput == -1 and args.sample_every == 0
     assert args.compression == "none" and not args.json
 

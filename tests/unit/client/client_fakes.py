@@ -71,6 +71,7 @@ class FakeCluster:
         self.ports: dict[int, int] = {}
         self.logs: dict[TP, FakeLog] = {}
         self.leaders: dict[TP, int] = {}
+        self.topic_configs: dict[str, dict[str, str]] = {}
         self.controller_id = 0
         self.errors: dict[tuple[str, TP], deque[ErrorCode]] = defaultdict(deque)
         self._producer_ids = 0
@@ -105,7 +106,11 @@ class FakeCluster:
 
     # -- test controls --------------------------------------------------------------------
 
-    def create_topic(self, name: str, partitions: int, leader: int = 0) -> None:
+    def create_topic(
+        self, name: str, partitions: int, leader: int = 0, configs: dict[str, str] | None = None
+    ) -> None:
+        if configs:
+            self.topic_configs[name] = dict(configs)
         for p in range(partitions):
             self.logs[(name, p)] = FakeLog()
             self.leaders[(name, p)] = leader
@@ -238,7 +243,9 @@ class FakeCluster:
             for p in parts:
                 leader, epoch = self.leaders[(name, p)], self.logs[(name, p)].epoch
                 meta.append(PartitionMetadata(p, leader, epoch, [leader], [leader]))
-            topics.append(TopicMetadata(name, ErrorCode.NONE, meta))
+            topics.append(
+                TopicMetadata(name, ErrorCode.NONE, meta, self.topic_configs.get(name, {}))
+            )
         brokers = [
             BrokerInfo(n, "127.0.0.1", port)
             for n, port in self.ports.items()

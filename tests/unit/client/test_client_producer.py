@@ -78,6 +78,21 @@ async def test_full_batches_are_sent_without_waiting_for_linger(cluster: FakeClu
     assert len(batches) >= 3 and all(len(b) <= 1024 for b in batches)
 
 
+async def test_batches_close_at_the_topics_max_message_bytes(cluster: FakeCluster) -> None:
+    """A topic whose ``max.message.bytes`` is below ``batch_bytes`` gets batches its
+    leader takes (the broker refuses a larger one whole)."""
+    cluster.create_topic("small", 1, configs={"max.message.bytes": "2000"})
+    cluster.create_topic("big", 1)
+    async with Producer(cluster.bootstrap, linger_ms=60_000, batch_bytes=64 * 1024, **FAST) as p:
+        for _ in range(60):
+            await p.send("small", bytes(100), partition=0)
+            await p.send("big", bytes(100), partition=0)
+        await p.flush()
+    small = cluster.logs[("small", 0)].batches
+    assert len(small) >= 3 and all(len(b) <= 2000 for b in small)
+    assert len(cluster.logs[("big", 0)].batches) == 1  # the producer's own limit elsewhere
+
+
 async def test_sticky_partitioning_fills_batches_and_moves_on(cluster: FakeCluster) -> None:
     cluster.create_topic("t", 4)
     async with Producer(
