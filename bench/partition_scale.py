@@ -38,6 +38,7 @@ from typing import Any
 
 import trio
 from _common import emit, parser
+from spread_produce import write_round_robin
 
 from rillet.client import BlockingAdmin, NewTopic, Producer
 from rillet.client.errors import RilletError
@@ -135,16 +136,8 @@ async def one_each(bootstrap: str, topic: str, partitions: int, tag: bytes) -> N
 
 async def throughput(bootstrap: str, topic: str, partitions: int, seconds: float) -> float:
     """acks=all records of 100 bytes, round robin over the partitions, for ``seconds``."""
-    value = b"x" * 100
-    sent = 0
-    async with Producer(bootstrap, acks="all", delivery_timeout_ms=300_000) as producer:
-        start = time.monotonic()
-        while time.monotonic() - start < seconds:
-            for _ in range(1000):
-                await producer.send(topic, value, partition=sent % partitions)
-                sent += 1
-        await producer.flush()
-        return sent / (time.monotonic() - start)
+    records, elapsed_s, _ = await write_round_robin(bootstrap, topic, partitions, seconds)
+    return records / elapsed_s
 
 
 def measure(

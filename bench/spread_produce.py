@@ -60,15 +60,16 @@ def own_cpu_s() -> float:
 
 
 async def write_round_robin(
-    bootstrap: str, partitions: int, seconds: float
+    bootstrap: str, topic: str, partitions: int, seconds: float
 ) -> tuple[int, float, tuple[int, int]]:
-    """acks=all records round robin for ``seconds``; (records, elapsed s, send counts)."""
+    """acks=all records of 100 bytes, round robin over the partitions, for ``seconds``;
+    (records, elapsed s until the last was acknowledged, send counts)."""
     sent = 0
     async with Producer(bootstrap, acks="all", delivery_timeout_ms=300_000) as producer:
         start = time.monotonic()
         while time.monotonic() - start < seconds:
             for _ in range(1000):
-                await producer.send(TOPIC, VALUE, partition=sent % partitions)
+                await producer.send(topic, VALUE, partition=sent % partitions)
                 sent += 1
         await producer.flush()
         return sent, time.monotonic() - start, tuple(producer.send_counts())
@@ -91,11 +92,11 @@ def measure(nodes: int, rf: int, partitions: int, seconds: float) -> dict[str, A
         cluster.start()
         with BlockingAdmin(cluster.bootstrap, request_timeout_ms=120_000) as admin:
             admin.create_topics([NewTopic(TOPIC, partitions, rf)], timeout_ms=120_000)
-        trio.run(write_round_robin, cluster.bootstrap, partitions, 1.0)
+        trio.run(write_round_robin, cluster.bootstrap, TOPIC, partitions, 1.0)
         wait_until_idle(cluster)
         nodes_before, client_before = node_cpu_s(cluster), own_cpu_s()
         records, elapsed_s, (requests, batches) = trio.run(
-            write_round_robin, cluster.bootstrap, partitions, seconds
+            write_round_robin, cluster.bootstrap, TOPIC, partitions, seconds
         )
         node_s = node_cpu_s(cluster) - nodes_before
         client_s = own_cpu_s() - client_before
