@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ import trio
 from _common import emit
 from compare_peers import free_port, wait_port
 
+from rillet.cli.perf_command import latency_summary
 from rillet.client import BlockingAdmin, NewTopic, Producer
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 
@@ -43,32 +44,40 @@ STREAM = "sync"
 READY_TIMEOUT_S = 30.0
 
 
-def summary(latencies_s: list[float], elapsed_s: float) -> dict[str, float]:
-    ordered = sorted(latencies_s)
+async def timed_writes(write: Callable[[], Awaitable[object]], seconds: float) -> dict[str, Any]:
+    """``write`` (one acknowledged write) after a warm-up, one at a time for ``seconds``:
+    writes/s and the acknowledgement latency. Awaits only ``write``, so it runs under trio
+    (rillet's client) and asyncio (nats-py) alike."""
+    for _ in range(WARMUP_WRITES):
+        await write()
+    latencies_ms: list[float] = []
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        sent = time.perf_counter()
+        await write()
+        latencies_ms.append((time.perf_counter() - sent) * 1000)
+    elapsed_s = time.perf_counter() - start
+    latency = latency_summary(latencies_ms)
     return {
-        "writes_per_s": round(len(ordered) / elapsed_s, 1),
-        "p50_ms": round(ordered[len(ordered) // 2] * 1000, 3),
-        "p99_ms": round(ordered[int(len(ordered) * 0.99)] * 1000, 3),
+        "writes_per_s": round(len(latencies_ms) / elapsed_s, 1),
+        "p50_ms": latency["p50"],
+        "p99_ms": latency["p99"],
     }
 
 
 # -- rillet ----------------------------------------------------------------------------------
 
 
-async def rillet_writes(bootstrap: str, seconds: float) -> dict[str, float]:
+async def rillet_writes(bootstrap: str, seconds: float) -> dict[str, Any]:
     async with Producer(bootstrap, acks="all", linger_ms=0) as producer:
-        for _ in range(WARMUP_WRITES):
-            await (await producer.send("sync", VALUE))
-        latencies: list[float] = []
-        start = time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            sent = time.perf_counter()
-            await (await producer.send("sync", VALUE))
-            latencies.append(time.perf_counter() - sent)
-        return summary(latencies, time.perf_counter() - start)
+
+        async def write() -> object:
+            return await (await producer.send("sync", VALUE))
+
+        return await timed_writes(write, seconds)
 
 
-def rillet_run(seconds: float) -> dict[str, float]:
+def rillet_run(seconds: float) -> dict[str, Any]:
     with contextlib.ExitStack() as stack:
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="rillet-sync-"))
         cluster = stack.enter_context(LocalCluster(plan_cluster(Path(tmp), 3, "")))
@@ -109,7 +118,7 @@ def nats_cluster(data_dir: str) -> Iterator[list[int]]:
             proc.wait()
 
 
-async def nats_writes(port: int, seconds: float) -> dict[str, float]:
+async def nats_writes(port: int, seconds: float) -> dict[str, Any]:
     import nats
     from nats.js.api import StorageType, StreamConfig
 
@@ -128,20 +137,12 @@ async def nats_writes(port: int, seconds: float) -> dict[str, float]:
                 if time.monotonic() > deadline:
                     raise
                 await asyncio.sleep(0.2)
-        for _ in range(WARMUP_WRITES):
-            await js.publish(STREAM, VALUE)
-        latencies: list[float] = []
-        start = time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            sent = time.perf_counter()
-            await js.publish(STREAM, VALUE)
-            latencies.append(time.perf_counter() - sent)
-        return summary(latencies, time.perf_counter() - start)
+        return await timed_writes(lambda: js.publish(STREAM, VALUE), seconds)
     finally:
         await nc.close()
 
 
-def nats_run(seconds: float) -> dict[str, float]:
+def nats_run(seconds: float) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="nats-sync-") as tmp, nats_cluster(tmp) as ports:
         return asyncio.run(nats_writes(ports[0], seconds))
 
@@ -151,7 +152,7 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=5.0, help="of writes per run")
     p.add_argument("--rounds", type=int, default=2)
     args = p.parse_args()
-    runs: dict[str, list[dict[str, float]]] = {"rillet": [], "jetstream": []}
+    runs: dict[str, list[dict[str, Any]]] = {"rillet": [], "jetstream": []}
     skipped: str | None = None
     try:
         import nats  # noqa: F401
