@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import platform
+import resource
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -27,6 +28,18 @@ from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 from rillet.launcher.local_node import local_node
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def own_cpu_s() -> float:
+    """CPU time (user + system) this process has used so far."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def process_cpu_s(pid: int) -> float:
+    """CPU time (user + system) process ``pid`` has used so far (``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def parser(description: str) -> argparse.ArgumentParser:

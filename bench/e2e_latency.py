@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import struct
 import subprocess
 import sys
@@ -32,7 +31,7 @@ import time
 from typing import Any
 
 import trio
-from _common import emit, ensure_topic, parser, target
+from _common import emit, ensure_topic, own_cpu_s, parser, target
 
 from rillet.cli.perf_command import latency_summary
 from rillet.client import Consumer, Producer, TopicPartition
@@ -45,12 +44,6 @@ DRAIN_TIMEOUT_S = 30.0  # after the last send, how long to wait for stragglers
 READY_TIMEOUT_S = 60.0
 POLL_MS = 100
 clock = time.monotonic_ns  # CLOCK_MONOTONIC: one clock for every process of the machine
-
-
-def cpu_s() -> float:
-    """CPU time (user + system) this process has used so far."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def schedule(rate: float, seconds: float, tick_ms: float) -> tuple[int, int, float]:
@@ -94,7 +87,7 @@ async def consume(bootstrap: str, topic: str, expected: int, wait_ms: int, max_s
         await consumer.seek_to_end(tp)
         await consumer.position(tp)
         print("ready", flush=True)
-        cpu_start = cpu_s()
+        cpu_start = own_cpu_s()
         unpack = STAMP.unpack_from
         deadline = trio.current_time() + max_s
         while len(latencies) < expected and trio.current_time() < deadline:
@@ -116,7 +109,7 @@ async def consume(bootstrap: str, topic: str, expected: int, wait_ms: int, max_s
                 "polls_with_records": fetched_polls,
                 "records_per_wakeup": round(len(latencies) / max(fetched_polls, 1), 2),
                 "consumer_cpu_us_per_record": round(
-                    (cpu_s() - cpu_start) * 1e6 / max(len(latencies), 1), 1
+                    (own_cpu_s() - cpu_start) * 1e6 / max(len(latencies), 1), 1
                 ),
             }
         ),
@@ -136,9 +129,9 @@ async def produce(
     pad = b"x" * max(args.record_size - STAMP.size, 0)
     async with Producer(bootstrap, acks=args.acks, linger_ms=args.linger_ms) as producer:
         await (await producer.send(topic, STAMP.pack(WARMUP_STAMP)))  # the consumer skips it
-        cpu_start = cpu_s()
+        cpu_start = own_cpu_s()
         acked = await paced_send(producer, topic, ticks, burst, tick_s, pad)
-        cpu_used[0] = cpu_s() - cpu_start
+        cpu_used[0] = own_cpu_s() - cpu_start
         return acked
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -21,15 +20,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from _common import REPO, emit
+from _common import REPO, emit, process_cpu_s
 from prometheus_client.parser import text_string_to_metric_families
 
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster
-
-
-def cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def request_counts(url: str) -> dict[str, float]:
@@ -52,14 +46,16 @@ def one_run(http: bool, records: int) -> dict[str, Any]:
             cluster.start()
             pid = cluster.pid(1)
             for kind in ("produce", "consume"):
-                before = cpu_s(pid)
+                before = process_cpu_s(pid)
                 script = REPO / "bench" / f"{kind}_throughput.py"
                 argv = [sys.executable, str(script), "--bootstrap", cluster.bootstrap]
                 argv += ["--num-records", str(records), "--topic", "bench-metrics"]
                 result = subprocess.run(argv, capture_output=True, text=True, check=True)
                 line = json.loads(result.stdout.strip().splitlines()[-1])
                 out[f"{kind}_records_per_s"] = line["records_per_s"]
-                out[f"{kind}_node_cpu_us_per_record"] = (cpu_s(pid) - before) / records * 1e6
+                out[f"{kind}_node_cpu_us_per_record"] = (
+                    (process_cpu_s(pid) - before) / records * 1e6
+                )
             if http:
                 node = plan.nodes[0]
                 out["requests"] = request_counts(f"http://{node.host}:{node.http_port}/metrics")

@@ -22,8 +22,6 @@ progress goes to stderr.
 from __future__ import annotations
 
 import contextlib
-import os
-import resource
 import sys
 import tempfile
 import time
@@ -31,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
-from _common import emit, parser
+from _common import emit, own_cpu_s, parser, process_cpu_s
 
 from rillet.client import BlockingAdmin, NewTopic, Producer
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster
@@ -41,22 +39,11 @@ VALUE = b"x" * 100
 SETTLE_DEADLINE_S = 60.0
 # The nodes count as idle once they use less than this share of a core together.
 IDLE_CORE_SHARE = 0.15
-CLOCK_TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 
 
 def node_cpu_s(cluster: LocalCluster) -> float:
     """User and system CPU seconds of every node process so far."""
-    total = 0
-    for node in cluster.plan.nodes:
-        fields = Path(f"/proc/{cluster.pid(node.node_id)}/stat").read_text().rsplit(")", 1)[1]
-        utime, stime = fields.split()[11:13]
-        total += int(utime) + int(stime)
-    return total / CLOCK_TICKS_PER_S
-
-
-def own_cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+    return sum(process_cpu_s(cluster.pid(node.node_id)) for node in cluster.plan.nodes)
 
 
 async def write_round_robin(
