@@ -21,7 +21,7 @@ def test_find_covers_the_remembered_batches_only() -> None:
     for base in range(0, 3 * RECENT_BATCHES, 3):  # batches of 3 offsets each
         recent.appended(base, base + 3, base * 100)
     assert len(recent) == RECENT_BATCHES
-    oldest = 3 * RECENT_BATCHES - 3 * RECENT_BATCHES
+    oldest = 0  # the first of exactly RECENT_BATCHES appended: still remembered
     assert recent.find(oldest) is not None
     last = 3 * RECENT_BATCHES - 3
     hit = recent.find(last + 2)
