@@ -221,8 +221,16 @@ class GroupConsumer(Consumer):
                 await trio.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF_S)
                 continue
+            code = ErrorCode.from_wire(response.error_code)
+            if code in TRANSIENT:
+                # The controller could not commit the heartbeat in time (its Raft leadership
+                # was changing) or moved: nothing is wrong with the membership. Kafka's
+                # consumer retries these too; raising them from poll would end the member.
+                log.debug("heartbeat of %s not taken yet: %s", self.group_id, code.name)
+                await trio.sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF_S)
+                continue
             backoff = 0.05
-            code = response.error_code
             if code == ErrorCode.UNKNOWN_MEMBER_ID:
                 # Fenced (our session ended): the partitions are someone else's already.
                 log.warning("member %s of %s was fenced: rejoining", self.member_id, self.group_id)
