@@ -22,6 +22,7 @@ from __future__ import annotations
 import inspect
 import logging
 import socket
+import uuid
 from collections.abc import Iterable
 from typing import Any, Protocol, TypeVar
 
@@ -85,7 +86,11 @@ class GroupConsumer(Consumer):
         self._instance_id = group_instance_id
         self._auto_commit = enable_auto_commit
         self._auto_commit_s = auto_commit_interval_ms / 1000
-        self.member_id = ""
+        self.member_id = ""  # the id the coordinator answered with: "" until joined
+        # The id this member joins with, made here (as Kafka's consumer does since 4.0): a
+        # join sent again after its answer was lost is the same member, not a second one.
+        self._join_id = uuid.uuid4().hex
+        self._join_sent = False
         self.generation = -1
         self._owned: set[TopicPartition] = set()
         self._close_timeout_s = close_timeout_ms / 1000
@@ -119,9 +124,12 @@ class GroupConsumer(Consumer):
             with trio.move_on_at(deadline):
                 if self._owned:
                     await self._revoke(set(self._owned), leaving=True, until_s=deadline)
-                if self.member_id and self._instance_id is None:
+                # Also a member whose join was sent but never answered leaves: that join
+                # may have committed.
+                if (self.member_id or self._join_sent) and self._instance_id is None:
                     await self._link.call(
-                        gm.LeaveGroupRequest(self.group_id, self.member_id), until_s=deadline
+                        gm.LeaveGroupRequest(self.group_id, self.member_id or self._join_id),
+                        until_s=deadline,
                     )
         except RilletError as exc:
             log.info("leaving group %s: %s", self.group_id, exc)
@@ -260,9 +268,10 @@ class GroupConsumer(Consumer):
         by_topic: dict[str, list[int]] = {}
         for tp in sorted(self._owned):
             by_topic.setdefault(tp.topic, []).append(tp.partition)
+        self._join_sent = True
         return gm.ConsumerGroupHeartbeatRequest(
             self.group_id,
-            self.member_id,
+            self.member_id or self._join_id,
             self._session_timeout_ms,
             list(self._topics),
             self._pattern,

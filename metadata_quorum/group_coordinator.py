@@ -45,6 +45,7 @@ from rillet.wire.error_codes import ErrorCode
 
 MIN_SESSION_TIMEOUT_MS = 1_000
 MAX_SESSION_TIMEOUT_MS = 300_000
+MAX_MEMBER_ID_CHARS = 64  # members make their own ids (a UUID: 32 hex digits)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,11 +93,13 @@ class GroupCoordinator:
         previous: dict[str, frozenset[TopicPartitionId]] = dict(group.target) if group else {}
         removed: set[str] = set()
         if hb.joining:
-            if current is not None:
-                return Decision([], ErrorCode.INVALID_REQUEST, "member id already in use")
+            # A member makes its own id, so a join whose answer was lost (the controller
+            # changed while it committed) is sent again as the same member: with a known id
+            # it is that member's heartbeat, not a second member holding partitions until
+            # its session expires.
             if hb.instance_id is not None and group is not None:
                 for mid, m in group.members.items():
-                    if m.member.instance_id == hb.instance_id:
+                    if mid != hb.member_id and m.member.instance_id == hb.instance_id:
                         # Static membership: the restarted instance takes its predecessor's
                         # place and target; the predecessor's ownership ends now.
                         records.append(GroupMemberRemoved(hb.group_id, mid))
@@ -234,6 +237,10 @@ class GroupCoordinator:
 def _validate(hb: MemberHeartbeat) -> Decision | None:
     if not hb.group_id or not hb.member_id:
         return Decision([], ErrorCode.INVALID_REQUEST, "group id and member id are required")
+    if len(hb.member_id) > MAX_MEMBER_ID_CHARS:
+        return Decision(
+            [], ErrorCode.INVALID_REQUEST, f"member id longer than {MAX_MEMBER_ID_CHARS} characters"
+        )
     if not MIN_SESSION_TIMEOUT_MS <= hb.session_timeout_ms <= MAX_SESSION_TIMEOUT_MS:
         return Decision(
             [],

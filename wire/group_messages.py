@@ -2,9 +2,9 @@
 leaving, offset commit and fetch, and listing / describing groups.
 
 Clients name partitions by topic name; the coordinator maps names to topic ids. Membership
-follows the heartbeat protocol of docs/consumer-groups.md: a member joins with an empty
-``member_id``, reports the partitions it owns in every heartbeat, and owns exactly what the
-answer assigns (releasing anything else first).
+follows the heartbeat protocol of docs/consumer-groups.md: a member joins with a member id
+of its own and no ``owned`` list, reports the partitions it owns in every heartbeat, and
+owns exactly what the answer assigns (releasing anything else first).
 """
 
 from __future__ import annotations
@@ -44,14 +44,14 @@ class FindCoordinatorResponse:
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupHeartbeatRequest(Request["ConsumerGroupHeartbeatResponse"]):
     group_id: str
-    member_id: str  # "" to join: the answer carries the new member id
+    member_id: str  # made by the member (its first heartbeat joins); "" to be given one
     session_timeout_ms: int
     topics: list[str] = field(default_factory=list)
     pattern: str | None = None  # a regular expression over topic names (full match)
     assignor: str = ""  # "" for the group's (or the default, sticky)
     instance_id: str | None = None  # static membership
     client_host: str = ""
-    owned: list[GroupTopicPartitions] | None = None  # None while joining
+    owned: list[GroupTopicPartitions] | None = None  # None: joining
 
 
 @dataclass(frozen=True, slots=True)

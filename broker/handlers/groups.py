@@ -57,7 +57,9 @@ def handle_heartbeat(
 async def _heartbeat(
     ctx: BrokerContext, req: gm.ConsumerGroupHeartbeatRequest
 ) -> gm.ConsumerGroupHeartbeatResponse:
-    joining = not req.member_id
+    # Joining: no partitions owned yet. rillet's consumer sends an id of its own; an empty
+    # one (older clients) gets one made here.
+    joining = req.owned is None or not req.member_id
     member_id = req.member_id or uuid.uuid4().hex
     state = ctx.metadata.state
     owned = None if req.owned is None else _ids(state, req.owned)

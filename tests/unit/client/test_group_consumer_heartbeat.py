@@ -86,3 +86,33 @@ async def test_a_heartbeat_refused_for_good_reaches_poll(
     await consumer._membership()
     error = consumer._fetcher.pop_error()
     assert error is not None and "not allowed" in str(error)
+
+
+async def test_a_join_sent_again_carries_the_same_member_id(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """The coordinator may have committed a join whose answer timed out: sending it again
+    with the id the member made keeps one member, not a second one holding partitions."""
+    consumer = GroupConsumer("127.0.0.1:1", "g", topics=["t"])
+    failed = gm.ConsumerGroupHeartbeatResponse(ErrorCode.REQUEST_TIMED_OUT)
+    sent = heartbeat_answers(consumer, [failed, failed])
+    await consumer._membership()
+    assert [r.owned for r in sent] == [None, None]  # both are joins...
+    assert sent[0].member_id and sent[0].member_id == sent[1].member_id  # ...of one member
+    assert consumer.member_id == ""  # not joined as far as this member knows
+
+
+async def test_a_member_whose_join_was_never_answered_leaves_on_close(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    consumer = GroupConsumer("127.0.0.1:1", "g", topics=["t"], close_timeout_ms=1000)
+    join = consumer._heartbeat_request()
+    left: list[gm.LeaveGroupRequest] = []
+
+    async def call(request: Any, until_s: float | None = None) -> Any:
+        left.append(request)
+        return gm.LeaveGroupResponse(ErrorCode.NONE)
+
+    consumer._link.call = call  # type: ignore[method-assign]
+    await consumer._closing(None)
+    assert [r.member_id for r in left] == [join.member_id]

@@ -168,6 +168,48 @@ def test_an_unknown_member_is_fenced_and_a_bad_session_refused() -> None:
     assert bad.error == ErrorCode.INVALID_SESSION_TIMEOUT
 
 
+def test_a_join_sent_again_after_its_answer_was_lost_is_the_same_member() -> None:
+    """The join committed but its answer never came (the controller changed): the member
+    sends it again with the id it made. Before, the coordinator refused the id or, with ids
+    made by the coordinator, held a second member's partitions until its session expired."""
+    ctl, state, _ = cluster()
+    members = Members(ctl, state)
+    members.join("a")
+    members.settle()
+    apply(state, ctl.groups.heartbeat(state, beat("b", None, True), 0))  # answer lost
+    generation = state.groups.groups[GROUP].generation
+    again = apply(state, ctl.groups.heartbeat(state, beat("b", None, True), 0))
+    assert again.error == ErrorCode.NONE
+    assert again.records == []  # nothing new: the same member, the same target
+    assert state.groups.groups[GROUP].generation == generation
+    members.owned["b"] = frozenset()
+    members.settle()
+    assert sorted(state.groups.groups[GROUP].members) == ["a", "b"]
+    assert sorted(len(p) for p in members.owned.values()) == [6, 6]
+
+
+def test_a_static_member_joining_again_with_its_own_id_stays() -> None:
+    ctl, state, _ = cluster()
+    members = Members(ctl, state)
+    members.join("a", instance_id="host-a")
+    members.settle()
+    before = members.owned["a"]
+    again = apply(
+        state, ctl.groups.heartbeat(state, beat("a", None, True, instance_id="host-a"), 0)
+    )
+    assert again.error == ErrorCode.NONE
+    assert "a" in state.groups.groups[GROUP].members
+    answer = member_assignment(state, GROUP, "a")
+    assert answer is not None and answer.assigned == before
+
+
+def test_a_member_id_has_a_length_limit() -> None:
+    ctl, state, _ = cluster()
+    refused = ctl.groups.heartbeat(state, beat("m" * 65, None, True), 0)
+    assert refused.error == ErrorCode.INVALID_REQUEST
+    assert "64" in refused.message
+
+
 def test_a_static_member_restarting_keeps_its_partitions() -> None:
     ctl, state, _ = cluster()
     members = Members(ctl, state)
