@@ -240,6 +240,11 @@ class GroupConsumer(Consumer):
                 continue
             backoff = 0.05
             if code == ErrorCode.UNKNOWN_MEMBER_ID:
+                if not self.member_id:
+                    # A join refused as unknown: a node from before members made their own
+                    # ids. Join the old way, with an empty id the node fills in.
+                    self._join_id = ""
+                    continue
                 # Fenced (our session ended): the partitions are someone else's already.
                 log.warning("member %s of %s was fenced: rejoining", self.member_id, self.group_id)
                 self._lose(set(self._owned))

@@ -116,3 +116,17 @@ async def test_a_member_whose_join_was_never_answered_leaves_on_close(
     consumer._link.call = call  # type: ignore[method-assign]
     await consumer._closing(None)
     assert [r.member_id for r in left] == [join.member_id]
+
+
+async def test_a_node_that_wants_to_make_the_id_itself_gets_an_empty_one(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A node from before members made their ids reads a join with an id as a heartbeat of
+    an unknown member: the member joins again the old way."""
+    consumer = GroupConsumer("127.0.0.1:1", "g", topics=["t"])
+    unknown = gm.ConsumerGroupHeartbeatResponse(ErrorCode.UNKNOWN_MEMBER_ID)
+    joined = gm.ConsumerGroupHeartbeatResponse(ErrorCode.NONE, "given", 1, 1000, [])
+    sent = heartbeat_answers(consumer, [unknown, joined])
+    await consumer._membership()
+    assert sent[0].member_id != "" and sent[1].member_id == ""
+    assert consumer.member_id == "given"
