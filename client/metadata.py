@@ -25,6 +25,8 @@ class ClusterMetadata:
         self.controller_id: int = -1
         self.brokers: dict[int, BrokerInfo] = {}
         self.topic_configs: dict[str, dict[str, str]] = {}
+        # The largest batch a node takes for a topic without max.message.bytes of its own.
+        self.default_max_batch_bytes: int | None = None
         # topic -> partition id -> metadata; partitions are indexed by id, not list position.
         self._partitions: dict[str, dict[int, PartitionMetadata]] = {}
         # Last error a node reported for a topic we asked about (UNKNOWN_TOPIC_OR_PARTITION...).
@@ -37,6 +39,8 @@ class ClusterMetadata:
         self.controller_id = response.controller_id
         if response.brokers:
             self.brokers = {b.node_id: b for b in response.brokers}
+        if response.max_batch_bytes > 0:
+            self.default_max_batch_bytes = response.max_batch_bytes
         seen: set[str] = set()
         for topic in response.topics:
             seen.add(topic.name)

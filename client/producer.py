@@ -216,17 +216,25 @@ class Producer(ClientLifecycle):
         limit, setting = self._max_request_bytes, "the producer's max_request_bytes"
         configured = self._topic_limit(topic)
         if configured is not None and configured < limit:
-            limit, setting = configured, f"the topic's {MAX_MESSAGE_BYTES}"
+            limit, setting = configured, self._topic_limit_name(topic)
         if size > limit:
             raise MessageTooLargeError(
                 f"a record of {size} bytes for {topic!r} exceeds {setting} ({limit} bytes)"
             )
 
     def _topic_limit(self, topic: str) -> int | None:
-        """The topic's ``max.message.bytes`` when it sets one (the largest batch its
-        leader takes)."""
-        configured = self._cluster.metadata.topic_configs.get(topic, {}).get(MAX_MESSAGE_BYTES)
-        return int(configured) if configured is not None and configured.isdigit() else None
+        """The largest batch the topic's leader takes: the topic's ``max.message.bytes``
+        when it sets one, else the nodes' ``max_batch_bytes`` (when they said)."""
+        metadata = self._cluster.metadata
+        configured = metadata.topic_configs.get(topic, {}).get(MAX_MESSAGE_BYTES)
+        if configured is not None and configured.isdigit():
+            return int(configured)
+        return metadata.default_max_batch_bytes
+
+    def _topic_limit_name(self, topic: str) -> str:
+        if MAX_MESSAGE_BYTES in self._cluster.metadata.topic_configs.get(topic, {}):
+            return f"the topic's {MAX_MESSAGE_BYTES}"
+        return "the nodes' max_batch_bytes"
 
     async def _learn_topic(self, topic: str) -> int:
         timeout = min(self._max_block_s, self._delivery_timeout_s)

@@ -219,6 +219,9 @@ class MetadataResponse:
     brokers: list[BrokerInfo]
     topics: list[TopicMetadata]
     metadata_offset: int = -1  # the metadata log offset this answer reflects
+    # The answering node's largest batch for topics without their own max.message.bytes
+    # (-1: not told), so a producer's batches stay under a limit lowered node-wide.
+    max_batch_bytes: int = -1
 
 
 # -- CreateTopics / DeleteTopics ---------------------------------------------------------------

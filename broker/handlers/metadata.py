@@ -86,5 +86,10 @@ def _answering(ctx: BrokerContext, req: MetadataRequest) -> Generator[None, None
         if not b.fenced
     ]
     return MetadataResponse(
-        ctx.config.cluster_id, ctx.metadata.controller_id(), brokers, topics, applied_index
+        ctx.config.cluster_id,
+        ctx.metadata.controller_id(),
+        brokers,
+        topics,
+        applied_index,
+        ctx.config.log.max_batch_bytes,
     )

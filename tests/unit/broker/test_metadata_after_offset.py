@@ -113,6 +113,8 @@ async def test_an_applied_offset_is_answered_at_once_and_a_lost_one_after_the_ti
             await follower.wait_applied(applied)
         now = handle_metadata_request(ctx, MetadataRequest(None, applied))
         assert isinstance(now, MetadataResponse) and now.metadata_offset == applied
+        # Producers size their batches by it for topics without max.message.bytes.
+        assert now.max_batch_bytes == ctx.config.log.max_batch_bytes
         # An offset this node never reaches (a client that talked to another cluster): the
         # answer comes after the bounded wait, saying which offset it reflects.
         with trio.fail_after(5):

@@ -72,6 +72,7 @@ class FakeCluster:
         self.logs: dict[TP, FakeLog] = {}
         self.leaders: dict[TP, int] = {}
         self.topic_configs: dict[str, dict[str, str]] = {}
+        self.max_batch_bytes = -1  # the nodes' limit for topics without their own (-1: unsaid)
         self.controller_id = 0
         self.errors: dict[tuple[str, TP], deque[ErrorCode]] = defaultdict(deque)
         self._producer_ids = 0
@@ -251,7 +252,9 @@ class FakeCluster:
             for n, port in self.ports.items()
             if n not in self.unlisted
         ]
-        return MetadataResponse("fake", self.controller_id, brokers, topics)
+        return MetadataResponse(
+            "fake", self.controller_id, brokers, topics, max_batch_bytes=self.max_batch_bytes
+        )
 
     def _check(self, api: str, node: int, tp: TP) -> ErrorCode:
         if tp not in self.logs:

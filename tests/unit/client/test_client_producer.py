@@ -93,6 +93,24 @@ async def test_batches_close_at_the_topics_max_message_bytes(cluster: FakeCluste
     assert len(cluster.logs[("big", 0)].batches) == 1  # the producer's own limit elsewhere
 
 
+async def test_batches_close_at_the_nodes_max_batch_bytes(cluster: FakeCluster) -> None:
+    """Nodes whose ``max_batch_bytes`` is below the producer's ``batch_bytes`` say so in
+    their metadata answers; a topic's own ``max.message.bytes`` still wins, also above it."""
+    cluster.max_batch_bytes = 3000
+    cluster.create_topic("plain", 1)
+    cluster.create_topic("own", 1, configs={"max.message.bytes": "100000"})
+    async with Producer(cluster.bootstrap, linger_ms=60_000, batch_bytes=64 * 1024, **FAST) as p:
+        for _ in range(60):
+            await p.send("plain", bytes(100), partition=0)
+            await p.send("own", bytes(100), partition=0)
+        await p.flush()
+        with pytest.raises(MessageTooLargeError, match="the nodes' max_batch_bytes"):
+            await p.send("plain", bytes(70_000), partition=0)
+    plain = cluster.logs[("plain", 0)].batches
+    assert len(plain) >= 2 and all(len(b) <= 3000 for b in plain)
+    assert len(cluster.logs[("own", 0)].batches) == 1
+
+
 async def test_sticky_partitioning_fills_batches_and_moves_on(cluster: FakeCluster) -> None:
     cluster.create_topic("t", 4)
     async with Producer(
