@@ -53,6 +53,16 @@ class Members:
                 proc.kill()
                 proc.wait(10)
 
+    def diagnosis(self) -> str:
+        """Which members still run, and the last lines each wrote to stderr."""
+        lines = []
+        for name, proc in self.procs.items():
+            err = self.base / f"{name}.err"
+            tail = err.read_text(errors="replace").splitlines()[-3:] if err.exists() else []
+            state = "running" if proc.poll() is None else f"exited {proc.returncode}"
+            lines.append(f"member {name}: {state}; " + " | ".join(tail))
+        return "\n".join(lines)
+
     def received(self) -> dict[str, list[tuple[int, int, str]]]:
         out: dict[str, list[tuple[int, int, str]]] = {}
         for name in self.procs:
@@ -106,6 +116,21 @@ def settled(bootstrap: str, count: int) -> dict[str, set[int]] | None:
     return owned
 
 
+def wait_settled(
+    what: str, bootstrap: str, members: Members, count: int, timeout_s: float = 30
+) -> dict[str, set[int]]:
+    """``settled`` within ``timeout_s``; a timeout says what the group and members looked
+    like (CI is where these waits time out, and only its output is left to read)."""
+    try:
+        return wait_for(what, lambda: settled(bootstrap, count), timeout_s)
+    except AssertionError as exc:
+        try:
+            group: Any = describe(bootstrap)
+        except Exception as describe_error:  # part of the report only
+            group = describe_error
+        raise AssertionError(f"{exc}\ngroup: {group}\n{members.diagnosis()}") from None
+
+
 def setup_topic(cluster: LocalCluster, count: int) -> dict[bytes, tuple[int, int]]:
     with BlockingAdmin(cluster.bootstrap) as admin:
         admin.create_topics([NewTopic(TOPIC, PARTITIONS, replication_factor=3)])
@@ -123,7 +148,7 @@ def test_three_members_share_the_partitions_and_receive_every_record(
     acked = setup_topic(cluster, 3000)
     for name in ("a", "b", "c"):
         members.start(name)
-    owned = wait_for("three members to share the topic", lambda: settled(cluster.bootstrap, 3), 30)
+    owned = wait_settled("three members to share the topic", cluster.bootstrap, members, 3)
     assert sorted(len(p) for p in owned.values()) == [4, 4, 4]
     wait_for("every record", lambda: len({r[2] for r in delivered(members)}) >= len(acked), 30)
     rows = delivered(members)
@@ -137,14 +162,14 @@ def test_a_killed_member_s_partitions_move_and_resume_from_committed_offsets(
     acked = setup_topic(cluster, 3000)
     for name in ("a", "b", "c"):
         members.start(name)
-    wait_for("a settled group", lambda: settled(cluster.bootstrap, 3), 30)
+    wait_settled("a settled group", cluster.bootstrap, members, 3)
     wait_for("the first records", lambda: len(delivered(members)) >= 3000, 30)
     members.kill("a")
     killed_at = time.monotonic()
     # Read once it is dead: until then it may still write records of another partition.
     victim_partitions = {r[0] for r in members.received()["a"]}
     more = produce_all(cluster.bootstrap, TOPIC, [f"s{i}".encode() for i in range(3000)])
-    wait_for("two members to take over", lambda: settled(cluster.bootstrap, 2), 30)
+    wait_settled("two members to take over", cluster.bootstrap, members, 2)
     moved_s = time.monotonic() - killed_at
     print(f"rebalance after SIGKILL: {moved_s * 1000:.0f} ms (session {SESSION_MS} ms)")
     everything = set(acked) | set(more)
@@ -169,7 +194,7 @@ def test_the_group_converges_when_the_raft_leader_dies_mid_rebalance(
     setup_topic(cluster, 2000)
     for name in ("a", "b"):
         members.start(name)
-    wait_for("a settled group", lambda: settled(cluster.bootstrap, 2), 30)
+    wait_settled("a settled group", cluster.bootstrap, members, 2)
     wait_for("records flowing", lambda: len(delivered(members)) >= 2000, 30)
     committed_before = wait_for("commits", lambda: group_offsets(cluster.bootstrap) or None, 10)
     leader = raft_leader(cluster)
@@ -177,7 +202,7 @@ def test_the_group_converges_when_the_raft_leader_dies_mid_rebalance(
     members.start("c")  # a rebalance starts...
     cluster.kill(leader)  # ...and the controller dies in the middle of it
     survivors = ",".join(cluster.plan.node(i).bootstrap for i in (1, 2, 3) if i != leader)
-    wait_for("the group to converge", lambda: settled(survivors, 3), 40)
+    wait_settled("the group to converge", survivors, members, 3, 40)
     committed_after = group_offsets(survivors)
     for tp, offset in committed_before.items():
         assert committed_after.get(tp, -1) >= offset, f"{tp} went back"
@@ -203,7 +228,7 @@ def test_groups_cli_lists_describes_and_resets_only_an_idle_group(
 ) -> None:
     setup_topic(cluster, 1200)
     members.start("a")
-    wait_for("the member to own everything", lambda: settled(cluster.bootstrap, 1), 30)
+    wait_settled("the member to own everything", cluster.bootstrap, members, 1)
     wait_for("commits", lambda: sum(group_offsets(cluster.bootstrap).values()) >= 1200, 30)
     listed = rillet(cluster, "groups", "list")
     assert listed.returncode == 0 and GROUP in listed.stdout
