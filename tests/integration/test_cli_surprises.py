@@ -108,14 +108,16 @@ def test_consume_and_perf_produce_stop_when_their_topic_is_deleted(node: NodePro
 
 def test_a_record_too_large_for_any_request_fails_at_once(node: NodeProcess) -> None:
     """A record larger than a request may be (here 9 MB > 8 MiB; the report had 120 MB, over
-    the node's frame limit) looped on connection resets; it now fails in the client, alone."""
+    the node's frame limit) looped on connection resets; it now fails in the client, alone,
+    naming the lowest limit it exceeds: the nodes' largest batch (1 MiB + 1 KiB), which
+    Metadata answers carry."""
     b = node.bootstrap
     assert rillet(b, "topics create big --partitions 1").returncode == 0
     stdin = "small-1\n" + "x" * 9_000_000 + "\nsmall-2\n"
     result = rillet(b, "produce big --acks all", stdin=stdin, timeout_s=30)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "produced 2 of 3 records to big" in result.stderr
-    assert "MessageTooLargeError" in result.stderr and "max_request_bytes" in result.stderr
+    assert "MessageTooLargeError" in result.stderr and "max_batch_bytes" in result.stderr
     read = rillet(b, "consume big --from-beginning --timeout-ms 500")
     assert read.stdout.split() == ["small-1", "small-2"]
 
