@@ -2,8 +2,9 @@
 
 The broker's jars come from Maven Central through ``mvn dependency:copy-dependencies`` run on
 a throwaway pom in a cache directory outside the repository
-(``~/.cache/rillet/kafka-<version>/``, or ``$RILLET_CACHE_DIR/kafka-<version>/``), so the
-download happens once per machine. ``ensure_jars`` raises ``KafkaUnavailable`` with a
+(``~/.cache/rillet/kafka-<version>/``, or ``$RILLET_CACHE_DIR/kafka-<version>/``; Kafka's
+command-line tools in ``kafka-tools-<version>/`` beside it), so the download happens once per
+machine. ``ensure_jars`` raises ``KafkaUnavailable`` with a
 one-line reason when Java, Maven or Maven Central is missing, or when the download does not
 finish within its time limit: callers turn that into a skip, never a failure.
 
@@ -43,7 +44,7 @@ _POM = """\
   <version>1</version>
   <dependencies>
     <dependency>
-      <groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId>
+      <groupId>org.apache.kafka</groupId><artifactId>{artifact}</artifactId>
       <version>{kafka}</version>
     </dependency>
     <dependency>
@@ -104,11 +105,21 @@ def cache_root() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "rillet"
 
 
-def ensure_jars(version: str = KAFKA_VERSION, timeout_s: float = DOWNLOAD_TIMEOUT_S) -> Path:
-    """The directory holding Kafka's jars, downloading them first if the cache lacks them."""
+BROKER_ARTIFACT = "kafka_2.13"
+TOOLS_ARTIFACT = "kafka-tools"  # kafka-topics, console producer and consumer, group tools
+
+
+def ensure_jars(
+    version: str = KAFKA_VERSION,
+    timeout_s: float = DOWNLOAD_TIMEOUT_S,
+    artifact: str = BROKER_ARTIFACT,
+) -> Path:
+    """The directory holding the jars of Kafka's ``artifact`` (the broker by default) and
+    its dependencies, downloading them first if the cache lacks them."""
     if shutil.which("java") is None:
         raise KafkaUnavailable("java is not on PATH (a real Kafka broker needs Java 17)")
-    home = cache_root() / f"kafka-{version}"
+    name = "kafka" if artifact == BROKER_ARTIFACT else artifact
+    home = cache_root() / f"{name}-{version}"
     jars = home / "jars"
     if (jars / COMPLETE_MARKER).exists():
         return jars
@@ -116,7 +127,7 @@ def ensure_jars(version: str = KAFKA_VERSION, timeout_s: float = DOWNLOAD_TIMEOU
     if mvn is None:
         raise KafkaUnavailable("mvn is not on PATH (it downloads Kafka's jars)")
     home.mkdir(parents=True, exist_ok=True)
-    pom = _POM.format(kafka=version, log4j=LOG4J_VERSION, slf4j=SLF4J_VERSION)
+    pom = _POM.format(artifact=artifact, kafka=version, log4j=LOG4J_VERSION, slf4j=SLF4J_VERSION)
     (home / "pom.xml").write_text(pom)
     log = home / "mvn.log"
     cmd = [
@@ -139,7 +150,7 @@ def ensure_jars(version: str = KAFKA_VERSION, timeout_s: float = DOWNLOAD_TIMEOU
             raise KafkaUnavailable(
                 f"downloading Kafka {version} from Maven Central took over {timeout_s:.0f}s"
             ) from None
-    if rc != 0 or not any(jars.glob(f"kafka_2.13-{version}.jar")):
+    if rc != 0 or not any(jars.glob(f"{artifact}-{version}.jar")):
         tail = log.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
         raise KafkaUnavailable(f"mvn could not fetch Kafka {version}: {tail[0][:200]}")
     (jars / COMPLETE_MARKER).write_text(version)
