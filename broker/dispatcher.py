@@ -39,6 +39,7 @@ from rillet.broker.handlers.cluster import (
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.fetch import handle_fetch, handle_session_fetch
 from rillet.broker.handlers.group_deletion import handle_delete_groups
+from rillet.broker.handlers.group_offset_deletion import handle_delete_group_offsets
 from rillet.broker.handlers.groups import (
     handle_describe_groups,
     handle_find_coordinator,
@@ -170,6 +171,7 @@ HANDLERS: dict[ApiKey, Route[Any]] = {
     ApiKey.LIST_GROUPS: Route(gm.ListGroupsRequest, handle_list_groups),
     ApiKey.DESCRIBE_GROUPS: Route(gm.DescribeGroupsRequest, handle_describe_groups),
     ApiKey.DELETE_GROUPS: Route(gm.DeleteGroupsRequest, handle_delete_groups),
+    ApiKey.OFFSET_DELETE: Route(gm.DeleteGroupOffsetsRequest, handle_delete_group_offsets),
     ApiKey.CREATE_PARTITIONS: Route(m.CreatePartitionsRequest, handle_create_partitions),
     ApiKey.DELETE_RECORDS: Route(rdm.DeleteRecordsRequest, handle_delete_records),
     ApiKey.CREATE_ACLS: Route(am.CreateAclsRequest, handle_create_acls),

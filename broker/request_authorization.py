@@ -101,6 +101,9 @@ NEEDS: dict[ApiKey, Callable[[Any], list[Need]]] = {
     ApiKey.DESCRIBE_GROUPS: lambda r: [n for g in r.group_ids for n in _group(g, D)],
     ApiKey.CLASSIC_DESCRIBE_GROUPS: lambda r: [n for g in r.group_ids for n in _group(g, D)],
     ApiKey.DELETE_GROUPS: lambda r: [n for g in r.group_ids for n in _group(g, Operation.DELETE)],
+    ApiKey.OFFSET_DELETE: lambda r: (
+        _group(r.group_id, Operation.DELETE) + _topics((t.topic for t in r.partitions), R)
+    ),
     ApiKey.DESCRIBE_QUORUM: lambda r: _cluster(D),
     ApiKey.DESCRIBE_ACLS: lambda r: _cluster(D),
     ApiKey.CREATE_ACLS: lambda r: _cluster(Operation.ALTER),

@@ -1,11 +1,14 @@
-"""``rillet groups list|describe|reset-offsets|delete``: consumer groups for operators.
+"""``rillet groups list|describe|reset-offsets|delete-offsets|delete``: consumer groups for
+operators.
 
 ``describe`` puts a group's members, who owns which partition, the committed offsets and the
 lag (high watermark minus committed offset) in one table, like Kafka's
 kafka-consumer-groups.sh. ``reset-offsets`` is refused while the group has members (a running
 member would overwrite the reset with its next commit) and, as in Kafka, only shows the plan
-unless ``--execute`` is given. ``delete`` removes empty groups and their committed offsets
-(refused, one line per group, for a group with members).
+unless ``--execute`` is given. ``delete-offsets`` removes a group's offsets of topics its
+members no longer read (Kafka's OffsetDelete; refused per partition for a topic they read).
+``delete`` removes empty groups and their committed offsets (refused, one line per group,
+for a group with members).
 """
 
 from __future__ import annotations
@@ -57,13 +60,27 @@ def register(sub: Any) -> None:
     )
     reset.add_argument("--execute", action="store_true", help="apply (default: show the plan)")
     reset.set_defaults(run=run_reset)
+    delete_offsets = gsub.add_parser(
+        "delete-offsets", help="delete a group's offsets of topics its members do not read"
+    )
+    delete_offsets.add_argument("group")
+    delete_offsets.add_argument("--topic", required=True, help="the topic whose offsets go")
+    delete_offsets.add_argument(
+        "--partition",
+        type=int,
+        action="append",
+        default=[],
+        metavar="N",
+        help="only this partition (repeatable; default: every partition)",
+    )
+    delete_offsets.set_defaults(run=run_delete_offsets)
     delete = gsub.add_parser("delete", help="delete empty groups and their committed offsets")
     delete.add_argument("groups", nargs="+", metavar="GROUP")
     delete.add_argument(
         "--if-exists", action="store_true", help="a group that does not exist is not an error"
     )
     delete.set_defaults(run=run_delete)
-    for p in (lst, describe, reset, delete):
+    for p in (lst, describe, reset, delete_offsets, delete):
         add_bootstrap(p)
     for p in (lst, describe):
         add_output(p)
@@ -99,6 +116,27 @@ def run_delete(args: argparse.Namespace) -> int:
                 print(f"deleted group {group}")
             elif isinstance(error, GroupIdNotFoundError) and args.if_exists:
                 print(f"group {group} does not exist")
+            else:
+                failed = True
+                print(error_line(error), file=sys.stderr)
+        return 1 if failed else 0
+
+    return run_async(main)
+
+
+def run_delete_offsets(args: argparse.Namespace) -> int:
+    async def main() -> int:
+        async with Admin(args.bootstrap, **client_options(args)) as admin:
+            partitions = args.partition
+            if not partitions:
+                (described,) = await admin.describe_topics([args.topic])
+                partitions = [p.partition for p in described.partitions]
+            tps = [TopicPartition(args.topic, p) for p in partitions]
+            outcome = await admin.delete_group_offsets(args.group, tps)
+        failed = False
+        for tp, error in sorted(outcome.items()):
+            if error is None:
+                print(f"deleted the offset of {tp.topic}-{tp.partition} for group {args.group}")
             else:
                 failed = True
                 print(error_line(error), file=sys.stderr)

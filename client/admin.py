@@ -365,6 +365,16 @@ class Admin(ClientLifecycle):
         """Reset a group's offsets; refused while the group has members."""
         await group_admin.set_group_offsets(self._cluster, group_id, offsets)
 
+    async def delete_group_offsets(
+        self, group_id: str, partitions: Sequence[TopicPartition]
+    ) -> dict[TopicPartition, BrokerError | None]:
+        """Delete a group's committed offsets of ``partitions`` (Kafka's OffsetDelete): each
+        partition's error, None when deleted; refused for topics the members read."""
+        self._check_open()
+        return await group_admin.delete_group_offsets(
+            self._cluster, group_id, partitions, self._backoff_s
+        )
+
     async def delete_groups(self, group_ids: Sequence[str]) -> dict[str, BrokerError | None]:
         """Delete groups without members, with their committed offsets: each group's error
         (GroupNotEmptyError, GroupIdNotFoundError, ...), None for a group deleted."""

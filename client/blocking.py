@@ -212,6 +212,11 @@ class BlockingAdmin(_Blocking[Admin]):
     def list_groups(self) -> list[gm.GroupListing]:
         return self._host.call(self._host.client.list_groups)
 
+    def delete_group_offsets(
+        self, group_id: str, partitions: Sequence[TopicPartition]
+    ) -> dict[TopicPartition, BrokerError | None]:
+        return self._host.call(self._host.client.delete_group_offsets, group_id, partitions)
+
     def delete_groups(self, group_ids: Sequence[str]) -> dict[str, BrokerError | None]:
         return self._host.call(self._host.client.delete_groups, group_ids)
 

@@ -332,6 +332,12 @@ class GroupIdNotFoundError(BrokerError):
     default_code = ErrorCode.GROUP_ID_NOT_FOUND
 
 
+class GroupSubscribedToTopicError(BrokerError):
+    """The group's members read that topic: its offsets may not be deleted under them."""
+
+    default_code = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+
+
 class FetchSessionIdNotFoundError(BrokerError):
     """An incremental follower fetch found no fetch session on its connection (nodes start
     a full fetch; clients never see it)."""
@@ -466,6 +472,7 @@ _ALL: tuple[type[BrokerError], ...] = (
     AuthenticationFailedError,
     UnknownProducerIdError,
     GroupIdNotFoundError,
+    GroupSubscribedToTopicError,
     FetchSessionIdNotFoundError,
     ResourceNotFoundError,
     UnacceptableCredentialError,

@@ -1,5 +1,5 @@
-"""Consumer-group administration: list, describe and delete groups, read and reset their
-offsets.
+"""Consumer-group administration: list, describe and delete groups, read, reset and delete
+their offsets.
 
 Listing and describing read the committed metadata of any node; offset changes go to the
 group coordinator (the controller) and are refused while the group has members, so a reset
@@ -109,6 +109,46 @@ async def delete_groups(
     if pending:
         raise ClientTimeoutError(f"deleting groups {', '.join(pending)}: {last}")
     return {g: outcome.get(g) for g in ids}
+
+
+async def delete_group_offsets(
+    cluster: ClusterClient, group_id: str, partitions: Sequence[TopicPartition], backoff_s: float
+) -> dict[TopicPartition, BrokerError | None]:
+    """Delete a group's committed offsets of ``partitions``: each partition's error (None
+    when deleted; GroupSubscribedToTopicError while members read its topic). A group-level
+    refusal (GroupIdNotFoundError) is raised; a coordinator that moved is found again until
+    the request timeout."""
+    by_topic: dict[str, list[int]] = {}
+    for tp in dict.fromkeys(partitions):
+        by_topic.setdefault(tp.topic, []).append(tp.partition)
+    request = gm.DeleteGroupOffsetsRequest(
+        group_id, [gm.GroupTopicPartitions(t, ps) for t, ps in by_topic.items()]
+    )
+    last: Exception | None = None
+    with trio.move_on_after(cluster.request_timeout_s):
+        while True:
+            try:
+                response: gm.DeleteGroupOffsetsResponse = await _to_coordinator(
+                    cluster, group_id, request
+                )
+                code = ErrorCode.from_wire(response.error_code)
+                if code != ErrorCode.NONE:
+                    raise error_for(code, response.error_message or f"group {group_id!r}")
+            except (ConnectionFailedError, ClientTimeoutError) as exc:
+                last = exc
+            except BrokerError as exc:
+                if not exc.code.retriable:
+                    raise
+                last = exc
+            else:
+                return {
+                    TopicPartition(p.topic, p.partition): None
+                    if p.error_code == ErrorCode.NONE
+                    else error_for(p.error_code, f"{p.topic}-{p.partition} of {group_id!r}")
+                    for p in response.partitions
+                }
+            await trio.sleep(backoff_s)
+    raise ClientTimeoutError(f"deleting offsets of group {group_id!r}: {last}")
 
 
 async def _to_coordinator(cluster: ClusterClient, group_id: str, request: Request[R]) -> R:

@@ -80,6 +80,15 @@ class OffsetsCommitted:
 
 
 @dataclass(frozen=True, slots=True)
+class GroupOffsetsDeleted:
+    """Some of a group's committed offsets are gone (Kafka's OffsetDelete: an operator's
+    removal of a group's offsets for topics it no longer reads)."""
+
+    group_id: str
+    partitions: list[TopicPartitions]
+
+
+@dataclass(frozen=True, slots=True)
 class GroupDeleted:
     """The group and its committed offsets are gone (an operator's deletion of an empty
     group)."""

@@ -15,6 +15,7 @@ from rillet.metadata_quorum.group_records import (
     GroupMember,
     GroupMemberOwned,
     GroupMemberRemoved,
+    GroupOffsetsDeleted,
     GroupTargetAssignment,
     OffsetsCommitted,
     TopicPartitions,
@@ -27,6 +28,7 @@ GroupRecord = (
     | GroupTargetAssignment
     | GroupMemberOwned
     | OffsetsCommitted
+    | GroupOffsetsDeleted
     | GroupDeleted
 )
 
@@ -104,6 +106,12 @@ class GroupRegistry:
                     table[(o.topic_id, o.partition)] = OffsetEntry(
                         o.offset, o.metadata, o.commit_time_ms
                     )
+            case GroupOffsetsDeleted():
+                table = self.offsets.get(record.group_id, {})
+                for key in to_set(record.partitions):
+                    table.pop(key, None)
+                if not table:
+                    self.offsets.pop(record.group_id, None)
             case GroupDeleted():
                 self.groups.pop(record.group_id, None)
                 self.offsets.pop(record.group_id, None)

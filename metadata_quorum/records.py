@@ -30,6 +30,7 @@ from rillet.metadata_quorum.group_records import (
     GroupMember,
     GroupMemberOwned,
     GroupMemberRemoved,
+    GroupOffsetsDeleted,
     GroupTargetAssignment,
     OffsetsCommitted,
 )
@@ -64,6 +65,7 @@ class RecordType(IntEnum):
     GROUP_MEMBER_OWNED = 33
     OFFSETS_COMMITTED = 34
     GROUP_DELETED = 35
+    GROUP_OFFSETS_DELETED = 36
     CLASSIC_GROUP_JOINED = 40
     CLASSIC_GROUP_SYNCED = 41
     CLASSIC_REBALANCE_STARTED = 42
@@ -197,6 +199,7 @@ MetadataRecord = (
     | GroupMemberOwned
     | OffsetsCommitted
     | GroupDeleted
+    | GroupOffsetsDeleted
     | ClassicGroupJoined
     | ClassicGroupSynced
     | ClassicRebalanceStarted
@@ -226,6 +229,7 @@ TYPES: dict[RecordType, type] = {
     RecordType.GROUP_MEMBER_OWNED: GroupMemberOwned,
     RecordType.OFFSETS_COMMITTED: OffsetsCommitted,
     RecordType.GROUP_DELETED: GroupDeleted,
+    RecordType.GROUP_OFFSETS_DELETED: GroupOffsetsDeleted,
     RecordType.CLASSIC_GROUP_JOINED: ClassicGroupJoined,
     RecordType.CLASSIC_GROUP_SYNCED: ClassicGroupSynced,
     RecordType.CLASSIC_REBALANCE_STARTED: ClassicRebalanceStarted,

@@ -32,6 +32,7 @@ from rillet.metadata_quorum.group_records import (
     GroupMember,
     GroupMemberOwned,
     GroupMemberRemoved,
+    GroupOffsetsDeleted,
     GroupTargetAssignment,
     OffsetsCommitted,
 )
@@ -215,6 +216,7 @@ class MetadataState:
                 | GroupTargetAssignment()
                 | GroupMemberOwned()
                 | OffsetsCommitted()
+                | GroupOffsetsDeleted()
                 | GroupDeleted()
             ):
                 self.groups.apply(record)

@@ -65,6 +65,7 @@ class ErrorCode(IntEnum):
     MEMBER_ID_REQUIRED = 79
     GROUP_MAX_SIZE_REACHED = 81
     FENCED_INSTANCE_ID = 82
+    GROUP_SUBSCRIBED_TO_TOPIC = 86  # OffsetDelete: the group's members read that topic
     # A new leader whose high watermark has not yet reached the start of its epoch: it may
     # be below what the previous leader exposed, so offsets are not answered yet.
     OFFSET_NOT_AVAILABLE = 78

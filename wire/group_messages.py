@@ -207,3 +207,22 @@ class DeletedGroup:
 @dataclass(frozen=True, slots=True)
 class DeleteGroupsResponse:
     results: list[DeletedGroup] = field(default_factory=list)
+
+
+# -- OffsetDelete ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteGroupOffsetsRequest(Request["DeleteGroupOffsetsResponse"]):
+    """Remove a group's committed offsets of these partitions (refused per partition while
+    the group's members read the topic)."""
+
+    group_id: str
+    partitions: list[GroupTopicPartitions]
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteGroupOffsetsResponse:
+    error_code: int  # the group's: GROUP_ID_NOT_FOUND, NOT_COORDINATOR, ...
+    partitions: list[PartitionError] = field(default_factory=list)
+    error_message: str | None = None

@@ -417,6 +417,7 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
     ApiKey.LIST_GROUPS: (gm.ListGroupsRequest, gm.ListGroupsResponse),
     ApiKey.DESCRIBE_GROUPS: (gm.DescribeGroupsRequest, gm.DescribeGroupsResponse),
     ApiKey.DELETE_GROUPS: (gm.DeleteGroupsRequest, gm.DeleteGroupsResponse),
+    ApiKey.OFFSET_DELETE: (gm.DeleteGroupOffsetsRequest, gm.DeleteGroupOffsetsResponse),
     ApiKey.JOIN_GROUP: (cgm.ClassicJoinGroupRequest, cgm.ClassicJoinGroupResponse),
     ApiKey.SYNC_GROUP: (cgm.ClassicSyncGroupRequest, cgm.ClassicSyncGroupResponse),
     ApiKey.HEARTBEAT: (cgm.ClassicHeartbeatRequest, cgm.ClassicHeartbeatResponse),

@@ -77,6 +77,7 @@ TRANSLATORS: dict[int, Translator] = {
         s, r
     ),
     ApiKey.DELETE_GROUPS: lambda s, r, v, c: group_deletion.translate_delete_groups(s, r),
+    ApiKey.OFFSET_DELETE: lambda s, r, v, c: group_deletion.translate_offset_delete(s, r),
     ApiKey.CREATE_ACLS: lambda s, r, v, c: acls.translate_create_acls(s, r),
     ApiKey.DESCRIBE_ACLS: lambda s, r, v, c: acls.translate_describe_acls(s, r),
     ApiKey.DELETE_ACLS: lambda s, r, v, c: acls.translate_delete_acls(s, r),

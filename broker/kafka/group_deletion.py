@@ -1,6 +1,12 @@
-"""Kafka's DeleteGroups (v0-1) onto the native DeleteGroups request: one result per group
-named (GROUP_NOT_EMPTY while it has members, GROUP_ID_NOT_FOUND for a group rillet does
-not know, NOT_COORDINATOR from a node that is not the coordinator)."""
+"""Kafka's DeleteGroups (v0-1) and OffsetDelete (v0) onto the native requests of the same
+numbers.
+
+DeleteGroups: one result per group named (GROUP_NOT_EMPTY while it has members,
+GROUP_ID_NOT_FOUND for a group rillet does not know, NOT_COORDINATOR from a node that is not
+the coordinator). OffsetDelete: a group-level error and one per partition asked about
+(GROUP_SUBSCRIBED_TO_TOPIC while the group's members read the topic,
+UNKNOWN_TOPIC_OR_PARTITION); with a group-level error the partitions are answered without
+errors of their own, as Kafka does."""
 
 from __future__ import annotations
 
@@ -32,3 +38,38 @@ def translate_delete_groups(schema: ApiSchema, req: Any) -> Forward:
         return respond(dict.fromkeys(names, code))
 
     return Forward(gm.DeleteGroupsRequest(names), reply, fail)
+
+
+def translate_offset_delete(schema: ApiSchema, req: Any) -> Forward:
+    asked = {str(t.name): [int(p.partition_index) for p in t.partitions] for t in req.topics}
+
+    def respond(code: int, errors: dict[tuple[str, int], int]) -> Any:
+        return build(
+            schema.response_type,
+            {
+                "error_code": code,
+                "throttle_time": 0,
+                "topics": [
+                    {
+                        "name": topic,
+                        "partitions": [
+                            {"partition_index": p, "error_code": errors.get((topic, p), 0)}
+                            for p in partitions
+                        ],
+                    }
+                    for topic, partitions in asked.items()
+                ],
+            },
+        )
+
+    def reply(resp: gm.DeleteGroupOffsetsResponse) -> Any:
+        errors = {(p.topic, p.partition): p.error_code for p in resp.partitions}
+        return respond(resp.error_code, errors)
+
+    def fail(code: int) -> Any:
+        return respond(code, {})
+
+    request = gm.DeleteGroupOffsetsRequest(
+        str(req.group_id), [gm.GroupTopicPartitions(t, ps) for t, ps in asked.items()]
+    )
+    return Forward(request, reply, fail)

@@ -3,10 +3,10 @@ rillet's Kafka listener, and the same commands against a real Kafka broker.
 
 What a Kafka user tries first: ``kafka-topics`` creates and describes a topic, the console
 producer writes keyed records with acks=all, the console consumer reads them back in a
-classic group, ``kafka-consumer-groups`` shows the group's offsets without lag, resets them
-and deletes the group, and ``kafka-configs`` changes a topic setting. The tools' jars come
-like the broker's (``real_kafka.ensure_jars``); without Java, Maven or Maven Central the
-test is skipped with the reason.
+classic group, ``kafka-consumer-groups`` shows the group's offsets without lag, resets them,
+deletes the topic's offsets (OffsetDelete) and deletes the group, and ``kafka-configs``
+changes a topic setting. The tools' jars come like the broker's (``real_kafka.ensure_jars``);
+without Java, Maven or Maven Central the test is skipped with the reason.
 """
 
 from __future__ import annotations
@@ -127,6 +127,15 @@ def test_kafkas_command_line_tools(tools: Path, brokers: list[Broker], topic: st
         )
         new_offsets = [line.split()[-1] for line in reset.splitlines() if topic in line]
         assert new_offsets == ["0"] * PARTITIONS, (b.name, reset)
+        offsets_deleted = run_tool(
+            tools, GROUPS, *server, "--delete-offsets", "--group", group, "--topic", topic
+        )
+        statuses = [
+            line.split()[-1]
+            for line in offsets_deleted.splitlines()
+            if line.startswith(topic + " ")
+        ]
+        assert statuses == ["Successful"] * PARTITIONS, (b.name, offsets_deleted)
         deleted = run_tool(tools, GROUPS, *server, "--delete", "--group", group)
         assert "successful" in deleted, (b.name, deleted)
         assert group not in run_tool(tools, GROUPS, *server, "--list").split(), b.name

@@ -238,6 +238,9 @@ def test_groups_cli_lists_describes_and_resets_only_an_idle_group(
     assert len(lines) == PARTITIONS and all(line[4] == "0" for line in lines)  # no lag
     refused = rillet(cluster, "groups", "reset-offsets", GROUP, "--to-earliest", "--execute")
     assert refused.returncode == 1 and "active members" in refused.stdout
+    kept = rillet(cluster, "groups", "delete-offsets", GROUP, "--topic", TOPIC, "--partition", "3")
+    assert kept.returncode == 1 and "GroupSubscribedToTopicError" in kept.stderr, kept.stderr
+    assert "Traceback" not in kept.stderr
     members.kill("a")
     wait_for("the member to expire", lambda: not describe(cluster.bootstrap).members, 30)
     plan = rillet(cluster, "groups", "reset-offsets", GROUP, "--to-earliest")
@@ -246,3 +249,10 @@ def test_groups_cli_lists_describes_and_resets_only_an_idle_group(
     done = rillet(cluster, "groups", "reset-offsets", GROUP, "--to-earliest", "--execute")
     assert done.returncode == 0, done.stdout + done.stderr
     assert set(group_offsets(cluster.bootstrap).values()) == {0}
+    # Nobody reads the topic now: its offsets may go, one partition or all of them.
+    one = rillet(cluster, "groups", "delete-offsets", GROUP, "--topic", TOPIC, "--partition", "3")
+    assert one.returncode == 0 and f"{TOPIC}-3 for group {GROUP}" in one.stdout, one.stderr
+    assert TopicPartition(TOPIC, 3) not in group_offsets(cluster.bootstrap)
+    every = rillet(cluster, "groups", "delete-offsets", GROUP, "--topic", TOPIC)
+    assert every.returncode == 0 and len(every.stdout.splitlines()) == PARTITIONS, every.stderr
+    assert group_offsets(cluster.bootstrap) == {}

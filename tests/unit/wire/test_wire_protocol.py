@@ -122,6 +122,9 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     gm.ListGroupsRequest: gm.ListGroupsRequest(),
     gm.DescribeGroupsRequest: gm.DescribeGroupsRequest(["g"]),
     gm.DeleteGroupsRequest: gm.DeleteGroupsRequest(["g", "h"]),
+    gm.DeleteGroupOffsetsRequest: gm.DeleteGroupOffsetsRequest(
+        "g", [gm.GroupTopicPartitions("t", [0, 1])]
+    ),
     cgm.ClassicJoinGroupRequest: cgm.ClassicJoinGroupRequest(
         "g",
         45_000,
@@ -230,6 +233,9 @@ SAMPLE_RESPONSES: dict[type, Any] = {
             )
         ]
     ),
+    gm.DeleteGroupOffsetsResponse: gm.DeleteGroupOffsetsResponse(
+        0, [gm.PartitionError("t", 0, 0), gm.PartitionError("t", 1, 86)]
+    ),
     gm.DeleteGroupsResponse: gm.DeleteGroupsResponse(
         [gm.DeletedGroup("g", 0), gm.DeletedGroup("h", 68, "group 'h' has 1 member(s)")]
     ),
@@ -318,6 +324,7 @@ def test_api_numbers_are_stable() -> None:
         "SASL_AUTHENTICATE": 36,
         "CREATE_PARTITIONS": 37,
         "DELETE_GROUPS": 42,
+        "OFFSET_DELETE": 47,
         "INCREMENTAL_ALTER_CONFIGS": 44,
         "DESCRIBE_USER_SCRAM_CREDENTIALS": 50,
         "ALTER_USER_SCRAM_CREDENTIALS": 51,
@@ -857,6 +864,7 @@ KAFKA_NUMBERS = {
     "RESOURCE_NOT_FOUND": 91,
     "UNACCEPTABLE_CREDENTIAL": 93,
     "FETCH_SESSION_ID_NOT_FOUND": 70,
+    "GROUP_SUBSCRIBED_TO_TOPIC": 86,
     "UNKNOWN_API": 1000,
 }
 

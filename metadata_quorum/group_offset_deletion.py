@@ -1,0 +1,115 @@
+"""Deleting some of a group's committed offsets (Kafka's OffsetDelete): which may go.
+
+An operator removes the offsets of topics a group no longer reads, so they stop showing as
+lag and a later subscription starts from ``auto.offset.reset``. As in Kafka, an offset may
+not be deleted while the group's members are subscribed to its topic: they would commit it
+again, or start over from the reset policy behind the operator's back. The answer has a
+group-level error (GROUP_ID_NOT_FOUND for a group rillet does not know) and one per
+partition (GROUP_SUBSCRIBED_TO_TOPIC, UNKNOWN_TOPIC_OR_PARTITION); the partitions that may
+go leave in one ``GroupOffsetsDeleted`` record. Deleting an offset that was never committed
+succeeds, as in Kafka.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rillet.metadata_quorum.classic_group_registry import ClassicGroupState
+from rillet.metadata_quorum.group_records import GroupOffsetsDeleted
+from rillet.metadata_quorum.group_registry import to_list
+from rillet.metadata_quorum.state import MetadataState
+from rillet.wire.error_codes import ErrorCode
+
+CONSUMER_PROTOCOL_TYPE = "consumer"
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetDeletion:
+    """The group-level error, one error per (topic name, partition) asked about, and the
+    record to commit (None when nothing may go)."""
+
+    error: ErrorCode
+    message: str | None
+    partitions: dict[tuple[str, int], ErrorCode]
+    record: GroupOffsetsDeleted | None
+
+
+def decide_offset_deletion(
+    state: MetadataState, group_id: str, partitions: list[tuple[str, int]]
+) -> OffsetDeletion:
+    if not group_id:
+        return OffsetDeletion(ErrorCode.INVALID_GROUP_ID, "the group id is empty", {}, None)
+    groups = state.groups
+    kip848 = groups.group(group_id)
+    classic = state.classic_groups.group(group_id)
+    if kip848 is None and classic is None and group_id not in groups.offsets:
+        return OffsetDeletion(ErrorCode.GROUP_ID_NOT_FOUND, f"no group {group_id!r}", {}, None)
+    subscribed = _subscribed(state, group_id, classic)
+    errors: dict[tuple[str, int], ErrorCode] = {}
+    deleted: set[tuple[str, int]] = set()
+    for topic, partition in dict.fromkeys(partitions):
+        topic_id = state.topic_ids.get(topic)
+        if topic_id is None or (topic_id, partition) not in state.partitions:
+            errors[(topic, partition)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        elif subscribed(topic):
+            errors[(topic, partition)] = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+        else:
+            errors[(topic, partition)] = ErrorCode.NONE
+            deleted.add((topic_id, partition))
+    record = GroupOffsetsDeleted(group_id, to_list(deleted)) if deleted else None
+    return OffsetDeletion(ErrorCode.NONE, None, errors, record)
+
+
+def _subscribed(
+    state: MetadataState, group_id: str, classic: ClassicGroupState | None
+) -> Callable[[str], bool]:
+    """Whether some member of the group reads a topic (by name)."""
+    kip848 = state.groups.group(group_id)
+    names: set[str] = set()
+    patterns: list[re.Pattern[str]] = []
+    unknown = False  # a member whose subscription cannot be read counts as reading all
+    for m in kip848.members.values() if kip848 is not None else ():
+        names.update(m.member.topics)
+        if m.member.pattern is not None:
+            patterns.append(re.compile(m.member.pattern))
+    if classic is not None and classic.members:
+        for cm in classic.members.values():
+            topics = None
+            if classic.protocol_type == CONSUMER_PROTOCOL_TYPE:
+                topics = subscription_topics(cm.member.metadata_for(classic.protocol_name))
+            if topics is None:
+                unknown = True
+            else:
+                names.update(topics)
+
+    def reads(topic: str) -> bool:
+        return unknown or topic in names or any(p.fullmatch(topic) for p in patterns)
+
+    return reads
+
+
+def subscription_topics(metadata: bytes) -> list[str] | None:
+    """The topic names of a classic consumer's subscription (Kafka's ConsumerProtocol
+    Subscription, any version: an int16 version, then an array of int16-length strings);
+    None when the bytes do not hold one."""
+    try:
+        (count,) = struct.unpack_from(">i", metadata, 2)
+        if not 0 <= count <= len(metadata):
+            return None
+        at, topics = 6, []
+        for _ in range(count):
+            (size,) = struct.unpack_from(">h", metadata, at)
+            if size < 0:
+                return None
+            at += 2
+            raw = metadata[at : at + size]
+            if len(raw) != size:
+                return None
+            topics.append(raw.decode())
+            at += size
+        return topics
+    except (struct.error, UnicodeDecodeError):
+        return None
