@@ -38,8 +38,10 @@ from rillet.broker.handlers.cluster import (
 )
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.fetch import handle_fetch, handle_session_fetch
-from rillet.broker.handlers.group_deletion import handle_delete_groups
-from rillet.broker.handlers.group_offset_deletion import handle_delete_group_offsets
+from rillet.broker.handlers.group_deletion import (
+    handle_delete_group_offsets,
+    handle_delete_groups,
+)
 from rillet.broker.handlers.groups import (
     handle_describe_groups,
     handle_find_coordinator,

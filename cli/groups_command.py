@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 from rillet.cli.common import (
@@ -28,7 +29,7 @@ from rillet.cli.common import (
     timestamp_ms_arg,
 )
 from rillet.client import Admin, Consumer, TopicPartition
-from rillet.client.errors import GroupIdNotFoundError, UnknownMemberIdError
+from rillet.client.errors import BrokerError, GroupIdNotFoundError, UnknownMemberIdError
 from rillet.wire.group_messages import GroupDescription
 
 DESCRIBE_HEADER = ("TOPIC", "PARTITION", "COMMITTED", "END", "LAG", "OWNER")
@@ -110,16 +111,7 @@ def run_delete(args: argparse.Namespace) -> int:
     async def main() -> int:
         async with Admin(args.bootstrap, **client_options(args)) as admin:
             outcome = await admin.delete_groups(args.groups)
-        failed = False
-        for group, error in outcome.items():
-            if error is None:
-                print(f"deleted group {group}")
-            elif isinstance(error, GroupIdNotFoundError) and args.if_exists:
-                print(f"group {group} does not exist")
-            else:
-                failed = True
-                print(error_line(error), file=sys.stderr)
-        return 1 if failed else 0
+        return report_outcomes(_deletion_line(g, e, args.if_exists) for g, e in outcome.items())
 
     return run_async(main)
 
@@ -133,16 +125,33 @@ def run_delete_offsets(args: argparse.Namespace) -> int:
                 partitions = [p.partition for p in described.partitions]
             tps = [TopicPartition(args.topic, p) for p in partitions]
             outcome = await admin.delete_group_offsets(args.group, tps)
-        failed = False
-        for tp, error in sorted(outcome.items()):
-            if error is None:
-                print(f"deleted the offset of {tp.topic}-{tp.partition} for group {args.group}")
-            else:
-                failed = True
-                print(error_line(error), file=sys.stderr)
-        return 1 if failed else 0
+        return report_outcomes(
+            (f"deleted the offset of {tp.topic}-{tp.partition} for group {args.group}", error)
+            for tp, error in sorted(outcome.items())
+        )
 
     return run_async(main)
+
+
+def _deletion_line(
+    group: str, error: BrokerError | None, if_exists: bool
+) -> tuple[str, BrokerError | None]:
+    if isinstance(error, GroupIdNotFoundError) and if_exists:
+        return f"group {group} does not exist", None
+    return f"deleted group {group}", error
+
+
+def report_outcomes(outcomes: Iterable[tuple[str, BrokerError | None]]) -> int:
+    """One line per item: its success line on stdout, or its error on stderr; exit 1 if
+    any failed."""
+    failed = False
+    for done, error in outcomes:
+        if error is None:
+            print(done)
+        else:
+            failed = True
+            print(error_line(error), file=sys.stderr)
+    return 1 if failed else 0
 
 
 def run_describe(args: argparse.Namespace) -> int:

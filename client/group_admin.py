@@ -82,16 +82,9 @@ async def delete_groups(
     last: Exception | None = None
     with trio.move_on_after(cluster.request_timeout_s):
         while pending:
-            try:
-                response: gm.DeleteGroupsResponse = await _to_coordinator(
-                    cluster, pending[0], gm.DeleteGroupsRequest(pending)
-                )
-            except (ConnectionFailedError, ClientTimeoutError) as exc:
-                last = exc
-            except BrokerError as exc:
-                if not exc.code.retriable:
-                    raise
-                last = exc
+            response, failure = await _attempt(cluster, pending[0], gm.DeleteGroupsRequest(pending))
+            if response is None:
+                last = failure
             else:
                 retry = []
                 for r in response.results:
@@ -127,28 +120,37 @@ async def delete_group_offsets(
     last: Exception | None = None
     with trio.move_on_after(cluster.request_timeout_s):
         while True:
-            try:
-                response: gm.DeleteGroupOffsetsResponse = await _to_coordinator(
-                    cluster, group_id, request
-                )
+            response, last = await _attempt(cluster, group_id, request)
+            if response is not None:
                 code = ErrorCode.from_wire(response.error_code)
-                if code != ErrorCode.NONE:
-                    raise error_for(code, response.error_message or f"group {group_id!r}")
-            except (ConnectionFailedError, ClientTimeoutError) as exc:
-                last = exc
-            except BrokerError as exc:
-                if not exc.code.retriable:
-                    raise
-                last = exc
-            else:
-                return {
-                    TopicPartition(p.topic, p.partition): None
-                    if p.error_code == ErrorCode.NONE
-                    else error_for(p.error_code, f"{p.topic}-{p.partition} of {group_id!r}")
-                    for p in response.partitions
-                }
+                if code == ErrorCode.NONE:
+                    return {
+                        TopicPartition(p.topic, p.partition): None
+                        if p.error_code == ErrorCode.NONE
+                        else error_for(p.error_code, f"{p.topic}-{p.partition} of {group_id!r}")
+                        for p in response.partitions
+                    }
+                err = error_for(code, response.error_message or f"group {group_id!r}")
+                if not err.code.retriable:
+                    raise err
+                last = err
             await trio.sleep(backoff_s)
     raise ClientTimeoutError(f"deleting offsets of group {group_id!r}: {last}")
+
+
+async def _attempt(
+    cluster: ClusterClient, group_id: str, request: Request[R]
+) -> tuple[R | None, Exception | None]:
+    """One call to the group's coordinator: its answer, or a failure a retry may cure (a
+    lost connection, a timeout, a retriable error; anything else is raised)."""
+    try:
+        return await _to_coordinator(cluster, group_id, request), None
+    except (ConnectionFailedError, ClientTimeoutError) as exc:
+        return None, exc
+    except BrokerError as exc:
+        if not exc.code.retriable:
+            raise
+        return None, exc
 
 
 async def _to_coordinator(cluster: ClusterClient, group_id: str, request: Request[R]) -> R:
