@@ -112,7 +112,7 @@ class GroupCoordinator:
         if current is None or current.member != member:
             records.append(member)
         self._deadline_ms[(hb.group_id, hb.member_id)] = now_ms + hb.session_timeout_ms
-        subscriptions = _subscriptions(state, group, removed, member)
+        subscriptions = member_subscriptions(state, group, removed, member)
         generation = group.generation if group is not None else 0
         target = self._target(state, group, subscriptions, previous, member.assignor)
         if group is None or target != group.target or records:
@@ -163,7 +163,7 @@ class GroupCoordinator:
             if expired:
                 records += self._remove(state, group, expired)
             elif group.members and retarget:
-                subscriptions = _subscriptions(state, group, set(), None)
+                subscriptions = member_subscriptions(state, group, set(), None)
                 target = self._target(state, group, subscriptions, dict(group.target), "")
                 if target != group.target:
                     records.append(
@@ -177,7 +177,7 @@ class GroupCoordinator:
         records: list[MetadataRecord] = [
             GroupMemberRemoved(group.group_id, m) for m in sorted(gone)
         ]
-        subscriptions = _subscriptions(state, group, gone, None)
+        subscriptions = member_subscriptions(state, group, gone, None)
         previous = {m: t for m, t in group.target.items() if m not in gone}
         target = self._target(state, group, subscriptions, previous, "")
         records.append(_target_record(group.group_id, group.generation + 1, group.assignor, target))
@@ -272,9 +272,12 @@ def _member_record(hb: MemberHeartbeat) -> GroupMember:
     )
 
 
-def _subscriptions(
+def member_subscriptions(
     state: MetadataState, group: GroupState | None, removed: set[str], joined: GroupMember | None
 ) -> dict[str, frozenset[str]]:
+    """The topic ids each member reads (by name or by pattern), without the ``removed``
+    members and with ``joined`` as it is now: what the assignor assigns, and what
+    OffsetDelete keeps."""
     members = {
         mid: m.member for mid, m in (group.members.items() if group else []) if mid not in removed
     }

@@ -12,14 +12,13 @@ succeeds, as in Kafka.
 
 from __future__ import annotations
 
-import re
 import struct
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from rillet.metadata_quorum.classic_group_registry import ClassicGroupState
+from rillet.metadata_quorum.group_coordinator import member_subscriptions
 from rillet.metadata_quorum.group_records import GroupOffsetsDeleted
-from rillet.metadata_quorum.group_registry import to_list
+from rillet.metadata_quorum.group_registry import GroupState, to_list
 from rillet.metadata_quorum.state import MetadataState
 from rillet.wire.error_codes import ErrorCode
 
@@ -47,14 +46,14 @@ def decide_offset_deletion(
     classic = state.classic_groups.group(group_id)
     if kip848 is None and classic is None and group_id not in groups.offsets:
         return OffsetDeletion(ErrorCode.GROUP_ID_NOT_FOUND, f"no group {group_id!r}", {}, None)
-    subscribed = _subscribed(state, group_id, classic)
+    read = _topics_read(state, kip848, classic)
     errors: dict[tuple[str, int], ErrorCode] = {}
     deleted: set[tuple[str, int]] = set()
     for topic, partition in dict.fromkeys(partitions):
         topic_id = state.topic_ids.get(topic)
         if topic_id is None or (topic_id, partition) not in state.partitions:
             errors[(topic, partition)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        elif subscribed(topic):
+        elif read is None or topic_id in read:
             errors[(topic, partition)] = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
         else:
             errors[(topic, partition)] = ErrorCode.NONE
@@ -63,32 +62,22 @@ def decide_offset_deletion(
     return OffsetDeletion(ErrorCode.NONE, None, errors, record)
 
 
-def _subscribed(
-    state: MetadataState, group_id: str, classic: ClassicGroupState | None
-) -> Callable[[str], bool]:
-    """Whether some member of the group reads a topic (by name)."""
-    kip848 = state.groups.group(group_id)
-    names: set[str] = set()
-    patterns: list[re.Pattern[str]] = []
-    unknown = False  # a member whose subscription cannot be read counts as reading all
-    for m in kip848.members.values() if kip848 is not None else ():
-        names.update(m.member.topics)
-        if m.member.pattern is not None:
-            patterns.append(re.compile(m.member.pattern))
-    if classic is not None and classic.members:
-        for cm in classic.members.values():
-            topics = None
-            if classic.protocol_type == CONSUMER_PROTOCOL_TYPE:
-                topics = subscription_topics(cm.member.metadata_for(classic.protocol_name))
-            if topics is None:
-                unknown = True
-            else:
-                names.update(topics)
-
-    def reads(topic: str) -> bool:
-        return unknown or topic in names or any(p.fullmatch(topic) for p in patterns)
-
-    return reads
+def _topics_read(
+    state: MetadataState, kip848: GroupState | None, classic: ClassicGroupState | None
+) -> set[str] | None:
+    """The ids of the topics some member of the group reads; None when a classic member's
+    subscription cannot be read (it counts as reading every topic)."""
+    read: set[str] = set()
+    if kip848 is not None:
+        read.update(*member_subscriptions(state, kip848, set(), None).values())
+    for cm in classic.members.values() if classic is not None else ():
+        names = None
+        if classic is not None and classic.protocol_type == CONSUMER_PROTOCOL_TYPE:
+            names = subscription_topics(cm.member.metadata_for(classic.protocol_name))
+        if names is None:
+            return None
+        read.update(state.topic_ids[n] for n in names if n in state.topic_ids)
+    return read
 
 
 def subscription_topics(metadata: bytes) -> list[str] | None:
