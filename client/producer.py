@@ -214,27 +214,30 @@ class Producer(ClientLifecycle):
         size = RECORD_OVERHEAD_BYTES + len(value) + (len(key) if key else 0)
         size += sum(len(k) + len(v or b"") + 8 for k, v in headers or ())
         limit, setting = self._max_request_bytes, "the producer's max_request_bytes"
-        configured = self._topic_limit(topic)
-        if configured is not None and configured < limit:
-            limit, setting = configured, self._topic_limit_name(topic)
+        leader_limit = self._leader_limit(topic)
+        if leader_limit is not None and leader_limit[0] < limit:
+            limit, setting = leader_limit
         if size > limit:
             raise MessageTooLargeError(
                 f"a record of {size} bytes for {topic!r} exceeds {setting} ({limit} bytes)"
             )
 
-    def _topic_limit(self, topic: str) -> int | None:
-        """The largest batch the topic's leader takes: the topic's ``max.message.bytes``
-        when it sets one, else the nodes' ``max_batch_bytes`` (when they said)."""
+    def _leader_limit(self, topic: str) -> tuple[int, str] | None:
+        """The largest batch the topic's leader takes, and the setting that says so: the
+        topic's ``max.message.bytes`` when it sets one, else the nodes' ``max_batch_bytes``
+        (when they said)."""
         metadata = self._cluster.metadata
         configured = metadata.topic_configs.get(topic, {}).get(MAX_MESSAGE_BYTES)
         if configured is not None and configured.isdigit():
-            return int(configured)
-        return metadata.default_max_batch_bytes
+            return int(configured), f"the topic's {MAX_MESSAGE_BYTES}"
+        if metadata.default_max_batch_bytes is None:
+            return None
+        return metadata.default_max_batch_bytes, "the nodes' max_batch_bytes"
 
-    def _topic_limit_name(self, topic: str) -> str:
-        if MAX_MESSAGE_BYTES in self._cluster.metadata.topic_configs.get(topic, {}):
-            return f"the topic's {MAX_MESSAGE_BYTES}"
-        return "the nodes' max_batch_bytes"
+    def _topic_limit(self, topic: str) -> int | None:
+        """The largest batch the topic's leader takes (see ``_leader_limit``)."""
+        leader_limit = self._leader_limit(topic)
+        return leader_limit[0] if leader_limit is not None else None
 
     async def _learn_topic(self, topic: str) -> int:
         timeout = min(self._max_block_s, self._delivery_timeout_s)

@@ -70,9 +70,11 @@ def _topics_read(
     read: set[str] = set()
     if kip848 is not None:
         read.update(*member_subscriptions(state, kip848, set(), None).values())
-    for cm in classic.members.values() if classic is not None else ():
+    if classic is None:
+        return read
+    for cm in classic.members.values():
         names = None
-        if classic is not None and classic.protocol_type == CONSUMER_PROTOCOL_TYPE:
+        if classic.protocol_type == CONSUMER_PROTOCOL_TYPE:
             names = subscription_topics(cm.member.metadata_for(classic.protocol_name))
         if names is None:
             return None
