@@ -17,9 +17,11 @@ from typing import Any, TextIO
 
 import trio
 
+from rillet.client.admin import Admin
 from rillet.client.cluster import parse_bootstrap
 from rillet.client.errors import ClientTimeoutError, ConnectionFailedError, RilletError
 from rillet.client.security_arguments import add_security_arguments, security_of
+from rillet.client.types import TopicPartition
 
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
 BOOTSTRAP_ENV = "RILLET_BOOTSTRAP"
@@ -198,3 +200,28 @@ def write_all(out: TextIO, text: str) -> None:
     while data:
         written = os.write(fd, data)
         data = data[written:]
+
+
+def add_partition_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """``--partition N``, repeatable, into ``args.partitions`` (none: every partition, see
+    ``chosen_partitions``)."""
+    parser.add_argument(
+        "--partition",
+        dest="partitions",
+        type=int,
+        action="append",
+        default=[],
+        metavar="N",
+        help=help_text,
+    )
+
+
+async def chosen_partitions(
+    admin: Admin, topic: str, partitions: list[int]
+) -> list[TopicPartition]:
+    """The partitions of ``topic`` named with ``--partition``, or all of them when none
+    were (an unknown topic raises, one error line)."""
+    if not partitions:
+        (described,) = await admin.describe_topics([topic])
+        partitions = [p.partition for p in described.partitions]
+    return [TopicPartition(topic, p) for p in partitions]

@@ -21,6 +21,8 @@ from typing import Any
 from rillet.cli.common import (
     add_bootstrap,
     add_output,
+    add_partition_option,
+    chosen_partitions,
     client_options,
     error_line,
     print_json,
@@ -66,13 +68,8 @@ def register(sub: Any) -> None:
     )
     delete_offsets.add_argument("group")
     delete_offsets.add_argument("--topic", required=True, help="the topic whose offsets go")
-    delete_offsets.add_argument(
-        "--partition",
-        type=int,
-        action="append",
-        default=[],
-        metavar="N",
-        help="only this partition (repeatable; default: every partition)",
+    add_partition_option(
+        delete_offsets, "only this partition (repeatable; default: every partition)"
     )
     delete_offsets.set_defaults(run=run_delete_offsets)
     delete = gsub.add_parser("delete", help="delete empty groups and their committed offsets")
@@ -119,11 +116,7 @@ def run_delete(args: argparse.Namespace) -> int:
 def run_delete_offsets(args: argparse.Namespace) -> int:
     async def main() -> int:
         async with Admin(args.bootstrap, **client_options(args)) as admin:
-            partitions = args.partition
-            if not partitions:
-                (described,) = await admin.describe_topics([args.topic])
-                partitions = [p.partition for p in described.partitions]
-            tps = [TopicPartition(args.topic, p) for p in partitions]
+            tps = await chosen_partitions(admin, args.topic, args.partitions)
             outcome = await admin.delete_group_offsets(args.group, tps)
         return report_outcomes(
             (f"deleted the offset of {tp.topic}-{tp.partition} for group {args.group}", error)

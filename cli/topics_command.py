@@ -20,6 +20,8 @@ import trio
 from rillet.cli.common import (
     add_bootstrap,
     add_output,
+    add_partition_option,
+    chosen_partitions,
     client_options,
     key_value_arg,
     print_json,
@@ -115,14 +117,8 @@ def register(sub: Any) -> None:
         metavar="OFFSET|end",
         help="the first offset to keep; 'end': delete every committed record",
     )
-    records.add_argument(
-        "--partition",
-        dest="partitions",
-        type=int,
-        action="append",
-        default=[],
-        metavar="N",
-        help="a partition to delete from (repeatable; default: every partition)",
+    add_partition_option(
+        records, "a partition to delete from (repeatable; default: every partition)"
     )
     records.set_defaults(run=run_delete_records)
 
@@ -197,11 +193,8 @@ def before_offset_arg(text: str) -> int:
 def run_delete_records(args: argparse.Namespace) -> int:
     async def main() -> int:
         async with Admin(args.bootstrap, **client_options(args)) as admin:
-            partitions = args.partitions
-            if not partitions:
-                (topic,) = await admin.describe_topics([args.name])
-                partitions = [p.partition for p in topic.partitions]
-            before = {TopicPartition(args.name, p): args.before for p in partitions}
+            tps = await chosen_partitions(admin, args.name, args.partitions)
+            before = dict.fromkeys(tps, args.before)
             low = await admin.delete_records(before)
         for tp in sorted(low):
             print(f"{tp.topic}-{tp.partition}: records below offset {low[tp]} deleted")
