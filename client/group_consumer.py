@@ -223,7 +223,9 @@ class GroupConsumer(Consumer):
         backoff = 0.05
         while not self._stopping:
             try:
-                response = await self._call(self._heartbeat_request())
+                request = self._heartbeat_request()
+                self._join_sent = True  # from here the join may commit, answered or not
+                response = await self._call(request)
             except RilletError as exc:
                 log.debug("heartbeat of %s failed: %s", self.group_id, exc)
                 await trio.sleep(backoff)
@@ -273,7 +275,6 @@ class GroupConsumer(Consumer):
         by_topic: dict[str, list[int]] = {}
         for tp in sorted(self._owned):
             by_topic.setdefault(tp.topic, []).append(tp.partition)
-        self._join_sent = True
         return gm.ConsumerGroupHeartbeatRequest(
             self.group_id,
             self.member_id or self._join_id,

@@ -106,7 +106,11 @@ async def test_a_member_whose_join_was_never_answered_leaves_on_close(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     consumer = GroupConsumer("127.0.0.1:1", "g", topics=["t"], close_timeout_ms=1000)
-    join = consumer._heartbeat_request()
+    sent = heartbeat_answers(
+        consumer, [gm.ConsumerGroupHeartbeatResponse(ErrorCode.REQUEST_TIMED_OUT)]
+    )
+    await consumer._membership()  # one join sent, its answer a timeout
+    (join,) = sent
     left: list[gm.LeaveGroupRequest] = []
 
     async def call(request: Any, until_s: float | None = None) -> Any:
