@@ -27,7 +27,7 @@ import bisect
 import logging
 import random
 from collections.abc import Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ from rillet.raft.message_codec import decode_message, encode_message
 from rillet.raft.messages import AppendEntries, EntryKind, Heartbeat, Message
 from rillet.raft.quorum import Entry, Leadership, Quorum, Snapshot
 from rillet.raft.ready import Ready, Role
-from rillet.raft.transport import PeerAddress, PeerTls, RaftTransport
+from rillet.raft.transport import InboundLimits, PeerAddress, PeerTls, RaftTransport
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,7 @@ class RaftSettings:
     election_timeout_ticks: int = 8  # 400-800 ms: the core randomises within [T, 2T)
     heartbeat_interval_ticks: int = 1
     commit_timeout_s: float = 5.0
+    inbound: InboundLimits = field(default_factory=InboundLimits)  # what the Raft port accepts
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +105,9 @@ class RaftQuorum(Quorum):
             heartbeat_interval_ticks=s.heartbeat_interval_ticks,
         )
         self._core = RaftCore(node_id, set(voters), self._storage, config, rng or random.Random())
-        self._transport = RaftTransport(node_id, voters, secret, voters[node_id], tls=tls)
+        self._transport = RaftTransport(
+            node_id, voters, secret, voters[node_id], tls=tls, limits=s.inbound
+        )
         snapshot = self._storage.snapshot()
         self._snapshot: Snapshot | None = snapshot if snapshot.index > 0 else None
         self._trimmed_through = snapshot.index

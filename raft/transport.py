@@ -43,25 +43,33 @@ from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import cbor2
 import trio
 
 from rillet.raft import peer_mac
+from rillet.raft.inbound_connections import InboundLimits
+from rillet.raft.transport_accept import Accepted, Acceptor
 from rillet.raft.transport_frames import (
     Framed,
     FrameReader,
     Link,
     TransportError,
-    frame_bytes,
 )
+from rillet.raft.transport_hello import MAGIC, hello_frame, welcome_mac
 
-__all__ = ["PeerAddress", "PeerTls", "RaftTransport", "TransportError", "connection_refused"]
+__all__ = [
+    "MAGIC",
+    "InboundLimits",
+    "PeerAddress",
+    "PeerTls",
+    "RaftTransport",
+    "TransportError",
+    "connection_refused",
+]
 
 log = logging.getLogger(__name__)
 
-MAGIC = b"RLRF\x01"
 NONCE_BYTES = peer_mac.NONCE_BYTES
-HANDSHAKE_TIMEOUT_S = 5.0
+HANDSHAKE_TIMEOUT_S = 5.0  # dialing side; the accepting side's is a setting (InboundLimits)
 INITIAL_BACKOFF_S = 0.05
 MAX_BACKOFF_S = 1.0
 # A connection that lasted this long is reconnected at once when it ends; shorter ones are
@@ -125,6 +133,7 @@ class RaftTransport:
         listen: PeerAddress,
         queue_messages: int = 4096,
         tls: PeerTls | None = None,
+        limits: InboundLimits | None = None,
     ) -> None:
         if len(secret) < 16:
             raise TransportError("the cluster secret must be at least 16 characters")
@@ -133,6 +142,13 @@ class RaftTransport:
         self._key = derive_key(secret)
         self._listen = listen
         self._tls = tls
+        self._acceptor = Acceptor(
+            self._key,
+            node_id,
+            self._peers,
+            limits or InboundLimits(),
+            tls.server if tls is not None else None,
+        )
         self._outboxes = {
             p: trio.open_memory_channel[bytes | Framed](queue_messages) for p in self._peers
         }
@@ -145,8 +161,12 @@ class RaftTransport:
         self._peer_up = {p: trio.Event() for p in self._peers}
         self.dropped = 0  # messages not sent (full queue or broken connection)
         self.direct_writes = 0  # messages written at once by send()
-        self.rejected = 0  # connections refused for failed authentication
         self.port: int | None = None
+
+    @property
+    def rejected(self) -> int:
+        """Connections closed for a bad hello (failed MAC, oversized, ...)."""
+        return self._acceptor.rejected
 
     async def run(self, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
         listeners = await trio.open_tcp_listeners(self._listen.port, host=self._listen.host)
@@ -204,61 +224,37 @@ class RaftTransport:
     # -- receiving ----------------------------------------------------------------------------
 
     async def _serve(self, tcp: trio.SocketStream) -> None:
-        stream: trio.abc.Stream = tcp
+        await self._acceptor.serve(tcp, self._receive)
+
+    async def _receive(self, accepted: Accepted) -> None:
+        self._peer_up[accepted.peer].set()
         try:
-            with trio.fail_after(HANDSHAKE_TIMEOUT_S):
-                if self._tls is not None:
-                    secured = trio.SSLStream(tcp, self._tls.server(), server_side=True)
-                    await secured.do_handshake()
-                    stream = secured
-                peer, nonce, reader = await self._accept(stream)
-            self._peer_up[peer].set()
-            sequence = 0
-            deliver = self._deliver
-            while True:
-                mac, payload = await reader.read_frame()
-                if not peer_mac.macs_equal(
-                    mac, _mac(self._key, nonce, struct.pack(">Q", sequence), payload)
-                ):
-                    raise TransportError(f"frame {sequence} from {peer} failed authentication")
-                sequence += 1
-                if deliver is None:
-                    await self._inbox_send.send((peer, payload))
-                    continue
-                rest = deliver(peer, payload, reader.buffered)
-                if rest is not None:
-                    await rest
-                if reader.buffered and sequence % DELIVER_SLICE_MESSAGES == 0:
-                    # A burst already read is handed over without waiting for the socket:
-                    # let other tasks run between slices of it.
-                    await trio.lowlevel.checkpoint()
-        except (TransportError, trio.TooSlowError) as exc:
+            await self._receive_frames(accepted.peer, accepted.nonce, FrameReader(accepted.stream))
+        except TransportError as exc:
             log.debug("raft connection ended: %s", exc)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
             log.debug("raft connection ended: %s", exc)
-        finally:
-            await trio.aclose_forcefully(tcp)
 
-    async def _accept(self, stream: trio.abc.Stream) -> tuple[int, bytes, FrameReader]:
-        nonce = secrets.token_bytes(NONCE_BYTES)
-        await stream.send_all(MAGIC + nonce)
-        reader = FrameReader(stream)
-        mac, hello = await reader.read_frame()
-        if not peer_mac.macs_equal(mac, _mac(self._key, b"hello", nonce, hello)):
-            self.rejected += 1
-            raise TransportError("hello failed authentication (wrong cluster secret?)")
-        try:
-            sender, receiver, their_nonce = cbor2.loads(hello)
-        except Exception as exc:
-            raise TransportError(f"malformed hello: {exc}") from None
-        if (
-            receiver != self.node_id
-            or sender not in self._peers
-            or not isinstance(their_nonce, bytes)
-        ):
-            raise TransportError(f"hello from {sender!r} for {receiver!r}: not a peer of ours")
-        await stream.send_all(frame_bytes(_mac(self._key, b"welcome", their_nonce, nonce), b""))
-        return int(sender), nonce, reader
+    async def _receive_frames(self, peer: int, nonce: bytes, reader: FrameReader) -> None:
+        sequence = 0
+        deliver = self._deliver
+        while True:
+            mac, payload = await reader.read_frame()
+            if not peer_mac.macs_equal(
+                mac, _mac(self._key, nonce, struct.pack(">Q", sequence), payload)
+            ):
+                raise TransportError(f"frame {sequence} from {peer} failed authentication")
+            sequence += 1
+            if deliver is None:
+                await self._inbox_send.send((peer, payload))
+                continue
+            rest = deliver(peer, payload, reader.buffered)
+            if rest is not None:
+                await rest
+            if reader.buffered and sequence % DELIVER_SLICE_MESSAGES == 0:
+                # A burst already read is handed over without waiting for the socket:
+                # let other tasks run between slices of it.
+                await trio.lowlevel.checkpoint()
 
     # -- sending ------------------------------------------------------------------------------
 
@@ -322,10 +318,9 @@ class RaftTransport:
                     raise TransportError(f"peer {peer} does not speak the raft transport")
                 nonce = greeting[len(MAGIC) :]
                 mine = secrets.token_bytes(NONCE_BYTES)
-                hello = cbor2.dumps([self.node_id, peer, mine])
-                await stream.send_all(frame_bytes(_mac(self._key, b"hello", nonce, hello), hello))
+                await stream.send_all(hello_frame(self._key, nonce, self.node_id, peer, mine))
                 mac, _ = await reader.read_frame()
-                if not peer_mac.macs_equal(mac, _mac(self._key, b"welcome", mine, nonce)):
+                if not peer_mac.macs_equal(mac, welcome_mac(self._key, mine, nonce)):
                     raise TransportError(f"peer {peer} failed authentication")
             except BaseException:
                 await trio.aclose_forcefully(tcp)
