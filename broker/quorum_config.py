@@ -66,6 +66,12 @@ class QuorumConfig:
     snapshot_every_records: int = 10_000
     request_timeout_ms: int = 5_000
     max_records_per_batch: int = 500  # records per metadata Raft entry (entry_split)
+    # Inbound connections to the Raft port of our own engine (raft/inbound_connections.py):
+    # all of them, those of one address not yet authenticated, and how long a connection
+    # may take to authenticate (TLS handshake and hello) before it is closed.
+    raft_max_connections: int = 32
+    raft_max_connections_per_ip: int = 4
+    raft_handshake_timeout_ms: int = 3_000
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
@@ -85,6 +91,26 @@ class QuorumConfig:
             raise ValueError("max_records_per_batch must be at least 1")
         if self.snapshot_every_records < 1 or self.controller_tick_ms < 1:
             raise ValueError("snapshot_every_records and controller_tick_ms must be positive")
+        self._check_raft_port_limits()
+
+    def _check_raft_port_limits(self) -> None:
+        if self.raft_max_connections < max(2, len(self.voters)):
+            raise ValueError(
+                "quorum.raft_max_connections must leave a connection for each other voter "
+                f"and one more: at least {max(2, len(self.voters))}, not "
+                f"{self.raft_max_connections}"
+            )
+        if not 1 <= self.raft_max_connections_per_ip <= self.raft_max_connections:
+            raise ValueError(
+                "quorum.raft_max_connections_per_ip must be between 1 and "
+                f"raft_max_connections ({self.raft_max_connections}), not "
+                f"{self.raft_max_connections_per_ip}"
+            )
+        if self.raft_handshake_timeout_ms < 1:
+            raise ValueError(
+                f"quorum.raft_handshake_timeout_ms must be >= 1, not "
+                f"{self.raft_handshake_timeout_ms}"
+            )
 
     def voter(self, node_id: int) -> VoterConfig | None:
         return next((v for v in self.voters if v.id == node_id), None)

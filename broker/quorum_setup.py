@@ -22,7 +22,7 @@ from rillet.broker.quorum_config import parse_address
 from rillet.raft.pysyncobj_engine import PysyncobjQuorum, PysyncobjSettings
 from rillet.raft.quorum import Quorum
 from rillet.raft.raft_quorum import RaftQuorum, RaftSettings
-from rillet.raft.transport import PeerAddress, PeerTls
+from rillet.raft.transport import InboundLimits, PeerAddress, PeerTls
 
 RAFT_DIR = "__raft"
 
@@ -86,6 +86,11 @@ def build_quorum(
             tick_ms=q.raft_heartbeat_ms,
             election_timeout_ticks=max(2, q.election_timeout_min_ms // q.raft_heartbeat_ms),
             commit_timeout_s=q.request_timeout_ms / 1000,
+            inbound=InboundLimits(
+                max_connections=q.raft_max_connections,
+                max_connections_per_ip=q.raft_max_connections_per_ip,
+                handshake_timeout_ms=q.raft_handshake_timeout_ms,
+            ),
         )
         return RaftQuorum(
             config.node_id,

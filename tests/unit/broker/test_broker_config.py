@@ -54,6 +54,10 @@ def test_file_and_overrides(tmp_path: Path) -> None:
         ("[groups]\ninitial_rebalance_delay_ms = -1\n", "initial_rebalance_delay_ms"),
         ("[groups]\nmin_session_timeout_ms = 9\nmax_session_timeout_ms = 8\n", "min_session"),
         ("[groups]\nmax_size = 0\n", "max_size must be >= 1"),
+        ("[quorum]\nraft_max_connections = 1\n", "raft_max_connections must leave"),
+        ("[quorum]\nraft_max_connections_per_ip = 0\n", "raft_max_connections_per_ip must"),
+        ("[quorum]\nraft_max_connections_per_ip = 40\n", "raft_max_connections_per_ip must"),
+        ("[quorum]\nraft_handshake_timeout_ms = 0\n", "raft_handshake_timeout_ms must"),
     ],
 )
 def test_bad_config_is_refused_by_name(tmp_path: Path, text: str, needle: str) -> None:
@@ -166,6 +170,7 @@ def test_secret_file_and_short_secrets(tmp_path: Path) -> None:
         'engine = "zookeeper"\n',
         "election_timeout_min_ms = 2500\n",  # not below the max (2000)
         "broker_heartbeat_interval_ms = 10000\n",
+        "raft_max_connections = 2\n",  # no room for two peers and a handshake
     ],
 )
 def test_bad_quorum_settings_are_refused(tmp_path: Path, extra: str) -> None:
