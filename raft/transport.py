@@ -24,7 +24,9 @@ Authentication, with a key derived from the cluster secret (HMAC-SHA256 througho
    replayed into another connection or reordered within one.
 
 A frame that fails its check closes the connection (the peer reconnects); nothing from an
-unauthenticated peer ever reaches the Raft core.
+unauthenticated peer ever reaches the Raft core. Until a peer is authenticated it gets no
+more than a hello of a few dozen bytes, a deadline and a capped number of connections
+(transport_accept.py); data frames are read only after that.
 
 With :class:`PeerTls` every connection is TLS first (the node's certificate both ways; the
 dialer checks the peer's against the host it dials), then the same handshake and MACs run

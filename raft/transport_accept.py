@@ -140,12 +140,13 @@ class Acceptor:
 
     def _warn(self, host: str, reason: str) -> None:
         suppressed = self._warnings.allow(host, trio.current_time())
-        if suppressed is not None:
+        if suppressed:
             log.warning(
-                "raft port: closed a connection from %s: %s (%d similar lines suppressed in "
-                "the last %.0f s)",
+                "raft port: closed a connection from %s: %s (%d more not logged since the "
+                "previous line)",
                 host,
                 reason,
                 suppressed,
-                WARNING_INTERVAL_S,
             )
+        elif suppressed is not None:
+            log.warning("raft port: closed a connection from %s: %s", host, reason)
