@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import logging
 import struct
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 
 import pytest
 import trio
@@ -26,9 +28,15 @@ LIMITS = InboundLimits(max_connections=8, max_connections_per_ip=2, handshake_ti
 GREETING_BYTES = len(MAGIC) + NONCE_BYTES
 
 
-def transport(limits: InboundLimits = LIMITS) -> RaftTransport:
+@asynccontextmanager
+async def listening() -> AsyncIterator[tuple[RaftTransport, int]]:
+    """Voter 1's transport with :data:`LIMITS`, running (peer 2 is never up), and its port."""
     peers = {i: PeerAddress("127.0.0.1", free_port()) for i in (1, 2)}
-    return RaftTransport(1, peers, SECRET, peers[1], limits=limits)
+    a = RaftTransport(1, peers, SECRET, peers[1], limits=LIMITS)
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(a.run)
+        yield a, port
+        nursery.cancel_scope.cancel()
 
 
 async def greeted(port: int) -> tuple[trio.SocketStream, bytes]:
@@ -50,88 +58,67 @@ async def closed_on_us(raw: trio.SocketStream) -> bool:
 
 
 async def test_connections_over_the_address_cap_are_closed_before_any_greeting() -> None:
-    a = transport()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(a.run)
-        assert a.port is not None
+    async with listening() as (_transport, port):
         with trio.fail_after(5):
-            held = [await greeted(a.port) for _ in range(2)]
+            held = [await greeted(port) for _ in range(2)]
             for _ in range(3):
-                extra = await trio.open_tcp_stream("127.0.0.1", a.port)
+                extra = await trio.open_tcp_stream("127.0.0.1", port)
                 assert await closed_on_us(extra)  # no greeting: nothing was done for it
                 await extra.aclose()
         for raw, _ in held:
             await raw.aclose()
-        nursery.cancel_scope.cancel()
 
 
-async def test_a_connection_without_a_hello_is_closed_at_the_deadline(
+def half_a_header(nonce: bytes) -> bytes:
+    return b"\0\0"  # and then nothing
+
+
+def a_60_mib_hello(nonce: bytes) -> bytes:
+    return struct.pack(">I", 60 * 1024 * 1024) + b"\0" * 65536
+
+
+def a_forged_hello(nonce: bytes) -> bytes:
+    return hello_frame(derive_key("another-secret-entirely"), nonce, 2, 1, bytes(NONCE_BYTES))
+
+
+@pytest.mark.parametrize(
+    ("send", "reason", "closed_after_s", "rejected"),
+    [
+        (half_a_header, "no hello within the handshake deadline", 0.3, 0),
+        (a_60_mib_hello, "declared a hello of 62914560 bytes", 0.0, 3),
+        (a_forged_hello, "hello failed authentication", 0.0, 3),
+    ],
+)
+async def test_a_bad_hello_closes_the_connection_with_one_warning_per_address(
     caplog: pytest.LogCaptureFixture,
+    send: Callable[[bytes], bytes],
+    reason: str,
+    closed_after_s: float,
+    rejected: int,
 ) -> None:
-    a = transport()
     caplog.set_level(logging.WARNING, logger="rillet.raft")
-    async with trio.open_nursery() as nursery:
-        await nursery.start(a.run)
-        assert a.port is not None
-        with trio.fail_after(5):
-            started = trio.current_time()  # before the connect: the deadline starts later
-            raw, _ = await greeted(a.port)
-            await raw.send_all(b"\0\0")  # half a header, then nothing
-            assert await closed_on_us(raw)
-            assert 0.3 <= trio.current_time() - started < 3
-        await raw.aclose()
-        nursery.cancel_scope.cancel()
-    assert "no hello within the handshake deadline" in caplog.text
-
-
-async def test_an_oversized_hello_closes_at_once_and_warnings_are_rate_limited(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    a = transport()
-    caplog.set_level(logging.WARNING, logger="rillet.raft")
-    async with trio.open_nursery() as nursery:
-        await nursery.start(a.run)
-        assert a.port is not None
+    async with listening() as (a, port):
         with trio.fail_after(5):
             for _ in range(3):
-                raw, _ = await greeted(a.port)
-                await raw.send_all(struct.pack(">I", 60 * 1024 * 1024) + b"\0" * 65536)
+                started = trio.current_time()  # before the connect: the deadline starts later
+                raw, nonce = await greeted(port)
+                await raw.send_all(send(nonce))
                 assert await closed_on_us(raw)
                 await raw.aclose()
-        nursery.cancel_scope.cancel()
+                assert closed_after_s <= trio.current_time() - started < 3
     lines = [r for r in caplog.records if "closed a connection from 127.0.0.1" in r.getMessage()]
     assert len(lines) == 1 and lines[0].levelno == logging.WARNING
-    assert "declared a hello of 62914560 bytes" in lines[0].getMessage()
-    assert a.rejected == 3
-
-
-async def test_a_forged_hello_is_logged_at_warning(caplog: pytest.LogCaptureFixture) -> None:
-    a = transport()
-    caplog.set_level(logging.WARNING, logger="rillet.raft")
-    forged_key = derive_key("another-secret-entirely")
-    async with trio.open_nursery() as nursery:
-        await nursery.start(a.run)
-        assert a.port is not None
-        with trio.fail_after(5):
-            raw, nonce = await greeted(a.port)
-            await raw.send_all(hello_frame(forged_key, nonce, 2, 1, bytes(NONCE_BYTES)))
-            assert await closed_on_us(raw)
-        await raw.aclose()
-        nursery.cancel_scope.cancel()
-    assert "hello failed authentication" in caplog.text
-    assert a.rejected == 1
+    assert reason in lines[0].getMessage()
+    assert a.rejected == rejected
 
 
 async def test_a_peer_that_authenticates_again_replaces_its_previous_connection() -> None:
-    a = transport()
     key = derive_key(SECRET)
-    async with trio.open_nursery() as nursery:
-        await nursery.start(a.run)
-        assert a.port is not None
+    async with listening() as (_transport, port):
         with trio.fail_after(5):
             connections = []
             for _ in range(4):  # more than the address cap: authenticated ones do not count
-                raw, nonce = await greeted(a.port)
+                raw, nonce = await greeted(port)
                 await raw.send_all(hello_frame(key, nonce, 2, 1, bytes(NONCE_BYTES)))
                 welcome = await raw.receive_some(4 + 32)
                 assert len(welcome) == 4 + 32, "not welcomed"
@@ -140,4 +127,3 @@ async def test_a_peer_that_authenticates_again_replaces_its_previous_connection(
                 assert await closed_on_us(old)
         for raw in connections:
             await raw.aclose()
-        nursery.cancel_scope.cancel()
