@@ -79,12 +79,28 @@ class HttpConfig:
     enabled: bool = False
     host: str = "127.0.0.1"
     port: int = 9620  # 0 picks an ephemeral port; the ready file names the bound one
+    # HTTPS with the node's certificate: true, false, or unset to follow [tls] (on when the
+    # node's listeners are).
+    tls: bool | None = field(default=None, metadata={"optional_bool": True})
+    # A file holding the bearer token /api/*, the console and labelled /metrics series ask
+    # for (read at start; at least MIN_TOKEN_CHARS characters). Empty: no token.
+    auth_token_file: str = ""
+    # Host header values answered besides this node's own names, IP literals and localhost
+    # (comma-separated; ".example.com" matches its subdomains, "*" any name).
+    allowed_hosts: str = ""
+    # From accept to a complete request head (TLS handshake included); then 408 and close.
+    request_head_timeout_ms: int = 1_000
+    max_connections: int = 64  # HTTP connections at once (the oldest idle one gives way)
+    max_connections_per_ip: int = 8  # of them from one address (its oldest idle gives way)
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
             raise ValueError(f"http.port must be 0..65535, not {self.port}")
         if not self.host:
             raise ValueError("http.host must not be empty")
+        for name in ("request_head_timeout_ms", "max_connections", "max_connections_per_ip"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"http.{name} must be >= 1, not {getattr(self, name)}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,6 +273,8 @@ class NodeConfig:
         http = self.http
         if http.enabled and http.port != 0 and http.port == self.listener.port:
             raise ValueError(f"http.port {http.port} is also listener.port")
+        if http.tls and not self.tls.enabled:
+            raise ValueError("http.tls = true needs tls.certfile and tls.keyfile")
 
     @property
     def kafka_advertised_host(self) -> str:
@@ -301,6 +319,10 @@ def _build(cls: Any, raw: dict[str, Any], prefix: str) -> Any:
         key = prefix + name
         if dataclasses.is_dataclass(default):
             kwargs[name] = _build(type(default), value, key + ".")
+        elif "optional_bool" in f.metadata:
+            if not isinstance(value, bool):
+                raise ConfigError(f"{key} must be true or false (or left out)")
+            kwargs[name] = value
         elif "item" in f.metadata:  # a list of tables, e.g. quorum.voters
             if not isinstance(value, list):
                 raise ConfigError(f"{key} must be a list of tables")
@@ -352,6 +374,9 @@ AT_LEAST_ONE = frozenset(
         "quorum.controller_tick_ms",
         "quorum.request_timeout_ms",
         "quorum.leader_rebalance_interval_ms",
+        "http.request_head_timeout_ms",
+        "http.max_connections",
+        "http.max_connections_per_ip",
     }
 )
 
