@@ -11,6 +11,7 @@ memory. Routing is a plain function of the parsed request.
 from __future__ import annotations
 
 import logging
+import math
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -30,6 +31,7 @@ RESPONSE_SEND_TIMEOUT_S = 10.0
 MAX_HTTP_CONNECTIONS = 64
 MAX_HTTP_CONNECTIONS_PER_IP = 8
 RECEIVE_BYTES = 4096
+PRESSURE_LOG_INTERVAL_S = 1.0
 
 _REASONS = {
     200: "OK",
@@ -92,6 +94,7 @@ class HttpServer:
         self._head_timeout_s = request_head_timeout_ms / 1000
         self.tls = tls
         self._scopes: dict[int, trio.CancelScope] = {}
+        self._pressure_logged_s = -math.inf
 
     @property
     def open_connections(self) -> int:
@@ -101,6 +104,8 @@ class HttpServer:
         grant = self._slots.admit(_peer_host(stream))
         for evicted in grant.evicted:
             self._scopes.pop(evicted).cancel()
+        if grant.evicted or grant.connection is None:
+            self._log_pressure()
         if grant.connection is None:
             await trio.aclose_forcefully(stream)
             return
@@ -115,6 +120,19 @@ class HttpServer:
             self._scopes.pop(connection, None)
             self._slots.release(connection)
             await trio.aclose_forcefully(stream)
+
+    def _log_pressure(self) -> None:
+        """At most once a second: many silent sockets or a flood of connections."""
+        now_s = trio.current_time()
+        if now_s - self._pressure_logged_s < PRESSURE_LOG_INTERVAL_S:
+            return
+        self._pressure_logged_s = now_s
+        log.info(
+            "http: all connection slots taken; since start %d connections that sent no "
+            "request were closed for newer ones, %d refused (every slot answering)",
+            self._slots.evictions,
+            self._slots.refused,
+        )
 
     async def _serve_one(self, stream: trio.abc.Stream, connection: int) -> None:
         request: HttpRequest | None = None
