@@ -98,7 +98,7 @@ class HttpEndpoint:
         """``access``: built from the node's settings when None; ``tls``: the HTTPS context
         (plain HTTP when None)."""
         self.probe = probe
-        self.access = access or access_policy(probe.config)
+        self.access = access if access is not None else access_policy(probe.config)
         self.registry = CollectorRegistry()
         self.requests = RequestMetrics(self.registry)
         self.registry.register(PartitionCollector(probe))
