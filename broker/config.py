@@ -15,6 +15,7 @@ from typing import Any
 from rillet.broker.authorizer import AuthorizerConfig
 from rillet.broker.connection_limits import parse_overrides
 from rillet.broker.errors import ConfigError
+from rillet.broker.http_config import HttpConfig
 from rillet.broker.quorum_config import QuorumConfig
 from rillet.broker.quota_config import QuotasConfig
 from rillet.broker.tls_config import TlsConfig
@@ -70,21 +71,6 @@ class KafkaListenerConfig:
     @property
     def sasl_mechanism_list(self) -> tuple[str, ...]:
         return sasl_mechanism_list("kafka_listener.sasl_mechanisms", self.sasl_mechanisms)
-
-
-@dataclass(frozen=True, slots=True)
-class HttpConfig:
-    """The HTTP endpoint (docs/operations.md): /health, /ready, /metrics and the console."""
-
-    enabled: bool = False
-    host: str = "127.0.0.1"
-    port: int = 9620  # 0 picks an ephemeral port; the ready file names the bound one
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.port <= 65535:
-            raise ValueError(f"http.port must be 0..65535, not {self.port}")
-        if not self.host:
-            raise ValueError("http.host must not be empty")
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,6 +243,8 @@ class NodeConfig:
         http = self.http
         if http.enabled and http.port != 0 and http.port == self.listener.port:
             raise ValueError(f"http.port {http.port} is also listener.port")
+        if http.tls and not self.tls.enabled:
+            raise ValueError("http.tls = true needs tls.certfile and tls.keyfile")
 
     @property
     def kafka_advertised_host(self) -> str:
@@ -301,6 +289,10 @@ def _build(cls: Any, raw: dict[str, Any], prefix: str) -> Any:
         key = prefix + name
         if dataclasses.is_dataclass(default):
             kwargs[name] = _build(type(default), value, key + ".")
+        elif "optional_bool" in f.metadata:
+            if not isinstance(value, bool):
+                raise ConfigError(f"{key} must be true or false (or left out)")
+            kwargs[name] = value
         elif "item" in f.metadata:  # a list of tables, e.g. quorum.voters
             if not isinstance(value, list):
                 raise ConfigError(f"{key} must be a list of tables")
@@ -352,6 +344,9 @@ AT_LEAST_ONE = frozenset(
         "quorum.controller_tick_ms",
         "quorum.request_timeout_ms",
         "quorum.leader_rebalance_interval_ms",
+        "http.request_head_timeout_ms",
+        "http.max_connections",
+        "http.max_connections_per_ip",
     }
 )
 

@@ -39,7 +39,12 @@ from rillet.broker.errors import BrokerError
 from rillet.broker.handlers.context import BrokerContext, InjectedFaults
 from rillet.broker.heap_freezer import run_heap_freezer
 from rillet.broker.http.decision_journal import DecisionJournal, JournalingLog
-from rillet.broker.http.endpoint import HttpEndpoint, open_http_listeners
+from rillet.broker.http.endpoint import (
+    HttpEndpoint,
+    access_policy,
+    http_tls_on,
+    open_http_listeners,
+)
 from rillet.broker.http.metered_dispatcher import MeteredDispatcher
 from rillet.broker.http.node_probe import NodeProbe
 from rillet.broker.http.request_metrics import RAFT_APPEND_BUCKETS_S, LocalHistogram
@@ -125,6 +130,8 @@ class Node:
         self._refused_logged_at = -math.inf
         # TLS on every listener and inter-node link when [tls] names a certificate.
         self.tls = TlsContexts(config.tls) if config.tls.enabled else None
+        # Who may read the HTTP endpoint (reads http.auth_token_file: checked at start).
+        self._http_access = access_policy(config) if config.http.enabled else None
         self.loop_lag = LagTracker()  # the worst event-loop stalls, logged as they happen
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
@@ -237,7 +244,9 @@ class Node:
                             self._journal,
                             self.loop_lag,
                             raft_append=self._raft_append,
-                        )
+                        ),
+                        self._http_access,
+                        self.tls.http_server if self.tls and http_tls_on(cfg) else None,
                     )
                     manager.on_fsync_s = endpoint.requests.observe_fsync
                     dispatcher = MeteredDispatcher(

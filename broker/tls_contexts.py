@@ -29,14 +29,17 @@ class TlsSetupError(ConfigError):
 
 
 class TlsContexts:
-    """The server context (listeners) and client context (connections to other nodes)."""
+    """The server context (listeners), the client context (connections to other nodes) and
+    the HTTP endpoint's: the same certificate, but a client certificate is only checked if
+    offered (mutual TLS stands in for the endpoint's token), never required, as probes and
+    browsers have none."""
 
     def __init__(self, config: TlsConfig, clock: Callable[[], float] = time.monotonic) -> None:
         self._config = config
         self._clock = clock
         self._files = [f for f in (config.certfile, config.keyfile, config.cafile) if f]
         self._stamp = self._file_stamp()
-        self._server, self._client = self._build()
+        self._server, self._client, self._http = self._build()
         self._checked_s = clock()
 
     def server(self) -> ssl.SSLContext:
@@ -46,6 +49,10 @@ class TlsContexts:
     def client(self) -> ssl.SSLContext:
         self._maybe_reload()
         return self._client
+
+    def http_server(self) -> ssl.SSLContext:
+        self._maybe_reload()
+        return self._http
 
     def _maybe_reload(self) -> None:
         now = self._clock()
@@ -60,7 +67,7 @@ class TlsContexts:
         if stamp == self._stamp:
             return
         try:
-            self._server, self._client = self._build()
+            self._server, self._client, self._http = self._build()
         except TlsSetupError as exc:
             log.error("TLS files changed but cannot be used (keeping the previous ones): %s", exc)
             return
@@ -73,7 +80,7 @@ class TlsContexts:
         except OSError as exc:
             raise TlsSetupError(f"cannot read {exc.filename}: {exc.strerror}") from None
 
-    def _build(self) -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    def _build(self) -> tuple[ssl.SSLContext, ssl.SSLContext, ssl.SSLContext]:
         c = self._config
         try:
             server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=c.cafile or None)
@@ -85,7 +92,10 @@ class TlsContexts:
             }[c.client_auth]
             client = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=c.cafile or None)
             client.load_cert_chain(c.certfile, c.keyfile)  # for peers that require it
+            http = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=c.cafile or None)
+            http.load_cert_chain(c.certfile, c.keyfile)
+            http.verify_mode = ssl.CERT_OPTIONAL if c.cafile else ssl.CERT_NONE
         except (OSError, ssl.SSLError) as exc:
             files = f"tls.certfile={c.certfile}, tls.keyfile={c.keyfile}, tls.cafile={c.cafile}"
             raise TlsSetupError(f"cannot load TLS files ({files}): {exc}") from None
-        return server, client
+        return server, client, http

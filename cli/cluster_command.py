@@ -37,6 +37,8 @@ from rillet.cli.cluster_status import (
 from rillet.cli.common import BOOTSTRAP_ENV, bootstrap_arg, positive_int, run_async
 from rillet.cli.secure_cluster import (
     CLIENT_NAME,
+    HTTP_TOKEN_FILE,
+    TLS_DIR,
     create_admin_user,
     plan_local_cluster,
     plan_ssl_context,
@@ -130,10 +132,21 @@ def run_up(args: argparse.Namespace) -> int:
             f"ACLs on: {CLIENT_NAME} may do everything (rillet acls list), other users "
             "nothing until `rillet acls add` grants it"
         )
+        _print_http_token_use(plan)
     if plan.kafka_bootstrap:
         print(f"kafka bootstrap servers: {plan.kafka_bootstrap}")
     print(f"bootstrap servers: {plan.bootstrap}")  # the last line: scripts take it
     return 0
+
+
+def _print_http_token_use(plan: ClusterPlan) -> None:
+    token = Path(plan.base_dir) / TLS_DIR / HTTP_TOKEN_FILE
+    if not token.exists() or plan.tls is None or not plan.metrics_urls:
+        return  # a cluster made before the endpoints asked for a token
+    console = plan.metrics_urls.split(",")[0].removesuffix("metrics")
+    print(f"HTTPS endpoints: the console, /api/* and labelled /metrics need the token in {token}")
+    print(f'  curl --cacert {plan.tls.cafile} -H "Authorization: Bearer $(cat {token})" ...')
+    print(f"  console: {console} (any user name, the token as password)")
 
 
 async def _admin_user(plan: ClusterPlan) -> int:

@@ -32,6 +32,7 @@ from rillet.wire.acls import (
 TLS_DIR = "tls"
 KAFKA_SASL_MECHANISMS = "SCRAM-SHA-512,SCRAM-SHA-256,PLAIN"
 PASSWORD_FILE = "admin.password"
+HTTP_TOKEN_FILE = "http.token"  # the HTTP endpoints' bearer token (the API, the console)
 NODE_HOSTS = ("127.0.0.1", "localhost")
 CLIENT_NAME = "admin"
 # The admin's certificate (native clients, the CLI) is the super user; its SASL user (Kafka
@@ -79,7 +80,19 @@ def plan_local_cluster(base: Path, nodes: int, secure: bool) -> ClusterPlan:
         tls=make_tls_files(base) if secure else None,
         kafka_sasl=KAFKA_SASL_MECHANISMS if secure else "",
         super_users=SUPER_USERS if secure else None,
+        http_token_file=str(secret_file(base, HTTP_TOKEN_FILE)) if secure else "",
     )
+
+
+def secret_file(base: Path, name: str) -> Path:
+    """``<base>/tls/<name>``, holding a random word (mode 0600), made on first use."""
+    path = base / TLS_DIR / name
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(secrets.token_urlsafe(24) + "\n")
+    return path
 
 
 def admin_password(base: Path) -> str:

@@ -55,7 +55,10 @@ class NodePlan:
 
     @property
     def metrics_url(self) -> str:
-        return f"http://{self.host}:{self.http_port}/metrics"
+        return self.http_url("/metrics")
+
+    def http_url(self, path: str, tls: bool = False) -> str:
+        return f"{'https' if tls else 'http'}://{self.host}:{self.http_port}{path}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +100,8 @@ class ClusterPlan:
     @property
     def metrics_urls(self) -> str:
         """Every node's /metrics address ("" when the nodes run no HTTP endpoint)."""
-        return ",".join(n.metrics_url for n in self.nodes if n.http_port >= 0)
+        tls = self.tls is not None  # the HTTP endpoint follows [tls]: HTTPS
+        return ",".join(n.http_url("/metrics", tls) for n in self.nodes if n.http_port >= 0)
 
     def node(self, node_id: int) -> NodePlan:
         return next(n for n in self.nodes if n.node_id == node_id)
@@ -122,6 +126,7 @@ def plan_cluster(
     kafka_sasl: str = "",
     super_users: str | None = None,
     native_sasl: str = "",
+    http_token_file: str = "",
 ) -> ClusterPlan:
     """Write configs for ``nodes`` voters (each also a broker) and ``broker_only`` further
     brokers that follow the voters' metadata log, all on free loopback ports.
@@ -137,7 +142,8 @@ def plan_cluster(
     names the SASL mechanisms Kafka clients must authenticate with. ``super_users`` (a
     semicolon-separated list of principals, possibly empty) turns the ACL authorizer on;
     ``native_sasl`` names the SASL mechanisms rillet's clients must log in with (unless
-    they present a client certificate).
+    they present a client certificate). ``http_token_file`` names the file of the token the
+    HTTP endpoints ask for (the API, the console, labelled metrics).
     """
     base_dir.mkdir(parents=True, exist_ok=True)
     secret_path = base_dir / SECRET_FILE
@@ -182,7 +188,9 @@ def plan_cluster(
             else ""
         )
         http_table = (
-            f'[http]\nenabled = true\nhost = "{n.host}"\nport = {n.http_port}\n\n'
+            f'[http]\nenabled = true\nhost = "{n.host}"\nport = {n.http_port}\n'
+            + (f'auth_token_file = "{http_token_file}"\n' if http_token_file else "")
+            + "\n"
             if n.http_port >= 0
             else ""
         )

@@ -3,28 +3,38 @@
 ``/health`` answers 200 whenever the process serves HTTP; ``/ready`` 200 only when the broker
 is registered, unfenced and caught up (else 503 and the reason); ``/metrics`` the Prometheus
 text format from this node's own registry; ``/api/cluster`` the console's JSON; ``/`` the
-console page.
+console page. Who may read which of them is decided per request by
+:class:`~rillet.broker.http.access.AccessPolicy` (Host check, token, mutual TLS).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import socket
+import ssl
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import trio
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
-from rillet.broker.config import HttpConfig
+from rillet.broker.config import NodeConfig
+from rillet.broker.errors import ConfigError
+from rillet.broker.http.access import MIN_TOKEN_CHARS, AccessPolicy
 from rillet.broker.http.cluster_json import cluster_document
 from rillet.broker.http.collectors import NodeCollector, PartitionCollector
 from rillet.broker.http.console_page import CONSOLE_HTML
 from rillet.broker.http.errors import HttpBindError
+from rillet.broker.http.node_level_metrics import node_level_registry
 from rillet.broker.http.node_probe import NodeProbe
 from rillet.broker.http.request_metrics import RequestMetrics
 from rillet.broker.http.request_parser import HttpRequest
 from rillet.broker.http.server import HttpResponse, HttpServer, plain
+from rillet.broker.http_config import HttpConfig
 
 log = logging.getLogger(__name__)
 
@@ -41,25 +51,86 @@ async def open_http_listeners(config: HttpConfig) -> list[trio.SocketListener]:
         ) from None
 
 
+def read_token_file(path: str) -> str:
+    """The endpoint's token, read at start: a missing or short file stops the node."""
+    try:
+        token = Path(path).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"http.auth_token_file {path}: cannot be read ({exc})") from None
+    if len(token) < MIN_TOKEN_CHARS or any(c.isspace() for c in token):
+        raise ConfigError(
+            f"http.auth_token_file {path}: the token must be one word of at least "
+            f"{MIN_TOKEN_CHARS} characters"
+        )
+    return token
+
+
+def access_policy(config: NodeConfig) -> AccessPolicy:
+    """The endpoint's policy from the node's settings (reads the token file)."""
+    http = config.http
+    names = (
+        config.listener.host,
+        config.advertised_host,
+        config.kafka_listener.host,
+        config.kafka_advertised_host,
+        http.host,
+        socket.gethostname(),
+    )
+    token = read_token_file(http.auth_token_file) if http.auth_token_file else None
+    return AccessPolicy(names, http.allowed_hosts, token, config.authorizer.super_user_set)
+
+
+def http_tls_on(config: NodeConfig) -> bool:
+    """``http.tls``, or when unset whether the node's listeners use TLS."""
+    return config.tls.enabled if config.http.tls is None else config.http.tls
+
+
+CHALLENGE = (("WWW-Authenticate", 'Basic realm="rillet", charset="UTF-8"'),)
+
+
 class HttpEndpoint:
-    def __init__(self, probe: NodeProbe) -> None:
+    def __init__(
+        self,
+        probe: NodeProbe,
+        access: AccessPolicy | None = None,
+        tls: Callable[[], ssl.SSLContext] | None = None,
+    ) -> None:
+        """``access``: built from the node's settings when None; ``tls``: the HTTPS context
+        (plain HTTP when None)."""
         self.probe = probe
+        self.access = access if access is not None else access_policy(probe.config)
         self.registry = CollectorRegistry()
         self.requests = RequestMetrics(self.registry)
         self.registry.register(PartitionCollector(probe))
         self.registry.register(NodeCollector(probe))
-        self.server = HttpServer(self.route)
+        self.node_level = node_level_registry(self.registry)
+        http = probe.config.http
+        self.server = HttpServer(
+            self.route,
+            http.max_connections,
+            max_connections_per_ip=http.max_connections_per_ip,
+            request_head_timeout_ms=http.request_head_timeout_ms,
+            tls=tls,
+        )
         self.port: int | None = None
 
     def route(self, request: HttpRequest) -> HttpResponse:
         path = request.path
+        access = self.access.admit(
+            path, request.header("host"), request.header("authorization"), request.principal
+        )
+        if access.refusal is not None:
+            refusal = access.refusal
+            response = plain(refusal.status, refusal.reason)
+            return replace(response, headers=CHALLENGE) if refusal.status == 401 else response
         if path == "/health":
             return plain(200, "ok")
         if path == "/ready":
             reason = self.probe.not_ready_reason()
             return plain(200, "ready") if reason is None else plain(503, reason)
         if path == "/metrics":
-            return HttpResponse(200, generate_latest(self.registry), CONTENT_TYPE_LATEST)
+            registry = self.registry if access.detail else self.node_level
+            return HttpResponse(200, generate_latest(registry), CONTENT_TYPE_LATEST)
         if path == "/api/cluster":
             body = json.dumps(cluster_document(self.probe), separators=(",", ":")).encode()
             return HttpResponse(200, body, "application/json")
@@ -73,7 +144,8 @@ class HttpEndpoint:
         """Report the bound port, then serve forever (cancel to stop)."""
         http = self.probe.config.http
         self.port = listeners[0].socket.getsockname()[1]
-        log.info("node %d: http endpoint on %s:%d", self.probe.node_id, http.host, self.port)
+        scheme = "https" if self.server.tls else "http"
+        log.info("node %d: %s endpoint on %s:%d", self.probe.node_id, scheme, http.host, self.port)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._watch_elections)
             await nursery.start(trio.serve_listeners, self.server.handle, listeners)

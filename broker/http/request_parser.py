@@ -29,6 +29,7 @@ class HttpRequest:
     query: str
     version: str
     headers: tuple[tuple[str, str], ...]  # names lower-cased, in arrival order
+    principal: str | None = None  # set by the server: a verified client certificate's name
 
     def header(self, name: str) -> str | None:
         for key, value in self.headers:

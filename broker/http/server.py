@@ -1,35 +1,46 @@
 """The trio driver of the HTTP endpoint: read one request head, answer it, close.
 
 Each connection carries one request (``Connection: close``): probes and scrapes are rare, so
-keep-alive would buy nothing and cost state. Reading the head has a deadline and a size
-bound, and the number of concurrent connections is capped, so a slow or hostile client cannot
-hold the endpoint or the node's memory. Routing is a plain function of the parsed request.
+keep-alive would buy nothing and cost state. From accept to a complete head (the TLS
+handshake included) a connection has ``http.request_head_timeout_ms``, the head a size bound,
+and connections take slots (:mod:`~rillet.broker.http.slots`) in which an idle one gives way
+to a new one, so sockets that send nothing cannot hold the endpoint, its probes or the node's
+memory. Routing is a plain function of the parsed request.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import ssl
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import trio
 
 from rillet.broker.http.errors import HttpError
 from rillet.broker.http.request_parser import HttpRequest, RequestHeadParser
+from rillet.broker.http.slots import HttpSlots
+from rillet.broker.served_stream import peer_host
+from rillet.broker.session import certificate_subject
 
 log = logging.getLogger(__name__)
 
-REQUEST_HEAD_TIMEOUT_S = 5.0
+REQUEST_HEAD_TIMEOUT_MS = 1_000
 RESPONSE_SEND_TIMEOUT_S = 10.0
 MAX_HTTP_CONNECTIONS = 64
+MAX_HTTP_CONNECTIONS_PER_IP = 8
 RECEIVE_BYTES = 4096
+PRESSURE_LOG_INTERVAL_S = 1.0
 
 _REASONS = {
     200: "OK",
     400: "Bad Request",
+    401: "Unauthorized",
     404: "Not Found",
     405: "Method Not Allowed",
     408: "Request Timeout",
+    421: "Misdirected Request",
     431: "Request Header Fields Too Large",
     500: "Internal Server Error",
     503: "Service Unavailable",
@@ -42,6 +53,7 @@ class HttpResponse:
     status: int
     body: bytes
     content_type: str = "text/plain; charset=utf-8"
+    headers: tuple[tuple[str, str], ...] = ()  # further header fields (WWW-Authenticate)
 
 
 Route = Callable[[HttpRequest], HttpResponse]
@@ -57,7 +69,8 @@ def encode_response(response: HttpResponse, head_only: bool = False) -> bytes:
         f"HTTP/1.1 {response.status} {reason}\r\n"
         f"Content-Type: {response.content_type}\r\n"
         f"Content-Length: {len(response.body)}\r\n"
-        "Cache-Control: no-store\r\n"
+        + "".join(f"{name}: {value}\r\n" for name, value in response.headers)
+        + "Cache-Control: no-store\r\n"
         "X-Content-Type-Options: nosniff\r\n"
         "Connection: close\r\n\r\n"
     ).encode("latin-1")
@@ -65,30 +78,70 @@ def encode_response(response: HttpResponse, head_only: bool = False) -> bytes:
 
 
 class HttpServer:
-    """Serves ``route`` on trio listeners."""
+    """Serves ``route`` on trio listeners (over TLS when ``tls`` gives a context)."""
 
-    def __init__(self, route: Route, max_connections: int = MAX_HTTP_CONNECTIONS) -> None:
+    def __init__(
+        self,
+        route: Route,
+        max_connections: int = MAX_HTTP_CONNECTIONS,
+        *,
+        max_connections_per_ip: int = MAX_HTTP_CONNECTIONS_PER_IP,
+        request_head_timeout_ms: int = REQUEST_HEAD_TIMEOUT_MS,
+        tls: Callable[[], ssl.SSLContext] | None = None,
+    ) -> None:
         self._route = route
-        self._max_connections = max_connections
-        self.open_connections = 0
+        self._slots = HttpSlots(max_connections, max_connections_per_ip)
+        self._head_timeout_s = request_head_timeout_ms / 1000
+        self.tls = tls
+        self._scopes: dict[int, trio.CancelScope] = {}
+        self._pressure_logged_s = -math.inf
+
+    @property
+    def open_connections(self) -> int:
+        return self._slots.open_connections
 
     async def handle(self, stream: trio.abc.Stream) -> None:
-        if self.open_connections >= self._max_connections:
+        grant = self._slots.admit(_peer_host(stream))
+        for evicted in grant.evicted:
+            self._scopes.pop(evicted).cancel()
+        if grant.evicted or grant.connection is None:
+            self._log_pressure()
+        if grant.connection is None:
             await trio.aclose_forcefully(stream)
             return
-        self.open_connections += 1
+        connection = grant.connection
+        scope = self._scopes[connection] = trio.CancelScope()
         try:
-            await self._serve_one(stream)
+            with scope:
+                await self._serve_one(stream, connection)
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError) as exc:
             log.debug("http connection ended: %s", exc)
         finally:
-            self.open_connections -= 1
+            self._scopes.pop(connection, None)
+            self._slots.release(connection)
             await trio.aclose_forcefully(stream)
 
-    async def _serve_one(self, stream: trio.abc.Stream) -> None:
+    def _log_pressure(self) -> None:
+        """At most once a second: many silent sockets or a flood of connections."""
+        now_s = trio.current_time()
+        if now_s - self._pressure_logged_s < PRESSURE_LOG_INTERVAL_S:
+            return
+        self._pressure_logged_s = now_s
+        log.info(
+            "http: all connection slots taken; since start %d connections that sent no "
+            "request were closed for newer ones, %d refused (every slot answering)",
+            self._slots.evictions,
+            self._slots.refused,
+        )
+
+    async def _serve_one(self, stream: trio.abc.Stream, connection: int) -> None:
         request: HttpRequest | None = None
         response: HttpResponse
-        with trio.move_on_after(REQUEST_HEAD_TIMEOUT_S):
+        with trio.move_on_after(self._head_timeout_s):
+            if self.tls is not None:
+                secured = trio.SSLStream(stream, self.tls(), server_side=True)
+                await secured.do_handshake()  # a failure raises BrokenResourceError
+                stream = secured
             try:
                 request = await _read_head(stream)
             except HttpError as exc:
@@ -97,14 +150,34 @@ class HttpServer:
             if request is None:
                 return  # closed before a full head
         if request is None:
-            await _send(stream, encode_response(plain(408, "request head not received in time")))
+            if self.tls is None or isinstance(stream, trio.SSLStream):
+                await _send(
+                    stream, encode_response(plain(408, "request head not received in time"))
+                )
             return
+        self._slots.started(connection)
+        request = replace(request, principal=_principal(stream))
         try:
             response = self._route(request)
         except Exception:
             log.exception("http route %s failed", request.path)
             response = plain(500, "internal error")
         await _send(stream, encode_response(response, head_only=request.method == "HEAD"))
+
+
+def _peer_host(stream: trio.abc.Stream) -> str:
+    if isinstance(stream, trio.SocketStream):
+        return peer_host(stream)
+    return "local"  # an in-memory stream (tests)
+
+
+def _principal(stream: trio.abc.Stream) -> str | None:
+    """``User:<subject>`` of a verified client certificate (mutual TLS), else None."""
+    if isinstance(stream, trio.SSLStream):
+        certificate = stream.getpeercert()
+        subject = certificate_subject(certificate) if certificate else ""
+        return f"User:{subject}" if subject else None
+    return None
 
 
 async def _read_head(stream: trio.abc.Stream) -> HttpRequest | None:

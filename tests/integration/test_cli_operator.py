@@ -88,6 +88,16 @@ def test_node_with_an_out_of_range_port_names_the_key(tmp_path: Path) -> None:
     assert line.endswith("limits.max_connections must be >= 1, got 0")
 
 
+def test_node_with_a_short_http_token_file_names_the_key(tmp_path: Path) -> None:
+    token = tmp_path / "http.token"
+    token.write_text("short\n")
+    config = tmp_path / "node.toml"
+    config.write_text(f'[http]\nenabled = true\nport = 0\nauth_token_file = "{token}"\n')
+    args = f"node --port 0 --config {config} --data-dir {tmp_path / 'd'}"
+    line = one_error_line(rillet(None, args))
+    assert f"http.auth_token_file {token}: the token must be one word of at least 16" in line
+
+
 # -- the console pair ----------------------------------------------------------------------
 
 

@@ -1,13 +1,18 @@
 """``rillet cluster up --secure`` as a user runs it: a 3-node cluster with TLS on every link,
 mutual TLS for clients and SASL (user ``admin``) on the Kafka listeners; the files it
 writes are all a client needs (rillet's CLI with client.env, librdkafka with
-client.properties), and a client without a certificate of the cluster's CA is refused."""
+client.properties), and a client without a certificate of the cluster's CA is refused. The
+HTTP endpoints serve HTTPS and ask for the token in the file it writes."""
 
 from __future__ import annotations
 
 import os
+import ssl
+import stat
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +21,7 @@ import pytest
 from rillet.client import BlockingAdmin
 from rillet.client.errors import RilletError
 from rillet.client.tls import client_ssl_context
+from rillet.launcher.local_cluster import load_plan
 
 pytestmark = [pytest.mark.integration, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
@@ -47,6 +53,7 @@ def secure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     try:
         assert up.returncode == 0, up.stderr
         assert "TLS on every listener and link" in up.stdout
+        assert "HTTPS endpoints: the console, /api/* and labelled /metrics" in up.stdout
         assert up.stdout.splitlines()[-1].startswith("bootstrap servers: ")
         yield base
     finally:
@@ -101,6 +108,25 @@ def test_a_client_without_a_certificate_is_refused(secure: Path) -> None:
         ) as admin,
     ):
         admin.list_topics()
+
+
+def test_the_http_endpoints_serve_https_and_ask_for_the_token_it_writes(secure: Path) -> None:
+    token_file = secure / "tls" / "http.token"
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    plan = load_plan(secure)
+    assert plan.tls is not None
+    metrics = plan.metrics_urls.split(",")[0]
+    assert metrics.startswith("https://")
+    context = ssl.create_default_context(cafile=plan.tls.cafile)  # no client certificate
+    api = metrics.removesuffix("metrics") + "api/cluster"
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(api, context=context, timeout=10)
+    assert refused.value.code == 401
+    bearer = {"Authorization": f"Bearer {token_file.read_text().strip()}"}
+    with urllib.request.urlopen(
+        urllib.request.Request(api, headers=bearer), context=context, timeout=10
+    ) as answer:
+        assert answer.status == 200
 
 
 def test_the_demo_runs_on_a_secure_cluster_of_its_own() -> None:

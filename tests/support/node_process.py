@@ -36,6 +36,7 @@ class NodeProcess:
         self.config_text = config_text
         self.proc: subprocess.Popen[bytes] | None = None
         self.port: int | None = None
+        self.http_port: int | None = None  # when the config enables [http]
         self.starts = 0
 
     @property
@@ -83,7 +84,9 @@ class NodeProcess:
                 self.kill()
                 raise TimeoutError(f"node not ready in {READY_TIMEOUT_S}s: {self.log_tail()}")
             time.sleep(0.02)
-        self.port = int(json.loads(ready.read_text())["port"])
+        announced = json.loads(ready.read_text())
+        self.port = int(announced["port"])
+        self.http_port = announced.get("http_port")
         return self
 
     def kill(self) -> None:

@@ -24,11 +24,13 @@ from sim_quorum import SimCluster
 from rillet.broker.cluster_auth import ClusterAuth
 from rillet.broker.config import HttpConfig, NodeConfig, load_config
 from rillet.broker.errors import ConfigError
+from rillet.broker.http.access import AccessPolicy
 from rillet.broker.http.decision_journal import DecisionJournal, JournalingLog
 from rillet.broker.http.endpoint import HttpEndpoint
 from rillet.broker.http.metered_dispatcher import TimedReply
 from rillet.broker.http.node_probe import NodeProbe, RaftActivity
 from rillet.broker.http.request_parser import parse_head
+from rillet.broker.http.server import HttpResponse
 from rillet.broker.metadata_view import MetadataView
 from rillet.broker.partition_reconciler import PartitionReconciler
 from rillet.broker.replica_manager import ReplicaManager
@@ -268,3 +270,24 @@ def test_http_settings_are_checked_at_start_up(tmp_path: Path, toml: str, messag
     with pytest.raises(ConfigError, match=re.escape(message)):
         load_config(f)
     assert load_config(None).http == HttpConfig(enabled=False, host="127.0.0.1", port=9620)
+
+
+def test_with_a_token_the_route_refuses_the_api_and_serves_node_level_metrics(
+    node: tuple[HttpEndpoint, MetadataState, ReplicaManager],
+) -> None:
+    token = "t" * 20
+    endpoint = HttpEndpoint(node[0].probe, AccessPolicy(("10.0.0.5",), "", token))
+
+    def ask(path: str, *headers: str) -> HttpResponse:
+        head = "\r\n".join((f"GET {path} HTTP/1.1", *headers))
+        return endpoint.route(parse_head(head.encode()))
+
+    refused = ask("/api/cluster", "Host: 10.0.0.5:9620")
+    assert refused.status == 401 and refused.body == b"a bearer token is required\n"
+    assert dict(refused.headers)["WWW-Authenticate"].startswith("Basic ")
+    assert ask("/api/cluster", f"Authorization: Bearer {token}").status == 200
+    assert ask("/", "Host: rebound.example", f"Authorization: Bearer {token}").status == 421
+    assert ask("/health", "Host: rebound.example").status == 200
+    bare = ask("/metrics").body.decode()
+    assert 'topic="t"' not in bare and "rillet_open_connections 7" in bare
+    assert 'topic="t"' in ask("/metrics", f"Authorization: Bearer {token}").body.decode()

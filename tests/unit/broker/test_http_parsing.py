@@ -11,12 +11,13 @@ from hypothesis import strategies as st
 from rillet.broker.http.errors import HttpError
 from rillet.broker.http.request_parser import MAX_HEAD_BYTES, RequestHeadParser, parse_head
 from rillet.broker.http.server import (
-    REQUEST_HEAD_TIMEOUT_S,
+    REQUEST_HEAD_TIMEOUT_MS,
     HttpResponse,
     HttpServer,
     encode_response,
     plain,
 )
+from rillet.broker.http_config import HttpConfig
 
 
 def test_a_request_head_arriving_in_pieces() -> None:
@@ -138,10 +139,27 @@ async def test_a_client_that_never_finishes_its_head_gets_408(
         while chunk := await client.receive_some(65536):
             out += chunk
     assert out.startswith(b"HTTP/1.1 408 ")
-    assert trio.current_time() - started >= REQUEST_HEAD_TIMEOUT_S
+    assert trio.current_time() - started >= REQUEST_HEAD_TIMEOUT_MS / 1000
 
 
 async def test_connections_over_the_cap_are_closed_at_once() -> None:
     server = HttpServer(lambda r: plain(200, "ok"), max_connections=0)
     out = await exchange(server, b"GET / HTTP/1.1\r\n\r\n")
     assert out == b""
+
+
+async def test_the_head_deadline_is_a_setting_well_under_a_probe_period(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    deadline_ms = HttpConfig().request_head_timeout_ms
+    assert deadline_ms <= 1_000  # a probe every 10 s finds idle slots long freed
+    server = HttpServer(lambda r: plain(200, "ok"), request_head_timeout_ms=deadline_ms)
+    client, served = trio.testing.memory_stream_pair()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(server.handle, served)
+        started = trio.current_time()
+        out = b""
+        while chunk := await client.receive_some(65536):
+            out += chunk
+    assert out.startswith(b"HTTP/1.1 408 ")
+    assert trio.current_time() - started < 1.5
