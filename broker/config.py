@@ -17,6 +17,7 @@ from rillet.broker.connection_limits import parse_overrides
 from rillet.broker.errors import ConfigError
 from rillet.broker.quorum_config import QuorumConfig
 from rillet.broker.quota_config import QuotasConfig
+from rillet.broker.sasl.config import SaslConfig
 from rillet.broker.tls_config import TlsConfig
 from rillet.metadata_quorum.classic_group_protocol import ClassicGroupConfig
 from rillet.partition_store.config import LogConfig
@@ -245,6 +246,7 @@ class NodeConfig:
     quotas: QuotasConfig = field(default_factory=QuotasConfig)
     tls: TlsConfig = field(default_factory=TlsConfig)
     authorizer: AuthorizerConfig = field(default_factory=AuthorizerConfig)
+    sasl: SaslConfig = field(default_factory=SaslConfig)
 
     @property
     def advertised_host(self) -> str:

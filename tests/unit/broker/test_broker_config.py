@@ -54,6 +54,10 @@ def test_file_and_overrides(tmp_path: Path) -> None:
         ("[groups]\ninitial_rebalance_delay_ms = -1\n", "initial_rebalance_delay_ms"),
         ("[groups]\nmin_session_timeout_ms = 9\nmax_session_timeout_ms = 8\n", "min_session"),
         ("[groups]\nmax_size = 0\n", "max_size must be >= 1"),
+        ("[sasl]\nfailed_authentication_delay_ms = -1\n", "sasl.failed_authentication_delay"),
+        ("[sasl]\nfailed_authentication_delay_max_ms = 50\n", "delay_max_ms must be >="),
+        ("[sasl]\nfailed_authentication_tracked_max = 0\n", "tracked_max must be >= 1"),
+        ("[sasl]\npassword_check_threads = 0\n", "password_check_threads must be >= 1"),
     ],
 )
 def test_bad_config_is_refused_by_name(tmp_path: Path, text: str, needle: str) -> None:
