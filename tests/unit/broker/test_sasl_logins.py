@@ -16,6 +16,7 @@ import trio
 import trio.testing
 from kafka.net.sasl.scram import ScramClient
 
+from rillet.broker.loop_lag import CpuWaitClock
 from rillet.broker.sasl.config import SaslConfig
 from rillet.broker.sasl.exchange import PasswordCheck, SaslExchange, SaslStep
 from rillet.broker.sasl.login_guard import LoginGuard
@@ -99,20 +100,25 @@ def test_scram_answers_an_unknown_user_like_a_known_one_and_fails_at_the_proof()
 
 
 async def test_failed_plain_logins_leave_the_event_loop_responsive() -> None:
-    """20 failed PLAIN logins at once (each two PBKDF2s of 8192 rounds, milliseconds of
-    CPU): a task that wakes every 5 ms is never more than 100 ms late."""
+    """40 failed PLAIN logins at once (each two PBKDF2s of 8192 rounds, milliseconds of
+    CPU): a task that wakes every 5 ms is never more than 100 ms late for the loop's own
+    work."""
     guard = LoginGuard(SaslConfig(failed_authentication_delay_ms=0))
     lookup = lookup_of("alice", "s3cret")
     steps: list[SaslStep] = []
     worst_late_s = 0.0
     done = trio.Event()
 
+    cpu_wait = CpuWaitClock()  # the machine is shared: time spent waiting for a core
+    # is not the loop's own (as the node's rillet_event_loop_own_lag_max_seconds)
+
     async def ticker() -> None:
         nonlocal worst_late_s
         while not done.is_set():
-            due = trio.current_time() + 0.005
+            due, waited_ms = trio.current_time() + 0.005, cpu_wait.read_ms()
             await trio.sleep(0.005)
-            worst_late_s = max(worst_late_s, trio.current_time() - due)
+            late_s = trio.current_time() - due - (cpu_wait.read_ms() - waited_ms) / 1000
+            worst_late_s = max(worst_late_s, late_s)
 
     async def login(i: int) -> None:
         session = Session("kafka", f"10.0.0.{i}")
@@ -124,10 +130,11 @@ async def test_failed_plain_logins_leave_the_event_loop_responsive() -> None:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(ticker)
             async with trio.open_nursery() as logins:
-                for i in range(20):
+                for i in range(40):
                     logins.start_soon(login, i)
             done.set()
-    assert [s.error_code for s in steps] == [FAILED] * 20
+    assert [s.error_code for s in steps] == [FAILED] * 40
+    cpu_wait.close()
     assert worst_late_s < 0.1, f"the loop was held {worst_late_s * 1000:.0f} ms"
 
 
