@@ -354,6 +354,8 @@ AT_LEAST_ONE = frozenset(
         "quorum.controller_tick_ms",
         "quorum.request_timeout_ms",
         "quorum.leader_rebalance_interval_ms",
+        "sasl.failed_authentication_tracked_max",
+        "sasl.password_check_threads",
     }
 )
 
