@@ -15,8 +15,8 @@ class SaslConfig:
     # User names and addresses whose failures are remembered (least recent forgotten first).
     failed_authentication_tracked_max: int = 10_000
     # Worker threads that check passwords at once (PBKDF2, off the event loop): more
-    # guessers wait for one instead of taking every core.
-    password_check_threads: int = 2
+    # guessers wait for one instead of taking every core (one: at most one core).
+    password_check_threads: int = 1
 
     def __post_init__(self) -> None:
         if self.failed_authentication_delay_ms < 0:
