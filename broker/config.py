@@ -18,6 +18,7 @@ from rillet.broker.errors import ConfigError
 from rillet.broker.http_config import HttpConfig
 from rillet.broker.quorum_config import QuorumConfig
 from rillet.broker.quota_config import QuotasConfig
+from rillet.broker.sasl.config import SaslConfig
 from rillet.broker.tls_config import TlsConfig
 from rillet.metadata_quorum.classic_group_protocol import ClassicGroupConfig
 from rillet.partition_store.config import LogConfig
@@ -231,6 +232,7 @@ class NodeConfig:
     quotas: QuotasConfig = field(default_factory=QuotasConfig)
     tls: TlsConfig = field(default_factory=TlsConfig)
     authorizer: AuthorizerConfig = field(default_factory=AuthorizerConfig)
+    sasl: SaslConfig = field(default_factory=SaslConfig)
 
     @property
     def advertised_host(self) -> str:
@@ -347,6 +349,8 @@ AT_LEAST_ONE = frozenset(
         "http.request_head_timeout_ms",
         "http.max_connections",
         "http.max_connections_per_ip",
+        "sasl.failed_authentication_tracked_max",
+        "sasl.password_check_threads",
     }
 )
 

@@ -87,9 +87,10 @@ class Connection:
         self.session = peer_session("native", peer_host, peer_certificate(stream))
         self._throttle = ConnectionThrottle(self._policy.quotas, self.session)
         self._sasl: SaslExchange | None = None
+        self._logins = dispatcher.ctx.logins
         if sasl_mechanisms:
             metadata = dispatcher.ctx.metadata
-            self._sasl = SaslExchange(
+            self._sasl = self._logins.exchange(
                 sasl_mechanisms, credential_lookup(lambda: metadata.state.scram), self.session
             )
         # A verified client certificate authenticates too (SASL may still name the user).
@@ -148,14 +149,17 @@ class Connection:
             code = sasl.handshake(body.mechanism)
             answer: Any = SaslHandshakeResponse(code, list(sasl.mechanisms))
             return PendingReply(correlation_id, message=answer)
-        if type(body) is SaslAuthenticateRequest:
-            step = sasl.authenticate(body.auth_bytes)
-            answer = SaslAuthenticateResponse(step.error_code, step.error_message, step.token)
-            return PendingReply(correlation_id, message=answer)
+        if type(body) is SaslAuthenticateRequest:  # checked off the loop, in order
+            return PendingReply(correlation_id, in_order=self._authenticate(body.auth_bytes))
         if not (sasl.authenticated or self._certified) and type(body) is not ApiVersionsRequest:
             log.info("closing %s: %s before SASL authentication", self.peer, type(body).__name__)
             return _CLOSE
         return None
+
+    async def _authenticate(self, token: bytes) -> SaslAuthenticateResponse:
+        assert self._sasl is not None
+        step = await self._logins.authenticate(self._sasl, token, self.session)
+        return SaslAuthenticateResponse(step.error_code, step.error_message, step.token)
 
     def _node_handshake(self, correlation_id: int, body: Any) -> PendingReply:
         """One step of the node handshake; a failed proof is logged at WARNING."""
@@ -222,6 +226,7 @@ class Connection:
                 if self._sasl is not None and self.session.node_id is None:
                     gated = self._sasl_gate(header.correlation_id, body)
                     if isinstance(gated, PendingReply):
+                        await gated.settle()  # a login's password check
                         await writer.put(gated)
                         continue
                     if gated is _CLOSE:

@@ -307,8 +307,6 @@ class Dispatcher:
                 error=ErrorCode.UNSUPPORTED_VERSION,
                 error_message=f"version {header.version} of {header.api.name} is not supported",
             )
-        if session is not None:
-            self._note_connection(body, session)
         reshape = None
         if self.authorization is not None:
             caller = session or Session("native", "")
@@ -317,6 +315,8 @@ class Dispatcher:
                 log.info("refused %s: %s", header.api.name, verdict.message)
                 return PendingReply(cid, error=verdict.error, error_message=verdict.message)
             reshape = verdict.reshape if verdict is not None else None
+        if session is not None:  # only for a request allowed: it names who may leave
+            self._note_connection(body, session)
         if session is not None and type(body) is m.ProduceRequest:
             handler = partial(handle_produce, refusals=session.produce_refusals)
         elif session is not None and _is_proven_follower_fetch(body, session):

@@ -61,6 +61,7 @@ from rillet.broker.replica_repair import ReplicaRepairer
 from rillet.broker.replication.isr_manager import IsrManager
 from rillet.broker.replication.replica_fetcher import ReplicaFetcherManager
 from rillet.broker.request_budget import ReadPolicy, RequestBytesBudget
+from rillet.broker.sasl.login_guard import LoginGuard
 from rillet.broker.served_stream import ServedStream, peer_host, tls_accept
 from rillet.broker.slow_steps import watch_slow_steps
 from rillet.broker.tls_contexts import TlsContexts
@@ -230,7 +231,8 @@ class Node:
                     cfg.quorum.request_timeout_ms / 1000,
                 )
                 faults = InjectedFaults.from_environment(os.environ)
-                ctx = BrokerContext(cfg, manager, port, view, producer_ids, faults)
+                logins = LoginGuard(cfg.sasl)
+                ctx = BrokerContext(cfg, manager, port, view, producer_ids, faults, logins=logins)
                 dispatcher = Dispatcher(ctx)
                 kafka_dispatcher = dispatcher
                 if http_listeners:
@@ -244,6 +246,7 @@ class Node:
                             self._journal,
                             self.loop_lag,
                             raft_append=self._raft_append,
+                            sasl_failures=logins.failures,
                         ),
                         self._http_access,
                         self.tls.http_server if self.tls and http_tls_on(cfg) else None,

@@ -34,7 +34,14 @@ from rillet.cli.cluster_status import (
     raft_view,
     run_remote_status,
 )
-from rillet.cli.common import BOOTSTRAP_ENV, bootstrap_arg, positive_int, run_async
+from rillet.cli.common import (
+    BOOTSTRAP_ENV,
+    add_tls_options,
+    bootstrap_arg,
+    client_options,
+    positive_int,
+    run_async,
+)
 from rillet.cli.secure_cluster import (
     CLIENT_NAME,
     HTTP_TOKEN_FILE,
@@ -77,6 +84,7 @@ def register(sub: Any) -> None:
         help=f"host:port[,host:port] of any cluster's node(s) instead of --data-dir's "
         f"(default: env {BOOTSTRAP_ENV} when --data-dir holds no cluster)",
     )
+    add_tls_options(status)  # for --bootstrap: a cluster of --data-dir uses its own files
     status.set_defaults(run=run_status)
     down = actions.add_parser("down", help="stop every node (data is kept unless --purge)")
     down.add_argument("--data-dir", type=Path, default=DEFAULT_DIR)
@@ -160,7 +168,7 @@ def run_status(args: argparse.Namespace) -> int:
     if bootstrap is None and not (base / CLUSTER_FILE).exists():
         bootstrap = os.environ.get(BOOTSTRAP_ENV)  # a remote cluster, as other commands do
     if bootstrap is not None:
-        return run_remote_status(bootstrap)
+        return run_remote_status(bootstrap, client_options(args))
     if not (base / CLUSTER_FILE).exists():
         print(
             f"error: no cluster in {base} (run `rillet cluster up` first, or give --bootstrap)",

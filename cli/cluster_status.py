@@ -11,7 +11,9 @@ cluster metadata, the same source ``topics describe`` uses.
 A node that does not answer is either refused (no process listens) or busy (the connection
 was accepted, so a process is there, but it did not answer in time): when no node answers at
 all the two cases get different lines, because "down" and "paused or overloaded" call for
-different actions.
+different actions. A node that answers with a refusal (the login failed, or the principal
+has no ACL allowing DescribeQuorum) is up: that is said, with the node's reason, which
+names the principal.
 """
 
 from __future__ import annotations
@@ -27,7 +29,15 @@ from rillet.cli.common import print_table, run_async
 from rillet.client import Admin
 from rillet.client.cluster import parse_bootstrap
 from rillet.client.connection import BrokerConnection
-from rillet.client.errors import ClientTimeoutError, ConnectionFailedError, RilletError
+from rillet.client.errors import (
+    AuthenticationFailedError,
+    AuthorizationFailedError,
+    ClientTimeoutError,
+    ClusterAuthorizationFailedError,
+    ConnectionFailedError,
+    RilletError,
+)
+from rillet.client.sasl import SaslLogin
 from rillet.client.types import TopicDescription
 from rillet.wire.cluster_messages import DescribeQuorumRequest, DescribeQuorumResponse
 
@@ -49,10 +59,16 @@ class NodeProbe:
 
 REFUSED = "unreachable (connection refused)"
 BUSY = f"busy (no answer in {STATUS_TIMEOUT_S:g}s)"
+NOT_AUTHORIZED = "not authorized"
+_REFUSALS = (AuthenticationFailedError, AuthorizationFailedError, ClusterAuthorizationFailedError)
 
 
 def no_answer_line(probes: Mapping[Any, NodeProbe], alive: Mapping[Any, int]) -> str:
-    """What to say when no node answered: down only when none could be reached at all."""
+    """What to say when no node answered: refused by a node (the login or its ACLs), down
+    only when none could be reached at all, else busy."""
+    refusals = [p.failure for p in probes.values() if (p.failure or "").startswith(NOT_AUTHORIZED)]
+    if refusals:
+        return f"{refusals[0]} (the cluster is up: its nodes refused this client)"
     busy = sorted(str(key) for key, p in probes.items() if p.failure == BUSY)
     if not busy:
         return "no node reachable (connections refused): the cluster is down"
@@ -71,14 +87,15 @@ async def probe(
     timeout_s: float = STATUS_TIMEOUT_S,
     ssl_context: ssl.SSLContext | None = None,
     state_digest: bool = False,
+    sasl: SaslLogin | None = None,
 ) -> NodeProbe:
-    """One node's DescribeQuorum answer, or REFUSED / BUSY; ``state_digest`` asks for the
-    hash of its metadata state too."""
+    """One node's DescribeQuorum answer, or REFUSED / BUSY / NOT_AUTHORIZED (with the
+    node's reason); ``state_digest`` asks for the hash of its metadata state too."""
     result = NodeProbe(None, REFUSED)
     try:
         async with trio.open_nursery() as nursery:
             conn = BrokerConnection(
-                host, port, client_id="rillet-cluster-status", ssl_context=ssl_context
+                host, port, client_id="rillet-cluster-status", ssl_context=ssl_context, sasl=sasl
             )
             try:
                 await conn.connect(nursery, timeout_s)
@@ -91,6 +108,8 @@ async def probe(
                 conn.close()
     except* ClientTimeoutError:
         result = NodeProbe(None, BUSY)
+    except* _REFUSALS as group:
+        result = NodeProbe(None, f"{NOT_AUTHORIZED}: {group.exceptions[0]}")
     except* RilletError:  # the nursery wraps failures in an ExceptionGroup
         pass
     return result
@@ -101,12 +120,13 @@ async def probe_all(
     timeout_s: float = STATUS_TIMEOUT_S,
     ssl_context: ssl.SSLContext | None = None,
     state_digest: bool = False,
+    sasl: SaslLogin | None = None,
 ) -> dict[Address, NodeProbe]:
     """Every address probed at once; by address."""
     probes: dict[Address, NodeProbe] = {}
 
     async def ask(address: Address) -> None:
-        probes[address] = await probe(*address, timeout_s, ssl_context, state_digest)
+        probes[address] = await probe(*address, timeout_s, ssl_context, state_digest, sasl)
 
     async with trio.open_nursery() as nursery:
         for address in dict.fromkeys(addresses):
@@ -144,12 +164,16 @@ async def partition_health(
     bootstrap: str,
     timeout_s: float = 2 * STATUS_TIMEOUT_S,
     ssl_context: ssl.SSLContext | None = None,
+    sasl: SaslLogin | None = None,
 ) -> tuple[str, PartitionHealth] | None:
     """(cluster id, partition health) from the metadata, or None when no node answered."""
     with trio.move_on_after(timeout_s):
         try:
             async with Admin(
-                bootstrap, request_timeout_ms=int(timeout_s * 1000), ssl_context=ssl_context
+                bootstrap,
+                request_timeout_ms=int(timeout_s * 1000),
+                ssl_context=ssl_context,
+                sasl=sasl,
             ) as admin:
                 cluster = await admin.describe_cluster()
                 topics = await admin.describe_topics()
@@ -199,20 +223,25 @@ def print_brokers_and_partitions(
         print(f"under-replicated partitions: {listed(health.under_replicated)}")
 
 
-def run_remote_status(bootstrap: str) -> int:
-    """Status of any cluster, through the nodes at ``bootstrap`` and the brokers they list."""
+def run_remote_status(bootstrap: str, security: Mapping[str, Any] | None = None) -> int:
+    """Status of any cluster, through the nodes at ``bootstrap`` and the brokers they list;
+    ``security``: the client options (``ssl_context``, ``sasl``) of the command line."""
+    tls = (security or {}).get("ssl_context")
+    sasl = (security or {}).get("sasl")
 
     async def main() -> int:
         seeds = parse_bootstrap(bootstrap)
-        probes = await probe_all(seeds)
+        probes = await probe_all(seeds, ssl_context=tls, sasl=sasl)
         answered = [p.view for p in probes.values() if p.view is not None]
         if not answered:
             print(no_answer_line({f"{h}:{p}": pr for (h, p), pr in probes.items()}, {}))
             return 1
         best = best_view(answered)
         brokers = [(b.host, b.port) for b in best.brokers]
-        probes.update(await probe_all([a for a in brokers if a not in probes]))
-        health = await partition_health(bootstrap)
+        probes.update(
+            await probe_all([a for a in brokers if a not in probes], ssl_context=tls, sasl=sasl)
+        )
+        health = await partition_health(bootstrap, ssl_context=tls, sasl=sasl)
         print_quorum(best, health[0] if health else "?")
         by_node = {p.view.node_id: (a, p) for a, p in probes.items() if p.view is not None}
         rows: list[tuple[str, ...]] = [("NODE", "LISTENER", "RAFT VIEW")]

@@ -11,6 +11,7 @@ from rillet.broker.metadata_view import MetadataView
 from rillet.broker.partition_replica import PartitionReplica
 from rillet.broker.producer_ids import ProducerIdSource
 from rillet.broker.replica_manager import ReplicaManager
+from rillet.broker.sasl.login_guard import LoginGuard
 from rillet.wire.error_codes import ErrorCode
 
 
@@ -40,6 +41,8 @@ class BrokerContext:
     producer_ids: ProducerIdSource | None = None
     faults: InjectedFaults = InjectedFaults()
     metadata_answers: MetadataAnswers = field(default_factory=MetadataAnswers)
+    # Password checks, backoff and failure counts of both listeners' SASL logins.
+    logins: LoginGuard = field(default_factory=LoginGuard)
 
     def now_ms(self) -> int:
         """The node's clock (the replica manager's: one clock for the whole middle layer)."""

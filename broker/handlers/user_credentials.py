@@ -45,18 +45,18 @@ async def _alter(
         (d.name, d.mechanism) for d in req.deletions
     ]:
         if not name:
-            return AlterUserScramCredentialsResponse(ErrorCode.UNACCEPTABLE_CREDENTIAL, "no name")
+            return AlterUserScramCredentialsResponse(
+                ErrorCode.UNACCEPTABLE_CREDENTIAL, "Username must not be empty"
+            )
         if mechanism not in MECHANISMS:
             return AlterUserScramCredentialsResponse(
                 ErrorCode.UNSUPPORTED_SASL_MECHANISM,
                 f"{mechanism!r} is not one of {', '.join(MECHANISMS)}",
             )
     for u in req.upsertions:
-        if not MIN_ITERATIONS <= u.iterations <= MAX_ITERATIONS or not u.salt:
-            return AlterUserScramCredentialsResponse(
-                ErrorCode.UNACCEPTABLE_CREDENTIAL,
-                f"iterations must be {MIN_ITERATIONS}..{MAX_ITERATIONS}, with a salt",
-            )
+        refusal = _unacceptable(u)
+        if refusal is not None:
+            return AlterUserScramCredentialsResponse(ErrorCode.UNACCEPTABLE_CREDENTIAL, refusal)
     if not ctx.metadata.controller_is_local() and not req.forwarded:
         return await forward_once(
             ctx,
@@ -70,6 +70,17 @@ async def _alter(
         ctx, lambda ctl, state, now: ctl.alter_scram_credentials(state, upserts, deletions)
     )
     return AlterUserScramCredentialsResponse(outcome.error, outcome.message)
+
+
+def _unacceptable(u: ScramCredentialUpsert) -> str | None:
+    """Kafka's message refusing the upsertion's iteration count or salt, else None."""
+    if u.iterations < MIN_ITERATIONS:
+        return f"Too few iterations (at least {MIN_ITERATIONS})"
+    if u.iterations > MAX_ITERATIONS:
+        return f"Too many iterations (at most {MAX_ITERATIONS})"
+    if not u.salt:
+        return "A salt is required"
+    return None
 
 
 def _credential(u: ScramCredentialUpsert) -> UserScramCredential:

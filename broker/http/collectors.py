@@ -195,6 +195,14 @@ class NodeCollector(Collector):
             )
             latency.add_metric([], append.cumulative(), append.sum)
             yield latency
+        failures = CounterMetricFamily(
+            "rillet_sasl_authentication_failures",
+            "Failed SASL logins by listener and mechanism",
+            labels=("listener", "mechanism"),
+        )
+        for (listener, mechanism), count in sorted(probe.sasl_failures.items()):
+            failures.add_metric((listener, mechanism), count)
+        yield failures
         active = view.controller_is_local()
         yield _gauge("rillet_controller_active", "1 on the active controller", active)
         decisions = CounterMetricFamily(

@@ -8,7 +8,7 @@ at (so it answers with current leaders).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from rillet.broker.broker_lifecycle import BrokerLifecycle
@@ -52,6 +52,8 @@ class NodeProbe:
     # Applied metadata index by broker id, from the heartbeats this node received as
     # controller (empty elsewhere).
     applied_by_broker: dict[int, int] = field(default_factory=dict)
+    # Failed SASL logins by (listener, mechanism) (broker/sasl/login_guard.py).
+    sasl_failures: Mapping[tuple[str, str], int] = field(default_factory=dict)
 
     @property
     def node_id(self) -> int:

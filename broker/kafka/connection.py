@@ -13,6 +13,7 @@ with UNSUPPORTED_VERSION and our table, so the client can retry within it.
 from __future__ import annotations
 
 import logging
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -91,6 +92,7 @@ class _Reply:
     pending: PendingReply | None = None
     ready: bytes | None = None  # an answer encoded already
     throttle_ms: int = 0  # the produce quota's wait, told to the client in the answer
+    login: Coroutine[Any, Any, Any] | None = None  # a SASL answer, awaited in order
 
 
 class KafkaConnection:
@@ -120,7 +122,10 @@ class KafkaConnection:
         if sasl_mechanisms:
             metadata = dispatcher.ctx.metadata
             self._sasl = KafkaSaslGate(
-                sasl_mechanisms, credential_lookup(lambda: metadata.state.scram), self.session
+                sasl_mechanisms,
+                credential_lookup(lambda: metadata.state.scram),
+                self.session,
+                dispatcher.ctx.logins,
             )
 
     async def serve(self) -> None:
@@ -172,6 +177,8 @@ class KafkaConnection:
                     log.warning("closing kafka connection %s: %s", self.peer, exc)
                     return
                 if reply is not None:
+                    if reply.login is not None and reply.schema is not None:  # off the loop
+                        reply.ready = _encode(reply.correlation_id, reply.schema, await reply.login)
                     if reply.pending is not None and reply.pending.in_order is not None:
                         await reply.pending.settle()  # before the next request
                     await writer.put(reply)
@@ -192,6 +199,8 @@ class KafkaConnection:
                 answer = self._sasl.handle(schema, request)
             except SaslRequired as exc:
                 raise MalformedKafkaRequest(str(exc)) from None
+            if isinstance(answer, Coroutine):  # a password check: before the next request
+                return _Reply(cid, schema, login=answer)
             if answer is not None:
                 return _Reply(cid, schema, ready=_encode(cid, schema, answer))
         action = translate(schema, request, self._view, Caller(header.client_id, self._peer_host))
@@ -287,5 +296,7 @@ def _response_parts(reply: _Reply, response: Any) -> list[BlobPart]:
 
 def _discard(reply: _Reply) -> None:
     """Close the coroutine of a reply that will never be sent (connection gone)."""
+    if reply.login is not None:
+        reply.login.close()
     if reply.pending is not None and reply.pending.waiting is not None:
         reply.pending.waiting.close()

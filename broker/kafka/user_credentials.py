@@ -2,7 +2,9 @@
 native apis of the same numbers.
 
 Kafka numbers the mechanisms (1 SCRAM-SHA-256, 2 SCRAM-SHA-512); an alteration is applied
-all or nothing, so every user named in it gets the same answer.
+all or nothing, so every user named in it gets the same answer. A refused alteration
+always carries a message (Kafka's for its code when rillet has none): clients such as
+kafka-python report a user's result by its message alone, so an empty one read as success.
 """
 
 from __future__ import annotations
@@ -24,6 +26,25 @@ from rillet.wire.user_messages import (
 
 MECHANISM_BY_NUMBER = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
 NUMBER_OF_MECHANISM = {name: number for number, name in MECHANISM_BY_NUMBER.items()}
+# Kafka's messages for the refusals of an alteration that carry none of rillet's.
+KAFKA_MESSAGES = {
+    ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",
+    ErrorCode.NOT_CONTROLLER: "This is not the correct controller for this cluster.",
+    ErrorCode.REQUEST_TIMED_OUT: "The request timed out.",
+    ErrorCode.UNSUPPORTED_SASL_MECHANISM: "Unknown SCRAM mechanism",
+    ErrorCode.RESOURCE_NOT_FOUND: "Attempt to delete a user credential that does not exist",
+}
+
+
+def refusal_message(code: int, message: str | None) -> str | None:
+    """``message``, or for a refusal without one Kafka's message for ``code``."""
+    if code == ErrorCode.NONE or message:
+        return message
+    try:
+        error = ErrorCode(code)
+    except ValueError:
+        return f"error {code}"
+    return KAFKA_MESSAGES.get(error, f"The request failed: {error.name}")
 
 
 def translate_describe(schema: ApiSchema, req: Any) -> Forward:
@@ -58,7 +79,12 @@ def translate_describe(schema: ApiSchema, req: Any) -> Forward:
     def fail(code: int) -> Any:
         return build(
             schema.response_type,
-            {"throttle_time": 0, "error_code": code, "error_message": None, "results": []},
+            {
+                "throttle_time": 0,
+                "error_code": code,
+                "error_message": refusal_message(code, None),
+                "results": [],
+            },
         )
 
     return Forward(DescribeUserScramCredentialsRequest(names), reply, fail)
@@ -75,7 +101,8 @@ def translate_alter(schema: ApiSchema, req: Any) -> Forward | Answer:
             {
                 "throttle_time": 0,
                 "results": [
-                    {"user": u, "error_code": code, "error_message": message} for u in users
+                    {"user": u, "error_code": code, "error_message": refusal_message(code, message)}
+                    for u in users
                 ],
             },
         )

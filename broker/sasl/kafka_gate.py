@@ -4,19 +4,24 @@ Sans-I/O, one per connection when the listener has SASL mechanisms. Until the cl
 authenticated, only ApiVersions and the two SASL apis are served; any other request closes
 the connection (Kafka does the same). A failed authentication is answered with
 SASL_AUTHENTICATION_FAILED and Kafka's message, then the connection is closed; a
-successful one names the connection's principal ``User:<name>``.
+successful one names the connection's principal ``User:<name>``. An authenticate message is
+answered by a coroutine (the password check runs on a worker thread, and a failure waits
+out its backoff: broker/sasl/login_guard.py) that the connection awaits before it reads
+its next request.
 """
 
 from __future__ import annotations
 
 import datetime
 import logging
+from collections.abc import Coroutine
 from typing import Any
 
 from rillet.broker.errors import BrokerError
 from rillet.broker.kafka.api_table import SASL_AUTHENTICATE, SASL_HANDSHAKE, ApiSchema
 from rillet.broker.kafka.entities import build
-from rillet.broker.sasl.exchange import SUPPORTED_MECHANISMS, SaslExchange, credential_lookup
+from rillet.broker.sasl.exchange import SUPPORTED_MECHANISMS, credential_lookup
+from rillet.broker.sasl.login_guard import LoginGuard
 from rillet.broker.sasl.scram import Lookup
 from rillet.broker.session import Session
 from rillet.wire.api import ApiKey
@@ -31,8 +36,12 @@ class SaslRequired(BrokerError):
 
 
 class KafkaSaslGate:
-    def __init__(self, mechanisms: tuple[str, ...], lookup: Lookup, session: Session) -> None:
-        self._exchange = SaslExchange(mechanisms, lookup, session)
+    def __init__(
+        self, mechanisms: tuple[str, ...], lookup: Lookup, session: Session, guard: LoginGuard
+    ) -> None:
+        self._guard = guard
+        self._session = session
+        self._exchange = guard.exchange(mechanisms, lookup, session)
 
     @property
     def authenticated(self) -> bool:
@@ -42,10 +51,11 @@ class KafkaSaslGate:
     def failed(self) -> bool:
         return self._exchange.failed
 
-    def handle(self, schema: ApiSchema, request: Any) -> Any | None:
-        """The answer to a SASL request; None for any other api once authenticated (and
-        for ApiVersions). Raises SaslRequired for another api before authentication, or
-        for anything after a failure."""
+    def handle(self, schema: ApiSchema, request: Any) -> Any | Coroutine[Any, Any, Any] | None:
+        """The answer to a SASL request (for SaslAuthenticate, a coroutine that returns
+        it); None for any other api once authenticated (and for ApiVersions). Raises
+        SaslRequired for another api before authentication, or for anything after a
+        failure."""
         if self.failed:
             raise SaslRequired("request after a failed SASL authentication")
         key = schema.api_key
@@ -56,11 +66,14 @@ class KafkaSaslGate:
                 {"error_code": code, "mechanisms": self._exchange.mechanisms},
             )
         if key == SASL_AUTHENTICATE:
-            step = self._exchange.authenticate(bytes(request.auth_bytes))
-            return _auth_answer(schema, step.error_code, step.error_message, step.token)
+            return self._authenticate(schema, bytes(request.auth_bytes))
         if not self.authenticated and key != ApiKey.API_VERSIONS:
             raise SaslRequired(f"api {key} before SASL authentication")
         return None
+
+    async def _authenticate(self, schema: ApiSchema, token: bytes) -> Any:
+        step = await self._guard.authenticate(self._exchange, token, self._session)
+        return _auth_answer(schema, step.error_code, step.error_message, step.token)
 
 
 def _auth_answer(schema: ApiSchema, code: int, message: str | None, token: bytes) -> Any:

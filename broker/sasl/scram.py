@@ -2,8 +2,13 @@
 
 Sans-I/O: :class:`ScramServer` takes the client's two messages and returns the server's
 two answers (or raises :class:`SaslAuthenticationFailed`); the credential lookup is a
-function passed in. A credential keeps only what the server needs to check a client and
-prove itself: the salt, the iteration count, StoredKey and ServerKey; never the password.
+function passed in. The client's proof is checked by a :class:`ScramProof` of its own, a
+pure computation the connection may run on another thread (``final`` does all three steps
+at once). An unknown user is answered with a decoy credential when one is given
+(broker/sasl/decoys.py), and fails only at the proof, as a wrong password does.
+
+A credential keeps only what the server needs to check a client and prove itself: the
+salt, the iteration count, StoredKey and ServerKey; never the password.
 Kafka's mechanisms, names and minimum iteration count (4096) are followed, so Kafka
 clients configured for ``SCRAM-SHA-256`` or ``SCRAM-SHA-512`` authenticate unchanged.
 """
@@ -66,6 +71,31 @@ def password_matches(credential: ScramCredential, password: str) -> bool:
 
 
 Lookup = Callable[[str, str], ScramCredential | None]  # (user, mechanism) -> credential
+Decoy = Callable[[str, str], ScramCredential]  # (user, mechanism) -> a stand-in credential
+
+
+@dataclass(frozen=True, slots=True)
+class ScramProof:
+    """The client's proof and what checking it needs: :meth:`check` touches no shared state,
+    so it may run off the event loop."""
+
+    digest: str
+    credential: ScramCredential
+    auth_message: bytes
+    proof: bytes
+
+    def check(self) -> bytes | None:
+        """The server-final message when the proof matches the credential, else None."""
+        signature = hmac.digest(self.credential.stored_key, self.auth_message, self.digest)
+        if len(self.proof) != len(signature):
+            return None
+        client_key = bytes(a ^ b for a, b in zip(self.proof, signature, strict=True))
+        if not hmac.compare_digest(
+            hashlib.new(self.digest, client_key).digest(), self.credential.stored_key
+        ):
+            return None
+        server_signature = hmac.digest(self.credential.server_key, self.auth_message, self.digest)
+        return b"v=" + base64.b64encode(server_signature)
 
 
 class ScramServer:
@@ -77,14 +107,19 @@ class ScramServer:
         mechanism: str,
         lookup: Lookup,
         server_nonce: Callable[[], str] = lambda: secrets.token_urlsafe(24),
+        decoy: Decoy | None = None,
     ) -> None:
-        """``server_nonce``: the server's part of the nonce (fixed only in tests)."""
+        """``server_nonce``: the server's part of the nonce (fixed only in tests);
+        ``decoy``: the credential an unknown user is answered with (None: such a user
+        fails at once)."""
         if mechanism not in MECHANISMS:
             raise ValueError(f"unknown SCRAM mechanism {mechanism!r}")
         self.mechanism = mechanism
         self._digest = MECHANISMS[mechanism]
         self._lookup = lookup
         self._server_nonce = server_nonce
+        self._decoy = decoy
+        self._known = False
         self.user: str | None = None
         self._credential: ScramCredential | None = None
         self._nonce = ""
@@ -103,8 +138,11 @@ class ScramServer:
         if not user or not client_nonce or gs2.startswith("p"):
             raise SaslAuthenticationFailed("malformed SCRAM client-first message")
         credential = self._lookup(user, self.mechanism)
+        self._known = credential is not None
         if credential is None:
-            raise SaslAuthenticationFailed("Authentication failed: invalid user credentials")
+            if self._decoy is None:
+                raise SaslAuthenticationFailed("Authentication failed: invalid user credentials")
+            credential = self._decoy(user, self.mechanism)
         self._credential = credential
         self._nonce = client_nonce + self._server_nonce()
         self._client_first_bare = bare
@@ -114,6 +152,12 @@ class ScramServer:
         return self._server_first.encode()
 
     def final(self, message: bytes) -> bytes:
+        """The server-final message; the proof checked here, on the caller's thread."""
+        return self.finish(self.proof(message).check())
+
+    def proof(self, message: bytes) -> ScramProof:
+        """The client-final message's proof, to check (raises if the message is malformed
+        or out of order)."""
         credential = self._credential
         if credential is None or self.done:
             raise SaslAuthenticationFailed("SCRAM client-final message out of order")
@@ -127,17 +171,15 @@ class ScramServer:
         except ValueError:
             raise SaslAuthenticationFailed("malformed SCRAM client proof") from None
         auth_message = f"{self._client_first_bare},{self._server_first},{without_proof}"
-        signature = hmac.digest(credential.stored_key, auth_message.encode(), self._digest)
-        if len(proof) != len(signature):
-            raise SaslAuthenticationFailed("Authentication failed: invalid user credentials")
-        client_key = bytes(a ^ b for a, b in zip(proof, signature, strict=True))
-        if not hmac.compare_digest(
-            hashlib.new(self._digest, client_key).digest(), credential.stored_key
-        ):
+        return ScramProof(self._digest, credential, auth_message.encode(), proof)
+
+    def finish(self, server_final: bytes | None) -> bytes:
+        """The checked proof's outcome: the server-final message, or the failure (always
+        for a decoy's user)."""
+        if server_final is None or not self._known:
             raise SaslAuthenticationFailed("Authentication failed: invalid user credentials")
         self.done = True
-        server_signature = hmac.digest(credential.server_key, auth_message.encode(), self._digest)
-        return b"v=" + base64.b64encode(server_signature)
+        return server_final
 
 
 def _text(message: bytes) -> str:

@@ -116,3 +116,26 @@ def test_the_cli_logs_in_from_the_environment(cluster: LocalCluster) -> None:
     refused = subprocess.run(cli, capture_output=True, text=True, timeout=60, env=env, check=False)
     assert refused.returncode == 1
     assert refused.stderr.count("\n") == 1 and "AuthenticationFailedError" in refused.stderr
+
+
+def test_cluster_status_names_a_principal_without_acls(cluster: LocalCluster) -> None:
+    tls = cluster.plan.tls
+    assert tls is not None
+    env = {
+        **os.environ,
+        "RILLET_SSL_CAFILE": tls.cafile,
+        "RILLET_SASL_MECHANISM": "SCRAM-SHA-512",
+        "RILLET_SASL_USERNAME": "alice",  # may write one topic, not describe the cluster
+        "RILLET_SASL_PASSWORD": "alice-secret",
+    }
+    cli = [sys.executable, "-m", "rillet.cli.main", "cluster", "status"]
+    status = subprocess.run(
+        [*cli, "--bootstrap", cluster.bootstrap],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=False,
+    )
+    assert status.returncode == 1
+    assert status.stdout.startswith("not authorized: User:alice may not DESCRIBE cluster")

@@ -58,6 +58,10 @@ def test_file_and_overrides(tmp_path: Path) -> None:
         ("[quorum]\nraft_max_connections_per_ip = 0\n", "raft_max_connections_per_ip must"),
         ("[quorum]\nraft_max_connections_per_ip = 40\n", "raft_max_connections_per_ip must"),
         ("[quorum]\nraft_handshake_timeout_ms = 0\n", "raft_handshake_timeout_ms must"),
+        ("[sasl]\nfailed_authentication_delay_ms = -1\n", "sasl.failed_authentication_delay"),
+        ("[sasl]\nfailed_authentication_delay_max_ms = 50\n", "delay_max_ms must be >="),
+        ("[sasl]\nfailed_authentication_tracked_max = 0\n", "tracked_max must be >= 1"),
+        ("[sasl]\npassword_check_threads = 0\n", "password_check_threads must be >= 1"),
     ],
 )
 def test_bad_config_is_refused_by_name(tmp_path: Path, text: str, needle: str) -> None:

@@ -9,10 +9,14 @@ from pathlib import Path
 import pytest
 from broker_context import Middle, middle
 
+from rillet.broker.authorizer import Authorizer
 from rillet.broker.dispatcher import Dispatcher
+from rillet.broker.request_authorization import RequestAuthorizer
 from rillet.broker.session import MAX_CLOSE_ACTIONS, Session
+from rillet.metadata_quorum.acl_registry import AclRegistry
 from rillet.wire.api import ApiKey
 from rillet.wire.cluster_messages import BrokerHeartbeatRequest
+from rillet.wire.error_codes import ErrorCode
 from rillet.wire.group_messages import ConsumerGroupHeartbeatRequest
 from rillet.wire.messages import FetchPartition, FetchRequest
 from rillet.wire.protocol import PROTOCOL_VERSION, RequestHeader
@@ -116,3 +120,20 @@ def test_group_members_heartbeating_over_a_connection_expire_with_it(tmp_path: P
         )
     session.close()
     assert d.lost == [("members", [("g", "m1")]), ("members", [("g", "m2")])]
+
+
+def test_a_refused_heartbeat_cannot_make_another_member_leave(tmp_path: Path) -> None:
+    """A principal without READ on the group names a member of it: the heartbeat is refused
+    before anything is registered, so closing the connection expires no one."""
+    m = middle(tmp_path)
+    d = RecordingDispatcher(m)
+    d.authorization = RequestAuthorizer(Authorizer(frozenset()), AclRegistry)
+    session = Session("kafka", "10.0.0.9", "User:mallory")
+    reply = d.dispatch(
+        _header(ApiKey.CONSUMER_GROUP_HEARTBEAT),
+        ConsumerGroupHeartbeatRequest("g", "victim-member", 10_000),
+        session,
+    )
+    assert reply is not None and reply.error == ErrorCode.GROUP_AUTHORIZATION_FAILED
+    session.close()
+    assert d.lost == []

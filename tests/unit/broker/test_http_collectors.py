@@ -109,6 +109,15 @@ def test_partition_health_traffic_and_sizes_are_read_at_scrape_time(
     assert m["rillet_partitions_under_replicated"] == 0
     assert m["rillet_open_connections"] == 7
     assert m["rillet_node_ready"] == 1
+    failures = endpoint.probe.sasl_failures
+    assert isinstance(failures, dict)
+    failures[("kafka", "PLAIN")] = 4  # the node's LoginGuard counts them (by mechanism only)
+    assert (
+        scrape(endpoint)[
+            "rillet_sasl_authentication_failures_total{listener=kafka,mechanism=PLAIN}"
+        ]
+        == 4
+    )
     replica = led[0]
     replica.append_as_leader(build_batch([(1, b"k", b"v" * 100, None)] * 5), 1)
     # The controller shrinks that partition's ISR to the leader alone.

@@ -5,10 +5,12 @@ mechanisms, and the failures: wrong password, unknown user, tampered or replayed
 from __future__ import annotations
 
 import base64
+from functools import partial
 
 import pytest
 from kafka.net.sasl.scram import ScramClient
 
+from rillet.broker.sasl.decoys import decoy_credential
 from rillet.broker.sasl.plain import authenticate_plain
 from rillet.broker.sasl.scram import (
     Lookup,
@@ -94,8 +96,9 @@ def test_malformed_first_messages_fail_cleanly(message: bytes) -> None:
 
 def test_plain_checks_the_password_against_the_scram_credential() -> None:
     lookup = lookup_of(("bob", make_credential("SCRAM-SHA-512", "hunter22")))
-    assert authenticate_plain(b"\0bob\0hunter22", lookup) == "bob"
-    assert authenticate_plain(b"bob\0bob\0hunter22", lookup) == "bob"
+    decoy = partial(decoy_credential, b"node key")
+    assert authenticate_plain(b"\0bob\0hunter22", lookup, decoy) == "bob"
+    assert authenticate_plain(b"bob\0bob\0hunter22", lookup, decoy) == "bob"
     for bad in (b"\0bob\0nope", b"\0eve\0hunter22", b"eve\0bob\0hunter22", b"no-separators"):
         with pytest.raises(SaslAuthenticationFailed):
-            authenticate_plain(bad, lookup)
+            authenticate_plain(bad, lookup, decoy)

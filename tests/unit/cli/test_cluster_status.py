@@ -16,6 +16,7 @@ from rillet.cli.cluster_status import (
     print_brokers_and_partitions,
 )
 from rillet.cli.main import build_parser
+from rillet.client.errors import ClusterAuthorizationFailedError
 from rillet.client.types import PartitionInfo, TopicDescription
 from rillet.wire.cluster_messages import BrokerStatus, DescribeQuorumResponse
 
@@ -78,7 +79,7 @@ def test_status_takes_bootstrap_and_falls_back_to_the_env(
     assert args.bootstrap == "h:1,h:2"
     called: list[str] = []
     monkeypatch.setattr(
-        "rillet.cli.cluster_command.run_remote_status", lambda b: called.append(b) or 0
+        "rillet.cli.cluster_command.run_remote_status", lambda b, s: called.append(b) or 0
     )
     monkeypatch.setenv("RILLET_BOOTSTRAP", "env:9")
     args = build_parser().parse_args(["cluster", "status", "--data-dir", str(tmp_path)])
@@ -98,3 +99,30 @@ def test_status_without_cluster_or_bootstrap_says_what_to_do(
 def test_unreachable_bootstrap_is_down_not_busy(capsys: pytest.CaptureFixture[str]) -> None:
     assert cluster_status.run_remote_status("127.0.0.1:1") == 1
     assert "no node reachable" in capsys.readouterr().out
+
+
+class RefusingConnection:
+    """A node that is up but refuses this client: no ACL allows its DescribeQuorum."""
+
+    def __init__(self, host: str, port: int, **options: object) -> None:
+        self.options = options
+
+    async def connect(self, nursery: object, timeout_s: float) -> None:
+        return None
+
+    async def request(self, request: object, timeout_s: float) -> object:
+        raise ClusterAuthorizationFailedError("User:CN=nobody may not DESCRIBE cluster 'kafka'")
+
+    def close(self) -> None:
+        return None
+
+
+def test_a_refusing_cluster_is_not_authorized_not_down(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(cluster_status, "BrokerConnection", RefusingConnection)
+    assert cluster_status.run_remote_status("127.0.0.1:1") == 1
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1, out
+    assert out.startswith("not authorized: User:CN=nobody may not DESCRIBE cluster")
+    assert "down" not in out
