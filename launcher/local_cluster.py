@@ -122,6 +122,8 @@ def plan_cluster(
     kafka_sasl: str = "",
     super_users: str | None = None,
     native_sasl: str = "",
+    default_replication_factor: int = 1,
+    auto_create_topics: bool = True,
 ) -> ClusterPlan:
     """Write configs for ``nodes`` voters (each also a broker) and ``broker_only`` further
     brokers that follow the voters' metadata log, all on free loopback ports.
@@ -137,7 +139,9 @@ def plan_cluster(
     names the SASL mechanisms Kafka clients must authenticate with. ``super_users`` (a
     semicolon-separated list of principals, possibly empty) turns the ACL authorizer on;
     ``native_sasl`` names the SASL mechanisms rillet's clients must log in with (unless
-    they present a client certificate).
+    they present a client certificate). ``default_replication_factor``: the replicas of a
+    topic created without saying (Kafka's default.replication.factor), auto-created too;
+    ``auto_create_topics``: Kafka's auto.create.topics.enable (on, as in Kafka).
     """
     base_dir.mkdir(parents=True, exist_ok=True)
     secret_path = base_dir / SECRET_FILE
@@ -193,6 +197,8 @@ def plan_cluster(
             f'sasl_mechanisms = "{native_sasl}"\n\n'
             + kafka_table
             + http_table
+            + f"[topics]\ndefault_replication_factor = {default_replication_factor}\n"
+            f"auto_create_topics_enable = {str(auto_create_topics).lower()}\n\n"
             + (tls.node_table() if tls is not None else "")
             + (
                 f'[authorizer]\nenabled = true\nsuper_users = "{super_users}"\n\n'
