@@ -14,11 +14,18 @@ from pathlib import Path
 import trio
 from broker_context import middle
 
+from rillet.broker.authorizer import AuthorizerConfig
 from rillet.broker.auto_topic_creation import AutoTopicCreations, anyone, creation_answer
 from rillet.broker.config import NodeConfig, TopicDefaults
+from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.handlers.metadata import handle_metadata_request
+from rillet.broker.session import Session
+from rillet.metadata_quorum.acl_registry import AclCreated
+from rillet.wire.acls import AclBinding, Operation, PatternType, Permission, ResourceType
+from rillet.wire.api import ApiKey
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import MetadataRequest, MetadataResponse, TopicMetadata
+from rillet.wire.protocol import PROTOCOL_VERSION, RequestHeader
 
 
 def codes(answers: dict[str, TopicMetadata]) -> dict[str, int]:
@@ -109,3 +116,27 @@ def test_metadata_without_the_flag_or_the_setting_creates_nothing(tmp_path: Path
     (topic,) = off.topics
     assert topic.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     assert topic.error_message is not None and "auto.create.topics.enable" in topic.error_message
+
+
+def test_the_dispatcher_checks_the_askers_create_right(tmp_path: Path) -> None:
+    """With the authorizer on, a caller that may describe the topic but not create it gets
+    TOPIC_AUTHORIZATION_FAILED, and nothing is sent for creation."""
+    config = NodeConfig(node_id=1, data_dir=tmp_path, authorizer=AuthorizerConfig(enabled=True))
+    m = middle(tmp_path, config)
+    describe = AclBinding(
+        ResourceType.TOPIC, "fresh", PatternType.LITERAL, "User:alice", "*",
+        Operation.DESCRIBE, Permission.ALLOW,
+    )  # fmt: skip
+    m.ctx.metadata.state.acls.apply(AclCreated(describe))
+    header = RequestHeader(ApiKey.METADATA, PROTOCOL_VERSION, 1, "test")
+    request = MetadataRequest(["fresh"], allow_auto_topic_creation=True)
+    reply = Dispatcher(m.ctx).dispatch(header, request, Session("kafka", "10.0.0.1", "User:alice"))
+
+    async def main() -> MetadataResponse:
+        assert reply is not None and reply.waiting is not None
+        with trio.fail_after(5):
+            answer: MetadataResponse = await reply.waiting
+            return answer
+
+    (topic,) = trio.run(main).topics
+    assert topic.error_code == ErrorCode.AUTHORIZATION_FAILED
