@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from broker_pair import Broker
-from real_kafka import TOOLS_ARTIFACT, KafkaUnavailable, RealKafka, ensure_jars
+from real_kafka import KafkaUnavailable, RealKafka, ensure_jars
 
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 
@@ -47,14 +47,6 @@ def creating_brokers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[
             Broker("kafka", kafka.bootstrap, 1, kafka.log_tail),
             Broker("rillet", plan.kafka_bootstrap, 1, lambda: c.log_tail(1, 30)),
         ]
-
-
-@pytest.fixture(scope="module")
-def tools() -> Path:
-    try:
-        return ensure_jars(artifact=TOOLS_ARTIFACT)
-    except KafkaUnavailable as exc:
-        pytest.skip(f"no Kafka tools: {exc}")
 
 
 def _java_producer(tools: Path, bootstrap: str, topic: str) -> None:
