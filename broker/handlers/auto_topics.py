@@ -27,6 +27,7 @@ from rillet.wire.messages import (
 )
 
 log = logging.getLogger(__name__)
+LOGGED_NAMES = 5  # a request may name thousands: the log line names the first few
 
 Answer = Callable[[BrokerContext, MetadataRequest], MetadataResponse | Awaitable[MetadataResponse]]
 
@@ -58,7 +59,13 @@ async def _creating(
     plan = ctx.auto_topics.plan(unknown, ctx.config.topics.auto_create_topics_enable, may_create)
     patches = dict(plan.answers)
     if plan.create:
-        log.info("creating topic(s) %s: named in a Metadata request", ", ".join(plan.create))
+        shown = ", ".join(plan.create[:LOGGED_NAMES])
+        more = (
+            f" and {len(plan.create) - LOGGED_NAMES} more"
+            if len(plan.create) > LOGGED_NAMES
+            else ""
+        )
+        log.info("auto-creating topic(s) named in a Metadata request: %s%s", shown, more)
         try:
             created = await handle_create_topics(
                 ctx,
