@@ -127,10 +127,23 @@ class LimitsConfig:
 
 @dataclass(frozen=True, slots=True)
 class TopicDefaults:
-    num_partitions: int = 1
-    replication_factor: int = 1
-    auto_create_topics: bool = False
+    """How topics are created (docs/configuration.md, ``[topics]``; Kafka's names in the
+    comments): the partitions and replicas of a topic created without saying, and whether
+    asking for an unknown topic creates it, as Kafka's brokers do by default."""
+
+    # auto.create.topics.enable: a Metadata request that names an unknown topic and allows
+    # auto-creation (Kafka clients' default, and rillet's producer) creates it.
+    auto_create_topics_enable: bool = True
+    num_partitions: int = 1  # num.partitions (CreateTopics asking -1, auto-creation)
+    default_replication_factor: int = 1  # default.replication.factor (idem)
     max_partitions_per_topic: int = 10_000
+
+    def __post_init__(self) -> None:
+        if self.num_partitions > self.max_partitions_per_topic:
+            raise ValueError(
+                f"num_partitions {self.num_partitions} exceeds max_partitions_per_topic "
+                f"{self.max_partitions_per_topic}"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,11 +288,25 @@ def load_config(path: Path | None, overrides: dict[str, Any] | None = None) -> N
     return config
 
 
+# Keys renamed to Kafka's names: an old config file gets a line naming the new key.
+RENAMED_KEYS = {
+    "topics.replication_factor": "default_replication_factor",
+    "topics.auto_create_topics": "auto_create_topics_enable",
+}
+
+
 def _build(cls: Any, raw: dict[str, Any], prefix: str) -> Any:
     if not isinstance(raw, dict):
         raise ConfigError(f"{prefix.rstrip('.') or 'config'} must be a table")
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(raw) - set(fields))
+    renamed = [
+        f"{prefix}{k} is now {prefix}{RENAMED_KEYS[prefix + k]}"
+        for k in unknown
+        if prefix + k in RENAMED_KEYS
+    ]
+    if renamed:
+        raise ConfigError(f"renamed config key(s): {'; '.join(renamed)}")
     if unknown:
         raise ConfigError(f"unknown config key(s): {', '.join(prefix + k for k in unknown)}")
     kwargs: dict[str, Any] = {}
@@ -326,7 +353,7 @@ AT_LEAST_ONE = frozenset(
         "limits.receive_buffer_bytes",
         "limits.max_produce_timeout_ms",
         "topics.num_partitions",
-        "topics.replication_factor",
+        "topics.default_replication_factor",
         "topics.max_partitions_per_topic",
         "tasks.retention_check_interval_ms",
         "tasks.flush_check_interval_ms",

@@ -319,6 +319,9 @@ class Dispatcher:
             self._note_connection(body, session)
         if session is not None and type(body) is m.ProduceRequest:
             handler = partial(handle_produce, refusals=session.produce_refusals)
+        elif self.authorization is not None and type(body) is m.MetadataRequest:
+            may_create = self.authorization.creator(session or Session("native", ""))
+            handler = partial(handle_metadata_request, may_create=may_create)
         elif session is not None and _is_proven_follower_fetch(body, session):
             try:
                 body, handler = self._in_fetch_session(session, body)

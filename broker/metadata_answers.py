@@ -129,5 +129,5 @@ def _topic_answer(
         ErrorCode.NONE,
         [e.metadata for e in entries],
         configs,
-        encode_cbor(wire),
+        encoded=encode_cbor(wire),
     )

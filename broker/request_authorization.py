@@ -178,6 +178,21 @@ class RequestAuthorizer:
             return Verdict(reshape=lambda r: self._trim_offsets(r, session))
         return verdict
 
+    def creator(self, session: Session) -> Callable[[str], bool]:
+        """Whether asking for an unknown topic may create it (auto-creation): as Kafka, the
+        principal needs DESCRIBE on the topic and CREATE on the cluster or on the topic;
+        otherwise the topic is answered TOPIC_AUTHORIZATION_FAILED and not created."""
+        if session.node_id is not None or session.principal in self.authorizer.super_users:
+            return lambda name: True
+
+        def may_create(name: str) -> bool:
+            return self.allowed(session, (D, T, name)) and (
+                self.allowed(session, (Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME))
+                or self.allowed(session, (Operation.CREATE, T, name))
+            )
+
+        return may_create
+
     def _first_denied(self, session: Session, needs: list[Need]) -> Verdict | None:
         for need in needs:
             if not self.allowed(session, need):

@@ -73,7 +73,8 @@ def make_tls_files(base: Path) -> TlsPlan:
 
 def plan_local_cluster(base: Path, nodes: int, secure: bool) -> ClusterPlan:
     """A new local cluster's plan; ``secure`` as ``--secure`` means it: TLS files, SASL on
-    the Kafka listeners and the authorizer with the admin certificate as super user."""
+    the Kafka listeners and the authorizer with the admin certificate as super user. Topics
+    get min(3, nodes) replicas unless created with a replication factor."""
     return plan_cluster(
         base,
         nodes,
@@ -81,6 +82,9 @@ def plan_local_cluster(base: Path, nodes: int, secure: bool) -> ClusterPlan:
         kafka_sasl=KAFKA_SASL_MECHANISMS if secure else "",
         super_users=SUPER_USERS if secure else None,
         http_token_file=str(secret_file(base, HTTP_TOKEN_FILE)) if secure else "",
+        # Topics created without a replication factor (Kafka clients', auto-created ones)
+        # get as many replicas as a Kafka user of a cluster this size would expect.
+        default_replication_factor=min(3, nodes),
     )
 
 

@@ -387,26 +387,39 @@ class ClusterClient:
 
     # -- metadata -------------------------------------------------------------------------
 
-    async def refresh_metadata(self, topics: Iterable[str] | None = None) -> MetadataResponse:
-        """Fetch metadata (all topics when None) and merge it into ``self.metadata``.
+    async def refresh_metadata(
+        self, topics: Iterable[str] | None = None, auto_create: bool = False
+    ) -> MetadataResponse:
+        """Fetch metadata (all topics when None) and merge it into ``self.metadata``;
+        ``auto_create``: named topics that do not exist are created, where the nodes'
+        ``auto.create.topics.enable`` allows it.
 
         Concurrent calls are coalesced: a caller that waited for another task's refresh of a
-        superset of its topics takes that answer instead of asking again.
+        superset of its topics takes that answer instead of asking again (unless it asks to
+        create topics, which that refresh may not have).
         """
         wanted = None if topics is None else frozenset(topics)
         version = self.metadata.version
         async with self._refresh_lock:
             last = self._last_refresh
-            if last is not None and last[0] > version and _covers(last[1], wanted):
+            fresh = last is not None and last[0] > version and not auto_create
+            if last is not None and fresh and _covers(last[1], wanted):
                 return last[2]
-            response = await self._fetch_metadata(wanted, self.request_timeout_s)
+            response = await self._fetch_metadata(
+                wanted, self.request_timeout_s, auto_create=auto_create
+            )
             self._last_refresh = (self.metadata.version, wanted, response)
             return response
 
     async def _fetch_metadata(
-        self, wanted: frozenset[str] | None, timeout_s: float, avoid: set[int] | None = None
+        self,
+        wanted: frozenset[str] | None,
+        timeout_s: float,
+        avoid: set[int] | None = None,
+        auto_create: bool = False,
     ) -> MetadataResponse:
-        request = MetadataRequest(None if wanted is None else sorted(wanted), self.metadata_offset)
+        names = None if wanted is None else sorted(wanted)
+        request = MetadataRequest(names, self.metadata_offset, auto_create)
         response: MetadataResponse
         response, address = await self._request_any(request, timeout_s, avoid, frozenset())
         if response.metadata_offset < request.min_metadata_offset:
@@ -494,10 +507,14 @@ class ClusterClient:
     def partition_count(self, topic: str) -> int | None:
         return self.metadata.partition_count(topic)
 
-    async def wait_for_topic(self, topic: str, timeout_s: float, backoff_s: float = 0.05) -> int:
+    async def wait_for_topic(
+        self, topic: str, timeout_s: float, backoff_s: float = 0.05, auto_create: bool = False
+    ) -> int:
         """Partition count of ``topic``, refreshing metadata until it exists or time is up.
 
-        Raises UnknownTopicOrPartitionError (or the last error) after ``timeout_s``.
+        Raises UnknownTopicOrPartitionError (or the last error) after ``timeout_s``. With
+        ``auto_create`` a missing topic is created where the nodes allow it, and where they
+        do not, UnknownTopicOrPartitionError comes at once with the node's reason.
         """
         count = self.partition_count(topic)
         if count is not None:
@@ -505,8 +522,9 @@ class ClusterClient:
         last: RilletError = UnknownTopicOrPartitionError(f"topic {topic!r} does not exist")
         with trio.move_on_after(timeout_s):
             while True:
+                response = None
                 try:
-                    await self.refresh_metadata([topic])
+                    response = await self.refresh_metadata([topic], auto_create)
                 except (ConnectionFailedError, ClientTimeoutError) as exc:
                     last = exc
                 count = self.partition_count(topic)
@@ -514,13 +532,36 @@ class ClusterClient:
                     return count
                 code = self.metadata.topic_errors.get(topic)
                 if code is not None:
-                    last = error_for(code, f"topic {topic!r}")
+                    last = error_for(code, _topic_error_message(topic, response))
+                    if auto_create and _not_created(code, response):
+                        raise error_for(code, _topic_error_message(topic, response, NOT_CREATED))
                     if not code.retriable:
                         raise last
                 # Nothing announces a topic's creation: poll, backing off.
                 await trio.sleep(backoff_s)
                 backoff_s = min(backoff_s * 2, MAX_METADATA_BACKOFF_S)
         raise last
+
+
+NOT_CREATED = (
+    "topic {!r} does not exist, and the node did not create it (auto.create.topics.enable)"
+)
+
+
+def _topic_error_message(
+    topic: str, response: MetadataResponse | None, otherwise: str = "topic {!r}"
+) -> str:
+    """The node's reason for a topic's error, else ``otherwise`` naming the topic."""
+    for t in response.topics if response is not None else ():
+        if t.name == topic and t.error_message:
+            return t.error_message
+    return otherwise.format(topic)
+
+
+def _not_created(code: ErrorCode, response: MetadataResponse | None) -> bool:
+    """Whether a node asked to create a topic answered that it does not exist: its
+    auto.create.topics.enable is off (or it predates auto-creation), so waiting is futile."""
+    return code is ErrorCode.UNKNOWN_TOPIC_OR_PARTITION and response is not None
 
 
 def _single_leaf(group: BaseExceptionGroup[Any]) -> BaseException | None:

@@ -241,7 +241,9 @@ class Producer(ClientLifecycle):
 
     async def _learn_topic(self, topic: str) -> int:
         timeout = min(self._max_block_s, self._delivery_timeout_s)
-        count = await self._cluster.wait_for_topic(topic, timeout)
+        # As Kafka's producer: a topic that does not exist is created where the nodes'
+        # auto.create.topics.enable allows it; where not, the error comes at once.
+        count = await self._cluster.wait_for_topic(topic, timeout, auto_create=True)
         self._counts[topic] = count
         self._acc.add_topic(topic, count, self._topic_limit(topic))
         return count

@@ -127,6 +127,8 @@ def plan_cluster(
     super_users: str | None = None,
     native_sasl: str = "",
     http_token_file: str = "",
+    default_replication_factor: int = 1,
+    auto_create_topics: bool = True,
 ) -> ClusterPlan:
     """Write configs for ``nodes`` voters (each also a broker) and ``broker_only`` further
     brokers that follow the voters' metadata log, all on free loopback ports.
@@ -144,6 +146,9 @@ def plan_cluster(
     ``native_sasl`` names the SASL mechanisms rillet's clients must log in with (unless
     they present a client certificate). ``http_token_file`` names the file of the token the
     HTTP endpoints ask for (the API, the console, labelled metrics).
+    ``default_replication_factor``: the replicas of a topic created without saying (Kafka's
+    default.replication.factor), auto-created too; ``auto_create_topics``: Kafka's
+    auto.create.topics.enable (on, as in Kafka).
     """
     base_dir.mkdir(parents=True, exist_ok=True)
     secret_path = base_dir / SECRET_FILE
@@ -201,6 +206,8 @@ def plan_cluster(
             f'sasl_mechanisms = "{native_sasl}"\n\n'
             + kafka_table
             + http_table
+            + f"[topics]\ndefault_replication_factor = {default_replication_factor}\n"
+            f"auto_create_topics_enable = {str(auto_create_topics).lower()}\n\n"
             + (tls.node_table() if tls is not None else "")
             + (
                 f'[authorizer]\nenabled = true\nsuper_users = "{super_users}"\n\n'

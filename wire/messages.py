@@ -184,6 +184,10 @@ class MetadataRequest(Request["MetadataResponse"]):
 
     topics: list[str] | None = None
     min_metadata_offset: int = -1
+    # A named topic that does not exist is created, when the node's
+    # auto.create.topics.enable is on (Kafka's Metadata flag; off by default, so an older
+    # client's lookups stay lookups).
+    allow_auto_topic_creation: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +214,7 @@ class TopicMetadata:
     error_code: int
     partitions: list[PartitionMetadata]
     configs: dict[str, str] = field(default_factory=dict)
+    error_message: str | None = None  # why the topic is not answered (an error code's reason)
 
 
 @dataclass(frozen=True, slots=True)

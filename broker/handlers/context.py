@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from rillet.broker.auto_topic_creation import AutoTopicCreations
 from rillet.broker.config import NodeConfig
 from rillet.broker.metadata_answers import MetadataAnswers
 from rillet.broker.metadata_view import MetadataView
@@ -43,6 +44,7 @@ class BrokerContext:
     metadata_answers: MetadataAnswers = field(default_factory=MetadataAnswers)
     # Password checks, backoff and failure counts of both listeners' SASL logins.
     logins: LoginGuard = field(default_factory=LoginGuard)
+    auto_topics: AutoTopicCreations = field(default_factory=AutoTopicCreations)
 
     def now_ms(self) -> int:
         """The node's clock (the replica manager's: one clock for the whole middle layer)."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Coroutine, Generator
 from typing import Any
 
+from rillet.broker.auto_topic_creation import MayCreate
+from rillet.broker.handlers.auto_topics import answer_creating, names_unknown_topics
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.loop_slices import run_in_slices, run_whole
 from rillet.wire.error_codes import ErrorCode
@@ -26,10 +28,13 @@ SLICED_BUILD_PARTITIONS = 256
 
 
 def handle_metadata_request(
-    ctx: BrokerContext, req: MetadataRequest
+    ctx: BrokerContext, req: MetadataRequest, may_create: MayCreate | None = None
 ) -> MetadataResponse | Coroutine[Any, Any, MetadataResponse]:
     """Answer now when the client's offset is applied here and the answer is cheap, else
-    once it is applied (bounded), in slices."""
+    once it is applied (bounded), in slices. Unknown topics the request may create are
+    created first (handlers/auto_topics.py; ``may_create``: the asker's ACLs)."""
+    if names_unknown_topics(ctx, req):
+        return answer_creating(ctx, req, may_create, handle_metadata_request)
     if req.min_metadata_offset <= ctx.metadata.applied_offset and not _large_build(ctx, req):
         return handle_metadata(ctx, req)
     return _after_applied(ctx, req)

@@ -91,7 +91,9 @@ async def _create_one(
 ) -> TopicResult:
     defaults = ctx.config.topics
     partitions = defaults.num_partitions if t.num_partitions == -1 else t.num_partitions
-    factor = defaults.replication_factor if t.replication_factor == -1 else t.replication_factor
+    factor = (
+        defaults.default_replication_factor if t.replication_factor == -1 else t.replication_factor
+    )
     try:
         validate_topic_name(t.name)
         if not 1 <= partitions <= defaults.max_partitions_per_topic:

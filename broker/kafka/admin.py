@@ -33,7 +33,6 @@ UNKNOWN_AUTHORIZED_OPERATIONS = -(2**31)
 
 
 def translate_metadata(schema: ApiSchema, req: Any, view: ClusterView) -> Forward:
-    # Topics are never created by asking for them (allow_auto_topic_creation is ignored).
     topics = None if req.topics is None else [str(t.name) for t in req.topics]
 
     def reply(resp: MetadataResponse) -> Any:
@@ -85,7 +84,13 @@ def translate_metadata(schema: ApiSchema, req: Any, view: ClusterView) -> Forwar
             },
         )
 
-    return Forward(MetadataRequest(topics), reply, fail)
+    return Forward(MetadataRequest(topics, -1, allows_auto_creation(req)), reply, fail)
+
+
+def allows_auto_creation(req: Any) -> bool:
+    """Kafka's Metadata flag: a field from v4 on; before, every request allowed it (the
+    node's auto.create.topics.enable still decides)."""
+    return bool(getattr(req, "allow_auto_topic_creation", True))
 
 
 # -- FindCoordinator ---------------------------------------------------------------------------

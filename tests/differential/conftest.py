@@ -6,8 +6,9 @@ within its limit, every test here is skipped with that reason (never failed). Bo
 serve the whole session; each test uses its own topics.
 
 The Kafka broker runs with Kafka's defaults except for what a one-node test broker needs and
-``auto.create.topics.enable=false``: rillet never creates topics on a metadata request, and
-the suite compares the errors clients see for unknown topics.
+``auto.create.topics.enable=false``, and so does rillet's cluster: the suite compares the
+errors clients see for unknown topics (test_auto_create_against_kafka.py compares topic
+auto-creation, on brokers of its own).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from broker_pair import Broker
-from real_kafka import KafkaUnavailable, RealKafka, ensure_jars
+from real_kafka import TOOLS_ARTIFACT, KafkaUnavailable, RealKafka, ensure_jars
 
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 
@@ -47,7 +48,8 @@ def real_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
 @pytest.fixture(scope="session")
 def rillet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
     base = tmp_path_factory.mktemp("rillet-cluster")
-    with LocalCluster(plan_cluster(base, 3, "broker_session_timeout_ms = 3000\n")) as cluster:
+    plan = plan_cluster(base, 3, "broker_session_timeout_ms = 3000\n", auto_create_topics=False)
+    with LocalCluster(plan) as cluster:
         cluster.start()
         yield Broker(
             "rillet",
@@ -60,6 +62,15 @@ def rillet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
 @pytest.fixture(scope="session")
 def brokers(real_kafka: Broker, rillet: Broker) -> list[Broker]:
     return [real_kafka, rillet]
+
+
+@pytest.fixture(scope="session")
+def tools() -> Path:
+    """The jars of Kafka's command-line tools (skipped, with the reason, without them)."""
+    try:
+        return ensure_jars(artifact=TOOLS_ARTIFACT)
+    except KafkaUnavailable as exc:
+        pytest.skip(f"no Kafka tools: {exc}")
 
 
 @pytest.fixture

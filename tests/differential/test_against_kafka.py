@@ -685,9 +685,9 @@ def test_documented_difference_old_timestamps(brokers: list[Broker], topic: str)
     assert refused[0] == 32 and accepted == [(None, 0, 0)]  # INVALID_TIMESTAMP
 
 
-def test_documented_difference_no_auto_topic_creation(brokers: list[Broker], topic: str) -> None:
-    """rillet never creates a topic on a metadata request (Kafka does by default; the suite's
-    Kafka runs with auto.create.topics.enable=false to compare the same errors)."""
+def test_no_auto_topic_creation_when_turned_off(brokers: list[Broker], topic: str) -> None:
+    """With auto.create.topics.enable off (both of the suite's brokers), asking for a topic
+    that does not exist answers UNKNOWN_TOPIC_OR_PART and creates nothing."""
     from confluent_kafka.admin import AdminClient
 
     def scenario(b: Broker) -> Any:

@@ -231,7 +231,7 @@ def test_metadata_names_brokers_by_their_kafka_listeners() -> None:
         _h, schema, entity = received(request, version)
         action = translate(schema, entity, view)
         assert isinstance(action, Forward)
-        assert action.native == m.MetadataRequest(["t"])
+        assert action.native == m.MetadataRequest(["t"], -1, allow_auto_topic_creation=True)
         native = m.MetadataResponse(
             "cid",
             1,
@@ -252,6 +252,19 @@ def test_metadata_names_brokers_by_their_kafka_listeners() -> None:
             assert list(p.offline_replicas) == [3]
         if version >= 7:
             assert p.leader_epoch == 4
+
+
+def test_metadata_carries_kafkas_auto_creation_flag() -> None:
+    """v4+ says whether the client allows auto-creation (kafka-python, the Java consumer
+    and librdkafka's consumer may say no); before v4 every request allowed it."""
+    for version, allow in [(1, True), (3, True), (4, False), (8, False), (8, True)]:
+        request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name="t")])
+        if version >= 4:
+            request.allow_auto_topic_creation = allow
+        _h, schema, entity = received(request, version)
+        action = translate(schema, entity, StaticView())
+        assert isinstance(action, Forward)
+        assert action.native.allow_auto_topic_creation is allow, version
 
 
 def test_api_versions_lists_exactly_the_served_table_in_every_version() -> None:

@@ -146,3 +146,22 @@ def test_cached_decisions_follow_acl_changes() -> None:
     assert error(auth, ApiKey.PRODUCE, produce("orders")) is None
     registry.apply(AclRemoved(grant.binding))
     assert error(auth, ApiKey.PRODUCE, produce("orders")) == ErrorCode.AUTHORIZATION_FAILED
+
+
+def test_auto_creation_needs_describe_and_create_on_the_cluster_or_the_topic() -> None:
+    """Kafka's rule for a topic created by asking for it in Metadata."""
+    auth, _ = authorizer(
+        acl(ResourceType.TOPIC, "etl-", Operation.DESCRIBE, PatternType.PREFIXED),
+        acl(ResourceType.TOPIC, "etl-a", Operation.CREATE),
+        acl(ResourceType.TOPIC, "other", Operation.CREATE),
+    )
+    may_create = auth.creator(ALICE)
+    assert may_create("etl-a")
+    assert not may_create("etl-b")  # DESCRIBE, but no CREATE
+    assert not may_create("other")  # CREATE, but no DESCRIBE
+    on_cluster, _ = authorizer(
+        acl(ResourceType.TOPIC, "etl-", Operation.DESCRIBE, PatternType.PREFIXED),
+        acl(ResourceType.CLUSTER, CLUSTER_NAME, Operation.CREATE),
+    )
+    assert on_cluster.creator(ALICE)("etl-b")
+    assert auth.creator(Session("native", "10.0.0.3", "User:admin"))("anything")

@@ -71,7 +71,10 @@ def test_broken_pipe_exits_141_quietly(
         ("[limits]\nmax_frame_bytes = -1\n", "limits.max_frame_bytes must be >= 1, got -1"),
         ("[replication]\nfetch_backoff_ms = -1\n", "replication.fetch_backoff_ms must be >= 0"),
         ("[quorum]\nrequest_timeout_ms = 0\n", "quorum.request_timeout_ms must be >= 1"),
-        ("[topics]\nreplication_factor = 0\n", "topics.replication_factor must be >= 1"),
+        (
+            "[topics]\ndefault_replication_factor = 0\n",
+            "topics.default_replication_factor must be >= 1",
+        ),
         ("[tasks]\nlog_scrub_interval_ms = -2\n", "log_scrub_interval_ms must be >= 0 (or -1)"),
         ("node_id = -3\n", "node_id must be >= 0, got -3"),
     ],

@@ -13,7 +13,8 @@ from rillet.client import Producer
 from rillet.client.cluster import ClusterClient, parse_bootstrap
 from rillet.client.errors import ConnectionFailedError, UnknownTopicOrPartitionError
 from rillet.client.types import TopicPartition
-from rillet.wire.messages import MetadataRequest, MetadataResponse, ProduceRequest
+from rillet.wire.error_codes import ErrorCode
+from rillet.wire.messages import MetadataRequest, MetadataResponse, ProduceRequest, TopicMetadata
 
 
 def free_port() -> int:
@@ -68,6 +69,46 @@ async def test_waiting_for_a_topic_is_bounded(cluster: FakeCluster) -> None:
             await client.wait_for_topic("missing", 0.2)
         cluster.create_topic("late", 2)
         assert await client.wait_for_topic("late", 1) == 2
+
+
+async def test_asking_for_creation_fails_at_once_where_nodes_do_not_create(
+    cluster: FakeCluster,
+) -> None:
+    """The fake node, like a node with auto.create.topics.enable off (or an older one),
+    answers UNKNOWN_TOPIC_OR_PARTITION to a request that asked for the topic's creation:
+    the client says so at once instead of polling until its timeout."""
+    async with ClusterClient(cluster.bootstrap) as client:
+        with trio.fail_after(1), pytest.raises(UnknownTopicOrPartitionError) as refused:
+            await client.wait_for_topic("missing", 30, auto_create=True)
+    assert "'missing'" in str(refused.value)
+    assert "auto.create.topics.enable" in str(refused.value)
+    assert [r.allow_auto_topic_creation for _, r in cluster.of_type(MetadataRequest)] == [True]
+
+
+async def test_a_topic_being_created_is_waited_for(
+    cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LEADER_NOT_AVAILABLE while the node creates the topic: the client asks again."""
+    handle = cluster._handle
+    asked: list[MetadataRequest] = []
+
+    async def creating(node: int, req: object) -> object:
+        if isinstance(req, MetadataRequest) and req.topics == ["new"]:
+            asked.append(req)
+            if len(asked) == 3:
+                cluster.create_topic("new", 2)
+            elif len(asked) < 3:
+                being = TopicMetadata("new", ErrorCode.LEADER_NOT_AVAILABLE, [])
+                response = await handle(node, req)
+                assert isinstance(response, MetadataResponse)
+                return replace(response, topics=[being])
+        return await handle(node, req)
+
+    monkeypatch.setattr(cluster, "_handle", creating)
+    async with ClusterClient(cluster.bootstrap) as client:
+        with trio.fail_after(5):
+            assert await client.wait_for_topic("new", 5, auto_create=True) == 2
+    assert all(r.allow_auto_topic_creation for r in asked)
 
 
 async def test_a_node_behind_what_the_client_saw_is_not_believed(
