@@ -15,6 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from rillet.broker.authorizer import Authorizer
 from rillet.broker.driving_reply import ReshapedReply
+from rillet.broker.forwarded_caller import naming_the_client
 from rillet.broker.handlers.acls import (
     handle_create_acls,
     handle_delete_acls,
@@ -309,6 +310,7 @@ class Dispatcher:
             )
         if session is not None:
             self._note_connection(body, session)
+            body = naming_the_client(body, session)  # in case it is forwarded
         reshape = None
         if self.authorization is not None:
             caller = session or Session("native", "")
