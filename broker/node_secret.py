@@ -23,6 +23,7 @@ from pathlib import Path
 
 from rillet.broker.errors import ConfigError
 from rillet.broker.quorum_config import MIN_SECRET_CHARS, QuorumConfig
+from rillet.wire.atomic_file import fsync_dir, write_all
 
 GENERATED_SECRET_FILE = "cluster.secret"
 GENERATED_SECRET_BYTES = 32  # 256 random bits, as text: token_urlsafe gives 43 characters
@@ -67,7 +68,7 @@ def read_or_create_secret(path: Path) -> str:
         tmp.unlink(missing_ok=True)  # left by a crash of an earlier process with our pid
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
-            os.write(fd, f"{secret}\n".encode())
+            write_all(fd, f"{secret}\n".encode())
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -77,7 +78,7 @@ def read_or_create_secret(path: Path) -> str:
             pass  # made by another process meanwhile: read theirs
         finally:
             tmp.unlink()
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
     return _read_private(path)
 
 
@@ -94,11 +95,3 @@ def _read_private(path: Path) -> str:
             f"{path} holds no usable cluster secret (under {MIN_SECRET_CHARS} characters)"
         )
     return text
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
