@@ -22,21 +22,25 @@ from rillet.wire.acl_messages import CreateAclsRequest, DeleteAclsRequest
 from rillet.wire.forwarding import ForwardedFor
 from rillet.wire.user_messages import AlterUserScramCredentialsRequest
 
-FORWARDABLE = (
-    m.CreateTopicsRequest,
-    m.DeleteTopicsRequest,
-    m.CreatePartitionsRequest,
-    m.AlterTopicConfigsRequest,
-    CreateAclsRequest,
-    DeleteAclsRequest,
-    AlterUserScramCredentialsRequest,
+# Looked up on every request (a set lookup of its type costs a quarter of an isinstance
+# against seven classes); message classes are never subclassed.
+FORWARDABLE = frozenset(
+    {
+        m.CreateTopicsRequest,
+        m.DeleteTopicsRequest,
+        m.CreatePartitionsRequest,
+        m.AlterTopicConfigsRequest,
+        CreateAclsRequest,
+        DeleteAclsRequest,
+        AlterUserScramCredentialsRequest,
+    }
 )
 
 
 def naming_the_client(request: Any, session: Session) -> Any:
     """A client's forwardable request with the client named in it (as a node would forward
     it); any other request, and every request from a node, as it is."""
-    if session.node_id is not None or not isinstance(request, FORWARDABLE):
+    if session.node_id is not None or type(request) not in FORWARDABLE:
         return request
     return replace(request, forwarded_for=ForwardedFor(session.principal, session.host))
 
@@ -44,7 +48,7 @@ def naming_the_client(request: Any, session: Session) -> Any:
 def deciding_session(request: Any, session: Session) -> Session:
     """Who ``request`` is authorized as: a request a node forwarded, as the client it names
     (anonymous when it names none); any other, as the connection's session."""
-    if session.node_id is None or not isinstance(request, FORWARDABLE) or not request.forwarded:
+    if session.node_id is None or type(request) not in FORWARDABLE or not request.forwarded:
         return session
     client = request.forwarded_for
     if client is None:
