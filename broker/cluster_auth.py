@@ -9,6 +9,10 @@ fresh server nonce, so a captured exchange cannot be replayed on another connect
 Requests still carry ``token`` = HMAC(secret, cluster id). It is the same on every request
 and so proves nothing on its own; handlers check it as a second line (it keeps a node of
 another cluster with a different secret out even on a path that forgot the handshake).
+
+There is always a secret: a configured one, or one the node generated for itself
+(broker/node_secret.py); an empty one is refused, so node identity never follows from
+public information.
 """
 
 from __future__ import annotations
@@ -26,12 +30,10 @@ from rillet.raft.peer_mac import NONCE_BYTES
 class ClusterAuth:
     def __init__(self, cluster_id: str, secret: str) -> None:
         self.cluster_id = cluster_id
-        self.token = (
-            hmac.new(secret.encode(), cluster_id.encode(), hashlib.sha256).digest()
-            if secret
-            else b""
-        )
+        # First: it refuses an empty secret (MissingSecret), whose key and token anybody
+        # could compute (the cluster id is no secret).
         self.handshake_key = handshake_key(secret)
+        self.token = hmac.new(secret.encode(), cluster_id.encode(), hashlib.sha256).digest()
 
     def check(self, cluster_id: str, token: bytes) -> str | None:
         """None when the request proves the secret; otherwise why it is refused."""

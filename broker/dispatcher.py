@@ -15,6 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from rillet.broker.authorizer import Authorizer
 from rillet.broker.driving_reply import ReshapedReply
+from rillet.broker.forwarded_caller import naming_the_client
 from rillet.broker.handlers.acls import (
     handle_create_acls,
     handle_delete_acls,
@@ -84,6 +85,7 @@ from rillet.wire import user_messages as um
 from rillet.wire.api import ApiKey
 from rillet.wire.cluster_messages import BrokerHeartbeatRequest
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.forwarding import ForwardedFor
 from rillet.wire.group_messages import ConsumerGroupHeartbeatRequest
 from rillet.wire.messages import (
     REQUEST_TYPES,
@@ -307,6 +309,8 @@ class Dispatcher:
                 error=ErrorCode.UNSUPPORTED_VERSION,
                 error_message=f"version {header.version} of {header.api.name} is not supported",
             )
+        if session is not None:
+            body = naming_the_client(body, session)  # in case it is forwarded
         reshape = None
         if self.authorization is not None:
             caller = session or Session("native", "")
@@ -320,8 +324,12 @@ class Dispatcher:
         if session is not None and type(body) is m.ProduceRequest:
             handler = partial(handle_produce, refusals=session.produce_refusals)
         elif self.authorization is not None and type(body) is m.MetadataRequest:
-            may_create = self.authorization.creator(session or Session("native", ""))
-            handler = partial(handle_metadata_request, may_create=may_create)
+            asker = session or Session("native", "")
+            handler = partial(
+                handle_metadata_request,
+                may_create=self.authorization.creator(asker),
+                asker=ForwardedFor(asker.principal, asker.host),
+            )
         elif session is not None and _is_proven_follower_fetch(body, session):
             try:
                 body, handler = self._in_fetch_session(session, body)

@@ -51,6 +51,7 @@ from rillet.broker.http.request_metrics import RAFT_APPEND_BUCKETS_S, LocalHisto
 from rillet.broker.log_scrubber import LogScrubber
 from rillet.broker.loop_lag import LagTracker, monitor_loop_lag
 from rillet.broker.metadata_view import MetadataView
+from rillet.broker.node_secret import node_secret
 from rillet.broker.open_files import raise_open_file_limit, segment_capacity
 from rillet.broker.partition_reconciler import PartitionReconciler
 from rillet.broker.producer_ids import ProducerIdSource
@@ -137,7 +138,6 @@ class Node:
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         cfg = self.config
-        secret = cfg.quorum.load_secret()
         open_files = raise_open_file_limit()
         log.info(
             "open-file limit %d: room for about %d log segments beside %d connections",
@@ -149,6 +149,7 @@ class Node:
         manager = ReplicaManager(cfg, self.clock)
         quorum: Quorum | None = None
         try:
+            secret = node_secret(cfg.quorum, cfg.node_id, cfg.data_dir)  # configured or kept
             listeners = await trio.open_tcp_listeners(cfg.listener.port, host=cfg.listener.host)
             self.port = port = listeners[0].socket.getsockname()[1]
             kafka_listeners = await self._open_kafka_listeners()

@@ -1,15 +1,13 @@
 """Turning the ``[quorum]`` config into a running Raft member (voters only).
 
 Resolves who the voters are and where they listen, refuses configurations that cannot work
-(a multi-voter quorum without a secret, a voter whose listener differs from the configured
-one), and builds the engine. With no voters configured the node is a cluster of one: it is
-the only voter, and its Raft port is ``quorum.raft_port`` (0 picks a free one at start).
+(a voter whose listener differs from the configured one; broker/node_secret.py refuses a
+missing secret), and builds the engine. With no voters configured the node is a cluster of
+one: it is the only voter, and its Raft port is ``quorum.raft_port`` (0 picks a free one).
 """
 
 from __future__ import annotations
 
-import ipaddress
-import secrets
 import socket
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +36,6 @@ class VoterAddresses:
 
 def resolve_voters(config: NodeConfig, bound_port: int) -> VoterAddresses:
     q = config.quorum
-    check_pysyncobj_exposure(config)
     if not q.voters:
         raft_port = q.raft_port or _free_port(q.raft_host)
         return VoterAddresses(
@@ -54,11 +51,6 @@ def resolve_voters(config: NodeConfig, bound_port: int) -> VoterAddresses:
             f"node {config.node_id} is voter with listener {me.listener}, but it listens on "
             f"port {bound_port}: set listener.port to the voter's port"
         )
-    if len(q.voters) > 1 and not q.load_secret():
-        raise ConfigError(
-            "a multi-node quorum needs a cluster secret: set quorum.secret_file or the "
-            "RILLET_CLUSTER_SECRET environment variable"
-        )
     return VoterAddresses({v.id: v.raft for v in q.voters}, listeners)
 
 
@@ -70,14 +62,12 @@ def build_quorum(
     tls: PeerTls | None = None,
 ) -> Quorum:
     """Construct the Raft member. Call on the trio thread (pysyncobj's tick thread stops
-    when the thread that built it exits). ``tls``: TLS on the raft engine's transport
-    (pysyncobj encrypts with the cluster secret instead, see check_pysyncobj_exposure)."""
+    when the thread that built it exits). ``secret``: the node's (broker/node_secret.py),
+    never empty: our engine's transport authenticates with it, and pysyncobj encrypts with
+    it and so never unpickles what a peer without it sent. ``tls``: TLS on the raft
+    engine's transport."""
     q = config.quorum
     if q.engine == "raft":
-        if not secret:
-            # A cluster of one has no peer to share a secret with; the transport still
-            # authenticates, with a key nobody else has.
-            secret = secrets.token_urlsafe(32)
         peers = {
             nid: PeerAddress(*parse_address(addr, f"quorum.voters[{nid}].raft"))
             for nid, addr in voters.raft.items()
@@ -110,37 +100,11 @@ def build_quorum(
         config.node_id,
         voters.raft,
         Path(config.data_dir) / RAFT_DIR,
-        secret or None,
+        secret,
         token,
         bind_host=q.raft_host,
         settings=settings,
     )
-
-
-def check_pysyncobj_exposure(config: NodeConfig) -> None:
-    """Refuse a pysyncobj voter that listens off loopback without a secret.
-
-    pysyncobj unpickles what its peers send; with a secret it only accepts peers that prove
-    it (its own encrypted, authenticated channel), without one anyone who reaches the port
-    can make the node unpickle a crafted payload, which runs code.
-    """
-    q = config.quorum
-    if q.engine != "pysyncobj" or _is_loopback(q.raft_host) or q.load_secret():
-        return
-    raise ConfigError(
-        f"quorum.raft_host {q.raft_host!r} is not a loopback address and there is no cluster "
-        "secret: pysyncobj would unpickle anything sent to its port; set quorum.secret_file "
-        "(or RILLET_CLUSTER_SECRET), or bind raft_host to 127.0.0.1"
-    )
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False  # a host name other than localhost: it may resolve anywhere
 
 
 def _free_port(host: str) -> int:

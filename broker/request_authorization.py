@@ -20,8 +20,10 @@ error of that resource's type). Metadata, OffsetFetch of every topic and ListGro
 refused but trimmed: what the principal may not describe is left out, as Kafka does, so a
 client never learns the names of topics and groups it may not see.
 
-Inter-node connections (they proved the cluster secret) are never checked here; the
-internal apis have their own gate (``internal_api_gate``).
+Being a node (a connection that completed the node handshake) grants the internal apis,
+which have their own gate (``internal_api_gate``), and nothing else: a client api from a
+node is checked here as from any client, under the connection's principal, and a change a
+node forwarded to the controller as the client it was forwarded for (``forwarded_caller``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from rillet.broker.authorizer import Authorizer
+from rillet.broker.forwarded_caller import deciding_session
+from rillet.broker.internal_api_gate import acting_node
 from rillet.broker.session import Session
 from rillet.metadata_quorum.acl_registry import AclRegistry
 from rillet.wire import group_messages as gm
@@ -156,7 +160,11 @@ class RequestAuthorizer:
 
     def check(self, api: ApiKey, request: Any, session: Session) -> Verdict | None:
         """None: allowed as it is. Otherwise a refusal, or the trimming of its answer."""
-        if session.node_id is not None or session.principal in self.authorizer.super_users:
+        if session.node_id is not None:
+            if acting_node(request) is not None:
+                return None  # an internal api, for the node proved: internal_api_gate decided
+            session = deciding_session(request, session)
+        if session.principal in self.authorizer.super_users:
             return None
         if api == ApiKey.CREATE_TOPICS:
             if self.allowed(session, (Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME)):
@@ -182,7 +190,7 @@ class RequestAuthorizer:
         """Whether asking for an unknown topic may create it (auto-creation): as Kafka, the
         principal needs DESCRIBE on the topic and CREATE on the cluster or on the topic;
         otherwise the topic is answered TOPIC_AUTHORIZATION_FAILED and not created."""
-        if session.node_id is not None or session.principal in self.authorizer.super_users:
+        if session.principal in self.authorizer.super_users:
             return lambda name: True
 
         def may_create(name: str) -> bool:

@@ -7,6 +7,11 @@ class RaftError(Exception):
     """Root of every error raised by ``rillet.raft``."""
 
 
+class MissingSecret(RaftError):
+    """A key was asked for without a cluster secret: a key derived from the empty string is
+    one anybody can compute, so it would authenticate nobody."""
+
+
 class NotLeaderError(RaftError):
     """This member does not lead; ``leader_id`` is the leader it knows of, if any."""
 

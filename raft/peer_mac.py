@@ -12,13 +12,18 @@ import hashlib
 import hmac
 import struct
 
+from rillet.raft.errors import MissingSecret
+
 PART_LENGTH = struct.Struct(">I")
 NONCE_BYTES = 16
 MAC_BYTES = 32
 
 
 def derive_key(secret: str, purpose: bytes) -> bytes:
-    """The key for one protocol (``purpose``) derived from the cluster secret."""
+    """The key for one protocol (``purpose``) derived from the cluster secret. Raises
+    MissingSecret for an empty secret: its key would be public."""
+    if not secret:
+        raise MissingSecret(f"no cluster secret to derive the {purpose.decode()!r} key from")
     return hmac.new(secret.encode(), purpose, hashlib.sha256).digest()
 
 

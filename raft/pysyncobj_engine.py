@@ -15,7 +15,8 @@ docs/raft.md, "Why"):
   metadata snapshot, that snapshot (index, term, bytes) and a counter, so every dump is
   self-consistent. It is mutated only on the tick thread, where the dump is also pickled.
 - pysyncobj unpickles what arrives on its port. A password (Fernet: HMAC checked before
-  unpickling) is mandatory for more than one voter, and the port binds only ``bind_host``.
+  unpickling) is mandatory, even for one voter on loopback (every local user reaches that
+  port), and the port binds only ``bind_host``.
 - pysyncobj never fsyncs: it survives a killed process, not a power loss (docs/guarantees.md).
 """
 
@@ -30,6 +31,7 @@ import trio
 from pysyncobj import FAIL_REASON, SyncObj, SyncObjConf, SyncObjConsumer, replicated
 
 from rillet.raft.errors import (
+    MissingSecret,
     NotLeaderError,
     ProposalOutcomeUnknown,
     QuorumClosed,
@@ -151,15 +153,17 @@ class PysyncobjQuorum(Quorum):
         node_id: int,
         voters: dict[int, str],
         data_dir: Path,
-        secret: str | None,
+        secret: str,
         trio_token: trio.lowlevel.TrioToken,
         bind_host: str = "127.0.0.1",
         settings: PysyncobjSettings | None = None,
     ) -> None:
         if node_id not in voters:
             raise RaftError(f"node {node_id} is not among the voters {sorted(voters)}")
-        if len(voters) > 1 and not secret:
-            raise RaftError("a multi-node quorum needs a cluster secret (pysyncobj unpickles)")
+        if not secret:
+            # Without a password pysyncobj unpickles whatever reaches its port, which runs
+            # the sender's code: on loopback, any local user's.
+            raise MissingSecret("pysyncobj needs a cluster secret: it unpickles what it reads")
         self.node_id = node_id
         self._voters = dict(voters)
         self._by_address = {addr: nid for nid, addr in voters.items()}
@@ -171,7 +175,7 @@ class PysyncobjQuorum(Quorum):
         data_dir.mkdir(parents=True, exist_ok=True)
         s = self._settings
         conf = SyncObjConf(
-            password=secret or None,
+            password=secret,
             bindAddress=f"{bind_host}:{voters[node_id].rsplit(':', 1)[1]}",
             appendEntriesUseBatch=False,
             connectionTimeout=60,

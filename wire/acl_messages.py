@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rillet.wire.acls import AclBinding, AclFilter
+from rillet.wire.forwarding import ForwardedFor
 from rillet.wire.request import Request
 
 
@@ -17,6 +18,7 @@ from rillet.wire.request import Request
 class CreateAclsRequest(Request["CreateAclsResponse"]):
     creations: list[AclBinding]
     forwarded: bool = False
+    forwarded_for: ForwardedFor | None = None  # set by the node that forwards it
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +50,7 @@ class DescribeAclsResponse:
 class DeleteAclsRequest(Request["DeleteAclsResponse"]):
     filters: list[AclFilter]
     forwarded: bool = False
+    forwarded_for: ForwardedFor | None = None  # set by the node that forwards it
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,7 @@ from rillet.wire.cluster_messages import (
     NodeAuthProveRequest,
     NodeAuthProveResponse,
 )
+from rillet.wire.forwarding import ForwardedFor
 from rillet.wire.request import Request
 from rillet.wire.schema import Blob
 
@@ -249,6 +250,7 @@ class CreateTopicsRequest(Request["CreateTopicsResponse"]):
     # Chosen by the client once per operation and kept across its retries: the controller
     # answers a retry of a create it already carried out with success, not TOPIC_ALREADY_EXISTS.
     request_id: str = ""
+    forwarded_for: ForwardedFor | None = None  # set by the node that forwards it
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,6 +271,7 @@ class CreatePartitionsRequest(Request["CreatePartitionsResponse"]):
     validate_only: bool = False
     forwarded: bool = False
     request_id: str = ""
+    forwarded_for: ForwardedFor | None = None  # set by the node that forwards it
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,6 +302,7 @@ class AlterTopicConfigsRequest(Request["AlterTopicConfigsResponse"]):
     validate_only: bool = False
     forwarded: bool = False
     request_id: str = ""
+    forwarded_for: ForwardedFor | None = None  # set by the node that forwards it
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,6 +331,7 @@ class DeleteTopicsRequest(Request["DeleteTopicsResponse"]):
     timeout_ms: int = 30_000
     forwarded: bool = False  # sent by a node to the controller: never forwarded again
     request_id: str = ""  # as CreateTopicsRequest.request_id: a retried delete succeeds
+    forwarded_for: ForwardedFor | None = None  # set by the node that forwards it
 
 
 @dataclass(frozen=True, slots=True)

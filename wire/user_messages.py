@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rillet.wire.forwarding import ForwardedFor
 from rillet.wire.request import Request
 
 
@@ -34,6 +35,7 @@ class AlterUserScramCredentialsRequest(Request["AlterUserScramCredentialsRespons
     upsertions: list[ScramCredentialUpsert]
     deletions: list[ScramCredentialDeletion]
     forwarded: bool = False
+    forwarded_for: ForwardedFor | None = None  # set by the node that forwards it
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from rillet.broker.auto_topic_creation import MayCreate, anyone, creation_answer
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.topics import handle_create_topics
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.forwarding import ForwardedFor
 from rillet.wire.messages import (
     CreateTopicsRequest,
     MetadataRequest,
@@ -42,13 +43,24 @@ def names_unknown_topics(ctx: BrokerContext, req: MetadataRequest) -> bool:
 
 
 def answer_creating(
-    ctx: BrokerContext, req: MetadataRequest, may_create: MayCreate | None, answer: Answer
+    ctx: BrokerContext,
+    req: MetadataRequest,
+    may_create: MayCreate | None,
+    answer: Answer,
+    asker: ForwardedFor | None = None,
 ) -> Coroutine[Any, Any, MetadataResponse]:
-    return _creating(ctx, req, may_create or anyone, answer)
+    """``asker``: the client the creation is made for. Its ACLs were checked here
+    (``may_create``), and a controller elsewhere checks them again: it decides a creation
+    this node forwards as the client named in it, never as this node."""
+    return _creating(ctx, req, may_create or anyone, answer, asker)
 
 
 async def _creating(
-    ctx: BrokerContext, req: MetadataRequest, may_create: MayCreate, answer: Answer
+    ctx: BrokerContext,
+    req: MetadataRequest,
+    may_create: MayCreate,
+    answer: Answer,
+    asker: ForwardedFor | None,
 ) -> MetadataResponse:
     timeout_s = ctx.config.quorum.request_timeout_ms / 1000
     if req.min_metadata_offset > ctx.metadata.applied_offset:
@@ -72,6 +84,7 @@ async def _creating(
                 CreateTopicsRequest(
                     [NewTopic(name, -1, -1) for name in plan.create],
                     ctx.config.quorum.request_timeout_ms,
+                    forwarded_for=asker,
                 ),
             )
         finally:

@@ -15,6 +15,7 @@ from rillet.broker.handlers.auto_topics import answer_creating, names_unknown_to
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.loop_slices import run_in_slices, run_whole
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.forwarding import ForwardedFor
 from rillet.wire.messages import (
     BrokerInfo,
     MetadataRequest,
@@ -28,13 +29,17 @@ SLICED_BUILD_PARTITIONS = 256
 
 
 def handle_metadata_request(
-    ctx: BrokerContext, req: MetadataRequest, may_create: MayCreate | None = None
+    ctx: BrokerContext,
+    req: MetadataRequest,
+    may_create: MayCreate | None = None,
+    asker: ForwardedFor | None = None,
 ) -> MetadataResponse | Coroutine[Any, Any, MetadataResponse]:
     """Answer now when the client's offset is applied here and the answer is cheap, else
     once it is applied (bounded), in slices. Unknown topics the request may create are
-    created first (handlers/auto_topics.py; ``may_create``: the asker's ACLs)."""
+    created first (handlers/auto_topics.py; ``may_create``: the asker's ACLs; ``asker``:
+    who the controller decides the creation as, when this node forwards it)."""
     if names_unknown_topics(ctx, req):
-        return answer_creating(ctx, req, may_create, handle_metadata_request)
+        return answer_creating(ctx, req, may_create, handle_metadata_request, asker)
     if req.min_metadata_offset <= ctx.metadata.applied_offset and not _large_build(ctx, req):
         return handle_metadata(ctx, req)
     return _after_applied(ctx, req)

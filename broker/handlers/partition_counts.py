@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Coroutine
+from dataclasses import replace
 from typing import Any
 
 import trio
@@ -66,12 +67,10 @@ async def _create_partitions(
                 await forward_to_controller(
                     ctx,
                     carried,
-                    lambda ts: CreatePartitionsRequest(
-                        [PartitionCount(t.name, t.num_partitions) for t in ts],
-                        req.timeout_ms,
-                        req.validate_only,
-                        True,
-                        req.request_id,
+                    lambda ts: replace(
+                        req,
+                        topics=[PartitionCount(t.name, t.num_partitions) for t in ts],
+                        forwarded=True,
                     ),
                     seen,
                 )

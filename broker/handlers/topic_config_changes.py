@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Coroutine
+from dataclasses import replace
 from typing import Any
 
 import trio
@@ -99,13 +100,7 @@ async def _alter(ctx: BrokerContext, req: AlterTopicConfigsRequest) -> AlterTopi
                 await forward_to_controller(
                     ctx,
                     [NewTopic(t.name, 1) for t in pending],  # carriers of the names
-                    lambda ts: AlterTopicConfigsRequest(
-                        [by_name[t.name] for t in ts],
-                        req.timeout_ms,
-                        req.validate_only,
-                        True,
-                        req.request_id,
-                    ),
+                    lambda ts: replace(req, topics=[by_name[t.name] for t in ts], forwarded=True),
                     seen,
                 )
             )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Coroutine, Iterable
+from dataclasses import replace
 from typing import Any
 
 import trio
@@ -74,9 +75,7 @@ async def _create_topics(ctx: BrokerContext, req: CreateTopicsRequest) -> Create
             forwarded = await forward_to_controller(
                 ctx,
                 pending,
-                lambda ts: CreateTopicsRequest(
-                    ts, req.timeout_ms, req.validate_only, True, req.request_id
-                ),
+                lambda ts: replace(req, topics=ts, forwarded=True),
                 seen,
             )
             results.update(forwarded)
@@ -142,9 +141,7 @@ async def _delete_topics(ctx: BrokerContext, req: DeleteTopicsRequest) -> Delete
             forwarded = await forward_to_controller(
                 ctx,
                 [NewTopic(n, 1) for n in names],
-                lambda ts: DeleteTopicsRequest(
-                    [t.name for t in ts], req.timeout_ms, True, req.request_id
-                ),
+                lambda ts: replace(req, topics=[t.name for t in ts], forwarded=True),
                 seen,
             )
             results.update(forwarded)

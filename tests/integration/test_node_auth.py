@@ -4,22 +4,31 @@ handshake replayed on another connection is refused (and logged with the peer ad
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import secrets
 import signal
-from collections.abc import Iterator
+import stat
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 from cluster_checks import agreed_state, raft_leader, views, wait_for
+from node_process import NodeProcess
 
 from rillet.broker.cluster_auth import ClusterAuth
-from rillet.broker.node_handshake import NodeAuthClient
+from rillet.broker.config import NodeConfig
+from rillet.broker.node_handshake import KEY_PURPOSE, NodeAuthClient
+from rillet.broker.node_secret import GENERATED_SECRET_FILE
 from rillet.client import BlockingAdmin, NewTopic
 from rillet.client.connection import BrokerConnection
+from rillet.client.errors import ClusterAuthorizationFailedError
 from rillet.launcher.local_cluster import SECRET_FILE, LocalCluster, plan_cluster
 from rillet.raft.peer_mac import NONCE_BYTES
+from rillet.wire.acl_messages import CreateAclsRequest
+from rillet.wire.acls import AclBinding, Operation, PatternType, Permission, ResourceType
 from rillet.wire.cluster_messages import (
     BrokerHeartbeatRequest,
     BrokerRegistrationRequest,
@@ -30,6 +39,7 @@ from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import FetchPartition, FetchRequest, FetchResponse
 
 pytestmark = pytest.mark.integration
+TOPIC, LITERAL, ALLOW = ResourceType.TOPIC, PatternType.LITERAL, Permission.ALLOW
 
 
 @pytest.fixture
@@ -211,3 +221,55 @@ def test_forged_heartbeats_and_fetches_do_not_keep_a_frozen_broker_alive(
     finally:
         cluster.signal(victim, signal.SIGCONT)
     assert refused and set(refused) == {ErrorCode.AUTHENTICATION_FAILED}
+
+
+def test_a_node_without_a_configured_secret_refuses_a_handshake_anybody_could_compute(
+    node_factory: Callable[..., NodeProcess], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One voter, no secret_file, the authorizer on: the key an empty secret gives (public:
+    the cluster id it is bound to is no secret) must not make anyone a node; and a peer
+    that does prove the node's secret gets the internal apis, not the client apis."""
+    monkeypatch.delenv("RILLET_CLUSTER_SECRET", raising=False)
+    node = node_factory("[authorizer]\nenabled = true\n").start()
+    cid = NodeConfig().cluster_id
+    public_key = hmac.new(b"", KEY_PURPOSE, hashlib.sha256).digest()
+    kept = node.data_dir / GENERATED_SECRET_FILE  # the secret it made for itself instead
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    answers: list[Any] = []
+    grant_all = CreateAclsRequest(
+        [AclBinding(TOPIC, "*", LITERAL, "User:ANONYMOUS", "*", Operation.ALL, ALLOW)]
+    )
+
+    async def pose_as_a_node() -> None:
+        async with trio.open_nursery() as nursery:
+            conn = BrokerConnection("127.0.0.1", node.port)
+            await conn.connect(nursery, 5)
+            try:
+                client = NodeAuthClient(public_key, cid, 7, secrets.token_bytes(NONCE_BYTES))
+                begun = await conn.request(client.begin(), 5)
+                answers.append(begun)
+                answers.append(await conn.request(client.prove(begun), 5))
+                answers.append(await conn.request(MetadataFetchRequest(cid, b"", 0), 5))
+            finally:
+                conn.close()
+            real = ClusterAuth(cid, kept.read_text().strip())
+            conn = BrokerConnection("127.0.0.1", node.port)
+            await conn.connect(nursery, 5)
+            try:
+                await real.authenticate(conn, 7, 5)
+                answers.append(await conn.request(MetadataFetchRequest(cid, real.token, 0), 5))
+                try:
+                    answers.append(await conn.request(grant_all, 5))
+                except ClusterAuthorizationFailedError as exc:
+                    answers.append(exc)
+            finally:
+                conn.close()
+
+    trio.run(pose_as_a_node)
+    begun, proved, fetched, node_fetch, granted = answers
+    assert begun.error_code == ErrorCode.NONE  # a challenge, then the proof is refused
+    assert proved.error_code == ErrorCode.AUTHENTICATION_FAILED
+    assert fetched.error_code == ErrorCode.AUTHENTICATION_FAILED and not fetched.entries
+    assert node_fetch.error_code == ErrorCode.NONE  # with the real secret: a node
+    assert isinstance(granted, ClusterAuthorizationFailedError)
+    assert "User:ANONYMOUS may not ALTER cluster" in str(granted)

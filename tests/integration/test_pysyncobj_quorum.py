@@ -7,13 +7,15 @@ import pickle
 import socket
 import struct
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
 import trio
+from node_process import NodeProcess
+from pysyncobj import SyncObj, SyncObjConf
 
-from rillet.raft.errors import NotLeaderError, RaftError
+from rillet.raft.errors import NotLeaderError
 from rillet.raft.pysyncobj_engine import PysyncobjQuorum
 
 pytestmark = pytest.mark.integration
@@ -92,16 +94,6 @@ async def test_leader_loss_elects_a_new_leader_and_keeps_committed_records(
         assert got == [f"before-{i}".encode() for i in range(20)] + [b"after"]
 
 
-def test_multi_node_quorum_refuses_to_start_without_a_secret(tmp_path: Path) -> None:
-    voters = {1: "127.0.0.1:1", 2: "127.0.0.1:2"}
-
-    async def main() -> None:
-        with pytest.raises(RaftError, match="secret"):
-            PysyncobjQuorum(1, voters, tmp_path, None, trio.lowlevel.current_trio_token())
-
-    trio.run(main)
-
-
 class _Exploit:
     """Unpickling this creates a directory: proof of code execution if it ever runs."""
 
@@ -142,12 +134,29 @@ async def test_peer_without_the_secret_can_neither_read_nor_change_state(
         assert await read_n(member, 6) == [f"r{i}".encode() for i in range(5)] + [b"still-serving"]
 
 
+def test_a_lone_pysyncobj_node_without_a_configured_secret_unpickles_nothing(
+    node_factory: Callable[..., NodeProcess], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A real node, engine pysyncobj, Raft port on loopback, no secret configured: another
+    local user's pickle sent to that port must not run (the node made a secret of its own,
+    so pysyncobj takes only what was sealed with it)."""
+    monkeypatch.delenv("RILLET_CLUSTER_SECRET", raising=False)
+    raft_port = free_port()
+    node = node_factory(f'[quorum]\nengine = "pysyncobj"\nraft_port = {raft_port}\n').start()
+    marker = tmp_path / "pwned"
+    body = zlib.compress(pickle.dumps({"type": "append_entries", "x": _Exploit(str(marker))}))
+    for _ in range(3):
+        _send_raw(raft_port, struct.pack("i", len(body)) + body)
+    assert not marker.exists(), "a local user ran code in the node"
+    assert node.alive()
+
+
 async def test_control_the_same_payload_executes_without_a_secret(tmp_path: Path) -> None:
-    """Keeps the test above honest: its payload really is code execution when unguarded."""
+    """Keeps the tests of this payload honest: it really is code execution against
+    pysyncobj without a password (which PysyncobjQuorum therefore refuses to run)."""
     port = free_port()
-    member = PysyncobjQuorum(
-        1, {1: f"127.0.0.1:{port}"}, tmp_path / "n", None, trio.lowlevel.current_trio_token()
-    )
+    conf = SyncObjConf(bindAddress=f"127.0.0.1:{port}", journalFile=None, autoTickPeriod=0.01)
+    bare = SyncObj(f"127.0.0.1:{port}", [], conf)
     try:
         marker = tmp_path / "pwned"
         body = zlib.compress(pickle.dumps({"type": "append_entries", "x": _Exploit(str(marker))}))
@@ -156,4 +165,4 @@ async def test_control_the_same_payload_executes_without_a_secret(tmp_path: Path
                 await trio.to_thread.run_sync(_send_raw, port, struct.pack("i", len(body)) + body)
                 await trio.sleep(0.05)
     finally:
-        member.close()
+        bare.destroy()

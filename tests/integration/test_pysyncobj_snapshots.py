@@ -85,7 +85,7 @@ async def test_a_restart_restores_the_snapshot_and_the_entries_after_it(tmp_path
     data_dir = tmp_path / "n1"
     token = trio.lowlevel.current_trio_token()
 
-    first = PysyncobjQuorum(1, voters, data_dir, None, token)
+    first = PysyncobjQuorum(1, voters, data_dir, SECRET, token)
     try:
         await wait_for_leader({1: first})
         for i in range(10):
@@ -111,7 +111,7 @@ async def test_a_restart_restores_the_snapshot_and_the_entries_after_it(tmp_path
     finally:
         await close_and_wait(first)
 
-    second = PysyncobjQuorum(1, voters, data_dir, None, token)
+    second = PysyncobjQuorum(1, voters, data_dir, SECRET, token)
     try:
         # the dump is loaded on the first tick, then the journal's tail is replayed
         with trio.fail_after(10):
@@ -137,7 +137,7 @@ async def test_a_snapshot_beyond_the_applied_index_trims_nothing_until_applied(
         1,
         {1: f"127.0.0.1:{free_port()}"},
         tmp_path / "n1",
-        None,
+        SECRET,
         trio.lowlevel.current_trio_token(),
     )
     try:

@@ -25,6 +25,7 @@ from rillet.raft.quorum import Entry, Snapshot
 
 EPOCH_MS = 1_700_000_000_000
 NODE_ID = 1
+TEST_SECRET = "a-test-cluster-secret"  # any non-empty secret: no key derives from ""
 
 
 class TrioClock:
@@ -86,6 +87,6 @@ def middle(data_dir: Path, config: NodeConfig | None = None) -> Middle:
     clock = TrioClock()
     manager = ReplicaManager(config, clock)
     view = MetadataView(
-        NODE_ID, MetadataFollower(EmptyMetadataLog()), ClusterAuth(config.cluster_id, "")
+        NODE_ID, MetadataFollower(EmptyMetadataLog()), ClusterAuth(config.cluster_id, TEST_SECRET)
     )
     return Middle(BrokerContext(config, manager, 0, view), manager, clock)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import trio
 from broker_context import middle
@@ -18,13 +19,21 @@ from rillet.broker.authorizer import AuthorizerConfig
 from rillet.broker.auto_topic_creation import AutoTopicCreations, anyone, creation_answer
 from rillet.broker.config import NodeConfig, TopicDefaults
 from rillet.broker.dispatcher import Dispatcher
+from rillet.broker.handlers import auto_topics
 from rillet.broker.handlers.metadata import handle_metadata_request
 from rillet.broker.session import Session
 from rillet.metadata_quorum.acl_registry import AclCreated
 from rillet.wire.acls import AclBinding, Operation, PatternType, Permission, ResourceType
 from rillet.wire.api import ApiKey
 from rillet.wire.error_codes import ErrorCode
-from rillet.wire.messages import MetadataRequest, MetadataResponse, TopicMetadata
+from rillet.wire.forwarding import ForwardedFor
+from rillet.wire.messages import (
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+    MetadataRequest,
+    MetadataResponse,
+    TopicMetadata,
+)
 from rillet.wire.protocol import PROTOCOL_VERSION, RequestHeader
 
 
@@ -140,3 +149,34 @@ def test_the_dispatcher_checks_the_askers_create_right(tmp_path: Path) -> None:
 
     (topic,) = trio.run(main).topics
     assert topic.error_code == ErrorCode.AUTHORIZATION_FAILED
+
+
+def test_a_creation_is_sent_in_the_askers_name(tmp_path: Path, monkeypatch: Any) -> None:
+    """The controller decides a creation a node forwards as the client it names (a node is
+    no super user): the CreateTopics request the Metadata request starts names the asker."""
+    config = NodeConfig(node_id=1, data_dir=tmp_path, authorizer=AuthorizerConfig(enabled=True))
+    m = middle(tmp_path, config)
+    for operation in (Operation.DESCRIBE, Operation.CREATE):
+        binding = AclBinding(
+            ResourceType.TOPIC, "fresh", PatternType.LITERAL, "User:alice", "*",
+            operation, Permission.ALLOW,
+        )  # fmt: skip
+        m.ctx.metadata.state.acls.apply(AclCreated(binding))
+    sent: list[CreateTopicsRequest] = []
+
+    async def creating(ctx: object, request: CreateTopicsRequest) -> CreateTopicsResponse:
+        sent.append(request)
+        return CreateTopicsResponse([])
+
+    monkeypatch.setattr(auto_topics, "handle_create_topics", creating)
+    header = RequestHeader(ApiKey.METADATA, PROTOCOL_VERSION, 1, "test")
+    request = MetadataRequest(["fresh"], allow_auto_topic_creation=True)
+    reply = Dispatcher(m.ctx).dispatch(header, request, Session("kafka", "10.0.0.1", "User:alice"))
+
+    async def main() -> None:
+        assert reply is not None and reply.waiting is not None
+        with trio.fail_after(5):
+            await reply.waiting
+
+    trio.run(main)
+    assert [r.forwarded_for for r in sent] == [ForwardedFor("User:alice", "10.0.0.1")]

@@ -8,6 +8,7 @@ import pytest
 
 from rillet.broker.config import NodeConfig, load_config
 from rillet.broker.errors import ConfigError, TopicError
+from rillet.broker.node_secret import GENERATED_SECRET_FILE, node_secret
 from rillet.broker.quorum_config import QuorumConfig, VoterConfig
 from rillet.broker.quorum_setup import resolve_voters
 from rillet.broker.topic_config import (
@@ -157,8 +158,9 @@ def test_multi_voter_quorum_refuses_to_start_without_secret(
 ) -> None:
     monkeypatch.delenv("RILLET_CLUSTER_SECRET", raising=False)
     cfg = load_config(_three_voters(tmp_path), {"quorum.secret": ""})
-    with pytest.raises(ConfigError, match="secret"):
-        resolve_voters(cfg, 9002)
+    with pytest.raises(ConfigError, match="multi-node quorum needs a cluster secret"):
+        node_secret(cfg.quorum, cfg.node_id, tmp_path)
+    assert not (tmp_path / GENERATED_SECRET_FILE).exists()  # no secret of its own either
 
 
 def test_secret_file_and_short_secrets(tmp_path: Path) -> None:

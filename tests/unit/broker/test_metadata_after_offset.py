@@ -61,7 +61,7 @@ def _context(follower: MetadataFollower, request_timeout_ms: int = 30_000) -> Br
     config = dataclasses.replace(
         config, quorum=dataclasses.replace(config.quorum, request_timeout_ms=request_timeout_ms)
     )
-    view = MetadataView(1, follower, ClusterAuth(config.cluster_id, ""))
+    view = MetadataView(1, follower, ClusterAuth(config.cluster_id, "a-test-cluster-secret"))
     return BrokerContext(config, cast(Any, None), 0, view)
 
 

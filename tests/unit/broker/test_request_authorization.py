@@ -1,18 +1,22 @@
 """Which ACL each request needs, decided without I/O: Kafka's error per resource type,
 requests refused whole, Metadata / ListGroups / OffsetFetch trimmed to what the principal
-may describe, the bypasses (nodes, super users), and cached decisions that follow ACL
+may describe, super users, nodes checked like clients on client apis (and forwarded
+changes decided as the client they were forwarded for), and cached decisions that follow ACL
 changes."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from rillet.broker.authorizer import Authorizer
+from rillet.broker.forwarded_caller import naming_the_client
 from rillet.broker.request_authorization import RequestAuthorizer
 from rillet.broker.session import Session
 from rillet.metadata_quorum.acl_registry import AclCreated, AclRegistry, AclRemoved
 from rillet.wire import group_messages as gm
 from rillet.wire import messages as m
+from rillet.wire.acl_messages import CreateAclsRequest
 from rillet.wire.acls import (
     CLUSTER_NAME,
     AclBinding,
@@ -22,7 +26,9 @@ from rillet.wire.acls import (
     ResourceType,
 )
 from rillet.wire.api import ApiKey
+from rillet.wire.cluster_messages import MetadataFetchRequest
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.forwarding import ForwardedFor
 
 ALICE = Session("kafka", "10.0.0.1", "User:alice")
 
@@ -60,12 +66,78 @@ def test_each_resource_type_has_kafkas_error_and_a_line_naming_what_was_refused(
     assert error(auth, ApiKey.DESCRIBE_QUORUM, quorum) == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
 
 
-def test_nodes_and_super_users_are_not_checked() -> None:
+def test_super_users_are_not_checked() -> None:
+    auth, _ = authorizer()
+    admin = Session("native", "10.0.0.3", "User:admin")
+    assert auth.check(ApiKey.DELETE_TOPICS, m.DeleteTopicsRequest(["orders"]), admin) is None
+
+
+def test_a_node_is_checked_like_any_client_on_client_apis() -> None:
+    """The node handshake grants the internal apis, not the ACLs: what an anonymous peer
+    that passed it once did (read, create topics, grant itself every topic) is refused."""
     auth, _ = authorizer()
     node = Session("native", "10.0.0.2", node_id=2)
-    admin = Session("native", "10.0.0.3", "User:admin")
-    assert auth.check(ApiKey.DELETE_TOPICS, m.DeleteTopicsRequest(["orders"]), node) is None
-    assert auth.check(ApiKey.DELETE_TOPICS, m.DeleteTopicsRequest(["orders"]), admin) is None
+    acls = CreateAclsRequest(
+        [
+            AclBinding(
+                ResourceType.TOPIC,
+                "*",
+                PatternType.LITERAL,
+                "User:ANONYMOUS",
+                "*",
+                Operation.ALL,
+                Permission.ALLOW,
+            )
+        ]
+    )
+    assert error(auth, ApiKey.PRODUCE, produce("orders"), node) == ErrorCode.AUTHORIZATION_FAILED
+    fetch = m.FetchRequest(100, 1, 1024, [m.FetchPartition("orders", 0, 0, 1024)])
+    assert error(auth, ApiKey.FETCH, fetch, node) == ErrorCode.AUTHORIZATION_FAILED
+    create = m.CreateTopicsRequest([m.NewTopic("mine", 1)])
+    assert error(auth, ApiKey.CREATE_TOPICS, create, node) == ErrorCode.AUTHORIZATION_FAILED
+    assert error(auth, ApiKey.CREATE_ACLS, acls, node) == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    metadata = auth.check(ApiKey.METADATA, m.MetadataRequest(None), node)
+    assert metadata is not None and metadata.reshape is not None  # trimmed, as for a client
+
+
+def test_a_node_calls_its_internal_apis_without_acls() -> None:
+    """The internal-api gate decided those (for the node the connection proved)."""
+    auth, _ = authorizer()
+    node = Session("native", "10.0.0.2", node_id=2)
+    follower = m.FetchRequest(100, 1, 1024, [m.FetchPartition("orders", 0, 0, 1024)], 2)
+    assert auth.check(ApiKey.FETCH, follower, node) is None
+    assert auth.check(ApiKey.METADATA_FETCH, MetadataFetchRequest("c", b"", 0), node) is None
+    # The same follower fetch from a client that is no node needs READ, as before.
+    assert error(auth, ApiKey.FETCH, follower) == ErrorCode.AUTHORIZATION_FAILED
+
+
+def test_a_change_a_node_forwarded_is_decided_as_the_client_it_names() -> None:
+    auth, _ = authorizer(acl(ResourceType.CLUSTER, CLUSTER_NAME, Operation.CREATE))
+    node = Session("native", "10.0.0.2", node_id=2)
+    create = m.CreateTopicsRequest([m.NewTopic("etl", 1)])
+    from_alice = naming_the_client(create, ALICE)
+    assert from_alice.forwarded_for == ForwardedFor("User:alice", "10.0.0.1")
+    forwarded = replace(from_alice, forwarded=True)
+    assert auth.check(ApiKey.CREATE_TOPICS, forwarded, node) is None
+    as_bob = replace(forwarded, forwarded_for=ForwardedFor("User:bob", "10.0.0.1"))
+    assert error(auth, ApiKey.CREATE_TOPICS, as_bob, node) == ErrorCode.AUTHORIZATION_FAILED
+    unnamed = replace(forwarded, forwarded_for=None)  # decided as anonymous
+    assert error(auth, ApiKey.CREATE_TOPICS, unnamed, node) == ErrorCode.AUTHORIZATION_FAILED
+
+
+def test_a_client_cannot_name_someone_else_as_the_one_it_forwards_for() -> None:
+    auth, _ = authorizer()
+    mallory = Session("native", "10.0.0.9", "User:mallory")
+    forged = m.DeleteTopicsRequest(
+        ["orders"], forwarded=True, forwarded_for=ForwardedFor("User:admin", "10.0.0.3")
+    )
+    assert error(auth, ApiKey.DELETE_TOPICS, forged, mallory) == ErrorCode.AUTHORIZATION_FAILED
+    # What the dispatcher hands on names mallory, whatever mallory wrote.
+    assert naming_the_client(forged, mallory).forwarded_for == ForwardedFor(
+        "User:mallory", "10.0.0.9"
+    )
+    node = Session("native", "10.0.0.2", node_id=2)
+    assert naming_the_client(forged, node) is forged  # a node's forward is left as it is
 
 
 def test_a_request_naming_one_forbidden_topic_is_refused_whole() -> None:
