@@ -48,14 +48,21 @@ def write_private(path: Path, data: bytes | str) -> Path:
 def tighten(root: Path) -> int:
     """Take every group and other permission off ``root`` and everything under it (symbolic
     links below ``root`` are neither followed nor changed); the number of entries that had
-    some."""
+    some. A private ``root`` already keeps everyone else out of what is below it, so only an
+    open one is walked: a start-up costs one ``stat`` once the directory is private."""
+    if is_private(root):
+        return 0
+    return _tighten_tree(root)
+
+
+def _tighten_tree(root: Path) -> int:
     narrowed = int(_narrow(root))
     with os.scandir(root) as entries:
         for entry in entries:
             if entry.is_symlink():
                 continue
             if entry.is_dir(follow_symlinks=False):
-                narrowed += tighten(Path(entry.path))
+                narrowed += _tighten_tree(Path(entry.path))
             else:
                 narrowed += _narrow(Path(entry.path))
     return narrowed

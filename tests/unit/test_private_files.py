@@ -66,3 +66,11 @@ def test_tighten_narrows_a_tree_and_counts_what_it_changed(tmp_path: Path) -> No
     assert mode(root / "__raft" / "raft" / "hard-state") == 0o600
     assert mode(outside) == 0o644  # a link is not followed out of the tree
     assert tighten(root) == 0
+
+
+def test_a_private_root_is_not_walked(tmp_path: Path) -> None:
+    """Nobody else can reach below a 0700 directory: a node's start-up pays one stat."""
+    root = private_dir(tmp_path / "data")
+    (root / "segment").write_text("x")
+    (root / "segment").chmod(0o644)
+    assert tighten(root) == 0 and mode(root / "segment") == 0o644
