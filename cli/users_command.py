@@ -144,7 +144,10 @@ def _print_files(name: str, files: ClientFiles) -> None:
     print(f"  librdkafka (kcat -F, confluent-kafka): {files.properties}")
     print(f"  Java clients (--command-config):       {files.java}")
     print(f"  rillet CLI:                            source {files.env}")
-    print(f"no ACLs yet: rillet acls add --principal User:{name} ... grants what it may do")
+    print(
+        f"it may do what ACLs grant User:{name}: nothing until "
+        f"`rillet acls add --principal User:{name} ...`"
+    )
 
 
 def run_delete(args: argparse.Namespace) -> int:

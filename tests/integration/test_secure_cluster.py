@@ -146,7 +146,8 @@ def test_a_user_without_acls_can_do_nothing_with_its_files(secure: Path) -> None
     created = rillet(["users", "create", "app", "--cert", "--data-dir", str(secure)])
     assert created.returncode == 0, created.stderr
     files = secure / "tls" / "users" / "app"
-    assert "no ACLs yet" in created.stdout and str(files) in created.stdout
+    assert str(files) in created.stdout
+    assert "nothing until `rillet acls add --principal User:app" in created.stdout
     # Native listener: logged in as User:app, and with the certificate alone (User:CN=app).
     for options in (user_options(files / "client.env"), user_options(files / "client.env", False)):
         with BlockingAdmin(bootstrap, **options) as admin:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 
+from rillet.cli import main as cli_main
 from rillet.cli.client_files import SaslLoginFiles
 from rillet.cli.secure_cluster import (
     admin_dir,
@@ -87,3 +88,25 @@ def test_a_user_certificate_cannot_take_the_admins_name_or_leave_its_directory(
 ) -> None:
     with pytest.raises(RilletError):
         user_dir(plan, name)
+
+
+@pytest.mark.parametrize(
+    ("setup", "expected"),
+    [
+        ("none", "--cert: no cluster in"),
+        ("plain", "was made without --secure"),
+        ("secure", "is the cluster's admin"),
+    ],
+)
+def test_users_create_cert_refuses_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], setup: str, expected: str
+) -> None:
+    """Without a secure local cluster, or for the admin's name: one line, nothing changed
+    (no node runs here: the refusals come before any connection)."""
+    base = tmp_path / "cluster"
+    if setup != "none":
+        plan_local_cluster(base, 1, secure=setup == "secure")
+    code = cli_main.main(["users", "create", "admin", "--cert", "--data-dir", str(base)])
+    err = capsys.readouterr().err
+    assert code == 1 and expected in err and len(err.splitlines()) == 1, err
+    assert not (base / "tls" / "users").exists()
