@@ -66,15 +66,15 @@ def test_a_users_files_carry_its_own_login_and_certificate_only(plan: ClusterPla
     everything = "".join(files.values())
     assert admin_password(plan) not in everything
     assert str(admin_dir(plan)) not in everything
-    # Every path the files name is inside the user's own directory.
+    # Every path the client files name is inside the user's own directory.
     named = [
-        v
-        for text in files.values()
-        for line in text.splitlines()
-        for v in [line.split("=", 1)[-1]]
-        if v.startswith("/")
+        value
+        for settings in ("client.env", "client.properties", "client-java.properties")
+        for line in files[settings].splitlines()
+        for value in [line.split("=", 1)[-1]]
+        if value.startswith("/")
     ]
-    assert named and all(Path(v).parent == directory for v in named), named
+    assert len(named) == 8 and all(Path(v).parent == directory for v in named), named
     env = files["client.env"]
     assert "RILLET_SASL_USERNAME=etl\n" in env and "RILLET_SASL_PASSWORD=etl-password\n" in env
     assert "sasl.username=etl\n" in files["client.properties"]
