@@ -66,6 +66,7 @@ from rillet.broker.sasl.login_guard import LoginGuard
 from rillet.broker.served_stream import ServedStream, peer_host, tls_accept
 from rillet.broker.slow_steps import watch_slow_steps
 from rillet.broker.tls_contexts import TlsContexts
+from rillet.launcher.private_files import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, tighten
 from rillet.metadata_quorum.controller import ControllerConfig
 from rillet.metadata_quorum.controller_service import ControllerService
 from rillet.metadata_quorum.follower import MetadataFollower
@@ -81,11 +82,13 @@ LOCK_FILE = ".lock"
 
 
 class DataDirLock:
-    """An exclusive flock on the data directory: two nodes must never share one."""
+    """An exclusive flock on the data directory: two nodes must never share one. The
+    directory is its owner's alone (made 0700; one left open by an older version is
+    narrowed, with a warning): the Raft log in it carries users' SCRAM salts and keys."""
 
     def __init__(self, data_dir: Path) -> None:
-        data_dir.mkdir(parents=True, exist_ok=True)
-        self._fd = os.open(data_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        data_dir.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+        self._fd = os.open(data_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -94,6 +97,14 @@ class DataDirLock:
         # Who holds it: `rillet scrub --data-dir` signals the running node.
         os.ftruncate(self._fd, 0)
         os.pwrite(self._fd, f"{os.getpid()}\n".encode(), 0)
+        narrowed = tighten(data_dir)
+        if narrowed:
+            log.warning(
+                "data dir %s: %d files and directories were open to other users; "
+                "now its owner's only",
+                data_dir,
+                narrowed,
+            )
 
     def release(self) -> None:
         fcntl.flock(self._fd, fcntl.LOCK_UN)

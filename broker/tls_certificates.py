@@ -3,14 +3,14 @@
 For ``rillet cluster up --secure`` and the tests: a CA, one certificate per node (naming the
 hosts it is reached at, so clients and other nodes can check it), and client certificates
 for mutual TLS. Keys are EC P-256, certificates valid for ``valid_days``; every file is PEM,
-keys readable by the owner only. A production cluster uses certificates from its own CA.
+mode 0600 in a 0700 directory (keys are secrets, and the rest need not be shared). A
+production cluster uses certificates from its own CA.
 """
 
 from __future__ import annotations
 
 import datetime
 import ipaddress
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +19,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from rillet.launcher.private_files import private_dir, write_private
 
 DEFAULT_VALID_DAYS = 365
 
@@ -41,7 +43,7 @@ class LocalCa:
             )
             self._cert = x509.load_pem_x509_certificate(self.files.certfile.read_bytes())
             return
-        directory.mkdir(parents=True, exist_ok=True)
+        private_dir(directory)
         key = ec.generate_private_key(ec.SECP256R1())
         subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
         now = datetime.datetime.now(datetime.UTC)
@@ -112,7 +114,7 @@ class LocalCa:
         ca_key = self._key
         assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
         cert = builder.sign(ca_key, hashes.SHA256())
-        directory.mkdir(parents=True, exist_ok=True)
+        private_dir(directory)
         files = CertificateFiles(directory / f"{name}.pem", directory / f"{name}-key.pem")
         _write(files, cert, key)
         return files
@@ -128,12 +130,10 @@ def _general_name(host: str) -> x509.GeneralName:
 def _write(
     files: CertificateFiles, cert: x509.Certificate, key: ec.EllipticCurvePrivateKey
 ) -> None:
-    files.certfile.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    write_private(files.certfile, cert.public_bytes(serialization.Encoding.PEM))
     pem = key.private_bytes(
         serialization.Encoding.PEM,
         serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
     )
-    fd = os.open(files.keyfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as out:
-        out.write(pem)
+    write_private(files.keyfile, pem)

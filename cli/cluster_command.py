@@ -46,6 +46,7 @@ from rillet.cli.secure_cluster import (
     CLIENT_NAME,
     HTTP_TOKEN_FILE,
     TLS_DIR,
+    admin_dir,
     create_admin_user,
     plan_local_cluster,
     plan_ssl_context,
@@ -59,6 +60,7 @@ from rillet.launcher.local_cluster import (
     running_pids,
 )
 from rillet.launcher.local_node import STOP_TIMEOUT_S, NodeStartError
+from rillet.launcher.private_files import tighten
 from rillet.wire.cluster_messages import DescribeQuorumResponse
 
 DEFAULT_DIR = Path("rillet-cluster")
@@ -73,7 +75,7 @@ def register(sub: Any) -> None:
     up.add_argument(
         "--secure",
         action="store_true",
-        help="TLS on every listener and link, with a local CA and a client certificate",
+        help="TLS on every listener and link, a local CA, an admin and SASL logins",
     )
     up.set_defaults(run=run_up)
     status = actions.add_parser("status", help="leader, term, voters, brokers, partitions")
@@ -110,6 +112,9 @@ def run_up(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 1
+        narrowed = tighten(base)  # made by an older version: secrets readable by others
+        if narrowed:
+            print(f"note: {narrowed} files and directories in {base} were open to other users")
     else:
         base.mkdir(parents=True, exist_ok=True)
         plan = plan_local_cluster(base, args.nodes, args.secure)
@@ -130,12 +135,19 @@ def run_up(args: argparse.Namespace) -> int:
     if plan.tls is not None:
         if run_async(lambda: _admin_user(plan)) != 0:
             return 1
-        properties, java, env = write_client_configs(plan)
-        print(f"TLS on every listener and link; clients need a certificate of {plan.tls.cafile}")
-        print(f"SASL on the Kafka listeners: user {CLIENT_NAME}, password in {properties}")
-        print(f"  librdkafka (kcat -F, confluent-kafka): {properties}")
-        print(f"  Java clients (--command-config):       {java}")
-        print(f"  rillet CLI:                            source {env}")
+        admin = write_client_configs(plan)
+        print(f"TLS on every listener and link; clients trust {plan.tls.cafile}")
+        print(
+            f"admin (super user; keep it to yourself): {admin_dir(plan)}, "
+            f"SASL user {CLIENT_NAME} for Kafka clients"
+        )
+        print(f"  librdkafka (kcat -F, confluent-kafka): {admin.properties}")
+        print(f"  Java clients (--command-config):       {admin.java}")
+        print(f"  rillet CLI:                            source {admin.env}")
+        print(
+            "application users log in as themselves (SASL on both listeners): "
+            "`rillet users create NAME --cert` writes their files"
+        )
         print(
             f"ACLs on: {CLIENT_NAME} may do everything (rillet acls list), other users "
             "nothing until `rillet acls add` grants it"

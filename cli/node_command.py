@@ -3,6 +3,9 @@
 What keeps a node from starting is nearly always the operator's to fix (a bad setting, a port
 another process holds, a data directory it may not write): each is one line on stderr and
 exit status 2, the traceback only with ``--log-level DEBUG``.
+
+The node process runs with umask 077: its data (the Raft log carries users' SCRAM salts and
+keys) is readable by the account that runs it alone.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import argparse
 import errno
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +21,7 @@ import trio
 
 from rillet.broker.config import NodeConfig, load_config
 from rillet.broker.errors import BrokerError
+from rillet.launcher.private_files import PRIVATE_UMASK
 from rillet.partition_store.errors import StoreError
 
 log = logging.getLogger(__name__)
@@ -44,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
     # command (topics, consume, status, ...) would pay at each invocation.
     from rillet.broker.node import Node
 
+    os.umask(PRIVATE_UMASK)  # every file and directory the node makes is 0600 / 0700
     config: NodeConfig | None = None
     code = 0
     try:

@@ -1,25 +1,31 @@
 """``rillet cluster up --secure``: a local cluster with TLS on every link, ready to use.
 
 Makes a CA in ``<data dir>/tls``, one certificate the nodes present (for 127.0.0.1 and
-localhost) and an ``admin`` client certificate (the nodes require one: mutual TLS). Kafka
-clients also log in with SASL (SCRAM or PLAIN) as user ``admin``, whose random password
-is kept in ``tls/admin.password`` (mode 0600). It writes what clients need beside them:
-``client.properties`` for librdkafka (kcat -F, confluent-kafka), ``client-java.properties``
-for Java clients (PEM stores) and ``client.env`` for rillet's CLI (``RILLET_SSL_*``, with
-the bootstrap list). The CLI's own cluster commands read the files from the cluster plan.
+localhost) and the cluster's admin: the ``admin`` client certificate (the super user) and
+the SASL user ``admin`` (a random password; ACLs allow it everything), both kept with the
+admin's client files in ``tls/admin``. The nodes ask clients for a certificate but do not
+require one (``client_auth = "requested"``): a client without a certificate of the CA logs
+in with SASL (SCRAM or PLAIN) as its own user, on either listener. Application users get
+their own login, and with ``rillet users create NAME --cert`` a certificate and client files
+of their own in ``tls/users/NAME``; none of them is the super user. Every directory is 0700
+and every file 0600. The CLI's own cluster commands use the admin's files.
 """
 
 from __future__ import annotations
 
-import os
+import re
 import secrets
 import ssl
+from dataclasses import replace
 from pathlib import Path
 
-from rillet.broker.tls_certificates import LocalCa
+from rillet.broker.tls_certificates import CertificateFiles, LocalCa
+from rillet.cli.client_files import ClientFiles, SaslLoginFiles, write_client_files
 from rillet.client import Admin
+from rillet.client.errors import RilletError
 from rillet.client.tls import client_ssl_context
 from rillet.launcher.local_cluster import ClusterPlan, TlsPlan, plan_cluster
+from rillet.launcher.private_files import private_dir, write_private
 from rillet.wire.acls import (
     CLUSTER_NAME,
     AclBinding,
@@ -30,14 +36,22 @@ from rillet.wire.acls import (
 )
 
 TLS_DIR = "tls"
+ADMIN_DIR = "admin"  # tls/admin: the admin's certificate, password and client files
+USERS_DIR = "users"  # tls/users/<name>: one application user's
 KAFKA_SASL_MECHANISMS = "SCRAM-SHA-512,SCRAM-SHA-256,PLAIN"
+# rillet's clients without a certificate log in too; SCRAM only (PLAIN costs the node a
+# PBKDF2 per attempt, which an unauthenticated peer could repeat).
+NATIVE_SASL_MECHANISMS = "SCRAM-SHA-512,SCRAM-SHA-256"
 PASSWORD_FILE = "admin.password"
 HTTP_TOKEN_FILE = "http.token"  # the HTTP endpoints' bearer token (the API, the console)
+# A user name that is also a safe file name and certificate common name.
+USER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 NODE_HOSTS = ("127.0.0.1", "localhost")
 CLIENT_NAME = "admin"
 # The admin's certificate (native clients, the CLI) is the super user; its SASL user (Kafka
 # clients) is given every operation by ACLs, which `rillet acls list` shows. Every other
-# principal needs ACLs of its own (`rillet acls add`).
+# principal (a user's login, or a user certificate's User:CN=<name>) needs ACLs of its own
+# (`rillet acls add`).
 SUPER_USERS = f"User:CN={CLIENT_NAME}"
 ADMIN_ACLS = [
     AclBinding(
@@ -58,10 +72,10 @@ ADMIN_ACLS = [
 
 
 def make_tls_files(base: Path) -> TlsPlan:
-    directory = base / TLS_DIR
+    directory = private_dir(base / TLS_DIR)
     ca = LocalCa(directory)
     node = ca.issue(directory, "node", NODE_HOSTS)
-    client = ca.issue(directory, CLIENT_NAME)
+    client = ca.issue(directory / ADMIN_DIR, CLIENT_NAME)
     return TlsPlan(
         str(ca.files.certfile),
         str(node.certfile),
@@ -73,14 +87,16 @@ def make_tls_files(base: Path) -> TlsPlan:
 
 def plan_local_cluster(base: Path, nodes: int, secure: bool) -> ClusterPlan:
     """A new local cluster's plan; ``secure`` as ``--secure`` means it: TLS files, SASL on
-    the Kafka listeners and the authorizer with the admin certificate as super user. Topics
-    get min(3, nodes) replicas unless created with a replication factor."""
+    both listeners for clients without a certificate, and the authorizer with the admin
+    certificate as super user. Topics get min(3, nodes) replicas unless created with a
+    replication factor."""
     return plan_cluster(
         base,
         nodes,
-        tls=make_tls_files(base) if secure else None,
+        tls=replace(make_tls_files(base), client_auth="requested") if secure else None,
         kafka_sasl=KAFKA_SASL_MECHANISMS if secure else "",
         super_users=SUPER_USERS if secure else None,
+        native_sasl=NATIVE_SASL_MECHANISMS if secure else "",
         http_token_file=str(secret_file(base, HTTP_TOKEN_FILE)) if secure else "",
         # Topics created without a replication factor (Kafka clients', auto-created ones)
         # get as many replicas as a Kafka user of a cluster this size would expect.
@@ -92,74 +108,76 @@ def secret_file(base: Path, name: str) -> Path:
     """``<base>/tls/<name>``, holding a random word (mode 0600), made on first use."""
     path = base / TLS_DIR / name
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as out:
-            out.write(secrets.token_urlsafe(24) + "\n")
+        private_dir(path.parent)
+        write_private(path, secrets.token_urlsafe(24) + "\n")
     return path
 
 
-def admin_password(base: Path) -> str:
+def admin_dir(plan: ClusterPlan) -> Path:
+    """Where the admin's certificate, password and client files are."""
+    assert plan.tls is not None
+    return Path(plan.tls.client_certfile).parent
+
+
+def admin_password(plan: ClusterPlan) -> str:
     """The admin user's password, made on first use."""
-    path = base / TLS_DIR / PASSWORD_FILE
+    path = admin_dir(plan) / PASSWORD_FILE
     if not path.exists():
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as out:
-            out.write(secrets.token_urlsafe(24) + "\n")
+        write_private(path, secrets.token_urlsafe(24) + "\n")
     return path.read_text().strip()
 
 
 async def create_admin_user(plan: ClusterPlan) -> None:
     """Give user ``admin`` its SCRAM credentials and its ACLs (again after a restart: the
     ACLs exist then and are not added twice)."""
-    password = admin_password(Path(plan.base_dir))
+    password = admin_password(plan)
     async with Admin(plan.bootstrap, ssl_context=plan_ssl_context(plan)) as admin:
         await admin.set_user_password(CLIENT_NAME, password)
         await admin.create_acls(ADMIN_ACLS)
 
 
-def write_client_configs(plan: ClusterPlan) -> tuple[Path, Path, Path]:
-    """(client.properties for librdkafka, client-java.properties, client.env)."""
+def write_client_configs(plan: ClusterPlan) -> ClientFiles:
+    """The admin's client files: its certificate (the super user, for rillet's CLI) and its
+    SASL login (for Kafka clients)."""
     tls = plan.tls
     assert tls is not None
-    directory = Path(plan.base_dir) / TLS_DIR
-    password = admin_password(Path(plan.base_dir))
-    properties = directory / "client.properties"  # kcat -F, confluent-kafka
-    properties.write_text(
-        f"bootstrap.servers={plan.kafka_bootstrap}\n"
-        "security.protocol=SASL_SSL\n"
-        "sasl.mechanisms=SCRAM-SHA-512\n"
-        f"sasl.username={CLIENT_NAME}\n"
-        f"sasl.password={password}\n"
-        f"ssl.ca.location={tls.cafile}\n"
-        f"ssl.certificate.location={tls.client_certfile}\n"
-        f"ssl.key.location={tls.client_keyfile}\n"
+    certificate = CertificateFiles(Path(tls.client_certfile), Path(tls.client_keyfile))
+    login = SaslLoginFiles(CLIENT_NAME, admin_password(plan), native=False)
+    return write_client_files(
+        admin_dir(plan), plan.bootstrap, plan.kafka_bootstrap, tls.cafile, certificate, login
     )
-    keystore = directory / f"{CLIENT_NAME}-keystore.pem"  # Java: key and certificate together
-    keystore.write_text(
-        Path(tls.client_keyfile).read_text() + Path(tls.client_certfile).read_text()
+
+
+def user_dir(plan: ClusterPlan, name: str) -> Path:
+    """Where user ``name``'s certificate and client files are (checks the name first)."""
+    if not USER_NAME.fullmatch(name):
+        raise RilletError(
+            f"user {name!r}: a user with a certificate needs a name of letters, digits, "
+            "'.', '_' and '-' (at most 64, not starting with '.', '_' or '-')"
+        )
+    if name == CLIENT_NAME:
+        raise RilletError(
+            f"user {name!r} is the cluster's admin (its files are in {admin_dir(plan)}): "
+            "give application users names of their own"
+        )
+    return Path(plan.base_dir) / TLS_DIR / USERS_DIR / name
+
+
+def write_user_files(plan: ClusterPlan, name: str, login: SaslLoginFiles) -> ClientFiles:
+    """A certificate for user ``name`` (``User:CN=<name>``, which no ACL names yet) from
+    the cluster's CA and the user's client files with its login, all in its own directory
+    with a copy of the CA certificate: that directory is everything the user needs."""
+    tls = plan.tls
+    assert tls is not None
+    directory = user_dir(plan, name)
+    private_dir(directory.parent)
+    private_dir(directory)
+    cafile = write_private(directory / "ca.pem", Path(tls.cafile).read_bytes())
+    ca = LocalCa(Path(tls.cafile).parent)
+    certificate = ca.issue(directory, name)
+    return write_client_files(
+        directory, plan.bootstrap, plan.kafka_bootstrap, str(cafile), certificate, login
     )
-    keystore.chmod(0o600)
-    java = directory / "client-java.properties"  # kafka-console-*.sh --command-config
-    java.write_text(
-        f"bootstrap.servers={plan.kafka_bootstrap}\n"
-        "security.protocol=SASL_SSL\n"
-        "sasl.mechanism=SCRAM-SHA-512\n"
-        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
-        f'username="{CLIENT_NAME}" password="{password}";\n'
-        "ssl.truststore.type=PEM\n"
-        f"ssl.truststore.location={tls.cafile}\n"
-        "ssl.keystore.type=PEM\n"
-        f"ssl.keystore.location={keystore}\n"
-    )
-    env = directory / "client.env"
-    env.write_text(
-        f"export RILLET_BOOTSTRAP={plan.bootstrap}\n"
-        f"export RILLET_SSL_CAFILE={tls.cafile}\n"
-        f"export RILLET_SSL_CERTFILE={tls.client_certfile}\n"
-        f"export RILLET_SSL_KEYFILE={tls.client_keyfile}\n"
-    )
-    return properties, java, env
 
 
 def plan_ssl_context(plan: ClusterPlan) -> ssl.SSLContext | None:

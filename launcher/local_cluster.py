@@ -1,17 +1,16 @@
 """A cluster of local nodes on 127.0.0.1: ``rillet cluster up``, the demo, the pytest plugin
 and the integration tests all start clusters through this one module.
 
-``plan_cluster`` writes everything a cluster needs into one directory: a random cluster
-secret (mode 0600), one TOML config per node naming all voters with fixed ports, and
-``cluster.json`` describing the nodes. ``LocalCluster`` starts, stops, kills and restarts
-node processes from that directory; restarts keep ports and data, so a stopped cluster comes
-back with its metadata and logs. Standard library only, and no trio.
+``plan_cluster`` writes everything a cluster needs into one directory (mode 0700, as is each
+node's): a random cluster secret (mode 0600), one TOML config per node naming all voters
+with fixed ports, and ``cluster.json`` describing the nodes. ``LocalCluster`` starts, stops,
+kills and restarts node processes from that directory; restarts keep ports and data, so a
+stopped cluster comes back with its metadata and logs. Standard library only, and no trio.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import signal
 import socket
@@ -28,6 +27,7 @@ from rillet.launcher.local_node import (
     NodeStartError,
     node_command,
 )
+from rillet.launcher.private_files import private_dir, write_private
 
 CLUSTER_FILE = "cluster.json"
 SECRET_FILE = "cluster.secret"
@@ -150,11 +150,8 @@ def plan_cluster(
     default.replication.factor), auto-created too; ``auto_create_topics``: Kafka's
     auto.create.topics.enable (on, as in Kafka).
     """
-    base_dir.mkdir(parents=True, exist_ok=True)
-    secret_path = base_dir / SECRET_FILE
-    fd = os.open(secret_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(secrets.token_urlsafe(32) + "\n")
+    private_dir(base_dir)
+    secret_path = write_private(base_dir / SECRET_FILE, secrets.token_urlsafe(32) + "\n")
     total = nodes + broker_only
     ports = _free_ports(4 * total)
     plans = [
@@ -184,8 +181,7 @@ def plan_cluster(
             f'listener = "{v.host}:{dial(n.node_id, v, "listener", v.port)}" }}'
             for v in plans[:nodes]
         )
-        work = Path(n.work_dir)
-        work.mkdir(parents=True, exist_ok=True)
+        work = private_dir(Path(n.work_dir))
         kafka_table = (
             f'[kafka_listener]\nenabled = true\nhost = "{n.host}"\nport = {n.kafka_port}\n'
             f'sasl_mechanisms = "{kafka_sasl}"\n\n'

@@ -1,7 +1,9 @@
 """``rillet cluster up --secure`` as a user runs it: a 3-node cluster with TLS on every link,
-mutual TLS for clients and SASL (user ``admin``) on the Kafka listeners; the files it
-writes are all a client needs (rillet's CLI with client.env, librdkafka with
-client.properties), and a client without a certificate of the cluster's CA is refused. The
+the admin's certificate as the only super user and SASL logins on both listeners; the
+admin's files (rillet's CLI with client.env, librdkafka with client.properties) are all it
+needs; every secret is 0600 in a 0700 directory, node data included; a client with neither a
+certificate of the cluster's CA nor a login is refused, and an application user made with
+``rillet users create --cert`` can do nothing with its own files until ACLs allow it. The
 HTTP endpoints serve HTTPS and ask for the token in the file it writes."""
 
 from __future__ import annotations
@@ -15,12 +17,19 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from rillet.client import BlockingAdmin
-from rillet.client.errors import RilletError
+from rillet.client import BlockingAdmin, BlockingProducer
+from rillet.client.errors import (
+    AuthorizationFailedError,
+    ClusterAuthorizationFailedError,
+    RilletError,
+)
+from rillet.client.security import SETTINGS, from_settings
 from rillet.client.tls import client_ssl_context
+from rillet.client.types import NewTopic
 from rillet.launcher.local_cluster import load_plan
 
 pytestmark = [pytest.mark.integration, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
@@ -64,7 +73,7 @@ def test_the_cli_and_librdkafka_work_with_the_files_it_writes(secure: Path) -> N
     from confluent_kafka import Consumer, Producer
     from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-    env = sourced(secure / "tls" / "client.env")
+    env = sourced(secure / "tls" / "admin" / "client.env")
     made = rillet(
         ["topics", "create", "sec", "--partitions", "1", "--replication-factor", "3"], env
     )
@@ -73,7 +82,7 @@ def test_the_cli_and_librdkafka_work_with_the_files_it_writes(secure: Path) -> N
     assert produced.returncode == 0, produced.stderr
     conf = dict(
         line.split("=", 1)
-        for line in (secure / "tls" / "client.properties").read_text().splitlines()
+        for line in (secure / "tls" / "admin" / "client.properties").read_text().splitlines()
     )
     assert conf["security.protocol"] == "SASL_SSL" and conf["sasl.username"] == "admin"
     producer = Producer({**conf, "enable.idempotence": True})
@@ -98,8 +107,8 @@ def test_the_cli_and_librdkafka_work_with_the_files_it_writes(secure: Path) -> N
     ], acls.stderr
 
 
-def test_a_client_without_a_certificate_is_refused(secure: Path) -> None:
-    env = sourced(secure / "tls" / "client.env")
+def test_a_client_without_a_certificate_or_a_login_is_refused(secure: Path) -> None:
+    env = sourced(secure / "tls" / "admin" / "client.env")
     context = client_ssl_context(env["RILLET_SSL_CAFILE"])  # trusts the nodes, has no cert
     with (
         pytest.raises(RilletError),
@@ -127,6 +136,90 @@ def test_the_http_endpoints_serve_https_and_ask_for_the_token_it_writes(secure: 
         urllib.request.Request(api, headers=bearer), context=context, timeout=10
     ) as answer:
         assert answer.status == 200
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_secrets_and_node_data_are_their_owners_only(secure: Path) -> None:
+    directories = [secure, *(p for p in secure.rglob("*") if p.is_dir())]
+    assert {str(p): mode(p) for p in directories} == {str(p): 0o700 for p in directories}
+    secrets = [
+        secure / "cluster.secret",
+        *(p for p in (secure / "tls").rglob("*") if p.is_file()),
+        *(p for p in secure.glob("node*/data/**/*") if p.is_file()),  # Raft log, metadata
+    ]
+    assert any("__raft" in p.parts for p in secrets)
+    assert {str(p): mode(p) for p in secrets} == {str(p): 0o600 for p in secrets}
+
+
+def user_options(env_file: Path, login: bool = True) -> dict[str, Any]:
+    """rillet's client options from a client.env (without its login: certificate only)."""
+    env = sourced(env_file)
+    values = {name: env.get(var) for name, (var, _) in SETTINGS.items()}
+    if not login:
+        values = {k: v for k, v in values.items() if not k.startswith("sasl_")}
+    return from_settings(values).client_options() | {"request_timeout_ms": 10_000}
+
+
+def test_a_user_without_acls_can_do_nothing_with_its_files(secure: Path) -> None:
+    admin_env = secure / "tls" / "admin" / "client.env"
+    bootstrap = sourced(admin_env)["RILLET_BOOTSTRAP"]
+    with BlockingAdmin(bootstrap, **user_options(admin_env)) as admin:
+        admin.create_topics([NewTopic("guarded", 1, 3)])
+    created = rillet(["users", "create", "app", "--cert", "--data-dir", str(secure)])
+    assert created.returncode == 0, created.stderr
+    files = secure / "tls" / "users" / "app"
+    assert str(files) in created.stdout
+    assert "nothing until `rillet acls add --principal User:app" in created.stdout
+    # Native listener: logged in as User:app, and with the certificate alone (User:CN=app).
+    for options in (user_options(files / "client.env"), user_options(files / "client.env", False)):
+        with BlockingAdmin(bootstrap, **options) as admin:
+            assert admin.list_topics() == []
+            with pytest.raises(AuthorizationFailedError):
+                admin.create_topics([NewTopic("mine", 1, 1)])
+            with pytest.raises(ClusterAuthorizationFailedError):
+                admin.set_user_password("app", "another password")
+    with (
+        BlockingProducer(bootstrap, **user_options(files / "client.env")) as producer,
+        pytest.raises(AuthorizationFailedError),
+    ):
+        producer.send("guarded", b"not allowed").result(30)
+    user_env = sourced(files / "client.env")
+    consumed = rillet(["consume", "guarded", "--from-beginning", "--timeout-ms", "2000"], user_env)
+    assert consumed.returncode == 1 and "AuthorizationFailedError" in consumed.stderr
+    kafka_client_can_do_nothing(files / "client.properties")
+
+
+def kafka_client_can_do_nothing(properties: Path) -> None:
+    """The Kafka listener, with the librdkafka file a user without ACLs was given (the
+    clients are destroyed on return, before the cluster stops)."""
+    from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+    from confluent_kafka import TopicPartition as KafkaTopicPartition
+    from confluent_kafka.admin import AdminClient
+    from confluent_kafka.admin import NewTopic as KafkaNewTopic
+
+    conf = dict(line.split("=", 1) for line in properties.read_text().split())
+    assert conf["sasl.username"] == "app"
+    producer_errors: list[Any] = []
+    kafka_producer = Producer({**conf, "message.timeout.ms": 10_000})
+    assert "guarded" not in kafka_producer.list_topics(timeout=10).topics
+    kafka_producer.produce("guarded", b"x", on_delivery=lambda e, m: producer_errors.append(e))
+    kafka_producer.flush(20)
+    assert [e.code() for e in producer_errors] == [KafkaError.TOPIC_AUTHORIZATION_FAILED]
+    kafka_consumer = Consumer({**conf, "group.id": "app", "enable.auto.commit": False})
+    kafka_consumer.assign([KafkaTopicPartition("guarded", 0, 0)])
+    try:
+        answers = [m.error() for m in kafka_consumer.consume(1, 10)]  # the first answer
+    finally:
+        kafka_consumer.close()
+    assert answers and all(e is not None and "AUTHORIZATION" in e.name() for e in answers)
+    kafka_admin = AdminClient(conf)
+    future = kafka_admin.create_topics([KafkaNewTopic("mine", 1, 1)])["mine"]
+    with pytest.raises(KafkaException) as refused:
+        future.result(20)
+    assert refused.value.args[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
 
 
 def test_the_demo_runs_on_a_secure_cluster_of_its_own() -> None:
