@@ -25,6 +25,7 @@ from rillet.client.errors import (
     ClientClosedError,
     ClientTimeoutError,
     ConnectionFailedError,
+    LeaderNotAvailableError,
     RilletError,
     UnknownTopicOrPartitionError,
     error_for,
@@ -349,8 +350,9 @@ class ClusterClient:
     async def request_any(
         self, request: Request[R], timeout_s: float | None = None, avoid: set[int] | None = None
     ) -> R:
-        """Send ``request`` to any node, moving to another if a connection fails or a node
-        does not answer in time (a paused node is not asked again while others remain).
+        """Send ``request`` to any node, moving to another if a connection fails, a node
+        does not answer in time (a paused node is not asked again while others remain) or
+        refuses with LEADER_NOT_AVAILABLE (a node not caught up since it started).
 
         Each reachable node is tried at most once, so this ends after a bounded number of
         attempts.
@@ -382,6 +384,11 @@ class ClusterClient:
                 last = exc
                 failed.add((conn.host, conn.port))
                 conn.close()  # try another node next time round
+            except LeaderNotAvailableError as exc:
+                # The node refused the whole request: it cannot answer yet (its metadata has
+                # not caught up since it started). Another node may; this one stays connected.
+                last = exc
+                failed.add((conn.host, conn.port))
         assert last is not None
         raise last
 
@@ -507,7 +514,7 @@ class ClusterClient:
             while True:
                 try:
                     await self.refresh_metadata([topic])
-                except (ConnectionFailedError, ClientTimeoutError) as exc:
+                except (ConnectionFailedError, ClientTimeoutError, LeaderNotAvailableError) as exc:
                     last = exc
                 count = self.partition_count(topic)
                 if count is not None:
