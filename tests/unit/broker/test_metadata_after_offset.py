@@ -22,6 +22,7 @@ from rillet.broker.cluster_auth import ClusterAuth
 from rillet.broker.config import NodeConfig
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.handlers.groups import handle_offset_fetch
 from rillet.broker.handlers.metadata import handle_metadata_request
 from rillet.broker.handlers.refused import Refused
 from rillet.broker.metadata_view import MetadataView
@@ -35,6 +36,7 @@ from rillet.metadata_quorum.records import (
 from rillet.raft.quorum import Entry, Snapshot
 from rillet.wire.api import ApiKey
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.group_messages import OffsetFetchRequest, OffsetFetchResponse
 from rillet.wire.messages import MetadataRequest, MetadataResponse
 from rillet.wire.protocol import PROTOCOL_VERSION, RequestHeader
 
@@ -176,3 +178,16 @@ async def test_a_restarted_node_refuses_metadata_until_it_applied_its_registrati
     (topic,) = answer.topics
     assert (topic.name, len(topic.partitions)) == ("t", 6)
     assert ctx.metadata.readiness.answered_offset == registered_at
+
+
+def test_a_restarted_node_refuses_offset_fetches_until_caught_up() -> None:
+    """Answered from an empty state, OffsetFetch says "nothing committed" and the consumer
+    resets its positions (re-reads everything, or skips to the end)."""
+    log, _ = _restart_log(1)
+    ctx = _context(MetadataFollower(log), start_up_offset=None)
+    refused = handle_offset_fetch(ctx, OffsetFetchRequest("g", None))
+    assert isinstance(refused, Refused)
+    assert refused.error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS  # retried by consumers
+    ctx.metadata.readiness.learn_committed(0)
+    answered = handle_offset_fetch(ctx, OffsetFetchRequest("g", None))
+    assert isinstance(answered, OffsetFetchResponse) and answered.error_code == ErrorCode.NONE
