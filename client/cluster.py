@@ -43,6 +43,11 @@ R = TypeVar("R")
 
 log = logging.getLogger(__name__)
 
+# What a metadata refresh raises when no node can answer it now: none reachable, none
+# answering in time, or each not caught up with the metadata log since it started. Loops
+# that refresh until something is known retry these.
+REFRESH_FAILURES = (ConnectionFailedError, ClientTimeoutError, LeaderNotAvailableError)
+
 MAX_METADATA_BACKOFF_S = 1.0
 # A metadata refresh made because a leader-bound request stalled asks a node that is not
 # stalled; it should answer within milliseconds. One that does not (paused too, but not yet
@@ -514,7 +519,7 @@ class ClusterClient:
             while True:
                 try:
                     await self.refresh_metadata([topic])
-                except (ConnectionFailedError, ClientTimeoutError, LeaderNotAvailableError) as exc:
+                except REFRESH_FAILURES as exc:
                     last = exc
                 count = self.partition_count(topic)
                 if count is not None:
