@@ -4,7 +4,9 @@
    epoch (the index of the registration record).
 2. Wait until the local metadata has applied that index: from then on it is at least as new
    as the cluster was when the broker joined, so hosting and deleting partitions by it is
-   safe (``caught_up`` is set; the partition reconciler starts).
+   safe (``caught_up`` is set; the partition reconciler starts), and so is answering
+   clients' metadata questions (the index is the committed offset the view's readiness
+   waits for).
 3. Heartbeat every ``broker_heartbeat_interval_ms`` with ``caught_up``: the controller
    unfences the broker and renews its lease; ``unfenced`` is set on the first answer that
    says so. A heartbeat refused for a stale epoch sends the broker back to step 1.
@@ -68,6 +70,7 @@ class BrokerLifecycle:
         while True:
             epoch = await self._register()
             self.broker_epoch = epoch
+            self._view.readiness.learn_committed(epoch)
             await self._view.follower.wait_applied(epoch)
             self.caught_up.set()
             await self._heartbeat_until_stale(epoch)

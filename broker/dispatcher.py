@@ -1,8 +1,9 @@
 """Routes a decoded request to its handler and shapes what the connection must send.
 
-A handler returns a message, a coroutine that will produce one, or None (no response, for
-acks=0). Any exception a handler raises is logged and answered with UNKNOWN_SERVER_ERROR: one
-bad request never takes the connection, let alone the node, down.
+A handler returns a message, a coroutine that will produce one, a :class:`Refused` (one
+top-level error), or None (no response, for acks=0). Any exception a handler raises is
+logged and answered with UNKNOWN_SERVER_ERROR: one bad request never takes the connection,
+let alone the node, down.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ from rillet.broker.handlers.partition_counts import handle_create_partitions
 from rillet.broker.handlers.produce import handle_produce
 from rillet.broker.handlers.producer_ids import handle_init_producer_id
 from rillet.broker.handlers.record_deletion import handle_delete_records
+from rillet.broker.handlers.refused import Refused
 from rillet.broker.handlers.topic_config_changes import handle_alter_topic_configs
 from rillet.broker.handlers.topics import handle_create_topics, handle_delete_topics
 from rillet.broker.handlers.user_credentials import (
@@ -344,6 +346,8 @@ class Dispatcher:
             return PendingReply(cid, error=ErrorCode.UNKNOWN_SERVER_ERROR)
         if result is None:
             return None
+        if isinstance(result, Refused):
+            return PendingReply(cid, error=result.error, error_message=result.message)
         if isinstance(result, InOrder):
             return PendingReply(cid, in_order=_in_order(result.work, reshape))
         if isinstance(result, Coroutine):

@@ -3,8 +3,8 @@
 Every node holds the committed metadata state (a voter applies its own Raft log, a
 broker-only node follows a voter's log). Voters also hold the quorum and the controller
 service; broker-only nodes reach the controller through the :class:`ControllerLink`.
-Handlers read the state, learn who the controller is, and wait until a change they caused
-elsewhere has been applied here.
+Handlers read the state, learn who the controller is, wait until a change they caused
+elsewhere has been applied here, and ask whether the node has caught up since it started.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import trio
 
 from rillet.broker.cluster_auth import ClusterAuth
 from rillet.broker.controller_link import ControllerLink
+from rillet.broker.metadata_readiness import MetadataReadiness, NotReady
 from rillet.metadata_quorum.controller_service import ControllerService
 from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.metadata_quorum.state import MetadataState
@@ -44,6 +45,9 @@ class MetadataView:
         # reconciler's wait_reconciled); set by the node once its reconciler exists.
         self.wait_reconciled: Callable[[int], Awaitable[None]] | None = None
         self._digest: tuple[MetadataState, int, str] | None = None
+        # Closed to metadata questions until the node has caught up after its start (the
+        # lifecycle feeds it the committed offset it learns when it registers).
+        self.readiness = MetadataReadiness()
 
     @property
     def state(self) -> MetadataState:
@@ -84,6 +88,10 @@ class MetadataView:
     def applied_offset(self) -> int:
         """The metadata log offset (Raft index) of the last entry applied on this node."""
         return self.state.last_applied_index
+
+    def not_ready(self) -> NotReady | None:
+        """Why this node may not answer a metadata question now, or None when it may."""
+        return self.readiness.check(self.applied_offset)
 
     async def wait_applied(self, offset: int, timeout_s: float) -> bool:
         """Wait until this node has applied the metadata log up to ``offset`` (True), or the

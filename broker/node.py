@@ -1,12 +1,14 @@
 """The node process: the composition root that wires the quorum, storage and handlers.
 
-Start-up binds the listener (voters must answer each other's brokers before any of them is
-ready), joins the Raft quorum when this node is a voter, registers the broker with the
-controller, waits until its metadata has caught up and its partitions are open, and only then
-reports ready. SIGTERM and SIGINT first ask the controller to move this broker's leaderships
-(controlled shutdown), then stop accepting, cancel request tasks and close every log cleanly
-(a clean-shutdown marker lets the next start skip full re-validation). After SIGKILL, the next
-start recovers from the logs and the Raft journal.
+Start-up binds the listeners, serves the native one at once (voters must answer each other's
+brokers before any of them is ready), joins the Raft quorum when this node is a voter,
+registers the broker with the controller, waits until its metadata has caught up, it is
+unfenced and its partitions are open, and only then serves the Kafka listener and reports
+ready; until its metadata has caught up, the native listener refuses metadata questions
+(handlers/metadata.py). SIGTERM and SIGINT first ask the controller to move this broker's
+leaderships (controlled shutdown), then stop accepting, cancel request tasks and close every
+log cleanly (a clean-shutdown marker lets the next start skip full re-validation). After
+SIGKILL, the next start recovers from the logs and the Raft journal.
 """
 
 from __future__ import annotations
@@ -277,12 +279,6 @@ class Node:
                 if view.controller is not None:
                     nursery.start_soon(view.controller.run)
                 await nursery.start(trio.serve_listeners, self._handler_for(dispatcher), listeners)
-                if kafka_listeners:
-                    await nursery.start(
-                        trio.serve_listeners,
-                        self._handler_for(kafka_dispatcher, kafka=True),
-                        kafka_listeners,
-                    )
                 nursery.start_soon(lifecycle.run)
                 nursery.start_soon(reconciler.run, lifecycle.caught_up)
                 nursery.start_soon(fetchers.run)
@@ -297,6 +293,16 @@ class Node:
                 nursery.start_soon(run_heap_freezer)
                 await lifecycle.unfenced.wait()
                 await reconciler.wait_reconciled(view.state.last_applied_index)
+                if kafka_listeners:
+                    # Only now, as a Kafka broker opens its client listeners once caught up
+                    # and unfenced: a Kafka client asks any broker for metadata and believes
+                    # it, so a node still behind would make it drop topics and partitions.
+                    # Until then connections wait in the kernel's accept queue.
+                    await nursery.start(
+                        trio.serve_listeners,
+                        self._handler_for(kafka_dispatcher, kafka=True),
+                        kafka_listeners,
+                    )
                 # Everything allocated so far (config, open logs, code) lives for the whole
                 # run: move it out of the collector's sight so GC pauses stay short.
                 gc.collect()

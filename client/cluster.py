@@ -25,6 +25,7 @@ from rillet.client.errors import (
     ClientClosedError,
     ClientTimeoutError,
     ConnectionFailedError,
+    LeaderNotAvailableError,
     RilletError,
     UnknownTopicOrPartitionError,
     error_for,
@@ -41,6 +42,11 @@ from rillet.wire.request import Request
 R = TypeVar("R")
 
 log = logging.getLogger(__name__)
+
+# What a metadata refresh raises when no node can answer it now: none reachable, none
+# answering in time, or each not caught up with the metadata log since it started. Loops
+# that refresh until something is known retry these.
+REFRESH_FAILURES = (ConnectionFailedError, ClientTimeoutError, LeaderNotAvailableError)
 
 MAX_METADATA_BACKOFF_S = 1.0
 # A metadata refresh made because a leader-bound request stalled asks a node that is not
@@ -349,8 +355,9 @@ class ClusterClient:
     async def request_any(
         self, request: Request[R], timeout_s: float | None = None, avoid: set[int] | None = None
     ) -> R:
-        """Send ``request`` to any node, moving to another if a connection fails or a node
-        does not answer in time (a paused node is not asked again while others remain).
+        """Send ``request`` to any node, moving to another if a connection fails, a node
+        does not answer in time (a paused node is not asked again while others remain) or
+        refuses with LEADER_NOT_AVAILABLE (a node not caught up since it started).
 
         Each reachable node is tried at most once, so this ends after a bounded number of
         attempts.
@@ -382,6 +389,11 @@ class ClusterClient:
                 last = exc
                 failed.add((conn.host, conn.port))
                 conn.close()  # try another node next time round
+            except LeaderNotAvailableError as exc:
+                # The node refused the whole request: it cannot answer yet (its metadata has
+                # not caught up since it started). Another node may; this one stays connected.
+                last = exc
+                failed.add((conn.host, conn.port))
         assert last is not None
         raise last
 
@@ -525,7 +537,7 @@ class ClusterClient:
                 response = None
                 try:
                     response = await self.refresh_metadata([topic], auto_create)
-                except (ConnectionFailedError, ClientTimeoutError) as exc:
+                except REFRESH_FAILURES as exc:
                     last = exc
                 count = self.partition_count(topic)
                 if count is not None:

@@ -15,7 +15,7 @@ import ssl
 
 import trio
 
-from rillet.client.cluster import ClusterClient
+from rillet.client.cluster import REFRESH_FAILURES, ClusterClient
 from rillet.client.errors import (
     ClientClosedError,
     ClientTimeoutError,
@@ -285,7 +285,7 @@ class Consumer(ClientLifecycle):
         if unknown:
             try:
                 await self._cluster.refresh_metadata(unknown)
-            except (ConnectionFailedError, ClientTimeoutError) as exc:
+            except REFRESH_FAILURES as exc:
                 log.debug("metadata refresh failed: %s", exc)
             settled = not any(self._cluster.leader_for(tp) is None for tp in self._sub.states)
         settled = await self._resolve_positions() and settled

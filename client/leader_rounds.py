@@ -17,7 +17,7 @@ from typing import Any, Generic, TypeVar
 
 import trio
 
-from rillet.client.cluster import ClusterClient
+from rillet.client.cluster import REFRESH_FAILURES, ClusterClient
 from rillet.client.errors import (
     BrokerError,
     ClientTimeoutError,
@@ -80,7 +80,7 @@ async def ask_leaders(
         if unknown:
             try:
                 await cluster.refresh_metadata(unknown)
-            except (ConnectionFailedError, ClientTimeoutError) as exc:
+            except REFRESH_FAILURES as exc:
                 last = exc
         while True:
             rnd: _Round[Q, A] = _Round(answers)
@@ -112,7 +112,7 @@ async def ask_leaders(
             backoff_s = min(backoff_s * 2, max_backoff_s)
             try:
                 await cluster.refresh_metadata({tp.topic for tp in remaining})
-            except (ConnectionFailedError, ClientTimeoutError) as exc:
+            except REFRESH_FAILURES as exc:
                 last = exc
     raise ClientTimeoutError(
         f"{request.what} did not complete in {timeout_s:.3g}s (last error: {last})"

@@ -13,6 +13,7 @@ from typing import Any
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller
+from rillet.broker.handlers.refused import Refused
 from rillet.metadata_quorum.classic_group_offsets import (
     commit_classic_offsets,
     held_by_classic_members,
@@ -169,7 +170,16 @@ async def _offset_commit(
     )
 
 
-def handle_offset_fetch(ctx: BrokerContext, req: gm.OffsetFetchRequest) -> gm.OffsetFetchResponse:
+def handle_offset_fetch(
+    ctx: BrokerContext, req: gm.OffsetFetchRequest
+) -> gm.OffsetFetchResponse | Refused:
+    """The committed offsets as applied here; refused (COORDINATOR_LOAD_IN_PROGRESS, as
+    Kafka's coordinator while it loads a group) until this node has caught up since its
+    start: "nothing committed" from a node that has not applied the commits yet would reset
+    a consumer's positions."""
+    not_ready = ctx.metadata.not_ready()
+    if not_ready is not None:
+        return Refused(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, not_ready.reason)
     state = ctx.metadata.state
     table = state.groups.offsets.get(req.group_id, {})
     names = {tid: t.name for tid, t in state.topics.items()}

@@ -3,6 +3,12 @@
 A client names the highest metadata log offset it has seen (``min_metadata_offset``); a node
 that has not applied it yet waits until it has (at most the quorum request timeout), so a
 client told "created" by one node never hears "unknown topic" from another that lags.
+
+A client that names no offset (a new client, any Kafka client) is protected by the node
+itself: until its metadata has caught up after a start, and whenever its state would be older
+than an answer it already gave, the node refuses with LEADER_NOT_AVAILABLE (retriable)
+instead of answering with what it has: a node that just restarted may hold no topics yet,
+and a client told so drops their partitions and fails the records queued for them.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from typing import Any
 from rillet.broker.auto_topic_creation import MayCreate
 from rillet.broker.handlers.auto_topics import answer_creating, names_unknown_topics
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.handlers.refused import Refused
 from rillet.broker.loop_slices import run_in_slices, run_whole
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.forwarding import ForwardedFor
@@ -33,13 +40,24 @@ def handle_metadata_request(
     req: MetadataRequest,
     may_create: MayCreate | None = None,
     asker: ForwardedFor | None = None,
-) -> MetadataResponse | Coroutine[Any, Any, MetadataResponse]:
-    """Answer now when the client's offset is applied here and the answer is cheap, else
-    once it is applied (bounded), in slices. Unknown topics the request may create are
-    created first (handlers/auto_topics.py; ``may_create``: the asker's ACLs; ``asker``:
-    who the controller decides the creation as, when this node forwards it)."""
+) -> MetadataResponse | Coroutine[Any, Any, MetadataResponse] | Refused:
+    """Refuse while this node is not caught up; answer now when the client's offset is
+    applied here and the answer is cheap, else once it is applied (bounded), in slices.
+    Unknown topics the request may create are created first (handlers/auto_topics.py;
+    ``may_create``: the asker's ACLs; ``asker``: who the controller decides the creation
+    as, when this node forwards it)."""
+    not_ready = ctx.metadata.not_ready()
+    if not_ready is not None:
+        return Refused(ErrorCode.LEADER_NOT_AVAILABLE, not_ready.reason)
     if names_unknown_topics(ctx, req):
-        return answer_creating(ctx, req, may_create, handle_metadata_request, asker)
+        return answer_creating(ctx, req, may_create, _answer_known, asker)
+    return _answer_known(ctx, req)
+
+
+def _answer_known(
+    ctx: BrokerContext, req: MetadataRequest
+) -> MetadataResponse | Coroutine[Any, Any, MetadataResponse]:
+    """The answer from what this node has applied, once the client's offset is applied."""
     if req.min_metadata_offset <= ctx.metadata.applied_offset and not _large_build(ctx, req):
         return handle_metadata(ctx, req)
     return _after_applied(ctx, req)
@@ -80,6 +98,7 @@ def _answering(ctx: BrokerContext, req: MetadataRequest) -> Generator[None, None
     may be newer, never older)."""
     state = ctx.metadata.state
     applied_index = state.last_applied_index
+    ctx.metadata.readiness.answered(applied_index)
     names = sorted(state.topic_ids) if req.topics is None else req.topics
     answers = ctx.metadata_answers
     answers.forget_removed(state)

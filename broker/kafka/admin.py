@@ -73,14 +73,16 @@ def translate_metadata(schema: ApiSchema, req: Any, view: ClusterView) -> Forwar
         )
 
     def fail(code: int) -> Any:
+        # Every topic asked for (all the node knows of when the client asked for all) with
+        # the error and no partitions: Kafka clients keep a topic's partitions through a
+        # topic error, but may take a topic missing from an all-topics answer as gone.
+        names = view.topic_names() if topics is None else topics
         return build(
             schema.response_type,
             {
                 "brokers": [],
                 "controller_id": -1,
-                "topics": [
-                    {"error_code": code, "name": name, "partitions": []} for name in topics or []
-                ],
+                "topics": [{"error_code": code, "name": name, "partitions": []} for name in names],
             },
         )
 

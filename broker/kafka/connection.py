@@ -75,6 +75,9 @@ class BrokerClusterView:
             if not b.fenced and b.kafka_port >= 0
         }
 
+    def topic_names(self) -> list[str]:
+        return sorted(self._ctx.metadata.state.topic_ids)
+
     def topic_config_defaults(self) -> dict[str, str]:
         cfg = self._ctx.config
         out = {key: str(getattr(cfg.log, attr)) for key, attr in TOPIC_CONFIG_KEYS.items()}

@@ -56,12 +56,15 @@ class Caller:
 
 
 class ClusterView(Protocol):
-    """The node's view a translator needs: where each live broker's Kafka listener is, and
-    the value each topic setting has where a topic does not override it."""
+    """The node's view a translator needs: where each live broker's Kafka listener is, the
+    value each topic setting has where a topic does not override it, and the topics the
+    node's metadata holds."""
 
     def kafka_endpoints(self) -> dict[int, KafkaEndpoint]: ...
 
     def topic_config_defaults(self) -> dict[str, str]: ...
+
+    def topic_names(self) -> list[str]: ...
 
 
 def millis(value: datetime.timedelta | int) -> int:

@@ -89,4 +89,5 @@ def middle(data_dir: Path, config: NodeConfig | None = None) -> Middle:
     view = MetadataView(
         NODE_ID, MetadataFollower(EmptyMetadataLog()), ClusterAuth(config.cluster_id, TEST_SECRET)
     )
+    view.readiness.learn_committed(0)  # caught up: the tests give the state themselves
     return Middle(BrokerContext(config, manager, 0, view), manager, clock)

@@ -17,14 +17,20 @@ TOPIC_DEFAULTS = {"retention.ms": "604800000", "min.insync.replicas": "1"}
 class StaticView:
     """A cluster view with fixed Kafka endpoints and topic defaults."""
 
-    def __init__(self, endpoints: dict[int, KafkaEndpoint] | None = None) -> None:
+    def __init__(
+        self, endpoints: dict[int, KafkaEndpoint] | None = None, topics: list[str] | None = None
+    ) -> None:
         self.endpoints = endpoints or {}
+        self.topics = topics or []
 
     def kafka_endpoints(self) -> dict[int, KafkaEndpoint]:
         return self.endpoints
 
     def topic_config_defaults(self) -> dict[str, str]:
         return dict(TOPIC_DEFAULTS)
+
+    def topic_names(self) -> list[str]:
+        return list(self.topics)
 
 
 def received(

@@ -267,6 +267,26 @@ def test_metadata_carries_kafkas_auto_creation_flag() -> None:
         assert action.native.allow_auto_topic_creation is allow, version
 
 
+def test_a_refused_all_topics_metadata_lists_every_known_topic_with_the_error() -> None:
+    """An empty topic list told librdkafka a 6-partition topic had 0 partitions and failed
+    every record queued for it; a topic with an error and no partitions keeps its count."""
+    view = StaticView(topics=["orders", "audit"])
+    for version in (1, 4, 8):
+        request = MetadataRequest(topics=None)
+        if version >= 4:
+            request.allow_auto_topic_creation = False
+        _h, schema, entity = received(request, version)
+        action = translate(schema, entity, view)
+        assert isinstance(action, Forward) and action.native.topics is None
+        failed = action.fail(ErrorCode.LEADER_NOT_AVAILABLE)
+        data = encode_response(3, schema, failed)
+        decoded = MetadataResponse.decode(data, version=version, header=True, framed=True)
+        assert [(t.name, t.error_code, list(t.partitions)) for t in decoded.topics] == [
+            ("orders", ErrorCode.LEADER_NOT_AVAILABLE, []),
+            ("audit", ErrorCode.LEADER_NOT_AVAILABLE, []),
+        ]
+
+
 def test_api_versions_lists_exactly_the_served_table_in_every_version() -> None:
     for version in range(5):
         _h, schema, entity = received(ApiVersionsRequest(), version)

@@ -11,7 +11,11 @@ from client_fakes import FakeCluster
 
 from rillet.client import Producer
 from rillet.client.cluster import ClusterClient, parse_bootstrap
-from rillet.client.errors import ConnectionFailedError, UnknownTopicOrPartitionError
+from rillet.client.errors import (
+    ConnectionFailedError,
+    LeaderNotAvailableError,
+    UnknownTopicOrPartitionError,
+)
 from rillet.client.types import TopicPartition
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import MetadataRequest, MetadataResponse, ProduceRequest, TopicMetadata
@@ -136,6 +140,34 @@ async def test_a_node_behind_what_the_client_saw_is_not_believed(
     asked = [n for n, r in cluster.requests if isinstance(r, MetadataRequest)]
     assert asked == [0, 1]
     assert {r.min_metadata_offset for _, r in cluster.of_type(MetadataRequest)} == {10}
+
+
+async def test_a_node_that_has_not_caught_up_since_its_start_is_passed_over(
+    cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A restarted node refuses Metadata (LEADER_NOT_AVAILABLE, top level) until it has
+    applied what the quorum committed: the client asks another node at once, keeps its
+    connection to the refusing one, and raises the refusal only when every node refuses."""
+    cluster.create_topic("t", 6)
+    handle = cluster._handle
+    restarting = {0}
+
+    async def node_0_restarting(node: int, req: object) -> object:
+        if isinstance(req, MetadataRequest) and node in restarting:
+            return ErrorCode.LEADER_NOT_AVAILABLE
+        return await handle(node, req)
+
+    monkeypatch.setattr(cluster, "_handle", node_0_restarting)
+    both = ",".join(f"127.0.0.1:{cluster.ports[n]}" for n in (0, 1))
+    async with ClusterClient(both) as client:  # node 0 first
+        await client.refresh_metadata(["t"])
+        assert client.partition_count("t") == 6
+        assert [n for n, r in cluster.requests if isinstance(r, MetadataRequest)] == [0, 1]
+        assert cluster.accepted[0] == 1
+        restarting.add(1)
+        with pytest.raises(LeaderNotAvailableError):
+            await client.refresh_metadata(["t"])
+        assert client.partition_count("t") == 6  # nothing believed from a refusal
 
 
 async def test_a_metadata_refresh_does_not_queue_behind_a_leaders_produce_requests(
