@@ -1,11 +1,14 @@
-"""Decoding a large request body in a worker thread, so the event loop keeps running.
+"""Decoding a large request (and building its answer) in a worker thread, so the event loop
+keeps running.
 
 Everything on a node shares one trio loop: decoding a 31 MiB Metadata request on it held
 the loop for seconds (heartbeats, Raft and every other client waited, and the broker's
 session could expire). A body of ``request_decode_offload_bytes`` or more is decoded in a
 worker thread instead, at most ``request_decode_threads`` at once node-wide; the loop then
-runs between the thread's turns of the interpreter lock (every few milliseconds). Smaller
-bodies decode in place: a thread hop costs more than their decoding.
+runs between the thread's turns of the interpreter lock (every few milliseconds). The Kafka
+listener builds and encodes the answer to such a request in a worker thread too (a Metadata
+request naming a million topics has an answer naming them all). Smaller bodies decode in
+place: a thread hop costs more than their decoding.
 """
 
 from __future__ import annotations

@@ -34,7 +34,6 @@ from rillet.broker.config import NodeConfig
 from rillet.broker.connection import Connection
 from rillet.broker.connection_limits import ConnectionLimiter, Slot, parse_overrides
 from rillet.broker.controller_link import ControllerLink
-from rillet.broker.decode_offload import DecodeOffload
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.errors import BrokerError
 from rillet.broker.handlers.context import BrokerContext, InjectedFaults
@@ -51,7 +50,6 @@ from rillet.broker.open_files import raise_open_file_limit, segment_capacity
 from rillet.broker.partition_reconciler import PartitionReconciler
 from rillet.broker.producer_ids import ProducerIdSource
 from rillet.broker.quorum_setup import build_quorum, resolve_voters
-from rillet.broker.read_shares import ReadShares, RequestBytesBudget
 from rillet.broker.remote_metadata_log import RemoteMetadataLog
 from rillet.broker.replica_manager import ReplicaManager
 from rillet.broker.replica_repair import ReplicaRepairer
@@ -117,21 +115,7 @@ class Node:
             parse_overrides(limits.max_connections_per_ip_overrides),
             limits.node_connection_reserve,
         )
-        authenticated = RequestBytesBudget(limits.authenticated_queued_max_request_bytes)
-        self._read_policy = ReadPolicy(
-            authenticated,
-            limits.connections_max_idle_ms / 1000,
-            limits.frame_read_timeout_ms / 1000,
-            limits.node_handshake_timeout_ms / 1000,
-            config.quotas.meters(),
-            ReadShares(
-                authenticated,
-                limits.principal_queued_max_request_bytes,
-                RequestBytesBudget(limits.unauthenticated_queued_max_request_bytes),
-            ),
-            limits.sasl_server_max_receive_size,
-            DecodeOffload(limits.request_decode_offload_bytes, limits.request_decode_threads),
-        )
+        self._read_policy = ReadPolicy.for_limits(limits, config.quotas.meters())
         self._refused_logged_at = -math.inf
         # TLS on every listener and inter-node link when [tls] names a certificate.
         self.tls = TlsContexts(config.tls) if config.tls.enabled else None

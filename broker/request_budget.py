@@ -23,6 +23,7 @@ import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -31,6 +32,9 @@ from rillet.broker.decode_offload import DecodeOffload
 from rillet.broker.errors import BrokerError
 from rillet.broker.read_shares import ByteBudget, ReadShares, RequestBytesBudget
 from rillet.broker.served_stream import ServedStream, wait_readable
+
+if TYPE_CHECKING:
+    from rillet.broker.config import LimitsConfig
 
 
 class ReadDeadline(BrokerError):
@@ -99,6 +103,25 @@ class ReadPolicy:
     # sasl.server.max.receive.size: the frame limit before a connection has logged in.
     preauth_max_frame_bytes: int = 512 * 1024
     offload: DecodeOffload = field(default_factory=DecodeOffload)
+
+    @classmethod
+    def for_limits(cls, limits: LimitsConfig, quotas: ClientQuotas | None = None) -> ReadPolicy:
+        """The policy of a node with these ``[limits]``."""
+        authenticated = RequestBytesBudget(limits.authenticated_queued_max_request_bytes)
+        return cls(
+            authenticated,
+            limits.connections_max_idle_ms / 1000,
+            limits.frame_read_timeout_ms / 1000,
+            limits.node_handshake_timeout_ms / 1000,
+            quotas,
+            ReadShares(
+                authenticated,
+                limits.principal_queued_max_request_bytes,
+                RequestBytesBudget(limits.unauthenticated_queued_max_request_bytes),
+            ),
+            limits.sasl_server_max_receive_size,
+            DecodeOffload(limits.request_decode_offload_bytes, limits.request_decode_threads),
+        )
 
     @classmethod
     def unlimited(cls) -> ReadPolicy:

@@ -24,6 +24,7 @@ import trio
 
 from rillet.broker.client_quotas import QuotaKind
 from rillet.broker.connection_throttle import ConnectionThrottle
+from rillet.broker.decode_offload import DecodeOffload
 from rillet.broker.dispatcher import Dispatcher, PendingReply
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.kafka.api_table import ApiSchema, api_name
@@ -101,6 +102,8 @@ class _Reply:
     pending: PendingReply | None = None
     ready: bytes | None = None  # an answer encoded already
     throttle_ms: int = 0  # the produce quota's wait, told to the client in the answer
+    # Answered in a worker thread (a large request: its answer is as large to build).
+    offload: DecodeOffload | None = None
 
 
 class KafkaConnection:
@@ -254,7 +257,11 @@ class KafkaConnection:
             return None
         if pending is None:
             return None
-        return _Reply(cid, schema, action, pending, throttle_ms=throttle_ms)
+        offload = self._policy.offload
+        big = offload.offloaded(len(frame)) and schema.api_key != ApiKey.PRODUCE
+        return _Reply(
+            cid, schema, action, pending, throttle_ms=throttle_ms, offload=offload if big else None
+        )
 
 
 def _close_if_failed(action: Forward, pending: PendingReply | None) -> None:
@@ -275,11 +282,13 @@ def _encode(cid: int, schema: ApiSchema, response: Any) -> bytes:
 
 
 def _ready_parts(reply: _Reply) -> list[BlobPart] | None:
-    """The reply's frame parts if it needs no waiting, else None."""
+    """The reply's frame parts if it needs no waiting (nor a worker thread), else None."""
     if reply.ready is not None:
         return [reply.ready]
     pending = reply.pending
     assert pending is not None
+    if reply.offload is not None:
+        return None
     if pending.error is None and (pending.waiting is not None or pending.in_order is not None):
         return None
     return _answer_parts(reply, pending.message)
@@ -288,6 +297,8 @@ def _ready_parts(reply: _Reply) -> list[BlobPart] | None:
 async def _materialize(reply: _Reply) -> list[BlobPart]:
     """The reply's frame parts, once its deferred answer (if any) is complete."""
     pending = reply.pending
+    if reply.offload is not None and pending is not None:
+        return await _answer_in_thread(reply, reply.offload, pending)
     if pending is None or pending.error is not None or pending.waiting is None:
         parts = _ready_parts(reply)
         assert parts is not None  # in-order work was settled before the reply was put
@@ -299,6 +310,21 @@ async def _materialize(reply: _Reply) -> list[BlobPart]:
         log.exception("kafka %s answer failed", api_name(reply.schema.api_key))
         return _failed_parts(reply, -1)
     return _answer_parts(reply, message)
+
+
+async def _answer_in_thread(
+    reply: _Reply, offload: DecodeOffload, pending: PendingReply
+) -> list[BlobPart]:
+    """The answer to a large request, built and encoded in a worker thread."""
+    message = pending.message
+    if pending.error is None and pending.waiting is not None:
+        try:
+            message = await pending.waiting
+        except Exception:
+            assert reply.schema is not None
+            log.exception("kafka %s answer failed", api_name(reply.schema.api_key))
+            return _failed_parts(reply, -1)
+    return await offload.run(offload.threshold_bytes, partial(_answer_parts, reply, message))
 
 
 def _answer_parts(reply: _Reply, message: Any) -> list[BlobPart]:
