@@ -4,6 +4,7 @@ probe beside it, measuring how long the connection held the loop."""
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -42,13 +43,13 @@ async def serving(
             nursery.cancel_scope.cancel()
 
 
-async def connect_blocking(connect: Callable[[], Awaitable[trio.SocketStream]]) -> socket.socket:
-    """A plain blocking socket to a served connection (for a sender in a worker thread, so
-    the bytes it pushes cost the test's loop nothing)."""
-    stream = await connect()
-    sock = stream.socket.dup()
-    sock.setblocking(True)
-    return socket.socket(fileno=sock.detach())
+def blocking_twin(stream: trio.SocketStream) -> socket.socket:
+    """A blocking socket on the same connection as ``stream`` (for a sender in a worker
+    thread, so the bytes it pushes cost the test's loop nothing); the caller closes it.
+    It waits with a timeout, never in blocking mode: that flag is shared with ``stream``."""
+    twin = socket.socket(fileno=os.dup(stream.socket.fileno()))
+    twin.settimeout(1.0)
+    return twin
 
 
 class LoopLagProbe:
