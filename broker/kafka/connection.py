@@ -295,27 +295,14 @@ def _ready_parts(reply: _Reply) -> list[BlobPart] | None:
 
 
 async def _materialize(reply: _Reply) -> list[BlobPart]:
-    """The reply's frame parts, once its deferred answer (if any) is complete."""
-    pending = reply.pending
-    if reply.offload is not None and pending is not None:
-        return await _answer_in_thread(reply, reply.offload, pending)
-    if pending is None or pending.error is not None or pending.waiting is None:
+    """The reply's frame parts, once its deferred answer (if any) is complete; the answer
+    to a large request is built and encoded in a worker thread."""
+    pending, offload = reply.pending, reply.offload
+    ready = pending is None or pending.error is not None or pending.waiting is None
+    if pending is None or (ready and offload is None):
         parts = _ready_parts(reply)
         assert parts is not None  # in-order work was settled before the reply was put
         return parts
-    try:
-        message = await pending.waiting
-    except Exception:
-        assert reply.schema is not None
-        log.exception("kafka %s answer failed", api_name(reply.schema.api_key))
-        return _failed_parts(reply, -1)
-    return _answer_parts(reply, message)
-
-
-async def _answer_in_thread(
-    reply: _Reply, offload: DecodeOffload, pending: PendingReply
-) -> list[BlobPart]:
-    """The answer to a large request, built and encoded in a worker thread."""
     message = pending.message
     if pending.error is None and pending.waiting is not None:
         try:
@@ -324,6 +311,8 @@ async def _answer_in_thread(
             assert reply.schema is not None
             log.exception("kafka %s answer failed", api_name(reply.schema.api_key))
             return _failed_parts(reply, -1)
+    if offload is None:
+        return _answer_parts(reply, message)
     return await offload.run(offload.threshold_bytes, partial(_answer_parts, reply, message))
 
 

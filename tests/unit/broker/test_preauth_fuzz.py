@@ -139,17 +139,14 @@ def run_one(
     assert policy.budget.in_use_bytes == 0  # nothing was read as a logged-in client
 
 
-@FUZZ
-@given(chunks=kafka_inputs)
-def test_kafka_listener_before_login_answers_or_closes(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, chunks: list[bytes]
-) -> None:
-    run_one(tmp_path, kafka, chunks, caplog)
+LISTENERS = {"kafka": (kafka, kafka_inputs), "native": (native, native_inputs)}
 
 
+@pytest.mark.parametrize("listener", sorted(LISTENERS))
 @FUZZ
-@given(chunks=native_inputs)
-def test_native_listener_before_login_answers_or_closes(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, chunks: list[bytes]
+@given(data=st.data())
+def test_a_listener_before_login_answers_or_closes(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, listener: str, data: st.DataObject
 ) -> None:
-    run_one(tmp_path, native, chunks, caplog)
+    make, inputs = LISTENERS[listener]
+    run_one(tmp_path, make, data.draw(inputs), caplog)
