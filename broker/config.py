@@ -97,6 +97,18 @@ class LimitsConfig:
     frame_read_timeout_ms: int = 60_000
     # A connection on a reserved slot must finish the node handshake within this.
     node_handshake_timeout_ms: int = 10_000
+    # -- Reading before and after authentication (docs/security.md, "Pre-authentication
+    # limits"). sasl.server.max.receive.size: the largest frame a connection that has not
+    # logged in (SASL, or the node handshake) may send.
+    sasl_server_max_receive_size: int = 512 * 1024
+    # The part of queued_max_request_bytes that connections not logged in share.
+    unauthenticated_queued_max_request_bytes: int = 8 * 1024 * 1024
+    # The most of queued_max_request_bytes the connections of one principal may hold; 0:
+    # half of what authenticated connections share, and at least one largest frame.
+    queued_max_request_bytes_per_principal: int = 0
+    # Request bodies at least this large are decoded in a worker thread, not on the loop.
+    request_decode_offload_bytes: int = 1024 * 1024
+    request_decode_threads: int = 2  # such decodes at once, node-wide
 
     def __post_init__(self) -> None:
         positive = {
@@ -123,6 +135,53 @@ class LimitsConfig:
                 f"+ 4 = {least}, not {self.queued_max_request_bytes}"
             )
         parse_overrides(self.max_connections_per_ip_overrides)  # raises ConfigError
+        self._check_read_classes()
+
+    def _check_read_classes(self) -> None:
+        """The unauthenticated and per-principal shares must each let one connection finish
+        the largest frame it may send, within the node-wide budget."""
+        for name in ("sasl_server_max_receive_size", "request_decode_threads"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, not {getattr(self, name)}")
+        cap = self.sasl_server_max_receive_size
+        if cap > self.max_frame_bytes:
+            raise ValueError(
+                f"sasl_server_max_receive_size ({cap}) must be <= max_frame_bytes "
+                f"({self.max_frame_bytes})"
+            )
+        least_unauthenticated = cap + 4 + min(self.receive_buffer_bytes, cap + 4)
+        if self.unauthenticated_queued_max_request_bytes < least_unauthenticated:
+            raise ValueError(
+                "unauthenticated_queued_max_request_bytes must be >= "
+                f"sasl_server_max_receive_size + 4 + one read = {least_unauthenticated}, "
+                f"not {self.unauthenticated_queued_max_request_bytes}"
+            )
+        least = self.max_frame_bytes + 4 + self.receive_buffer_bytes
+        authenticated = self.authenticated_queued_max_request_bytes
+        if authenticated < least:
+            raise ValueError(
+                "queued_max_request_bytes - unauthenticated_queued_max_request_bytes must be "
+                f">= max_frame_bytes + receive_buffer_bytes + 4 = {least}, not {authenticated}"
+            )
+        per_principal = self.queued_max_request_bytes_per_principal
+        if per_principal != 0 and not least <= per_principal <= authenticated:
+            raise ValueError(
+                f"queued_max_request_bytes_per_principal must be 0 or {least}..{authenticated} "
+                f"(a whole largest frame, at most the authenticated share), not {per_principal}"
+            )
+
+    @property
+    def authenticated_queued_max_request_bytes(self) -> int:
+        """What connections that have logged in share of queued_max_request_bytes."""
+        return self.queued_max_request_bytes - self.unauthenticated_queued_max_request_bytes
+
+    @property
+    def principal_queued_max_request_bytes(self) -> int:
+        """The share of one principal (queued_max_request_bytes_per_principal, 0 resolved)."""
+        if self.queued_max_request_bytes_per_principal:
+            return self.queued_max_request_bytes_per_principal
+        least = self.max_frame_bytes + 4 + self.receive_buffer_bytes
+        return max(least, self.authenticated_queued_max_request_bytes // 2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,6 +411,9 @@ AT_LEAST_ONE = frozenset(
         "limits.max_connections",
         "limits.receive_buffer_bytes",
         "limits.max_produce_timeout_ms",
+        "limits.sasl_server_max_receive_size",
+        "limits.request_decode_offload_bytes",
+        "limits.request_decode_threads",
         "topics.num_partitions",
         "topics.default_replication_factor",
         "topics.max_partitions_per_topic",

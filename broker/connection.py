@@ -10,8 +10,12 @@ Bad input is contained here: an oversized frame or an unreadable header closes t
 connection; a malformed request with a readable correlation id gets INVALID_REQUEST.
 
 Bytes are read within the node's request-bytes budget and the idle and frame deadlines
-(broker/request_budget.py). Internal apis are served only after the node handshake on this
-connection, and only for the node it proved to be (broker/node_handshake.py,
+(broker/request_budget.py). Until a connection has logged in (SASL, a verified client
+certificate or the node handshake) its frames are limited to sasl.server.max.receive.size
+and only ApiVersions, the SASL apis and the node handshake are read: the api of any other
+request closes the connection before its body is decoded. A large body is decoded off the
+event loop (broker/decode_offload.py). Internal apis are served only after the node
+handshake on this connection, and only for the node it proved to be (broker/node_handshake.py,
 broker/internal_api_gate.py); a connection admitted on a node-reserve slot may do nothing
 else until it has authenticated.
 """
@@ -29,23 +33,37 @@ import trio
 from rillet.broker.client_quotas import QuotaKind
 from rillet.broker.connection_throttle import ConnectionThrottle
 from rillet.broker.dispatcher import Dispatcher, PendingReply
+from rillet.broker.errors import BrokerError
 from rillet.broker.internal_api_gate import check_internal, refusal_response
 from rillet.broker.node_handshake import NodeAuthServer
 from rillet.broker.reply_writer import ReplyWriter, serve_connection
-from rillet.broker.request_budget import BudgetedReader, ReadDeadline, ReadPolicy, ReadTimers
+from rillet.broker.request_budget import (
+    BudgetedReader,
+    ReadClass,
+    ReadDeadline,
+    ReadPolicy,
+    ReadTimers,
+)
 from rillet.broker.sasl.exchange import SaslExchange, credential_lookup
 from rillet.broker.served_stream import ServedStream, peer_address, peer_certificate
 from rillet.broker.session import ANONYMOUS, peer_session
 from rillet.raft.peer_mac import NONCE_BYTES
+from rillet.wire.api import ApiKey
 from rillet.wire.cluster_messages import (
     NodeAuthBeginRequest,
     NodeAuthProveRequest,
 )
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import FrameTooLarge, MalformedFrame, MalformedMessage
-from rillet.wire.frame import BlobPart, FrameDecoder
+from rillet.wire.frame import BlobPart, FrameDecoder, parse_frame_body
 from rillet.wire.messages import ApiVersionsRequest, FetchRequest, ProduceRequest
-from rillet.wire.protocol import decode_request, encode_error_response, encode_response
+from rillet.wire.protocol import (
+    RequestHeader,
+    decode_request,
+    encode_error_response,
+    encode_response,
+)
+from rillet.wire.request_peek import peek_request_api
 from rillet.wire.sasl_messages import (
     SaslAuthenticateRequest,
     SaslAuthenticateResponse,
@@ -56,6 +74,16 @@ from rillet.wire.sasl_messages import (
 log = logging.getLogger(__name__)
 
 _CLOSE = object()  # the SASL gate's verdict: close the connection
+# What a connection that has not logged in may ask: the login paths and ApiVersions.
+PRE_AUTHENTICATION_APIS = frozenset(
+    {
+        ApiKey.API_VERSIONS,
+        ApiKey.SASL_HANDSHAKE,
+        ApiKey.SASL_AUTHENTICATE,
+        ApiKey.NODE_AUTH_BEGIN,
+        ApiKey.NODE_AUTH_PROVE,
+    }
+)
 
 
 class Connection:
@@ -82,6 +110,8 @@ class Connection:
         self._on_node_authenticated = on_node_authenticated
         self._dispatcher = dispatcher
         self._decoder = FrameDecoder(max_frame_bytes)
+        self._max_frame_bytes = max_frame_bytes
+        self._receive_bytes = receive_bytes
         self._max_in_flight = max_in_flight
         self.peer, peer_host = peer_address(stream)
         self.session = peer_session("native", peer_host, peer_certificate(stream))
@@ -106,7 +136,7 @@ class Connection:
             ReadTimers(
                 self._policy.idle_timeout_s, self._policy.frame_timeout_s, trio.current_time()
             ),
-            exempt=lambda: self._node_auth.node_id is not None,
+            classify=self._read_class,
         )
         if reserved:
             self._reader.timers.must_authenticate_by = (
@@ -130,6 +160,49 @@ class Connection:
             self._reader,
             self.session,
         )
+
+    def _logged_in(self) -> bool:
+        """As a node, or (on a client slot) by SASL or a verified certificate, or with no
+        SASL on the listener."""
+        if self._node_auth.node_id is not None:
+            return True
+        if self._reserved:
+            return False
+        return self._sasl is None or self._sasl.authenticated or self._certified
+
+    def _read_class(self) -> ReadClass:
+        if self._node_auth.node_id is not None:  # the cluster's own traffic: no budget
+            return ReadClass(None, self._receive_bytes)
+        principal = self.session.principal if self._logged_in() else None
+        return self._policy.read_class(principal, self._receive_bytes)
+
+    def _next_frame(self) -> bytes | None:
+        """The next frame's bytes, within the limit of the connection's state; raises
+        FrameTooLarge (close), and PermissionError for a request a connection that has not
+        logged in may not make (close, its body not decoded)."""
+        if self._logged_in():
+            self._decoder.set_limit(self._max_frame_bytes, "max_frame_bytes")
+            return self._decoder.next_frame_body()
+        limit = self._policy.preauth_max_frame_bytes
+        self._decoder.set_limit(limit, "sasl_server_max_receive_size before logging in")
+        raw = self._decoder.next_frame_body()
+        if raw is not None:
+            api = peek_request_api(raw)
+            if api not in PRE_AUTHENTICATION_APIS:
+                raise _NotLoggedIn(f"api {api} before logging in")
+        return raw
+
+    async def _decode(self, raw: bytes) -> tuple[RequestHeader, Any]:
+        """Header and body of a frame; a large one (not a produce: its records stay bytes)
+        in a worker thread."""
+
+        def decode() -> tuple[RequestHeader, Any]:
+            return decode_request(parse_frame_body(raw))
+
+        offload = self._policy.offload
+        if offload.offloaded(len(raw)) and peek_request_api(raw) != ApiKey.PRODUCE:
+            return await offload.run(len(raw), decode)
+        return decode()
 
     def _charge_fetch(self, reply: PendingReply, parts: list[BlobPart]) -> None:
         if reply.correlation_id in self._client_fetches:
@@ -205,13 +278,16 @@ class Connection:
             frames = 0
             while True:
                 try:
-                    frame = self._decoder.next_frame()
-                    if frame is None:
+                    raw = self._next_frame()
+                    if raw is None:
                         break
                     frames += 1
-                    header, body = decode_request(frame)
+                    header, body = await self._decode(raw)
                 except FrameTooLarge as exc:
                     log.warning("closing %s: %s", self.peer, exc)
+                    return
+                except _NotLoggedIn as exc:
+                    log.info("closing %s: %s", self.peer, exc)
                     return
                 except (MalformedFrame, MalformedMessage) as exc:
                     if exc.correlation_id is None:
@@ -244,7 +320,9 @@ class Connection:
                     await writer.put(refused)
                     continue
                 if type(body) is ProduceRequest:
-                    self._throttle.charge(QuotaKind.PRODUCE, sum(len(b) for b in frame.blobs))
+                    self._throttle.charge(
+                        QuotaKind.PRODUCE, sum(len(r.records) for r in body.partitions)
+                    )
                 elif type(body) is FetchRequest and body.replica_id < 0:
                     self._client_fetches.add(header.correlation_id)
                 reply = self._dispatcher.dispatch(header, body, self.session)
@@ -253,6 +331,10 @@ class Connection:
                         await reply.settle()  # before the next request (handlers/in_order.py)
                     await writer.put(reply)
             self._reader.decoded(self._decoder.buffered_bytes, frames)
+
+
+class _NotLoggedIn(BrokerError):
+    """A request a connection that has not logged in may not make: close it."""
 
 
 def _ready_parts(reply: PendingReply) -> list[BlobPart] | None:

@@ -63,7 +63,7 @@ from rillet.broker.replica_manager import ReplicaManager
 from rillet.broker.replica_repair import ReplicaRepairer
 from rillet.broker.replication.isr_manager import IsrManager
 from rillet.broker.replication.replica_fetcher import ReplicaFetcherManager
-from rillet.broker.request_budget import ReadPolicy, RequestBytesBudget
+from rillet.broker.request_budget import ReadPolicy
 from rillet.broker.sasl.login_guard import LoginGuard
 from rillet.broker.served_stream import ServedStream, peer_host, tls_accept
 from rillet.broker.slow_steps import watch_slow_steps
@@ -135,13 +135,7 @@ class Node:
             parse_overrides(limits.max_connections_per_ip_overrides),
             limits.node_connection_reserve,
         )
-        self._read_policy = ReadPolicy(
-            RequestBytesBudget(limits.queued_max_request_bytes),
-            limits.connections_max_idle_ms / 1000,
-            limits.frame_read_timeout_ms / 1000,
-            limits.node_handshake_timeout_ms / 1000,
-            config.quotas.meters(),
-        )
+        self._read_policy = ReadPolicy.for_limits(limits, config.quotas.meters())
         self._refused_logged_at = -math.inf
         # TLS on every listener and inter-node link when [tls] names a certificate.
         self.tls = TlsContexts(config.tls) if config.tls.enabled else None

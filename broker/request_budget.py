@@ -11,23 +11,30 @@ Two deadlines close a connection: ``connections.max.idle.ms`` without a byte rec
 frame that was started but not finished within ``frame_read_timeout_ms`` (a sender trickling
 one byte a second is dropped rather than pinning its buffer and budget forever).
 
-Connections authenticated as nodes read outside the budget: the cluster's own heartbeats and
-replication must not wait behind clients' uploads.
+Which part of the budget a connection draws on depends on whether it has logged in and as
+whom (broker/read_shares.py); a connection that has not logged in also reads at most one
+pre-authentication frame at a time. Connections authenticated as nodes read outside the
+budget: the cluster's own heartbeats and replication must not wait behind clients' uploads.
 """
 
 from __future__ import annotations
 
-import collections
 import math
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import trio
 
 from rillet.broker.client_quotas import ClientQuotas
+from rillet.broker.decode_offload import DecodeOffload
 from rillet.broker.errors import BrokerError
+from rillet.broker.read_shares import ByteBudget, ReadShares, RequestBytesBudget
 from rillet.broker.served_stream import ServedStream, wait_readable
+
+if TYPE_CHECKING:
+    from rillet.broker.config import LimitsConfig
 
 
 class ReadDeadline(BrokerError):
@@ -36,63 +43,6 @@ class ReadDeadline(BrokerError):
     def __init__(self, message: str, idle: bool) -> None:
         super().__init__(message)
         self.idle = idle
-
-
-@dataclass(slots=True)
-class _Waiter:
-    bytes_wanted: int
-    granted: trio.Event
-
-
-class RequestBytesBudget:
-    """A byte count shared by all connections of a node; waiters are served in order."""
-
-    def __init__(self, capacity_bytes: int) -> None:
-        self.capacity_bytes = capacity_bytes
-        self._available = capacity_bytes
-        self._waiters: collections.deque[_Waiter] = collections.deque()
-
-    @property
-    def available_bytes(self) -> int:
-        return self._available
-
-    @property
-    def in_use_bytes(self) -> int:
-        return self.capacity_bytes - self._available
-
-    def try_take(self, n: int) -> bool:
-        """Take ``n`` bytes if they are free and nobody waits for bytes; else take nothing."""
-        if not self._waiters and self._available >= n:
-            self._available -= n
-            return True
-        return False
-
-    async def take(self, n: int) -> None:
-        """Wait until ``n`` bytes are free and take them (first come, first served)."""
-        if self.try_take(n):
-            await trio.lowlevel.cancel_shielded_checkpoint()
-            return
-        waiter = _Waiter(n, trio.Event())
-        self._waiters.append(waiter)
-        try:
-            await waiter.granted.wait()
-        except BaseException:
-            if waiter.granted.is_set():
-                self.give(n)
-            else:
-                self._waiters.remove(waiter)
-                self._wake()
-            raise
-
-    def give(self, n: int) -> None:
-        self._available += n
-        self._wake()
-
-    def _wake(self) -> None:
-        while self._waiters and self._available >= self._waiters[0].bytes_wanted:
-            waiter = self._waiters.popleft()
-            self._available -= waiter.bytes_wanted
-            waiter.granted.set()
 
 
 class ReadTimers:
@@ -148,11 +98,58 @@ class ReadPolicy:
     node_handshake_timeout_s: float
     # Byte-rate quotas per principal (``[quotas]``); None: no client is throttled.
     quotas: ClientQuotas | None = None
+    # The budget per class of connection; None: ``budget`` for every connection.
+    shares: ReadShares | None = None
+    # sasl.server.max.receive.size: the frame limit before a connection has logged in.
+    preauth_max_frame_bytes: int = 512 * 1024
+    offload: DecodeOffload = field(default_factory=DecodeOffload)
+
+    @classmethod
+    def for_limits(cls, limits: LimitsConfig, quotas: ClientQuotas | None = None) -> ReadPolicy:
+        """The policy of a node with these ``[limits]``."""
+        authenticated = RequestBytesBudget(limits.authenticated_queued_max_request_bytes)
+        return cls(
+            authenticated,
+            limits.connections_max_idle_ms / 1000,
+            limits.frame_read_timeout_ms / 1000,
+            limits.node_handshake_timeout_ms / 1000,
+            quotas,
+            ReadShares(
+                authenticated,
+                limits.principal_queued_max_request_bytes,
+                RequestBytesBudget(limits.unauthenticated_queued_max_request_bytes),
+            ),
+            limits.sasl_server_max_receive_size,
+            DecodeOffload(limits.request_decode_offload_bytes, limits.request_decode_threads),
+        )
 
     @classmethod
     def unlimited(cls) -> ReadPolicy:
         """No budget and no deadlines (connections built outside a node, in tests)."""
         return cls(RequestBytesBudget(1 << 62), math.inf, math.inf, math.inf)
+
+    def read_class(self, principal: str | None, chunk_bytes: int) -> ReadClass:
+        """What a connection of ``principal`` (None: not logged in) reads under."""
+        shares = self.shares or ReadShares.single(self.budget)
+        if principal is None:
+            chunk = min(chunk_bytes, self.preauth_max_frame_bytes + 4)
+            return ReadClass(shares.unauthenticated, chunk)
+        return ReadClass(shares.for_principal(principal), chunk_bytes)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadClass:
+    """The budget a connection takes its bytes from now, and how much it reads at once;
+    ``budget`` None for a connection authenticated as a node (outside every budget)."""
+
+    budget: ByteBudget | None
+    chunk_bytes: int
+
+
+@dataclass(slots=True)
+class _Held:
+    budget: ByteBudget
+    n_bytes: int
 
 
 class BudgetedReader:
@@ -160,23 +157,23 @@ class BudgetedReader:
 
     ``receive`` returns the next bytes (b"" at end of stream) or raises ReadDeadline;
     after decoding, ``decoded`` gives back the bytes no longer held; ``close`` gives back
-    the rest. ``exempt()`` is true for a connection authenticated as a node.
+    the rest. ``classify()`` is the connection's class now (it changes when the connection
+    logs in); bytes go back to the budget they were taken from, oldest first.
     """
 
     def __init__(
         self,
         stream: ServedStream,
-        budget: RequestBytesBudget,
+        budget: ByteBudget,
         chunk_bytes: int,
         timers: ReadTimers,
-        exempt: Callable[[], bool] = lambda: False,
+        classify: Callable[[], ReadClass] | None = None,
     ) -> None:
         self._stream = stream
-        self._budget = budget
-        self._chunk = chunk_bytes
+        fixed = ReadClass(budget, chunk_bytes)
+        self._classify = classify or (lambda: fixed)
         self.timers = timers
-        self._exempt = exempt
-        self._charged = 0  # budget bytes this connection holds
+        self._held: list[_Held] = []  # oldest first
 
     async def receive(self) -> bytes:
         """The next bytes. Waiting for them is the one schedule point when the budget has
@@ -184,24 +181,33 @@ class BudgetedReader:
         further yield costs a whole turn of the node's other tasks under load."""
         with trio.move_on_at(self.timers.deadline()):
             await wait_readable(self._stream)
-            taken = 0
-            if not self._exempt():
-                if not self._budget.try_take(self._chunk):
-                    await self._budget.take(self._chunk)
-                taken = self._chunk
+            read_class = self._classify()
+            budget, chunk = read_class.budget, read_class.chunk_bytes
+            if budget is not None and not budget.try_take(chunk):
+                await budget.take(chunk)
+            taken = 0 if budget is None else chunk
             try:
-                now = self._read_now()
-                data = now if now is not None else await self._stream.receive_some(self._chunk)
+                now = self._read_now(chunk)
+                data = now if now is not None else await self._stream.receive_some(chunk)
             except BaseException:
-                self._budget.give(taken)
+                if budget is not None:
+                    budget.give(taken)
                 raise
-            self._budget.give(taken - min(taken, len(data)))
-            self._charged += min(taken, len(data))
+            if budget is not None:
+                kept = min(taken, len(data))
+                budget.give(taken - kept)
+                self._hold(budget, kept)
             self.timers.on_received(trio.current_time())
             return bytes(data) if isinstance(data, bytearray) else data
         raise self.timers.expired(trio.current_time())
 
-    def _read_now(self) -> bytes | None:
+    def _hold(self, budget: ByteBudget, n: int) -> None:
+        if self._held and self._held[-1].budget is budget:
+            self._held[-1].n_bytes += n
+        elif n:
+            self._held.append(_Held(budget, n))
+
+    def _read_now(self, chunk_bytes: int) -> bytes | None:
         """One non-blocking read of a plain TCP stream (b"" at end of stream); None when
         nothing could be read that way (TLS, nothing there, an error: the stream's own
         receive then waits or raises as it should)."""
@@ -209,17 +215,30 @@ class BudgetedReader:
         if not isinstance(stream, trio.SocketStream):
             return None
         try:
-            return os.read(stream.socket.fileno(), self._chunk)
+            return os.read(stream.socket.fileno(), chunk_bytes)
         except OSError:
             return None
 
     def decoded(self, pending_bytes: int, frames: int) -> None:
         """``pending_bytes``: what the decoder still holds; ``frames``: frames just taken."""
-        if self._charged > pending_bytes:
-            self._budget.give(self._charged - pending_bytes)
-            self._charged = pending_bytes
+        self._release(self.held_bytes - pending_bytes)
         self.timers.on_decoded(trio.current_time(), pending_bytes, frames)
 
+    @property
+    def held_bytes(self) -> int:
+        """Budget bytes this connection holds."""
+        return sum(h.n_bytes for h in self._held)
+
+    def _release(self, n: int) -> None:
+        """Give back ``n`` held bytes, those taken first first."""
+        while n > 0 and self._held:
+            oldest = self._held[0]
+            part = min(n, oldest.n_bytes)
+            oldest.budget.give(part)
+            oldest.n_bytes -= part
+            n -= part
+            if not oldest.n_bytes:
+                self._held.pop(0)
+
     def close(self) -> None:
-        self._budget.give(self._charged)
-        self._charged = 0
+        self._release(self.held_bytes)

@@ -85,6 +85,7 @@ class FrameDecoder:
 
     def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
         self._max = max_frame_bytes
+        self._limit_name = "max_frame_bytes"
         self._chunks: deque[memoryview] = deque()  # unread bytes, in order
         self._buffered = 0
         self._need: int | None = None  # length of the frame in progress, once known
@@ -94,6 +95,12 @@ class FrameDecoder:
         """Bytes received and not yet returned in a frame (with the length prefix of the
         frame in progress)."""
         return self._buffered + (LENGTH.size if self._need is not None else 0)
+
+    def set_limit(self, max_frame_bytes: int, setting: str) -> None:
+        """The limit for frames not yet started (a server lowers it until the client has
+        logged in), and the setting to name when a frame exceeds it."""
+        self._max = max_frame_bytes
+        self._limit_name = setting
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         if not data:
@@ -110,19 +117,26 @@ class FrameDecoder:
         bytes were consumed; the caller may answer and continue). MalformedFrame carries the
         correlation id when the header was readable enough to have one.
         """
+        body = self.next_frame_body()
+        return None if body is None else parse_frame_body(body)
+
+    def next_frame_body(self) -> bytes | None:
+        """The next complete frame's bytes, not parsed (for ``parse_frame_body``, where and
+        when the caller chooses), or None if more bytes are needed. Raises FrameTooLarge as
+        soon as a frame's length is known to exceed the limit, before its bytes arrive."""
         if self._need is None:
             if self._buffered < LENGTH.size:
                 return None
             (n,) = LENGTH.unpack(self._take(LENGTH.size))
             if n > self._max:
-                raise FrameTooLarge(f"frame of {n} bytes exceeds max_frame_bytes={self._max}")
+                raise FrameTooLarge(f"frame of {n} bytes exceeds {self._limit_name}={self._max}")
             self._need = n
         n = self._need
         if self._buffered < n:
             return None
         body = self._take(n)
         self._need = None
-        return parse_frame_body(body)
+        return body
 
     def _take(self, count: int) -> bytes:
         """The next ``count`` buffered bytes (at least that many are buffered), copied

@@ -6,7 +6,10 @@ in arrival order) and the writer sends replies in request order through a bounde
 failed (a moved leader, say), the connection is closed so the client refreshes its
 metadata, as Kafka does. Bad input closes this connection with a logged reason, as Kafka
 does: a frame over the size limit, an unreadable header, an api or version not served, a
-body that does not decode. An ApiVersions request of a version above ours is answered in v0 format
+body that does not decode. Before a SASL login the frame limit is sasl.server.max.receive.size
+and only ApiVersions and the SASL apis are read: the header of any other request closes the
+connection before its body is decoded. A large body is decoded off the event loop
+(broker/decode_offload.py). An ApiVersions request of a version above ours is answered in v0 format
 with UNSUPPORTED_VERSION and our table, so the client can retry within it.
 """
 
@@ -22,10 +25,12 @@ import trio
 
 from rillet.broker.client_quotas import QuotaKind
 from rillet.broker.connection_throttle import ConnectionThrottle
+from rillet.broker.decode_offload import DecodeOffload
 from rillet.broker.dispatcher import Dispatcher, PendingReply
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.kafka.api_table import ApiSchema, api_name
 from rillet.broker.kafka.codec import (
+    KafkaRequestHeader,
     decode_body,
     decode_header,
     encode_response,
@@ -44,7 +49,13 @@ from rillet.broker.kafka.framing import KafkaFrameDecoder
 from rillet.broker.kafka.front_end import translate
 from rillet.broker.kafka.translation import Answer, Caller, Forward, KafkaEndpoint, RawBody
 from rillet.broker.reply_writer import ReplyWriter, serve_connection
-from rillet.broker.request_budget import BudgetedReader, ReadDeadline, ReadPolicy, ReadTimers
+from rillet.broker.request_budget import (
+    BudgetedReader,
+    ReadClass,
+    ReadDeadline,
+    ReadPolicy,
+    ReadTimers,
+)
 from rillet.broker.sasl.kafka_gate import KafkaSaslGate, SaslRequired, credential_lookup
 from rillet.broker.served_stream import ServedStream, peer_address, peer_certificate
 from rillet.broker.session import peer_session
@@ -96,6 +107,8 @@ class _Reply:
     ready: bytes | None = None  # an answer encoded already
     throttle_ms: int = 0  # the produce quota's wait, told to the client in the answer
     login: Coroutine[Any, Any, Any] | None = None  # a SASL answer, awaited in order
+    # Answered in a worker thread (a large request: its answer is as large to build).
+    offload: DecodeOffload | None = None
 
 
 class KafkaConnection:
@@ -114,13 +127,17 @@ class KafkaConnection:
         self._dispatcher = dispatcher
         self._view = BrokerClusterView(dispatcher.ctx)
         self._decoder = KafkaFrameDecoder(max_frame_bytes)
+        self._max_frame_bytes = max_frame_bytes
         self._max_in_flight = max_in_flight
+        self._receive_bytes = receive_bytes
         self.peer, self._peer_host = peer_address(stream)
         self.session = peer_session("kafka", self._peer_host, peer_certificate(stream))
-        policy = policy or ReadPolicy.unlimited()
+        self._policy = policy = policy or ReadPolicy.unlimited()
         self._throttle = ConnectionThrottle(policy.quotas, self.session)
         timers = ReadTimers(policy.idle_timeout_s, policy.frame_timeout_s, trio.current_time())
-        self._reader = BudgetedReader(stream, policy.budget, receive_bytes, timers)
+        self._reader = BudgetedReader(
+            stream, policy.budget, receive_bytes, timers, classify=self._read_class
+        )
         self._sasl: KafkaSaslGate | None = None
         if sasl_mechanisms:
             metadata = dispatcher.ctx.metadata
@@ -149,6 +166,20 @@ class KafkaConnection:
             self.session,
         )
 
+    def _logged_in(self) -> bool:
+        return self._sasl is None or self._sasl.authenticated
+
+    def _read_class(self) -> ReadClass:
+        principal = self.session.principal if self._logged_in() else None
+        return self._policy.read_class(principal, self._receive_bytes)
+
+    def _set_frame_limit(self) -> None:
+        if self._logged_in():
+            self._decoder.set_limit(self._max_frame_bytes, "max_frame_bytes")
+        else:
+            limit = self._policy.preauth_max_frame_bytes
+            self._decoder.set_limit(limit, "sasl_server_max_receive_size before SASL login")
+
     def _charge_fetch(self, reply: _Reply, parts: list[BlobPart]) -> None:
         if reply.schema is not None and reply.schema.api_key == ApiKey.FETCH:
             self._throttle.charge_parts(QuotaKind.FETCH, parts)
@@ -168,11 +199,12 @@ class KafkaConnection:
             frames = 0
             while True:
                 try:
+                    self._set_frame_limit()
                     frame = self._decoder.next_frame()
                     if frame is None:
                         break
                     frames += 1
-                    reply = self._handle(frame)
+                    reply = await self._handle(frame)
                 except AcksZeroFailure as exc:
                     log.info("closing kafka connection %s: %s", self.peer, exc)
                     return
@@ -187,7 +219,7 @@ class KafkaConnection:
                     await writer.put(reply)
             self._reader.decoded(self._decoder.pending_bytes, frames)
 
-    def _handle(self, frame: bytes) -> _Reply | None:
+    async def _handle(self, frame: bytes) -> _Reply | None:
         header, body_start = decode_header(frame)
         cid = header.correlation_id
         try:
@@ -196,7 +228,22 @@ class KafkaConnection:
             if header.api_key == ApiKey.API_VERSIONS:
                 return _Reply(cid, ready=unsupported_api_versions(cid))
             raise
-        request = decode_body(frame, body_start, schema)
+        if self._sasl is not None:
+            try:
+                self._sasl.admit(header.api_key)  # before a byte of the body is decoded
+            except SaslRequired as exc:
+                raise MalformedKafkaRequest(str(exc)) from None
+        decode = partial(decode_body, frame, body_start, schema)
+        if header.api_key == ApiKey.PRODUCE:  # records stay bytes: cheap at any size
+            request = decode()
+        else:
+            request = await self._policy.offload.run(len(frame), decode)
+        return self._serve(frame, header, schema, request)
+
+    def _serve(
+        self, frame: bytes, header: KafkaRequestHeader, schema: ApiSchema, request: Any
+    ) -> _Reply | None:
+        cid = header.correlation_id
         if self._sasl is not None:
             try:
                 answer = self._sasl.handle(schema, request)
@@ -222,7 +269,11 @@ class KafkaConnection:
             return None
         if pending is None:
             return None
-        return _Reply(cid, schema, action, pending, throttle_ms=throttle_ms)
+        offload = self._policy.offload
+        big = offload.offloaded(len(frame)) and schema.api_key != ApiKey.PRODUCE
+        return _Reply(
+            cid, schema, action, pending, throttle_ms=throttle_ms, offload=offload if big else None
+        )
 
 
 def _close_if_failed(action: Forward, pending: PendingReply | None) -> None:
@@ -243,30 +294,38 @@ def _encode(cid: int, schema: ApiSchema, response: Any) -> bytes:
 
 
 def _ready_parts(reply: _Reply) -> list[BlobPart] | None:
-    """The reply's frame parts if it needs no waiting, else None."""
+    """The reply's frame parts if it needs no waiting (nor a worker thread), else None."""
     if reply.ready is not None:
         return [reply.ready]
     pending = reply.pending
     assert pending is not None
+    if reply.offload is not None:
+        return None
     if pending.error is None and (pending.waiting is not None or pending.in_order is not None):
         return None
     return _answer_parts(reply, pending.message)
 
 
 async def _materialize(reply: _Reply) -> list[BlobPart]:
-    """The reply's frame parts, once its deferred answer (if any) is complete."""
-    pending = reply.pending
-    if pending is None or pending.error is not None or pending.waiting is None:
+    """The reply's frame parts, once its deferred answer (if any) is complete; the answer
+    to a large request is built and encoded in a worker thread."""
+    pending, offload = reply.pending, reply.offload
+    ready = pending is None or pending.error is not None or pending.waiting is None
+    if pending is None or (ready and offload is None):
         parts = _ready_parts(reply)
         assert parts is not None  # in-order work was settled before the reply was put
         return parts
-    try:
-        message = await pending.waiting
-    except Exception:
-        assert reply.schema is not None
-        log.exception("kafka %s answer failed", api_name(reply.schema.api_key))
-        return _failed_parts(reply, -1)
-    return _answer_parts(reply, message)
+    message = pending.message
+    if pending.error is None and pending.waiting is not None:
+        try:
+            message = await pending.waiting
+        except Exception:
+            assert reply.schema is not None
+            log.exception("kafka %s answer failed", api_name(reply.schema.api_key))
+            return _failed_parts(reply, -1)
+    if offload is None:
+        return _answer_parts(reply, message)
+    return await offload.run(offload.threshold_bytes, partial(_answer_parts, reply, message))
 
 
 def _answer_parts(reply: _Reply, message: Any) -> list[BlobPart]:

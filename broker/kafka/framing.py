@@ -1,7 +1,8 @@
 """Kafka's framing: every request and response is a 4-byte big-endian size, then the bytes.
 
 Sans-I/O: feed received bytes, take whole frames out. The size is checked before any byte
-of the frame is buffered beyond it, so a hostile size cannot make the node allocate.
+of the frame is buffered beyond it, so a hostile size cannot make the node allocate. The
+limit can change between frames (it is smaller before the client has logged in).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ SIZE = struct.Struct(">i")
 class KafkaFrameDecoder:
     def __init__(self, max_frame_bytes: int) -> None:
         self._max = max_frame_bytes
+        self._limit_name = "max_frame_bytes"
         self._buf = bytearray()
         self._pos = 0
 
@@ -23,6 +25,11 @@ class KafkaFrameDecoder:
     def pending_bytes(self) -> int:
         """Bytes received and not yet taken out as a frame."""
         return len(self._buf) - self._pos
+
+    def set_limit(self, max_frame_bytes: int, setting: str) -> None:
+        """The limit for the next frames, and the setting to name when one exceeds it."""
+        self._max = max_frame_bytes
+        self._limit_name = setting
 
     def feed(self, data: bytes) -> None:
         if self._pos and self._pos == len(self._buf):
@@ -37,7 +44,9 @@ class KafkaFrameDecoder:
             return None
         (size,) = SIZE.unpack_from(self._buf, self._pos)
         if size < 0 or size > self._max:
-            raise KafkaFrameTooLarge(f"frame of {size} bytes (limit {self._max})")
+            raise KafkaFrameTooLarge(
+                f"frame of {size} bytes (limit {self._max}, {self._limit_name})"
+            )
         if available < SIZE.size + size:
             return None
         start = self._pos + SIZE.size

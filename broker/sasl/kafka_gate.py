@@ -2,7 +2,8 @@
 
 Sans-I/O, one per connection when the listener has SASL mechanisms. Until the client has
 authenticated, only ApiVersions and the two SASL apis are served; any other request closes
-the connection (Kafka does the same). A failed authentication is answered with
+the connection (Kafka does the same), as soon as its header is read (``admit``): the body
+of a request a stranger may not make is never decoded. A failed authentication is answered with
 SASL_AUTHENTICATION_FAILED and Kafka's message, then the connection is closed; a
 successful one names the connection's principal ``User:<name>``. An authenticate message is
 answered by a coroutine (the password check runs on a worker thread, and a failure waits
@@ -28,7 +29,16 @@ from rillet.wire.api import ApiKey
 
 log = logging.getLogger(__name__)
 
-__all__ = ["SUPPORTED_MECHANISMS", "KafkaSaslGate", "SaslRequired", "credential_lookup"]
+# What a client that has not logged in may ask (Kafka serves the same before SASL).
+PRE_AUTHENTICATION_APIS = frozenset({ApiKey.API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE})
+
+__all__ = [
+    "PRE_AUTHENTICATION_APIS",
+    "SUPPORTED_MECHANISMS",
+    "KafkaSaslGate",
+    "SaslRequired",
+    "credential_lookup",
+]
 
 
 class SaslRequired(BrokerError):
@@ -51,14 +61,21 @@ class KafkaSaslGate:
     def failed(self) -> bool:
         return self._exchange.failed
 
+    def admit(self, api_key: int) -> None:
+        """Called with the header, before the body is decoded: raises SaslRequired for a
+        request this connection may not make now, so its body is never decoded."""
+        if self.failed:
+            raise SaslRequired("request after a failed SASL authentication")
+        if not self.authenticated and api_key not in PRE_AUTHENTICATION_APIS:
+            raise SaslRequired(f"api {api_key} before SASL authentication")
+
     def handle(self, schema: ApiSchema, request: Any) -> Any | Coroutine[Any, Any, Any] | None:
         """The answer to a SASL request (for SaslAuthenticate, a coroutine that returns
         it); None for any other api once authenticated (and for ApiVersions). Raises
         SaslRequired for another api before authentication, or for anything after a
         failure."""
-        if self.failed:
-            raise SaslRequired("request after a failed SASL authentication")
         key = schema.api_key
+        self.admit(key)
         if key == SASL_HANDSHAKE:
             code = self._exchange.handshake(str(request.mechanism))
             return build(
@@ -67,8 +84,6 @@ class KafkaSaslGate:
             )
         if key == SASL_AUTHENTICATE:
             return self._authenticate(schema, bytes(request.auth_bytes))
-        if not self.authenticated and key != ApiKey.API_VERSIONS:
-            raise SaslRequired(f"api {key} before SASL authentication")
         return None
 
     async def _authenticate(self, schema: ApiSchema, token: bytes) -> Any:

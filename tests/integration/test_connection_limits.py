@@ -50,7 +50,7 @@ def closed_by_peer(sock: socket.socket, timeout_s: float) -> bool:
 def test_unfinished_frames_stay_within_queued_max_request_bytes(
     node_factory: Callable[..., NodeProcess],
 ) -> None:
-    budget = 112 * MIB  # >= max_frame_bytes (100 MiB) + one 1 MiB read
+    budget = 120 * MIB  # >= max_frame_bytes (100 MiB) + one 1 MiB read + 8 MiB pre-login
     node = node_factory(
         f"[limits]\nqueued_max_request_bytes = {budget}\nframe_read_timeout_ms = 8000\n"
     ).start()

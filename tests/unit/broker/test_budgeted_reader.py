@@ -9,7 +9,8 @@ import socket
 import trio
 from task_steps import TaskSteps
 
-from rillet.broker.request_budget import BudgetedReader, ReadTimers, RequestBytesBudget
+from rillet.broker.read_shares import RequestBytesBudget
+from rillet.broker.request_budget import BudgetedReader, ReadTimers
 
 
 def _reader(budget: RequestBytesBudget) -> tuple[BudgetedReader, socket.socket]:

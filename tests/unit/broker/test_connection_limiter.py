@@ -9,7 +9,8 @@ import trio.testing
 from rillet.broker.config import load_config
 from rillet.broker.connection_limits import ConnectionLimiter, Slot, parse_overrides
 from rillet.broker.errors import ConfigError
-from rillet.broker.request_budget import ReadTimers, RequestBytesBudget
+from rillet.broker.read_shares import RequestBytesBudget
+from rillet.broker.request_budget import ReadTimers
 
 
 def test_per_ip_and_total_limits_with_overrides_and_a_node_reserve() -> None:

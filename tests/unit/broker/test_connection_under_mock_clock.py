@@ -19,7 +19,8 @@ from broker_context import Middle, middle
 from rillet.broker.connection import Connection
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.handlers.replica_fetch import read_for_follower
-from rillet.broker.request_budget import ReadPolicy, RequestBytesBudget
+from rillet.broker.read_shares import RequestBytesBudget
+from rillet.broker.request_budget import ReadPolicy
 from rillet.wire.batch import build_batch
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FrameDecoder
