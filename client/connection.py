@@ -149,10 +149,12 @@ class BrokerConnection:
         except trio.TooSlowError:
             self.close()
             if self._stream is None:
-                failed = f"cannot connect to {self.address}"
+                failed = f"cannot connect to {self.address} within"
+            elif self._sasl is not None:
+                failed = f"SASL login to {self.address} did not complete within"
             else:
-                failed = f"{'SASL login to' if self._sasl else 'no answer from'} {self.address}"
-            raise ConnectionFailedError(f"{failed} within {timeout_s:.3g}s") from None
+                failed = f"no answer from {self.address} within"
+            raise ConnectionFailedError(f"{failed} {timeout_s:.3g}s of connecting") from None
         except OSError as exc:
             self.close()
             raise ConnectionFailedError(f"cannot connect to {self.address}: {exc}") from exc

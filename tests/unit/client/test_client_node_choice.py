@@ -17,6 +17,8 @@ import trio
 from client_fakes import FakeCluster
 
 from rillet.client.cluster import ClusterClient
+from rillet.client.connection import BrokerConnection
+from rillet.client.errors import ConnectionFailedError
 from rillet.client.node_choice import control_candidates, is_repeatable
 from rillet.wire.messages import (
     CreateTopicsRequest,
@@ -92,6 +94,16 @@ async def test_a_request_not_safe_to_repeat_is_not_hedged(cluster: FakeCluster) 
                 await cluster.wait_for(InitProducerIdRequest, 2)
         assert [n for n, _ in cluster.of_type(InitProducerIdRequest)] == [0, 1]
         cluster.resume(0)
+
+
+async def test_a_probed_connection_to_a_silent_node_fails_and_leaves_nothing_open() -> None:
+    with silent_node() as silent, trio.fail_after(BOUND_S):
+        host, port = silent.split(":")
+        conn = BrokerConnection(host, int(port))
+        async with trio.open_nursery() as nursery:  # ends only if no task is left in it
+            with pytest.raises(ConnectionFailedError, match=r"no answer from .* within 0\.2s"):
+                await conn.connect(nursery, 0.2, probe=True)
+        assert conn.closed
 
 
 def test_which_requests_may_be_sent_twice() -> None:
