@@ -31,6 +31,11 @@ from rillet.client.errors import (
     error_for,
 )
 from rillet.client.lifecycle import ClientLifecycle
+from rillet.client.node_choice import (
+    DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
+    DEFAULT_CONNECTION_SETUP_TIMEOUT_MS,
+    DEFAULT_REQUEST_HEDGE_DELAY_MS,
+)
 from rillet.client.sasl import SaslLogin
 from rillet.client.types import (
     ClusterDescription,
@@ -76,6 +81,9 @@ class Admin(ClientLifecycle):
         client_id: str | None = None,
         ssl_context: ssl.SSLContext | None = None,
         sasl: SaslLogin | None = None,
+        socket_connection_setup_timeout_ms: int = DEFAULT_CONNECTION_SETUP_TIMEOUT_MS,
+        connection_attempt_delay_ms: int = DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
+        request_hedge_delay_ms: int = DEFAULT_REQUEST_HEDGE_DELAY_MS,
     ) -> None:
         super().__init__(
             ClusterClient(
@@ -84,6 +92,9 @@ class Admin(ClientLifecycle):
                 request_timeout_ms=request_timeout_ms,
                 ssl_context=ssl_context,
                 sasl=sasl,
+                socket_connection_setup_timeout_ms=socket_connection_setup_timeout_ms,
+                connection_attempt_delay_ms=connection_attempt_delay_ms,
+                request_hedge_delay_ms=request_hedge_delay_ms,
             )
         )
         self._timeout_ms = request_timeout_ms

@@ -30,9 +30,21 @@ from rillet.client.errors import (
     UnknownTopicOrPartitionError,
     error_for,
 )
+from rillet.client.hedged_request import hedged_request
 from rillet.client.leader_checks import LeaderChecks
 from rillet.client.leader_watch import DEFAULT_LEADER_CHECK_MS, TP, LeaderWatch, OnMoved
 from rillet.client.metadata import ClusterMetadata
+from rillet.client.node_choice import (
+    DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
+    DEFAULT_CONNECTION_SETUP_TIMEOUT_MS,
+    DEFAULT_REQUEST_HEDGE_DELAY_MS,
+    Candidate,
+    NodeChoiceDelays,
+    control_candidates,
+    is_control_key,
+    is_repeatable,
+)
+from rillet.client.race_runner import race
 from rillet.client.sasl import SaslLogin
 from rillet.client.types import TopicPartition
 from rillet.wire.error_codes import ErrorCode
@@ -89,22 +101,27 @@ class ClusterClient:
         *,
         client_id: str | None = None,
         request_timeout_ms: int = 30_000,
-        connect_timeout_ms: int = 10_000,
+        socket_connection_setup_timeout_ms: int = DEFAULT_CONNECTION_SETUP_TIMEOUT_MS,
+        connection_attempt_delay_ms: int = DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
+        request_hedge_delay_ms: int = DEFAULT_REQUEST_HEDGE_DELAY_MS,
         max_in_flight_per_connection: int = DEFAULT_MAX_IN_FLIGHT,
         leader_check_ms: int = DEFAULT_LEADER_CHECK_MS,
         ssl_context: ssl.SSLContext | None = None,
         sasl: SaslLogin | None = None,
     ) -> None:
         """``ssl_context``: connect to every node with TLS (see ``client_ssl_context``);
-        ``sasl``: log in on every connection (nodes whose listener requires SASL)."""
+        ``sasl``: log in on every connection (nodes whose listener requires SASL); the
+        connection and hedging delays are described in node_choice.py."""
         if leader_check_ms <= 0:
             raise ValueError("leader_check_ms must be positive")
+        self.delays = NodeChoiceDelays.from_ms(
+            socket_connection_setup_timeout_ms, connection_attempt_delay_ms, request_hedge_delay_ms
+        )
         self.ssl_context = ssl_context
         self.sasl = sasl
         self._bootstrap = parse_bootstrap(bootstrap)
         self.client_id = client_id
         self.request_timeout_s = request_timeout_ms / 1000
-        self.connect_timeout_s = connect_timeout_ms / 1000
         self._max_in_flight = max_in_flight_per_connection
         self.metadata = ClusterMetadata()
         # Keys: a node id, or ("bootstrap", host, port) before node ids are known.
@@ -229,7 +246,11 @@ class ClusterClient:
     # -- connections ----------------------------------------------------------------------
 
     async def _connection(self, key: object, host: str, port: int) -> BrokerConnection:
-        """The live connection for ``key``, opening it once however many tasks ask."""
+        """The live connection for ``key``, opening it once however many tasks ask.
+
+        A control connection is open only once the node answered on it (its SASL login, or
+        an ApiVersions request): a paused node accepts TCP connections but answers nothing.
+        """
         while True:
             if self._closed:
                 raise ClientClosedError("client is closed")
@@ -252,7 +273,9 @@ class ClusterClient:
                 ssl_context=self.ssl_context,
                 sasl=self.sasl,
             )
-            await conn.connect(self._nursery, self.connect_timeout_s)
+            await conn.connect(
+                self._nursery, self.delays.connection_setup_timeout_s, probe=is_control_key(key)
+            )
             self._connections[key] = conn
             return conn
         finally:
@@ -321,26 +344,27 @@ class ClusterClient:
     async def _any_connection(
         self, avoid: set[int], avoid_addresses: frozenset[tuple[str, int]]
     ) -> BrokerConnection:
-        def avoided(key: object, host: str, port: int) -> bool:
-            return self._node_of(key) in avoid or (host, port) in avoid_addresses
+        """Races the connect phase of the candidates (``control_candidates``): a node that
+        does not complete it within ``connection_attempt_delay_ms`` is joined by the next."""
+        return await race(
+            self._control_candidates(avoid, avoid_addresses),
+            lambda c: self._connection(*c),
+            self.delays.connection_attempt_delay_s,
+            (ConnectionFailedError,),
+            "no node reachable",
+        )
 
-        for key, conn in self._connections.items():
-            if _is_control(key) and not conn.closed and not avoided(key, conn.host, conn.port):
-                return conn
-        errors: list[str] = []
-        targets: list[tuple[object, str, int]] = [
-            (("control", node_id), info.host, info.port)
-            for node_id, info in self.metadata.brokers.items()
-        ]
-        targets += [(("bootstrap", host, port), host, port) for host, port in self._bootstrap]
-        for key, host, port in targets:
-            if avoided(key, host, port):
-                continue
-            try:
-                return await self._connection(key, host, port)
-            except ConnectionFailedError as exc:
-                errors.append(str(exc))
-        raise ConnectionFailedError("no node reachable: " + "; ".join(errors))
+    def _control_candidates(
+        self, avoid: set[int], avoid_addresses: frozenset[tuple[str, int]]
+    ) -> list[Candidate]:
+        """The nodes a control request may go to, best first (``control_candidates``),
+        without the nodes in ``avoid`` and the addresses in ``avoid_addresses``."""
+        return control_candidates(
+            [(k, c.host, c.port) for k, c in self._connections.items() if not c.closed],
+            {node_id: (info.host, info.port) for node_id, info in self.metadata.brokers.items()},
+            self._bootstrap,
+            lambda key, address: self._node_of(key) in avoid or address in avoid_addresses,
+        )
 
     def _node_of(self, key: object) -> int | None:
         """The node id behind a connection key, when known."""
@@ -373,17 +397,22 @@ class ClusterClient:
         avoid_addresses: frozenset[tuple[str, int]],
     ) -> tuple[R, tuple[str, int]]:
         """``request_any``, also naming the address that answered; ``avoid`` and
-        ``avoid_addresses`` as in ``any_connection``."""
+        ``avoid_addresses`` as in ``any_connection``.
+
+        A request that is safe to repeat is hedged (``_hedged_request``); any other is sent
+        to one node at a time (only the connect phase is raced), and to the next only after
+        the first failed or timed out.
+        """
         timeout = self.request_timeout_s if timeout_s is None else timeout_s
+        if is_repeatable(request):
+            return await self._hedged_request(request, timeout, avoid, avoid_addresses)
         attempts = len(self._bootstrap) + len(self.metadata.brokers) + 1
         last: RilletError | None = None
         failed: set[tuple[str, int]] = set(avoid_addresses)
         for _ in range(attempts):
             conn = await self.any_connection(avoid, frozenset(failed))
             try:
-                started_s = trio.current_time()
-                response = await conn.request(request, timeout)
-                self._answer_rtt_s = trio.current_time() - started_s
+                response = await self._timed_request(conn, request, timeout)
                 return response, (conn.host, conn.port)
             except (ConnectionFailedError, ClientTimeoutError) as exc:
                 last = exc
@@ -396,6 +425,43 @@ class ClusterClient:
                 failed.add((conn.host, conn.port))
         assert last is not None
         raise last
+
+    async def _hedged_request(
+        self,
+        request: Request[R],
+        timeout_s: float,
+        avoid: set[int] | None,
+        avoid_addresses: frozenset[tuple[str, int]],
+    ) -> tuple[R, tuple[str, int]]:
+        """``request`` to the candidates in turn, one more every hedge delay
+        (hedged_request.py): those of ``avoid`` (by default the stalled nodes) and
+        ``avoid_addresses`` last."""
+        if avoid is None:
+            avoid = self.leader_watch.stalled_nodes(trio.current_time())
+        preferred = self._control_candidates(avoid, avoid_addresses)
+        others = [c for c in self._control_candidates(set(), frozenset()) if c not in preferred]
+        return await hedged_request(
+            preferred + others,
+            lambda c: self._connection(*c),
+            lambda conn: self._timed_request(conn, request, timeout_s),
+            self.delays.hedge_delay_s(self._answer_rtt_s),
+        )
+
+    async def _timed_request(
+        self, conn: BrokerConnection, request: Request[R], timeout_s: float
+    ) -> R:
+        """``conn.request``, remembering how long the answer took; the connection closed
+        under it (by another request's failure, not by the client closing) is a failure
+        of that connection."""
+        started_s = trio.current_time()
+        try:
+            response = await conn.request(request, timeout_s)
+        except ClientClosedError as exc:
+            if self._closed:
+                raise
+            raise ConnectionFailedError(str(exc)) from exc
+        self._answer_rtt_s = trio.current_time() - started_s
+        return response
 
     # -- metadata -------------------------------------------------------------------------
 
@@ -590,8 +656,3 @@ def _covers(done: frozenset[str] | None, wanted: frozenset[str] | None) -> bool:
     if done is None:
         return True
     return wanted is not None and wanted <= done
-
-
-def _is_control(key: object) -> bool:
-    """A connection for requests any node answers (see ``ClusterClient.any_connection``)."""
-    return isinstance(key, tuple) and bool(key) and key[0] in ("control", "bootstrap")

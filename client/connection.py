@@ -36,6 +36,7 @@ from rillet.client.sasl import SaslLogin, ScramClient, plain_message
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import WireError
 from rillet.wire.frame import DEFAULT_MAX_FRAME_BYTES, FileRegion, FrameDecoder
+from rillet.wire.messages import ApiVersionsRequest
 from rillet.wire.protocol import (
     ErrorResponse,
     decode_response,
@@ -125,28 +126,41 @@ class BrokerConnection:
         """Requests sent and not answered yet."""
         return len(self._pending)
 
-    async def connect(self, nursery: trio.Nursery, timeout_s: float) -> None:
-        """Open the TCP connection and start the reader and writer tasks in ``nursery``."""
-        stream: trio.abc.Stream
+    async def connect(self, nursery: trio.Nursery, timeout_s: float, probe: bool = False) -> None:
+        """Open the TCP connection and start the reader and writer tasks in ``nursery``.
+
+        The whole set-up (TCP, TLS handshake, SASL login, and with ``probe`` an ApiVersions
+        round trip when there is no login) must end within ``timeout_s``: a node that is
+        paused still completes TCP connects (the kernel's backlog), so only an answer shows
+        that it is alive. Cancelled or failed half-way, nothing is left open.
+        """
         try:
             with trio.fail_after(timeout_s):
-                stream = await trio.open_tcp_stream(self.host, self.port)
+                tcp = await trio.open_tcp_stream(self.host, self.port)
+                stream: trio.abc.Stream = tcp
                 if self._ssl_context is not None:
-                    stream = await _tls_handshake(stream, self._ssl_context, self.host)
-        except (OSError, trio.TooSlowError) as exc:
-            raise ConnectionFailedError(f"cannot connect to {self.address}: {exc}") from exc
-        self._stream = stream
-        nursery.start_soon(self._run, stream)
-        if self._sasl is not None:
-            try:
-                with trio.fail_after(timeout_s):
+                    stream = await _tls_handshake(tcp, self._ssl_context, self.host)
+                self._stream = stream
+                nursery.start_soon(self._run, stream)  # closes the socket when it ends
+                if self._sasl is not None:
                     await self._log_in(self._sasl, timeout_s)
-            except trio.TooSlowError:
-                self.close()
-                raise ConnectionFailedError(f"SASL login to {self.address} timed out") from None
-            except RilletError:
-                self.close()
-                raise
+                elif probe:
+                    await self.request(ApiVersionsRequest(), timeout_s)
+        except trio.TooSlowError:
+            self.close()
+            if self._stream is None:
+                failed = f"cannot connect to {self.address} within"
+            elif self._sasl is not None:
+                failed = f"SASL login to {self.address} did not complete within"
+            else:
+                failed = f"no answer from {self.address} within"
+            raise ConnectionFailedError(f"{failed} {timeout_s:.3g}s of connecting") from None
+        except OSError as exc:
+            self.close()
+            raise ConnectionFailedError(f"cannot connect to {self.address}: {exc}") from exc
+        except BaseException:
+            self.close()  # cancelled, or the login failed: the socket is closed too
+            raise
 
     async def _log_in(self, login: SaslLogin, timeout_s: float) -> None:
         """Kafka's SASL exchange: the handshake names the mechanism, then its tokens."""
@@ -407,4 +421,7 @@ async def _tls_handshake(
     except trio.BrokenResourceError as exc:
         await trio.aclose_forcefully(tcp)
         raise OSError(f"TLS handshake failed: {exc.__cause__ or exc}") from exc
+    except BaseException:  # timed out or cancelled: a paused node's socket is not kept
+        await trio.aclose_forcefully(tcp)
+        raise
     return stream

@@ -27,6 +27,11 @@ from rillet.client.errors import (
 from rillet.client.fetcher import FetchConfig, Fetcher
 from rillet.client.leader_watch import DEFAULT_LEADER_CHECK_MS
 from rillet.client.lifecycle import ClientLifecycle
+from rillet.client.node_choice import (
+    DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
+    DEFAULT_CONNECTION_SETUP_TIMEOUT_MS,
+    DEFAULT_REQUEST_HEDGE_DELAY_MS,
+)
 from rillet.client.offsets import OffsetQuery, list_offsets
 from rillet.client.sasl import SaslLogin
 from rillet.client.subscription import Subscription
@@ -62,6 +67,9 @@ class Consumer(ClientLifecycle):
         leader_check_ms: int = DEFAULT_LEADER_CHECK_MS,
         ssl_context: ssl.SSLContext | None = None,
         sasl: SaslLogin | None = None,
+        socket_connection_setup_timeout_ms: int = DEFAULT_CONNECTION_SETUP_TIMEOUT_MS,
+        connection_attempt_delay_ms: int = DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
+        request_hedge_delay_ms: int = DEFAULT_REQUEST_HEDGE_DELAY_MS,
     ) -> None:
         if auto_offset_reset not in _RESET_POLICIES:
             raise ValueError("auto_offset_reset must be 'earliest', 'latest' or 'none'")
@@ -80,6 +88,9 @@ class Consumer(ClientLifecycle):
                 leader_check_ms=leader_check_ms,
                 ssl_context=ssl_context,
                 sasl=sasl,
+                socket_connection_setup_timeout_ms=socket_connection_setup_timeout_ms,
+                connection_attempt_delay_ms=connection_attempt_delay_ms,
+                request_hedge_delay_ms=request_hedge_delay_ms,
             )
         )
         self._reset_policy = _RESET_POLICIES[auto_offset_reset]

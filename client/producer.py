@@ -26,6 +26,11 @@ from rillet.client.errors import (
 from rillet.client.idempotence import IdempotenceState
 from rillet.client.leader_watch import DEFAULT_LEADER_CHECK_MS
 from rillet.client.lifecycle import ClientLifecycle
+from rillet.client.node_choice import (
+    DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
+    DEFAULT_CONNECTION_SETUP_TIMEOUT_MS,
+    DEFAULT_REQUEST_HEDGE_DELAY_MS,
+)
 from rillet.client.partitioner import StickyPartitioner
 from rillet.client.sasl import SaslLogin
 from rillet.client.sender import Sender
@@ -91,6 +96,9 @@ class Producer(ClientLifecycle):
         leader_check_ms: int = DEFAULT_LEADER_CHECK_MS,
         ssl_context: ssl.SSLContext | None = None,
         sasl: SaslLogin | None = None,
+        socket_connection_setup_timeout_ms: int = DEFAULT_CONNECTION_SETUP_TIMEOUT_MS,
+        connection_attempt_delay_ms: int = DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
+        request_hedge_delay_ms: int = DEFAULT_REQUEST_HEDGE_DELAY_MS,
     ) -> None:
         self.acks = parse_acks(acks)
         if enable_idempotence is None:
@@ -110,6 +118,9 @@ class Producer(ClientLifecycle):
                 leader_check_ms=leader_check_ms,
                 ssl_context=ssl_context,
                 sasl=sasl,
+                socket_connection_setup_timeout_ms=socket_connection_setup_timeout_ms,
+                connection_attempt_delay_ms=connection_attempt_delay_ms,
+                request_hedge_delay_ms=request_hedge_delay_ms,
             )
         )
         self._rng = rng if rng is not None else random.Random()

@@ -24,6 +24,8 @@ from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import WireError
 from rillet.wire.frame import FileRegion, FrameDecoder
 from rillet.wire.messages import (
+    ApiVersionsRequest,
+    ApiVersionsResponse,
     BrokerInfo,
     CreateTopicsRequest,
     CreateTopicsResponse,
@@ -223,6 +225,8 @@ class FakeCluster:
             return self._create(node, req)
         if isinstance(req, DeleteTopicsRequest):
             return self._delete(node, req)
+        if isinstance(req, ApiVersionsRequest):
+            return ApiVersionsResponse([])  # a control connection's first request
         if isinstance(req, InitProducerIdRequest):
             self._producer_ids += 1  # ids only: this fake does not deduplicate retries
             return InitProducerIdResponse(ErrorCode.NONE, self._producer_ids, 0)

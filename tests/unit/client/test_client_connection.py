@@ -16,6 +16,7 @@ from rillet.client.errors import (
     ConnectionFailedError,
     UnknownApiError,
 )
+from rillet.wire.group_messages import ListGroupsRequest
 from rillet.wire.messages import (
     ApiVersionsRequest,
     FetchPartition,
@@ -82,8 +83,8 @@ async def test_a_top_level_error_raises_its_typed_error(
     cluster: FakeCluster, nursery: trio.Nursery
 ) -> None:
     conn = await connect(cluster, nursery)
-    with pytest.raises(UnknownApiError):
-        await conn.request(ApiVersionsRequest(), 5)
+    with pytest.raises(UnknownApiError):  # the fake node knows no groups
+        await conn.request(ListGroupsRequest(), 5)
     await conn.request(MetadataRequest([]), 5)  # the connection carries on
 
 
