@@ -210,6 +210,7 @@ class TopicMetadata:
     error_code: int
     partitions: list[PartitionMetadata]
     configs: dict[str, str] = field(default_factory=dict)
+    topic_id: str = ""  # the topic's UUID (Kafka's Metadata v10+ and consumer protocol)
 
 
 @dataclass(frozen=True, slots=True)

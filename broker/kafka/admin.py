@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rillet.broker.kafka import topic_ids
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.data_path import TRANSACTIONAL_ID_AUTHORIZATION_FAILED
 from rillet.broker.kafka.entities import build
@@ -34,7 +35,7 @@ UNKNOWN_AUTHORIZED_OPERATIONS = -(2**31)
 
 def translate_metadata(schema: ApiSchema, req: Any, view: ClusterView) -> Forward:
     # Topics are never created by asking for them (allow_auto_topic_creation is ignored).
-    topics = None if req.topics is None else [str(t.name) for t in req.topics]
+    topics, ids = topic_ids.requested(req.topics)
 
     def reply(resp: MetadataResponse) -> Any:
         endpoints = view.kafka_endpoints()
@@ -52,6 +53,7 @@ def translate_metadata(schema: ApiSchema, req: Any, view: ClusterView) -> Forwar
                     {
                         "error_code": t.error_code,
                         "name": t.name,
+                        "topic_id": topic_ids.kafka_topic_id(t.topic_id),
                         "is_internal": False,
                         "partitions": [
                             {
@@ -67,7 +69,7 @@ def translate_metadata(schema: ApiSchema, req: Any, view: ClusterView) -> Forwar
                         ],
                         "topic_authorized_operations": UNKNOWN_AUTHORIZED_OPERATIONS,
                     }
-                    for t in resp.topics
+                    for t in topic_ids.kept(resp.topics, topics, ids)
                 ],
                 "cluster_authorized_operations": UNKNOWN_AUTHORIZED_OPERATIONS,
             },
@@ -80,12 +82,13 @@ def translate_metadata(schema: ApiSchema, req: Any, view: ClusterView) -> Forwar
                 "brokers": [],
                 "controller_id": -1,
                 "topics": [
-                    {"error_code": code, "name": name, "partitions": []} for name in topics or []
+                    {"error_code": code, "name": name, "topic_id": None, "partitions": []}
+                    for name in topics or []
                 ],
             },
         )
 
-    return Forward(MetadataRequest(topics), reply, fail)
+    return Forward(MetadataRequest(None if ids else topics), reply, fail)
 
 
 # -- FindCoordinator ---------------------------------------------------------------------------

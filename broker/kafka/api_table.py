@@ -29,7 +29,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.PRODUCE: (3, 7),
     ApiKey.FETCH: (4, 11),
     ApiKey.LIST_OFFSETS: (1, 5),
-    ApiKey.METADATA: (1, 8),
+    ApiKey.METADATA: (1, 12),  # 9+ are flexible; 10+ name topics by id too
     ApiKey.OFFSET_COMMIT: (2, 7),
     ApiKey.OFFSET_FETCH: (1, 7),  # 6 and 7 are flexible
     ApiKey.FIND_COORDINATOR: (0, 2),
