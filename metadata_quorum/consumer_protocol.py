@@ -119,7 +119,7 @@ def kafka_heartbeat(
         req.group_id,
         req.member_id,
         epoch == JOIN_EPOCH and current is None,
-        recorded.client_id if recorded is not None else "",
+        req.client_id,
         req.client_host,
         topics,
         pattern or None,

@@ -61,6 +61,7 @@ class ConsumerGroupHeartbeatRequest(Request["ConsumerGroupHeartbeatResponse"]):
     by_topic_id: bool = False
     keep_topics: bool = False
     keep_pattern: bool = False
+    client_id: str = ""  # the Kafka request header's (what ConsumerGroupDescribe shows)
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,6 +47,7 @@ def translate_heartbeat(schema: ApiSchema, req: Any, caller: Caller) -> Forward:
         by_topic_id=True,
         keep_topics=names is None,
         keep_pattern=regex is None,
+        client_id=caller.client_id or "",
     )
 
     def respond(resp: gm.ConsumerGroupHeartbeatResponse) -> Any:

@@ -85,6 +85,7 @@ def test_a_join_becomes_the_coordinator_s_heartbeat_by_topic_id(version: int) ->
         member_epoch=0,
         by_topic_id=True,
         keep_pattern=True,
+        client_id="kio-client",
     )
     native = gm.ConsumerGroupHeartbeatResponse(
         ErrorCode.NONE, "m-1", 7, 300, [gm.GroupTopicPartitions("orders", [0, 2], TOPIC_ID)]
