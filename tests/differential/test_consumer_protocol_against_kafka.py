@@ -1,0 +1,129 @@
+"""Kafka's consumer group protocol (KIP-848) with Kafka 4.4's own Java consumer, against a real
+Kafka broker and rillet: two console consumers with ``group.protocol=consumer`` split a
+6-partition topic by server-side assignment, ``kafka-consumer-groups --describe --members
+--verbose`` shows both with their epochs and assignments, and when one leaves the other takes
+every partition. Skipped without Java, Maven or Maven Central (see ``real_kafka``)."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from broker_pair import Broker
+from real_kafka import TOOLS_ARTIFACT, KafkaUnavailable, ensure_jars
+
+PARTITIONS = 6
+DEADLINE_S = 60
+STOP_TIMEOUT_S = 20
+TOPICS = "org.apache.kafka.tools.TopicCommand"
+CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
+GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
+
+
+@pytest.fixture(scope="module")
+def tools() -> Path:
+    try:
+        return ensure_jars(artifact=TOOLS_ARTIFACT)
+    except KafkaUnavailable as exc:
+        pytest.skip(f"no Kafka tools: {exc}")
+
+
+def _java(jars: Path, tool: str, *args: str) -> list[str]:
+    return ["java", "-XX:TieredStopAtLevel=1", "-cp", f"{jars}/*", tool, *args]
+
+
+def _run(jars: Path, tool: str, *args: str) -> str:
+    done = subprocess.run(
+        _java(jars, tool, *args), capture_output=True, text=True, timeout=90, check=False
+    )
+    assert done.returncode == 0, f"{tool} {' '.join(args)}: {done.stderr[-2000:]}"
+    return done.stdout
+
+
+def _members(jars: Path, bootstrap: str, group: str) -> dict[str, tuple[int, set[int]]]:
+    """Client id -> (member epoch, partitions it owns), from ``--describe --members
+    --verbose`` (GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS CURRENT-EPOCH
+    CURRENT-ASSIGNMENT TARGET-EPOCH TARGET-ASSIGNMENT)."""
+    out = _run(
+        jars, GROUPS, "--bootstrap-server", bootstrap, "--describe", "--group", group,
+        "--members", "--verbose",
+    )  # fmt: skip
+    members = {}
+    for line in out.splitlines():
+        cols = line.split()
+        if len(cols) >= 9 and cols[0] == group:
+            parts = cols[6].split(":", 1)[1] if ":" in cols[6] else ""
+            members[cols[3]] = (int(cols[5]), {int(p) for p in parts.split(",") if p})
+    return members
+
+
+Members = dict[str, tuple[int, set[int]]]
+
+
+def _until(what: str, jars: Path, bootstrap: str, group: str, sizes: list[int]) -> Members:
+    """The group's members once their partition counts are ``sizes`` (sorted)."""
+    deadline = time.monotonic() + DEADLINE_S
+    while True:
+        got = _members(jars, bootstrap, group)
+        if sorted(len(p) for _, p in got.values()) == sizes:
+            return got
+        assert time.monotonic() < deadline, f"timed out waiting for {what}: {got}"
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    """SIGTERM (the console consumer leaves its group on the way out), then SIGKILL."""
+    proc.terminate()
+    try:
+        proc.wait(STOP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def test_java_consumer_protocol_members_split_and_take_over(
+    tools: Path, brokers: list[Broker], topic: str
+) -> None:
+    seen = {}
+    for b in brokers:
+        server = ("--bootstrap-server", b.bootstrap)
+        _run(
+            tools, TOPICS, *server, "--create", "--topic", topic,
+            "--partitions", str(PARTITIONS), "--replication-factor", str(b.replication_factor),
+        )  # fmt: skip
+        group = f"{topic}-g"
+        consumers: dict[str, subprocess.Popen[str]] = {}
+        try:
+            for name in ("a", "b"):
+                consumers[name] = subprocess.Popen(
+                    _java(
+                        tools,
+                        CONSUMER,
+                        *server,
+                        "--topic",
+                        topic,
+                        "--group",
+                        group,
+                        "--consumer-property",
+                        "group.protocol=consumer",
+                        "--consumer-property",
+                        f"client.id={name}",
+                        "--timeout-ms",
+                        str(DEADLINE_S * 2000),
+                    ),
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    text=True,
+                )
+            both = _until(f"{b.name}: a and b sharing", tools, b.bootstrap, group, [3, 3])
+            assert set(both) == {"a", "b"}, (b.name, both)
+            assert both["a"][1] | both["b"][1] == set(range(PARTITIONS)), (b.name, both)
+            assert all(epoch > 0 for epoch, _ in both.values()), (b.name, both)
+            _stop(consumers.pop("b"))
+            alone = _until(f"{b.name}: a alone", tools, b.bootstrap, group, [PARTITIONS])
+            seen[b.name] = (tuple(sorted(alone)), len(alone["a"][1]))
+        finally:
+            for proc in consumers.values():
+                _stop(proc)
+    assert len(set(seen.values())) == 1, seen
