@@ -3,8 +3,6 @@ size, assignor names) over the group coordinator, without sockets."""
 
 from __future__ import annotations
 
-import dataclasses
-
 from test_group_coordinator import GROUP, apply, cluster
 
 from rillet.metadata_quorum.consumer_protocol import (
@@ -110,12 +108,3 @@ def test_group_size_and_unreleased_instance_ids_are_refused() -> None:
     apply(state, ctl.groups.leave(state, GROUP, "m1"))
     again = send(ctl, state, kafka_req("m4", 0, instance_id="i1", owned=[]))
     assert again.error == ErrorCode.NONE
-
-
-def test_the_coordinator_settings_are_checked() -> None:
-    import pytest
-
-    with pytest.raises(ValueError, match="consumer_session_timeout_ms"):
-        GroupLimits(10, 5)
-    with pytest.raises(ValueError, match="consumer_max_size"):
-        dataclasses.replace(LIMITS, max_size=0)
