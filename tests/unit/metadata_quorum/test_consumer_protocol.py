@@ -3,6 +3,8 @@ size, assignor names) over the group coordinator, without sockets."""
 
 from __future__ import annotations
 
+import time
+
 from test_group_coordinator import GROUP, apply, cluster
 
 from rillet.metadata_quorum.consumer_protocol import (
@@ -14,6 +16,7 @@ from rillet.metadata_quorum.controller import Controller
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.group_coordinator import MemberHeartbeat
 from rillet.metadata_quorum.state import MetadataState
+from rillet.metadata_quorum.topic_patterns import matching
 from rillet.wire import group_messages as gm
 from rillet.wire.error_codes import ErrorCode
 
@@ -108,3 +111,18 @@ def test_group_size_and_unreleased_instance_ids_are_refused() -> None:
     apply(state, ctl.groups.leave(state, GROUP, "m1"))
     again = send(ctl, state, kafka_req("m4", 0, instance_id="i1", owned=[]))
     assert again.error == ErrorCode.NONE
+
+
+def test_a_pattern_is_matched_in_linear_time_and_re2_syntax_is_checked() -> None:
+    """``(a+)+`` against a long run of a's stalls a backtracking engine (seconds at 27
+    characters, doubling with each one): one heartbeat would have stalled the controller."""
+    ctl, state, _ = cluster(2)
+    apply(state, ctl.create_topic(state, "a" * 27 + "-x", 1, 1, {}))
+    started = time.monotonic()
+    joined = send(ctl, state, kafka_req("m1", 0, topics=[], pattern="(a+)+", owned=[]))
+    assert joined.error == ErrorCode.NONE
+    assert time.monotonic() - started < 1.0
+    refused = send(ctl, state, kafka_req("m2", 0, topics=[], pattern=r"(t)\1", owned=[]))
+    assert refused.error == ErrorCode.INVALID_REQUEST and "bad pattern" in str(refused.message)
+    assert matching(r"(t)\1", {"tt": "id"}) == set()  # recorded before RE2: matches nothing
+    assert matching("t.*", {"t": "1", "at": "2"}) == {"1"}  # the whole name
