@@ -61,6 +61,7 @@ class MemberHeartbeat:
     assignor: str
     instance_id: str | None
     owned: frozenset[TopicPartitionId] | None  # None: not reported (keep what is recorded)
+    classic_protocol: str | None = None  # a classic member's (GroupMember.classic_protocol)
 
 
 class GroupCoordinator:
@@ -134,6 +135,11 @@ class GroupCoordinator:
         key = (group_id, member_id)
         at = now_ms + self._connection_lost_grace_ms
         self._deadline_ms[key] = min(self._deadline_ms.get(key, at), at)
+
+    def renew(self, group_id: str, member_id: str, session_timeout_ms: int, now_ms: int) -> None:
+        """A classic member's Heartbeat: its session goes on (its assignment changes only
+        when it joins again)."""
+        self._deadline_ms[(group_id, member_id)] = now_ms + session_timeout_ms
 
     def leave(self, state: MetadataState, group_id: str, member_id: str) -> Decision:
         group = state.groups.group(group_id)
@@ -269,6 +275,7 @@ def _member_record(hb: MemberHeartbeat) -> GroupMember:
         hb.session_timeout_ms,
         hb.assignor or DEFAULT_ASSIGNOR,
         hb.instance_id,
+        hb.classic_protocol,
     )
 
 

@@ -185,6 +185,7 @@ class MemberDescription:
     target: list[GroupTopicPartitions]
     epoch: int = -1  # the generation the member was last told
     client_id: str = ""
+    classic_protocol: str | None = None  # a classic (JoinGroup) member: its protocol name
 
 
 @dataclass(frozen=True, slots=True)

@@ -243,6 +243,7 @@ def handle_describe_groups(
                 _names(state, group.target.get(mid, frozenset())),
                 m.generation,
                 m.member.client_id,
+                m.member.classic_protocol,
             )
             for mid, m in sorted(group.members.items())
         ]

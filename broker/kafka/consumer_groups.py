@@ -20,7 +20,8 @@ from rillet.wire import group_messages as gm
 from rillet.wire.error_codes import ErrorCode
 
 UNKNOWN_AUTHORIZED_OPERATIONS = -(2**31)
-CONSUMER_MEMBER_TYPE = 1  # ConsumerGroupDescribe v1's member_type (0: classic, -1: unknown)
+CONSUMER_MEMBER_TYPE = 1  # ConsumerGroupDescribe v1's member_type (-1: unknown)
+CLASSIC_MEMBER_TYPE = 0
 _NOT_A_CONSUMER_GROUP = "the group uses the classic (JoinGroup) protocol"
 
 
@@ -122,7 +123,9 @@ def _group(g: gm.GroupDescription) -> dict[str, Any]:
                 "subscribed_topic_regex": m.pattern,
                 "assignment": {"topic_partitions": _partitions(m.owned)},
                 "target_assignment": {"topic_partitions": _partitions(m.target)},
-                "member_type": CONSUMER_MEMBER_TYPE,
+                "member_type": (
+                    CONSUMER_MEMBER_TYPE if m.classic_protocol is None else CLASSIC_MEMBER_TYPE
+                ),
             }
             for m in g.members
         ],

@@ -1,7 +1,8 @@
 """Kafka's consumer group protocol (KIP-848) with Kafka 4.4's own Java consumer, against a real
-Kafka broker and rillet: two console consumers with ``group.protocol=consumer`` split a
-6-partition topic by server-side assignment, ``kafka-consumer-groups --describe --members
---verbose`` shows both with their epochs and assignments, and when one leaves the other takes
+Kafka broker and rillet: a console consumer with ``group.protocol=consumer`` and then a
+classic one join one group and split a 6-partition topic by server-side assignment,
+``kafka-consumer-groups --describe --members --verbose`` shows both with their epochs and
+assignments (and which one is upgraded), and when the classic one leaves the other takes
 every partition. Skipped without Java, Maven or Maven Central (see ``real_kafka``)."""
 
 from __future__ import annotations
@@ -42,10 +43,10 @@ def _run(jars: Path, tool: str, *args: str) -> str:
     return done.stdout
 
 
-def _members(jars: Path, bootstrap: str, group: str) -> dict[str, tuple[int, set[int]]]:
-    """Client id -> (member epoch, partitions it owns), from ``--describe --members
-    --verbose`` (GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS CURRENT-EPOCH
-    CURRENT-ASSIGNMENT TARGET-EPOCH TARGET-ASSIGNMENT)."""
+def _members(jars: Path, bootstrap: str, group: str) -> dict[str, tuple[int, set[int], str]]:
+    """Client id -> (member epoch, partitions it owns, upgraded), from ``--describe
+    --members --verbose`` (GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS CURRENT-EPOCH
+    CURRENT-ASSIGNMENT TARGET-EPOCH TARGET-ASSIGNMENT UPGRADED)."""
     out = _run(
         jars, GROUPS, "--bootstrap-server", bootstrap, "--describe", "--group", group,
         "--members", "--verbose",
@@ -55,11 +56,12 @@ def _members(jars: Path, bootstrap: str, group: str) -> dict[str, tuple[int, set
         cols = line.split()
         if len(cols) >= 9 and cols[0] == group:
             parts = cols[6].split(":", 1)[1] if ":" in cols[6] else ""
-            members[cols[3]] = (int(cols[5]), {int(p) for p in parts.split(",") if p})
+            upgraded = cols[9] if len(cols) > 9 else ""  # only shown for mixed groups
+            members[cols[3]] = (int(cols[5]), {int(p) for p in parts.split(",") if p}, upgraded)
     return members
 
 
-Members = dict[str, tuple[int, set[int]]]
+Members = dict[str, tuple[int, set[int], str]]
 
 
 def _until(what: str, jars: Path, bootstrap: str, group: str, sizes: list[int]) -> Members:
@@ -67,7 +69,7 @@ def _until(what: str, jars: Path, bootstrap: str, group: str, sizes: list[int]) 
     deadline = time.monotonic() + DEADLINE_S
     while True:
         got = _members(jars, bootstrap, group)
-        if sorted(len(p) for _, p in got.values()) == sizes:
+        if sorted(len(p) for _, p, _ in got.values()) == sizes:
             return got
         assert time.monotonic() < deadline, f"timed out waiting for {what}: {got}"
 
@@ -82,7 +84,7 @@ def _stop(proc: subprocess.Popen[str]) -> None:
         proc.wait()
 
 
-def test_java_consumer_protocol_members_split_and_take_over(
+def test_a_consumer_protocol_and_a_classic_java_consumer_share_a_group(
     tools: Path, brokers: list[Broker], topic: str
 ) -> None:
     seen = {}
@@ -95,7 +97,9 @@ def test_java_consumer_protocol_members_split_and_take_over(
         group = f"{topic}-g"
         consumers: dict[str, subprocess.Popen[str]] = {}
         try:
-            for name in ("a", "b"):
+            for name, protocol in (("a", "consumer"), ("b", "classic")):
+                if name == "b":  # the group is a consumer-protocol group first
+                    _until(f"{b.name}: a alone", tools, b.bootstrap, group, [PARTITIONS])
                 consumers[name] = subprocess.Popen(
                     _java(
                         tools,
@@ -106,7 +110,7 @@ def test_java_consumer_protocol_members_split_and_take_over(
                         "--group",
                         group,
                         "--consumer-property",
-                        "group.protocol=consumer",
+                        f"group.protocol={protocol}",
                         "--consumer-property",
                         f"client.id={name}",
                         "--timeout-ms",
@@ -119,7 +123,8 @@ def test_java_consumer_protocol_members_split_and_take_over(
             both = _until(f"{b.name}: a and b sharing", tools, b.bootstrap, group, [3, 3])
             assert set(both) == {"a", "b"}, (b.name, both)
             assert both["a"][1] | both["b"][1] == set(range(PARTITIONS)), (b.name, both)
-            assert all(epoch > 0 for epoch, _ in both.values()), (b.name, both)
+            assert all(epoch > 0 for epoch, _, _ in both.values()), (b.name, both)
+            assert (both["a"][2], both["b"][2]) == ("true", "false"), (b.name, both)
             _stop(consumers.pop("b"))
             alone = _until(f"{b.name}: a alone", tools, b.bootstrap, group, [PARTITIONS])
             seen[b.name] = (tuple(sorted(alone)), len(alone["a"][1]))
