@@ -18,10 +18,6 @@ from rillet.wire import classic_group_messages as cgm
 from rillet.wire.error_codes import ErrorCode
 
 
-def _code(error: ErrorCode) -> ErrorCode:
-    return ErrorCode.NOT_COORDINATOR if error == ErrorCode.NOT_CONTROLLER else error
-
-
 async def join(
     ctx: BrokerContext, req: cgm.ClassicJoinGroupRequest
 ) -> cgm.ClassicJoinGroupResponse:
@@ -38,7 +34,7 @@ async def join(
     outcome = await decide_on_controller(ctx, decide)
     if outcome.error != ErrorCode.NONE:
         return cgm.ClassicJoinGroupResponse(
-            _code(outcome.error), member_id=member_id, error_message=outcome.message
+            outcome.group_error, member_id=member_id, error_message=outcome.message
         )
     group = ctx.metadata.state.groups.group(req.group_id)
     member = group.members.get(member_id) if group is not None else None
@@ -80,7 +76,7 @@ async def heartbeat(
         return Decision([])
 
     outcome = await decide_on_controller(ctx, decide)
-    return cgm.ClassicHeartbeatResponse(_code(outcome.error), outcome.message)
+    return cgm.ClassicHeartbeatResponse(outcome.group_error, outcome.message)
 
 
 async def leave(
@@ -89,7 +85,7 @@ async def leave(
     left = []
     for m in req.members:
         outcome = await decide_on_controller(ctx, _leaving(req.group_id, m.member_id))
-        left.append(cgm.ClassicLeftMember(m.member_id, m.group_instance_id, _code(outcome.error)))
+        left.append(cgm.ClassicLeftMember(m.member_id, m.group_instance_id, outcome.group_error))
     return cgm.ClassicLeaveGroupResponse(ErrorCode.NONE, left)
 
 

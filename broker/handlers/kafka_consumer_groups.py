@@ -27,10 +27,6 @@ from rillet.wire import group_messages as gm
 from rillet.wire.error_codes import ErrorCode
 
 
-def _code(error: ErrorCode) -> ErrorCode:
-    return ErrorCode.NOT_COORDINATOR if error == ErrorCode.NOT_CONTROLLER else error
-
-
 async def heartbeat_kafka_member(
     ctx: BrokerContext, req: gm.ConsumerGroupHeartbeatRequest
 ) -> gm.ConsumerGroupHeartbeatResponse:
@@ -40,7 +36,7 @@ async def heartbeat_kafka_member(
             ctx, lambda ctl, s, now: ctl.groups.leave(s, req.group_id, req.member_id)
         )
         return gm.ConsumerGroupHeartbeatResponse(
-            _code(outcome.error), req.member_id, epoch or 0, error_message=outcome.message
+            outcome.group_error, req.member_id, epoch or 0, error_message=outcome.message
         )
     # Kafka 4.x members make their own id (a UUID); older ones ask for one with "".
     req = dataclasses.replace(req, member_id=req.member_id or uuid.uuid4().hex)
@@ -55,9 +51,7 @@ async def heartbeat_kafka_member(
 
     outcome = await decide_on_controller(ctx, decide)
     if outcome.error != ErrorCode.NONE:
-        return gm.ConsumerGroupHeartbeatResponse(
-            _code(outcome.error), error_message=outcome.message
-        )
+        return gm.ConsumerGroupHeartbeatResponse(outcome.group_error, error_message=outcome.message)
     state = ctx.metadata.state
     group = state.groups.group(req.group_id)
     member = group.members.get(req.member_id) if group is not None else None

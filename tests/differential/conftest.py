@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from broker_pair import Broker
-from real_kafka import KafkaUnavailable, RealKafka, ensure_jars
+from real_kafka import TOOLS_ARTIFACT, KafkaUnavailable, RealKafka, ensure_jars
 
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 
@@ -60,6 +60,15 @@ def rillet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
 @pytest.fixture(scope="session")
 def brokers(real_kafka: Broker, rillet: Broker) -> list[Broker]:
     return [real_kafka, rillet]
+
+
+@pytest.fixture(scope="session")
+def tools() -> Path:
+    """The jars of Kafka's command-line tools (and its Java clients)."""
+    try:
+        return ensure_jars(artifact=TOOLS_ARTIFACT)
+    except KafkaUnavailable as exc:
+        pytest.skip(f"no Kafka tools: {exc}")
 
 
 @pytest.fixture

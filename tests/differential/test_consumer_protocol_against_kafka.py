@@ -11,43 +11,23 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
 from broker_pair import Broker
-from real_kafka import TOOLS_ARTIFACT, KafkaUnavailable, ensure_jars
+from test_kafka_tools import CONSUMER, GROUPS, TOPICS, run_tool
 
 PARTITIONS = 6
 DEADLINE_S = 60
 STOP_TIMEOUT_S = 20
-TOPICS = "org.apache.kafka.tools.TopicCommand"
-CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
-GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
-
-
-@pytest.fixture(scope="module")
-def tools() -> Path:
-    try:
-        return ensure_jars(artifact=TOOLS_ARTIFACT)
-    except KafkaUnavailable as exc:
-        pytest.skip(f"no Kafka tools: {exc}")
 
 
 def _java(jars: Path, tool: str, *args: str) -> list[str]:
     return ["java", "-XX:TieredStopAtLevel=1", "-cp", f"{jars}/*", tool, *args]
 
 
-def _run(jars: Path, tool: str, *args: str) -> str:
-    done = subprocess.run(
-        _java(jars, tool, *args), capture_output=True, text=True, timeout=90, check=False
-    )
-    assert done.returncode == 0, f"{tool} {' '.join(args)}: {done.stderr[-2000:]}"
-    return done.stdout
-
-
 def _members(jars: Path, bootstrap: str, group: str) -> dict[str, tuple[int, set[int], str]]:
     """Client id -> (member epoch, partitions it owns, upgraded), from ``--describe
     --members --verbose`` (GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS CURRENT-EPOCH
     CURRENT-ASSIGNMENT TARGET-EPOCH TARGET-ASSIGNMENT UPGRADED)."""
-    out = _run(
+    out = run_tool(
         jars, GROUPS, "--bootstrap-server", bootstrap, "--describe", "--group", group,
         "--members", "--verbose",
     )  # fmt: skip
@@ -90,7 +70,7 @@ def test_a_consumer_protocol_and_a_classic_java_consumer_share_a_group(
     seen = {}
     for b in brokers:
         server = ("--bootstrap-server", b.bootstrap)
-        _run(
+        run_tool(
             tools, TOPICS, *server, "--create", "--topic", topic,
             "--partitions", str(PARTITIONS), "--replication-factor", str(b.replication_factor),
         )  # fmt: skip
@@ -100,22 +80,14 @@ def test_a_consumer_protocol_and_a_classic_java_consumer_share_a_group(
             for name, protocol in (("a", "consumer"), ("b", "classic")):
                 if name == "b":  # the group is a consumer-protocol group first
                     _until(f"{b.name}: a alone", tools, b.bootstrap, group, [PARTITIONS])
+                args = (
+                    "--topic", topic, "--group", group,
+                    "--consumer-property", f"group.protocol={protocol}",
+                    "--consumer-property", f"client.id={name}",
+                    "--timeout-ms", str(DEADLINE_S * 2000),
+                )  # fmt: skip
                 consumers[name] = subprocess.Popen(
-                    _java(
-                        tools,
-                        CONSUMER,
-                        *server,
-                        "--topic",
-                        topic,
-                        "--group",
-                        group,
-                        "--consumer-property",
-                        f"group.protocol={protocol}",
-                        "--consumer-property",
-                        f"client.id={name}",
-                        "--timeout-ms",
-                        str(DEADLINE_S * 2000),
-                    ),
+                    _java(tools, CONSUMER, *server, *args),
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
                     text=True,

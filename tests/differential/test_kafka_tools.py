@@ -15,21 +15,11 @@ import re
 import subprocess
 from pathlib import Path
 
-import pytest
 from broker_pair import Broker
-from real_kafka import TOOLS_ARTIFACT, KafkaUnavailable, ensure_jars
 
 TOOL_TIMEOUT_S = 90
 RECORDS = 300
 PARTITIONS = 4
-
-
-@pytest.fixture(scope="module")
-def tools() -> Path:
-    try:
-        return ensure_jars(artifact=TOOLS_ARTIFACT)
-    except KafkaUnavailable as exc:
-        pytest.skip(f"no Kafka tools: {exc}")
 
 
 def run_tool(jars: Path, tool: str, *args: str, stdin: str | None = None) -> str:

@@ -132,16 +132,19 @@ def test_describe_names_members_topics_by_id_and_name(version: int) -> None:
     member = gm.MemberDescription(
         "m-1", None, "/10.0.0.9", ["orders"], None, parts, parts, 4, "rdkafka"
     )
+    classic = gm.MemberDescription(
+        "c-1", None, "/10.0.0.8", ["orders"], None, [], [], 4, "java", classic_protocol="range"
+    )
     native = gm.DescribeGroupsResponse(
         [
-            gm.GroupDescription("g", ErrorCode.NONE, 4, "sticky", [member]),
+            gm.GroupDescription("g", ErrorCode.NONE, 4, "sticky", [member, classic]),
             gm.GroupDescription("classic", ErrorCode.NONE, 2, "range", [], classic=True),
             gm.GroupDescription("nope", ErrorCode.GROUP_ID_NOT_FOUND),
         ]
     )
-    g, classic, nope = answered(schema, action.reply(native)).groups
+    g, classic_group, nope = answered(schema, action.reply(native)).groups
     assert (g.group_state, g.group_epoch, g.assignor_name) == ("Stable", 4, "uniform")
-    (d,) = g.members
+    d, c = g.members
     assert (d.member_id, d.member_epoch, d.client_id, d.client_host) == (
         "m-1",
         4,
@@ -151,8 +154,8 @@ def test_describe_names_members_topics_by_id_and_name(version: int) -> None:
     (tp,) = d.assignment.topic_partitions
     assert (str(tp.topic_id), tp.topic_name, tp.partitions) == (TOPIC_ID, "orders", (0, 1))
     if version >= 1:
-        assert d.member_type == 1
-    assert classic.error_code.value == nope.error_code.value == 69
+        assert (d.member_type, c.member_type) == (1, 0)  # consumer, classic
+    assert classic_group.error_code.value == nope.error_code.value == 69
 
 
 def test_metadata_v10_and_later_name_topic_ids_and_answer_requests_by_id() -> None:
@@ -182,3 +185,27 @@ def test_metadata_v10_and_later_name_topic_ids_and_answer_requests_by_id() -> No
     orders, unknown = answered(schema, action.reply(native)).topics
     assert (orders.name, str(orders.topic_id)) == ("orders", TOPIC_ID)
     assert (unknown.error_code.value, str(unknown.topic_id)) == (100, other)
+
+
+def test_the_heartbeat_needs_read_and_describe_needs_describe_on_the_group() -> None:
+    """Both go as the native requests the dispatcher authorizes before any handler runs."""
+    from test_request_authorization import ALICE, acl, authorizer
+
+    from rillet.wire.acls import Operation, ResourceType
+    from rillet.wire.messages import API_OF_REQUEST
+
+    _schema, beat = through_listener(
+        68, 1, group_id="billing", member_id="m", member_epoch=0, instance_id=None,
+        rack_id=None, rebalance_timeout=datetime.timedelta(seconds=30),
+        subscribed_topic_names=("orders",), subscribed_topic_regex=None,
+        server_assignor=None, topic_partitions=(),
+    )  # fmt: skip
+    _schema, describe = through_listener(
+        69, 1, group_ids=("billing",), include_authorized_operations=False
+    )
+    denied, _ = authorizer()
+    for action in (beat, describe):
+        verdict = denied.check(API_OF_REQUEST[type(action.native)], action.native, ALICE)
+        assert verdict is not None and verdict.error == ErrorCode.GROUP_AUTHORIZATION_FAILED
+    readers, _ = authorizer(acl(ResourceType.GROUP, "billing", Operation.READ))
+    assert readers.check(API_OF_REQUEST[type(beat.native)], beat.native, ALICE) is None
