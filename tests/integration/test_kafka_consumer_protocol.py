@@ -1,7 +1,7 @@
 """Kafka's consumer group protocol (KIP-848, ``group.protocol=consumer``) on a real one-node
 cluster's Kafka listener, with librdkafka (confluent-kafka) as the client: server-side
-assignment shared by two members, taken over by one when the other leaves, and the group
-described through ConsumerGroupDescribe."""
+assignment shared by two members, then by a classic member too, taken over by one when the
+others leave, and the group described through ConsumerGroupDescribe."""
 
 from __future__ import annotations
 
@@ -28,14 +28,14 @@ def bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield c.plan.kafka_bootstrap
 
 
-def _consumer(bootstrap: str, name: str) -> Any:
+def _consumer(bootstrap: str, name: str, protocol: str = "consumer") -> Any:
     from confluent_kafka import Consumer
 
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
             "group.id": GROUP,
-            "group.protocol": "consumer",
+            "group.protocol": protocol,
             "client.id": name,
             "enable.auto.commit": False,
         }
@@ -58,7 +58,7 @@ def _owned(consumer: Any) -> set[int]:
     return {tp.partition for tp in consumer.assignment() if tp.topic == TOPIC}
 
 
-def test_two_consumer_protocol_members_split_partitions_and_one_takes_all(
+def test_consumer_protocol_and_classic_members_split_partitions_and_one_takes_all(
     bootstrap: str,
 ) -> None:
     import confluent_kafka
@@ -68,7 +68,7 @@ def test_two_consumer_protocol_members_split_partitions_and_one_takes_all(
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1)])[TOPIC].result(TIMEOUT_S)
     a = _consumer(bootstrap, "member-a")
-    b = None
+    b = c = None
     try:
         _until("a owning every partition", [a], lambda: len(_owned(a)) == PARTITIONS)
         b = _consumer(bootstrap, "member-b")
@@ -88,10 +88,19 @@ def test_two_consumer_protocol_members_split_partitions_and_one_takes_all(
         assert {tp.partition for tp in members["member-b"].assignment.topic_partitions} == (
             _owned(b)
         )
-        b.close()
-        b = None
+        # A classic (JoinGroup) member joins the consumer group: the server assigns for it.
+        c = _consumer(bootstrap, "member-c", "classic")
+        _until(
+            "a, b and the classic c owning two partitions each",
+            [a, b, c],
+            lambda: [len(_owned(x)) for x in (a, b, c)] == [2, 2, 2],
+        )
+        assert len(_owned(a) | _owned(b) | _owned(c)) == PARTITIONS
+        for gone in (b, c):
+            gone.close()
+        b = c = None
         _until("a taking every partition back", [a], lambda: len(_owned(a)) == PARTITIONS)
     finally:
-        for c in (a, b):
-            if c is not None:
-                c.close()
+        for x in (a, b, c):
+            if x is not None:
+                x.close()
