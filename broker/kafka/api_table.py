@@ -3,8 +3,8 @@
 Only what is implemented and tested is listed: ApiVersions advertises exactly this table.
 Versions here are non-flexible except ApiVersions v3 and v4, Metadata v9-v12, OffsetFetch v6
 and v7, IncrementalAlterConfigs v1, DescribeCluster, ConsumerGroupHeartbeat and
-ConsumerGroupDescribe (flexible only); every common client (including librdkafka 2.0's kcat) can negotiate down to
-a non-flexible version of the others.
+ConsumerGroupDescribe (flexible only); every common client (including librdkafka 2.0's kcat)
+can negotiate down to a non-flexible version of the others.
 """
 
 from __future__ import annotations
