@@ -21,6 +21,7 @@ from rillet.broker.quota_config import QuotasConfig
 from rillet.broker.sasl.config import SaslConfig
 from rillet.broker.tls_config import TlsConfig
 from rillet.metadata_quorum.classic_group_protocol import ClassicGroupConfig
+from rillet.metadata_quorum.consumer_protocol import GroupLimits
 from rillet.partition_store.config import LogConfig
 
 SASL_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN")
@@ -272,9 +273,17 @@ class GroupsConfig:
     min_session_timeout_ms: int = 1_000
     max_session_timeout_ms: int = 1_800_000
     max_size: int = 1_000  # members per classic group
+    # Kafka consumer-protocol members (ConsumerGroupHeartbeat), Kafka's group.consumer.*:
+    # they send no session timeout, and a group takes at most consumer_max_size of them.
+    consumer_session_timeout_ms: int = 45_000
+    consumer_max_size: int = 1_000
 
     def __post_init__(self) -> None:
         self.classic()  # checks the classic settings (raises ValueError)
+        self.consumer()  # and the consumer-protocol ones
+
+    def consumer(self) -> GroupLimits:
+        return GroupLimits(self.consumer_session_timeout_ms, self.consumer_max_size)
 
     def classic(self) -> ClassicGroupConfig:
         return ClassicGroupConfig(

@@ -121,7 +121,7 @@ def _topic_answer(
 ) -> CachedTopicMetadata:
     entries = list(partitions.values())
     configs = dict(topic.configs)
-    plain = TopicMetadata(topic.name, ErrorCode.NONE, [], configs)
+    plain = TopicMetadata(topic.name, ErrorCode.NONE, [], configs, topic_id=topic.topic_id)
     wire = to_wire(plain, [])
     wire["partitions"] = encoded_array([e.encoded for e in entries])
     return CachedTopicMetadata(
@@ -129,5 +129,6 @@ def _topic_answer(
         ErrorCode.NONE,
         [e.metadata for e in entries],
         configs,
+        topic_id=topic.topic_id,
         encoded=encode_cbor(wire),
     )

@@ -424,6 +424,24 @@ class FencedInstanceIdError(BrokerError):
     default_code = ErrorCode.FENCED_INSTANCE_ID
 
 
+class FencedMemberEpochError(BrokerError):
+    """A Kafka consumer-protocol member sent an epoch the coordinator did not give it."""
+
+    default_code = ErrorCode.FENCED_MEMBER_EPOCH
+
+
+class UnreleasedInstanceIdError(BrokerError):
+    """A live member still holds this static member's group instance id."""
+
+    default_code = ErrorCode.UNRELEASED_INSTANCE_ID
+
+
+class UnsupportedAssignorError(BrokerError):
+    """The coordinator has no server assignor of that name."""
+
+    default_code = ErrorCode.UNSUPPORTED_ASSIGNOR
+
+
 class UnknownApiError(BrokerError):
     """The node does not serve this api."""
 
@@ -488,6 +506,9 @@ _ALL: tuple[type[BrokerError], ...] = (
     MemberIdRequiredError,
     GroupMaxSizeReachedError,
     FencedInstanceIdError,
+    FencedMemberEpochError,
+    UnreleasedInstanceIdError,
+    UnsupportedAssignorError,
     UnknownApiError,
 )
 _BY_CODE: dict[ErrorCode, type[BrokerError]] = {cls.default_code: cls for cls in _ALL}

@@ -14,11 +14,13 @@ from typing import TypeVar
 import trio
 
 from rillet.client.connection import BrokerConnection
-from rillet.client.errors import ClientTimeoutError, ConnectionFailedError
+from rillet.client.errors import ClientTimeoutError, ConnectionFailedError, LeaderNotAvailableError
 from rillet.client.node_choice import Candidate
 from rillet.client.race_runner import race
 
 R = TypeVar("R")
+# Answers after which the next node is asked (and at once); any other error is the answer.
+PASSED_OVER = (ConnectionFailedError, ClientTimeoutError, LeaderNotAvailableError)
 
 
 async def hedged_request(
@@ -32,7 +34,9 @@ async def hedged_request(
     the first answer and the address it came from.
 
     The connection of a node that was asked and did not answer first is closed: it may be
-    paused, so later requests should not go to it, and its late answer is not wanted.
+    paused, so later requests should not go to it, and its late answer is not wanted. A node
+    that refuses the whole request with LEADER_NOT_AVAILABLE (not caught up since it started)
+    is passed over too, but keeps its connection: it answers, it is just not ready yet.
     """
 
     async def ask(candidate: Candidate) -> tuple[R, tuple[str, int]]:
@@ -44,6 +48,4 @@ async def hedged_request(
             raise
         return response, (conn.host, conn.port)
 
-    return await race(
-        candidates, ask, delay_s, (ConnectionFailedError, ClientTimeoutError), "no node reachable"
-    )
+    return await race(candidates, ask, delay_s, PASSED_OVER, "no node reachable")

@@ -19,7 +19,6 @@ partitions it owns, and only with a generation at least the one it was last told
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from rillet.metadata_quorum.assignors import (
@@ -41,6 +40,7 @@ from rillet.metadata_quorum.group_records import (
 from rillet.metadata_quorum.group_registry import GroupState, to_list
 from rillet.metadata_quorum.records import MetadataRecord
 from rillet.metadata_quorum.state import MetadataState
+from rillet.metadata_quorum.topic_patterns import BadPattern, compile_pattern, matching
 from rillet.wire.error_codes import ErrorCode
 
 MIN_SESSION_TIMEOUT_MS = 1_000
@@ -61,6 +61,7 @@ class MemberHeartbeat:
     assignor: str
     instance_id: str | None
     owned: frozenset[TopicPartitionId] | None  # None: not reported (keep what is recorded)
+    classic_protocol: str | None = None  # a classic member's (GroupMember.classic_protocol)
 
 
 class GroupCoordinator:
@@ -134,6 +135,11 @@ class GroupCoordinator:
         key = (group_id, member_id)
         at = now_ms + self._connection_lost_grace_ms
         self._deadline_ms[key] = min(self._deadline_ms.get(key, at), at)
+
+    def renew(self, group_id: str, member_id: str, session_timeout_ms: int, now_ms: int) -> None:
+        """A classic member's Heartbeat: its session goes on (its assignment changes only
+        when it joins again)."""
+        self._deadline_ms[(group_id, member_id)] = now_ms + session_timeout_ms
 
     def leave(self, state: MetadataState, group_id: str, member_id: str) -> Decision:
         group = state.groups.group(group_id)
@@ -252,8 +258,8 @@ def _validate(hb: MemberHeartbeat) -> Decision | None:
         return Decision([], ErrorCode.INVALID_REQUEST, f"unknown assignor (known: {known})")
     if hb.pattern is not None:
         try:
-            re.compile(hb.pattern)
-        except re.error as exc:
+            compile_pattern(hb.pattern)
+        except BadPattern as exc:
             return Decision([], ErrorCode.INVALID_REQUEST, f"bad pattern: {exc}")
     return None
 
@@ -269,6 +275,7 @@ def _member_record(hb: MemberHeartbeat) -> GroupMember:
         hb.session_timeout_ms,
         hb.assignor or DEFAULT_ASSIGNOR,
         hb.instance_id,
+        hb.classic_protocol,
     )
 
 
@@ -287,8 +294,7 @@ def member_subscriptions(
     for mid, m in members.items():
         ids = {state.topic_ids[t] for t in m.topics if t in state.topic_ids}
         if m.pattern is not None:
-            pattern = re.compile(m.pattern)
-            ids |= {tid for name, tid in state.topic_ids.items() if pattern.fullmatch(name)}
+            ids |= matching(m.pattern, state.topic_ids)
         out[mid] = frozenset(ids)
     return out
 

@@ -12,10 +12,10 @@ succeeds, as in Kafka.
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
 from rillet.metadata_quorum.classic_group_registry import ClassicGroupState
+from rillet.metadata_quorum.classic_subscriptions import decode_subscription
 from rillet.metadata_quorum.group_coordinator import member_subscriptions
 from rillet.metadata_quorum.group_records import GroupOffsetsDeleted
 from rillet.metadata_quorum.group_registry import GroupState, to_list
@@ -83,24 +83,7 @@ def _topics_read(
 
 
 def subscription_topics(metadata: bytes) -> list[str] | None:
-    """The topic names of a classic consumer's subscription (Kafka's ConsumerProtocol
-    Subscription, any version: an int16 version, then an array of int16-length strings);
-    None when the bytes do not hold one."""
-    try:
-        (count,) = struct.unpack_from(">i", metadata, 2)
-        if not 0 <= count <= len(metadata):
-            return None
-        at, topics = 6, []
-        for _ in range(count):
-            (size,) = struct.unpack_from(">h", metadata, at)
-            if size < 0:
-                return None
-            at += 2
-            raw = metadata[at : at + size]
-            if len(raw) != size:
-                return None
-            topics.append(raw.decode())
-            at += size
-        return topics
-    except (struct.error, UnicodeDecodeError):
-        return None
+    """The topic names of a classic consumer's subscription (None when the bytes do not
+    hold one)."""
+    subscription = decode_subscription(metadata)
+    return None if subscription is None else subscription.topics

@@ -31,6 +31,9 @@ class GroupMember:
     session_timeout_ms: int
     assignor: str
     instance_id: str | None = None  # static membership: survives restarts of the member
+    # A classic (JoinGroup) member of a consumer-protocol group: the protocol (Kafka
+    # assignor) name it joined with; its assignment comes from the server-side assignor.
+    classic_protocol: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

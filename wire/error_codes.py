@@ -65,7 +65,12 @@ class ErrorCode(IntEnum):
     MEMBER_ID_REQUIRED = 79
     GROUP_MAX_SIZE_REACHED = 81
     FENCED_INSTANCE_ID = 82
-    GROUP_SUBSCRIBED_TO_TOPIC = 86  # OffsetDelete: the group's members read that topic
+    GROUP_SUBSCRIBED_TO_TOPIC = 86
+    # KIP-848 consumer protocol (ConsumerGroupHeartbeat): an epoch the coordinator did not
+    # give, a static instance id still held by a live member, an assignor it lacks.
+    FENCED_MEMBER_EPOCH = 110
+    UNRELEASED_INSTANCE_ID = 111
+    UNSUPPORTED_ASSIGNOR = 112  # OffsetDelete: the group's members read that topic
     # A new leader whose high watermark has not yet reached the start of its epoch: it may
     # be below what the previous leader exposed, so offsets are not answered yet.
     OFFSET_NOT_AVAILABLE = 78

@@ -18,6 +18,7 @@ from rillet.wire.request import Request
 class GroupTopicPartitions:
     topic: str
     partitions: list[int]
+    topic_id: str = ""  # in DescribeGroups answers (Kafka's ConsumerGroupDescribe names both)
 
 
 # -- FindCoordinator ---------------------------------------------------------------------------
@@ -52,6 +53,15 @@ class ConsumerGroupHeartbeatRequest(Request["ConsumerGroupHeartbeatResponse"]):
     instance_id: str | None = None  # static membership
     client_host: str = ""
     owned: list[GroupTopicPartitions] | None = None  # None: joining
+    # Kafka's ConsumerGroupHeartbeat (the Kafka listener sets these): the member's epoch
+    # (0 joins, -1 leaves, -2 leaves for now as a static member; None: rillet's own
+    # protocol above), topics named by topic id in ``owned`` and in the answer, and
+    # ``owned`` / ``topics`` / ``pattern`` left out (None / keep_*) meaning "as last sent".
+    member_epoch: int | None = None
+    by_topic_id: bool = False
+    keep_topics: bool = False
+    keep_pattern: bool = False
+    client_id: str = ""  # the Kafka request header's (what ConsumerGroupDescribe shows)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +183,9 @@ class MemberDescription:
     pattern: str | None
     owned: list[GroupTopicPartitions]
     target: list[GroupTopicPartitions]
+    epoch: int = -1  # the generation the member was last told
+    client_id: str = ""
+    classic_protocol: str | None = None  # a classic (JoinGroup) member: its protocol name
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +195,7 @@ class GroupDescription:
     generation: int = -1
     assignor: str = ""
     members: list[MemberDescription] = field(default_factory=list)
+    classic: bool = False  # a classic (JoinGroup) group: members carry no partitions here
 
 
 @dataclass(frozen=True, slots=True)

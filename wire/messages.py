@@ -216,6 +216,7 @@ class TopicMetadata:
     partitions: list[PartitionMetadata]
     configs: dict[str, str] = field(default_factory=dict)
     error_message: str | None = None  # why the topic is not answered (an error code's reason)
+    topic_id: str = ""  # the topic's UUID (Kafka's Metadata v10+ and consumer protocol)
 
 
 @dataclass(frozen=True, slots=True)

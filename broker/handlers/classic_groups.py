@@ -20,8 +20,10 @@ from typing import Any
 
 import trio
 
+from rillet.broker.handlers import classic_members
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller
+from rillet.metadata_quorum.classic_members import held_by_consumer_members
 from rillet.metadata_quorum.controller import Controller
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.state import MetadataState
@@ -49,6 +51,8 @@ def handle_join_group(
 ) -> cgm.ClassicJoinGroupResponse | AsyncAnswer:
     if _not_here(ctx):
         return cgm.ClassicJoinGroupResponse(ErrorCode.NOT_COORDINATOR)
+    if held_by_consumer_members(ctx.metadata.state, req.group_id):
+        return classic_members.join(ctx, req)
     return _join(ctx, req)
 
 
@@ -80,6 +84,8 @@ def handle_sync_group(
 ) -> cgm.ClassicSyncGroupResponse | AsyncAnswer:
     if _not_here(ctx):
         return cgm.ClassicSyncGroupResponse(ErrorCode.NOT_COORDINATOR)
+    if held_by_consumer_members(ctx.metadata.state, req.group_id):
+        return classic_members.sync(ctx, req)
     group = ctx.metadata.state.classic_groups.group(req.group_id)
     rebalance_ms = group.max_rebalance_timeout_ms() if group is not None else 0
     return _held(
@@ -95,6 +101,8 @@ def handle_classic_heartbeat(
 ) -> cgm.ClassicHeartbeatResponse | AsyncAnswer:
     if _not_here(ctx):
         return cgm.ClassicHeartbeatResponse(ErrorCode.NOT_COORDINATOR)
+    if held_by_consumer_members(ctx.metadata.state, req.group_id):
+        return classic_members.heartbeat(ctx, req)
     return _held(
         ctx,
         lambda ctl, s, now, t: ctl.classic_groups.heartbeat(s, req, t, now),
@@ -108,6 +116,8 @@ def handle_classic_leave(
 ) -> cgm.ClassicLeaveGroupResponse | AsyncAnswer:
     if _not_here(ctx):
         return cgm.ClassicLeaveGroupResponse(ErrorCode.NOT_COORDINATOR)
+    if held_by_consumer_members(ctx.metadata.state, req.group_id):
+        return classic_members.leave(ctx, req)
     return _held(
         ctx,
         lambda ctl, s, now, t: ctl.classic_groups.leave(s, req, t, now),

@@ -26,6 +26,12 @@ class ControllerOutcome:
     message: str | None = None
     decision: Decision | None = None
 
+    @property
+    def group_error(self) -> ErrorCode:
+        """The error as a group api answers it: a node that is not (or no longer) the
+        controller is not the coordinator, and the client looks for the new one."""
+        return ErrorCode.NOT_COORDINATOR if self.error == ErrorCode.NOT_CONTROLLER else self.error
+
 
 async def decide_on_controller(
     ctx: BrokerContext, decide: DecideFn, commuting: bool = False

@@ -13,6 +13,12 @@ from typing import Any
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller
+from rillet.broker.handlers.kafka_consumer_groups import (
+    heartbeat_kafka_member,
+)
+from rillet.broker.handlers.kafka_consumer_groups import (
+    named_partitions as _names,
+)
 from rillet.broker.handlers.refused import Refused
 from rillet.metadata_quorum.classic_group_offsets import (
     commit_classic_offsets,
@@ -52,6 +58,8 @@ def handle_heartbeat(
 ) -> gm.ConsumerGroupHeartbeatResponse | AsyncAnswer:
     if _not_here(ctx):
         return gm.ConsumerGroupHeartbeatResponse(ErrorCode.NOT_COORDINATOR)
+    if req.member_epoch is not None:  # Kafka's ConsumerGroupHeartbeat
+        return heartbeat_kafka_member(ctx, req)
     return _heartbeat(ctx, req)
 
 
@@ -243,6 +251,9 @@ def handle_describe_groups(
                 m.member.pattern,
                 _names(state, m.owned),
                 _names(state, group.target.get(mid, frozenset())),
+                m.generation,
+                m.member.client_id,
+                m.member.classic_protocol,
             )
             for mid, m in sorted(group.members.items())
         ]
@@ -262,7 +273,12 @@ def _describe_classic(group: ClassicGroupState) -> gm.GroupDescription:
         for mid, m in sorted(group.members.items())
     ]
     return gm.GroupDescription(
-        group.group_id, ErrorCode.NONE, group.generation, group.protocol_name or "", members
+        group.group_id,
+        ErrorCode.NONE,
+        group.generation,
+        group.protocol_name or "",
+        members,
+        classic=True,
     )
 
 
@@ -273,14 +289,3 @@ def _ids(state: MetadataState, parts: list[gm.GroupTopicPartitions]) -> frozense
         if topic_id is not None:
             out.update((topic_id, p) for p in tp.partitions)
     return frozenset(out)
-
-
-def _names(
-    state: MetadataState, parts: frozenset[TopicPartitionId]
-) -> list[gm.GroupTopicPartitions]:
-    by_topic: dict[str, list[int]] = {}
-    for topic_id, p in sorted(parts):
-        topic = state.topics.get(topic_id)
-        if topic is not None:
-            by_topic.setdefault(topic.name, []).append(p)
-    return [gm.GroupTopicPartitions(t, ps) for t, ps in sorted(by_topic.items())]

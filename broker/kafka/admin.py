@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rillet.broker.kafka import topic_ids
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.data_path import TRANSACTIONAL_ID_AUTHORIZATION_FAILED
 from rillet.broker.kafka.entities import build
@@ -33,7 +34,7 @@ UNKNOWN_AUTHORIZED_OPERATIONS = -(2**31)
 
 
 def translate_metadata(schema: ApiSchema, req: Any, view: ClusterView) -> Forward:
-    topics = None if req.topics is None else [str(t.name) for t in req.topics]
+    topics, ids = topic_ids.requested(req.topics)
 
     def reply(resp: MetadataResponse) -> Any:
         endpoints = view.kafka_endpoints()
@@ -51,6 +52,7 @@ def translate_metadata(schema: ApiSchema, req: Any, view: ClusterView) -> Forwar
                     {
                         "error_code": t.error_code,
                         "name": t.name,
+                        "topic_id": topic_ids.kafka_topic_id(t.topic_id),
                         "is_internal": False,
                         "partitions": [
                             {
@@ -66,7 +68,7 @@ def translate_metadata(schema: ApiSchema, req: Any, view: ClusterView) -> Forwar
                         ],
                         "topic_authorized_operations": UNKNOWN_AUTHORIZED_OPERATIONS,
                     }
-                    for t in resp.topics
+                    for t in topic_ids.kept(resp.topics, topics, ids)
                 ],
                 "cluster_authorized_operations": UNKNOWN_AUTHORIZED_OPERATIONS,
             },
@@ -82,11 +84,16 @@ def translate_metadata(schema: ApiSchema, req: Any, view: ClusterView) -> Forwar
             {
                 "brokers": [],
                 "controller_id": -1,
-                "topics": [{"error_code": code, "name": name, "partitions": []} for name in names],
+                "topics": [
+                    {"error_code": code, "name": name, "topic_id": None, "partitions": []}
+                    for name in names
+                ],
             },
         )
 
-    return Forward(MetadataRequest(topics, -1, allows_auto_creation(req)), reply, fail)
+    return Forward(
+        MetadataRequest(None if ids else topics, -1, allows_auto_creation(req)), reply, fail
+    )
 
 
 def allows_auto_creation(req: Any) -> bool:

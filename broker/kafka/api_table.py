@@ -1,10 +1,10 @@
 """Which Kafka apis and versions this listener serves, and their kio entity classes.
 
 Only what is implemented and tested is listed: ApiVersions advertises exactly this table.
-Versions here are non-flexible except ApiVersions v3 and v4, OffsetFetch v6 and v7,
-IncrementalAlterConfigs v1 and DescribeCluster v0 and v1 (flexible only); every common
-client (including librdkafka 2.0's kcat) can negotiate down to a non-flexible version of
-the others.
+Versions here are non-flexible except ApiVersions v3 and v4, Metadata v9-v12, OffsetFetch v6
+and v7, IncrementalAlterConfigs v1, DescribeCluster, ConsumerGroupHeartbeat and
+ConsumerGroupDescribe (flexible only); every common client (including librdkafka 2.0's kcat)
+can negotiate down to a non-flexible version of the others.
 """
 
 from __future__ import annotations
@@ -24,12 +24,13 @@ ALTER_CONFIGS = 33
 DESCRIBE_CLUSTER = 60
 SASL_HANDSHAKE = 17
 SASL_AUTHENTICATE = 36
+CONSUMER_GROUP_DESCRIBE = 69
 
 SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.PRODUCE: (3, 7),
     ApiKey.FETCH: (4, 11),
     ApiKey.LIST_OFFSETS: (1, 5),
-    ApiKey.METADATA: (1, 8),
+    ApiKey.METADATA: (1, 12),  # 9+ are flexible; 10+ name topics by id too
     ApiKey.OFFSET_COMMIT: (2, 7),
     ApiKey.OFFSET_FETCH: (1, 7),  # 6 and 7 are flexible
     ApiKey.FIND_COORDINATOR: (0, 2),
@@ -59,6 +60,8 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),  # flexible
     SASL_HANDSHAKE: (1, 1),  # v0 (raw tokens after the handshake) is not served
     SASL_AUTHENTICATE: (0, 1),
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: (0, 1),  # flexible
+    CONSUMER_GROUP_DESCRIBE: (0, 1),  # flexible
 }
 
 
@@ -106,6 +109,8 @@ def api_name(api_key: int) -> str:
         return "DESCRIBE_CLUSTER"
     if api_key == ALTER_CONFIGS:
         return "ALTER_CONFIGS"
+    if api_key == CONSUMER_GROUP_DESCRIBE:
+        return "CONSUMER_GROUP_DESCRIBE"
     try:
         return ApiKey(api_key).name
     except ValueError:

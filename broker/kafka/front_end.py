@@ -17,6 +17,7 @@ from rillet.broker.kafka import (
     classic_groups,
     config_changes,
     configs,
+    consumer_groups,
     data_path,
     describe_cluster,
     group_deletion,
@@ -28,6 +29,7 @@ from rillet.broker.kafka import (
 )
 from rillet.broker.kafka.api_table import (
     ALTER_CONFIGS,
+    CONSUMER_GROUP_DESCRIBE,
     DESCRIBE_CLUSTER,
     DESCRIBE_CONFIGS,
     SASL_AUTHENTICATE,
@@ -85,6 +87,10 @@ TRANSLATORS: dict[int, Translator] = {
         s, r
     ),
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: lambda s, r, v, c: user_credentials.translate_alter(s, r),
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: lambda s, r, v, c: consumer_groups.translate_heartbeat(
+        s, r, c
+    ),
+    CONSUMER_GROUP_DESCRIBE: lambda s, r, v, c: consumer_groups.translate_describe(s, r),
 }
 
 

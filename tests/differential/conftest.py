@@ -66,7 +66,8 @@ def brokers(real_kafka: Broker, rillet: Broker) -> list[Broker]:
 
 @pytest.fixture(scope="session")
 def tools() -> Path:
-    """The jars of Kafka's command-line tools (skipped, with the reason, without them)."""
+    """The jars of Kafka's command-line tools and its Java clients (skipped, with the reason,
+    without them)."""
     try:
         return ensure_jars(artifact=TOOLS_ARTIFACT)
     except KafkaUnavailable as exc:

@@ -57,6 +57,8 @@ def test_file_and_overrides(tmp_path: Path) -> None:
         ("[groups]\nmin_session_timeout_ms = 9\nmax_session_timeout_ms = 8\n", "min_session"),
         ("[groups]\nmax_size = 0\n", "max_size must be >= 1"),
         ("[topics]\nreplication_factor = 3\n", "is now topics.default_replication_factor"),
+        ("[groups]\nconsumer_session_timeout_ms = 10\n", "consumer_session_timeout_ms must"),
+        ("[groups]\nconsumer_max_size = 0\n", "consumer_max_size must be >= 1"),
         ("[quorum]\nraft_max_connections = 1\n", "raft_max_connections must leave"),
         ("[quorum]\nraft_max_connections_per_ip = 0\n", "raft_max_connections_per_ip must"),
         ("[quorum]\nraft_max_connections_per_ip = 40\n", "raft_max_connections_per_ip must"),

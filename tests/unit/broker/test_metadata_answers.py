@@ -56,6 +56,7 @@ def _from_scratch(state: MetadataState, name: str) -> TopicMetadata:
             for p, s in sorted(state.partitions_of(topic.topic_id).items())
         ],
         dict(topic.configs),
+        topic_id=topic.topic_id,
     )
 
 
