@@ -57,4 +57,7 @@ class ApiKey(IntEnum):
 
 EARLIEST_TIMESTAMP = -2
 LATEST_TIMESTAMP = -1
+MAX_TIMESTAMP = -3  # the record with the largest timestamp (Kafka's ListOffsets v7+)
+EARLIEST_LOCAL_TIMESTAMP = -4  # v8+: the log start here, all of the log being local
+LATEST_TIERED_TIMESTAMP = -5  # v9+: nothing is tiered here, so no offset
 CONSUMER_REPLICA_ID = -1

@@ -1,10 +1,10 @@
 """Which Kafka apis and versions this listener serves, and their kio entity classes.
 
 Only what is implemented and tested is listed: ApiVersions advertises exactly this table.
-Versions here are non-flexible except ApiVersions v3 and v4, OffsetFetch v6 and v7,
-IncrementalAlterConfigs v1 and DescribeCluster v0 and v1 (flexible only); every common
-client (including librdkafka 2.0's kcat) can negotiate down to a non-flexible version of
-the others.
+Versions here are non-flexible except ApiVersions v3 and v4, ListOffsets v6 to v9,
+OffsetFetch v6 and v7, IncrementalAlterConfigs v1 and DescribeCluster v0 and v1 (flexible
+only); every common client (including librdkafka 2.0's kcat) can negotiate down to a
+non-flexible version of the others.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ SASL_AUTHENTICATE = 36
 SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.PRODUCE: (3, 7),
     ApiKey.FETCH: (4, 11),
-    ApiKey.LIST_OFFSETS: (1, 5),
+    ApiKey.LIST_OFFSETS: (1, 9),  # 6 to 9 are flexible; 7 adds max timestamp (-3)
     ApiKey.METADATA: (1, 8),
     ApiKey.OFFSET_COMMIT: (2, 7),
     ApiKey.OFFSET_FETCH: (1, 7),  # 6 and 7 are flexible
