@@ -21,6 +21,7 @@ from rillet.broker.kafka import (
     describe_cluster,
     group_deletion,
     leader_epochs,
+    log_dirs,
     offsets,
     partition_counts,
     record_deletion,
@@ -71,6 +72,7 @@ TRANSLATORS: dict[int, Translator] = {
         leader_epochs.translate_offset_for_leader_epoch(s, r)
     ),
     DESCRIBE_CONFIGS: lambda s, r, v, c: configs.translate_describe_configs(s, r, v),
+    ApiKey.DESCRIBE_LOG_DIRS: lambda s, r, v, c: log_dirs.translate_describe_log_dirs(s, r),
     DESCRIBE_CLUSTER: lambda s, r, v, c: describe_cluster.translate_describe_cluster(s, r, v),
     ALTER_CONFIGS: lambda s, r, v, c: config_changes.translate_config_changes(s, r),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: lambda s, r, v, c: config_changes.translate_config_changes(
