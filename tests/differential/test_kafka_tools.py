@@ -11,6 +11,7 @@ without Java, Maven or Maven Central the test is skipped with the reason.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -48,9 +49,41 @@ PRODUCER = "org.apache.kafka.tools.ConsoleProducer"
 CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
 GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 CONFIGS = "org.apache.kafka.tools.ConfigCommand"
+GET_OFFSETS = "org.apache.kafka.tools.GetOffsetShell"
+LOG_DIRS = "org.apache.kafka.tools.LogDirsCommand"
+
+
+def admin_answers(jars: Path, bootstrap: str, topic: str) -> dict[str, object]:
+    """The operator tools' answers about a topic holding records, reduced to their shape
+    (columns, keys, which values are numbers): what must be the same on Kafka and rillet."""
+    server = ("--bootstrap-server", bootstrap)
+    shapes: dict[str, object] = {}
+    latest = run_tool(jars, GET_OFFSETS, *server, "--topic", topic, "--time", "-3")
+    rows = [line.rsplit(":", 2) for line in latest.split()]
+    assert rows and all(r[0] == topic and int(r[2]) >= 0 for r in rows), latest
+    shapes["get-offsets --time -3"] = sorted(int(r[1]) for r in rows)
+
+    described = run_tool(jars, LOG_DIRS, *server, "--describe", "--topic-list", topic)
+    found = json.loads(described.splitlines()[-1])
+    dirs = [d for b in found["brokers"] for d in b["logDirs"]]
+    parts = [p for d in dirs for p in d["partitions"]]
+    assert dirs and all(d["error"] is None for d in dirs), described
+    assert all(p["size"] >= 0 and p["offsetLag"] == 0 and not p["isFuture"] for p in parts), (
+        described
+    )
+    assert sum(p["size"] for p in parts) > 0, described
+    shapes["log-dirs --describe"] = (
+        sorted(found),
+        {k for b in found["brokers"] for k in b},
+        {k for d in dirs for k in d},
+        {k for p in parts for k in p},
+        sorted({p["partition"] for p in parts}),
+    )
+    return shapes
 
 
 def test_kafkas_command_line_tools(tools: Path, brokers: list[Broker], topic: str) -> None:
+    shapes = {}
     for b in brokers:
         server = ("--bootstrap-server", b.bootstrap)
         created = run_tool(
@@ -156,3 +189,5 @@ def test_kafkas_command_line_tools(tools: Path, brokers: list[Broker], topic: st
             tools, CONFIGS, *server, "--describe", "--entity-type", "topics", "--entity-name", topic
         )
         assert re.search(r"retention\.ms=3600000\b", configs), (b.name, configs)
+        shapes[b.name] = admin_answers(tools, b.bootstrap, topic)
+    assert shapes["rillet"] == shapes["kafka"]
