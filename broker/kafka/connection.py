@@ -20,6 +20,7 @@ from typing import Any
 import trio
 
 from rillet.broker.client_quotas import QuotaKind
+from rillet.broker.config import NodeConfig
 from rillet.broker.connection_throttle import ConnectionThrottle
 from rillet.broker.dispatcher import Dispatcher, PendingReply
 from rillet.broker.handlers.context import BrokerContext
@@ -73,6 +74,9 @@ class BrokerClusterView:
             for b in self._ctx.metadata.state.brokers.values()
             if not b.fenced and b.kafka_port >= 0
         }
+
+    def node_config(self) -> NodeConfig:
+        return self._ctx.config
 
     def topic_config_defaults(self) -> dict[str, str]:
         cfg = self._ctx.config

@@ -79,7 +79,31 @@ def admin_answers(jars: Path, bootstrap: str, topic: str) -> dict[str, object]:
         {k for p in parts for k in p},
         sorted({p["partition"] for p in parts}),
     )
+
+    for entity, name in (("brokers", None), ("groups", f"{topic}-g")):
+        named = ("--entity-name", name) if name else ()
+        args = ("--describe", "--all", "--entity-type", entity, *named)
+        shapes[f"configs {entity}"] = config_listing(run_tool(jars, CONFIGS, *server, *args))
     return shapes
+
+
+CONFIG_LINE = re.compile(r"^  ([a-z0-9.]+)=(.*) sensitive=(true|false) synonyms=\{(.*)\}$")
+# What a broker of either kind has, under Kafka's names.
+BROKER_BASICS = {"advertised.listeners", "listeners", "log.dirs", "num.partitions", "node.id"}
+
+
+def config_listing(text: str) -> object:
+    """``kafka-configs --describe --all``'s headers (numbers masked) and, of the settings
+    listed, which basic ones are there; every other line must be a setting."""
+    headers = {re.sub(r"\d+", "N", line) for line in text.splitlines() if line.endswith(":")}
+    names = set()
+    for line in text.splitlines():
+        if line.endswith(":") or not line.strip():
+            continue
+        match = CONFIG_LINE.match(line)
+        assert match, (line, text)
+        names.add(match.group(1))
+    return sorted(headers), sorted(names & (BROKER_BASICS | {"consumer.heartbeat.interval.ms"}))
 
 
 def test_kafkas_command_line_tools(tools: Path, brokers: list[Broker], topic: str) -> None:

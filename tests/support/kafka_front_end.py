@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rillet.broker.config import NodeConfig
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.codec import KafkaRequestHeader, decode_body, decode_header, schema_for
 from rillet.broker.kafka.framing import KafkaFrameDecoder
@@ -17,14 +18,20 @@ TOPIC_DEFAULTS = {"retention.ms": "604800000", "min.insync.replicas": "1"}
 class StaticView:
     """A cluster view with fixed Kafka endpoints and topic defaults."""
 
-    def __init__(self, endpoints: dict[int, KafkaEndpoint] | None = None) -> None:
+    def __init__(
+        self, endpoints: dict[int, KafkaEndpoint] | None = None, config: NodeConfig | None = None
+    ) -> None:
         self.endpoints = endpoints or {}
+        self.config = config or NodeConfig()
 
     def kafka_endpoints(self) -> dict[int, KafkaEndpoint]:
         return self.endpoints
 
     def topic_config_defaults(self) -> dict[str, str]:
         return dict(TOPIC_DEFAULTS)
+
+    def node_config(self) -> NodeConfig:
+        return self.config
 
 
 def received(
