@@ -51,6 +51,7 @@ GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 CONFIGS = "org.apache.kafka.tools.ConfigCommand"
 GET_OFFSETS = "org.apache.kafka.tools.GetOffsetShell"
 LOG_DIRS = "org.apache.kafka.tools.LogDirsCommand"
+FEATURES = "org.apache.kafka.tools.FeatureCommand"
 
 
 def admin_answers(jars: Path, bootstrap: str, topic: str) -> dict[str, object]:
@@ -84,6 +85,12 @@ def admin_answers(jars: Path, bootstrap: str, topic: str) -> dict[str, object]:
         named = ("--entity-name", name) if name else ()
         args = ("--describe", "--all", "--entity-type", entity, *named)
         shapes[f"configs {entity}"] = config_listing(run_tool(jars, CONFIGS, *server, *args))
+
+    features = run_tool(jars, FEATURES, *server, "describe")
+    rows = [dict(re.findall(r"(\w+): (\S+)", line)) for line in features.splitlines()]
+    mv = [r for r in rows if r.get("Feature") == "metadata.version"]
+    assert len(mv) == 1 and re.fullmatch(r"\d+\.\d+-IV\d+", mv[0]["FinalizedVersionLevel"]), rows
+    shapes["features describe"] = sorted({tuple(r) for r in rows})
     return shapes
 
 
