@@ -22,6 +22,7 @@ from rillet.wire.api import (
     MAX_TIMESTAMP,
 )
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.errors import WireError
 from rillet.wire.messages import (
     ListOffsetsPartitionResponse,
     ListOffsetsRequest,
@@ -55,6 +56,11 @@ def handle_list_offsets(ctx: BrokerContext, req: ListOffsetsRequest) -> ListOffs
             except StoreError:  # the batch holding it is damaged or was just deleted
                 out.append(
                     ListOffsetsPartitionResponse(p.topic, p.partition, ErrorCode.STORAGE_ERROR)
+                )
+                continue
+            except WireError:  # its records do not decode (the CRC covers bytes, not records)
+                out.append(
+                    ListOffsetsPartitionResponse(p.topic, p.partition, ErrorCode.CORRUPT_MESSAGE)
                 )
                 continue
         elif p.timestamp < 0:
