@@ -18,6 +18,7 @@ from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.node_configs import broker_entries, group_entries
 from rillet.broker.kafka.translation import Answer, ClusterView, Forward
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.log_dir_messages import DescribeLogDirsRequest
 from rillet.wire.messages import MetadataRequest, MetadataResponse
 
 TOPIC_RESOURCE = 2
@@ -35,10 +36,15 @@ def translate_describe_configs(schema: ApiSchema, req: Any, view: ClusterView) -
         for r in req.resources
     ]
     topics = [name for kind, name, _ in resources if kind == TOPIC_RESOURCE]
+    brokers = any(kind == BROKER_RESOURCE for kind, _, _ in resources)
     synonyms = bool(getattr(req, "include_synonyms", False))
 
-    def result(kind: int, name: str, keys: set[str] | None, overrides: Any) -> dict[str, Any]:
+    def result(
+        kind: int, name: str, keys: set[str] | None, overrides: Any, refusal: Refusal
+    ) -> dict[str, Any]:
         if kind == BROKER_RESOURCE:
+            if refusal is not None:
+                return _result(kind, name, refusal[0], refusal[1], [])
             return _broker_result(view, name, keys, synonyms)
         if kind == GROUP_RESOURCE:
             entries = group_entries(view.node_config(), synonyms)
@@ -58,30 +64,42 @@ def translate_describe_configs(schema: ApiSchema, req: Any, view: ClusterView) -
         ]
         return _result(kind, name, ErrorCode.NONE, None, entries)
 
-    def respond(found: dict[str, Any]) -> Any:
+    def respond(found: dict[str, Any], refusal: Refusal = None) -> Any:
         return build(
             schema.response_type,
             {
                 "results": [
-                    result(kind, name, keys, found.get(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                    result(
+                        kind,
+                        name,
+                        keys,
+                        found.get(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+                        refusal,
+                    )
                     for kind, name, keys in resources
                 ]
             },
         )
 
-    if not topics:
+    if not topics and not brokers:
         return Answer(respond({}))
+    if not topics:  # the node's settings, once the cluster gate lets the caller through
+        return Forward(
+            CLUSTER_DESCRIBE_GATE, lambda _: respond({}), lambda code: respond({}, (code, None))
+        )
+    beside_topics: Refusal = (ErrorCode.INVALID_REQUEST, "describe a broker in its own request")
 
     def reply(resp: MetadataResponse) -> Any:
         return respond(
             {
                 t.name: (t.configs if t.error_code == ErrorCode.NONE else t.error_code)
                 for t in resp.topics
-            }
+            },
+            beside_topics,
         )
 
     def fail(code: int) -> Any:
-        return respond(dict.fromkeys(topics, code))
+        return respond(dict.fromkeys(topics, code), beside_topics)
 
     return Forward(MetadataRequest(topics), reply, fail)
 
@@ -96,6 +114,14 @@ def _result(
         "resource_name": name,
         "configs": configs,
     }
+
+
+# A node's settings are shown to who may DESCRIBE the cluster (Kafka: DESCRIBE_CONFIGS on
+# it): the cheapest native request needing exactly that (it asks for no partition) goes
+# through the dispatcher's authorization first; its answer itself is not used.
+CLUSTER_DESCRIBE_GATE = DescribeLogDirsRequest([])
+# An error code and message a broker resource gets instead of the node's settings.
+Refusal = tuple[int, str | None] | None
 
 
 def _only(entries: list[dict[str, Any]], keys: set[str] | None) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from rillet.broker.authorizer import Authorizer
+from rillet.broker.kafka.configs import CLUSTER_DESCRIBE_GATE
 from rillet.broker.request_authorization import RequestAuthorizer
 from rillet.broker.session import Session
 from rillet.metadata_quorum.acl_registry import AclCreated, AclRegistry, AclRemoved
@@ -146,3 +147,13 @@ def test_cached_decisions_follow_acl_changes() -> None:
     assert error(auth, ApiKey.PRODUCE, produce("orders")) is None
     registry.apply(AclRemoved(grant.binding))
     assert error(auth, ApiKey.PRODUCE, produce("orders")) == ErrorCode.AUTHORIZATION_FAILED
+
+
+def test_log_dirs_and_a_brokers_settings_need_describe_on_the_cluster() -> None:
+    """DescribeLogDirs, and DescribeConfigs on a broker (whose translation sends the same
+    request, asking for nothing, as its gate), need DESCRIBE on the cluster."""
+    gate = CLUSTER_DESCRIBE_GATE
+    refused, _ = authorizer(acl(ResourceType.TOPIC, "*", Operation.DESCRIBE))
+    assert error(refused, ApiKey.DESCRIBE_LOG_DIRS, gate) == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    allowed, _ = authorizer(acl(ResourceType.CLUSTER, CLUSTER_NAME, Operation.DESCRIBE))
+    assert error(allowed, ApiKey.DESCRIBE_LOG_DIRS, gate) is None
