@@ -5,7 +5,9 @@ What a Kafka user tries first: ``kafka-topics`` creates and describes a topic, t
 producer writes keyed records with acks=all, the console consumer reads them back in a
 classic group, ``kafka-consumer-groups`` shows the group's offsets without lag, resets them,
 deletes the topic's offsets (OffsetDelete) and deletes the group, and ``kafka-configs``
-changes a topic setting. The tools' jars come like the broker's (``real_kafka.ensure_jars``);
+changes a topic setting. Then the operator tools' answers must have the same shape on both:
+``kafka-get-offsets --time -3``, ``kafka-log-dirs --describe``, ``kafka-configs --describe
+--all`` on brokers and on a group, and ``kafka-features describe``. The tools' jars come like the broker's (``real_kafka.ensure_jars``);
 without Java, Maven or Maven Central the test is skipped with the reason.
 """
 
