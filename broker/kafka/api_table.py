@@ -2,9 +2,9 @@
 
 Only what is implemented and tested is listed: ApiVersions advertises exactly this table.
 Versions here are non-flexible except ApiVersions v3 and v4, ListOffsets v6 to v9,
-DescribeLogDirs v2 to v4, OffsetFetch v6 and v7, IncrementalAlterConfigs v1 and
-DescribeCluster v0 and v1 (flexible only); every common client (including librdkafka 2.0's
-kcat) can negotiate down to a non-flexible version of the others.
+DescribeLogDirs v2 to v4, OffsetFetch v6 and v7, IncrementalAlterConfigs v1, and
+DescribeQuorum and DescribeCluster (flexible only); every common client (including
+librdkafka 2.0's kcat) can negotiate down to a non-flexible version of the others.
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     SASL_HANDSHAKE: (1, 1),  # v0 (raw tokens after the handshake) is not served
     SASL_AUTHENTICATE: (0, 1),
     ApiKey.DESCRIBE_LOG_DIRS: (1, 4),  # 2 to 4 are flexible; 0 left Kafka in 4.0
+    ApiKey.DESCRIBE_QUORUM: (0, 1),  # flexible
 }
 
 

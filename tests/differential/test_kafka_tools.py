@@ -7,7 +7,8 @@ classic group, ``kafka-consumer-groups`` shows the group's offsets without lag, 
 deletes the topic's offsets (OffsetDelete) and deletes the group, and ``kafka-configs``
 changes a topic setting. Then the operator tools' answers must have the same shape on both:
 ``kafka-get-offsets --time -3``, ``kafka-log-dirs --describe``, ``kafka-configs --describe
---all`` on brokers and on a group, and ``kafka-features describe``. The tools' jars come like the broker's (``real_kafka.ensure_jars``);
+--all`` on brokers and on a group, ``kafka-features describe`` and ``kafka-metadata-quorum
+describe --status``. The tools' jars come like the broker's (``real_kafka.ensure_jars``);
 without Java, Maven or Maven Central the test is skipped with the reason.
 """
 
@@ -54,6 +55,7 @@ CONFIGS = "org.apache.kafka.tools.ConfigCommand"
 GET_OFFSETS = "org.apache.kafka.tools.GetOffsetShell"
 LOG_DIRS = "org.apache.kafka.tools.LogDirsCommand"
 FEATURES = "org.apache.kafka.tools.FeatureCommand"
+QUORUM = "org.apache.kafka.tools.MetadataQuorumCommand"
 
 
 def admin_answers(jars: Path, bootstrap: str, topic: str) -> dict[str, object]:
@@ -93,6 +95,11 @@ def admin_answers(jars: Path, bootstrap: str, topic: str) -> dict[str, object]:
     mv = [r for r in rows if r.get("Feature") == "metadata.version"]
     assert len(mv) == 1 and re.fullmatch(r"\d+\.\d+-IV\d+", mv[0]["FinalizedVersionLevel"]), rows
     shapes["features describe"] = sorted({tuple(r) for r in rows})
+
+    status = run_tool(jars, QUORUM, *server, "describe", "--status")
+    fields = dict(re.findall(r"^(\w+):\s+(.*)$", status, re.M))
+    assert int(fields["LeaderId"]) >= 0 and int(fields["HighWatermark"]) > 0, status
+    shapes["metadata-quorum describe --status"] = sorted(fields)
     return shapes
 
 
