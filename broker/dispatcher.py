@@ -56,6 +56,7 @@ from rillet.broker.handlers.groups import (
 from rillet.broker.handlers.in_order import InOrder
 from rillet.broker.handlers.leader_epochs import handle_offset_for_leader_epoch
 from rillet.broker.handlers.list_offsets import handle_list_offsets
+from rillet.broker.handlers.log_dirs import handle_describe_log_dirs
 from rillet.broker.handlers.metadata import handle_metadata_request
 from rillet.broker.handlers.partition_counts import handle_create_partitions
 from rillet.broker.handlers.produce import handle_produce
@@ -80,6 +81,7 @@ from rillet.wire import classic_group_messages as cgm
 from rillet.wire import cluster_messages as cm
 from rillet.wire import group_messages as gm
 from rillet.wire import leader_epoch_messages as lem
+from rillet.wire import log_dir_messages as ldm
 from rillet.wire import messages as m
 from rillet.wire import record_deletion_messages as rdm
 from rillet.wire import sasl_messages as sm
@@ -158,6 +160,7 @@ HANDLERS: dict[ApiKey, Route[Any]] = {
     ApiKey.DELETE_TOPICS: Route(m.DeleteTopicsRequest, handle_delete_topics),
     ApiKey.API_VERSIONS: Route(m.ApiVersionsRequest, _api_versions),
     ApiKey.DESCRIBE_QUORUM: Route(cm.DescribeQuorumRequest, handle_describe_quorum),
+    ApiKey.DESCRIBE_LOG_DIRS: Route(ldm.DescribeLogDirsRequest, handle_describe_log_dirs),
     ApiKey.BROKER_REGISTRATION: Route(cm.BrokerRegistrationRequest, handle_broker_registration),
     ApiKey.BROKER_HEARTBEAT: Route(cm.BrokerHeartbeatRequest, handle_broker_heartbeat),
     ApiKey.METADATA_FETCH: Route(cm.MetadataFetchRequest, handle_metadata_fetch),

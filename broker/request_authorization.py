@@ -109,6 +109,7 @@ NEEDS: dict[ApiKey, Callable[[Any], list[Need]]] = {
         _group(r.group_id, Operation.DELETE) + _topics((t.topic for t in r.partitions), R)
     ),
     ApiKey.DESCRIBE_QUORUM: lambda r: _cluster(D),
+    ApiKey.DESCRIBE_LOG_DIRS: lambda r: _cluster(D),
     ApiKey.DESCRIBE_ACLS: lambda r: _cluster(D),
     ApiKey.CREATE_ACLS: lambda r: _cluster(Operation.ALTER),
     ApiKey.DELETE_ACLS: lambda r: _cluster(Operation.ALTER),

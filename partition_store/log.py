@@ -360,6 +360,21 @@ class PartitionLog:
                 return max(header.base_offset, start), header.max_timestamp_ms
         return None
 
+    def max_timestamp_batch(self) -> tuple[int, int] | None:
+        """``(base offset, max timestamp)`` of the first batch holding the log's largest
+        timestamp (the first segment with it, as Kafka picks), or None for an empty log.
+
+        Each segment tracks its own as batches are indexed, so this is one pass over the
+        segments and no read: what ListOffsets' max-timestamp lookup starts from.
+        """
+        self._check_open()
+        best: tuple[int, int] | None = None
+        for segment in self._segments:
+            base = segment.max_timestamp_batch_offset()
+            if base is not None and (best is None or segment.max_timestamp_ms > best[1]):
+                best = (base, segment.max_timestamp_ms)
+        return best
+
     # -- integrity (bit rot) ----------------------------------------------------------------
 
     @property

@@ -456,6 +456,13 @@ class LogSegment:
                 return header
         return None
 
+    def max_timestamp_batch_offset(self) -> int | None:
+        """Base offset of the first batch holding this segment's largest timestamp (kept
+        as batches are indexed, so no scan); None while the segment is empty."""
+        if not self.size or self.max_timestamp_ms == NO_TIMESTAMP:
+            return None
+        return self.base_offset + self._max_ts_relative
+
     # -- lifecycle --------------------------------------------------------------------------
 
     def info(self) -> SegmentInfo:

@@ -222,6 +222,15 @@ class RaftCore(Election):
         """Read-only use: checkers and tests inspect the log through this."""
         return self.log
 
+    def voter_progress(self) -> dict[int, tuple[int, int]]:
+        """On the leader, voter -> (match index, ticks since it was last heard from); the
+        leader itself matches its whole log and is never quiet. Empty on other roles."""
+        if self.role is not Role.LEADER:
+            return {}
+        out = {v: (p.match_index, p.quiet_ticks) for v, p in self.tracker.progress.items()}
+        out[self.id] = (self.log.last_index(), 0)
+        return out
+
     def status(self) -> Status:
         progress = {}
         if self.role is Role.LEADER:

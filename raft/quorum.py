@@ -30,6 +30,16 @@ class Leadership:
 
 
 @dataclass(frozen=True, slots=True)
+class VoterProgress:
+    """What a leader knows of one voter: the last index its log shares with the leader's,
+    and how long ago it last answered (0 for the leader itself)."""
+
+    voter_id: int
+    match_index: int
+    quiet_ms: int
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """State-machine bytes covering every entry up to and including ``index``."""
 
@@ -54,6 +64,11 @@ class Quorum(abc.ABC):
 
     def is_leader(self) -> bool:
         return self.leadership().leader_id == self.node_id
+
+    def voter_progress(self) -> list[VoterProgress]:
+        """On the leader, each voter's replication progress (DescribeQuorum shows it); empty
+        on a follower, and on an engine that does not expose it (pysyncobj)."""
+        return []
 
     @abc.abstractmethod
     async def propose(self, data: bytes) -> int:

@@ -40,7 +40,7 @@ from rillet.raft.durable_log import DurableLog
 from rillet.raft.errors import NotLeaderError, ProposalOutcomeUnknown, RaftError, SnapshotRequired
 from rillet.raft.message_codec import decode_message, encode_message
 from rillet.raft.messages import AppendEntries, EntryKind, Heartbeat, Message
-from rillet.raft.quorum import Entry, Leadership, Quorum, Snapshot
+from rillet.raft.quorum import Entry, Leadership, Quorum, Snapshot, VoterProgress
 from rillet.raft.ready import Ready, Role
 from rillet.raft.transport import InboundLimits, PeerAddress, PeerTls, RaftTransport
 
@@ -318,6 +318,13 @@ class RaftQuorum(Quorum):
 
     def leadership(self) -> Leadership:
         return self._leadership
+
+    def voter_progress(self) -> list[VoterProgress]:
+        tick_ms = self._settings.tick_ms
+        return [
+            VoterProgress(v, match, quiet_ticks * tick_ms)
+            for v, (match, quiet_ticks) in sorted(self._core.voter_progress().items())
+        ]
 
     async def propose(self, data: bytes) -> int:
         if self._core.status().role is not Role.LEADER:

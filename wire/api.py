@@ -31,6 +31,7 @@ class ApiKey(IntEnum):
     DESCRIBE_ACLS = 29
     CREATE_ACLS = 30
     DELETE_ACLS = 31
+    DESCRIBE_LOG_DIRS = 35
     SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
@@ -57,4 +58,7 @@ class ApiKey(IntEnum):
 
 EARLIEST_TIMESTAMP = -2
 LATEST_TIMESTAMP = -1
+MAX_TIMESTAMP = -3  # the record with the largest timestamp (Kafka's ListOffsets v7+)
+EARLIEST_LOCAL_TIMESTAMP = -4  # v8+: the log start here, all of the log being local
+LATEST_TIERED_TIMESTAMP = -5  # v9+: nothing is tiered here, so no offset
 CONSUMER_REPLICA_ID = -1

@@ -217,6 +217,18 @@ class BrokerStatus:
 
 
 @dataclass(frozen=True, slots=True)
+class VoterState:
+    """One voter as the leader sees it: its log end (the index after the last entry it
+    shares with the leader), and the wall-clock times it was last heard from and last had
+    the leader's whole log (-1: not known)."""
+
+    voter_id: int
+    log_end_offset: int
+    last_fetch_ms: int
+    last_caught_up_ms: int
+
+
+@dataclass(frozen=True, slots=True)
 class DescribeQuorumResponse:
     """This node's view: leader and term of the Raft quorum, its voters, the broker registry
     and the partitions without a leader, as of ``applied_index``."""
@@ -233,3 +245,6 @@ class DescribeQuorumResponse:
     leaderless_partitions: list[str]
     state_sha256: str = ""  # of the canonical metadata snapshot: equal on nodes that agree
     error_message: str | None = None
+    # The Raft leader's view of replication (empty elsewhere): Kafka's DescribeQuorum shows it.
+    high_watermark: int = -1  # the leader's commit index
+    voter_states: list[VoterState] = field(default_factory=list)

@@ -11,6 +11,7 @@ import trio
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller, refused_auth
+from rillet.broker.handlers.quorum_replication import voter_states
 from rillet.metadata_quorum.controller import NO_ANSWER_HEARD, Controller, HeardAnswer
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.records import ProducerIds, RegisterBroker
@@ -237,6 +238,7 @@ def handle_describe_quorum(
     state = view.state
     term = view.quorum.leadership().term if view.quorum is not None else -1
     voters = sorted(view.quorum.voters) if view.quorum is not None else []
+    progress = view.quorum.voter_progress() if view.quorum is not None else []
     names = {tid: t.name for tid, t in state.topics.items()}
     return DescribeQuorumResponse(
         ErrorCode.NONE,
@@ -253,4 +255,6 @@ def handle_describe_quorum(
         len(state.partitions),
         [f"{names.get(t, t)}-{p}" for t, p in state.leaderless_partitions()],
         view.state_sha256() if req.include_state_digest else "",
+        high_watermark=view.quorum.commit_index() if view.quorum and progress else -1,
+        voter_states=voter_states(progress, ctx.now_ms()),
     )

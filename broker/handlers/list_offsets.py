@@ -1,16 +1,28 @@
-"""ListOffsets: earliest (log start), latest (high watermark) or the first offset at a time.
+"""ListOffsets: earliest (log start), latest (high watermark), the record with the largest
+timestamp, or the first offset at a time.
 
 "Latest" is the high watermark, not the log end: a consumer must never be pointed at an
 offset that is not committed yet. A new leader answers OFFSET_NOT_AVAILABLE (retriable)
 until its high watermark reaches the start of its epoch, so a client never sees the end
-move back across a leader change.
+move back across a leader change. All of a log is local here: "earliest local" is the
+earliest, and "latest tiered" finds nothing (offset and timestamp -1), as on a Kafka broker
+without tiered storage.
 """
 
 from __future__ import annotations
 
 from rillet.broker.handlers.context import BrokerContext
-from rillet.wire.api import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+from rillet.partition_store.errors import StoreError
+from rillet.partition_store.max_timestamp import max_timestamp_offset
+from rillet.wire.api import (
+    EARLIEST_LOCAL_TIMESTAMP,
+    EARLIEST_TIMESTAMP,
+    LATEST_TIERED_TIMESTAMP,
+    LATEST_TIMESTAMP,
+    MAX_TIMESTAMP,
+)
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.errors import WireError
 from rillet.wire.messages import (
     ListOffsetsPartitionResponse,
     ListOffsetsRequest,
@@ -26,15 +38,31 @@ def handle_list_offsets(ctx: BrokerContext, req: ListOffsetsRequest) -> ListOffs
             out.append(ListOffsetsPartitionResponse(p.topic, p.partition, replica))
             continue
         hw = replica.high_watermark
-        if p.timestamp != EARLIEST_TIMESTAMP and not replica.high_watermark_settled:
+        earliest = p.timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP)
+        if not earliest and not replica.high_watermark_settled:
             out.append(
                 ListOffsetsPartitionResponse(p.topic, p.partition, ErrorCode.OFFSET_NOT_AVAILABLE)
             )
             continue
-        if p.timestamp == EARLIEST_TIMESTAMP:
+        if earliest:
             offset, ts = replica.log.log_start_offset, -1
         elif p.timestamp == LATEST_TIMESTAMP:
             offset, ts = hw, -1
+        elif p.timestamp == LATEST_TIERED_TIMESTAMP:
+            offset, ts = -1, -1
+        elif p.timestamp == MAX_TIMESTAMP:
+            try:
+                offset, ts = max_timestamp_offset(replica.log, hw) or (-1, -1)
+            except StoreError:  # the batch holding it is damaged or was just deleted
+                out.append(
+                    ListOffsetsPartitionResponse(p.topic, p.partition, ErrorCode.STORAGE_ERROR)
+                )
+                continue
+            except WireError:  # its records do not decode (the CRC covers bytes, not records)
+                out.append(
+                    ListOffsetsPartitionResponse(p.topic, p.partition, ErrorCode.CORRUPT_MESSAGE)
+                )
+                continue
         elif p.timestamp < 0:
             out.append(
                 ListOffsetsPartitionResponse(p.topic, p.partition, ErrorCode.INVALID_REQUEST)

@@ -1,10 +1,11 @@
 """Which Kafka apis and versions this listener serves, and their kio entity classes.
 
 Only what is implemented and tested is listed: ApiVersions advertises exactly this table.
-Versions here are non-flexible except ApiVersions v3 and v4, Metadata v9-v12, OffsetFetch v6
-and v7, IncrementalAlterConfigs v1, DescribeCluster, ConsumerGroupHeartbeat and
-ConsumerGroupDescribe (flexible only); every common client (including librdkafka 2.0's kcat)
-can negotiate down to a non-flexible version of the others.
+Versions here are non-flexible except ApiVersions v3 and v4, ListOffsets v6 to v9, Metadata
+v9 to v12, DescribeLogDirs v2 to v4, OffsetFetch v6 and v7, IncrementalAlterConfigs v1, and
+DescribeQuorum, DescribeCluster, ConsumerGroupHeartbeat and ConsumerGroupDescribe (flexible
+only); every common client (including librdkafka 2.0's kcat) can negotiate down to a
+non-flexible version of the others.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ CONSUMER_GROUP_DESCRIBE = 69
 SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.PRODUCE: (3, 7),
     ApiKey.FETCH: (4, 11),
-    ApiKey.LIST_OFFSETS: (1, 5),
+    ApiKey.LIST_OFFSETS: (1, 9),  # 6 to 9 are flexible; 7 adds max timestamp (-3)
     ApiKey.METADATA: (1, 12),  # 9+ are flexible; 10+ name topics by id too
     ApiKey.OFFSET_COMMIT: (2, 7),
     ApiKey.OFFSET_FETCH: (1, 7),  # 6 and 7 are flexible
@@ -62,6 +63,8 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     SASL_AUTHENTICATE: (0, 1),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: (0, 1),  # flexible
     CONSUMER_GROUP_DESCRIBE: (0, 1),  # flexible
+    ApiKey.DESCRIBE_LOG_DIRS: (1, 4),  # 2 to 4 are flexible; 0 left Kafka in 4.0
+    ApiKey.DESCRIBE_QUORUM: (0, 1),  # flexible
 }
 
 

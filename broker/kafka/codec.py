@@ -18,6 +18,7 @@ from kio.serial.errors import SerialError
 from rillet.broker.kafka.api_table import SUPPORTED, ApiSchema, api_name, served_schema
 from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.errors import MalformedKafkaRequest, UnsupportedKafkaRequest
+from rillet.broker.kafka.features import feature_fields
 from rillet.broker.kafka.null_arrays import null_array_path
 from rillet.wire.api import ApiKey
 from rillet.wire.frame import BlobPart, FileRegion
@@ -130,6 +131,7 @@ def api_versions_response(schema: ApiSchema, error_code: int = 0) -> Any:
                 for k, (lo, hi) in sorted(SUPPORTED.items())
             ],
             "throttle_time": 0,
+            **feature_fields(),
         },
     )
 

@@ -1,9 +1,11 @@
-"""DescribeConfigs for topics: every topic setting rillet has, with its effective value.
+"""DescribeConfigs for topics, this broker and groups, with Kafka's types and sources.
 
-The internal Metadata request names each topic's overrides; the node's defaults (its
+Topics: the internal Metadata request names each topic's overrides; the node's defaults (its
 ``[log]`` and ``[replication]`` settings, through the cluster view) fill in the rest, marked
-as defaults. A broker resource is answered with no settings (node settings live in the
-node's TOML file, not in the cluster); other resource types are refused.
+as defaults. A broker resource naming this node is answered from the node's own settings
+(node_configs), one naming another node is refused (Kafka's admin client sends each broker
+its own); a group resource gets the group settings the node gives every group. Other
+resource types are refused.
 """
 
 from __future__ import annotations
@@ -11,16 +13,17 @@ from __future__ import annotations
 from typing import Any
 
 from rillet.broker.kafka.api_table import ApiSchema
+from rillet.broker.kafka.config_entries import topic_entry
 from rillet.broker.kafka.entities import build
+from rillet.broker.kafka.node_configs import broker_entries, group_entries
 from rillet.broker.kafka.translation import Answer, ClusterView, Forward
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.log_dir_messages import DescribeLogDirsRequest
 from rillet.wire.messages import MetadataRequest, MetadataResponse
 
 TOPIC_RESOURCE = 2
 BROKER_RESOURCE = 4
-# Kafka's config sources
-DYNAMIC_TOPIC_CONFIG = 1
-DEFAULT_CONFIG = 5
+GROUP_RESOURCE = 32
 
 
 def translate_describe_configs(schema: ApiSchema, req: Any, view: ClusterView) -> Forward | Answer:
@@ -33,46 +36,70 @@ def translate_describe_configs(schema: ApiSchema, req: Any, view: ClusterView) -
         for r in req.resources
     ]
     topics = [name for kind, name, _ in resources if kind == TOPIC_RESOURCE]
+    brokers = any(kind == BROKER_RESOURCE for kind, _, _ in resources)
+    synonyms = bool(getattr(req, "include_synonyms", False))
 
-    def result(kind: int, name: str, keys: set[str] | None, overrides: Any) -> dict[str, Any]:
+    def result(
+        kind: int, name: str, keys: set[str] | None, overrides: Any, refusal: Refusal
+    ) -> dict[str, Any]:
         if kind == BROKER_RESOURCE:
-            return _result(kind, name, ErrorCode.NONE, None, [])
+            if refusal is not None:
+                return _result(kind, name, refusal[0], refusal[1], [])
+            return _broker_result(view, name, keys, synonyms)
+        if kind == GROUP_RESOURCE:
+            entries = group_entries(view.node_config(), synonyms)
+            return _result(kind, name, ErrorCode.NONE, None, _only(entries, keys))
         if kind != TOPIC_RESOURCE:
-            return _result(kind, name, ErrorCode.INVALID_REQUEST, "only topics and brokers", [])
+            message = "only topics, brokers and groups"
+            return _result(kind, name, ErrorCode.INVALID_REQUEST, message, [])
         if isinstance(overrides, int):
             return _result(kind, name, overrides, None, [])
         defaults = view.topic_config_defaults()
         entries = [
-            _entry(key, overrides.get(key, default), key in overrides)
-            for key, default in sorted({**defaults, **overrides}.items())
+            topic_entry(
+                key, overrides.get(key), defaults.get(key, overrides.get(key, "")), synonyms
+            )
+            for key in sorted({**defaults, **overrides})
             if keys is None or key in keys
         ]
         return _result(kind, name, ErrorCode.NONE, None, entries)
 
-    def respond(found: dict[str, Any]) -> Any:
+    def respond(found: dict[str, Any], refusal: Refusal = None) -> Any:
         return build(
             schema.response_type,
             {
                 "results": [
-                    result(kind, name, keys, found.get(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                    result(
+                        kind,
+                        name,
+                        keys,
+                        found.get(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+                        refusal,
+                    )
                     for kind, name, keys in resources
                 ]
             },
         )
 
-    if not topics:
+    if not topics and not brokers:
         return Answer(respond({}))
+    if not topics:  # the node's settings, once the cluster gate lets the caller through
+        return Forward(
+            CLUSTER_DESCRIBE_GATE, lambda _: respond({}), lambda code: respond({}, (code, None))
+        )
+    beside_topics: Refusal = (ErrorCode.INVALID_REQUEST, "describe a broker in its own request")
 
     def reply(resp: MetadataResponse) -> Any:
         return respond(
             {
                 t.name: (t.configs if t.error_code == ErrorCode.NONE else t.error_code)
                 for t in resp.topics
-            }
+            },
+            beside_topics,
         )
 
     def fail(code: int) -> Any:
-        return respond(dict.fromkeys(topics, code))
+        return respond(dict.fromkeys(topics, code), beside_topics)
 
     return Forward(MetadataRequest(topics), reply, fail)
 
@@ -89,14 +116,29 @@ def _result(
     }
 
 
-def _entry(key: str, value: str, overridden: bool) -> dict[str, Any]:
-    return {
-        "name": key,
-        "value": value,
-        "read_only": False,
-        "config_source": DYNAMIC_TOPIC_CONFIG if overridden else DEFAULT_CONFIG,
-        "is_sensitive": False,
-        "synonyms": [],
-        "config_type": 0,  # UNKNOWN
-        "documentation": None,
-    }
+# A node's settings are shown to who may DESCRIBE the cluster (Kafka: DESCRIBE_CONFIGS on
+# it): the cheapest native request needing exactly that (it asks for no partition) goes
+# through the dispatcher's authorization first; its answer itself is not used.
+CLUSTER_DESCRIBE_GATE = DescribeLogDirsRequest([])
+# An error code and message a broker resource gets instead of the node's settings.
+Refusal = tuple[int, str | None] | None
+
+
+def _only(entries: list[dict[str, Any]], keys: set[str] | None) -> list[dict[str, Any]]:
+    return entries if keys is None else [e for e in entries if e["name"] in keys]
+
+
+def _broker_result(
+    view: ClusterView, name: str, keys: set[str] | None, synonyms: bool
+) -> dict[str, Any]:
+    """This node's settings; none for "" (the cluster-wide dynamic defaults: there are none
+    here); another node's id is refused, its settings being in its own file."""
+    config = view.node_config()
+    if name == "":
+        return _result(BROKER_RESOURCE, name, ErrorCode.NONE, None, [])
+    if name != str(config.node_id):
+        message = f"this is node {config.node_id}: ask node {name} for its own settings"
+        return _result(BROKER_RESOURCE, name, ErrorCode.INVALID_REQUEST, message, [])
+    advertised = view.kafka_endpoints().get(config.node_id)
+    entries = broker_entries(config, advertised, synonyms)
+    return _result(BROKER_RESOURCE, name, ErrorCode.NONE, None, _only(entries, keys))

@@ -24,6 +24,7 @@ from typing import Any
 import trio
 
 from rillet.broker.client_quotas import QuotaKind
+from rillet.broker.config import NodeConfig
 from rillet.broker.connection_throttle import ConnectionThrottle
 from rillet.broker.decode_offload import DecodeOffload
 from rillet.broker.dispatcher import Dispatcher, PendingReply
@@ -88,6 +89,9 @@ class BrokerClusterView:
 
     def topic_names(self) -> list[str]:
         return sorted(self._ctx.metadata.state.topic_ids)
+
+    def node_config(self) -> NodeConfig:
+        return self._ctx.config
 
     def topic_config_defaults(self) -> dict[str, str]:
         cfg = self._ctx.config

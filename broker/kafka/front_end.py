@@ -20,8 +20,10 @@ from rillet.broker.kafka import (
     consumer_groups,
     data_path,
     describe_cluster,
+    describe_quorum,
     group_deletion,
     leader_epochs,
+    log_dirs,
     offsets,
     partition_counts,
     record_deletion,
@@ -73,6 +75,8 @@ TRANSLATORS: dict[int, Translator] = {
         leader_epochs.translate_offset_for_leader_epoch(s, r)
     ),
     DESCRIBE_CONFIGS: lambda s, r, v, c: configs.translate_describe_configs(s, r, v),
+    ApiKey.DESCRIBE_LOG_DIRS: lambda s, r, v, c: log_dirs.translate_describe_log_dirs(s, r),
+    ApiKey.DESCRIBE_QUORUM: lambda s, r, v, c: describe_quorum.translate_describe_quorum(s, r),
     DESCRIBE_CLUSTER: lambda s, r, v, c: describe_cluster.translate_describe_cluster(s, r, v),
     ALTER_CONFIGS: lambda s, r, v, c: config_changes.translate_config_changes(s, r),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: lambda s, r, v, c: config_changes.translate_config_changes(

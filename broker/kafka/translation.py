@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from rillet.broker.config import NodeConfig
 from rillet.wire.frame import BlobPart
 
 
@@ -57,14 +58,15 @@ class Caller:
 
 class ClusterView(Protocol):
     """The node's view a translator needs: where each live broker's Kafka listener is, the
-    value each topic setting has where a topic does not override it, and the topics the
-    node's metadata holds."""
+    value each topic setting has where a topic does not override it, the topics the node's
+    metadata holds, and the node's own settings (what DescribeConfigs tells of a broker)."""
 
     def kafka_endpoints(self) -> dict[int, KafkaEndpoint]: ...
 
     def topic_config_defaults(self) -> dict[str, str]: ...
 
     def topic_names(self) -> list[str]: ...
+    def node_config(self) -> NodeConfig: ...
 
 
 def millis(value: datetime.timedelta | int) -> int:

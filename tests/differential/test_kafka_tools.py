@@ -5,12 +5,16 @@ What a Kafka user tries first: ``kafka-topics`` creates and describes a topic, t
 producer writes keyed records with acks=all, the console consumer reads them back in a
 classic group, ``kafka-consumer-groups`` shows the group's offsets without lag, resets them,
 deletes the topic's offsets (OffsetDelete) and deletes the group, and ``kafka-configs``
-changes a topic setting. The tools' jars come like the broker's (``real_kafka.ensure_jars``);
+changes a topic setting. Then the operator tools' answers must have the same shape on both:
+``kafka-get-offsets --time -3``, ``kafka-log-dirs --describe``, ``kafka-configs --describe
+--all`` on brokers and on a group, ``kafka-features describe`` and ``kafka-metadata-quorum
+describe --status``. The tools' jars come like the broker's (``real_kafka.ensure_jars``);
 without Java, Maven or Maven Central the test is skipped with the reason.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -38,9 +42,78 @@ PRODUCER = "org.apache.kafka.tools.ConsoleProducer"
 CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
 GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 CONFIGS = "org.apache.kafka.tools.ConfigCommand"
+GET_OFFSETS = "org.apache.kafka.tools.GetOffsetShell"
+LOG_DIRS = "org.apache.kafka.tools.LogDirsCommand"
+FEATURES = "org.apache.kafka.tools.FeatureCommand"
+QUORUM = "org.apache.kafka.tools.MetadataQuorumCommand"
+
+
+def admin_answers(jars: Path, bootstrap: str, topic: str) -> dict[str, object]:
+    """The operator tools' answers about a topic holding records, reduced to their shape
+    (columns, keys, which values are numbers): what must be the same on Kafka and rillet."""
+    server = ("--bootstrap-server", bootstrap)
+    shapes: dict[str, object] = {}
+    latest = run_tool(jars, GET_OFFSETS, *server, "--topic", topic, "--time", "-3")
+    rows = [line.rsplit(":", 2) for line in latest.split()]
+    assert rows and all(r[0] == topic and int(r[2]) >= 0 for r in rows), latest
+    shapes["get-offsets --time -3"] = sorted(int(r[1]) for r in rows)
+
+    described = run_tool(jars, LOG_DIRS, *server, "--describe", "--topic-list", topic)
+    found = json.loads(described.splitlines()[-1])
+    dirs = [d for b in found["brokers"] for d in b["logDirs"]]
+    parts = [p for d in dirs for p in d["partitions"]]
+    assert dirs and all(d["error"] is None for d in dirs), described
+    assert all(p["size"] >= 0 and p["offsetLag"] == 0 and not p["isFuture"] for p in parts), (
+        described
+    )
+    assert sum(p["size"] for p in parts) > 0, described
+    shapes["log-dirs --describe"] = (
+        sorted(found),
+        {k for b in found["brokers"] for k in b},
+        {k for d in dirs for k in d},
+        {k for p in parts for k in p},
+        sorted({p["partition"] for p in parts}),
+    )
+
+    for entity, name in (("brokers", None), ("groups", f"{topic}-g")):
+        named = ("--entity-name", name) if name else ()
+        args = ("--describe", "--all", "--entity-type", entity, *named)
+        shapes[f"configs {entity}"] = config_listing(run_tool(jars, CONFIGS, *server, *args))
+
+    features = run_tool(jars, FEATURES, *server, "describe")
+    rows = [dict(re.findall(r"(\w+): (\S+)", line)) for line in features.splitlines()]
+    mv = [r for r in rows if r.get("Feature") == "metadata.version"]
+    assert len(mv) == 1 and re.fullmatch(r"\d+\.\d+-IV\d+", mv[0]["FinalizedVersionLevel"]), rows
+    shapes["features describe"] = sorted({tuple(r) for r in rows})
+
+    status = run_tool(jars, QUORUM, *server, "describe", "--status")
+    fields = dict(re.findall(r"^(\w+):\s+(.*)$", status, re.M))
+    assert int(fields["LeaderId"]) >= 0 and int(fields["HighWatermark"]) > 0, status
+    shapes["metadata-quorum describe --status"] = sorted(fields)
+    return shapes
+
+
+CONFIG_LINE = re.compile(r"^  ([a-z0-9.]+)=(.*) sensitive=(true|false) synonyms=\{(.*)\}$")
+# What a broker of either kind has, under Kafka's names.
+BROKER_BASICS = {"advertised.listeners", "listeners", "log.dirs", "num.partitions", "node.id"}
+
+
+def config_listing(text: str) -> object:
+    """``kafka-configs --describe --all``'s headers (numbers masked) and, of the settings
+    listed, which basic ones are there; every other line must be a setting."""
+    headers = {re.sub(r"\d+", "N", line) for line in text.splitlines() if line.endswith(":")}
+    names = set()
+    for line in text.splitlines():
+        if line.endswith(":") or not line.strip():
+            continue
+        match = CONFIG_LINE.match(line)
+        assert match, (line, text)
+        names.add(match.group(1))
+    return sorted(headers), sorted(names & (BROKER_BASICS | {"consumer.heartbeat.interval.ms"}))
 
 
 def test_kafkas_command_line_tools(tools: Path, brokers: list[Broker], topic: str) -> None:
+    shapes = {}
     for b in brokers:
         server = ("--bootstrap-server", b.bootstrap)
         created = run_tool(
@@ -146,3 +219,5 @@ def test_kafkas_command_line_tools(tools: Path, brokers: list[Broker], topic: st
             tools, CONFIGS, *server, "--describe", "--entity-type", "topics", "--entity-name", topic
         )
         assert re.search(r"retention\.ms=3600000\b", configs), (b.name, configs)
+        shapes[b.name] = admin_answers(tools, b.bootstrap, topic)
+    assert shapes["rillet"] == shapes["kafka"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rillet.broker.config import NodeConfig
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.codec import KafkaRequestHeader, decode_body, decode_header, schema_for
 from rillet.broker.kafka.framing import KafkaFrameDecoder
@@ -18,10 +19,14 @@ class StaticView:
     """A cluster view with fixed Kafka endpoints and topic defaults."""
 
     def __init__(
-        self, endpoints: dict[int, KafkaEndpoint] | None = None, topics: list[str] | None = None
+        self,
+        endpoints: dict[int, KafkaEndpoint] | None = None,
+        topics: list[str] | None = None,
+        config: NodeConfig | None = None,
     ) -> None:
         self.endpoints = endpoints or {}
         self.topics = topics or []
+        self.config = config or NodeConfig()
 
     def kafka_endpoints(self) -> dict[int, KafkaEndpoint]:
         return self.endpoints
@@ -31,6 +36,9 @@ class StaticView:
 
     def topic_names(self) -> list[str]:
         return list(self.topics)
+
+    def node_config(self) -> NodeConfig:
+        return self.config
 
 
 def received(

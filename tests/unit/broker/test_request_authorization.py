@@ -11,6 +11,7 @@ from typing import Any
 
 from rillet.broker.authorizer import Authorizer
 from rillet.broker.forwarded_caller import naming_the_client
+from rillet.broker.kafka.configs import CLUSTER_DESCRIBE_GATE
 from rillet.broker.request_authorization import RequestAuthorizer
 from rillet.broker.session import Session
 from rillet.metadata_quorum.acl_registry import AclCreated, AclRegistry, AclRemoved
@@ -237,3 +238,13 @@ def test_auto_creation_needs_describe_and_create_on_the_cluster_or_the_topic() -
     )
     assert on_cluster.creator(ALICE)("etl-b")
     assert auth.creator(Session("native", "10.0.0.3", "User:admin"))("anything")
+
+
+def test_log_dirs_and_a_brokers_settings_need_describe_on_the_cluster() -> None:
+    """DescribeLogDirs, and DescribeConfigs on a broker (whose translation sends the same
+    request, asking for nothing, as its gate), need DESCRIBE on the cluster."""
+    gate = CLUSTER_DESCRIBE_GATE
+    refused, _ = authorizer(acl(ResourceType.TOPIC, "*", Operation.DESCRIBE))
+    assert error(refused, ApiKey.DESCRIBE_LOG_DIRS, gate) == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    allowed, _ = authorizer(acl(ResourceType.CLUSTER, CLUSTER_NAME, Operation.DESCRIBE))
+    assert error(allowed, ApiKey.DESCRIBE_LOG_DIRS, gate) is None

@@ -24,6 +24,7 @@ from rillet.wire import classic_group_messages as cgm
 from rillet.wire import cluster_messages as cm
 from rillet.wire import group_messages as gm
 from rillet.wire import leader_epoch_messages as lem
+from rillet.wire import log_dir_messages as ldm
 from rillet.wire import messages as m
 from rillet.wire import record_deletion_messages as rdm
 from rillet.wire import sasl_messages as sm
@@ -101,6 +102,7 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     um.DescribeUserScramCredentialsRequest: um.DescribeUserScramCredentialsRequest(["alice"]),
     m.ApiVersionsRequest: m.ApiVersionsRequest(),
     cm.DescribeQuorumRequest: cm.DescribeQuorumRequest(),
+    ldm.DescribeLogDirsRequest: ldm.DescribeLogDirsRequest([ldm.LogDirTopic("t", [0, 2])]),
     cm.BrokerRegistrationRequest: cm.BrokerRegistrationRequest(
         "c", b"\x01" * 32, 2, "inc-1", "127.0.0.1", 9092, "rack-a"
     ),
@@ -205,6 +207,9 @@ SAMPLE_RESPONSES: dict[type, Any] = {
         3,
         ["t-0"],
     ),
+    ldm.DescribeLogDirsResponse: ldm.DescribeLogDirsResponse(
+        0, "/d", 100, 40, [ldm.LogDirPartition("t", 0, 12, 0)]
+    ),
     cm.BrokerRegistrationResponse: cm.BrokerRegistrationResponse(0, 1, 44),
     cm.BrokerHeartbeatResponse: cm.BrokerHeartbeatResponse(41, 3, True, "not the controller"),
     cm.MetadataFetchResponse: cm.MetadataFetchResponse(
@@ -276,7 +281,7 @@ def test_samples_cover_every_api_and_every_message_class() -> None:
     all_classes = {
         obj
         for obj in vars(m).values()
-        for module in (m, cm, gm, cgm, lem, rdm, um, am, acls, sm, forwarding)
+        for module in (m, cm, gm, cgm, lem, ldm, rdm, um, am, acls, sm, forwarding)
         for obj in vars(module).values()
         if inspect.isclass(obj)
         and dataclasses.is_dataclass(obj)
@@ -332,6 +337,7 @@ def test_api_numbers_are_stable() -> None:
         "INCREMENTAL_ALTER_CONFIGS": 44,
         "DESCRIBE_USER_SCRAM_CREDENTIALS": 50,
         "ALTER_USER_SCRAM_CREDENTIALS": 51,
+        "DESCRIBE_LOG_DIRS": 35,
         "DESCRIBE_QUORUM": 55,
         "CONSUMER_GROUP_HEARTBEAT": 68,
         "REPLICA_FETCH": 1000,

@@ -1,0 +1,52 @@
+"""DescribeLogDirs (Kafka api 35, v1 to v4) onto the native request of the same number.
+
+``kafka-log-dirs --describe`` sends it to every broker; each answers for the replicas it
+hosts, in its one log directory. No replica is ever being moved between directories here,
+so ``is_future_key`` is always false.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rillet.broker.kafka.api_table import ApiSchema
+from rillet.broker.kafka.entities import build
+from rillet.broker.kafka.translation import Forward
+from rillet.wire.log_dir_messages import (
+    DescribeLogDirsRequest,
+    DescribeLogDirsResponse,
+    LogDirTopic,
+)
+
+
+def translate_describe_log_dirs(schema: ApiSchema, req: Any) -> Forward:
+    topics = (
+        None
+        if req.topics is None
+        else [LogDirTopic(str(t.topic), [int(p) for p in t.partitions]) for t in req.topics]
+    )
+
+    def reply(resp: DescribeLogDirsResponse) -> Any:
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        for p in resp.partitions:
+            by_topic.setdefault(p.topic, []).append(
+                {
+                    "partition_index": p.partition,
+                    "partition_size": p.size_bytes,
+                    "offset_lag": p.offset_lag,
+                    "is_future_key": False,
+                }
+            )
+        result = {
+            "error_code": resp.error_code,
+            "log_dir": resp.log_dir,
+            "topics": [{"name": n, "partitions": ps} for n, ps in by_topic.items()],
+            "total_bytes": resp.total_bytes,
+            "usable_bytes": resp.usable_bytes,
+        }
+        return build(schema.response_type, {"error_code": 0, "results": [result]})
+
+    def fail(code: int) -> Any:
+        return build(schema.response_type, {"error_code": code, "results": []})
+
+    return Forward(DescribeLogDirsRequest(topics), reply, fail)

@@ -1,0 +1,84 @@
+"""DescribeQuorum (api 55, kafka-metadata-quorum describe): the Raft leader's view of the
+metadata quorum through the Kafka listener (kafka-python encodes and decodes), and the
+voters' log ends and times from the engine's progress."""
+
+from __future__ import annotations
+
+import pytest
+from kafka.protocol.admin import DescribeQuorumRequest, DescribeQuorumResponse
+from kafka_front_end import forwarded
+
+from rillet.broker.handlers.quorum_replication import voter_states
+from rillet.broker.kafka.codec import encode_response
+from rillet.raft.quorum import VoterProgress
+from rillet.wire import cluster_messages as cm
+from rillet.wire.error_codes import ErrorCode
+
+NOW_MS = 1_700_000_000_000
+Q = DescribeQuorumRequest
+
+
+def test_voters_log_ends_and_when_they_were_heard_and_caught_up() -> None:
+    progress = [VoterProgress(1, 40, 0), VoterProgress(2, 40, 150), VoterProgress(3, 31, 900)]
+    assert voter_states(progress, NOW_MS) == [
+        cm.VoterState(1, 40, NOW_MS, NOW_MS),
+        cm.VoterState(2, 40, NOW_MS - 150, NOW_MS - 150),
+        cm.VoterState(3, 31, NOW_MS - 900, -1),  # behind: not caught up as far as known
+    ]
+    assert voter_states([], NOW_MS) == []
+
+
+def _native(states: list[cm.VoterState]) -> cm.DescribeQuorumResponse:
+    brokers = [cm.BrokerStatus(n, "h", 9092, 1, False) for n in (1, 2, 3, 4)]
+    return cm.DescribeQuorumResponse(
+        0, 1, 1, 7, [1, 2, 3], 40, brokers, 1, 1, [], high_watermark=40, voter_states=states
+    )
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_the_leader_answers_kafkas_shape_and_others_what_they_know(version: int) -> None:
+    request = Q(
+        topics=[
+            Q.TopicData(
+                topic_name="__cluster_metadata",
+                partitions=[Q.TopicData.PartitionData(partition_index=0)],
+            )
+        ]
+    )
+    schema, action = forwarded(request, version)
+    assert action.native == cm.DescribeQuorumRequest()
+    states = [cm.VoterState(1, 40, NOW_MS, NOW_MS), cm.VoterState(3, 31, NOW_MS - 900, -1)]
+    decoded = DescribeQuorumResponse.decode(
+        encode_response(2, schema, action.reply(_native(states))),
+        version=version,
+        header=True,
+        framed=True,
+    )
+    [topic] = decoded.topics
+    [p] = topic.partitions
+    assert (topic.topic_name, p.error_code, p.leader_id, p.leader_epoch, p.high_watermark) == (
+        "__cluster_metadata",
+        0,
+        1,
+        7,
+        40,
+    )
+    voters = [(v.replica_id, v.log_end_offset) for v in p.current_voters]
+    assert voters == [(1, 40), (2, -1), (3, 31)]  # 2: no progress known
+    assert [(o.replica_id, o.log_end_offset) for o in p.observers] == [(4, -1)]
+    if version >= 1:
+        assert [v.last_caught_up_timestamp for v in p.current_voters] == [NOW_MS, -1, -1]
+
+    follower = DescribeQuorumResponse.decode(
+        encode_response(2, schema, action.reply(_native([]))),
+        version=version,
+        header=True,
+        framed=True,
+    )
+    [fp] = follower.topics[0].partitions
+    assert (fp.error_code, fp.leader_id, fp.high_watermark) == (ErrorCode.NONE, 1, 40)
+    assert [(v.replica_id, v.log_end_offset) for v in fp.current_voters] == [
+        (1, -1),
+        (2, -1),
+        (3, -1),
+    ]
