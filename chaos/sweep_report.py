@@ -3,7 +3,7 @@
 A sweep runs for hours; its result is the directory of run folders, not the process that
 made them. Reading the summaries back (instead of keeping totals in the sweeping process)
 lets a sweep that was stopped, split in parts or re-judged be reported the same way, and
-lets docs/chaos.md's tables be produced again with one command from the files.
+lets the sweep tables (docs/chaos.md, docs/measurements/) be made again from the files.
 
 The gaps by fault kind are the worst partition's gap around each fault (what a client of the
 unluckiest partition waited), with the cluster-wide gap (no acknowledged write on any

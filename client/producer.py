@@ -51,7 +51,7 @@ RECORD_OVERHEAD_BYTES = HEADER_SIZE + 32
 MAX_MESSAGE_BYTES = "max.message.bytes"
 # A batch closes at this size (uncompressed). Larger than Kafka's 16 KiB: an idempotent
 # producer keeps at most 5 batches of a partition in flight, so with replication the bytes
-# in flight per partition bound the rate (docs/performance.md, "Message size").
+# in flight per partition bound the rate (docs/measurements/performance-history.md, "Message size").
 DEFAULT_BATCH_BYTES = 512 * 1024
 
 

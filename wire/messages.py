@@ -104,7 +104,7 @@ class FetchRequest(Request["FetchResponse"]):
 
     A follower's fetch may be ``incremental``: it names only the partitions whose position
     changed since its previous fetch on this connection was answered, and ``forgotten``
-    those it stopped following (the fetch session; docs/replication.md)."""
+    those it stopped following (the fetch session; docs/many-partitions.md)."""
 
     max_wait_ms: int
     min_bytes: int
