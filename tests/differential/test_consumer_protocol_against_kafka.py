@@ -37,7 +37,9 @@ def _members(jars: Path, bootstrap: str, group: str) -> dict[str, tuple[int, set
         if len(cols) >= 9 and cols[0] == group:
             parts = cols[6].split(":", 1)[1] if ":" in cols[6] else ""
             upgraded = cols[9] if len(cols) > 9 else ""  # only shown for mixed groups
-            members[cols[3]] = (int(cols[5]), {int(p) for p in parts.split(",") if p}, upgraded)
+            # "-" while a member has no epoch yet (a classic member before its first sync)
+            epoch = int(cols[5]) if cols[5].lstrip("-").isdigit() else -1
+            members[cols[3]] = (epoch, {int(p) for p in parts.split(",") if p}, upgraded)
     return members
 
 
