@@ -130,13 +130,35 @@ def test_metadata_without_the_flag_or_the_setting_creates_nothing(tmp_path: Path
 def test_the_dispatcher_checks_the_askers_create_right(tmp_path: Path) -> None:
     """With the authorizer on, a caller that may describe the topic but not create it gets
     TOPIC_AUTHORIZATION_FAILED, and nothing is sent for creation."""
+    (topic,) = _alice_asks_for_fresh(tmp_path, Operation.DESCRIBE).topics
+    assert topic.error_code == ErrorCode.AUTHORIZATION_FAILED
+
+
+def test_a_creation_is_sent_in_the_askers_name(tmp_path: Path, monkeypatch: Any) -> None:
+    """The controller decides a creation a node forwards as the client it names (a node is
+    no super user): the CreateTopics request the Metadata request starts names the asker."""
+    sent: list[CreateTopicsRequest] = []
+
+    async def creating(ctx: object, request: CreateTopicsRequest) -> CreateTopicsResponse:
+        sent.append(request)
+        return CreateTopicsResponse([])
+
+    monkeypatch.setattr(auto_topics, "handle_create_topics", creating)
+    _alice_asks_for_fresh(tmp_path, Operation.DESCRIBE, Operation.CREATE)
+    assert [r.forwarded_for for r in sent] == [ForwardedFor("User:alice", "10.0.0.1")]
+
+
+def _alice_asks_for_fresh(tmp_path: Path, *allowed: Operation) -> MetadataResponse:
+    """A Metadata request allowing auto-creation of topic "fresh", dispatched (the
+    authorizer on) for User:alice, whose ACLs on the topic allow ``allowed``."""
     config = NodeConfig(node_id=1, data_dir=tmp_path, authorizer=AuthorizerConfig(enabled=True))
     m = middle(tmp_path, config)
-    describe = AclBinding(
-        ResourceType.TOPIC, "fresh", PatternType.LITERAL, "User:alice", "*",
-        Operation.DESCRIBE, Permission.ALLOW,
-    )  # fmt: skip
-    m.ctx.metadata.state.acls.apply(AclCreated(describe))
+    for operation in allowed:
+        binding = AclBinding(
+            ResourceType.TOPIC, "fresh", PatternType.LITERAL, "User:alice", "*",
+            operation, Permission.ALLOW,
+        )  # fmt: skip
+        m.ctx.metadata.state.acls.apply(AclCreated(binding))
     header = RequestHeader(ApiKey.METADATA, PROTOCOL_VERSION, 1, "test")
     request = MetadataRequest(["fresh"], allow_auto_topic_creation=True)
     reply = Dispatcher(m.ctx).dispatch(header, request, Session("kafka", "10.0.0.1", "User:alice"))
@@ -147,36 +169,4 @@ def test_the_dispatcher_checks_the_askers_create_right(tmp_path: Path) -> None:
             answer: MetadataResponse = await reply.waiting
             return answer
 
-    (topic,) = trio.run(main).topics
-    assert topic.error_code == ErrorCode.AUTHORIZATION_FAILED
-
-
-def test_a_creation_is_sent_in_the_askers_name(tmp_path: Path, monkeypatch: Any) -> None:
-    """The controller decides a creation a node forwards as the client it names (a node is
-    no super user): the CreateTopics request the Metadata request starts names the asker."""
-    config = NodeConfig(node_id=1, data_dir=tmp_path, authorizer=AuthorizerConfig(enabled=True))
-    m = middle(tmp_path, config)
-    for operation in (Operation.DESCRIBE, Operation.CREATE):
-        binding = AclBinding(
-            ResourceType.TOPIC, "fresh", PatternType.LITERAL, "User:alice", "*",
-            operation, Permission.ALLOW,
-        )  # fmt: skip
-        m.ctx.metadata.state.acls.apply(AclCreated(binding))
-    sent: list[CreateTopicsRequest] = []
-
-    async def creating(ctx: object, request: CreateTopicsRequest) -> CreateTopicsResponse:
-        sent.append(request)
-        return CreateTopicsResponse([])
-
-    monkeypatch.setattr(auto_topics, "handle_create_topics", creating)
-    header = RequestHeader(ApiKey.METADATA, PROTOCOL_VERSION, 1, "test")
-    request = MetadataRequest(["fresh"], allow_auto_topic_creation=True)
-    reply = Dispatcher(m.ctx).dispatch(header, request, Session("kafka", "10.0.0.1", "User:alice"))
-
-    async def main() -> None:
-        assert reply is not None and reply.waiting is not None
-        with trio.fail_after(5):
-            await reply.waiting
-
-    trio.run(main)
-    assert [r.forwarded_for for r in sent] == [ForwardedFor("User:alice", "10.0.0.1")]
+    return trio.run(main)
