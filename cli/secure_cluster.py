@@ -106,7 +106,11 @@ def plan_local_cluster(base: Path, nodes: int, secure: bool) -> ClusterPlan:
 
 def secret_file(base: Path, name: str) -> Path:
     """``<base>/tls/<name>``, holding a random word (mode 0600), made on first use."""
-    path = base / TLS_DIR / name
+    return _random_word_file(base / TLS_DIR / name)
+
+
+def _random_word_file(path: Path) -> Path:
+    """``path``, holding a random word (mode 0600 in a 0700 directory), made on first use."""
     if not path.exists():
         private_dir(path.parent)
         write_private(path, secrets.token_urlsafe(24) + "\n")
@@ -121,10 +125,7 @@ def admin_dir(plan: ClusterPlan) -> Path:
 
 def admin_password(plan: ClusterPlan) -> str:
     """The admin user's password, made on first use."""
-    path = admin_dir(plan) / PASSWORD_FILE
-    if not path.exists():
-        write_private(path, secrets.token_urlsafe(24) + "\n")
-    return path.read_text().strip()
+    return _random_word_file(admin_dir(plan) / PASSWORD_FILE).read_text().strip()
 
 
 async def create_admin_user(plan: ClusterPlan) -> None:
