@@ -77,7 +77,7 @@ class KafkaListenerConfig:
 
 @dataclass(frozen=True, slots=True)
 class LimitsConfig:
-    """What one client can take of a node (docs/configuration.md, ``[limits]``; the Kafka
+    """What one client can take of a node (docs/configuration-security.md, ``[limits]``; the Kafka
     names are in the comments)."""
 
     max_frame_bytes: int = 100 * 1024 * 1024  # socket.request.max.bytes
@@ -86,7 +86,7 @@ class LimitsConfig:
     receive_buffer_bytes: int = 1024 * 1024
     max_fetch_wait_ms: int = 30_000  # upper bound on a client's fetch long poll
     max_produce_timeout_ms: int = 300_000
-    # queued.max.request.bytes: bytes of requests being read, node-wide (docs/security.md).
+    # queued.max.request.bytes: bytes of requests being read, node-wide (docs/security-limits.md).
     queued_max_request_bytes: int = 256 * 1024 * 1024
     max_connections_per_ip: int = 1_000  # max.connections.per.ip
     # max.connections.per.ip.overrides, Kafka's format: "host:count,host:count".
@@ -98,7 +98,7 @@ class LimitsConfig:
     frame_read_timeout_ms: int = 60_000
     # A connection on a reserved slot must finish the node handshake within this.
     node_handshake_timeout_ms: int = 10_000
-    # -- Reading before and after authentication (docs/security.md, "Pre-authentication
+    # -- Reading before and after authentication (docs/security-limits.md, "Pre-authentication
     # limits"). sasl.server.max.receive.size: the largest frame a connection that has not
     # logged in (SASL, or the node handshake) may send.
     sasl_server_max_receive_size: int = 512 * 1024
