@@ -216,6 +216,11 @@ class TasksConfig:
     # log_scrub_bytes_per_second on average (docs/replication.md, "Damaged replicas").
     log_scrub_interval_ms: int = 6 * 3600 * 1000
     log_scrub_bytes_per_second: int = 8 * 1024 * 1024
+    # The log cleaner (compacted topics, docs/storage-format.md "Compaction") looks for a log
+    # to clean this often when it found none, and reads plus writes at most this many bytes
+    # per second on average (-1: unlimited; Kafka's log.cleaner.io.max.bytes.per.second).
+    log_cleaner_backoff_ms: int = 15_000
+    log_cleaner_io_max_bytes_per_second: int = -1
     # Log every event-loop task step that held the loop this long, naming the task (0: off;
     # broker/slow_steps.py). A diagnostic: it costs two clock reads per task step.
     slow_task_step_ms: int = 0
@@ -227,6 +232,10 @@ class TasksConfig:
             raise ValueError("log_scrub_interval_ms must be >= 1, or -1 to never scrub")
         if self.log_scrub_bytes_per_second < 1:
             raise ValueError("log_scrub_bytes_per_second must be >= 1")
+        if self.log_cleaner_backoff_ms < 1:
+            raise ValueError("log_cleaner_backoff_ms must be >= 1")
+        if self.log_cleaner_io_max_bytes_per_second == 0:
+            raise ValueError("log_cleaner_io_max_bytes_per_second must be >= 1, or -1 (unlimited)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -482,6 +491,10 @@ def _coerce(key: str, value: Any, default: Any) -> Any:
             raise ConfigError(f"{key} must be an integer")
         check_int_range(key, value, default)
         return value
+    if isinstance(default, float):
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise ConfigError(f"{key} must be a number")
+        return float(value)
     if isinstance(default, str) or default is None:
         if not isinstance(value, str):
             raise ConfigError(f"{key} must be a string")

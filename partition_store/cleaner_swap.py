@@ -68,6 +68,14 @@ def discard_staged(directory: Path, base_offset: int) -> None:
         path.unlink(missing_ok=True)
 
 
+def remove_staging(directory: Path) -> None:
+    """After a clean: the staging directory, empty by now (left if not)."""
+    try:
+        os.rmdir(staging_dir(directory))
+    except OSError:
+        pass
+
+
 def complete_swaps(directory: Path) -> int:
     """Finish every committed clean and drop every uncommitted one (see the module
     docstring); returns how many swaps were completed."""

@@ -26,7 +26,12 @@ from rillet.partition_store.append_validation import (
 )
 from rillet.partition_store.batch_verify import BatchDamage, VerifyOutcome
 from rillet.partition_store.checkpoint import write_int
-from rillet.partition_store.cleaner_swap import commit_swap, discard_staged, finish_swap
+from rillet.partition_store.cleaner_swap import (
+    commit_swap,
+    discard_staged,
+    finish_swap,
+    remove_staging,
+)
 from rillet.partition_store.compaction_plan import CleanPlan, SegmentSummary
 from rillet.partition_store.config import LogConfig
 from rillet.partition_store.deferred_deletion import DeferredDeletions
@@ -613,6 +618,7 @@ class PartitionLog:
                 discard_staged(self.directory, segment.base_offset)
             else:
                 installed += 1
+        remove_staging(self.directory)
         if installed == len(staged) and not self._closed:
             self._first_dirty_offset = max(self._first_dirty_offset, job.plan.dirty_end)
         return installed

@@ -146,6 +146,14 @@ def _retire_sources(log: PartitionLog, count: int) -> Callable[[int], None]:
     return retire
 
 
+def _finish_after_retiring(log: PartitionLog, count: int) -> Callable[[int], None]:
+    def finish(base: int) -> None:
+        _retire_sources(log, count)(base)
+        finish_swap(log.directory, base)
+
+    return finish
+
+
 @pytest.mark.parametrize(
     "stop_after", ["staged", "committed", "one_retired", "all_retired", "finished"]
 )
@@ -164,13 +172,7 @@ def test_a_crash_between_any_two_steps_loses_nothing(tmp_path: Path, stop_after:
         "committed": lambda base: commit_swap(log.directory, base),
         "one_retired": _retire_sources(log, 1),
         "all_retired": _retire_sources(log, len(staged.sources)),
-        "finished": lambda base: (
-            (
-                _retire_sources(log, len(staged.sources))(base),
-                finish_swap(log.directory, base),
-            )
-            and None
-        ),
+        "finished": _finish_after_retiring(log, len(staged.sources)),
     }
     steps[stop_after](staged.base_offset)
     crash(log)
