@@ -33,15 +33,15 @@ from rillet.wire.batch import (
     ATTR_DELETE_HORIZON,
     ATTR_TIMESTAMP_LOG_APPEND,
     ATTR_TRANSACTIONAL,
+    HEADER_SIZE,
     BatchHeader,
-    Record,
-    decode_records,
     encode_batch_from_payload,
     read_header,
 )
-from rillet.wire.compression import Compression, compress
+from rillet.wire.compression import Compression, compress, decompress
 from rillet.wire.errors import WireError
-from rillet.wire.record_codec import encode_record
+from rillet.wire.record_codec import DecodedHeaders, RecordColumns, encode_record
+from rillet.wire.record_codec import decode_records as decode_record_fields
 
 SEQUENCE_MODULUS = 1 << 31  # Kafka's sequences wrap at Int.MaxValue
 
@@ -106,72 +106,79 @@ class BatchCleaner:
         if header.record_count == 0:  # an empty batch from an earlier clean: a gap
             yield from self._drop(header.base_offset, header.next_offset, header, -1)
             return
-        records = None if copied_unchanged(header) else _decode(raw)
-        if records is None:
+        rows = None if copied_unchanged(header) else _decode(raw, header)
+        if rows is None:
             yield from self._emit(raw)
             return
         horizon = header.first_timestamp_ms if header.attributes & ATTR_DELETE_HORIZON else -1
+        base, latest, now = header.base_offset, self._latest, self._now_ms
         keep = [
-            keep_record(r.key, r.offset, r.value is None, self._latest, horizon, self._now_ms)
-            for r in records
+            keep_record(key, base + i, value is None, latest, horizon, now)
+            for i, (key, value) in enumerate(zip(rows.keys, rows.values, strict=True))
         ]
         stamp = horizon == NO_HORIZON and any(
-            k and r.key is not None and r.value is None for k, r in zip(keep, records, strict=True)
+            k and key is not None and value is None
+            for k, key, value in zip(keep, rows.keys, rows.values, strict=True)
         )
         if all(keep) and not stamp:
             yield from self._emit(raw)
             return
         i = 0
-        while i < len(records):
+        while i < len(keep):
             j = i
-            while j < len(records) and keep[j] == keep[i]:
+            while j < len(keep) and keep[j] == keep[i]:
                 j += 1
-            run = records[i:j]
             if keep[i]:
-                yield from self._emit(self._rebuild(header, run, horizon))
+                yield from self._emit(self._rebuild(header, rows, i, j, horizon))
             else:
-                self.stats.records_dropped += len(run)
-                self.stats.tombstones_dropped += sum(r.value is None for r in run)
-                max_ts = max(r.timestamp_ms for r in run)
-                yield from self._drop(run[0].offset, run[-1].offset + 1, header, max_ts)
+                self.stats.records_dropped += j - i
+                self.stats.tombstones_dropped += sum(v is None for v in rows.values[i:j])
+                max_ts = max(rows.timestamps_ms[i:j])
+                yield from self._drop(base + i, base + j, header, max_ts)
             i = j
 
-    def _rebuild(self, header: BatchHeader, run: list[Record], horizon_ms: int) -> bytes:
-        """One batch of consecutive kept records, named by its first offset."""
-        has_tombstone = any(r.value is None and r.key is not None for r in run)
+    def _rebuild(
+        self, header: BatchHeader, rows: _Rows, start: int, end: int, horizon_ms: int
+    ) -> bytes:
+        """One batch of the consecutive kept records ``start..end`` of a batch, named by the
+        first one's offset."""
+        keys, values = rows.keys[start:end], rows.values[start:end]
+        headers = rows.headers[start:end] if rows.headers else [None] * (end - start)
+        timestamps = rows.timestamps_ms[start:end]
+        has_tombstone = any(v is None and k is not None for k, v in zip(keys, values, strict=True))
         if has_tombstone and horizon_ms == NO_HORIZON:
             horizon_ms = self._new_horizon_ms
         attributes = header.attributes & ~ATTR_DELETE_HORIZON
         if has_tombstone:
             attributes |= ATTR_DELETE_HORIZON
-        log_append = bool(header.attributes & ATTR_TIMESTAMP_LOG_APPEND)
-        if log_append:  # every record reports the batch's max timestamp
+        if header.attributes & ATTR_TIMESTAMP_LOG_APPEND:  # records report the max timestamp
             first_ts = max_ts = header.max_timestamp_ms
-            deltas = [0] * len(run)
+            deltas = [0] * len(keys)
         else:
-            first_ts = run[0].timestamp_ms
-            max_ts = max(r.timestamp_ms for r in run)
-            deltas = [r.timestamp_ms - first_ts for r in run]
+            first_ts, max_ts = timestamps[0], max(timestamps)
+            deltas = [t - first_ts for t in timestamps]
         if has_tombstone:  # KIP-534: the horizon is the base the deltas count from
             deltas = [d + first_ts - horizon_ms for d in deltas]
             first_ts = horizon_ms
         payload = b"".join(
-            encode_record(i, delta, r.key, r.value, r.headers or None)
-            for i, (r, delta) in enumerate(zip(run, deltas, strict=True))
+            encode_record(i, delta, key, value, hs or None)
+            for i, (delta, key, value, hs) in enumerate(
+                zip(deltas, keys, values, headers, strict=True)
+            )
         )
         sequence = header.base_sequence
         if sequence >= 0:
-            sequence = (sequence + run[0].offset - header.base_offset) % SEQUENCE_MODULUS
+            sequence = (sequence + start) % SEQUENCE_MODULUS
         return encode_batch_from_payload(
             compress(Compression(header.compression), payload),
-            record_count=len(run),
+            record_count=len(keys),
             first_timestamp_ms=first_ts,
             max_timestamp_ms=max_ts,
             attributes=attributes,
             producer_id=header.producer_id,
             producer_epoch=header.producer_epoch,
             base_sequence=sequence,
-            base_offset=run[0].offset,
+            base_offset=header.base_offset + start,
             leader_epoch=header.leader_epoch,
         )
 
@@ -198,11 +205,34 @@ class BatchCleaner:
             yield gap.encode()
 
 
-def _decode(raw: bytes) -> list[Record] | None:
+@dataclass(frozen=True, slots=True)
+class _Rows:
+    """A batch's decoded records as columns (index i is offset ``base_offset + i``)."""
+
+    timestamps_ms: list[int]
+    keys: list[bytes | None]
+    values: list[bytes | None]
+    headers: list[DecodedHeaders | None] | None
+
+
+def _columns(raw: bytes, header: BatchHeader) -> RecordColumns | None:
     try:
-        return decode_records(raw)
+        payload = decompress(header.compression, memoryview(raw)[HEADER_SIZE:])
+        return decode_record_fields(payload, header.record_count)
     except (WireError, ValueError):
         return None
+
+
+def _decode(raw: bytes, header: BatchHeader) -> _Rows | None:
+    columns = _columns(raw, header)
+    if columns is None:
+        return None
+    if header.attributes & ATTR_TIMESTAMP_LOG_APPEND:
+        timestamps = [header.max_timestamp_ms] * header.record_count
+    else:
+        first = header.first_timestamp_ms
+        timestamps = [first + d for d in columns.timestamp_deltas_ms]
+    return _Rows(timestamps, columns.keys, columns.values, columns.headers)
 
 
 def batch_keys(raw: bytes) -> list[tuple[bytes, int]] | None:
@@ -211,7 +241,8 @@ def batch_keys(raw: bytes) -> list[tuple[bytes, int]] | None:
     header = read_header(raw)
     if header.record_count == 0 or copied_unchanged(header):
         return None
-    records = _decode(raw)
-    if records is None:
+    columns = _columns(raw, header)
+    if columns is None:
         return None
-    return [(r.key, r.offset) for r in records if r.key is not None]
+    base = header.base_offset
+    return [(key, base + i) for i, key in enumerate(columns.keys) if key is not None]

@@ -160,7 +160,10 @@ def check_batch(
         raise CorruptBatch(f"batch magic {header.magic} is not {MAGIC} (record batch v2)")
     if empty:
         if header.last_offset_delta < 0 or size != EMPTY_BATCH_SIZE:
-            raise CorruptBatch("an empty batch must be a bare header covering an offset")
+            raise CorruptBatch(
+                "record_count 0 and last_offset_delta disagree: an empty batch is a bare "
+                "header covering at least one offset"
+            )
     elif header.record_count < 1 or header.last_offset_delta != header.record_count - 1:
         raise CorruptBatch("record_count and last_offset_delta disagree")
     if header.max_timestamp_ms < header.first_timestamp_ms and not header.attributes & (
