@@ -13,7 +13,7 @@ Two parts, one JSON line:
   one acks=all record at a time for ``--seconds`` to a ``delete`` topic while nothing is
   cleaned (baseline), then to a compacted topic (4 MiB segments, dirty ratio 0.1) that was
   first filled with ``--fill-mb`` of overwrites, so the cleaner works throughout. Reported:
-  both latency summaries, the p99 rise, and the cleans the node logged.
+  both latency summaries and the p99 rise.
 
 The goals (issue 39): at least 50 MB/s cleaned, and p99 no more than 20 % higher with the
 cleaner running. Run: ``.venv/bin/python bench/compaction.py`` (about a minute).
