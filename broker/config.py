@@ -221,6 +221,9 @@ class TasksConfig:
     # per second on average (-1: unlimited; Kafka's log.cleaner.io.max.bytes.per.second).
     log_cleaner_backoff_ms: int = 15_000
     log_cleaner_io_max_bytes_per_second: int = -1
+    # A clean's key map holds about this many bytes at most (keys + ~100 B each); a larger
+    # dirty part is cleaned over several cleans (Kafka's log.cleaner.dedupe.buffer.size).
+    log_cleaner_dedupe_buffer_size: int = 128 * 1024 * 1024
     # Log every event-loop task step that held the loop this long, naming the task (0: off;
     # broker/slow_steps.py). A diagnostic: it costs two clock reads per task step.
     slow_task_step_ms: int = 0
@@ -232,6 +235,8 @@ class TasksConfig:
             raise ValueError("log_scrub_interval_ms must be >= 1, or -1 to never scrub")
         if self.log_scrub_bytes_per_second < 1:
             raise ValueError("log_scrub_bytes_per_second must be >= 1")
+        if self.log_cleaner_dedupe_buffer_size < 1:
+            raise ValueError("log_cleaner_dedupe_buffer_size must be >= 1")
         if self.log_cleaner_backoff_ms < 1:
             raise ValueError("log_cleaner_backoff_ms must be >= 1")
         if self.log_cleaner_io_max_bytes_per_second == 0:

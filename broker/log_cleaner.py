@@ -53,7 +53,7 @@ class LogCleaner:
             return False
         replica, plan = chosen
         try:
-            job = replica.log.clean_job(plan)
+            job = replica.log.clean_job(plan, self._tasks.log_cleaner_dedupe_buffer_size)
         except (StoreError, OSError) as exc:
             log.warning("cannot start cleaning %s: %s", replica.key, exc)
             return False
@@ -71,7 +71,7 @@ class LogCleaner:
         if replica.deleted:
             return True
         try:
-            installed = replica.log.install_cleaned(job, result.staged)
+            installed = replica.log.install_cleaned(job, result.staged, result.dirty_end)
         except (StoreError, OSError) as exc:
             log.error("installing the cleaned segments of %s failed: %s", replica.key, exc)
             return False

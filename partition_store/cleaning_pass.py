@@ -18,6 +18,7 @@ from rillet.partition_store.compaction_plan import (
 )
 from rillet.partition_store.log import PartitionLog
 from rillet.partition_store.segment_cleaner import (
+    DEFAULT_MAP_MAX_BYTES,
     UNLIMITED,
     CleanJob,
     CleanResult,
@@ -71,14 +72,15 @@ def clean_now(
     high_watermark: int | None = None,
     last_stable_offset: int | None = None,
     io_max_bytes_per_second: float = UNLIMITED,
+    map_max_bytes: int = DEFAULT_MAP_MAX_BYTES,
 ) -> CleanResult | None:
     """Plan, clean and install on this thread; None when there was nothing to clean.
     ``high_watermark`` defaults to the log end (a single replica)."""
     hw = log.log_end_offset if high_watermark is None else high_watermark
     plan = plan_for(log, now_ms, hw, last_stable_offset)
-    job = None if plan is None else log.clean_job(plan)
+    job = None if plan is None else log.clean_job(plan, map_max_bytes)
     if job is None:
         return None
     result = work(job, IoBudget(io_max_bytes_per_second))
-    log.install_cleaned(job, result.staged)
+    log.install_cleaned(job, result.staged, result.dirty_end)
     return result

@@ -588,7 +588,7 @@ class PartitionLog:
         segment = self._segments[max(i, 0)]
         return segment.first_batch_timestamp_ms() if segment.size else None
 
-    def clean_job(self, plan: CleanPlan) -> CleanJob | None:
+    def clean_job(self, plan: CleanPlan, map_max_bytes: int) -> CleanJob | None:
         """Duplicated descriptors of the plan's segments for a worker thread; None when
         one of them is gone or active (the plan is stale)."""
         self._check_open()
@@ -606,9 +606,9 @@ class PartitionLog:
                 os.close(source.fd)
             raise
         interval = self.config.index_interval_bytes
-        return CleanJob(self.directory, plan, sources, interval, self._truncations)
+        return CleanJob(self.directory, plan, sources, interval, self._truncations, map_max_bytes)
 
-    def install_cleaned(self, job: CleanJob, staged: list[StagedSegment]) -> int:
+    def install_cleaned(self, job: CleanJob, staged: list[StagedSegment], dirty_end: int) -> int:
         """Swap cleaned segments in for their sources (crash-safe, see cleaner_swap);
         returns how many were installed. A segment whose sources changed meanwhile (a
         truncation, retention) is discarded instead."""
@@ -620,7 +620,7 @@ class PartitionLog:
                 installed += 1
         remove_staging(self.directory)
         if installed == len(staged) and not self._closed:
-            self._first_dirty_offset = max(self._first_dirty_offset, job.plan.dirty_end)
+            self._first_dirty_offset = max(self._first_dirty_offset, dirty_end)
         return installed
 
     def _install_one(self, job: CleanJob, staged: StagedSegment) -> bool:

@@ -33,6 +33,9 @@ from rillet.wire.errors import WireError
 STAGING_DIR = "cleaner-staging"
 READ_CHUNK_BYTES = 1 << 20
 UNLIMITED = -1
+# What one key costs the map beyond its bytes (dict slot, bytes and int objects), roughly.
+MAP_ENTRY_OVERHEAD_BYTES = 100
+DEFAULT_MAP_MAX_BYTES = 128 * 1024 * 1024  # Kafka's log.cleaner.dedupe.buffer.size
 
 
 class IoBudget:
@@ -75,6 +78,7 @@ class CleanJob:
     sources: dict[int, SourceSegment]  # by base offset, every segment of every group
     index_interval_bytes: int
     generation: int  # the log's truncation count when the job was made
+    map_max_bytes: int = DEFAULT_MAP_MAX_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +96,7 @@ class CleanResult:
     bytes_read: int = 0
     bytes_written: int = 0
     keys: int = 0
+    dirty_end: int = 0  # where this clean's key map ended: the next first dirty offset
     durations_s: dict[str, float] = field(default_factory=dict)
 
 
@@ -132,31 +137,44 @@ def iter_segment_batches(source: SourceSegment, budget: IoBudget) -> Iterator[by
         position += at
 
 
-def build_key_map(job: CleanJob, budget: IoBudget) -> dict[bytes, int]:
-    """Key -> offset of its latest record, over the dirty segments."""
+def build_key_map(job: CleanJob, budget: IoBudget) -> tuple[dict[bytes, int], int]:
+    """Key -> offset of its latest record, over the dirty segments, and where the map ends:
+    the plan's dirty end, or earlier (at a segment's end) once the map holds about
+    ``map_max_bytes`` (Kafka's ``log.cleaner.dedupe.buffer.size``); the next clean goes on
+    from there."""
     latest: dict[bytes, int] = {}
     plan = job.plan
+    map_bytes, end = 0, plan.dirty_end
     for source in sorted(job.sources.values(), key=lambda s: s.base_offset):
         if source.next_offset <= plan.dirty_start or source.base_offset >= plan.dirty_end:
             continue
+        if latest and map_bytes >= job.map_max_bytes:
+            end = source.base_offset
+            break
         for raw in iter_segment_batches(source, budget):
             keys = batch_keys(raw)
             if keys is not None:
-                latest.update(keys)
-    return latest
+                for key, offset in keys:
+                    if key not in latest:
+                        map_bytes += len(key) + MAP_ENTRY_OVERHEAD_BYTES
+                    latest[key] = offset
+    return latest, end
 
 
 def run_clean(job: CleanJob, budget: IoBudget) -> CleanResult:
-    """Build the key map, then write every group's cleaned segment to the staging dir."""
+    """Build the key map, then write every group's cleaned segment to the staging dir
+    (only the segments below the map's end)."""
     started = time.monotonic()
-    latest = build_key_map(job, budget)
+    latest, dirty_end = build_key_map(job, budget)
     mapped = time.monotonic()
     plan = job.plan
     staging = staging_dir(job.directory)
     staging.mkdir(exist_ok=True)
-    result = CleanResult([], CleaningStats(), keys=len(latest))
+    result = CleanResult([], CleaningStats(), keys=len(latest), dirty_end=dirty_end)
     for group in plan.groups:
-        sources = [job.sources[base] for base in group]
+        sources = [job.sources[b] for b in group if job.sources[b].next_offset <= dirty_end]
+        if not sources:
+            break
         cleaner = BatchCleaner(latest, plan.now_ms, plan.delete_horizon_ms)
         staged = _write_group(staging, sources, cleaner, budget, job.index_interval_bytes)
         result.staged.append(staged)

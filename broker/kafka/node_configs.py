@@ -73,6 +73,7 @@ BROKER_SETTINGS: dict[str, tuple[int, Callable[[NodeConfig], str | None] | str]]
     "log.cleaner.max.compaction.lag.ms": (LONG, "log.max_compaction_lag_ms"),
     "log.cleaner.io.max.bytes.per.second": (DOUBLE, _cleaner_rate),
     "log.cleaner.backoff.ms": (LONG, "tasks.log_cleaner_backoff_ms"),
+    "log.cleaner.dedupe.buffer.size": (LONG, "tasks.log_cleaner_dedupe_buffer_size"),
     "log.segment.bytes": (INT, "log.segment_bytes"),
     "log.roll.ms": (LONG, "log.segment_ms"),
     "log.retention.ms": (LONG, "log.retention_ms"),

@@ -80,6 +80,19 @@ def test_clean_keeps_latest_value_per_key_with_original_offsets(tmp_path: Path) 
     assert reopened.recovery_stats.segments_trusted == len(reopened.segments())
 
 
+def test_a_full_key_map_cleans_in_several_steps(tmp_path: Path) -> None:
+    log = compacted(tmp_path / "t-0")
+    write(log, 0, 300)
+    before = read_all(log)
+    first = clean_now(log, T0 + 1000, map_max_bytes=1)  # one dirty segment per clean
+    assert first is not None and len(first.staged) == 1
+    assert log.first_dirty_offset == first.dirty_end < log.active_segment.base_offset
+    while clean_now(log, T0 + 1000, map_max_bytes=1) is not None:
+        pass
+    assert log.first_dirty_offset == log.active_segment.base_offset
+    assert latest_per_key(read_all(log)) == latest_per_key(before)
+
+
 def test_fetch_inside_a_cleaned_gap_starts_at_the_gap(tmp_path: Path) -> None:
     log = compacted(tmp_path / "t-0")
     write(log, 0, 300)
@@ -163,7 +176,7 @@ def test_a_crash_between_any_two_steps_loses_nothing(tmp_path: Path, stop_after:
     before = read_all(log)
     plan = plan_for(log, T0 + 1000, log.log_end_offset)
     assert plan is not None
-    job = log.clean_job(plan)
+    job = log.clean_job(plan, 1 << 20)
     assert job is not None
     result = work(job, IoBudget(-1))
     staged = result.staged[0]
