@@ -43,7 +43,12 @@ class LogCleaner:
 
     async def run(self) -> None:
         while True:
-            if not await self.clean_once():
+            try:
+                cleaned = await self.clean_once()
+            except Exception:  # a bug in one clean must not stop the node: log, back off
+                log.exception("the log cleaner failed; trying again later")
+                cleaned = False
+            if not cleaned:
                 await trio.sleep(self._tasks.log_cleaner_backoff_ms / 1000)
 
     async def clean_once(self) -> bool:
