@@ -107,9 +107,9 @@ def suite_python(venv_dir: Path) -> Path:
 
 
 @contextlib.contextmanager
-def started(name: str, nodes: int) -> Iterator[str]:
+def started(name: str, nodes: int, rillet_toml: str = "") -> Iterator[str]:
     """The Kafka listener (host:port) of one node of target ``name`` (``nodes`` nodes),
-    started here and always stopped."""
+    started here and always stopped; ``rillet_toml`` ends every rillet node's config."""
     if name == "rillet":
         with tempfile.TemporaryDirectory(prefix="rillet-kpy-suite-") as tmp:
             plan = plan_cluster(
@@ -118,6 +118,7 @@ def started(name: str, nodes: int) -> Iterator[str]:
                 auto_create_topics=True,
                 num_partitions=SUITE_PARTITIONS,
                 super_users=EVERYONE,
+                extra_config=rillet_toml,  # after the [quorum] table: tables of its own
             )
             with LocalCluster(plan, log_level="WARNING") as cluster:
                 cluster.start()
@@ -182,6 +183,12 @@ def main() -> int:
     p.add_argument("--targets", default=",".join(TARGETS), help="comma-separated: rillet,kafka")
     p.add_argument("--rillet-nodes", type=int, default=RILLET_NODES)
     p.add_argument("--kafka-nodes", type=int, default=KAFKA_NODES)
+    p.add_argument(
+        "--rillet-toml",
+        default="",
+        help="TOML tables added to every rillet node's config, e.g. '[log]\\n"
+        "message_timestamp_before_max_ms = 9223372036854775807' (Kafka's default)",
+    )
     p.add_argument("--timeout", type=int, default=45, help="per test, seconds (pytest-timeout)")
     p.add_argument("-k", dest="select", default="", help="pytest -k expression (a subset)")
     p.add_argument("--json", type=Path, help="the per-test JSON (default: in --out-dir)")
@@ -203,7 +210,7 @@ def main() -> int:
         label = f"{name}-{nodes}"  # the table's column: rillet-3, kafka-1
         junit = out_dir / f"{label}.xml"
         try:
-            with started(name, nodes) as bootstrap:
+            with started(name, nodes, args.rillet_toml) as bootstrap:
                 print(f"{label}: running the suite against {bootstrap}", file=sys.stderr)
                 run_suite(python, checkout, bootstrap, junit, args.timeout, args.select)
         except KafkaUnavailable as exc:  # no Java, Maven or Maven Central: skip, say why
@@ -226,6 +233,7 @@ def main() -> int:
         "targets": args.targets,
         "rillet_nodes": args.rillet_nodes,
         "kafka_nodes": args.kafka_nodes,
+        "rillet_toml": args.rillet_toml,
         "timeout_s": args.timeout,
     }
     emit("kafka_python_suite", params | {"select": args.select}, result)

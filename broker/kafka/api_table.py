@@ -4,8 +4,8 @@ Only what is implemented and tested is listed: ApiVersions advertises exactly th
 Versions here are non-flexible except ApiVersions v3 and v4, ListOffsets v6 to v9, Metadata
 v9 to v12, DescribeLogDirs v2 to v4, AlterReplicaLogDirs v2, OffsetFetch v6 and v7,
 IncrementalAlterConfigs v1, and DescribeQuorum, DescribeCluster, ConsumerGroupHeartbeat and
-ConsumerGroupDescribe (flexible only); every common client (including librdkafka 2.0's kcat) can negotiate down to a
-non-flexible version of the others.
+ConsumerGroupDescribe (flexible only); every common client (including librdkafka 2.0's kcat)
+can negotiate down to a non-flexible version of the others.
 """
 
 from __future__ import annotations
