@@ -16,8 +16,8 @@ from rillet.metadata_quorum.reassignment_decisions import (
     list_reassignments,
 )
 from rillet.metadata_quorum.records import (
-    PartitionRecord,
     PartitionReassignment,
+    PartitionRecord,
     RegisterBroker,
     TopicConfigsRecord,
     TopicRecord,
@@ -96,7 +96,7 @@ def test_cancel_returns_to_the_original_replicas() -> None:
 
 
 def test_a_move_survives_a_controller_change_and_a_snapshot() -> None:
-    ctl, state = cluster()
+    _ctl, state = cluster()
     move(state, (2, 3, 4))
     p = state.partitions[(TID, 0)]
     # The ISR took 4 under a controller that died before completing the move.
@@ -126,7 +126,7 @@ def test_leader_killed_mid_move_hands_over_to_a_target_replica() -> None:
 
 
 def test_bad_moves_are_refused_per_partition() -> None:
-    ctl, state = cluster()
+    _ctl, state = cluster()
     d = alter_reassignments(
         state,
         [
@@ -145,7 +145,7 @@ def test_bad_moves_are_refused_per_partition() -> None:
 
 
 def test_shrink_in_sync_completes_at_once() -> None:
-    ctl, state = cluster()
+    _ctl, state = cluster()
     move(state, (2, 3))
     p = state.partitions[(TID, 0)]
     assert (p.replicas, p.isr, p.leader, p.moving) == ((2, 3), (2, 3), 2, False)
