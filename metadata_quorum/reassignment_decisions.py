@@ -18,7 +18,7 @@ from rillet.metadata_quorum.reassignment import (
     complete_move,
     start_move,
 )
-from rillet.metadata_quorum.records import MetadataRecord, PartitionChange
+from rillet.metadata_quorum.records import MetadataRecord, PartitionChange, PartitionReassignment
 from rillet.metadata_quorum.state import MetadataState
 from rillet.wire.error_codes import ErrorCode
 
@@ -87,6 +87,7 @@ def alter_reassignments(state: MetadataState, moves: Sequence[MoveRequest]) -> P
             )
             continue
         seen.add((topic_id, move.partition))
+        record: PartitionReassignment | None
         try:
             if move.target is None:
                 record = cancel_move(topic_id, move.partition, p, live)
@@ -110,16 +111,16 @@ def list_reassignments(
     else:
         keys = []
         for topic, partition in partitions:
-            t = state.topic_by_name(topic)
-            if t is not None:
-                keys.append((t.topic_id, partition))
+            found = state.topic_by_name(topic)
+            if found is not None:
+                keys.append((found.topic_id, partition))
     out: list[OngoingMove] = []
     for key in keys:
         p = state.partitions.get(key)
-        topic = state.topics.get(key[0])
-        if p is not None and topic is not None and p.moving:
+        named = state.topics.get(key[0])
+        if p is not None and named is not None and p.moving:
             out.append(
-                OngoingMove(topic.name, key[1], p.replicas, p.adding_replicas, p.removing_replicas)
+                OngoingMove(named.name, key[1], p.replicas, p.adding_replicas, p.removing_replicas)
             )
     return sorted(out, key=lambda m: (m.topic, m.partition))
 

@@ -37,7 +37,10 @@ from rillet.metadata_quorum.group_records import (
     OffsetsCommitted,
 )
 from rillet.metadata_quorum.group_registry import GroupRegistry
-from rillet.metadata_quorum.partition_state import PartitionState, partition_row
+
+# PartitionState is read from here by the rest of the code base.
+from rillet.metadata_quorum.partition_state import PartitionState as PartitionState  # noqa: PLC0414
+from rillet.metadata_quorum.partition_state import partition_row
 from rillet.metadata_quorum.records import (
     NO_LEADER,
     ControllerActivated,

@@ -65,6 +65,9 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     CONSUMER_GROUP_DESCRIBE: (0, 1),  # flexible
     ApiKey.DESCRIBE_LOG_DIRS: (1, 4),  # 2 to 4 are flexible; 0 left Kafka in 4.0
     ApiKey.DESCRIBE_QUORUM: (0, 1),  # flexible
+    ApiKey.ELECT_LEADERS: (0, 2),  # 2 is flexible; 0 knows only preferred elections
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: (0, 0),  # flexible
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: (0, 0),  # flexible
 }
 
 
