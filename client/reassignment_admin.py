@@ -35,6 +35,15 @@ from rillet.wire.reassignment_messages import (
 )
 
 
+def _by_topic(partitions: Sequence[tuple[str, int]] | None) -> list[TopicPartitions] | None:
+    if partitions is None:
+        return None
+    grouped: dict[str, list[int]] = {}
+    for topic, partition in partitions:
+        grouped.setdefault(topic, []).append(partition)
+    return [TopicPartitions(t, ps) for t, ps in grouped.items()]
+
+
 def _request_error(code: int, message: str | None) -> BrokerError | None:
     return None if code == ErrorCode.NONE else error_for(code, message)
 
@@ -65,14 +74,8 @@ class Reassignments:
         self, partitions: Sequence[tuple[str, int]] | None = None
     ) -> list[ReassignmentStatus]:
         """Moves in progress (of ``partitions``, or all)."""
-        topics = None
-        if partitions is not None:
-            by_topic: dict[str, list[int]] = {}
-            for topic, partition in partitions:
-                by_topic.setdefault(topic, []).append(partition)
-            topics = [TopicPartitions(t, ps) for t, ps in by_topic.items()]
         response: ListReassignmentsResponse = await self.to_controller(
-            ListReassignmentsRequest(topics)
+            ListReassignmentsRequest(_by_topic(partitions))
         )
         if response.error_code != ErrorCode.NONE:
             raise error_for(response.error_code, None)
@@ -82,16 +85,10 @@ class Reassignments:
         self, election_type: int, partitions: Sequence[tuple[str, int]] | None
     ) -> list[PartitionOutcome]:
         """ElectLeaders (0 preferred, 1 unclean); one outcome per partition."""
-        topics = None
-        if partitions is not None:
-            by_topic: dict[str, list[int]] = {}
-            for topic, partition in partitions:
-                by_topic.setdefault(topic, []).append(partition)
-            topics = [TopicPartitions(t, ps) for t, ps in by_topic.items()]
         response: ElectLeadersResponse = await decided(
             self.cluster,
             self.to_controller,
-            ElectLeadersRequest(election_type, topics),
+            ElectLeadersRequest(election_type, _by_topic(partitions)),
             lambda r: _request_error(r.error_code, r.error_message),
             "leader election",
             self.timeout_s,

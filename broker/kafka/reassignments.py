@@ -26,11 +26,20 @@ from rillet.wire.reassignment_messages import (
 )
 
 
-def _by_topic(outcomes: list[PartitionOutcome]) -> dict[str, list[PartitionOutcome]]:
-    grouped: dict[str, list[PartitionOutcome]] = {}
+def _per_topic(
+    outcomes: list[PartitionOutcome], topic_key: str, list_key: str, partition_key: str
+) -> list[dict[str, Any]]:
+    """Per-partition outcomes grouped by topic, under the field names of the api's answer."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
     for o in outcomes:
-        grouped.setdefault(o.topic, []).append(o)
-    return grouped
+        grouped.setdefault(o.topic, []).append(
+            {
+                partition_key: o.partition,
+                "error_code": o.error_code,
+                "error_message": o.error_message,
+            }
+        )
+    return [{topic_key: topic, list_key: ps} for topic, ps in grouped.items()]
 
 
 def translate_alter_reassignments(schema: ApiSchema, req: Any) -> Forward:
@@ -51,20 +60,7 @@ def translate_alter_reassignments(schema: ApiSchema, req: Any) -> Forward:
                 "throttle_time": 0,
                 "error_code": code,
                 "error_message": message,
-                "responses": [
-                    {
-                        "name": topic,
-                        "partitions": [
-                            {
-                                "partition_index": o.partition,
-                                "error_code": o.error_code,
-                                "error_message": o.error_message,
-                            }
-                            for o in ps
-                        ],
-                    }
-                    for topic, ps in _by_topic(outcomes).items()
-                ],
+                "responses": _per_topic(outcomes, "name", "partitions", "partition_index"),
             },
         )
 
@@ -131,20 +127,9 @@ def translate_elect_leaders(schema: ApiSchema, req: Any) -> Forward:
             {
                 "throttle_time": 0,
                 "error_code": code,
-                "replica_election_results": [
-                    {
-                        "topic": topic,
-                        "partition_result": [
-                            {
-                                "partition_id": o.partition,
-                                "error_code": o.error_code,
-                                "error_message": o.error_message,
-                            }
-                            for o in ps
-                        ],
-                    }
-                    for topic, ps in _by_topic(outcomes).items()
-                ],
+                "replica_election_results": _per_topic(
+                    outcomes, "topic", "partition_result", "partition_id"
+                ),
             },
         )
 
