@@ -616,7 +616,7 @@ class Controller:
                 f"topic {name!r} has {len(current)} partitions; it can only grow "
                 f"(asked for {count})",
             )
-        factor = len(current[0].replicas) if 0 in current else 1
+        factor = len(current[0].target_replicas()) if 0 in current else 1
         live = {b.broker_id: b.rack for b in state.brokers.values() if not b.fenced}
         try:
             assignment = assign_replicas(live, count - len(current), factor, self._rng)

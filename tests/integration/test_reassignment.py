@@ -189,6 +189,7 @@ def test_move_with_the_leader_killed_then_cancel_a_move(
         assert moved.returncode == 0, moved.stderr
         verify = rillet(cluster, f"topics reassign --verify --reassignment-json-file {back}")
         assert "still in progress" in verify.stdout, verify.stdout
+        assert "replica on broker 1: ? of " in verify.stdout, verify.stdout  # it is down
         cancelled = rillet(cluster, f"topics reassign --cancel --reassignment-json-file {back}")
         assert cancelled.returncode == 0, cancelled.stderr
         acked_at_cancel = len(traffic.acked)

@@ -172,3 +172,14 @@ def test_elect_preferred_and_unclean_only_when_the_topic_allows() -> None:
     d = elect_leaders(state, ElectionType.UNCLEAN, [("t", 0)], False)
     apply_all(state, d)
     assert (state.partitions[(TID, 0)].leader, state.partitions[(TID, 0)].isr) == (2, (2,))
+
+
+def test_a_new_move_replaces_one_in_progress_from_the_original_replicas() -> None:
+    ctl, state = cluster(5)
+    move(state, (2, 3, 4))
+    move(state, (1, 2, 5))  # 4 was being added: it leaves again
+    p = state.partitions[(TID, 0)]
+    assert (p.replicas, p.adding_replicas, p.removing_replicas) == ((1, 2, 5, 3), (5,), (3,))
+    # Growing the topic meanwhile keeps its replication factor (not the moving set's size).
+    apply_all(state, ctl.create_partitions(state, "t", 2))
+    assert len(state.partitions[(TID, 1)].replicas) == 3
