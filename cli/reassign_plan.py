@@ -5,12 +5,14 @@ A plan is ``{"version": 1, "partitions": [{"topic": T, "partition": P, "replicas
 the topics-to-move file is ``{"version": 1, "topics": [{"topic": T}]}``. ``--generate``
 spreads each partition's replicas over the given brokers, keeping its replication factor:
 replica j of partition p goes to broker ``(p + j) mod n`` of the sorted list, so leaders
-rotate over the brokers as for a new topic.
+rotate over the brokers as for a new topic. ``decommission`` plans the moves that empty a
+broker (``rillet cluster decommission``).
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,3 +120,29 @@ def generate(current: list[PlannedMove], brokers: list[int]) -> list[PlannedMove
             )
         )
     return out
+
+
+def decommission(current: list[PlannedMove], node: int, brokers: list[int]) -> list[PlannedMove]:
+    """Moves that take every replica off ``node``: each goes to the least loaded of the other
+    ``brokers`` that does not hold the partition yet (its position, and so the preferred
+    leader, kept). Refused as a whole, before anything moves, when some partition cannot
+    keep its replication factor on the brokers that remain."""
+    others = sorted(set(brokers) - {node})
+    load = Counter(r for m in current for r in m.replicas if r != node)
+    moves: list[PlannedMove] = []
+    for m in sorted(current, key=lambda m: (m.topic, m.partition)):
+        if node not in m.replicas:
+            continue
+        free = [b for b in others if b not in m.replicas]
+        if not free:
+            raise PlanError(
+                f"{m.topic}-{m.partition} has {len(m.replicas)} replicas and only "
+                f"{len(others)} other live brokers remain: add a broker or lower its "
+                "replication factor first"
+            )
+        pick = min(free, key=lambda b: (load[b], b))
+        load[pick] += 1
+        moves.append(
+            PlannedMove(m.topic, m.partition, tuple(pick if r == node else r for r in m.replicas))
+        )
+    return moves

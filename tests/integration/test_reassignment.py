@@ -24,7 +24,7 @@ import pytest
 from cluster_checks import FAST_ELECTIONS, wait_for
 
 from rillet.client import BlockingAdmin, BlockingConsumer, BlockingProducer, NewTopic
-from rillet.client.types import TopicPartition
+from rillet.client.types import PartitionInfo, TopicPartition
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 
 # About 80 s on a 2-core machine: outside the default run (docs/operations.md).
@@ -198,3 +198,37 @@ def test_move_with_the_leader_killed_then_cancel_a_move(
     again = rillet(cluster, f"topics reassign --cancel --reassignment-json-file {back}")
     assert again.returncode == 1 and "NO_REASSIGNMENT_IN_PROGRESS" in again.stderr
     assert_exactly_once(read_partition(cluster), traffic.acked)
+
+
+def test_decommission_empties_a_broker_and_refuses_what_cannot_fit(
+    cluster: LocalCluster,
+) -> None:
+    cluster.start([4])
+    with BlockingAdmin(cluster.bootstrap) as admin:
+        admin.create_topics([NewTopic("spread", 4, replication_factor=3)])
+    wait_for(
+        "every partition led",
+        lambda: all(p.leader > 0 for p in describe_spread(cluster)),
+    )
+    assert any(4 in p.replicas for p in describe_spread(cluster))
+    done = rillet(cluster, "cluster decommission 4")
+    assert done.returncode == 0, done.stderr
+    assert "broker 4 holds no replicas" in done.stdout
+    assert not any(4 in p.replicas for p in describe_spread(cluster))
+    assert all(len(p.replicas) == 3 for p in describe_spread(cluster))
+    cluster.stop(4)
+    wait_for("node 4 gone", lambda: 4 not in live_brokers(cluster))
+    refused = rillet(cluster, "cluster decommission 3")
+    assert refused.returncode == 1
+    assert "cannot decommission broker 3" in refused.stderr
+    assert "only 2 other live brokers remain" in refused.stderr
+
+
+def describe_spread(cluster: LocalCluster) -> list[PartitionInfo]:
+    with BlockingAdmin(cluster.bootstrap) as admin:
+        return admin.describe_topics(["spread"])[0].partitions
+
+
+def live_brokers(cluster: LocalCluster) -> list[int]:
+    with BlockingAdmin(cluster.bootstrap) as admin:
+        return [n.node_id for n in admin.describe_cluster().nodes]

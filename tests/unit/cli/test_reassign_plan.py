@@ -9,6 +9,7 @@ import pytest
 from rillet.cli.reassign_plan import (
     PlanError,
     PlannedMove,
+    decommission,
     generate,
     parse_plan,
     parse_topics,
@@ -51,3 +52,15 @@ def test_bad_plans_are_refused_with_where(text: str, says: str) -> None:
 def test_generate_refuses_fewer_brokers_than_replicas() -> None:
     with pytest.raises(PlanError, match="more than the 2 brokers"):
         generate([PlannedMove("t", 0, (1, 2, 3))], [1, 2])
+
+
+def test_decommission_moves_every_replica_off_to_the_least_loaded_broker() -> None:
+    current = [
+        PlannedMove("t", 0, (1, 2, 3)),
+        PlannedMove("t", 1, (2, 3, 1)),
+        PlannedMove("u", 0, (2, 3)),
+    ]
+    moves = decommission(current, 1, [1, 2, 3, 4, 5])
+    assert moves == [PlannedMove("t", 0, (4, 2, 3)), PlannedMove("t", 1, (2, 3, 5))]
+    with pytest.raises(PlanError, match="only 2 other live brokers remain"):
+        decommission(current, 1, [1, 2, 3])
