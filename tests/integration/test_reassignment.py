@@ -4,9 +4,11 @@ and ``rillet cluster decommission``.
 Three voters and a broker-only node 4. A partition on {1,2,3} is moved to {2,3,4} while a
 producer writes with acks=all; its leader is killed as soon as the move has started (and
 restarted: a target replica must come back for the move to finish). Afterwards every
-acknowledged record is in the partition exactly once, node 1 no longer holds its data, and
-a second move, whose new replica is down, is cancelled back to {1,2,3} with nothing lost.
-docs/operations.md ("Move a partition") describes these same steps.
+acknowledged record is in the partition exactly once and node 1 no longer holds its data;
+then a move back to {1,2,3}, whose new replica's node is down, is cancelled, back to
+{2,3,4} with nothing lost. Another move survives the controller's death, and a broker is
+emptied by ``rillet cluster decommission``. docs/reassignment.md ("Move a partition")
+describes these same steps.
 """
 
 from __future__ import annotations
