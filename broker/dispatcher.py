@@ -64,6 +64,11 @@ from rillet.broker.handlers.metadata import handle_metadata_request
 from rillet.broker.handlers.partition_counts import handle_create_partitions
 from rillet.broker.handlers.produce import handle_produce
 from rillet.broker.handlers.producer_ids import handle_init_producer_id
+from rillet.broker.handlers.reassignments import (
+    handle_alter_reassignments,
+    handle_elect_leaders,
+    handle_list_reassignments,
+)
 from rillet.broker.handlers.record_deletion import handle_delete_records
 from rillet.broker.handlers.refused import Refused
 from rillet.broker.handlers.topic_config_changes import handle_alter_topic_configs
@@ -86,6 +91,7 @@ from rillet.wire import group_messages as gm
 from rillet.wire import leader_epoch_messages as lem
 from rillet.wire import log_dir_messages as ldm
 from rillet.wire import messages as m
+from rillet.wire import reassignment_messages as ram
 from rillet.wire import record_deletion_messages as rdm
 from rillet.wire import sasl_messages as sm
 from rillet.wire import user_messages as um
@@ -190,6 +196,13 @@ HANDLERS: dict[ApiKey, Route[Any]] = {
     ApiKey.CREATE_PARTITIONS: Route(m.CreatePartitionsRequest, handle_create_partitions),
     ApiKey.DELETE_RECORDS: Route(rdm.DeleteRecordsRequest, handle_delete_records),
     ApiKey.CREATE_ACLS: Route(am.CreateAclsRequest, handle_create_acls),
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: Route(
+        ram.AlterReassignmentsRequest, handle_alter_reassignments
+    ),
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: Route(
+        ram.ListReassignmentsRequest, handle_list_reassignments
+    ),
+    ApiKey.ELECT_LEADERS: Route(ram.ElectLeadersRequest, handle_elect_leaders),
     # Reached only on a listener without SASL (the connection answers them otherwise).
     ApiKey.SASL_HANDSHAKE: Route(
         sm.SaslHandshakeRequest,

@@ -20,6 +20,7 @@ from rillet.broker.session import Session
 from rillet.wire import messages as m
 from rillet.wire.acl_messages import CreateAclsRequest, DeleteAclsRequest
 from rillet.wire.forwarding import ForwardedFor
+from rillet.wire.reassignment_messages import AlterReassignmentsRequest, ElectLeadersRequest
 from rillet.wire.user_messages import AlterUserScramCredentialsRequest
 
 # Looked up on every request (a set lookup of its type costs a quarter of an isinstance
@@ -33,6 +34,8 @@ FORWARDABLE = frozenset(
         CreateAclsRequest,
         DeleteAclsRequest,
         AlterUserScramCredentialsRequest,
+        AlterReassignmentsRequest,
+        ElectLeadersRequest,
     }
 )
 

@@ -167,6 +167,8 @@ class PartitionReplica:
             self._release_acks_waiters()
         else:
             before = set(self.leader.isr)
+            if role.replicas and role.replicas != previous.replicas:
+                self.leader.on_replicas(role.replicas)
             self.leader.on_committed(role.isr, role.partition_epoch, now_ms)
             self.isr_shrinks += bool(before - set(role.isr))
             self.isr_expands += bool(set(role.isr) - before)

@@ -17,6 +17,7 @@ from typing import Any
 
 import trio
 
+from rillet.cli import reassign_command
 from rillet.cli.common import (
     add_bootstrap,
     add_output,
@@ -128,6 +129,7 @@ def register(sub: Any) -> None:
         "--if-exists", action="store_true", help="a topic that does not exist is not an error"
     )
     delete.set_defaults(run=run_delete)
+    reassign_command.register(tsub)
     for p in (create, lst, describe, alter, records, delete):
         add_bootstrap(p)
     for p in (lst, describe):

@@ -36,6 +36,7 @@ from rillet.client.node_choice import (
     DEFAULT_CONNECTION_SETUP_TIMEOUT_MS,
     DEFAULT_REQUEST_HEDGE_DELAY_MS,
 )
+from rillet.client.reassignment_admin import Reassignments
 from rillet.client.sasl import SaslLogin
 from rillet.client.types import (
     ClusterDescription,
@@ -263,6 +264,13 @@ class Admin(ClientLifecycle):
         """The ACLs ``acl_filter`` selects (all of them without one)."""
         self._check_open()
         return await acl_admin.describe(self._to_controller, acl_filter or AclFilter())
+
+    def reassignments(self) -> Reassignments:
+        """Partition moves and leader elections (see :mod:`reassignment_admin`)."""
+        self._check_open()
+        return Reassignments(
+            self._cluster, self._to_controller, self._timeout_ms / 1000, self._backoff_s
+        )
 
     async def _topic_operation(
         self, names: list[str], make_request: Callable[[list[str]], Any], timeout_ms: int

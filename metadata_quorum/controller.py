@@ -23,6 +23,11 @@ from rillet.metadata_quorum.classic_group_protocol import ClassicGroupConfig
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.entry_split import DEFAULT_MAX_RECORDS_PER_BATCH
 from rillet.metadata_quorum.group_coordinator import GroupCoordinator
+from rillet.metadata_quorum.reassignment import complete_move, with_isr
+from rillet.metadata_quorum.reassignment_decisions import (
+    advance_moves,
+    unclean_allowed,
+)
 from rillet.metadata_quorum.records import (
     NO_LEADER,
     FenceBroker,
@@ -41,7 +46,6 @@ from rillet.metadata_quorum.state import MetadataState, PartitionState
 from rillet.wire.acls import AclBinding
 from rillet.wire.error_codes import ErrorCode
 
-UNCLEAN_ELECTION_CONFIG = "unclean.leader.election.enable"
 # Producer ids handed to a broker at a time (one metadata record per block, like KIP-730).
 PRODUCER_ID_BLOCK_SIZE = 1000
 
@@ -369,6 +373,8 @@ class Controller:
         # fenced broker still leading.
         records: list[MetadataRecord] = self._move_off_dead_brokers(state, live)
         records += [FenceBroker(b, state.brokers[b].broker_epoch) for b in expired]
+        if not records:  # alone: each completion is computed on the committed state
+            records += advance_moves(state)
         if not records and self.config.auto_leader_rebalance and now_ms >= self._next_rebalance_ms:
             self._next_rebalance_ms = now_ms + self.config.leader_rebalance_interval_ms
             records += self.preferred_leaders(state).records
@@ -422,11 +428,7 @@ class Controller:
     # -- partitions -----------------------------------------------------------------------
 
     def _unclean_allowed(self, state: MetadataState, topic_id: str) -> bool:
-        topic = state.topics.get(topic_id)
-        configured = topic.configs.get(UNCLEAN_ELECTION_CONFIG) if topic else None
-        if configured is None:
-            return self.config.default_unclean_election
-        return configured.lower() == "true"
+        return unclean_allowed(state, topic_id, self.config.default_unclean_election)
 
     def _reassign(
         self, state: MetadataState, topic_id: str, p: PartitionState, live: set[int]
@@ -507,6 +509,10 @@ class Controller:
                 ErrorCode.INVALID_REQUEST,
                 "no ISR removal from a broker that has not heard this controller yet",
             )
+        # The ISR change that brings a move's last target replica in sync completes it.
+        done = complete_move(topic_id, partition, with_isr(p, new_isr), live)
+        if done is not None:
+            return Decision([done])
         return Decision([PartitionChange(topic_id, partition, None, sorted(new_isr))])
 
     def _leave_isr(
@@ -610,7 +616,7 @@ class Controller:
                 f"topic {name!r} has {len(current)} partitions; it can only grow "
                 f"(asked for {count})",
             )
-        factor = len(current[0].replicas) if 0 in current else 1
+        factor = len(current[0].target_replicas()) if 0 in current else 1
         live = {b.broker_id: b.rack for b in state.brokers.values() if not b.fenced}
         try:
             assignment = assign_replicas(live, count - len(current), factor, self._rng)

@@ -4,7 +4,7 @@ Each record is a CBOR map ``{"type": int, "version": int, "body": {...}}``; bodi
 dataclasses validated by :mod:`rillet.wire.schema`, so a malformed or unknown record is a
 typed error, never a crash of the state machine. Type numbers are part of the log format:
 never renumber one. Group and offset records (the consumer-groups issue) take 30-49,
-classic (JoinGroup/SyncGroup) group records 40-49 of those.
+classic (JoinGroup/SyncGroup) group records 40-49 of those; partition reassignment 50-54.
 """
 
 from __future__ import annotations
@@ -71,6 +71,7 @@ class RecordType(IntEnum):
     CLASSIC_REBALANCE_STARTED = 42
     CLASSIC_MEMBER_REPLACED = 43
     CLASSIC_MEMBERS_REMOVED = 44
+    PARTITION_REASSIGNMENT = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +150,24 @@ class PartitionChange:
 
 
 @dataclass(frozen=True, slots=True)
+class PartitionReassignment:
+    """A partition's replica set changes (Kafka's KIP-455): ``replicas`` is the whole set
+    from now on, ``adding_replicas``/``removing_replicas`` the part of it still moving in or
+    out (both empty: no move in progress). The ISR and leader are given whole, in the same
+    record, so no prefix of the log shows a leader or ISR member outside the replicas. A
+    leader change bumps the leader epoch; any change bumps the partition epoch.
+    """
+
+    topic_id: str
+    partition: int
+    replicas: list[int]
+    isr: list[int]
+    leader: int
+    adding_replicas: list[int] = field(default_factory=list)
+    removing_replicas: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
 class RemoveTopic:
     topic_id: str
     request_id: str = ""  # the DeleteTopics request that removed it (retries succeed)
@@ -191,6 +210,7 @@ MetadataRecord = (
     | AclRemoved
     | PartitionRecord
     | PartitionChange
+    | PartitionReassignment
     | RemoveTopic
     | ProducerIds
     | GroupMember
@@ -235,6 +255,7 @@ TYPES: dict[RecordType, type] = {
     RecordType.CLASSIC_REBALANCE_STARTED: ClassicRebalanceStarted,
     RecordType.CLASSIC_MEMBER_REPLACED: ClassicMemberReplaced,
     RecordType.CLASSIC_MEMBERS_REMOVED: ClassicMembersRemoved,
+    RecordType.PARTITION_REASSIGNMENT: PartitionReassignment,
 }
 TYPE_OF: dict[type, RecordType] = {cls: t for t, cls in TYPES.items()}
 

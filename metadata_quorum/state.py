@@ -37,12 +37,17 @@ from rillet.metadata_quorum.group_records import (
     OffsetsCommitted,
 )
 from rillet.metadata_quorum.group_registry import GroupRegistry
+
+# PartitionState is read from here by the rest of the code base.
+from rillet.metadata_quorum.partition_state import PartitionState as PartitionState  # noqa: PLC0414
+from rillet.metadata_quorum.partition_state import partition_row
 from rillet.metadata_quorum.records import (
     NO_LEADER,
     ControllerActivated,
     FenceBroker,
     MetadataRecord,
     PartitionChange,
+    PartitionReassignment,
     PartitionRecord,
     ProducerIds,
     RegisterBroker,
@@ -77,15 +82,6 @@ class BrokerRegistration:
 
 
 @dataclass(frozen=True, slots=True)
-class PartitionState:
-    replicas: tuple[int, ...]
-    isr: tuple[int, ...]
-    leader: int
-    leader_epoch: int
-    partition_epoch: int
-
-
-@dataclass(frozen=True, slots=True)
 class TopicState:
     name: str
     topic_id: str
@@ -103,6 +99,8 @@ class MetadataState:
         # answers, topic creation and deletion) without scanning every partition of the
         # cluster. Kept in step with ``partitions`` by :meth:`_set_partition`.
         self._by_topic: dict[str, dict[int, PartitionState]] = {}
+        # Partitions with a move in progress (the controller's tick completes them).
+        self.moving_partitions: set[tuple[str, int]] = set()
         # Per topic id, the index of the last entry that changed its partitions or configs:
         # lets a node keep answers about a topic until it changes (topic_version).
         self._topic_versions: dict[str, int] = {}
@@ -181,6 +179,8 @@ class MetadataState:
                 )
             case PartitionChange():
                 self._apply_partition_change(record)
+            case PartitionReassignment():
+                self._apply_reassignment(record)
             case TopicConfigsRecord():
                 topic = self.topics.get(record.topic_id)
                 if topic is not None:  # a new state object: readers compare by identity
@@ -193,6 +193,7 @@ class MetadataState:
                 topic = self.topics.pop(record.topic_id, None)
                 for key in self._keys_of(record.topic_id):
                     del self.partitions[key]  # also the pending partitions of no topic
+                    self.moving_partitions.discard(key)
                     self._changed_partitions.add(key)
                 self._by_topic.pop(record.topic_id, None)
                 self._topic_versions.pop(record.topic_id, None)
@@ -243,13 +244,41 @@ class MetadataState:
         self._changed_partitions.add(key)
         self._set_partition(
             key,
+            replace(
+                current,
+                isr=isr,
+                leader=leader,
+                leader_epoch=leader_epoch,
+                partition_epoch=current.partition_epoch + 1,
+            ),
+        )
+
+    def _apply_reassignment(self, change: PartitionReassignment) -> None:
+        key = (change.topic_id, change.partition)
+        current = self.partitions.get(key)
+        if current is None:
+            return
+        leader_epoch = current.leader_epoch + (change.leader != current.leader)
+        self._changed_partitions.add(key)
+        self._set_partition(
+            key,
             PartitionState(
-                current.replicas, isr, leader, leader_epoch, current.partition_epoch + 1
+                tuple(change.replicas),
+                tuple(change.isr),
+                change.leader,
+                leader_epoch,
+                current.partition_epoch + 1,
+                tuple(change.adding_replicas),
+                tuple(change.removing_replicas),
             ),
         )
 
     def _set_partition(self, key: tuple[str, int], state: PartitionState) -> None:
         self.partitions[key] = state
+        if state.moving:
+            self.moving_partitions.add(key)
+        else:
+            self.moving_partitions.discard(key)
         self._by_topic.setdefault(key[0], {})[key[1]] = state
         self._topic_versions[key[0]] = self.last_applied_index
 
@@ -313,10 +342,7 @@ class MetadataState:
                 [t.topic_id, t.name, t.configs]
                 for t in sorted(self.topics.values(), key=lambda t: t.topic_id)
             ],
-            "partitions": [
-                [t, p, list(s.replicas), list(s.isr), s.leader, s.leader_epoch, s.partition_epoch]
-                for (t, p), s in sorted(self.partitions.items())
-            ],
+            "partitions": [partition_row(t, p, s) for (t, p), s in sorted(self.partitions.items())],
             "groups": self.groups.to_doc(),
             "classic_groups": self.classic_groups.to_doc(),
             "topic_requests": self.topic_requests.to_doc(),
@@ -345,9 +371,19 @@ class MetadataState:
                 state.topics[tid] = TopicState(name, tid, dict(configs))
                 state.topic_ids[name] = tid
                 state._topic_versions[tid] = state.last_applied_index
-            for tid, p, replicas, isr, leader, le, pe in doc["partitions"]:
+            for tid, p, replicas, isr, leader, le, pe, *moving in doc["partitions"]:
+                adding, removing = moving if moving else ((), ())
                 state._set_partition(
-                    (tid, p), PartitionState(tuple(replicas), tuple(isr), leader, le, pe)
+                    (tid, p),
+                    PartitionState(
+                        tuple(replicas),
+                        tuple(isr),
+                        leader,
+                        le,
+                        pe,
+                        tuple(adding),
+                        tuple(removing),
+                    ),
                 )
             state.groups = GroupRegistry.from_doc(doc["groups"])
             state.classic_groups = ClassicGroupRegistry.from_doc(doc.get("classic_groups", []))

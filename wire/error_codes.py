@@ -82,6 +82,12 @@ class ErrorCode(IntEnum):
     RESOURCE_NOT_FOUND = 91
     UNACCEPTABLE_CREDENTIAL = 93
     SECURITY_DISABLED = 54  # ACL apis on a node without an authorizer
+    # Partition reassignment and leader election (KIP-455, KIP-460).
+    INVALID_REPLICA_ASSIGNMENT = 39
+    PREFERRED_LEADER_NOT_AVAILABLE = 80
+    ELIGIBLE_LEADERS_NOT_AVAILABLE = 83
+    ELECTION_NOT_NEEDED = 84
+    NO_REASSIGNMENT_IN_PROGRESS = 85
     UNKNOWN_API = 1000
 
     @property

@@ -15,6 +15,7 @@ from rillet.wire import classic_group_messages as cgm
 from rillet.wire import group_messages as gm
 from rillet.wire import leader_epoch_messages as lem
 from rillet.wire import log_dir_messages as ldm
+from rillet.wire import reassignment_messages as ram
 from rillet.wire import record_deletion_messages as rdm
 from rillet.wire import sasl_messages as sm
 from rillet.wire import user_messages as um
@@ -416,6 +417,15 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
         ldm.AlterReplicaLogDirsRequest,
         ldm.AlterReplicaLogDirsResponse,
     ),
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: (
+        ram.AlterReassignmentsRequest,
+        ram.AlterReassignmentsResponse,
+    ),
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: (
+        ram.ListReassignmentsRequest,
+        ram.ListReassignmentsResponse,
+    ),
+    ApiKey.ELECT_LEADERS: (ram.ElectLeadersRequest, ram.ElectLeadersResponse),
     ApiKey.BROKER_REGISTRATION: (BrokerRegistrationRequest, BrokerRegistrationResponse),
     ApiKey.BROKER_HEARTBEAT: (BrokerHeartbeatRequest, BrokerHeartbeatResponse),
     ApiKey.METADATA_FETCH: (MetadataFetchRequest, MetadataFetchResponse),

@@ -19,6 +19,7 @@ from rillet.metadata_quorum.records import (
     FenceBroker,
     MetadataRecord,
     PartitionChange,
+    PartitionReassignment,
     PartitionRecord,
     RegisterBroker,
     RemoveTopic,
@@ -83,6 +84,16 @@ def describe(record: MetadataRecord) -> tuple[str, str]:
                 parts.append(f"isr {list(record.isr)}")
             change = ", ".join(parts) or "change"
             return "partition_change", f"partition {record.topic_id}-{record.partition}: {change}"
+        case PartitionReassignment():
+            moving = (
+                f", adding {record.adding_replicas}, removing {record.removing_replicas}"
+                if record.adding_replicas or record.removing_replicas
+                else ""
+            )
+            return "partition_reassignment", (
+                f"partition {record.topic_id}-{record.partition}: replicas {record.replicas}"
+                f"{moving}, leader {record.leader}"
+            )
         case ControllerActivated():
             return "controller_activated", (
                 f"controller {record.node_id} active in term {record.term}"

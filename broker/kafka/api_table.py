@@ -66,6 +66,9 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.DESCRIBE_LOG_DIRS: (1, 4),  # 2 to 4 are flexible; 0 left Kafka in 4.0
     ApiKey.ALTER_REPLICA_LOG_DIRS: (1, 2),  # 2 is flexible; 0 left Kafka in 4.0
     ApiKey.DESCRIBE_QUORUM: (0, 2),  # flexible; 2 adds endpoints and error messages
+    ApiKey.ELECT_LEADERS: (0, 2),  # 2 is flexible; 0 knows only preferred elections
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: (0, 0),  # flexible
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: (0, 0),  # flexible
 }
 
 

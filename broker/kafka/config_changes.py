@@ -6,6 +6,11 @@ topic resource: IncrementalAlterConfigs' SET and DELETE operations become ``set`
 apply to list-valued settings, which no rillet topic setting is: INVALID_CONFIG, as Kafka
 answers for a non-list key. Broker resources are refused with INVALID_REQUEST (a node's
 settings live in its node.toml and change with a restart); other resource types likewise.
+
+Replication throttles (Kafka's ``leader.replication.throttled.rate`` and
+``follower.replication.throttled.rate`` on brokers, ``*.replication.throttled.replicas`` on
+topics) are not built: setting one is refused, but removing one succeeds and changes
+nothing, so ``kafka-reassign-partitions --verify``, which clears them all, works unchanged.
 """
 
 from __future__ import annotations
@@ -24,6 +29,17 @@ from rillet.wire.messages import (
 )
 
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+BROKER_THROTTLES = frozenset(
+    {
+        "leader.replication.throttled.rate",
+        "follower.replication.throttled.rate",
+        "replica.alter.log.dirs.io.max.bytes.per.second",
+    }
+)
+TOPIC_THROTTLES = frozenset(
+    {"leader.replication.throttled.replicas", "follower.replication.throttled.replicas"}
+)
+NO_THROTTLES = "replication throttles are not supported yet (docs/reassignment.md)"
 
 
 def translate_config_changes(schema: ApiSchema, req: Any) -> Forward | Answer:
@@ -33,15 +49,22 @@ def translate_config_changes(schema: ApiSchema, req: Any) -> Forward | Answer:
     changes: list[TopicConfigChange] = []
     for r in req.resources:
         key = (int(r.resource_type), str(r.resource_name))
+        throttles = _throttle_answer(key[0], r.configs) if incremental else None
         refusal = _refusal(key[0]) or (_bad_operation(r.configs) if incremental else None)
-        if refusal is not None:
+        if throttles is not None:
+            local[key] = throttles
+        elif refusal is not None:
             local[key] = refusal
         elif incremental:
             changes.append(
                 TopicConfigChange(
                     key[1],
                     {str(c.name): str(c.value) for c in r.configs if c.config_operation == SET},
-                    [str(c.name) for c in r.configs if c.config_operation == DELETE],
+                    [
+                        str(c.name)
+                        for c in r.configs
+                        if c.config_operation == DELETE and str(c.name) not in TOPIC_THROTTLES
+                    ],
                 )
             )
         else:
@@ -80,6 +103,20 @@ def translate_config_changes(schema: ApiSchema, req: Any) -> Forward | Answer:
         return respond({k: local.get(k, (code, None)) for k in keys})
 
     return Forward(native, reply, fail)
+
+
+def _throttle_answer(resource_type: int, configs: Any) -> tuple[int, str | None] | None:
+    """The answer for a change that names replication throttles (None: it names none, or
+    also other topic settings, which go on to the topic change)."""
+    throttles = BROKER_THROTTLES if resource_type == BROKER_RESOURCE else TOPIC_THROTTLES
+    named = [c for c in configs if str(c.name) in throttles]
+    if not named or resource_type not in (BROKER_RESOURCE, TOPIC_RESOURCE):
+        return None
+    if any(int(c.config_operation) != DELETE for c in named):
+        return int(ErrorCode.INVALID_CONFIG), NO_THROTTLES
+    if len(named) == len(configs):
+        return int(ErrorCode.NONE), None  # removing what was never set: done
+    return None  # with other settings: a topic's go on, a broker's are refused
 
 
 def _refusal(resource_type: int) -> tuple[int, str] | None:

@@ -26,6 +26,7 @@ from rillet.broker.kafka import (
     log_dirs,
     offsets,
     partition_counts,
+    reassignments,
     record_deletion,
     user_credentials,
 )
@@ -98,6 +99,13 @@ TRANSLATORS: dict[int, Translator] = {
         s, r, c
     ),
     CONSUMER_GROUP_DESCRIBE: lambda s, r, v, c: consumer_groups.translate_describe(s, r),
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: lambda s, r, v, c: (
+        reassignments.translate_alter_reassignments(s, r)
+    ),
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: lambda s, r, v, c: (
+        reassignments.translate_list_reassignments(s, r)
+    ),
+    ApiKey.ELECT_LEADERS: lambda s, r, v, c: reassignments.translate_elect_leaders(s, r),
 }
 
 

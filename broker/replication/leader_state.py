@@ -124,6 +124,16 @@ class LeaderState:
                 members |= set(proposal.isr)
         return tuple(sorted(members))
 
+    def on_replicas(self, replicas: tuple[int, ...]) -> None:
+        """The committed replica set changed within this leadership (a reassignment): new
+        replicas are followed from their first fetch, removed ones forgotten."""
+        self.replicas = replicas
+        for replica in replicas:
+            if replica != self.node_id and replica not in self.followers:
+                self.followers[replica] = FollowerProgress(last_caught_up_ms=0)
+        for replica in [r for r in self.followers if r not in replicas]:
+            del self.followers[replica]
+
     def on_committed(
         self, isr: tuple[int, ...], partition_epoch: int, now_ms: int | None = None
     ) -> None:

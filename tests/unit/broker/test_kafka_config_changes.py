@@ -87,3 +87,45 @@ def test_only_broker_resources_are_answered_at_once() -> None:
     _header, schema, entity = received(request, 1)
     action = translate(schema, entity, None)  # type: ignore[arg-type]
     assert isinstance(action, Answer)
+
+
+def test_removing_replication_throttles_succeeds_and_setting_one_is_refused() -> None:
+    """What ``kafka-reassign-partitions --verify`` sends to clear throttles must succeed;
+    throttles themselves are not built, so setting one is INVALID_CONFIG."""
+    r = IncrementalAlterConfigsRequest
+    res, cfg = r.AlterConfigsResource, r.AlterConfigsResource.AlterableConfig
+    clear = [
+        cfg(name="leader.replication.throttled.rate", config_operation=1, value=None),
+        cfg(name="follower.replication.throttled.rate", config_operation=1, value=None),
+    ]
+    request = r(
+        resources=[
+            res(resource_type=BROKER, resource_name="1", configs=clear),
+            res(
+                resource_type=BROKER,
+                resource_name="2",
+                configs=[
+                    cfg(name="leader.replication.throttled.rate", config_operation=0, value="9")
+                ],
+            ),
+            res(
+                resource_type=TOPIC,
+                resource_name="t",
+                configs=[
+                    cfg(
+                        name="leader.replication.throttled.replicas", config_operation=1, value=None
+                    ),
+                    cfg(name="segment.ms", config_operation=1, value=None),
+                ],
+            ),
+        ],
+        validate_only=False,
+    )
+    schema, action = forwarded(request, 1)
+    assert action.native.topics == [TopicConfigChange("t", {}, ["segment.ms"])]
+    answer = action.reply(AlterTopicConfigsResponse([TopicResult("t", 0)]))
+    decoded = IncrementalAlterConfigsResponse.decode(
+        encode_response(3, schema, answer), version=1, header=True, framed=True
+    )
+    got = [(x.resource_name, x.error_code) for x in decoded.responses]
+    assert got == [("1", 0), ("2", 40), ("t", 0)]

@@ -390,3 +390,20 @@ def test_a_fetch_request_that_arrived_before_the_follower_left_the_isr_proves_no
     s.on_follower_fetch(2, 50, 50, now_ms=14, request_arrived_ms=14)  # a fresh request
     proposal = s.isr_change(50, now_ms=15, lag_max_ms=LAG_MS)
     assert proposal is not None and proposal.isr == (1, 2, 3)
+
+
+# -- reassignment ------------------------------------------------------------------------------
+
+
+def test_a_replica_added_by_a_reassignment_is_followed_and_proposed_once_caught_up() -> None:
+    """A move changes the replica set within one leadership: the new replica's fetches
+    count from then on (and it joins the ISR once caught up), a removed one's no longer."""
+    s = leader(high_watermark=10, epoch_start_offset=0)
+    assert not s.on_follower_fetch(4, 10, leader_end_offset=10, now_ms=1)  # not a replica yet
+    s.on_replicas((2, 3, 4, 1))
+    s.on_follower_fetch(4, 10, leader_end_offset=10, now_ms=2)
+    proposal = s.isr_change(10, now_ms=2, lag_max_ms=LAG_MS)
+    assert proposal is not None and proposal.isr == (1, 2, 3, 4)
+    s.on_committed((1, 2, 3, 4), 6, now_ms=3)
+    s.on_replicas((1, 2, 4))
+    assert 3 not in s.followers

@@ -110,3 +110,15 @@ def test_a_new_leader_answers_no_offsets_until_its_high_watermark_reaches_its_ep
     r.on_follower_fetch(2, end, T0)
     assert r.high_watermark == end and r.high_watermark_settled
     r.log.close()
+
+
+def test_a_replica_added_by_a_move_counts_without_a_leader_change(tmp_path: Path) -> None:
+    """A reassignment adds replica 3 within this leadership (no new epoch): its fetches
+    must count, or it never joins the ISR and the move never completes."""
+    r = replica(tmp_path)
+    r.set_role(leader(5, isr=(NODE,)), T0)
+    end = append(r, 2)
+    r.set_role(ReplicaRole(True, 5, (NODE,), NODE, replicas=(3, NODE, 2), leader_id=NODE), T0)
+    r.on_follower_fetch(3, end, T0)
+    assert r.leader is not None and r.leader.followers[3].log_end_offset == end
+    r.log.close()

@@ -26,6 +26,7 @@ from rillet.wire import group_messages as gm
 from rillet.wire import leader_epoch_messages as lem
 from rillet.wire import log_dir_messages as ldm
 from rillet.wire import messages as m
+from rillet.wire import reassignment_messages as ram
 from rillet.wire import record_deletion_messages as rdm
 from rillet.wire import sasl_messages as sm
 from rillet.wire import user_messages as um
@@ -106,6 +107,11 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     ldm.AlterReplicaLogDirsRequest: ldm.AlterReplicaLogDirsRequest(
         [ldm.LogDirMove("/d", [ldm.LogDirTopic("t", [0])])]
     ),
+    ram.AlterReassignmentsRequest: ram.AlterReassignmentsRequest(
+        [ram.PartitionMove("t", 0, [2, 3, 4]), ram.PartitionMove("t", 1, None)]
+    ),
+    ram.ListReassignmentsRequest: ram.ListReassignmentsRequest([ram.TopicPartitions("t", [0])]),
+    ram.ElectLeadersRequest: ram.ElectLeadersRequest(1, None),
     cm.BrokerRegistrationRequest: cm.BrokerRegistrationRequest(
         "c", b"\x01" * 32, 2, "inc-1", "127.0.0.1", 9092, "rack-a"
     ),
@@ -216,6 +222,15 @@ SAMPLE_RESPONSES: dict[type, Any] = {
     ldm.AlterReplicaLogDirsResponse: ldm.AlterReplicaLogDirsResponse(
         [ldm.LogDirMoveResult("t", 0, 57)]
     ),
+    ram.AlterReassignmentsResponse: ram.AlterReassignmentsResponse(
+        0, None, [ram.PartitionOutcome("t", 0, 0), ram.PartitionOutcome("t", 1, 85, "none")]
+    ),
+    ram.ListReassignmentsResponse: ram.ListReassignmentsResponse(
+        0, [ram.ReassignmentStatus("t", 0, [2, 3, 4, 1], [4], [1])]
+    ),
+    ram.ElectLeadersResponse: ram.ElectLeadersResponse(
+        0, None, [ram.PartitionOutcome("t", 0, 84, "the preferred replica leads")]
+    ),
     cm.BrokerRegistrationResponse: cm.BrokerRegistrationResponse(0, 1, 44),
     cm.BrokerHeartbeatResponse: cm.BrokerHeartbeatResponse(41, 3, True, "not the controller"),
     cm.MetadataFetchResponse: cm.MetadataFetchResponse(
@@ -287,7 +302,7 @@ def test_samples_cover_every_api_and_every_message_class() -> None:
     all_classes = {
         obj
         for obj in vars(m).values()
-        for module in (m, cm, gm, cgm, lem, ldm, rdm, um, am, acls, sm, forwarding)
+        for module in (m, cm, gm, cgm, lem, ldm, ram, rdm, um, am, acls, sm, forwarding)
         for obj in vars(module).values()
         if inspect.isclass(obj)
         and dataclasses.is_dataclass(obj)
@@ -339,6 +354,9 @@ def test_api_numbers_are_stable() -> None:
         "SASL_AUTHENTICATE": 36,
         "CREATE_PARTITIONS": 37,
         "DELETE_GROUPS": 42,
+        "ELECT_LEADERS": 43,
+        "ALTER_PARTITION_REASSIGNMENTS": 45,
+        "LIST_PARTITION_REASSIGNMENTS": 46,
         "OFFSET_DELETE": 47,
         "INCREMENTAL_ALTER_CONFIGS": 44,
         "DESCRIBE_USER_SCRAM_CREDENTIALS": 50,
@@ -854,6 +872,11 @@ KAFKA_NUMBERS = {
     "GROUP_AUTHORIZATION_FAILED": 30,
     "CLUSTER_AUTHORIZATION_FAILED": 31,
     "SECURITY_DISABLED": 54,
+    "INVALID_REPLICA_ASSIGNMENT": 39,
+    "PREFERRED_LEADER_NOT_AVAILABLE": 80,
+    "ELIGIBLE_LEADERS_NOT_AVAILABLE": 83,
+    "ELECTION_NOT_NEEDED": 84,
+    "NO_REASSIGNMENT_IN_PROGRESS": 85,
     "INVALID_TIMESTAMP": 32,
     "UNSUPPORTED_VERSION": 35,
     "TOPIC_ALREADY_EXISTS": 36,
