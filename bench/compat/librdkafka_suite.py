@@ -16,7 +16,7 @@ Kafka cannot be had it says why and exits 0 with ``"skipped"`` in the JSON.
         --out librdkafka-results.json
     # re-use an earlier Kafka run and only run rillet (on a subset):
     .venv/bin/python bench/compat/librdkafka_suite.py --target rillet --tests 0011,0031 \
-        --kafka-results librdkafka-results.json
+        --results librdkafka-results.json
 """
 
 from __future__ import annotations
@@ -166,10 +166,18 @@ def parse_selection(text: str) -> list[str]:
     return out
 
 
-def run_one(tests: Path, number: str, conf: Path, log_dir: Path) -> dict[str, Any]:
-    """Run test ``number`` in its own test-runner; its outcome, time and last lines."""
+def run_one(
+    tests: Path, number: str, conf: Path, log_dir: Path, broker_version: str | None = None
+) -> dict[str, Any]:
+    """Run test ``number`` in its own test-runner; its outcome, time and last lines.
+    ``broker_version``: what the suite takes the broker to be (its default, 2.4.0.0, leaves
+    out the sub-tests of newer features)."""
     libs = f"{tests.parent / 'src'}:{tests.parent / 'src-cpp'}"  # the runner's own build
     env = {**os.environ, "TESTS": number, "RDKAFKA_TEST_CONF": str(conf), "LD_LIBRARY_PATH": libs}
+    env.pop("TEST_KAFKA_VERSION", None)
+    env.pop("KAFKA_VERSION", None)
+    if broker_version is not None:
+        env["TEST_KAFKA_VERSION"] = broker_version
     log = log_dir / f"{number}.log"
     started = time.monotonic()
     with open(log, "wb") as out:
@@ -217,7 +225,8 @@ def _reason(lines: list[str]) -> str:
             where = line.partition(" failed at ")[2].partition(" at ")[0]
             return f"{where}: {' '.join(lines[i + 1 : i + 2]).strip()}"[:300]
     marked = [ln for ln in lines if "SKIP" in ln or "FAIL" in ln]
-    return (marked or lines[-1:] or [""])[-1].strip()[:300]
+    last = (marked or lines[-1:] or [""])[-1]
+    return (last.rsplit("|", 1)[-1] if ROW.match(last) else last).strip()[:300]
 
 
 @contextlib.contextmanager
@@ -250,7 +259,7 @@ def bootstrap_of(target: str) -> Iterator[str]:
 
 
 def run_target(
-    target: str, tests: Path, numbers: list[str], work: Path
+    target: str, tests: Path, numbers: list[str], work: Path, broker_version: str | None
 ) -> dict[str, dict[str, Any]]:
     work.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, Any]] = {}
@@ -258,21 +267,26 @@ def run_target(
         conf = work / "test.conf"
         conf.write_text(f"bootstrap.servers={bootstrap}\n")
         for number in numbers:
-            results[number] = run_one(tests, number, conf, work)
+            results[number] = run_one(tests, number, conf, work, broker_version)
             r = results[number]
             print(f"{target} {number} {r['outcome']} {r['seconds']}s {r['why']}", file=sys.stderr)
     return results
 
 
 def table(names: dict[str, str], results: dict[str, dict[str, dict[str, Any]]]) -> str:
-    """Markdown table: one row per test, both targets, and whether they differ."""
+    """Markdown table: one row per test, each target's outcome, whether they differ, and
+    what the runner said where a test did not pass (the first target's reason first)."""
     targets = list(results)
-    rows = ["| test | " + " | ".join(targets) + " | differs |", "|---" * (len(targets) + 2) + "|"]
-    numbers = sorted({n for r in results.values() for n in r})
-    for n in numbers:
-        outs = [results[t].get(n, {}).get("outcome", "-") for t in targets]
+    head = "| test | " + " | ".join(targets) + " | differs | why not passed |"
+    rows = [head, "|---" * (len(targets) + 3) + "|"]
+    for n in sorted({n for r in results.values() for n in r}):
+        got = [results[t].get(n, {}) for t in targets]
+        outs = [g.get("outcome", "-") for g in got]
         differs = "**yes**" if len(set(outs)) > 1 and "-" not in outs else ""
-        rows.append(f"| {n}_{names.get(n, '?')} | " + " | ".join(outs) + f" | {differs} |")
+        whys = [f"{t}: {g['why']}" for t, g in zip(targets, got, strict=True) if g.get("why")]
+        why = " / ".join(dict.fromkeys(w.split(": ", 1)[1] for w in whys)) if whys else ""
+        why = why.replace("|", "\\|")[:160]
+        rows.append(f"| {n}_{names.get(n, '?')} | " + " | ".join(outs) + f" | {differs} | {why} |")
     return "\n".join(rows)
 
 
@@ -294,13 +308,27 @@ def summary(results: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--tests", type=parse_selection, default=parse_selection("0000-0150"))
-    p.add_argument("--target", choices=["rillet", "kafka", "both"], default="both")
-    p.add_argument("--kafka-results", type=Path, help="JSON of an earlier run: its Kafka side")
+    p.add_argument("--target", choices=["rillet", "kafka", "both", "none"], default="both")
+    p.add_argument(
+        "--results",
+        type=Path,
+        action="append",
+        help="the JSON of an earlier run (repeatable): its targets join the table",
+    )
+    p.add_argument(
+        "--broker-version",
+        help="TEST_KAFKA_VERSION for the suite, e.g. 4.4.0 (default: the suite's own, 2.4.0.0)",
+    )
     p.add_argument("--out", type=Path, help="also write the JSON line to this file")
+    p.add_argument("--markdown", type=Path, help="also write the table to this file")
     p.add_argument("--work-dir", type=Path, default=cache_root() / "librdkafka-runs")
     args = p.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop what it started
-    params = {"tests": f"{args.tests[0]}-{args.tests[-1]}", "target": args.target}
+    params = {
+        "tests": f"{args.tests[0]}-{args.tests[-1]}",
+        "target": args.target,
+        "broker_version": args.broker_version,
+    }
     try:
         tests = ensure_suite()
     except SuiteUnavailable as exc:
@@ -310,14 +338,19 @@ def main() -> int:
     names = suite_tests(tests)
     numbers = [n for n in args.tests if n in names]
     results: dict[str, dict[str, dict[str, Any]]] = {}
-    if args.kafka_results is not None:
-        results["kafka"] = json.loads(args.kafka_results.read_text())["results"]["kafka"]
-    for target in ("kafka", "rillet") if args.target == "both" else (args.target,):
+    for earlier in args.results or []:  # targets measured before: kept unless run again
+        results.update(json.loads(earlier.read_text())["results"])
+    chosen = {"both": ("kafka", "rillet"), "none": ()}.get(args.target, (args.target,))
+    for target in chosen:
         try:
-            results[target] = run_target(target, tests, numbers, args.work_dir / target)
+            work = args.work_dir / target
+            results[target] = run_target(target, tests, numbers, work, args.broker_version)
         except SuiteUnavailable as exc:  # no Kafka here: say so, as a skip
             print(f"skipped {target}: {exc}", file=sys.stderr)
-    print(table(names, results), file=sys.stderr)
+    text = table(names, results)
+    print(text, file=sys.stderr)
+    if args.markdown is not None:
+        args.markdown.write_text(text + "\n")
     result = {"librdkafka": LIBRDKAFKA_VERSION, "summary": summary(results), "results": results}
     emit("librdkafka_suite", params, result)
     if args.out is not None:
