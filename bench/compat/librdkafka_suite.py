@@ -44,6 +44,7 @@ from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 
 sys.path.insert(0, str(REPO / "tests" / "support"))  # the real Kafka launcher lives there
 from real_kafka import KAFKA_VERSION, KafkaUnavailable, RealKafka, ensure_jars
+from real_kafka_cluster import RealKafkaCluster
 
 NPM_PACKAGE = "@confluentinc/kafka-javascript@1.10.0"
 LIBRDKAFKA_VERSION = "2.15.0"
@@ -230,12 +231,12 @@ def _reason(lines: list[str]) -> str:
 
 
 @contextlib.contextmanager
-def bootstrap_of(target: str) -> Iterator[str]:
+def bootstrap_of(target: str, kafka_nodes: int = 1) -> Iterator[str]:
     """The Kafka bootstrap of a started target, stopped on exit (even on SIGTERM).
 
     Both are set up as the suite's "default" scenario (tests/scenarios/default.json):
-    auto-creation on, 4 partitions and replication factor 3 for a topic nobody sized; the
-    single Kafka broker can only give replication factor 1."""
+    auto-creation on, 4 partitions and replication factor 3 for a topic nobody sized (a
+    single Kafka broker gives replication factor 1: tests that ask for 3 fail there)."""
     with tempfile.TemporaryDirectory(prefix="rillet-librdkafka-") as tmp:
         if target == "rillet":
             plan = plan_cluster(Path(tmp), RILLET_NODES, default_replication_factor=RILLET_NODES)
@@ -253,17 +254,27 @@ def bootstrap_of(target: str) -> Iterator[str]:
         except KafkaUnavailable as exc:
             raise SuiteUnavailable(f"Kafka: {exc}") from None
         props = {"num.partitions": str(SCENARIO_PARTITIONS)}
-        with RealKafka(jars, Path(tmp) / "kafka", properties=props, jvm="bench") as kafka:
-            print(f"started Apache Kafka {KAFKA_VERSION}, 1 node", file=sys.stderr)
-            yield kafka.bootstrap
+        if kafka_nodes == 1:
+            with RealKafka(jars, Path(tmp) / "kafka", properties=props, jvm="bench") as kafka:
+                print(f"started Apache Kafka {KAFKA_VERSION}, 1 node", file=sys.stderr)
+                yield kafka.bootstrap
+            return
+        with RealKafkaCluster(jars, kafka_nodes, Path(tmp) / "kafka", props) as cluster:
+            print(f"started Apache Kafka {KAFKA_VERSION}, {kafka_nodes} nodes", file=sys.stderr)
+            yield cluster.bootstrap
 
 
 def run_target(
-    target: str, tests: Path, numbers: list[str], work: Path, broker_version: str | None
+    target: str,
+    tests: Path,
+    numbers: list[str],
+    work: Path,
+    broker_version: str | None,
+    kafka_nodes: int = 1,
 ) -> dict[str, dict[str, Any]]:
     work.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, Any]] = {}
-    with bootstrap_of(target) as bootstrap:
+    with bootstrap_of(target, kafka_nodes) as bootstrap:
         conf = work / "test.conf"
         conf.write_text(f"bootstrap.servers={bootstrap}\n")
         for number in numbers:
@@ -320,6 +331,12 @@ def main() -> int:
         help="TEST_KAFKA_VERSION for the suite, e.g. 4.4.0 (default: the suite's own, 2.4.0.0)",
     )
     p.add_argument("--out", type=Path, help="also write the JSON line to this file")
+    p.add_argument(
+        "--kafka-nodes",
+        type=int,
+        default=1,
+        help="Kafka brokers to start (default 1; the suite's own clusters have 3)",
+    )
     p.add_argument("--markdown", type=Path, help="also write the table to this file")
     p.add_argument("--work-dir", type=Path, default=cache_root() / "librdkafka-runs")
     args = p.parse_args()
@@ -328,6 +345,7 @@ def main() -> int:
         "tests": f"{args.tests[0]}-{args.tests[-1]}",
         "target": args.target,
         "broker_version": args.broker_version,
+        "kafka_nodes": args.kafka_nodes,
     }
     try:
         tests = ensure_suite()
@@ -344,7 +362,9 @@ def main() -> int:
     for target in chosen:
         try:
             work = args.work_dir / target
-            results[target] = run_target(target, tests, numbers, work, args.broker_version)
+            results[target] = run_target(
+                target, tests, numbers, work, args.broker_version, args.kafka_nodes
+            )
         except SuiteUnavailable as exc:  # no Kafka here: say so, as a skip
             print(f"skipped {target}: {exc}", file=sys.stderr)
     text = table(names, results)
