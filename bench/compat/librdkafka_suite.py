@@ -196,7 +196,15 @@ def run_one(
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             rc = None
-    text = ANSI.sub("", log.read_text(errors="replace"))
+    verdict = judge(log.read_text(errors="replace"), number, rc)
+    return {**verdict, "seconds": round(time.monotonic() - started, 1)}
+
+
+def judge(output: str, number: str, rc: int | None) -> dict[str, Any]:
+    """A test's outcome from its runner's output and exit status (None: killed at the
+    deadline): the state in its summary row, failed whenever the runner did not exit 0
+    (a crash or a hang after the row), and why it did not pass."""
+    text = ANSI.sub("", output)
     state = None
     for line in text.splitlines():
         match = ROW.match(line)
@@ -205,17 +213,10 @@ def run_one(
     outcome = OUTCOME.get(state or "", "fail")
     if rc is None:
         outcome, state = "fail", "TIMEOUT"
-    elif rc != 0 and outcome != "fail":
+    elif rc != 0:
         outcome = "fail"
-    why = ""
-    if outcome != "pass":
-        why = _reason(text.splitlines())
-    return {
-        "outcome": outcome,
-        "state": state or f"exit {rc}",
-        "seconds": round(time.monotonic() - started, 1),
-        "why": why,
-    }
+    why = _reason(text.splitlines()) if outcome != "pass" else ""
+    return {"outcome": outcome, "state": state or f"exit {rc}", "why": why}
 
 
 def _reason(lines: list[str]) -> str:
