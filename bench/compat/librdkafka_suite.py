@@ -43,7 +43,7 @@ from _common import REPO, emit
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 
 sys.path.insert(0, str(REPO / "tests" / "support"))  # the real Kafka launcher lives there
-from real_kafka import KAFKA_VERSION, KafkaUnavailable, RealKafka, ensure_jars
+from real_kafka import KAFKA_VERSION, TOOLS_ARTIFACT, KafkaUnavailable, RealKafka, ensure_jars
 from real_kafka_cluster import RealKafkaCluster
 
 NPM_PACKAGE = "@confluentinc/kafka-javascript@1.10.0"
@@ -168,17 +168,24 @@ def parse_selection(text: str) -> list[str]:
 
 
 def run_one(
-    tests: Path, number: str, conf: Path, log_dir: Path, broker_version: str | None = None
+    tests: Path,
+    number: str,
+    conf: Path,
+    log_dir: Path,
+    broker_version: str | None = None,
+    tools_env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Run test ``number`` in its own test-runner; its outcome, time and last lines.
     ``broker_version``: what the suite takes the broker to be (its default, 2.4.0.0, leaves
-    out the sub-tests of newer features)."""
+    out the sub-tests of newer features); ``tools_env``: KAFKA_PATH and BROKERS for the tests
+    that run Kafka's command-line tools."""
     libs = f"{tests.parent / 'src'}:{tests.parent / 'src-cpp'}"  # the runner's own build
     env = {**os.environ, "TESTS": number, "RDKAFKA_TEST_CONF": str(conf), "LD_LIBRARY_PATH": libs}
     env.pop("TEST_KAFKA_VERSION", None)
     env.pop("KAFKA_VERSION", None)
     if broker_version is not None:
         env["TEST_KAFKA_VERSION"] = broker_version
+    env.update(tools_env or {})
     log = log_dir / f"{number}.log"
     started = time.monotonic()
     with open(log, "wb") as out:
@@ -265,6 +272,34 @@ def bootstrap_of(target: str, kafka_nodes: int = 1) -> Iterator[str]:
             yield cluster.bootstrap
 
 
+# The Kafka scripts some tests run (``$KAFKA_PATH/bin/<script>``), as wrappers around the
+# tool classes of Kafka's tools jar (cached like the broker's jars, tests/support/real_kafka.py).
+TOOL_SCRIPTS = {
+    "kafka-topics.sh": "org.apache.kafka.tools.TopicCommand",
+    "kafka-acls.sh": "org.apache.kafka.tools.AclCommand",
+}
+
+
+def kafka_tools(work: Path) -> Path | None:
+    """A directory to use as KAFKA_PATH (its bin/ holds the scripts), None without the jars:
+    the tests that need it then fail alike on both targets, saying KAFKA_PATH is not set."""
+    try:
+        jars = ensure_jars(artifact=TOOLS_ARTIFACT)
+    except KafkaUnavailable as exc:
+        print(f"no Kafka tools for KAFKA_PATH: {exc}", file=sys.stderr)
+        return None
+    home = work / "kafka-path"
+    (home / "bin").mkdir(parents=True, exist_ok=True)
+    for script, main in TOOL_SCRIPTS.items():
+        path = home / "bin" / script
+        path.write_text(
+            "#!/bin/sh\nexec java -Xmx256m -XX:TieredStopAtLevel=1 -Dlog4j2.level=warn "
+            f"-cp '{jars}/*' {main} \"$@\"\n"
+        )
+        path.chmod(0o755)
+    return home
+
+
 def run_target(
     target: str,
     tests: Path,
@@ -275,11 +310,13 @@ def run_target(
 ) -> dict[str, dict[str, Any]]:
     work.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, Any]] = {}
+    kafka_path = kafka_tools(work)
     with bootstrap_of(target, kafka_nodes) as bootstrap:
         conf = work / "test.conf"
         conf.write_text(f"bootstrap.servers={bootstrap}\n")
+        tools_env = {"KAFKA_PATH": str(kafka_path), "BROKERS": bootstrap} if kafka_path else {}
         for number in numbers:
-            results[number] = run_one(tests, number, conf, work, broker_version)
+            results[number] = run_one(tests, number, conf, work, broker_version, tools_env)
             r = results[number]
             print(f"{target} {number} {r['outcome']} {r['seconds']}s {r['why']}", file=sys.stderr)
     return results
