@@ -6,8 +6,9 @@ groups, admin calls. This script fetches librdkafka v2.15.0's source from the np
 ``node-rdkafka`` release bundles 2.15), builds it once under ``~/.cache/rillet/`` (never in
 the repository), and runs each test in a process of its own (``TESTS=0001 ./test-runner -Q
 -p1 -L -E``: quick mode, broker tests only, no socket-emulation tests) with a deadline that
-kills the whole runner. Targets: a local 3-node rillet cluster (Kafka listener on, topic
-auto-creation on as in Kafka) and a single-node Apache Kafka 4.4 (KRaft, from Maven Central's
+kills the whole runner. Targets, both set up as the suite's "default" scenario (topics
+auto-created with 4 partitions): a local 3-node rillet cluster (Kafka listener on) and a
+single-node Apache Kafka 4.4 (KRaft, from Maven Central's
 jars, see tests/support/real_kafka.py). It prints a pass/fail/skip table with the
 differences on stderr and one JSON line on stdout (and ``--out FILE``); when the source or
 Kafka cannot be had it says why and exits 0 with ``"skipped"`` in the JSON.
@@ -43,7 +44,14 @@ from _common import REPO, emit
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 
 sys.path.insert(0, str(REPO / "tests" / "support"))  # the real Kafka launcher lives there
-from real_kafka import KAFKA_VERSION, TOOLS_ARTIFACT, KafkaUnavailable, RealKafka, ensure_jars
+from real_kafka import (
+    KAFKA_VERSION,
+    TOOLS_ARTIFACT,
+    KafkaUnavailable,
+    RealKafka,
+    cache_root,
+    ensure_jars,
+)
 from real_kafka_cluster import RealKafkaCluster
 
 NPM_PACKAGE = "@confluentinc/kafka-javascript@1.10.0"
@@ -71,11 +79,6 @@ OUTCOME = {"PASSED": "pass", "FAILED": "fail", "RUNNING": "fail", "SKIPPED": "sk
 
 class SuiteUnavailable(Exception):
     """librdkafka's source cannot be had or built here; the message says why, in one line."""
-
-
-def cache_root() -> Path:
-    env = os.environ.get("RILLET_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "rillet"
 
 
 def _run_logged(cmd: list[str], cwd: Path, log: Path, timeout_s: float) -> int:
