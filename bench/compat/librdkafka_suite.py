@@ -15,7 +15,7 @@ Kafka cannot be had it says why and exits 0 with ``"skipped"`` in the JSON.
 
     .venv/bin/python bench/compat/librdkafka_suite.py --target both --tests 0000-0150 \
         --out librdkafka-results.json
-    # re-use an earlier Kafka run and only run rillet (on a subset):
+    # run a few tests again on rillet; the table keeps the earlier results of the others:
     .venv/bin/python bench/compat/librdkafka_suite.py --target rillet --tests 0011,0031 \
         --results librdkafka-results.json
 """
@@ -365,7 +365,8 @@ def main() -> int:
         "--results",
         type=Path,
         action="append",
-        help="the JSON of an earlier run (repeatable): its targets join the table",
+        help="the JSON of an earlier run (repeatable): its tests join the table, unless run "
+        "again (by this run or a later --results)",
     )
     p.add_argument(
         "--broker-version",
@@ -397,15 +398,17 @@ def main() -> int:
     names = suite_tests(tests)
     numbers = [n for n in args.tests if n in names]
     results: dict[str, dict[str, dict[str, Any]]] = {}
-    for earlier in args.results or []:  # targets measured before: kept unless run again
-        results.update(json.loads(earlier.read_text())["results"])
+    for earlier in args.results or []:  # tests measured before: a later run of one wins
+        for target, measured in json.loads(earlier.read_text())["results"].items():
+            results.setdefault(target, {}).update(measured)
     chosen = {"both": ("kafka", "rillet"), "none": ()}.get(args.target, (args.target,))
     for target in chosen:
         try:
             work = args.work_dir / target
-            results[target] = run_target(
+            measured = run_target(
                 target, tests, numbers, work, args.broker_version, args.kafka_nodes
             )
+            results.setdefault(target, {}).update(measured)
         except SuiteUnavailable as exc:  # no Kafka here: say so, as a skip
             print(f"skipped {target}: {exc}", file=sys.stderr)
     text = table(names, results)
