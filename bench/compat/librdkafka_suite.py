@@ -203,9 +203,11 @@ def run_one(
         try:
             rc: int | None = proc.wait(TEST_TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
             rc = None
+        finally:  # at the deadline, and on Ctrl-C or SIGTERM: the whole runner goes
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
     verdict = judge(log.read_text(errors="replace"), number, rc)
     return {**verdict, "seconds": round(time.monotonic() - started, 1)}
 
