@@ -54,7 +54,7 @@ def _api_versions(schema: ApiSchema, req: Any, view: ClusterView, caller: Caller
 TRANSLATORS: dict[int, Translator] = {
     ApiKey.API_VERSIONS: _api_versions,
     ApiKey.PRODUCE: lambda s, r, v, c: data_path.translate_produce(s, r),
-    ApiKey.FETCH: lambda s, r, v, c: data_path.translate_fetch(s, r),
+    ApiKey.FETCH: lambda s, r, v, c: data_path.translate_fetch(s, r, v),
     ApiKey.LIST_OFFSETS: lambda s, r, v, c: data_path.translate_list_offsets(s, r),
     ApiKey.METADATA: lambda s, r, v, c: admin.translate_metadata(s, r, v),
     ApiKey.FIND_COORDINATOR: lambda s, r, v, c: admin.translate_find_coordinator(s, r, v),

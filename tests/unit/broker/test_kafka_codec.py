@@ -125,7 +125,10 @@ def test_a_transactional_produce_is_refused_without_reaching_a_handler() -> None
 @given(
     version=st.integers(4, 11),
     partitions=st.lists(
-        st.tuples(names, int32s, offsets, int32s, st.binary(max_size=80)), min_size=1, max_size=5
+        st.tuples(names, int32s, offsets, int32s, st.binary(max_size=80)),
+        min_size=1,
+        max_size=5,
+        unique_by=lambda e: (e[0], e[1]),  # Kafka keeps one entry per partition, as here
     ),
     hw=offsets,
 )
