@@ -26,6 +26,7 @@ DESCRIBE_CLUSTER = 60
 SASL_HANDSHAKE = 17
 SASL_AUTHENTICATE = 36
 CONSUMER_GROUP_DESCRIBE = 69
+DESCRIBE_TOPIC_PARTITIONS = 75
 
 SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.PRODUCE: (3, 7),
@@ -65,6 +66,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     CONSUMER_GROUP_DESCRIBE: (0, 1),  # flexible
     ApiKey.DESCRIBE_LOG_DIRS: (1, 4),  # 2 to 4 are flexible; 0 left Kafka in 4.0
     ApiKey.DESCRIBE_QUORUM: (0, 1),  # flexible
+    DESCRIBE_TOPIC_PARTITIONS: (0, 0),  # flexible
 }
 
 
@@ -114,6 +116,8 @@ def api_name(api_key: int) -> str:
         return "ALTER_CONFIGS"
     if api_key == CONSUMER_GROUP_DESCRIBE:
         return "CONSUMER_GROUP_DESCRIBE"
+    if api_key == DESCRIBE_TOPIC_PARTITIONS:
+        return "DESCRIBE_TOPIC_PARTITIONS"
     try:
         return ApiKey(api_key).name
     except ValueError:

@@ -27,6 +27,7 @@ from rillet.broker.kafka import (
     offsets,
     partition_counts,
     record_deletion,
+    topic_partitions,
     user_credentials,
 )
 from rillet.broker.kafka.api_table import (
@@ -34,6 +35,7 @@ from rillet.broker.kafka.api_table import (
     CONSUMER_GROUP_DESCRIBE,
     DESCRIBE_CLUSTER,
     DESCRIBE_CONFIGS,
+    DESCRIBE_TOPIC_PARTITIONS,
     SASL_AUTHENTICATE,
     SASL_HANDSHAKE,
     ApiSchema,
@@ -95,6 +97,9 @@ TRANSLATORS: dict[int, Translator] = {
         s, r, c
     ),
     CONSUMER_GROUP_DESCRIBE: lambda s, r, v, c: consumer_groups.translate_describe(s, r),
+    DESCRIBE_TOPIC_PARTITIONS: lambda s, r, v, c: (
+        topic_partitions.translate_describe_topic_partitions(s, r, v)
+    ),
 }
 
 
