@@ -27,6 +27,7 @@ SASL_HANDSHAKE = 17
 SASL_AUTHENTICATE = 36
 CONSUMER_GROUP_DESCRIBE = 69
 DESCRIBE_TOPIC_PARTITIONS = 75
+UPDATE_FEATURES = 57
 
 SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.PRODUCE: (3, 7),
@@ -67,6 +68,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.DESCRIBE_LOG_DIRS: (1, 4),  # 2 to 4 are flexible; 0 left Kafka in 4.0
     ApiKey.DESCRIBE_QUORUM: (0, 1),  # flexible
     DESCRIBE_TOPIC_PARTITIONS: (0, 0),  # flexible
+    UPDATE_FEATURES: (0, 2),  # flexible
 }
 
 
@@ -118,6 +120,8 @@ def api_name(api_key: int) -> str:
         return "CONSUMER_GROUP_DESCRIBE"
     if api_key == DESCRIBE_TOPIC_PARTITIONS:
         return "DESCRIBE_TOPIC_PARTITIONS"
+    if api_key == UPDATE_FEATURES:
+        return "UPDATE_FEATURES"
     try:
         return ApiKey(api_key).name
     except ValueError:

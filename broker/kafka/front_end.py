@@ -21,6 +21,7 @@ from rillet.broker.kafka import (
     data_path,
     describe_cluster,
     describe_quorum,
+    features,
     group_deletion,
     leader_epochs,
     log_dirs,
@@ -38,6 +39,7 @@ from rillet.broker.kafka.api_table import (
     DESCRIBE_TOPIC_PARTITIONS,
     SASL_AUTHENTICATE,
     SASL_HANDSHAKE,
+    UPDATE_FEATURES,
     ApiSchema,
 )
 from rillet.broker.kafka.codec import api_versions_response
@@ -97,6 +99,7 @@ TRANSLATORS: dict[int, Translator] = {
         s, r, c
     ),
     CONSUMER_GROUP_DESCRIBE: lambda s, r, v, c: consumer_groups.translate_describe(s, r),
+    UPDATE_FEATURES: lambda s, r, v, c: features.translate_update_features(s, r),
     DESCRIBE_TOPIC_PARTITIONS: lambda s, r, v, c: (
         topic_partitions.translate_describe_topic_partitions(s, r, v)
     ),
