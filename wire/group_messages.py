@@ -28,6 +28,9 @@ class GroupTopicPartitions:
 class FindCoordinatorRequest(Request["FindCoordinatorResponse"]):
     key: str  # the group id
     key_type: int = 0  # 0: consumer group
+    # Further keys of a batched Kafka FindCoordinator (v4+): one coordinator answers them
+    # all; each is authorized like ``key``.
+    more_keys: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,30 +105,47 @@ def allows_auto_creation(req: Any) -> bool:
 # -- FindCoordinator ---------------------------------------------------------------------------
 
 
-def translate_find_coordinator(schema: ApiSchema, req: Any, view: ClusterView) -> Forward:
-    def respond(code: int, node_id: int = -1, host: str = "", port: int = -1) -> Any:
-        return build(
-            schema.response_type,
-            {
-                "throttle_time": 0,
-                "error_code": code,
-                "error_message": None,
-                "node_id": node_id,
-                "host": host,
-                "port": port,
-            },
-        )
+def translate_find_coordinator(schema: ApiSchema, req: Any, view: ClusterView) -> Forward | Answer:
+    """One coordinator (the controller) for every key; v4+ batch keys (``coordinator_keys``)
+    and answer each, all authorized or none (the native request carries them all)."""
+    batched = schema.version >= 4
+    keys = [str(k) for k in req.coordinator_keys] if batched else [str(req.key)]
+
+    def respond(
+        code: int, node_id: int = -1, host: str = "", port: int = -1, message: str | None = None
+    ) -> Any:
+        found = {"node_id": node_id, "host": host, "port": port}
+        entry = {**found, "error_code": code, "error_message": message}
+        if batched:
+            return build(
+                schema.response_type, {"coordinators": [{"key": k, **entry} for k in keys]}
+            )
+        return build(schema.response_type, {"throttle_time": 0, **entry})
 
     def reply(resp: gm.FindCoordinatorResponse) -> Any:
         if resp.error_code != ErrorCode.NONE:
-            return respond(resp.error_code)
+            return respond(resp.error_code, message=resp.error_message)
         endpoint = view.kafka_endpoints().get(resp.node_id)
         if endpoint is None:
-            return respond(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+            return respond(
+                ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                message=f"the coordinator, node {resp.node_id}, has no Kafka listener",
+            )
         return respond(ErrorCode.NONE, endpoint.node_id, endpoint.host, endpoint.port)
 
-    native = gm.FindCoordinatorRequest(str(req.key), int(getattr(req, "key_type", 0)))
-    return Forward(native, reply, respond)
+    def fail(code: int) -> Any:
+        return respond(code, message=_FIND_COORDINATOR_REFUSALS.get(ErrorCode.from_wire(code)))
+
+    if not keys:
+        return Answer(respond(ErrorCode.NONE))
+    key_type = int(getattr(req, "key_type", 0))
+    native = gm.FindCoordinatorRequest(keys[0], key_type, keys[1:])
+    return Forward(native, reply, fail)
+
+
+_FIND_COORDINATOR_REFUSALS = {
+    ErrorCode.GROUP_AUTHORIZATION_FAILED: "not authorized to describe every group named",
+}
 
 
 # -- CreateTopics / DeleteTopics ---------------------------------------------------------------

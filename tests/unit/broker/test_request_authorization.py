@@ -248,3 +248,11 @@ def test_log_dirs_and_a_brokers_settings_need_describe_on_the_cluster() -> None:
     assert error(refused, ApiKey.DESCRIBE_LOG_DIRS, gate) == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
     allowed, _ = authorizer(acl(ResourceType.CLUSTER, CLUSTER_NAME, Operation.DESCRIBE))
     assert error(allowed, ApiKey.DESCRIBE_LOG_DIRS, gate) is None
+
+
+def test_a_batched_find_coordinator_needs_describe_on_every_group() -> None:
+    auth, _ = authorizer(acl(ResourceType.GROUP, "billing", Operation.DESCRIBE))
+    one = gm.FindCoordinatorRequest("billing", 0)
+    assert error(auth, ApiKey.FIND_COORDINATOR, one) is None
+    both = gm.FindCoordinatorRequest("billing", 0, ["payroll"])
+    assert error(auth, ApiKey.FIND_COORDINATOR, both) == ErrorCode.GROUP_AUTHORIZATION_FAILED
