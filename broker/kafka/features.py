@@ -28,6 +28,7 @@ FEATURES: dict[str, tuple[int, int, int]] = {
 FINALIZED_EPOCH = 0
 INVALID_UPDATE_VERSION = 95  # Kafka's error (rillet's own apis have no feature updates)
 UPGRADE, SAFE_DOWNGRADE = 1, 2
+V2_REFUSAL = "The update failed for all features since the following feature had an error: "
 
 
 def feature_fields() -> dict[str, Any]:
@@ -47,13 +48,13 @@ def feature_fields() -> dict[str, Any]:
     }
 
 
-def update_refusal(feature: str, level: int, upgrade_type: int) -> str | None:
-    """Why Kafka's controller would refuse to set ``feature`` to ``level`` here (None: the
-    update is allowed, which here means it leaves the level as it is)."""
+def update_refusal(feature: str, level: int, upgrade_type: int, node_id: int) -> str | None:
+    """Why Kafka's controller would refuse to set ``feature`` to ``level`` here, in its words
+    (None: the update is allowed, which here means it leaves the level as it is)."""
     prefix = f"Invalid update version {level} for feature {feature}."
     span = FEATURES.get(feature)
     if span is None:
-        return f"{prefix} The controller does not support the given feature."
+        return f"{prefix} Local controller {node_id} does not support this feature."
     low, high, current = span
     if level == current:
         return None
@@ -63,19 +64,24 @@ def update_refusal(feature: str, level: int, upgrade_type: int) -> str | None:
             "upgrade type to either safe or unsafe downgrade."
         )
     if not low <= level <= high:
-        return f"{prefix} Local controller only supports versions {low}-{high}"
+        return f"{prefix} Local controller {node_id} only supports versions {low}-{high}"
     return f"{prefix} rillet does not change feature levels"  # unreachable while low == high
 
 
-def translate_update_features(schema: ApiSchema, req: Any) -> Answer:
+def translate_update_features(schema: ApiSchema, req: Any, node_id: int) -> Answer:
     """Each update checked (``validate_only`` or not: nothing ever changes); v0 and v1
     answer per feature, v2 with the first refusal only, as Kafka does."""
     refusals = [
-        (str(u.feature), update_refusal(str(u.feature), int(u.max_version_level), _type(u)))
+        (
+            str(u.feature),
+            update_refusal(str(u.feature), int(u.max_version_level), _type(u), node_id),
+        )
         for u in req.feature_updates
     ]
-    first = next(((f, why) for f, why in refusals if why is not None), None)
-    top = (0, None) if first is None or schema.version < 2 else (INVALID_UPDATE_VERSION, first[1])
+    first = next((why for _, why in refusals if why is not None), None)
+    top: tuple[int, str | None] = (0, None)
+    if first is not None and schema.version >= 2:
+        top = (INVALID_UPDATE_VERSION, V2_REFUSAL + first)
     return Answer(
         build(
             schema.response_type,

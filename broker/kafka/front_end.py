@@ -99,7 +99,9 @@ TRANSLATORS: dict[int, Translator] = {
         s, r, c
     ),
     CONSUMER_GROUP_DESCRIBE: lambda s, r, v, c: consumer_groups.translate_describe(s, r),
-    UPDATE_FEATURES: lambda s, r, v, c: features.translate_update_features(s, r),
+    UPDATE_FEATURES: lambda s, r, v, c: features.translate_update_features(
+        s, r, v.node_config().node_id
+    ),
     DESCRIBE_TOPIC_PARTITIONS: lambda s, r, v, c: (
         topic_partitions.translate_describe_topic_partitions(s, r, v)
     ),

@@ -67,20 +67,24 @@ def test_update_features_accepts_the_level_in_force_and_refuses_others_per_featu
     assert results[0] == ("metadata.version", 0, None)
     assert results[1][1:] == (
         95,
-        "Invalid update version 30 for feature metadata.version. Local controller only "
+        "Invalid update version 30 for feature metadata.version. Local controller 1 only "
         "supports versions 7-7",
     )
-    assert results[2][1] == 95 and "does not support the given feature" in results[2][2]
+    assert results[2][1] == 95 and results[2][2].endswith(
+        "Local controller 1 does not support this feature."
+    )
 
 
 def test_update_features_v2_answers_the_first_refusal_and_a_downgrade_needs_its_type() -> None:
     decoded = _update(2, ("metadata.version", 6, 1), ("kraft.version", 1, 1))
     assert decoded.error_code == 95
+    assert decoded.error_message.startswith("The update failed for all features since")
     assert "without setting the upgrade type" in decoded.error_message
     assert _update(2, ("metadata.version", 7, 1), ("kraft.version", 0, 2)).error_code == 0
     decoded = _update(2, ("metadata.version", 6, 2))
     assert (decoded.error_code, decoded.error_message) == (
         95,
-        "Invalid update version 6 for feature metadata.version. Local controller only "
+        "The update failed for all features since the following feature had an error: "
+        "Invalid update version 6 for feature metadata.version. Local controller 1 only "
         "supports versions 7-7",
     )
