@@ -13,6 +13,7 @@ from rillet.broker.kafka import topic_ids
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.data_path import TRANSACTIONAL_ID_AUTHORIZATION_FAILED
 from rillet.broker.kafka.entities import build
+from rillet.broker.kafka.error_map import kafka_message
 from rillet.broker.kafka.translation import Answer, ClusterView, Forward, millis
 from rillet.wire import group_messages as gm
 from rillet.wire.error_codes import ErrorCode
@@ -115,7 +116,8 @@ def translate_find_coordinator(schema: ApiSchema, req: Any, view: ClusterView) -
         code: int, node_id: int = -1, host: str = "", port: int = -1, message: str | None = None
     ) -> Any:
         found = {"node_id": node_id, "host": host, "port": port}
-        entry = {**found, "error_code": code, "error_message": message}
+        why = kafka_message(code, message, _FIND_COORDINATOR_REFUSALS)
+        entry = {**found, "error_code": code, "error_message": why}
         if batched:
             return build(
                 schema.response_type, {"coordinators": [{"key": k, **entry} for k in keys]}
@@ -134,7 +136,7 @@ def translate_find_coordinator(schema: ApiSchema, req: Any, view: ClusterView) -
         return respond(ErrorCode.NONE, endpoint.node_id, endpoint.host, endpoint.port)
 
     def fail(code: int) -> Any:
-        return respond(code, message=_FIND_COORDINATOR_REFUSALS.get(ErrorCode.from_wire(code)))
+        return respond(code)
 
     if not keys:
         return Answer(respond(ErrorCode.NONE))
@@ -187,11 +189,16 @@ def translate_create_topics(schema: ApiSchema, req: Any) -> Forward | Answer:
 
     def reply(resp: CreateTopicsResponse) -> Any:
         results = dict(local)
-        results.update({r.name: (r.error_code, r.error_message) for r in resp.topics})
+        results.update(
+            {
+                r.name: (r.error_code, kafka_message(r.error_code, r.error_message))
+                for r in resp.topics
+            }
+        )
         return respond(results)
 
     def fail(code: int) -> Any:
-        return respond({n: local.get(n, (code, None)) for n in names})
+        return respond({n: local.get(n, (code, kafka_message(code, None))) for n in names})
 
     return Forward(native, reply, fail)
 

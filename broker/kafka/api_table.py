@@ -31,7 +31,7 @@ DESCRIBE_TOPIC_PARTITIONS = 75
 UPDATE_FEATURES = 57
 
 SUPPORTED: dict[int, tuple[int, int]] = {
-    ApiKey.PRODUCE: (3, 7),
+    ApiKey.PRODUCE: (3, 8),  # 8 adds error messages
     ApiKey.FETCH: (4, 11),
     ApiKey.LIST_OFFSETS: (1, 9),  # 6 to 9 are flexible; 7 adds max timestamp (-3)
     ApiKey.METADATA: (1, 12),  # 9+ are flexible; 10+ name topics by id too

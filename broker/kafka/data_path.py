@@ -79,7 +79,12 @@ def translate_produce(schema: ApiSchema, req: Any) -> Forward | Answer:
         )
 
     def fail(code: int) -> Any:
-        return respond([{"index": p, "error_code": code, "base_offset": -1} for _, p in pairs])
+        return respond(
+            [
+                {"index": p, "error_code": code, "base_offset": -1, "record_errors": ()}
+                for _, p in pairs
+            ]
+        )
 
     if req.transactional_id is not None:
         return Answer(fail(TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
@@ -105,6 +110,10 @@ def translate_produce(schema: ApiSchema, req: Any) -> Forward | Answer:
                     "base_offset": r.base_offset,
                     "log_append_time": r.log_append_time_ms,
                     "log_start_offset": r.log_start_offset,
+                    # v8+: why a partition was refused (INVALID_TIMESTAMP names the batch,
+                    # its timestamp and the limit), as Kafka's error_message.
+                    "error_message": r.error_message if r.error_code else None,
+                    "record_errors": (),
                 }
                 for r in resp.partitions
             ]
