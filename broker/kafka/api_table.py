@@ -4,9 +4,9 @@ Only what is implemented and tested is listed: ApiVersions advertises exactly th
 Versions here are non-flexible except ApiVersions v3 and v4, ListOffsets v6 to v9, Metadata
 v9 to v12, DescribeLogDirs v2 to v4, OffsetFetch v6 and v7, FindCoordinator v3 and v4,
 IncrementalAlterConfigs v1, and DescribeQuorum, DescribeCluster, ConsumerGroupHeartbeat,
-ConsumerGroupDescribe, DescribeTopicPartitions and UpdateFeatures (flexible only); every
-common client (including librdkafka 2.0's kcat) can negotiate down to a non-flexible
-version of the others.
+ConsumerGroupDescribe, DescribeTopicPartitions, UpdateFeatures and ListConfigResources
+(flexible only); every common client (including librdkafka 2.0's kcat) can negotiate down
+to a non-flexible version of the others.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ SASL_AUTHENTICATE = 36
 CONSUMER_GROUP_DESCRIBE = 69
 DESCRIBE_TOPIC_PARTITIONS = 75
 UPDATE_FEATURES = 57
+LIST_CONFIG_RESOURCES = 74
 
 SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.PRODUCE: (3, 8),  # 8 adds error messages
@@ -70,6 +71,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.DESCRIBE_QUORUM: (0, 1),  # flexible
     DESCRIBE_TOPIC_PARTITIONS: (0, 0),  # flexible
     UPDATE_FEATURES: (0, 2),  # flexible
+    LIST_CONFIG_RESOURCES: (0, 1),  # flexible; v0 was ListClientMetricsResources
 }
 
 
@@ -123,6 +125,8 @@ def api_name(api_key: int) -> str:
         return "DESCRIBE_TOPIC_PARTITIONS"
     if api_key == UPDATE_FEATURES:
         return "UPDATE_FEATURES"
+    if api_key == LIST_CONFIG_RESOURCES:
+        return "LIST_CONFIG_RESOURCES"
     try:
         return ApiKey(api_key).name
     except ValueError:

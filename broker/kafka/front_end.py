@@ -16,6 +16,7 @@ from rillet.broker.kafka import (
     admin,
     classic_groups,
     config_changes,
+    config_resources,
     configs,
     consumer_groups,
     data_path,
@@ -37,6 +38,7 @@ from rillet.broker.kafka.api_table import (
     DESCRIBE_CLUSTER,
     DESCRIBE_CONFIGS,
     DESCRIBE_TOPIC_PARTITIONS,
+    LIST_CONFIG_RESOURCES,
     SASL_AUTHENTICATE,
     SASL_HANDSHAKE,
     UPDATE_FEATURES,
@@ -99,6 +101,9 @@ TRANSLATORS: dict[int, Translator] = {
         s, r, c
     ),
     CONSUMER_GROUP_DESCRIBE: lambda s, r, v, c: consumer_groups.translate_describe(s, r),
+    LIST_CONFIG_RESOURCES: lambda s, r, v, c: config_resources.translate_list_config_resources(
+        s, r, v
+    ),
     UPDATE_FEATURES: lambda s, r, v, c: features.translate_update_features(
         s, r, v.node_config().node_id
     ),
