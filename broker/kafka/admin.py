@@ -7,6 +7,7 @@ not available to Kafka clients.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from rillet.broker.kafka import topic_ids
@@ -27,6 +28,7 @@ from rillet.wire.messages import (
     MetadataRequest,
     MetadataResponse,
     NewTopic,
+    TopicMetadata,
 )
 
 UNKNOWN_AUTHORIZED_OPERATIONS = -(2**31)
@@ -50,26 +52,7 @@ def translate_metadata(schema: ApiSchema, req: Any, view: ClusterView) -> Forwar
                 "cluster_id": resp.cluster_id,
                 "controller_id": resp.controller_id,
                 "topics": [
-                    {
-                        "error_code": t.error_code,
-                        "name": t.name,
-                        "topic_id": topic_ids.kafka_topic_id(t.topic_id),
-                        "is_internal": False,
-                        "partitions": [
-                            {
-                                "error_code": p.error_code,
-                                "partition_index": p.partition,
-                                "leader_id": p.leader_id,
-                                "leader_epoch": p.leader_epoch,
-                                "replica_nodes": p.replicas,
-                                "isr_nodes": p.isr,
-                                "offline_replicas": [r for r in p.replicas if r not in endpoints],
-                            }
-                            for p in t.partitions
-                        ],
-                        "topic_authorized_operations": UNKNOWN_AUTHORIZED_OPERATIONS,
-                    }
-                    for t in topic_ids.kept(resp.topics, topics, ids)
+                    topic_entry(t, endpoints) for t in topic_ids.kept(resp.topics, topics, ids)
                 ],
                 "cluster_authorized_operations": UNKNOWN_AUTHORIZED_OPERATIONS,
             },
@@ -95,6 +78,33 @@ def translate_metadata(schema: ApiSchema, req: Any, view: ClusterView) -> Forwar
     return Forward(
         MetadataRequest(None if ids else topics, -1, allows_auto_creation(req)), reply, fail
     )
+
+
+def topic_entry(t: TopicMetadata, endpoints: Collection[int]) -> dict[str, Any]:
+    """A topic and its partitions as Metadata and DescribeTopicPartitions describe them
+    (``endpoints``: the live brokers, the others' replicas are offline)."""
+    return {
+        "error_code": t.error_code,
+        "name": t.name,
+        "topic_id": topic_ids.kafka_topic_id(t.topic_id),
+        "is_internal": False,
+        "partitions": [
+            {
+                "error_code": p.error_code,
+                "partition_index": p.partition,
+                "leader_id": p.leader_id,
+                "leader_epoch": p.leader_epoch,
+                "replica_nodes": p.replicas,
+                "isr_nodes": p.isr,
+                # DescribeTopicPartitions: no eligible leader replicas (KIP-966) here.
+                "eligible_leader_replicas": (),
+                "last_known_elr": (),
+                "offline_replicas": [r for r in p.replicas if r not in endpoints],
+            }
+            for p in t.partitions
+        ],
+        "topic_authorized_operations": UNKNOWN_AUTHORIZED_OPERATIONS,
+    }
 
 
 def allows_auto_creation(req: Any) -> bool:

@@ -112,21 +112,22 @@ def served_schema(api_key: int, version: int) -> ApiSchema | None:
     return ApiSchema(api_key, version, req, resp, entity_reader(req), entity_writer(resp))
 
 
+# Names of the apis above that rillet's ApiKey lacks (no internal api of that number).
+_KAFKA_ONLY_NAMES = {
+    DESCRIBE_CONFIGS: "DESCRIBE_CONFIGS",
+    DESCRIBE_CLUSTER: "DESCRIBE_CLUSTER",
+    ALTER_CONFIGS: "ALTER_CONFIGS",
+    CONSUMER_GROUP_DESCRIBE: "CONSUMER_GROUP_DESCRIBE",
+    DESCRIBE_TOPIC_PARTITIONS: "DESCRIBE_TOPIC_PARTITIONS",
+    UPDATE_FEATURES: "UPDATE_FEATURES",
+    LIST_CONFIG_RESOURCES: "LIST_CONFIG_RESOURCES",
+}
+
+
 def api_name(api_key: int) -> str:
-    if api_key == DESCRIBE_CONFIGS:
-        return "DESCRIBE_CONFIGS"
-    if api_key == DESCRIBE_CLUSTER:
-        return "DESCRIBE_CLUSTER"
-    if api_key == ALTER_CONFIGS:
-        return "ALTER_CONFIGS"
-    if api_key == CONSUMER_GROUP_DESCRIBE:
-        return "CONSUMER_GROUP_DESCRIBE"
-    if api_key == DESCRIBE_TOPIC_PARTITIONS:
-        return "DESCRIBE_TOPIC_PARTITIONS"
-    if api_key == UPDATE_FEATURES:
-        return "UPDATE_FEATURES"
-    if api_key == LIST_CONFIG_RESOURCES:
-        return "LIST_CONFIG_RESOURCES"
+    name = _KAFKA_ONLY_NAMES.get(api_key)
+    if name is not None:
+        return name
     try:
         return ApiKey(api_key).name
     except ValueError:

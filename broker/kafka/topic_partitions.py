@@ -13,8 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from rillet.broker.kafka import topic_ids
-from rillet.broker.kafka.admin import UNKNOWN_AUTHORIZED_OPERATIONS
+from rillet.broker.kafka.admin import topic_entry
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.translation import ClusterView, Forward
@@ -64,30 +63,7 @@ def translate_describe_topic_partitions(schema: ApiSchema, req: Any, view: Clust
         return build(
             schema.response_type,
             {
-                "topics": [
-                    {
-                        "error_code": t.error_code,
-                        "name": t.name,
-                        "topic_id": topic_ids.kafka_topic_id(t.topic_id),
-                        "is_internal": False,
-                        "partitions": [
-                            {
-                                "error_code": p.error_code,
-                                "partition_index": p.partition,
-                                "leader_id": p.leader_id,
-                                "leader_epoch": p.leader_epoch,
-                                "replica_nodes": p.replicas,
-                                "isr_nodes": p.isr,
-                                "eligible_leader_replicas": (),
-                                "last_known_elr": (),
-                                "offline_replicas": [r for r in p.replicas if r not in endpoints],
-                            }
-                            for p in t.partitions
-                        ],
-                        "topic_authorized_operations": UNKNOWN_AUTHORIZED_OPERATIONS,
-                    }
-                    for t in topics
-                ],
+                "topics": [topic_entry(t, endpoints) for t in topics],
                 "next_cursor": (
                     None
                     if next_cursor is None
