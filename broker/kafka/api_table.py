@@ -2,7 +2,7 @@
 
 Only what is implemented and tested is listed: ApiVersions advertises exactly this table.
 Versions here are non-flexible except ApiVersions v3 and v4, ListOffsets v6 to v9, Metadata
-v9 to v12, DescribeLogDirs v2 to v4, OffsetFetch v6 and v7, FindCoordinator v3 and v4,
+v9 to v12, DescribeLogDirs v2 to v4, OffsetFetch v6 to v8, FindCoordinator v3 and v4,
 IncrementalAlterConfigs v1, and DescribeQuorum, DescribeCluster, ConsumerGroupHeartbeat,
 ConsumerGroupDescribe, DescribeTopicPartitions, UpdateFeatures and ListConfigResources
 (flexible only); every common client (including librdkafka 2.0's kcat) can negotiate down
@@ -37,7 +37,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.LIST_OFFSETS: (1, 9),  # 6 to 9 are flexible; 7 adds max timestamp (-3)
     ApiKey.METADATA: (1, 12),  # 9+ are flexible; 10+ name topics by id too
     ApiKey.OFFSET_COMMIT: (2, 7),
-    ApiKey.OFFSET_FETCH: (1, 7),  # 6 and 7 are flexible
+    ApiKey.OFFSET_FETCH: (1, 8),  # 6 to 8 are flexible; 8 asks for several groups
     ApiKey.FIND_COORDINATOR: (0, 4),  # 3+ are flexible; 4 batches keys
     ApiKey.JOIN_GROUP: (0, 5),
     ApiKey.HEARTBEAT: (0, 3),
