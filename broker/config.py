@@ -64,6 +64,9 @@ class KafkaListenerConfig:
     # SASL mechanisms clients must authenticate with, comma-separated (Kafka's
     # sasl.enabled.mechanisms): SCRAM-SHA-256, SCRAM-SHA-512, PLAIN. Empty: no SASL.
     sasl_mechanisms: str = ""
+    # max.incremental.fetch.session.cache.slots: Kafka clients' fetch sessions (KIP-227) this
+    # node keeps (0: none, every fetch is a full one). Kafka's default.
+    max_incremental_fetch_session_cache_slots: int = 1000
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:

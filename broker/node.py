@@ -50,6 +50,7 @@ from rillet.broker.http.endpoint import (
 from rillet.broker.http.metered_dispatcher import MeteredDispatcher
 from rillet.broker.http.node_probe import NodeProbe
 from rillet.broker.http.request_metrics import RAFT_APPEND_BUCKETS_S, LocalHistogram
+from rillet.broker.kafka.fetch_sessions import FetchSessionCache
 from rillet.broker.log_cleaner import LogCleaner
 from rillet.broker.log_scrubber import LogScrubber
 from rillet.broker.loop_lag import LagTracker, monitor_loop_lag
@@ -241,7 +242,19 @@ class Node:
                 )
                 faults = InjectedFaults.from_environment(os.environ)
                 logins = LoginGuard(cfg.sasl)
-                ctx = BrokerContext(cfg, manager, port, view, producer_ids, faults, logins=logins)
+                sessions = FetchSessionCache(
+                    cfg.kafka_listener.max_incremental_fetch_session_cache_slots, random.Random()
+                )
+                ctx = BrokerContext(
+                    cfg,
+                    manager,
+                    port,
+                    view,
+                    producer_ids,
+                    faults,
+                    logins=logins,
+                    kafka_fetch_sessions=sessions,
+                )
                 dispatcher = Dispatcher(ctx)
                 kafka_dispatcher = dispatcher
                 if http_listeners:
@@ -256,6 +269,7 @@ class Node:
                             self.loop_lag,
                             raft_append=self._raft_append,
                             sasl_failures=logins.failures,
+                            fetch_sessions=sessions,
                         ),
                         self._http_access,
                         self.tls.http_server if self.tls and http_tls_on(cfg) else None,

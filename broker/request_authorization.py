@@ -89,7 +89,9 @@ NEEDS: dict[ApiKey, Callable[[Any], list[Need]]] = {
     ApiKey.INCREMENTAL_ALTER_CONFIGS: lambda r: _topics(
         (t.name for t in r.topics), Operation.ALTER_CONFIGS
     ),
-    ApiKey.FIND_COORDINATOR: lambda r: _group(r.key, D) if r.key_type == 0 else [],
+    ApiKey.FIND_COORDINATOR: lambda r: (
+        [n for k in (r.key, *r.more_keys) for n in _group(k, D)] if r.key_type == 0 else []
+    ),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: lambda r: _group(r.group_id, R),
     ApiKey.JOIN_GROUP: lambda r: _group(r.group_id, R),
     ApiKey.SYNC_GROUP: lambda r: _group(r.group_id, R),
@@ -183,6 +185,8 @@ class RequestAuthorizer:
             return self._metadata(request, session)
         if api in (ApiKey.LIST_GROUPS, ApiKey.CLASSIC_LIST_GROUPS):
             return self._list_groups(session)
+        if api == ApiKey.OFFSET_FETCH and request.more_groups:
+            return self._batched_offsets(request, session)
         needs = NEEDS.get(api)
         if needs is None:
             return None  # internal apis: internal_api_gate decides
@@ -255,6 +259,39 @@ class RequestAuthorizer:
         def trim(response: Any) -> Any:  # ListGroupsResponse or ClassicListGroupsResponse
             groups = [g for g in response.groups if self.allowed(session, (D, G, g.group_id))]
             return replace(response, groups=groups)
+
+        return Verdict(reshape=trim)
+
+    def _batched_offsets(self, request: gm.OffsetFetchRequest, session: Session) -> Verdict:
+        """Several groups (Kafka's OffsetFetch v8+): each answered, or refused, on its own, as
+        Kafka does; offsets of every partition are trimmed to the topics it may describe."""
+        asked = [(request.group_id, request.partitions)]
+        asked += [(g.group_id, g.partitions) for g in request.more_groups]
+        refusals = [
+            self._first_denied(session, NEEDS[ApiKey.OFFSET_FETCH](gm.OffsetFetchRequest(g, p)))
+            for g, p in asked
+        ]
+
+        def answer(
+            refusal: Verdict | None, every: bool, code: int, offsets: list[gm.FetchedOffset]
+        ) -> tuple[int, list[gm.FetchedOffset]]:
+            if refusal is not None and refusal.error is not None:
+                return int(refusal.error), []
+            if every:
+                offsets = [o for o in offsets if self.allowed(session, (D, T, o.topic))]
+            return code, offsets
+
+        def trim(response: gm.OffsetFetchResponse) -> gm.OffsetFetchResponse:
+            code, offsets = answer(
+                refusals[0], asked[0][1] is None, response.error_code, response.offsets
+            )
+            more = [
+                gm.GroupOffsets(g.group_id, *answer(why, p is None, g.error_code, g.offsets))
+                for g, why, (_, p) in zip(
+                    response.more_groups, refusals[1:], asked[1:], strict=True
+                )
+            ]
+            return replace(response, error_code=code, offsets=offsets, more_groups=more)
 
         return Verdict(reshape=trim)
 

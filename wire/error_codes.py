@@ -64,6 +64,8 @@ class ErrorCode(IntEnum):
     GROUP_ID_NOT_FOUND = 69
     # An incremental follower fetch on a connection with no fetch session (start a full one).
     FETCH_SESSION_ID_NOT_FOUND = 70
+    # A Kafka client's incremental fetch with an epoch its session does not expect (KIP-227).
+    INVALID_FETCH_SESSION_EPOCH = 71
     MEMBER_ID_REQUIRED = 79
     GROUP_MAX_SIZE_REACHED = 81
     FENCED_INSTANCE_ID = 82
@@ -136,6 +138,7 @@ _RETRIABLE = frozenset(
         ErrorCode.NOT_ENOUGH_REPLICAS,
         ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
         ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
+        ErrorCode.INVALID_FETCH_SESSION_EPOCH,
         ErrorCode.REBALANCE_IN_PROGRESS,
         ErrorCode.NOT_CONTROLLER,
         ErrorCode.STORAGE_ERROR,

@@ -28,6 +28,9 @@ class GroupTopicPartitions:
 class FindCoordinatorRequest(Request["FindCoordinatorResponse"]):
     key: str  # the group id
     key_type: int = 0  # 0: consumer group
+    # Further keys of a batched Kafka FindCoordinator (v4+): one coordinator answers them
+    # all; each is authorized like ``key``.
+    more_keys: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,9 +130,20 @@ class OffsetCommitResponse:
 
 
 @dataclass(frozen=True, slots=True)
+class OffsetFetchGroup:
+    """A further group of a batched Kafka OffsetFetch (v8+)."""
+
+    group_id: str
+    partitions: list[GroupTopicPartitions] | None = None  # None: every committed offset
+
+
+@dataclass(frozen=True, slots=True)
 class OffsetFetchRequest(Request["OffsetFetchResponse"]):
     group_id: str
     partitions: list[GroupTopicPartitions] | None = None  # None: every committed offset
+    # Kafka's OffsetFetch v8+ asks for several groups at once: answered in ``more_groups``,
+    # each authorized on its own.
+    more_groups: list[OffsetFetchGroup] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,10 +156,20 @@ class FetchedOffset:
 
 
 @dataclass(frozen=True, slots=True)
+class GroupOffsets:
+    """The answer for one of a request's ``more_groups``."""
+
+    group_id: str
+    error_code: int
+    offsets: list[FetchedOffset] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
 class OffsetFetchResponse:
     error_code: int
     offsets: list[FetchedOffset] = field(default_factory=list)
     error_message: str | None = None
+    more_groups: list[GroupOffsets] = field(default_factory=list)
 
 
 # -- ListGroups / DescribeGroups ---------------------------------------------------------------

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rillet.broker.auto_topic_creation import AutoTopicCreations
 from rillet.broker.config import NodeConfig
+from rillet.broker.kafka.fetch_sessions import DEFAULT_SESSION_SLOTS, FetchSessionCache
 from rillet.broker.metadata_answers import MetadataAnswers
 from rillet.broker.metadata_view import MetadataView
 from rillet.broker.partition_replica import PartitionReplica
@@ -45,6 +47,10 @@ class BrokerContext:
     # Password checks, backoff and failure counts of both listeners' SASL logins.
     logins: LoginGuard = field(default_factory=LoginGuard)
     auto_topics: AutoTopicCreations = field(default_factory=AutoTopicCreations)
+    # Kafka clients' fetch sessions (KIP-227), one cache for all of the node's connections.
+    kafka_fetch_sessions: FetchSessionCache = field(
+        default_factory=lambda: FetchSessionCache(DEFAULT_SESSION_SLOTS, random.Random())
+    )
 
     def now_ms(self) -> int:
         """The node's clock (the replica manager's: one clock for the whole middle layer)."""

@@ -189,12 +189,25 @@ def handle_offset_fetch(
     if not_ready is not None:
         return Refused(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, not_ready.reason)
     state = ctx.metadata.state
-    table = state.groups.offsets.get(req.group_id, {})
+    more = [
+        gm.GroupOffsets(g.group_id, ErrorCode.NONE, _committed(state, g.group_id, g.partitions))
+        for g in req.more_groups
+    ]
+    offsets = _committed(state, req.group_id, req.partitions)
+    return gm.OffsetFetchResponse(ErrorCode.NONE, offsets, more_groups=more)
+
+
+def _committed(
+    state: MetadataState, group_id: str, partitions: list[gm.GroupTopicPartitions] | None
+) -> list[gm.FetchedOffset]:
+    """A group's committed offsets of ``partitions`` (None: of every partition it has one
+    for), -1 where none is."""
+    table = state.groups.offsets.get(group_id, {})
     names = {tid: t.name for tid, t in state.topics.items()}
-    if req.partitions is None:
+    if partitions is None:
         wanted = sorted((names[t], p) for t, p in table if t in names)
     else:
-        wanted = [(tp.topic, p) for tp in req.partitions for p in tp.partitions]
+        wanted = [(tp.topic, p) for tp in partitions for p in tp.partitions]
     out = []
     for topic, partition in wanted:
         topic_id = state.topic_ids.get(topic)
@@ -207,7 +220,7 @@ def handle_offset_fetch(
                     topic, partition, entry.offset, entry.metadata, entry.commit_time_ms
                 )
             )
-    return gm.OffsetFetchResponse(ErrorCode.NONE, out)
+    return out
 
 
 def handle_list_groups(ctx: BrokerContext, req: gm.ListGroupsRequest) -> gm.ListGroupsResponse:

@@ -23,6 +23,7 @@ from prometheus_client.registry import Collector
 
 from rillet.broker.http.group_lag import group_lags
 from rillet.broker.http.node_probe import NodeProbe
+from rillet.broker.kafka.fetch_sessions import FetchSessionCache
 from rillet.metadata_quorum.records import NO_LEADER
 from rillet.partition_store.cleaning_pass import lag_of
 
@@ -226,6 +227,8 @@ class NodeCollector(Collector):
         for (listener, mechanism), count in sorted(probe.sasl_failures.items()):
             failures.add_metric((listener, mechanism), count)
         yield failures
+        if probe.fetch_sessions is not None:
+            yield from _fetch_session_metrics(probe.fetch_sessions)
         active = view.controller_is_local()
         yield _gauge("rillet_controller_active", "1 on the active controller", active)
         decisions = CounterMetricFamily(
@@ -267,3 +270,36 @@ def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:
 
 def _counter(name: str, documentation: str, value: float) -> CounterMetricFamily:
     return CounterMetricFamily(name, documentation, value=float(value))
+
+
+def _fetch_session_metrics(cache: FetchSessionCache) -> Iterator[Metric]:
+    """Kafka's FetchSessionCache metrics, and how much incremental fetches saved."""
+    stats = cache.stats
+    yield _gauge("rillet_kafka_fetch_sessions", "Kafka clients' fetch sessions cached", len(cache))
+    yield _gauge(
+        "rillet_kafka_fetch_session_partitions",
+        "Partitions held by the cached fetch sessions",
+        cache.cached_partitions(),
+    )
+    kinds = CounterMetricFamily(
+        "rillet_kafka_fetches", "Kafka clients' fetches by session kind", labels=("kind",)
+    )
+    kinds.add_metric(("full",), stats.full_fetches)
+    kinds.add_metric(("incremental",), stats.incremental_fetches)
+    kinds.add_metric(("refused",), stats.refusals)
+    yield kinds
+    yield _counter(
+        "rillet_kafka_incremental_fetch_partitions_named",
+        "Partitions named by incremental fetches",
+        stats.partitions_asked,
+    )
+    yield _counter(
+        "rillet_kafka_incremental_fetch_partitions_answered",
+        "Partitions in the answers to incremental fetches",
+        stats.partitions_answered,
+    )
+    yield _counter(
+        "rillet_kafka_fetch_session_evictions",
+        "Fetch sessions evicted to make room for another",
+        stats.evictions,
+    )

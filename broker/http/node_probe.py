@@ -15,6 +15,7 @@ from rillet.broker.broker_lifecycle import BrokerLifecycle
 from rillet.broker.config import NodeConfig
 from rillet.broker.http.decision_journal import DecisionJournal
 from rillet.broker.http.request_metrics import RAFT_APPEND_BUCKETS_S, LocalHistogram
+from rillet.broker.kafka.fetch_sessions import FetchSessionCache
 from rillet.broker.loop_lag import LagTracker
 from rillet.broker.metadata_view import MetadataView
 from rillet.broker.replica_manager import ReplicaManager
@@ -54,6 +55,8 @@ class NodeProbe:
     applied_by_broker: dict[int, int] = field(default_factory=dict)
     # Failed SASL logins by (listener, mechanism) (broker/sasl/login_guard.py).
     sasl_failures: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    # Kafka clients' fetch sessions (broker/kafka/fetch_sessions.py); None in tests.
+    fetch_sessions: FetchSessionCache | None = None
 
     @property
     def node_id(self) -> int:

@@ -12,6 +12,7 @@ from typing import Any
 
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
+from rillet.broker.kafka.error_map import kafka_message
 from rillet.broker.kafka.translation import Answer, Forward
 from rillet.wire.acl_messages import (
     CreateAclsRequest,
@@ -66,7 +67,9 @@ def translate_create_acls(schema: ApiSchema, req: Any) -> Forward | Answer:
             schema.response_type,
             {
                 "throttle_time": 0,
-                "results": [{"error_code": c, "error_message": m} for c, m in results],
+                "results": [
+                    {"error_code": c, "error_message": kafka_message(c, m)} for c, m in results
+                ],
             },
         )
 
@@ -96,7 +99,7 @@ def translate_describe_acls(schema: ApiSchema, req: Any) -> Forward | Answer:
             {
                 "throttle_time": 0,
                 "error_code": code,
-                "error_message": message,
+                "error_message": kafka_message(code, message),
                 "resources": [
                     {
                         "resource_type": rtype,
@@ -137,7 +140,7 @@ def translate_delete_acls(schema: ApiSchema, req: Any) -> Forward | Answer:
                 "filter_results": [
                     {
                         "error_code": code,
-                        "error_message": message,
+                        "error_message": kafka_message(code, message),
                         "matching_acls": [
                             {
                                 "error_code": 0,

@@ -7,12 +7,14 @@ not available to Kafka clients.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from rillet.broker.kafka import topic_ids
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.data_path import TRANSACTIONAL_ID_AUTHORIZATION_FAILED
 from rillet.broker.kafka.entities import build
+from rillet.broker.kafka.error_map import kafka_message
 from rillet.broker.kafka.translation import Answer, ClusterView, Forward, millis
 from rillet.wire import group_messages as gm
 from rillet.wire.error_codes import ErrorCode
@@ -26,6 +28,7 @@ from rillet.wire.messages import (
     MetadataRequest,
     MetadataResponse,
     NewTopic,
+    TopicMetadata,
 )
 
 UNKNOWN_AUTHORIZED_OPERATIONS = -(2**31)
@@ -49,26 +52,7 @@ def translate_metadata(schema: ApiSchema, req: Any, view: ClusterView) -> Forwar
                 "cluster_id": resp.cluster_id,
                 "controller_id": resp.controller_id,
                 "topics": [
-                    {
-                        "error_code": t.error_code,
-                        "name": t.name,
-                        "topic_id": topic_ids.kafka_topic_id(t.topic_id),
-                        "is_internal": False,
-                        "partitions": [
-                            {
-                                "error_code": p.error_code,
-                                "partition_index": p.partition,
-                                "leader_id": p.leader_id,
-                                "leader_epoch": p.leader_epoch,
-                                "replica_nodes": p.replicas,
-                                "isr_nodes": p.isr,
-                                "offline_replicas": [r for r in p.replicas if r not in endpoints],
-                            }
-                            for p in t.partitions
-                        ],
-                        "topic_authorized_operations": UNKNOWN_AUTHORIZED_OPERATIONS,
-                    }
-                    for t in topic_ids.kept(resp.topics, topics, ids)
+                    topic_entry(t, endpoints) for t in topic_ids.kept(resp.topics, topics, ids)
                 ],
                 "cluster_authorized_operations": UNKNOWN_AUTHORIZED_OPERATIONS,
             },
@@ -96,6 +80,33 @@ def translate_metadata(schema: ApiSchema, req: Any, view: ClusterView) -> Forwar
     )
 
 
+def topic_entry(t: TopicMetadata, endpoints: Collection[int]) -> dict[str, Any]:
+    """A topic and its partitions as Metadata and DescribeTopicPartitions describe them
+    (``endpoints``: the live brokers, the others' replicas are offline)."""
+    return {
+        "error_code": t.error_code,
+        "name": t.name,
+        "topic_id": topic_ids.kafka_topic_id(t.topic_id),
+        "is_internal": False,
+        "partitions": [
+            {
+                "error_code": p.error_code,
+                "partition_index": p.partition,
+                "leader_id": p.leader_id,
+                "leader_epoch": p.leader_epoch,
+                "replica_nodes": p.replicas,
+                "isr_nodes": p.isr,
+                # DescribeTopicPartitions: no eligible leader replicas (KIP-966) here.
+                "eligible_leader_replicas": (),
+                "last_known_elr": (),
+                "offline_replicas": [r for r in p.replicas if r not in endpoints],
+            }
+            for p in t.partitions
+        ],
+        "topic_authorized_operations": UNKNOWN_AUTHORIZED_OPERATIONS,
+    }
+
+
 def allows_auto_creation(req: Any) -> bool:
     """Kafka's Metadata flag: a field from v4 on; before, every request allowed it (the
     node's auto.create.topics.enable still decides)."""
@@ -105,30 +116,48 @@ def allows_auto_creation(req: Any) -> bool:
 # -- FindCoordinator ---------------------------------------------------------------------------
 
 
-def translate_find_coordinator(schema: ApiSchema, req: Any, view: ClusterView) -> Forward:
-    def respond(code: int, node_id: int = -1, host: str = "", port: int = -1) -> Any:
-        return build(
-            schema.response_type,
-            {
-                "throttle_time": 0,
-                "error_code": code,
-                "error_message": None,
-                "node_id": node_id,
-                "host": host,
-                "port": port,
-            },
-        )
+def translate_find_coordinator(schema: ApiSchema, req: Any, view: ClusterView) -> Forward | Answer:
+    """One coordinator (the controller) for every key; v4+ batch keys (``coordinator_keys``)
+    and answer each, all authorized or none (the native request carries them all)."""
+    batched = schema.version >= 4
+    keys = [str(k) for k in req.coordinator_keys] if batched else [str(req.key)]
+
+    def respond(
+        code: int, node_id: int = -1, host: str = "", port: int = -1, message: str | None = None
+    ) -> Any:
+        found = {"node_id": node_id, "host": host, "port": port}
+        why = kafka_message(code, message, _FIND_COORDINATOR_REFUSALS)
+        entry = {**found, "error_code": code, "error_message": why}
+        if batched:
+            return build(
+                schema.response_type, {"coordinators": [{"key": k, **entry} for k in keys]}
+            )
+        return build(schema.response_type, {"throttle_time": 0, **entry})
 
     def reply(resp: gm.FindCoordinatorResponse) -> Any:
         if resp.error_code != ErrorCode.NONE:
-            return respond(resp.error_code)
+            return respond(resp.error_code, message=resp.error_message)
         endpoint = view.kafka_endpoints().get(resp.node_id)
         if endpoint is None:
-            return respond(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+            return respond(
+                ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                message=f"the coordinator, node {resp.node_id}, has no Kafka listener",
+            )
         return respond(ErrorCode.NONE, endpoint.node_id, endpoint.host, endpoint.port)
 
-    native = gm.FindCoordinatorRequest(str(req.key), int(getattr(req, "key_type", 0)))
-    return Forward(native, reply, respond)
+    def fail(code: int) -> Any:
+        return respond(code)
+
+    if not keys:
+        return Answer(respond(ErrorCode.NONE))
+    key_type = int(getattr(req, "key_type", 0))
+    native = gm.FindCoordinatorRequest(keys[0], key_type, keys[1:])
+    return Forward(native, reply, fail)
+
+
+_FIND_COORDINATOR_REFUSALS = {
+    ErrorCode.GROUP_AUTHORIZATION_FAILED: "not authorized to describe every group named",
+}
 
 
 # -- CreateTopics / DeleteTopics ---------------------------------------------------------------
@@ -170,11 +199,16 @@ def translate_create_topics(schema: ApiSchema, req: Any) -> Forward | Answer:
 
     def reply(resp: CreateTopicsResponse) -> Any:
         results = dict(local)
-        results.update({r.name: (r.error_code, r.error_message) for r in resp.topics})
+        results.update(
+            {
+                r.name: (r.error_code, kafka_message(r.error_code, r.error_message))
+                for r in resp.topics
+            }
+        )
         return respond(results)
 
     def fail(code: int) -> Any:
-        return respond({n: local.get(n, (code, None)) for n in names})
+        return respond({n: local.get(n, (code, kafka_message(code, None))) for n in names})
 
     return Forward(native, reply, fail)
 

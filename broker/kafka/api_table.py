@@ -2,10 +2,12 @@
 
 Only what is implemented and tested is listed: ApiVersions advertises exactly this table.
 Versions here are non-flexible except ApiVersions v3 and v4, ListOffsets v6 to v9, Metadata
-v9 to v12, DescribeLogDirs v2 to v4, AlterReplicaLogDirs v2, OffsetFetch v6 and v7,
-IncrementalAlterConfigs v1, and DescribeQuorum, DescribeCluster, ConsumerGroupHeartbeat and
-ConsumerGroupDescribe (flexible only); every common client (including librdkafka 2.0's kcat)
-can negotiate down to a non-flexible version of the others.
+v9 to v12, DescribeLogDirs v2 to v4, AlterReplicaLogDirs v2, OffsetFetch v6 to v8,
+FindCoordinator v3 and v4, IncrementalAlterConfigs v1, ElectLeaders v2, and DescribeQuorum,
+DescribeCluster, ConsumerGroupHeartbeat, ConsumerGroupDescribe, DescribeTopicPartitions,
+UpdateFeatures, ListConfigResources, AlterPartitionReassignments and
+ListPartitionReassignments (flexible only); every common client (including librdkafka 2.0's
+kcat) can negotiate down to a non-flexible version of the others.
 """
 
 from __future__ import annotations
@@ -26,15 +28,18 @@ DESCRIBE_CLUSTER = 60
 SASL_HANDSHAKE = 17
 SASL_AUTHENTICATE = 36
 CONSUMER_GROUP_DESCRIBE = 69
+DESCRIBE_TOPIC_PARTITIONS = 75
+UPDATE_FEATURES = 57
+LIST_CONFIG_RESOURCES = 74
 
 SUPPORTED: dict[int, tuple[int, int]] = {
-    ApiKey.PRODUCE: (3, 7),
+    ApiKey.PRODUCE: (3, 8),  # 8 adds error messages
     ApiKey.FETCH: (4, 11),
     ApiKey.LIST_OFFSETS: (1, 9),  # 6 to 9 are flexible; 7 adds max timestamp (-3)
     ApiKey.METADATA: (1, 12),  # 9+ are flexible; 10+ name topics by id too
     ApiKey.OFFSET_COMMIT: (2, 7),
-    ApiKey.OFFSET_FETCH: (1, 7),  # 6 and 7 are flexible
-    ApiKey.FIND_COORDINATOR: (0, 2),
+    ApiKey.OFFSET_FETCH: (1, 8),  # 6 to 8 are flexible; 8 asks for several groups
+    ApiKey.FIND_COORDINATOR: (0, 4),  # 3+ are flexible; 4 batches keys
     ApiKey.JOIN_GROUP: (0, 5),
     ApiKey.HEARTBEAT: (0, 3),
     ApiKey.LEAVE_GROUP: (0, 1),
@@ -69,6 +74,9 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.ELECT_LEADERS: (0, 2),  # 2 is flexible; 0 knows only preferred elections
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: (0, 0),  # flexible
     ApiKey.LIST_PARTITION_REASSIGNMENTS: (0, 0),  # flexible
+    DESCRIBE_TOPIC_PARTITIONS: (0, 0),  # flexible
+    UPDATE_FEATURES: (0, 2),  # flexible
+    LIST_CONFIG_RESOURCES: (0, 1),  # flexible; v0 was ListClientMetricsResources
 }
 
 
@@ -109,15 +117,22 @@ def served_schema(api_key: int, version: int) -> ApiSchema | None:
     return ApiSchema(api_key, version, req, resp, entity_reader(req), entity_writer(resp))
 
 
+# Names of the apis above that rillet's ApiKey lacks (no internal api of that number).
+_KAFKA_ONLY_NAMES = {
+    DESCRIBE_CONFIGS: "DESCRIBE_CONFIGS",
+    DESCRIBE_CLUSTER: "DESCRIBE_CLUSTER",
+    ALTER_CONFIGS: "ALTER_CONFIGS",
+    CONSUMER_GROUP_DESCRIBE: "CONSUMER_GROUP_DESCRIBE",
+    DESCRIBE_TOPIC_PARTITIONS: "DESCRIBE_TOPIC_PARTITIONS",
+    UPDATE_FEATURES: "UPDATE_FEATURES",
+    LIST_CONFIG_RESOURCES: "LIST_CONFIG_RESOURCES",
+}
+
+
 def api_name(api_key: int) -> str:
-    if api_key == DESCRIBE_CONFIGS:
-        return "DESCRIBE_CONFIGS"
-    if api_key == DESCRIBE_CLUSTER:
-        return "DESCRIBE_CLUSTER"
-    if api_key == ALTER_CONFIGS:
-        return "ALTER_CONFIGS"
-    if api_key == CONSUMER_GROUP_DESCRIBE:
-        return "CONSUMER_GROUP_DESCRIBE"
+    name = _KAFKA_ONLY_NAMES.get(api_key)
+    if name is not None:
+        return name
     try:
         return ApiKey(api_key).name
     except ValueError:

@@ -20,6 +20,7 @@ from typing import Any
 from rillet.broker.kafka.api_table import ALTER_CONFIGS, ApiSchema
 from rillet.broker.kafka.configs import BROKER_RESOURCE, TOPIC_RESOURCE
 from rillet.broker.kafka.entities import build
+from rillet.broker.kafka.error_map import kafka_message
 from rillet.broker.kafka.translation import Answer, Forward
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import (
@@ -95,12 +96,18 @@ def translate_config_changes(schema: ApiSchema, req: Any) -> Forward | Answer:
     def reply(resp: AlterTopicConfigsResponse) -> Any:
         results = dict(local)
         results.update(
-            {(TOPIC_RESOURCE, r.name): (r.error_code, r.error_message) for r in resp.topics}
+            {
+                (TOPIC_RESOURCE, r.name): (
+                    r.error_code,
+                    kafka_message(r.error_code, r.error_message),
+                )
+                for r in resp.topics
+            }
         )
         return respond(results)
 
     def fail(code: int) -> Any:
-        return respond({k: local.get(k, (code, None)) for k in keys})
+        return respond({k: local.get(k, (code, kafka_message(code, None))) for k in keys})
 
     return Forward(native, reply, fail)
 

@@ -15,6 +15,7 @@ from typing import Any
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.config_entries import topic_entry
 from rillet.broker.kafka.entities import build
+from rillet.broker.kafka.error_map import kafka_message
 from rillet.broker.kafka.node_configs import broker_entries, group_entries
 from rillet.broker.kafka.translation import Answer, ClusterView, Forward
 from rillet.wire.error_codes import ErrorCode
@@ -109,7 +110,7 @@ def _result(
 ) -> dict[str, Any]:
     return {
         "error_code": code,
-        "error_message": message,
+        "error_message": kafka_message(code, message),
         "resource_type": kind,
         "resource_name": name,
         "configs": configs,

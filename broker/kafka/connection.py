@@ -46,6 +46,7 @@ from rillet.broker.kafka.errors import (
     MalformedKafkaRequest,
     UnsupportedKafkaRequest,
 )
+from rillet.broker.kafka.fetch_sessions import FetchSessionCache
 from rillet.broker.kafka.framing import KafkaFrameDecoder
 from rillet.broker.kafka.front_end import translate
 from rillet.broker.kafka.translation import Answer, Caller, Forward, KafkaEndpoint, RawBody
@@ -93,6 +94,12 @@ class BrokerClusterView:
 
     def node_config(self) -> NodeConfig:
         return self._ctx.config
+
+    def fetch_sessions(self) -> FetchSessionCache:
+        return self._ctx.kafka_fetch_sessions
+
+    def now_ms(self) -> int:
+        return self._ctx.now_ms()
 
     def topic_config_defaults(self) -> dict[str, str]:
         cfg = self._ctx.config
@@ -278,7 +285,8 @@ class KafkaConnection:
         if pending is None:
             return None
         offload = self._policy.offload
-        big = offload.offloaded(len(frame)) and schema.api_key != ApiKey.PRODUCE
+        # A fetch's answer updates its fetch session: on the event loop, never in a thread.
+        big = offload.offloaded(len(frame)) and schema.api_key not in (ApiKey.PRODUCE, ApiKey.FETCH)
         return _Reply(
             cid, schema, action, pending, throttle_ms=throttle_ms, offload=offload if big else None
         )

@@ -14,6 +14,7 @@ from typing import Any
 
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
+from rillet.broker.kafka.error_map import kafka_message
 from rillet.broker.kafka.topic_ids import kafka_topic_id
 from rillet.broker.kafka.translation import Caller, Forward
 from rillet.wire import group_messages as gm
@@ -141,7 +142,7 @@ def _kafka_assignor(name: str) -> str:
 def _failed(group_id: str, code: int, message: str | None) -> dict[str, Any]:
     return {
         "error_code": code,
-        "error_message": message,
+        "error_message": kafka_message(code, message),
         "group_id": group_id,
         "group_state": "Dead",
         "group_epoch": -1,

@@ -11,7 +11,15 @@ from typing import Any
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.fetch_response import FetchedPartition, encode_fetch_body
-from rillet.broker.kafka.translation import Answer, Forward, RawBody, millis
+from rillet.broker.kafka.fetch_sessions import (
+    FINAL_EPOCH,
+    INVALID_SESSION_ID,
+    PartitionAnswer,
+    Position,
+    SessionRefusal,
+)
+from rillet.broker.kafka.translation import Answer, ClusterView, Forward, RawBody, millis
+from rillet.wire.frame import blob_length
 from rillet.wire.messages import (
     FetchPartition,
     FetchRequest,
@@ -71,7 +79,12 @@ def translate_produce(schema: ApiSchema, req: Any) -> Forward | Answer:
         )
 
     def fail(code: int) -> Any:
-        return respond([{"index": p, "error_code": code, "base_offset": -1} for _, p in pairs])
+        return respond(
+            [
+                {"index": p, "error_code": code, "base_offset": -1, "record_errors": ()}
+                for _, p in pairs
+            ]
+        )
 
     if req.transactional_id is not None:
         return Answer(fail(TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
@@ -97,6 +110,10 @@ def translate_produce(schema: ApiSchema, req: Any) -> Forward | Answer:
                     "base_offset": r.base_offset,
                     "log_append_time": r.log_append_time_ms,
                     "log_start_offset": r.log_start_offset,
+                    # v8+: why a partition was refused (INVALID_TIMESTAMP names the batch,
+                    # its timestamp and the limit), as Kafka's error_message.
+                    "error_message": r.error_message if r.error_code else None,
+                    "record_errors": (),
                 }
                 for r in resp.partitions
             ]
@@ -117,39 +134,74 @@ def translate_produce(schema: ApiSchema, req: Any) -> Forward | Answer:
 # -- Fetch -------------------------------------------------------------------------------------
 
 
-def translate_fetch(schema: ApiSchema, req: Any) -> Forward:
-    pairs = partition_pairs(req.topics, "partitions", "partition")
+def translate_fetch(schema: ApiSchema, req: Any, view: ClusterView) -> Forward | Answer:
+    """A Kafka fetch, within its fetch session if it names one (broker/kafka/fetch_sessions.py):
+    the node reads every partition of the session, and the answer keeps those the client
+    needs. Versions before 7 have no sessions."""
     version = schema.version
+    named = {
+        (_topic_name(t), int(p.partition)): Position(
+            int(p.fetch_offset),
+            int(p.partition_max_bytes),
+            int(getattr(p, "current_leader_epoch", -1)),
+        )
+        for t in req.topics
+        for p in t.partitions
+    }
+    forgotten = [
+        (str(t.topic), int(p))
+        for t in getattr(req, "forgotten_topics_data", ())
+        for p in t.partitions
+    ]
+    session_id = int(getattr(req, "session_id", INVALID_SESSION_ID))
+    epoch = int(getattr(req, "session_epoch", FINAL_EPOCH))
+    context = view.fetch_sessions().new_context(session_id, epoch, named, forgotten, view.now_ms())
+    if isinstance(context, SessionRefusal):
+        return Answer(RawBody(encode_fetch_body(version, [], context.error_code)))
     native = FetchRequest(
         millis(req.max_wait),
         int(req.min_bytes),
         int(req.max_bytes),
         [
             FetchPartition(
-                _topic_name(t),
-                int(p.partition),
-                int(p.fetch_offset),
-                int(p.partition_max_bytes),
-                int(getattr(p, "current_leader_epoch", -1)),
+                topic, partition, p.fetch_offset, p.partition_max_bytes, p.current_leader_epoch
             )
-            for t in req.topics
-            for p in t.partitions
+            for (topic, partition), p in context.partitions
         ],
         # replica_id stays -1: a Kafka client is always a consumer, never a follower.
     )
 
-    def reply(resp: FetchResponse) -> RawBody:
-        fetched = [
-            FetchedPartition(
-                r.partition, r.error_code, r.high_watermark, r.log_start_offset, r.records
+    def answered(resp_parts: list[FetchedPartition]) -> RawBody:
+        answers = [
+            PartitionAnswer(
+                p.error_code,
+                p.high_watermark,
+                p.high_watermark,
+                p.log_start_offset,
+                blob_length(p.records),
             )
-            for r in resp.partitions
+            for p in resp_parts
         ]
-        return RawBody(encode_fetch_body(version, grouped_by_topic(pairs, fetched)))
+        by_key = {key: p for (key, _), p in zip(context.partitions, resp_parts, strict=True)}
+        session, kept = context.answer(answers, view.now_ms())
+        pairs = [key for key, _ in kept]
+        topics = grouped_by_topic(pairs, [by_key[key] for key in pairs])
+        return RawBody(encode_fetch_body(version, topics, session_id=session))
+
+    def reply(resp: FetchResponse) -> RawBody:
+        return answered(
+            [
+                FetchedPartition(
+                    r.partition, r.error_code, r.high_watermark, r.log_start_offset, r.records
+                )
+                for r in resp.partitions
+            ]
+        )
 
     def fail(code: int) -> RawBody:
-        fetched = [FetchedPartition(p, code, -1, -1, b"") for _, p in pairs]
-        return RawBody(encode_fetch_body(version, grouped_by_topic(pairs, fetched)))
+        return answered(
+            [FetchedPartition(p, code, -1, -1, b"") for (_, p), _ in context.partitions]
+        )
 
     return Forward(native, reply, fail)
 

@@ -31,14 +31,17 @@ class FetchedPartition:
 
 
 def encode_fetch_body(
-    version: int, topics: list[tuple[str, list[FetchedPartition]]], error_code: int = 0
+    version: int,
+    topics: list[tuple[str, list[FetchedPartition]]],
+    error_code: int = 0,
+    session_id: int = 0,
 ) -> list[BlobPart]:
-    """The body of a FetchResponse of ``version`` (4 to 11): no sessions (id 0), no aborted
-    transactions, the last stable offset equal to the high watermark."""
+    """The body of a FetchResponse of ``version`` (4 to 11): no aborted transactions, the
+    last stable offset equal to the high watermark; ``session_id`` from v7 (KIP-227)."""
     out = bytearray()
     parts: list[BlobPart] = []
     if version >= 7:
-        out += _TOP_V7.pack(0, kafka_error(error_code).value, 0)
+        out += _TOP_V7.pack(0, kafka_error(error_code).value, session_id)
     else:
         out += _I32.pack(0)
     out += _I32.pack(len(topics))

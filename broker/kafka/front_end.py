@@ -16,11 +16,13 @@ from rillet.broker.kafka import (
     admin,
     classic_groups,
     config_changes,
+    config_resources,
     configs,
     consumer_groups,
     data_path,
     describe_cluster,
     describe_quorum,
+    features,
     group_deletion,
     leader_epochs,
     log_dirs,
@@ -28,6 +30,7 @@ from rillet.broker.kafka import (
     partition_counts,
     reassignments,
     record_deletion,
+    topic_partitions,
     user_credentials,
 )
 from rillet.broker.kafka.api_table import (
@@ -35,8 +38,11 @@ from rillet.broker.kafka.api_table import (
     CONSUMER_GROUP_DESCRIBE,
     DESCRIBE_CLUSTER,
     DESCRIBE_CONFIGS,
+    DESCRIBE_TOPIC_PARTITIONS,
+    LIST_CONFIG_RESOURCES,
     SASL_AUTHENTICATE,
     SASL_HANDSHAKE,
+    UPDATE_FEATURES,
     ApiSchema,
 )
 from rillet.broker.kafka.codec import api_versions_response
@@ -55,7 +61,7 @@ def _api_versions(schema: ApiSchema, req: Any, view: ClusterView, caller: Caller
 TRANSLATORS: dict[int, Translator] = {
     ApiKey.API_VERSIONS: _api_versions,
     ApiKey.PRODUCE: lambda s, r, v, c: data_path.translate_produce(s, r),
-    ApiKey.FETCH: lambda s, r, v, c: data_path.translate_fetch(s, r),
+    ApiKey.FETCH: lambda s, r, v, c: data_path.translate_fetch(s, r, v),
     ApiKey.LIST_OFFSETS: lambda s, r, v, c: data_path.translate_list_offsets(s, r),
     ApiKey.METADATA: lambda s, r, v, c: admin.translate_metadata(s, r, v),
     ApiKey.FIND_COORDINATOR: lambda s, r, v, c: admin.translate_find_coordinator(s, r, v),
@@ -106,6 +112,15 @@ TRANSLATORS: dict[int, Translator] = {
         reassignments.translate_list_reassignments(s, r)
     ),
     ApiKey.ELECT_LEADERS: lambda s, r, v, c: reassignments.translate_elect_leaders(s, r),
+    LIST_CONFIG_RESOURCES: lambda s, r, v, c: config_resources.translate_list_config_resources(
+        s, r, v
+    ),
+    UPDATE_FEATURES: lambda s, r, v, c: features.translate_update_features(
+        s, r, v.node_config().node_id
+    ),
+    DESCRIBE_TOPIC_PARTITIONS: lambda s, r, v, c: (
+        topic_partitions.translate_describe_topic_partitions(s, r, v)
+    ),
 }
 
 

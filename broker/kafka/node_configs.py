@@ -90,6 +90,10 @@ BROKER_SETTINGS: dict[str, tuple[int, Callable[[NodeConfig], str | None] | str]]
     "socket.request.max.bytes": (INT, "limits.max_frame_bytes"),
     "queued.max.request.bytes": (LONG, "limits.queued_max_request_bytes"),
     "max.connections": (INT, "limits.max_connections"),
+    "max.incremental.fetch.session.cache.slots": (
+        INT,
+        "kafka_listener.max_incremental_fetch_session_cache_slots",
+    ),
     "max.connections.per.ip": (INT, "limits.max_connections_per_ip"),
     "connections.max.idle.ms": (LONG, "limits.connections_max_idle_ms"),
     "replica.lag.time.max.ms": (LONG, "replication.replica_lag_time_max_ms"),

@@ -11,7 +11,7 @@ from typing import Any
 
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
-from rillet.broker.kafka.translation import Forward
+from rillet.broker.kafka.translation import Answer, Forward
 from rillet.wire import group_messages as gm
 from rillet.wire.error_codes import ErrorCode
 
@@ -60,30 +60,34 @@ def translate_offset_commit(schema: ApiSchema, req: Any) -> Forward:
     return Forward(native, reply, fail)
 
 
-def translate_offset_fetch(schema: ApiSchema, req: Any) -> Forward:
-    wanted = (
-        None
-        if req.topics is None
-        else [
-            gm.GroupTopicPartitions(str(t.name), [int(p) for p in t.partition_indexes])
-            for t in req.topics
-        ]
+def _wanted(topics: Any) -> list[gm.GroupTopicPartitions] | None:
+    if topics is None:
+        return None
+    return [
+        gm.GroupTopicPartitions(str(t.name), [int(p) for p in t.partition_indexes]) for t in topics
+    ]
+
+
+def _partition_entry(o: gm.FetchedOffset, code: int) -> tuple[str, dict[str, Any]]:
+    return (
+        o.topic,
+        {
+            "partition_index": o.partition,
+            "committed_offset": o.offset,
+            "committed_leader_epoch": -1,
+            "metadata": o.metadata,
+            "error_code": code,
+        },
     )
 
+
+def translate_offset_fetch(schema: ApiSchema, req: Any) -> Forward | Answer:
+    if schema.version >= 8:
+        return _translate_groups(schema, req)
+    wanted = _wanted(req.topics)
+
     def respond(offsets: list[gm.FetchedOffset], code: int = ErrorCode.NONE) -> Any:
-        entries = [
-            (
-                o.topic,
-                {
-                    "partition_index": o.partition,
-                    "committed_offset": o.offset,
-                    "committed_leader_epoch": -1,
-                    "metadata": o.metadata,
-                    "error_code": code,
-                },
-            )
-            for o in offsets
-        ]
+        entries = [_partition_entry(o, code) for o in offsets]
         return build(
             schema.response_type,
             {"throttle_time": 0, "topics": _grouped(entries), "error_code": code},
@@ -97,3 +101,40 @@ def translate_offset_fetch(schema: ApiSchema, req: Any) -> Forward:
         return respond(asked, code)
 
     return Forward(gm.OffsetFetchRequest(str(req.group_id), wanted), reply, fail)
+
+
+def _translate_groups(schema: ApiSchema, req: Any) -> Forward | Answer:
+    """v8+: several groups in one request, each answered (or refused) on its own: a group's
+    error is its own, with no partitions."""
+    asked = [(str(g.group_id), _wanted(g.topics)) for g in req.groups]
+
+    def respond(groups: list[tuple[str, int, list[gm.FetchedOffset]]]) -> Any:
+        return build(
+            schema.response_type,
+            {
+                "groups": [
+                    {
+                        "group_id": group_id,
+                        "error_code": code,
+                        "topics": _grouped([_partition_entry(o, 0) for o in offsets]),
+                    }
+                    for group_id, code, offsets in groups
+                ]
+            },
+        )
+
+    if not asked:
+        return Answer(respond([]))
+
+    def reply(resp: gm.OffsetFetchResponse) -> Any:
+        first = (asked[0][0], resp.error_code, resp.offsets)
+        more = [(g.group_id, g.error_code, g.offsets) for g in resp.more_groups]
+        return respond([first, *more])
+
+    def fail(code: int) -> Any:
+        return respond([(group_id, code, []) for group_id, _ in asked])
+
+    native = gm.OffsetFetchRequest(
+        asked[0][0], asked[0][1], [gm.OffsetFetchGroup(g, w) for g, w in asked[1:]]
+    )
+    return Forward(native, reply, fail)

@@ -10,6 +10,7 @@ from typing import Any
 
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
+from rillet.broker.kafka.error_map import kafka_message
 from rillet.broker.kafka.translation import Answer, Forward, millis
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import CreatePartitionsRequest, CreatePartitionsResponse, PartitionCount
@@ -42,10 +43,15 @@ def translate_create_partitions(schema: ApiSchema, req: Any) -> Forward | Answer
 
     def reply(resp: CreatePartitionsResponse) -> Any:
         results = dict(local)
-        results.update({r.name: (r.error_code, r.error_message) for r in resp.topics})
+        results.update(
+            {
+                r.name: (r.error_code, kafka_message(r.error_code, r.error_message))
+                for r in resp.topics
+            }
+        )
         return respond(results)
 
     def fail(code: int) -> Any:
-        return respond({n: local.get(n, (code, None)) for n in names})
+        return respond({n: local.get(n, (code, kafka_message(code, None))) for n in names})
 
     return Forward(native, reply, fail)

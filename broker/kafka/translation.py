@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from rillet.broker.config import NodeConfig
+from rillet.broker.kafka.fetch_sessions import FetchSessionCache
 from rillet.wire.frame import BlobPart
 
 
@@ -59,7 +60,8 @@ class Caller:
 class ClusterView(Protocol):
     """The node's view a translator needs: where each live broker's Kafka listener is, the
     value each topic setting has where a topic does not override it, the topics the node's
-    metadata holds, and the node's own settings (what DescribeConfigs tells of a broker)."""
+    metadata holds, the node's own settings (what DescribeConfigs tells of a broker), its
+    Kafka clients' fetch sessions and its clock."""
 
     def kafka_endpoints(self) -> dict[int, KafkaEndpoint]: ...
 
@@ -67,6 +69,10 @@ class ClusterView(Protocol):
 
     def topic_names(self) -> list[str]: ...
     def node_config(self) -> NodeConfig: ...
+
+    def fetch_sessions(self) -> FetchSessionCache: ...
+
+    def now_ms(self) -> int: ...
 
 
 def millis(value: datetime.timedelta | int) -> int:

@@ -13,6 +13,7 @@ from typing import Any
 
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
+from rillet.broker.kafka.error_map import kafka_message
 from rillet.broker.kafka.translation import Answer, Forward
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.user_messages import (
@@ -26,25 +27,16 @@ from rillet.wire.user_messages import (
 
 MECHANISM_BY_NUMBER = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
 NUMBER_OF_MECHANISM = {name: number for number, name in MECHANISM_BY_NUMBER.items()}
-# Kafka's messages for the refusals of an alteration that carry none of rillet's.
-KAFKA_MESSAGES = {
-    ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",
-    ErrorCode.NOT_CONTROLLER: "This is not the correct controller for this cluster.",
-    ErrorCode.REQUEST_TIMED_OUT: "The request timed out.",
+# Kafka's messages for the refusals of an alteration that carry none of rillet's (the
+# others: error_map.KAFKA_MESSAGES).
+SCRAM_MESSAGES = {
     ErrorCode.UNSUPPORTED_SASL_MECHANISM: "Unknown SCRAM mechanism",
     ErrorCode.RESOURCE_NOT_FOUND: "Attempt to delete a user credential that does not exist",
 }
 
 
 def refusal_message(code: int, message: str | None) -> str | None:
-    """``message``, or for a refusal without one Kafka's message for ``code``."""
-    if code == ErrorCode.NONE or message:
-        return message
-    try:
-        error = ErrorCode(code)
-    except ValueError:
-        return f"error {code}"
-    return KAFKA_MESSAGES.get(error, f"The request failed: {error.name}")
+    return kafka_message(code, message, SCRAM_MESSAGES)
 
 
 def translate_describe(schema: ApiSchema, req: Any) -> Forward:

@@ -5,11 +5,14 @@ What a Kafka user tries first: ``kafka-topics`` creates and describes a topic, t
 producer writes keyed records with acks=all, the console consumer reads them back in a
 classic group, ``kafka-consumer-groups`` shows the group's offsets without lag, resets them,
 deletes the topic's offsets (OffsetDelete) and deletes the group, and ``kafka-configs``
-changes a topic setting. Then the operator tools' answers must have the same shape on both:
-``kafka-get-offsets --time -3``, ``kafka-log-dirs --describe``, ``kafka-configs --describe
---all`` on brokers and on a group, ``kafka-features describe`` and ``kafka-metadata-quorum
-describe --status``. The tools' jars come like the broker's (``real_kafka.ensure_jars``);
-without Java, Maven or Maven Central the test is skipped with the reason.
+changes a topic setting. Then the tools' answers must have the same shape on both:
+``kafka-topics --describe`` (DescribeTopicPartitions), ``kafka-consumer-groups --describe
+--all-groups``, ``kafka-get-offsets --time -3``, ``kafka-log-dirs --describe``,
+``kafka-configs --describe --all`` on brokers and on a group, ``kafka-features describe``
+and ``upgrade --dry-run`` to the level in force, and ``kafka-metadata-quorum describe
+--status`` (a refused upgrade's message is Kafka's word for word: test_kafka_features.py).
+The tools' jars come like the broker's (``real_kafka.ensure_jars``); without Java, Maven or
+Maven Central the test is skipped with the reason.
 """
 
 from __future__ import annotations
@@ -85,12 +88,25 @@ def admin_answers(jars: Path, bootstrap: str, topic: str) -> dict[str, object]:
     mv = [r for r in rows if r.get("Feature") == "metadata.version"]
     assert len(mv) == 1 and re.fullmatch(r"\d+\.\d+-IV\d+", mv[0]["FinalizedVersionLevel"]), rows
     shapes["features describe"] = sorted({tuple(r) for r in rows})
+    level = mv[0]["FinalizedVersionLevel"]
+    upgraded = run_tool(jars, FEATURES, *server, "upgrade", "--metadata", level, "--dry-run")
+    shapes["features upgrade --dry-run"] = _masked(upgraded)
 
     status = run_tool(jars, QUORUM, *server, "describe", "--status")
     fields = dict(re.findall(r"^(\w+):\s+(.*)$", status, re.M))
     assert int(fields["LeaderId"]) >= 0 and int(fields["HighWatermark"]) > 0, status
     shapes["metadata-quorum describe --status"] = sorted(fields)
     return shapes
+
+
+def _masked(text: str) -> list[str]:
+    """A tool's output lines with numbers, versions and node ids masked."""
+    return [re.sub(r"\d+(\.\d+-IV\d+)?", "N", line) for line in text.strip().splitlines()]
+
+
+def _topic_shape(described: str) -> list[list[str]]:
+    """``kafka-topics --describe``'s lines as their field names."""
+    return [re.findall(r"(\w+):", line) for line in described.strip().splitlines()]
 
 
 CONFIG_LINE = re.compile(r"^  ([a-z0-9.]+)=(.*) sensitive=(true|false) synonyms=\{(.*)\}$")
@@ -132,6 +148,7 @@ def test_kafkas_command_line_tools(tools: Path, brokers: list[Broker], topic: st
         described = run_tool(tools, TOPICS, *server, "--describe", "--topic", topic)
         rows = [line for line in described.splitlines() if "Partition:" in line and "Isr:" in line]
         assert len(rows) == PARTITIONS, (b.name, described)
+        shape_of: dict[str, object] = {"topics --describe": _topic_shape(described)}
         assert topic in run_tool(tools, TOPICS, *server, "--list").split(), b.name
 
         lines = "".join(f"k{i % 7}:v{i}\n" for i in range(RECORDS))
@@ -175,6 +192,12 @@ def test_kafkas_command_line_tools(tools: Path, brokers: list[Broker], topic: st
         assert len(rows) == PARTITIONS, (b.name, offsets)
         # GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG ...
         assert sum(int(r[3]) for r in rows) == RECORDS and all(r[5] == "0" for r in rows)
+        every = run_tool(tools, GROUPS, *server, "--describe", "--all-groups")
+        mine = [line.split() for line in every.splitlines() if line.startswith(group + " ")]
+        assert sorted(mine) == sorted(rows), (b.name, every)
+        shape_of["consumer-groups --describe --all-groups"] = [
+            line.split() for line in every.splitlines() if line.startswith("GROUP")
+        ]
         assert group in run_tool(tools, GROUPS, *server, "--list").split(), b.name
         reset = run_tool(
             tools,
@@ -219,5 +242,5 @@ def test_kafkas_command_line_tools(tools: Path, brokers: list[Broker], topic: st
             tools, CONFIGS, *server, "--describe", "--entity-type", "topics", "--entity-name", topic
         )
         assert re.search(r"retention\.ms=3600000\b", configs), (b.name, configs)
-        shapes[b.name] = admin_answers(tools, b.bootstrap, topic)
+        shapes[b.name] = {**shape_of, **admin_answers(tools, b.bootstrap, topic)}
     assert shapes["rillet"] == shapes["kafka"]

@@ -13,12 +13,14 @@ import struct
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cluster_checks import wait_for
+from prometheus_client.parser import text_string_to_metric_families
 
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 from rillet.wire import batch
@@ -887,3 +889,87 @@ def test_librdkafka_reads_a_compacted_topic_across_its_gaps(bootstrap: str) -> N
     rows = wait_for("the cleaner", cleaned)
     assert {row[1]: row for row in rows} == latest
     assert all(row[2] == b"v%d" % row[0] for row in rows)  # original offsets
+
+
+def _fetch_session_samples(cluster: LocalCluster) -> dict[tuple[str, tuple[Any, ...]], float]:
+    """The fetch-session metrics, summed over the nodes."""
+    out: dict[tuple[str, tuple[Any, ...]], float] = {}
+    for node in cluster.plan.nodes:
+        with urllib.request.urlopen(node.http_url("/metrics"), timeout=10) as resp:
+            text = resp.read().decode()
+        for family in text_string_to_metric_families(text):
+            for s in family.samples:
+                if s.name.startswith("rillet_kafka_"):
+                    key = (s.name, tuple(sorted(s.labels.items())))
+                    out[key] = out.get(key, 0.0) + s.value
+    return out
+
+
+SESSION_PARTITIONS = 60
+
+
+def test_a_consumer_of_many_partitions_sends_incremental_fetches(cluster: LocalCluster) -> None:
+    """Fetch sessions (KIP-227): kafka-python consuming 60 partitions opens a session on each
+    leader, then sends incremental fetches that name only the partitions it moved and get
+    back only those with news (counted by the nodes' /metrics)."""
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    bootstrap = cluster.plan.kafka_bootstrap
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=TIMEOUT_S * 1000)
+    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, fetch_max_wait_ms=100)
+    try:
+        admin.create_topics([NewTopic("kafka-sessions", SESSION_PARTITIONS, 1)])
+        wait_for("the topic", lambda: "kafka-sessions" in admin.list_topics())
+        for p in range(SESSION_PARTITIONS):
+            producer.send("kafka-sessions", b"v", partition=p)
+        producer.flush(TIMEOUT_S)
+        partitions = [TopicPartition("kafka-sessions", p) for p in range(SESSION_PARTITIONS)]
+        consumer.assign(partitions)
+        consumer.seek_to_beginning()
+        seen: set[int] = set()
+
+        def consumed_all() -> bool:
+            for records in consumer.poll(timeout_ms=200).values():
+                seen.update(r.partition for r in records)
+            return len(seen) == SESSION_PARTITIONS
+
+        wait_for("every partition's record", consumed_all, TIMEOUT_S)
+        # The next fetch names all 60 (each position moved); then a quiet stretch, and one
+        # new record: incremental fetches name and answer next to nothing, and deliver it.
+        for _ in range(3):
+            assert not consumer.poll(timeout_ms=100)
+        before = _fetch_session_samples(cluster)
+        for _ in range(5):
+            assert not consumer.poll(timeout_ms=100)
+        producer.send("kafka-sessions", b"late", partition=17).get(TIMEOUT_S)
+        late: list[bytes] = []
+
+        def got_late() -> bool:
+            late.extend(r.value for rs in consumer.poll(timeout_ms=200).values() for r in rs)
+            return bool(late)
+
+        wait_for("the late record", got_late, TIMEOUT_S)
+        assert late == [b"late"]
+        after = _fetch_session_samples(cluster)
+    finally:
+        consumer.close()
+        producer.close()
+        admin.close()
+
+    def delta(name: str, **labels: str) -> float:
+        key = (name, tuple(sorted(labels.items())))
+        return after.get(key, 0.0) - before.get(key, 0.0)
+
+    incremental = delta("rillet_kafka_fetches_total", kind="incremental")
+    assert incremental >= len(cluster.plan.nodes)
+    assert delta("rillet_kafka_fetches_total", kind="full") == 0  # the session held
+    assert delta("rillet_kafka_fetches_total", kind="refused") == 0
+    assert after[("rillet_kafka_fetch_sessions", ())] >= len(cluster.plan.nodes)
+    assert after[("rillet_kafka_fetch_session_partitions", ())] >= SESSION_PARTITIONS
+    # Without sessions every fetch names and answers all 60 partitions.
+    named = delta("rillet_kafka_incremental_fetch_partitions_named_total")
+    answered = delta("rillet_kafka_incremental_fetch_partitions_answered_total")
+    assert named <= incremental, (named, incremental)
+    assert 1 <= answered <= incremental, (answered, incremental)

@@ -3,11 +3,13 @@ kafka-python (the independent oracle) taken through the listener's decoding path
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from rillet.broker.config import NodeConfig
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.codec import KafkaRequestHeader, decode_body, decode_header, schema_for
+from rillet.broker.kafka.fetch_sessions import DEFAULT_SESSION_SLOTS, FetchSessionCache
 from rillet.broker.kafka.framing import KafkaFrameDecoder
 from rillet.broker.kafka.front_end import translate
 from rillet.broker.kafka.translation import Caller, Forward, KafkaEndpoint
@@ -27,6 +29,8 @@ class StaticView:
         self.endpoints = endpoints or {}
         self.topics = topics or []
         self.config = config or NodeConfig()
+        self.sessions = FetchSessionCache(DEFAULT_SESSION_SLOTS, random.Random(7))
+        self.clock_ms = 0
 
     def kafka_endpoints(self) -> dict[int, KafkaEndpoint]:
         return self.endpoints
@@ -39,6 +43,12 @@ class StaticView:
 
     def node_config(self) -> NodeConfig:
         return self.config
+
+    def fetch_sessions(self) -> FetchSessionCache:
+        return self.sessions
+
+    def now_ms(self) -> int:
+        return self.clock_ms
 
 
 def received(

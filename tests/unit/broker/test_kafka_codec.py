@@ -53,7 +53,7 @@ def sent(parts: list[Any]) -> bytes:
 
 @settings(max_examples=40, deadline=None)
 @given(
-    version=st.integers(3, 7),
+    version=st.integers(3, 8),
     acks=st.sampled_from([0, 1, -1]),
     timeout_ms=int32s,
     topics=st.dictionaries(
@@ -103,6 +103,41 @@ def test_produce_requests_become_the_internal_request(
     assert got == [(p.topic, p.partition, 6) for p in expected]
 
 
+@pytest.mark.parametrize("version", [7, 8])
+def test_produce_v8_tells_why_a_partition_was_refused(version: int) -> None:
+    r = ProduceRequest
+    request = r(
+        transactional_id=None,
+        acks=-1,
+        timeout_ms=1000,
+        topic_data=[
+            r.TopicProduceData(
+                name="t",
+                partition_data=[
+                    r.TopicProduceData.PartitionProduceData(index=i, records=b"x") for i in (0, 1)
+                ],
+            )
+        ],
+    )
+    _h, schema, entity = received(request, version)
+    action = translate(schema, entity, StaticView())
+    assert isinstance(action, Forward)
+    why = "batch 0: timestamp 5 is 99 ms before the broker's clock; ..."
+    answers = [
+        m.ProducePartitionResponse("t", 0, ErrorCode.INVALID_TIMESTAMP, -1, error_message=why),
+        m.ProducePartitionResponse("t", 1, ErrorCode.NONE, 10, error_message="ignored"),
+    ]
+    body = encode_response(7, schema, action.reply(m.ProduceResponse(answers)))
+    decoded = ProduceResponse.decode(body, version=version, header=True, framed=True)
+    parts = decoded.responses[0].partition_responses
+    assert [(p.error_code, p.base_offset) for p in parts] == [(32, -1), (0, 10)]
+    if version >= 8:
+        assert [(p.error_message, p.record_errors) for p in parts] == [(why, []), (None, [])]
+    failed = encode_response(7, schema, action.fail(ErrorCode.NOT_LEADER_OR_FOLLOWER))
+    decoded = ProduceResponse.decode(failed, version=version, header=True, framed=True)
+    assert {p.error_code for p in decoded.responses[0].partition_responses} == {6}
+
+
 def test_a_transactional_produce_is_refused_without_reaching_a_handler() -> None:
     r = ProduceRequest
     request = r(
@@ -125,7 +160,10 @@ def test_a_transactional_produce_is_refused_without_reaching_a_handler() -> None
 @given(
     version=st.integers(4, 11),
     partitions=st.lists(
-        st.tuples(names, int32s, offsets, int32s, st.binary(max_size=80)), min_size=1, max_size=5
+        st.tuples(names, int32s, offsets, int32s, st.binary(max_size=80)),
+        min_size=1,
+        max_size=5,
+        unique_by=lambda e: (e[0], e[1]),  # Kafka keeps one entry per partition, as here
     ),
     hw=offsets,
 )

@@ -1,8 +1,13 @@
 """ApiVersions v3+ carries the feature levels kafka-features describe prints (decoded by
-kafka-python, which reads the tagged fields)."""
+kafka-python, which reads the tagged fields); UpdateFeatures refuses what it cannot do with
+Kafka's error and message."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+from kafka.protocol.admin import UpdateFeaturesRequest, UpdateFeaturesResponse
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 from kafka_front_end import StaticView, received
 
@@ -25,3 +30,61 @@ def test_metadata_version_is_supported_and_finalized_in_the_flexible_versions() 
         }
         assert finalized == {"metadata.version": (7, 7)}
         assert decoded.finalized_features_epoch == 0
+
+
+def _update(version: int, *updates: tuple[str, int, int], validate_only: bool = True) -> Any:
+    r = UpdateFeaturesRequest
+    request = r(
+        timeout_ms=1000,
+        validate_only=validate_only,
+        feature_updates=[
+            r.FeatureUpdateKey(
+                feature=f, max_version_level=level, upgrade_type=kind, allow_downgrade=kind != 1
+            )
+            for f, level, kind in updates
+        ],
+    )
+    _h, schema, entity = received(request, version)
+    action = translate(schema, entity, StaticView())
+    assert isinstance(action, Answer)
+    data = encode_response(1, schema, action.response)
+    return UpdateFeaturesResponse.decode(data, version=version, header=True, framed=True)
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_update_features_accepts_the_level_in_force_and_refuses_others_per_feature(
+    version: int,
+) -> None:
+    decoded = _update(
+        version,
+        ("metadata.version", 7, 1),
+        ("metadata.version", 30, 1),
+        ("group.version", 1, 1),
+        validate_only=version == 1,
+    )
+    assert decoded.error_code == 0
+    results = [(r.feature, r.error_code, r.error_message) for r in decoded.results]
+    assert results[0] == ("metadata.version", 0, None)
+    assert results[1][1:] == (
+        95,
+        "Invalid update version 30 for feature metadata.version. Local controller 1 only "
+        "supports versions 7-7",
+    )
+    assert results[2][1] == 95 and results[2][2].endswith(
+        "Local controller 1 does not support this feature."
+    )
+
+
+def test_update_features_v2_answers_the_first_refusal_and_a_downgrade_needs_its_type() -> None:
+    decoded = _update(2, ("metadata.version", 6, 1), ("kraft.version", 1, 1))
+    assert decoded.error_code == 95
+    assert decoded.error_message.startswith("The update failed for all features since")
+    assert "without setting the upgrade type" in decoded.error_message
+    assert _update(2, ("metadata.version", 7, 1), ("kraft.version", 0, 2)).error_code == 0
+    decoded = _update(2, ("metadata.version", 6, 2))
+    assert (decoded.error_code, decoded.error_message) == (
+        95,
+        "The update failed for all features since the following feature had an error: "
+        "Invalid update version 6 for feature metadata.version. Local controller 1 only "
+        "supports versions 7-7",
+    )

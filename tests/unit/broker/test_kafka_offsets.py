@@ -83,3 +83,57 @@ def test_offset_fetch_maps_to_the_group_registry_and_back() -> None:
         if version >= 2:
             _schema, everything = forwarded(r(group_id="g", topics=None), version)
             assert everything.native == gm.OffsetFetchRequest("g", None)
+
+
+def test_offset_fetch_v8_asks_for_several_groups_and_answers_each() -> None:
+    r = OffsetFetchRequest
+    group, topic = r.OffsetFetchRequestGroup, r.OffsetFetchRequestGroup.OffsetFetchRequestTopics
+    request = r(
+        groups=[
+            group(group_id="a", topics=[topic(name="t", partition_indexes=[0])]),
+            group(group_id="b", topics=None),
+            group(group_id="c", topics=None),
+        ],
+        require_stable=False,
+    )
+    schema, action = forwarded(request, 8)
+    assert action.native == gm.OffsetFetchRequest(
+        "a",
+        [gm.GroupTopicPartitions("t", [0])],
+        [gm.OffsetFetchGroup("b", None), gm.OffsetFetchGroup("c", None)],
+    )
+    answer = gm.OffsetFetchResponse(
+        ErrorCode.NONE,
+        [gm.FetchedOffset("t", 0, 42)],
+        more_groups=[
+            gm.GroupOffsets("b", ErrorCode.NONE, [gm.FetchedOffset("u", 1, 7, "m")]),
+            gm.GroupOffsets("c", ErrorCode.GROUP_AUTHORIZATION_FAILED),
+        ],
+    )
+    decoded = OffsetFetchResponse.decode(
+        encode_response(4, schema, action.reply(answer)), version=8, header=True, framed=True
+    )
+    got = [
+        (
+            g.group_id,
+            g.error_code,
+            [
+                (t.name, p.partition_index, p.committed_offset)
+                for t in g.topics
+                for p in t.partitions
+            ],
+        )
+        for g in decoded.groups
+    ]
+    assert got == [("a", 0, [("t", 0, 42)]), ("b", 0, [("u", 1, 7)]), ("c", 30, [])]
+    failed = OffsetFetchResponse.decode(
+        encode_response(4, schema, action.fail(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)),
+        version=8,
+        header=True,
+        framed=True,
+    )
+    assert [(g.group_id, g.error_code, g.topics) for g in failed.groups] == [
+        ("a", 14, []),
+        ("b", 14, []),
+        ("c", 14, []),
+    ]

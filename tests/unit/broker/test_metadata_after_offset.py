@@ -36,7 +36,14 @@ from rillet.metadata_quorum.records import (
 from rillet.raft.quorum import Entry, Snapshot
 from rillet.wire.api import ApiKey
 from rillet.wire.error_codes import ErrorCode
-from rillet.wire.group_messages import OffsetFetchRequest, OffsetFetchResponse
+from rillet.wire.group_messages import (
+    FetchedOffset,
+    GroupOffsets,
+    GroupTopicPartitions,
+    OffsetFetchGroup,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+)
 from rillet.wire.messages import MetadataRequest, MetadataResponse
 from rillet.wire.protocol import PROTOCOL_VERSION, RequestHeader
 
@@ -191,3 +198,10 @@ def test_a_restarted_node_refuses_offset_fetches_until_caught_up() -> None:
     ctx.metadata.readiness.learn_committed(0)
     answered = handle_offset_fetch(ctx, OffsetFetchRequest("g", None))
     assert isinstance(answered, OffsetFetchResponse) and answered.error_code == ErrorCode.NONE
+    # Kafka's OffsetFetch v8 asks for several groups: each is answered.
+    batched = OffsetFetchRequest(
+        "g", None, [OffsetFetchGroup("h", [GroupTopicPartitions("t", [0])])]
+    )
+    answered = handle_offset_fetch(ctx, batched)
+    assert isinstance(answered, OffsetFetchResponse)
+    assert answered.more_groups == [GroupOffsets("h", ErrorCode.NONE, [FetchedOffset("t", 0, -1)])]

@@ -255,3 +255,45 @@ def test_log_dirs_and_a_brokers_settings_need_describe_on_the_cluster() -> None:
     )
     alter, _ = authorizer(acl(ResourceType.CLUSTER, CLUSTER_NAME, Operation.ALTER))
     assert error(alter, ApiKey.ALTER_REPLICA_LOG_DIRS, move) is None
+
+
+def test_a_batched_find_coordinator_needs_describe_on_every_group() -> None:
+    auth, _ = authorizer(acl(ResourceType.GROUP, "billing", Operation.DESCRIBE))
+    one = gm.FindCoordinatorRequest("billing", 0)
+    assert error(auth, ApiKey.FIND_COORDINATOR, one) is None
+    both = gm.FindCoordinatorRequest("billing", 0, ["payroll"])
+    assert error(auth, ApiKey.FIND_COORDINATOR, both) == ErrorCode.GROUP_AUTHORIZATION_FAILED
+
+
+def test_a_batched_offset_fetch_answers_each_group_on_its_own() -> None:
+    auth, _ = authorizer(
+        acl(ResourceType.GROUP, "billing", Operation.DESCRIBE),
+        acl(ResourceType.GROUP, "audit", Operation.DESCRIBE),
+        acl(ResourceType.TOPIC, "orders", Operation.DESCRIBE),
+    )
+    request = gm.OffsetFetchRequest(
+        "payroll",
+        None,
+        [
+            gm.OffsetFetchGroup("billing", None),
+            gm.OffsetFetchGroup("audit", [gm.GroupTopicPartitions("secret", [0])]),
+        ],
+    )
+    verdict = auth.check(ApiKey.OFFSET_FETCH, request, ALICE)
+    assert verdict is not None and verdict.error is None and verdict.reshape is not None
+    answer = gm.OffsetFetchResponse(
+        ErrorCode.NONE,
+        [gm.FetchedOffset("orders", 0, 1)],
+        more_groups=[
+            gm.GroupOffsets(
+                "billing", 0, [gm.FetchedOffset("orders", 0, 5), gm.FetchedOffset("secret", 0, 6)]
+            ),
+            gm.GroupOffsets("audit", 0, [gm.FetchedOffset("secret", 0, 7)]),
+        ],
+    )
+    trimmed = verdict.reshape(answer)
+    assert (trimmed.error_code, trimmed.offsets) == (ErrorCode.GROUP_AUTHORIZATION_FAILED, [])
+    assert trimmed.more_groups == [
+        gm.GroupOffsets("billing", 0, [gm.FetchedOffset("orders", 0, 5)]),
+        gm.GroupOffsets("audit", ErrorCode.AUTHORIZATION_FAILED, []),
+    ]
