@@ -18,9 +18,13 @@ import struct
 from dataclasses import dataclass
 from enum import IntEnum
 
+import crc32c
+
 from rillet.wire.batch import (
     ATTR_CONTROL,
     ATTR_TRANSACTIONAL,
+    CRC_OFFSET,
+    CRC_START,
     NO_SEQUENCE,
     BatchHeader,
     decode_records,
@@ -31,6 +35,8 @@ from rillet.wire.errors import CorruptBatch
 from rillet.wire.record_codec import encode_record
 
 _KEY = struct.Struct(">hh")
+_ATTRIBUTES = struct.Struct(">h")
+_CRC = struct.Struct(">I")
 _VALUE = struct.Struct(">hi")
 CONTROL_RECORD_VERSION = 0
 MARKER_ATTRIBUTES = ATTR_TRANSACTIONAL | ATTR_CONTROL
@@ -62,6 +68,16 @@ def is_control(header: BatchHeader) -> bool:
 
 def is_transactional(header: BatchHeader) -> bool:
     return bool(header.attributes & ATTR_TRANSACTIONAL)
+
+
+def mark_transactional(batch: bytes) -> bytes:
+    """The batch with the transactional attribute set and its CRC recomputed (a
+    transactional producer's batches carry it)."""
+    raw = bytearray(batch)
+    attributes = _ATTRIBUTES.unpack_from(raw, CRC_START)[0]
+    _ATTRIBUTES.pack_into(raw, CRC_START, attributes | ATTR_TRANSACTIONAL)
+    _CRC.pack_into(raw, CRC_OFFSET, crc32c.crc32c(memoryview(raw)[CRC_START:]))
+    return bytes(raw)
 
 
 def encode_marker(marker: Marker, timestamp_ms: int) -> bytes:

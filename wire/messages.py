@@ -114,6 +114,22 @@ class FetchRequest(Request["FetchResponse"]):
     replica_auth: bytes = b""  # a follower's proof of the cluster secret (cluster_auth)
     incremental: bool = False
     forgotten: list[FetchForgotten] = field(default_factory=list)
+    # 0 read_uncommitted: up to the high watermark; 1 read_committed: up to the last stable
+    # offset, with the aborted transactions of the range (docs/transactions.md).
+    isolation_level: int = 0
+
+
+READ_UNCOMMITTED = 0
+READ_COMMITTED = 1
+
+
+@dataclass(frozen=True, slots=True)
+class AbortedTransaction:
+    """A transaction aborted in a read_committed fetch's range: drop this producer's
+    batches from ``first_offset`` on until its abort marker (Kafka's FetchResponse entry)."""
+
+    producer_id: int
+    first_offset: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +145,8 @@ class FetchPartitionResponse:
     diverging_end_offset: int = -1
     leader_id: int = -1
     leader_epoch: int = -1
+    last_stable_offset: int = -1  # -1 in answers to followers
+    aborted_transactions: list[AbortedTransaction] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -136,12 +136,19 @@ def translate_fetch(schema: ApiSchema, req: Any) -> Forward:
             for p in t.partitions
         ],
         # replica_id stays -1: a Kafka client is always a consumer, never a follower.
+        isolation_level=int(req.isolation_level),
     )
 
     def reply(resp: FetchResponse) -> RawBody:
         fetched = [
             FetchedPartition(
-                r.partition, r.error_code, r.high_watermark, r.log_start_offset, r.records
+                r.partition,
+                r.error_code,
+                r.high_watermark,
+                r.log_start_offset,
+                r.records,
+                r.last_stable_offset,
+                [(a.producer_id, a.first_offset) for a in r.aborted_transactions],
             )
             for r in resp.partitions
         ]

@@ -13,7 +13,6 @@ import crc32c
 from rillet.partition_store.config import LogConfig
 from rillet.partition_store.log import PartitionLog
 from rillet.wire.batch import (
-    ATTR_TRANSACTIONAL,
     CRC_OFFSET,
     CRC_START,
     HEADER,
@@ -21,6 +20,7 @@ from rillet.wire.batch import (
     decode_records,
     iter_batches,
 )
+from rillet.wire.control_batch import mark_transactional
 
 T0 = 1_700_000_000_000
 TOPIC = "t"
@@ -41,7 +41,7 @@ def set_attributes(raw: bytearray, value: int) -> None:
 
 def txn_batch(producer_id: int, epoch: int, sequence: int, values: list[bytes]) -> bytes:
     """A transactional producer's batch (attribute bit 4), as a Kafka client sends it."""
-    raw = bytearray(
+    return mark_transactional(
         build_batch(
             [(T0, None, v, None) for v in values],
             producer_id=producer_id,
@@ -49,8 +49,6 @@ def txn_batch(producer_id: int, epoch: int, sequence: int, values: list[bytes]) 
             base_sequence=sequence,
         )
     )
-    set_attributes(raw, ATTR_TRANSACTIONAL)
-    return bytes(raw)
 
 
 def records_of(data: bytes) -> list[tuple[int, bytes | None]]:
