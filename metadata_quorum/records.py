@@ -4,7 +4,7 @@ Each record is a CBOR map ``{"type": int, "version": int, "body": {...}}``; bodi
 dataclasses validated by :mod:`rillet.wire.schema`, so a malformed or unknown record is a
 typed error, never a crash of the state machine. Type numbers are part of the log format:
 never renumber one. Group and offset records (the consumer-groups issue) take 30-49,
-classic (JoinGroup/SyncGroup) group records 40-49 of those.
+classic (JoinGroup/SyncGroup) group records 40-49 of those; transactions 50-59.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from rillet.metadata_quorum.group_records import (
     OffsetsCommitted,
 )
 from rillet.metadata_quorum.scram_registry import RemoveUserScramCredential, UserScramCredential
+from rillet.metadata_quorum.txn_registry import TransactionRecord, TransactionRemoved
 from rillet.wire.errors import WireError
 from rillet.wire.frame import BlobPart
 from rillet.wire.schema import from_wire, to_wire
@@ -71,6 +72,8 @@ class RecordType(IntEnum):
     CLASSIC_REBALANCE_STARTED = 42
     CLASSIC_MEMBER_REPLACED = 43
     CLASSIC_MEMBERS_REMOVED = 44
+    TRANSACTION = 50
+    TRANSACTION_REMOVED = 51
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +208,8 @@ MetadataRecord = (
     | ClassicRebalanceStarted
     | ClassicMemberReplaced
     | ClassicMembersRemoved
+    | TransactionRecord
+    | TransactionRemoved
 )
 
 TYPES: dict[RecordType, type] = {
@@ -235,6 +240,8 @@ TYPES: dict[RecordType, type] = {
     RecordType.CLASSIC_REBALANCE_STARTED: ClassicRebalanceStarted,
     RecordType.CLASSIC_MEMBER_REPLACED: ClassicMemberReplaced,
     RecordType.CLASSIC_MEMBERS_REMOVED: ClassicMembersRemoved,
+    RecordType.TRANSACTION: TransactionRecord,
+    RecordType.TRANSACTION_REMOVED: TransactionRemoved,
 }
 TYPE_OF: dict[type, RecordType] = {cls: t for t, cls in TYPES.items()}
 
