@@ -71,7 +71,7 @@ class TxnAnswer:
 
 @dataclass(frozen=True, slots=True)
 class MarkerTask:
-    """Markers to write: one per partition, then :func:`markers_written`."""
+    """Markers to write: one per partition, each leader reporting to :func:`markers_written`."""
 
     transactional_id: str
     producer_id: int
@@ -288,20 +288,34 @@ def pending_markers(registry: TxnRegistry) -> list[MarkerTask]:
 
 def markers_written(
     registry: TxnRegistry,
-    task: MarkerTask,
+    transactional_id: str,
+    producer_id: int,
+    producer_epoch: int,
+    written: Iterable[TxnPartition],
     now_ms: int,
     topic_ids: Mapping[str, str],
 ) -> TxnAnswer:
-    """Every marker of ``task`` is written: complete the transaction, and on commit apply
-    its offsets to their groups (offsets of topics that are gone are dropped)."""
-    cur = registry.get(task.transactional_id)
+    """Partition leaders wrote (and committed) the markers of ``written``: they leave the
+    decided transaction's list, and partitions of topics that are gone (not in
+    ``topic_ids``) with them. When none is left the transaction is complete, and on commit
+    its offsets are applied to their groups. A report for another epoch, or for a
+    transaction already complete, changes nothing (INVALID_TXN_STATE)."""
+    cur = registry.get(transactional_id)
     if (
         cur is None
         or not cur.txn_state.preparing
-        or (cur.producer_id, cur.producer_epoch) != (task.producer_id, task.producer_epoch)
+        or (cur.producer_id, cur.producer_epoch) != (producer_id, producer_epoch)
     ):
-        return _refused(ErrorCode.INVALID_TXN_STATE)  # already completed (a duplicate)
-    done = TxnState.COMPLETE_COMMIT if task.commit else TxnState.COMPLETE_ABORT
+        return _refused(ErrorCode.INVALID_TXN_STATE)
+    done_now = set(written)
+    remaining = [p for p in cur.partitions if p not in done_now and p.topic in topic_ids]
+    if remaining:
+        if remaining == cur.partitions:
+            return TxnAnswer([], ErrorCode.NONE, producer_id, producer_epoch)
+        record = replace(cur, partitions=remaining, updated_ms=now_ms)
+        return TxnAnswer([record], ErrorCode.NONE, producer_id, producer_epoch)
+    commit = cur.txn_state.marker_commits
+    done = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
     records: list[TxnOutcome] = [
         replace(
             cur,
@@ -313,9 +327,9 @@ def markers_written(
             updated_ms=now_ms,
         )
     ]
-    if task.commit:
+    if commit:
         records += _group_offsets(cur.offsets, now_ms, topic_ids)
-    return TxnAnswer(records, ErrorCode.NONE, cur.producer_id, cur.producer_epoch)
+    return TxnAnswer(records, ErrorCode.NONE, producer_id, producer_epoch)
 
 
 def _group_offsets(

@@ -7,7 +7,7 @@ prints the answer, the records and the resulting state. Commands (``T`` a transa
 
     init T [timeout=MS] [expect=P/E]     add T P E t-0 [t-1 ...]     offsets T P E GROUP
     commit-offsets T P E GROUP t-0@OFFSET ...                        verify T P E t-0 ...
-    end T P E commit|abort     markers     written T     expire     expire-idle
+    end T P E commit|abort     markers     written T [t-0 ...]     expire     expire-idle
     clock MS (set the time)    state T
 """
 
@@ -121,9 +121,13 @@ class Script:
                 + (",".join(f"{p.topic}-{p.partition}" for p in t.partitions) or "-")
                 for t in tc.pending_markers(reg)
             ] or ["none"]
-        if name == "written":
+        if name == "written":  # written T [t-0 ...]: all of the task's partitions by default
             task = next(t for t in tc.pending_markers(reg) if t.transactional_id == pos[0])
-            return self._apply(tc.markers_written(reg, task, self.now_ms, TOPIC_IDS))
+            parts = [_partition(a) for a in pos[1:]] or task.partitions
+            pid, epoch = task.producer_id, task.producer_epoch
+            return self._apply(
+                tc.markers_written(reg, pos[0], pid, epoch, parts, self.now_ms, TOPIC_IDS)
+            )
         if name == "expire":
             return self._commit(list(tc.expire_timed_out(reg, self.now_ms))) or ["none"]
         if name == "expire-idle":
