@@ -40,6 +40,11 @@ class TxnState(IntEnum):
     def marker_commits(self) -> bool:
         return self is TxnState.PREPARE_COMMIT
 
+    @property
+    def kafka_name(self) -> str:
+        """Kafka's name of the state (ListTransactions, DescribeTransactions, the tools)."""
+        return "".join(word.capitalize() for word in self.name.split("_"))
+
 
 _PREPARING = frozenset(
     {TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT, TxnState.PREPARE_EPOCH_FENCE}

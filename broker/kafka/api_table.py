@@ -65,6 +65,12 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     CONSUMER_GROUP_DESCRIBE: (0, 1),  # flexible
     ApiKey.DESCRIBE_LOG_DIRS: (1, 4),  # 2 to 4 are flexible; 0 left Kafka in 4.0
     ApiKey.DESCRIBE_QUORUM: (0, 1),  # flexible
+    ApiKey.ADD_PARTITIONS_TO_TXN: (0, 2),
+    ApiKey.ADD_OFFSETS_TO_TXN: (0, 2),
+    ApiKey.END_TXN: (0, 2),
+    ApiKey.TXN_OFFSET_COMMIT: (0, 2),
+    ApiKey.DESCRIBE_TRANSACTIONS: (0, 0),  # flexible
+    ApiKey.LIST_TRANSACTIONS: (0, 0),  # flexible
 }
 
 

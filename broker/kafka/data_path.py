@@ -24,8 +24,6 @@ from rillet.wire.messages import (
     ProduceResponse,
 )
 
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
-
 
 def partition_pairs(
     request_topics: Any, partitions_field: str, index_field: str
@@ -73,8 +71,6 @@ def translate_produce(schema: ApiSchema, req: Any) -> Forward | Answer:
     def fail(code: int) -> Any:
         return respond([{"index": p, "error_code": code, "base_offset": -1} for _, p in pairs])
 
-    if req.transactional_id is not None:
-        return Answer(fail(TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
     acks = int(req.acks)
     native = ProduceRequest(
         # acks=0 runs as acks=1 inside: the append is synchronous either way, and the answer
@@ -86,6 +82,7 @@ def translate_produce(schema: ApiSchema, req: Any) -> Forward | Answer:
             for t in req.topic_data
             for p in t.partition_data
         ],
+        None if req.transactional_id is None else str(req.transactional_id),
     )
 
     def reply(resp: ProduceResponse) -> Any:

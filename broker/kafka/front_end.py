@@ -27,6 +27,7 @@ from rillet.broker.kafka import (
     offsets,
     partition_counts,
     record_deletion,
+    transactions,
     user_credentials,
 )
 from rillet.broker.kafka.api_table import (
@@ -95,6 +96,16 @@ TRANSLATORS: dict[int, Translator] = {
         s, r, c
     ),
     CONSUMER_GROUP_DESCRIBE: lambda s, r, v, c: consumer_groups.translate_describe(s, r),
+    ApiKey.ADD_PARTITIONS_TO_TXN: lambda s, r, v, c: transactions.translate_add_partitions_to_txn(
+        s, r
+    ),
+    ApiKey.END_TXN: lambda s, r, v, c: transactions.translate_end_txn(s, r),
+    ApiKey.LIST_TRANSACTIONS: lambda s, r, v, c: transactions.translate_list_transactions(s, r),
+    ApiKey.DESCRIBE_TRANSACTIONS: lambda s, r, v, c: transactions.translate_describe_transactions(
+        s, r
+    ),
+    ApiKey.ADD_OFFSETS_TO_TXN: lambda s, r, v, c: transactions.translate_add_offsets_to_txn(s, r),
+    ApiKey.TXN_OFFSET_COMMIT: lambda s, r, v, c: transactions.translate_txn_offset_commit(s, r),
 }
 
 

@@ -28,6 +28,7 @@ from rillet.wire import log_dir_messages as ldm
 from rillet.wire import messages as m
 from rillet.wire import record_deletion_messages as rdm
 from rillet.wire import sasl_messages as sm
+from rillet.wire import transaction_messages as tm
 from rillet.wire import user_messages as um
 from rillet.wire.acls import AclBinding, AclFilter, Operation, PatternType, Permission, ResourceType
 from rillet.wire.api import ApiKey
@@ -113,6 +114,19 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     cm.NodeAuthBeginRequest: cm.NodeAuthBeginRequest("c", 2),
     cm.NodeAuthProveRequest: cm.NodeAuthProveRequest(b"n" * 16, b"p" * 32),
     m.InitProducerIdRequest: m.InitProducerIdRequest(),
+    tm.AddPartitionsToTxnRequest: tm.AddPartitionsToTxnRequest(
+        "app", 7, 1, [tm.TxnTopicPartition("t", 0)]
+    ),
+    tm.EndTxnRequest: tm.EndTxnRequest("app", 7, 1, True),
+    tm.AddOffsetsToTxnRequest: tm.AddOffsetsToTxnRequest("app", 7, 1, "g"),
+    tm.ListTransactionsRequest: tm.ListTransactionsRequest(["Ongoing"], [7]),
+    tm.DescribeTransactionsRequest: tm.DescribeTransactionsRequest(["app"]),
+    tm.TxnOffsetCommitRequest: tm.TxnOffsetCommitRequest(
+        "app", "g", 7, 1, [tm.TxnCommitOffset("t", 0, 42, "md")]
+    ),
+    tm.TxnMarkersWrittenRequest: tm.TxnMarkersWrittenRequest(
+        "c", b"a", 2, "app", 7, 1, [tm.TxnTopicPartition("t", 0)]
+    ),
     lem.OffsetForLeaderEpochRequest: lem.OffsetForLeaderEpochRequest(
         [lem.EpochQuery("t", 0, 3, 4)]
     ),
@@ -220,6 +234,19 @@ SAMPLE_RESPONSES: dict[type, Any] = {
     cm.NodeAuthBeginResponse: cm.NodeAuthBeginResponse(0, b"s" * 16),
     cm.NodeAuthProveResponse: cm.NodeAuthProveResponse(58, b"", "refused"),
     m.InitProducerIdResponse: m.InitProducerIdResponse(0, 5001, 0),
+    tm.AddPartitionsToTxnResponse: tm.AddPartitionsToTxnResponse(
+        0, [tm.TxnPartitionResult("t", 0, 48)]
+    ),
+    tm.EndTxnResponse: tm.EndTxnResponse(51, "markers are being written"),
+    tm.AddOffsetsToTxnResponse: tm.AddOffsetsToTxnResponse(0),
+    tm.ListTransactionsResponse: tm.ListTransactionsResponse(
+        0, [tm.TxnListing("app", 7, "Ongoing")], ["Bogus"]
+    ),
+    tm.DescribeTransactionsResponse: tm.DescribeTransactionsResponse(
+        [tm.TxnDescription(0, "app", "Ongoing", 60000, 5, 7, 1, [tm.TxnTopicPartition("t", 0)])]
+    ),
+    tm.TxnOffsetCommitResponse: tm.TxnOffsetCommitResponse(0, [tm.TxnPartitionResult("t", 0, 0)]),
+    tm.TxnMarkersWrittenResponse: tm.TxnMarkersWrittenResponse(41, 3),
     lem.OffsetForLeaderEpochResponse: lem.OffsetForLeaderEpochResponse(
         [lem.EpochEndOffset("t", 0, 0, 3, 42)]
     ),
@@ -281,7 +308,7 @@ def test_samples_cover_every_api_and_every_message_class() -> None:
     all_classes = {
         obj
         for obj in vars(m).values()
-        for module in (m, cm, gm, cgm, lem, ldm, rdm, um, am, acls, sm, forwarding)
+        for module in (m, cm, gm, cgm, lem, ldm, rdm, um, am, acls, sm, tm, forwarding)
         for obj in vars(module).values()
         if inspect.isclass(obj)
         and dataclasses.is_dataclass(obj)
@@ -327,6 +354,10 @@ def test_api_numbers_are_stable() -> None:
         "DELETE_RECORDS": 21,
         "INIT_PRODUCER_ID": 22,
         "OFFSET_FOR_LEADER_EPOCH": 23,
+        "ADD_PARTITIONS_TO_TXN": 24,
+        "ADD_OFFSETS_TO_TXN": 25,
+        "END_TXN": 26,
+        "TXN_OFFSET_COMMIT": 28,
         "DESCRIBE_ACLS": 29,
         "CREATE_ACLS": 30,
         "DELETE_ACLS": 31,
@@ -339,6 +370,8 @@ def test_api_numbers_are_stable() -> None:
         "ALTER_USER_SCRAM_CREDENTIALS": 51,
         "DESCRIBE_LOG_DIRS": 35,
         "DESCRIBE_QUORUM": 55,
+        "DESCRIBE_TRANSACTIONS": 65,
+        "LIST_TRANSACTIONS": 66,
         "CONSUMER_GROUP_HEARTBEAT": 68,
         "REPLICA_FETCH": 1000,
         "BROKER_REGISTRATION": 1001,
@@ -348,6 +381,7 @@ def test_api_numbers_are_stable() -> None:
         "ALLOCATE_PRODUCER_IDS": 1005,
         "NODE_AUTH_BEGIN": 1006,
         "NODE_AUTH_PROVE": 1007,
+        "TXN_MARKERS_WRITTEN": 1008,
         "CLASSIC_LEAVE_GROUP": 1013,
         "CLASSIC_DESCRIBE_GROUPS": 1015,
         "CLASSIC_LIST_GROUPS": 1016,
