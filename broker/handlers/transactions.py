@@ -10,7 +10,8 @@ transaction's first batch read the committed registry of the node asked: every n
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from typing import Any
+from functools import partial
+from typing import Any, Protocol
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller, refused_auth
@@ -42,6 +43,33 @@ async def _decide(
 
     outcome = await decide_on_controller(ctx, run)
     return outcome.group_error
+
+
+class _ProducerRequest(Protocol):
+    @property
+    def transactional_id(self) -> str: ...
+    @property
+    def producer_id(self) -> int: ...
+    @property
+    def producer_epoch(self) -> int: ...
+
+
+async def _decide_for(
+    ctx: BrokerContext, req: _ProducerRequest, decide: Callable[..., tc.TxnAnswer], *args: Any
+) -> ErrorCode:
+    """A decision on the producer's transaction: ``decide(registry, transactional id,
+    producer id, epoch, *args, now_ms)``."""
+    return await _decide(
+        ctx,
+        lambda state, now: decide(
+            state.transactions,
+            req.transactional_id,
+            req.producer_id,
+            req.producer_epoch,
+            *args,
+            now,
+        ),
+    )
 
 
 def _parts(partitions: list[tm.TxnTopicPartition]) -> list[TxnPartition]:
@@ -121,17 +149,7 @@ async def _add_partitions(
                 for p in req.partitions
             ],
         )
-    code = await _decide(
-        ctx,
-        lambda state, now: tc.add_partitions(
-            state.transactions,
-            req.transactional_id,
-            req.producer_id,
-            req.producer_epoch,
-            _parts(req.partitions),
-            now,
-        ),
-    )
+    code = await _decide_for(ctx, req, tc.add_partitions, _parts(req.partitions))
     return _every_partition(req, code)
 
 
@@ -142,17 +160,7 @@ def handle_end_txn(ctx: BrokerContext, req: tm.EndTxnRequest) -> tm.EndTxnRespon
 
 
 async def _end_txn(ctx: BrokerContext, req: tm.EndTxnRequest) -> tm.EndTxnResponse:
-    code = await _decide(
-        ctx,
-        lambda state, now: tc.end_txn(
-            state.transactions,
-            req.transactional_id,
-            req.producer_id,
-            req.producer_epoch,
-            req.committed,
-            now,
-        ),
-    )
+    code = await _decide_for(ctx, req, tc.end_txn, req.committed)
     return tm.EndTxnResponse(code)
 
 
@@ -197,18 +205,7 @@ def handle_add_offsets_to_txn(
 async def _add_offsets(
     ctx: BrokerContext, req: tm.AddOffsetsToTxnRequest
 ) -> tm.AddOffsetsToTxnResponse:
-    code = await _decide(
-        ctx,
-        lambda state, now: tc.add_partitions(
-            state.transactions,
-            req.transactional_id,
-            req.producer_id,
-            req.producer_epoch,
-            [],
-            now,
-            group_id=req.group_id,
-        ),
-    )
+    code = await _decide_for(ctx, req, partial(tc.add_partitions, group_id=req.group_id), [])
     return tm.AddOffsetsToTxnResponse(code)
 
 
@@ -232,17 +229,7 @@ async def _txn_offset_commit(
     offsets = [
         TxnOffset(req.group_id, o.topic, o.partition, o.offset, o.metadata) for o in req.offsets
     ]
-    code = await _decide(
-        ctx,
-        lambda state, now: tc.txn_offset_commit(
-            state.transactions,
-            req.transactional_id,
-            req.producer_id,
-            req.producer_epoch,
-            offsets,
-            now,
-        ),
-    )
+    code = await _decide_for(ctx, req, tc.txn_offset_commit, offsets)
     return _every_offset(req, code)
 
 

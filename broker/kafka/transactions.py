@@ -15,6 +15,14 @@ from rillet.broker.kafka.translation import Forward
 from rillet.wire import transaction_messages as tm
 
 
+def _codes(
+    pairs: list[tuple[str, int]], results: list[tm.TxnPartitionResult], fallback: int
+) -> list[int]:
+    """Each partition's code in request order (the request's own code where none is given)."""
+    by_partition = {(r.topic, r.partition): r.error_code for r in results}
+    return [by_partition.get(pair, fallback) for pair in pairs]
+
+
 def translate_add_partitions_to_txn(schema: ApiSchema, req: Any) -> Forward:
     pairs = [(str(t.name), int(p)) for t in req.v3_and_below_topics for p in t.partitions]
 
@@ -39,8 +47,7 @@ def translate_add_partitions_to_txn(schema: ApiSchema, req: Any) -> Forward:
         )
 
     def reply(resp: tm.AddPartitionsToTxnResponse) -> Any:
-        by_partition = {(r.topic, r.partition): r.error_code for r in resp.results}
-        return respond([by_partition.get(pair, resp.error_code) for pair in pairs])
+        return respond(_codes(pairs, resp.results, resp.error_code))
 
     native = tm.AddPartitionsToTxnRequest(
         str(req.v3_and_below_transactional_id),
@@ -97,8 +104,7 @@ def translate_txn_offset_commit(schema: ApiSchema, req: Any) -> Forward:
         )
 
     def reply(resp: tm.TxnOffsetCommitResponse) -> Any:
-        by_partition = {(r.topic, r.partition): r.error_code for r in resp.results}
-        return respond([by_partition.get(pair, resp.error_code) for pair in pairs])
+        return respond(_codes(pairs, resp.results, resp.error_code))
 
     native = tm.TxnOffsetCommitRequest(
         str(req.transactional_id),

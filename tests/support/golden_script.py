@@ -18,6 +18,9 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 REWRITE = os.environ.get("RILLET_REWRITE_GOLDEN") == "1"
 
@@ -82,3 +85,12 @@ def check_golden(path: Path, run: Callable[[str], list[str]]) -> None:
             + "\n".join(output)
             + "\n(rerun with RILLET_REWRITE_GOLDEN=1 to accept)"
         )
+
+
+def golden_files(testdata: Path) -> list[Path]:
+    return sorted(testdata.glob("*.txt"))
+
+
+def each_golden_file(testdata: Path) -> Any:
+    """Parametrize a test with every script in ``testdata`` (named by file)."""
+    return pytest.mark.parametrize("path", golden_files(testdata), ids=lambda p: p.stem)

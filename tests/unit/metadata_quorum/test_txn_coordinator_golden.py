@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from golden_script import check_golden
+from golden_script import check_golden, each_golden_file, golden_files
 
 from rillet.metadata_quorum import txn_coordinator as tc
 from rillet.metadata_quorum.group_records import OffsetsCommitted
@@ -155,17 +155,18 @@ class Script:
         raise ValueError(f"unknown command {name!r}")
 
 
-def golden_files() -> list[Path]:
-    return sorted(TESTDATA.glob("*.txt"))
-
-
-@pytest.mark.parametrize("path", golden_files(), ids=lambda p: p.stem)
+@each_golden_file(TESTDATA)
 def test_golden(path: Path) -> None:
     check_golden(path, Script().run)
 
 
 def test_the_golden_files_exist() -> None:
-    assert {p.stem for p in golden_files()} >= {"lifecycle", "fencing", "timeouts", "offsets"}
+    assert {p.stem for p in golden_files(TESTDATA)} >= {
+        "lifecycle",
+        "fencing",
+        "timeouts",
+        "offsets",
+    }
 
 
 def test_the_limits_are_checked_at_start_up() -> None:

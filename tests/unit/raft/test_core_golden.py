@@ -29,8 +29,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from golden_script import check_golden, parse, render
+from golden_script import check_golden, each_golden_file, golden_files, parse, render
 from raft_simulation.lockstep import LockstepCluster
 from raft_simulation.mutants import CoreFault, core_type
 
@@ -154,17 +153,13 @@ class Script:
         return [f"{len(voters)} voters, {config.election_timeout_ticks}-tick elections"]
 
 
-def golden_files() -> list[Path]:
-    return sorted(TESTDATA.glob("*.txt"))
-
-
-@pytest.mark.parametrize("path", golden_files(), ids=lambda p: p.stem)
+@each_golden_file(TESTDATA)
 def test_golden(path: Path) -> None:
     check_golden(path, Script().run)
 
 
 def test_the_golden_files_exist() -> None:
-    names = {p.stem for p in golden_files()}
+    names = {p.stem for p in golden_files(TESTDATA)}
     assert {"elections", "prevote_rejoin", "figure8", "snapshot_install"} <= names
 
 
