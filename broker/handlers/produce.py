@@ -64,7 +64,9 @@ def handle_produce(
     if len(req.partitions) > SLICE_PARTITIONS and req.acks != 0:
         return InOrder(_append_in_slices(ctx, req, refusals))
     if req.acks != 0 and unverified(ctx, req, ctx.metadata.state):
-        return _append_verified(ctx, req, refusals)
+        # The connection reads no further request meanwhile: the producer's next batches
+        # must not be appended before these.
+        return InOrder(_append_verified(ctx, req, refusals))
     produced = _Produced()
     produced.judge(ctx, req, req.partitions, refusals)
     if req.acks == 0:
@@ -74,14 +76,13 @@ def handle_produce(
 
 async def _append_verified(
     ctx: BrokerContext, req: ProduceRequest, refusals: ProduceRefusals | None
-) -> ProduceResponse:
+) -> ProduceResponse | Coroutine[Any, Any, ProduceResponse]:
     """A transaction's first batches (txn_produce_check): appended once the metadata shows
     their partitions added to it, refused INVALID_TXN_STATE if it never does."""
     refused = await wait_for_verification(ctx, req)
     produced = _Produced()
     produced.judge(ctx, req, req.partitions, refusals, refused)
-    answer = produced.answer(ctx, req)
-    return answer if isinstance(answer, ProduceResponse) else await answer
+    return produced.answer(ctx, req)
 
 
 async def _append_in_slices(

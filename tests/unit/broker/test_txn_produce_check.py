@@ -4,11 +4,13 @@ only once the metadata shows the partition added to the producer's ongoing trans
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import trio
 import trio.testing
 from broker_context import NODE_ID, Middle, middle
 
+from rillet.broker.handlers.in_order import InOrder
 from rillet.broker.handlers.produce import handle_produce
 from rillet.broker.handlers.txn_produce_check import VERIFY_WAIT_S
 from rillet.metadata_quorum.txn_registry import TransactionRecord, TxnPartition, TxnState
@@ -33,10 +35,11 @@ def _request(m: Middle, sequence: int, txn_id: str = "app") -> ProduceRequest:
 
 
 async def _produce(m: Middle, request: ProduceRequest) -> ProduceResponse:
-    result = handle_produce(m.ctx, request)
+    result: Any = handle_produce(m.ctx, request)
+    if isinstance(result, InOrder):  # a transaction's first batch: verified in order
+        result = await result.work
     if not isinstance(result, ProduceResponse):
-        assert result is not None
-        result = await result  # type: ignore[misc]
+        result = await result
     assert isinstance(result, ProduceResponse)
     return result
 
