@@ -107,6 +107,23 @@ class Writer:
         return max((b - a for a, b in itertools.pairwise(times)), default=end - start)
 
 
+def read_back(bootstrap: str, partitions: int, acked: dict[bytes, int]) -> tuple[int, int]:
+    """(lost, duplicated): acknowledged values missing from the topic, and values read twice."""
+    with BlockingConsumer(bootstrap) as consumer:
+        tps = [TopicPartition(TOPIC, q) for q in range(partitions)]
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        seen: dict[bytes, int] = {}
+        duplicates = 0
+        deadline = time.monotonic() + 60
+        while len(seen) < len(acked) and time.monotonic() < deadline:
+            for r in consumer.poll(timeout_ms=200):
+                if r.value in acked:
+                    duplicates += r.value in seen
+                    seen[r.value] = r.offset
+    return sum(1 for v in acked if v not in seen), duplicates
+
+
 def _poll(what: str, probe: Any, timeout_s: float = 30.0) -> Any:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -209,18 +226,7 @@ def main() -> None:
                     cluster.wait_ready([leader])
                     _poll("full ISRs", full_isrs, 60)
             acked = dict(writer.values)
-            with BlockingConsumer(cluster.bootstrap) as consumer:
-                tps = [TopicPartition(TOPIC, q) for q in range(partitions)]
-                consumer.assign(tps)
-                consumer.seek_to_beginning(*tps)
-                seen: dict[bytes, int] = {}
-                duplicates = 0
-                deadline = time.monotonic() + 60
-                while len(seen) < len(acked) and time.monotonic() < deadline:
-                    for r in consumer.poll(timeout_ms=200):
-                        duplicates += r.value in seen
-                        seen[r.value] = r.offset
-    lost = sum(1 for v in acked if v not in seen)
+            lost, duplicates = read_back(cluster.bootstrap, partitions, acked)
     emit(
         "partition_failover",
         {**vars(args), "nodes": 3, "replication_factor": 3, "partitions": partitions},

@@ -77,7 +77,7 @@ class KafkaListenerConfig:
 
 @dataclass(frozen=True, slots=True)
 class LimitsConfig:
-    """What one client can take of a node (docs/configuration.md, ``[limits]``; the Kafka
+    """What one client can take of a node (docs/configuration-security.md, ``[limits]``; the Kafka
     names are in the comments)."""
 
     max_frame_bytes: int = 100 * 1024 * 1024  # socket.request.max.bytes
@@ -86,7 +86,7 @@ class LimitsConfig:
     receive_buffer_bytes: int = 1024 * 1024
     max_fetch_wait_ms: int = 30_000  # upper bound on a client's fetch long poll
     max_produce_timeout_ms: int = 300_000
-    # queued.max.request.bytes: bytes of requests being read, node-wide (docs/security.md).
+    # queued.max.request.bytes: bytes of requests being read, node-wide (docs/security-limits.md).
     queued_max_request_bytes: int = 256 * 1024 * 1024
     max_connections_per_ip: int = 1_000  # max.connections.per.ip
     # max.connections.per.ip.overrides, Kafka's format: "host:count,host:count".
@@ -98,7 +98,7 @@ class LimitsConfig:
     frame_read_timeout_ms: int = 60_000
     # A connection on a reserved slot must finish the node handshake within this.
     node_handshake_timeout_ms: int = 10_000
-    # -- Reading before and after authentication (docs/security.md, "Pre-authentication
+    # -- Reading before and after authentication (docs/security-limits.md, "Pre-authentication
     # limits"). sasl.server.max.receive.size: the largest frame a connection that has not
     # logged in (SASL, or the node handshake) may send.
     sasl_server_max_receive_size: int = 512 * 1024
@@ -216,6 +216,14 @@ class TasksConfig:
     # log_scrub_bytes_per_second on average (docs/replication.md, "Damaged replicas").
     log_scrub_interval_ms: int = 6 * 3600 * 1000
     log_scrub_bytes_per_second: int = 8 * 1024 * 1024
+    # The log cleaner (compacted topics, docs/storage-format.md "Compaction") looks for a log
+    # to clean this often when it found none, and reads plus writes at most this many bytes
+    # per second on average (-1: unlimited; Kafka's log.cleaner.io.max.bytes.per.second).
+    log_cleaner_backoff_ms: int = 15_000
+    log_cleaner_io_max_bytes_per_second: int = -1
+    # A clean's key map holds about this many bytes at most (keys + ~100 B each); a larger
+    # dirty part is cleaned over several cleans (Kafka's log.cleaner.dedupe.buffer.size).
+    log_cleaner_dedupe_buffer_size: int = 128 * 1024 * 1024
     # Log every event-loop task step that held the loop this long, naming the task (0: off;
     # broker/slow_steps.py). A diagnostic: it costs two clock reads per task step.
     slow_task_step_ms: int = 0
@@ -227,6 +235,12 @@ class TasksConfig:
             raise ValueError("log_scrub_interval_ms must be >= 1, or -1 to never scrub")
         if self.log_scrub_bytes_per_second < 1:
             raise ValueError("log_scrub_bytes_per_second must be >= 1")
+        if self.log_cleaner_dedupe_buffer_size < 1:
+            raise ValueError("log_cleaner_dedupe_buffer_size must be >= 1")
+        if self.log_cleaner_backoff_ms < 1:
+            raise ValueError("log_cleaner_backoff_ms must be >= 1")
+        if self.log_cleaner_io_max_bytes_per_second == 0:
+            raise ValueError("log_cleaner_io_max_bytes_per_second must be >= 1, or -1 (unlimited)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -482,6 +496,10 @@ def _coerce(key: str, value: Any, default: Any) -> Any:
             raise ConfigError(f"{key} must be an integer")
         check_int_range(key, value, default)
         return value
+    if isinstance(default, float):
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise ConfigError(f"{key} must be a number")
+        return float(value)
     if isinstance(default, str) or default is None:
         if not isinstance(value, str):
             raise ConfigError(f"{key} must be a string")

@@ -57,7 +57,10 @@ from rillet.broker.handlers.groups import (
 from rillet.broker.handlers.in_order import InOrder
 from rillet.broker.handlers.leader_epochs import handle_offset_for_leader_epoch
 from rillet.broker.handlers.list_offsets import handle_list_offsets
-from rillet.broker.handlers.log_dirs import handle_describe_log_dirs
+from rillet.broker.handlers.log_dirs import (
+    handle_alter_replica_log_dirs,
+    handle_describe_log_dirs,
+)
 from rillet.broker.handlers.metadata import handle_metadata_request
 from rillet.broker.handlers.partition_counts import handle_create_partitions
 from rillet.broker.handlers.produce import handle_produce
@@ -163,6 +166,9 @@ HANDLERS: dict[ApiKey, Route[Any]] = {
     ApiKey.API_VERSIONS: Route(m.ApiVersionsRequest, _api_versions),
     ApiKey.DESCRIBE_QUORUM: Route(cm.DescribeQuorumRequest, handle_describe_quorum),
     ApiKey.DESCRIBE_LOG_DIRS: Route(ldm.DescribeLogDirsRequest, handle_describe_log_dirs),
+    ApiKey.ALTER_REPLICA_LOG_DIRS: Route(
+        ldm.AlterReplicaLogDirsRequest, handle_alter_replica_log_dirs
+    ),
     ApiKey.BROKER_REGISTRATION: Route(cm.BrokerRegistrationRequest, handle_broker_registration),
     ApiKey.BROKER_HEARTBEAT: Route(cm.BrokerHeartbeatRequest, handle_broker_heartbeat),
     ApiKey.METADATA_FETCH: Route(cm.MetadataFetchRequest, handle_metadata_fetch),

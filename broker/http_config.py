@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True, slots=True)
 class HttpConfig:
-    """The HTTP endpoint (docs/operations.md): /health, /ready, /metrics and the console."""
+    """The HTTP endpoint (docs/monitoring.md): /health, /ready, /metrics and the console."""
 
     enabled: bool = False
     host: str = "127.0.0.1"

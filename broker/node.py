@@ -50,6 +50,7 @@ from rillet.broker.http.endpoint import (
 from rillet.broker.http.metered_dispatcher import MeteredDispatcher
 from rillet.broker.http.node_probe import NodeProbe
 from rillet.broker.http.request_metrics import RAFT_APPEND_BUCKETS_S, LocalHistogram
+from rillet.broker.log_cleaner import LogCleaner
 from rillet.broker.log_scrubber import LogScrubber
 from rillet.broker.loop_lag import LagTracker, monitor_loop_lag
 from rillet.broker.metadata_view import MetadataView
@@ -285,6 +286,7 @@ class Node:
                         cfg.node_id, manager, view, link, auth, cfg.quorum.request_timeout_ms / 1000
                     ).run
                 )
+                nursery.start_soon(LogCleaner(cfg.tasks, manager).run)
                 nursery.start_soon(manager.run_flush_task)
                 nursery.start_soon(manager.run_high_watermark_checkpoint_task)
                 nursery.start_soon(manager.run_retention_task)

@@ -106,6 +106,8 @@ class PartitionReplica:
         self.bytes_out = 0
         self.isr_shrinks = 0
         self.isr_expands = 0
+        self.cleaner_bytes_read = 0  # by the log cleaner (broker/log_cleaner.py)
+        self.cleaner_last_clean_ms = -1
 
     # -- role -------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ Kafka cluster allows and denies the same requests here:
 - groups: joining, heartbeats, leaving and commits READ; FindCoordinator, OffsetFetch and
   DescribeGroups DESCRIBE; DeleteGroups DELETE;
 - the cluster: DescribeQuorum, DescribeAcls and DescribeUserScramCredentials DESCRIBE;
-  CreateAcls, DeleteAcls and AlterUserScramCredentials ALTER; InitProducerId
+  CreateAcls, DeleteAcls, AlterUserScramCredentials and AlterReplicaLogDirs ALTER; InitProducerId
   IDEMPOTENT_WRITE (or WRITE on some topic, as Kafka allows since 2.8).
 
 A request naming several resources is refused whole when one of them is denied (with the
@@ -131,6 +131,7 @@ NEEDS: dict[ApiKey, Callable[[Any], list[Need]]] = {
     ApiKey.LIST_TRANSACTIONS: lambda r: [],  # trimmed
     ApiKey.DESCRIBE_QUORUM: lambda r: _cluster(D),
     ApiKey.DESCRIBE_LOG_DIRS: lambda r: _cluster(D),
+    ApiKey.ALTER_REPLICA_LOG_DIRS: lambda r: _cluster(Operation.ALTER),
     ApiKey.DESCRIBE_ACLS: lambda r: _cluster(D),
     ApiKey.CREATE_ACLS: lambda r: _cluster(Operation.ALTER),
     ApiKey.DELETE_ACLS: lambda r: _cluster(Operation.ALTER),

@@ -12,7 +12,13 @@ import re
 from typing import Any
 
 from rillet.broker.errors import TopicError
-from rillet.partition_store.config import TIMESTAMP_TYPES, LogConfig
+from rillet.partition_store.config import (
+    CLEANUP_POLICIES,
+    COMPACT_POLICY,
+    DELETE_POLICY,
+    TIMESTAMP_TYPES,
+    LogConfig,
+)
 from rillet.wire.error_codes import ErrorCode
 
 # topic config key -> LogConfig field
@@ -29,10 +35,17 @@ TOPIC_CONFIG_KEYS: dict[str, str] = {
     "file.delete.delay.ms": "file_delete_delay_ms",
     "message.timestamp.before.max.ms": "message_timestamp_before_max_ms",
     "message.timestamp.after.max.ms": "message_timestamp_after_max_ms",
+    "delete.retention.ms": "delete_retention_ms",
+    "min.compaction.lag.ms": "min_compaction_lag_ms",
+    "max.compaction.lag.ms": "max_compaction_lag_ms",
 }
+# topic config key -> LogConfig field, for Kafka's DOUBLE settings
+FLOAT_TOPIC_CONFIGS: dict[str, str] = {"min.cleanable.dirty.ratio": "min_cleanable_dirty_ratio"}
+CLEANUP_POLICY_CONFIG = "cleanup.policy"
 # topic config key -> (LogConfig field, the values it accepts)
 STRING_TOPIC_CONFIGS: dict[str, tuple[str, tuple[str, ...]]] = {
     "message.timestamp.type": ("message_timestamp_type", TIMESTAMP_TYPES),
+    CLEANUP_POLICY_CONFIG: ("cleanup_policy", CLEANUP_POLICIES),
 }
 # Replication settings the controller reads (true/false).
 BOOLEAN_TOPIC_CONFIGS = ("unclean.leader.election.enable",)
@@ -41,8 +54,6 @@ MIN_INSYNC_REPLICAS_CONFIG = "min.insync.replicas"
 REPLICATION_INT_CONFIGS = (MIN_INSYNC_REPLICAS_CONFIG,)
 MAX_TOPIC_NAME_LENGTH = 249
 _LEGAL_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
-# Accepted for compatibility with Kafka tooling but only one value is supported.
-FIXED_TOPIC_CONFIGS: dict[str, str] = {"cleanup.policy": "delete"}
 
 
 def validate_topic_name(name: str) -> None:
@@ -63,14 +74,13 @@ def validate_topic_name(name: str) -> None:
 def validate_topic_configs(configs: dict[str, str], defaults: LogConfig) -> dict[str, str]:
     """Check overrides and return them normalised; raises TopicError(INVALID_CONFIG)."""
     out: dict[str, str] = {}
-    for key, value in configs.items():
-        if key in FIXED_TOPIC_CONFIGS:
-            if value != FIXED_TOPIC_CONFIGS[key]:
-                raise TopicError(
-                    ErrorCode.INVALID_CONFIG,
-                    f"{key}={value!r} is not supported (only {FIXED_TOPIC_CONFIGS[key]!r})",
-                )
-            out[key] = value
+    for key, raw in configs.items():
+        value = normalise_cleanup_policy(str(raw)) if key == CLEANUP_POLICY_CONFIG else raw
+        if key in FLOAT_TOPIC_CONFIGS:
+            try:
+                out[key] = repr(float(value))
+            except (TypeError, ValueError):
+                raise TopicError(ErrorCode.INVALID_CONFIG, f"{key} must be a number") from None
             continue
         if key in BOOLEAN_TOPIC_CONFIGS:
             if str(value).lower() not in ("true", "false"):
@@ -94,7 +104,7 @@ def validate_topic_configs(configs: dict[str, str], defaults: LogConfig) -> dict
                     [
                         *TOPIC_CONFIG_KEYS,
                         *STRING_TOPIC_CONFIGS,
-                        *FIXED_TOPIC_CONFIGS,
+                        *FLOAT_TOPIC_CONFIGS,
                         *BOOLEAN_TOPIC_CONFIGS,
                         *REPLICATION_INT_CONFIGS,
                     ]
@@ -120,10 +130,22 @@ def effective_log_config(defaults: LogConfig, configs: dict[str, str]) -> LogCon
     changes.update(
         (STRING_TOPIC_CONFIGS[k][0], v) for k, v in configs.items() if k in STRING_TOPIC_CONFIGS
     )
+    changes.update(
+        (FLOAT_TOPIC_CONFIGS[k], float(v)) for k, v in configs.items() if k in FLOAT_TOPIC_CONFIGS
+    )
     try:
         return dataclasses.replace(defaults, **changes)
     except (ValueError, TypeError) as exc:
         raise TopicError(ErrorCode.INVALID_CONFIG, f"invalid topic config: {exc}") from exc
+
+
+def normalise_cleanup_policy(value: str) -> str:
+    """Kafka's list (``compact,delete``, ``delete, compact`` ...) in our one spelling;
+    anything else is returned as is for the check to refuse."""
+    parts = {p.strip() for p in value.split(",") if p.strip()}
+    if parts == {DELETE_POLICY, COMPACT_POLICY}:
+        return f"{COMPACT_POLICY},{DELETE_POLICY}"
+    return parts.pop() if len(parts) == 1 else value
 
 
 def min_insync_replicas(configs: dict[str, str], default: int) -> int:

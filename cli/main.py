@@ -6,7 +6,6 @@ import argparse
 import logging
 import sys
 from collections.abc import Callable, Sequence
-from importlib import metadata
 from types import ModuleType
 
 from rillet.cli import (
@@ -23,6 +22,7 @@ from rillet.cli import (
     topics_command,
     users_command,
 )
+from rillet.cli.build_info import version_line
 from rillet.cli.common import EXIT_BROKEN_PIPE, silence_stdout
 
 # Each module exposes register(subparsers) and sets a "run" default on its parsers.
@@ -52,19 +52,11 @@ def log_level_arg(text: str) -> str:
     return level
 
 
-def version() -> str:
-    """The installed distribution's version (pyproject.toml), or "unknown" from a bare tree."""
-    try:
-        return metadata.version("rillet")
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rillet", description="rillet: a replicated log service (Kafka's model, in Python)"
     )
-    parser.add_argument("--version", action="version", version=f"rillet {version()}")
+    parser.add_argument("--version", action="version", version=version_line())
     parser.add_argument(
         "--log-level",
         type=log_level_arg,

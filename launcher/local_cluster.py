@@ -129,6 +129,7 @@ def plan_cluster(
     http_token_file: str = "",
     default_replication_factor: int = 1,
     auto_create_topics: bool = True,
+    num_partitions: int = 1,
 ) -> ClusterPlan:
     """Write configs for ``nodes`` voters (each also a broker) and ``broker_only`` further
     brokers that follow the voters' metadata log, all on free loopback ports.
@@ -148,7 +149,8 @@ def plan_cluster(
     HTTP endpoints ask for (the API, the console, labelled metrics).
     ``default_replication_factor``: the replicas of a topic created without saying (Kafka's
     default.replication.factor), auto-created too; ``auto_create_topics``: Kafka's
-    auto.create.topics.enable (on, as in Kafka).
+    auto.create.topics.enable (on, as in Kafka); ``num_partitions``: Kafka's num.partitions,
+    the partitions of such topics.
     """
     private_dir(base_dir)
     secret_path = write_private(base_dir / SECRET_FILE, secrets.token_urlsafe(32) + "\n")
@@ -203,6 +205,7 @@ def plan_cluster(
             + kafka_table
             + http_table
             + f"[topics]\ndefault_replication_factor = {default_replication_factor}\n"
+            f"num_partitions = {num_partitions}\n"
             f"auto_create_topics_enable = {str(auto_create_topics).lower()}\n\n"
             + (tls.node_table() if tls is not None else "")
             + (

@@ -56,6 +56,8 @@ def place_leader_batches(
     next_offset = first_offset
     for view in views:
         h = view.header
+        if h.record_count == 0:  # only the log cleaner writes those; followers copy them
+            raise InvalidRecords(f"batch at byte {view.position} has no records")
         end = next_offset + h.last_offset_delta + 1
         placed.append(PlacedBatch(view.position, h.size, next_offset, end, h.max_timestamp_ms))
         next_offset = end

@@ -18,9 +18,9 @@ from collections.abc import Iterator
 
 from rillet.partition_store.errors import CorruptLog
 from rillet.wire.batch import (
+    EMPTY_BATCH_SIZE,
     HEADER_SIZE,
     LENGTH_PREFIX_SIZE,
-    MIN_BATCH_SIZE,
     BatchHeader,
     peek_length,
     read_header,
@@ -55,7 +55,7 @@ def iter_headers(
                 raise CorruptLog(f"no whole batch header at position {position}")
         header = read_header(buf, rel)
         size = header.size
-        if size < MIN_BATCH_SIZE or position + size > end:
+        if size < EMPTY_BATCH_SIZE or position + size > end:
             raise CorruptLog(f"batch at position {position} has an impossible length {size}")
         yield position, header
         position += size

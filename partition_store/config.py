@@ -19,6 +19,11 @@ CREATE_TIME = "CreateTime"
 LOG_APPEND_TIME = "LogAppendTime"
 TIMESTAMP_TYPES = (CREATE_TIME, LOG_APPEND_TIME)
 HOUR_MS = 3600 * 1000
+# cleanup.policy values (Kafka's list, normalised to this order).
+DELETE_POLICY = "delete"
+COMPACT_POLICY = "compact"
+CLEANUP_POLICIES = (DELETE_POLICY, COMPACT_POLICY, "compact,delete")
+LONG_MAX = (1 << 63) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +48,13 @@ class LogConfig:
     # when retention keeps forever.
     message_timestamp_before_max_ms: int = -1
     message_timestamp_after_max_ms: int = HOUR_MS
+    # Log compaction (compaction_plan.py): "delete" (retention only), "compact" (the log
+    # cleaner keeps the latest record per key) or "compact,delete" (both).
+    cleanup_policy: str = DELETE_POLICY
+    delete_retention_ms: int = DAY_MS  # how long a cleaned tombstone stays readable
+    min_cleanable_dirty_ratio: float = 0.5
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = LONG_MAX
 
     def __post_init__(self) -> None:
         checks = [
@@ -76,10 +88,31 @@ class LogConfig:
                 self.message_timestamp_after_max_ms >= 0,
                 "message_timestamp_after_max_ms must be >= 0",
             ),
+            (
+                self.cleanup_policy in CLEANUP_POLICIES,
+                f"cleanup_policy must be one of {', '.join(CLEANUP_POLICIES)}",
+            ),
+            (self.delete_retention_ms >= 0, "delete_retention_ms must be >= 0"),
+            (
+                0.0 <= self.min_cleanable_dirty_ratio <= 1.0,
+                "min_cleanable_dirty_ratio must be between 0 and 1",
+            ),
+            (self.min_compaction_lag_ms >= 0, "min_compaction_lag_ms must be >= 0"),
+            (self.max_compaction_lag_ms >= 1, "max_compaction_lag_ms must be >= 1"),
         ]
         for ok, message in checks:
             if not ok:
                 raise StoreConfigError(message)
+
+    @property
+    def compacted(self) -> bool:
+        """Whether the log cleaner compacts this log (keys required on produce)."""
+        return COMPACT_POLICY in self.cleanup_policy
+
+    @property
+    def deletes(self) -> bool:
+        """Whether retention deletes old segments of this log."""
+        return DELETE_POLICY in self.cleanup_policy
 
     @property
     def log_append_time(self) -> bool:

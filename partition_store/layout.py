@@ -22,6 +22,8 @@ DELETED_SUFFIX = ".deleted"
 TMP_SUFFIX = ATOMIC_TMP_SUFFIX
 
 SEGMENT_NAME_DIGITS = 20
+# Relative offsets in the offset index are uint32; Kafka rolls before Int.MaxValue too.
+MAX_RELATIVE_OFFSET = 0x7FFFFFFF
 
 PARTITION_META_FILE = "partition.meta"
 RECOVERY_POINT_FILE = "recovery-point-checkpoint"

@@ -26,6 +26,13 @@ from rillet.partition_store.append_validation import (
 )
 from rillet.partition_store.batch_verify import BatchDamage, VerifyOutcome
 from rillet.partition_store.checkpoint import write_int
+from rillet.partition_store.cleaner_swap import (
+    commit_swap,
+    discard_staged,
+    finish_swap,
+    remove_staging,
+)
+from rillet.partition_store.compaction_plan import CleanPlan, SegmentSummary
 from rillet.partition_store.config import LogConfig
 from rillet.partition_store.deferred_deletion import DeferredDeletions
 from rillet.partition_store.errors import (
@@ -38,7 +45,7 @@ from rillet.partition_store.errors import (
 )
 from rillet.partition_store.flush_plan import FlushPlan
 from rillet.partition_store.flush_policy import FlushPolicy
-from rillet.partition_store.layout import RECOVERY_POINT_FILE, TMP_SUFFIX
+from rillet.partition_store.layout import MAX_RELATIVE_OFFSET, RECOVERY_POINT_FILE, TMP_SUFFIX
 from rillet.partition_store.leader_epoch_file import LeaderEpochFile
 from rillet.partition_store.log_loader import (
     RecoveryStats,
@@ -56,6 +63,8 @@ from rillet.partition_store.producer_state import (
 from rillet.partition_store.retention import deletable_segment_count
 from rillet.partition_store.scrub_plan import ScrubTarget
 from rillet.partition_store.segment import LogSegment, PlacedBatch, SegmentInfo
+from rillet.partition_store.segment_cleaner import CleanJob, SourceSegment, StagedSegment
+from rillet.partition_store.sparse_index import IndexCorrupt
 from rillet.partition_store.transaction_index import AbortedIndex
 from rillet.partition_store.transaction_recovery import load_transaction_state
 from rillet.partition_store.transaction_state import AbortedTxn
@@ -64,9 +73,6 @@ from rillet.wire.batch import BatchHeader, assign_offset_and_epoch
 from rillet.wire.control_batch import Marker, encode_marker, is_control, read_marker
 from rillet.wire.errors import CorruptBatch
 from rillet.wire.frame import FileRegion
-
-# Relative offsets in the offset index are uint32; Kafka rolls before Int.MaxValue too.
-MAX_RELATIVE_OFFSET = 0x7FFFFFFF
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +140,7 @@ class PartitionLog:
                 directory, self._segments, self.log_end_offset
             )
         self._truncations = 0  # a scrub's findings apply only to the log it read
+        self._first_dirty_offset = 0  # where the last clean stopped (in memory: see docs)
 
     @classmethod
     def open(
@@ -647,6 +654,89 @@ class PartitionLog:
         """Close and unlink deleted segments whose delay has passed; returns how many."""
         self._note_time(now_ms)
         return self._deletions.purge(now_ms)
+
+    # -- compaction (compaction_plan: what; segment_cleaner: the work; cleaner_swap) -------
+
+    @property
+    def first_dirty_offset(self) -> int:
+        """Where the last clean stopped: records below it were deduplicated."""
+        return max(self._first_dirty_offset, self._log_start_offset)
+
+    def cleaner_summaries(self) -> list[SegmentSummary]:
+        """Every segment for ``compaction_plan`` (the last one is the active segment)."""
+        return [
+            SegmentSummary(s.base_offset, s.next_offset, s.size, s.max_timestamp_ms)
+            for s in self._segments
+        ]
+
+    def first_dirty_timestamp_ms(self) -> int | None:
+        """Timestamp of the first dirty batch (``max_compaction_lag_ms``), if any."""
+        i = bisect.bisect_right(self._bases, self.first_dirty_offset) - 1
+        segment = self._segments[max(i, 0)]
+        return segment.first_batch_timestamp_ms() if segment.size else None
+
+    def clean_job(self, plan: CleanPlan, map_max_bytes: int) -> CleanJob | None:
+        """Duplicated descriptors of the plan's segments for a worker thread; None when
+        one of them is gone or active (the plan is stale)."""
+        self._check_open()
+        by_base = {s.base_offset: s for s in self._segments[:-1]}
+        wanted = [b for group in plan.groups for b in group]
+        if not all(b in by_base for b in wanted):
+            return None
+        sources: dict[int, SourceSegment] = {}
+        try:
+            for b in wanted:
+                s = by_base[b]
+                sources[b] = SourceSegment(b, s.next_offset, s.size, os.dup(s.fd))
+        except OSError:
+            for source in sources.values():
+                os.close(source.fd)
+            raise
+        interval = self.config.index_interval_bytes
+        return CleanJob(self.directory, plan, sources, interval, self._truncations, map_max_bytes)
+
+    def install_cleaned(self, job: CleanJob, staged: list[StagedSegment], dirty_end: int) -> int:
+        """Swap cleaned segments in for their sources (crash-safe, see cleaner_swap);
+        returns how many were installed. A segment whose sources changed meanwhile (a
+        truncation, retention) is discarded instead."""
+        installed = 0
+        for segment in staged:
+            if self._closed or not self._install_one(job, segment):
+                discard_staged(self.directory, segment.base_offset)
+            else:
+                installed += 1
+        remove_staging(self.directory)
+        if installed == len(staged) and not self._closed:
+            self._first_dirty_offset = max(self._first_dirty_offset, dirty_end)
+        return installed
+
+    def _install_one(self, job: CleanJob, staged: StagedSegment) -> bool:
+        if job.generation != self._truncations:
+            return False
+        i = bisect.bisect_left(self._bases, staged.base_offset)
+        old = self._segments[i : i + len(staged.sources)]
+        if i + len(staged.sources) >= len(self._segments) or [
+            (s.base_offset, s.size) for s in old
+        ] != list(staged.sources):
+            return False
+        commit_swap(self.directory, staged.base_offset)
+        for segment in old:
+            self._deletions.schedule(segment, self._now_ms + self.config.file_delete_delay_ms)
+        finish_swap(self.directory, staged.base_offset)
+        cleaned = LogSegment(
+            self.directory, staged.base_offset, self.config.index_interval_bytes, fresh=False
+        )
+        try:
+            cleaned.load_trusted()
+        except (IndexCorrupt, CorruptLog):
+            cleaned.recover(-1)
+        self._segments[i : i + len(old)] = [cleaned]
+        self._bases[i : i + len(old)] = [cleaned.base_offset]
+        # The cleaner copies transactional batches and markers unchanged: the sources'
+        # aborted transactions are the merged segment's (its .txnindex went with them).
+        self._aborted.merge(cleaned.base_offset, [s.base_offset for s in old])
+        self._aborted.write(cleaned.base_offset, cleaned.paths.txn_index)
+        return True
 
     # -- flushing ---------------------------------------------------------------------------
 

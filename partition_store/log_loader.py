@@ -22,6 +22,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from rillet.partition_store.cleaner_swap import complete_swaps
 from rillet.partition_store.config import LogConfig
 from rillet.partition_store.errors import CorruptLog
 from rillet.partition_store.layout import (
@@ -53,6 +54,7 @@ class RecoveryStats:
     batches_validated: int = 0
     bytes_truncated: int = 0
     stray_files_removed: int = 0  # *.deleted, *.tmp, indexes without a .log
+    swaps_completed: int = 0  # log cleans committed before a crash, finished on open
 
 
 @dataclass(slots=True)
@@ -66,6 +68,7 @@ class LoadedLog:
 def load_log(directory: Path, config: LogConfig, files: PartitionFiles, now_ms: int) -> LoadedLog:
     """Load (and if needed repair) every segment of an existing or new partition directory."""
     stats = RecoveryStats()
+    stats.swaps_completed = complete_swaps(directory)  # before strays: it removes sources
     stats.stray_files_removed = remove_strays(directory)
     clean_sizes = files.take_clean_shutdown()
     stats.clean_shutdown = clean_sizes is not None

@@ -8,6 +8,7 @@ segment: a segment goes when
 - the partition would still hold at least ``retention_bytes`` without it (size), or
 - all its offsets are below the log start offset (DeleteRecords, or an earlier deletion).
 
+A ``compact``-only log (``cleanup.policy``) skips the first two: the log cleaner bounds it.
 Deletion stops at the first segment that qualifies for none of these, so the log stays a
 contiguous range of offsets.
 """
@@ -28,12 +29,15 @@ def deletable_segment_count(
     count = 0
     for segment in segments[:-1]:
         expired = (
-            config.retention_ms >= 0
+            config.deletes  # a compact-only log keeps segments for the cleaner
+            and config.retention_ms >= 0
             and segment.size_bytes > 0
             and now_ms - segment.max_timestamp_ms > config.retention_ms
         )
         oversize = (
-            config.retention_bytes >= 0 and remaining - segment.size_bytes >= config.retention_bytes
+            config.deletes
+            and config.retention_bytes >= 0
+            and remaining - segment.size_bytes >= config.retention_bytes
         )
         below_start = segment.next_offset <= log_start_offset
         if not (expired or oversize or below_start):

@@ -109,6 +109,18 @@ class AbortedIndex:
                     self._drop(base)
         return changed
 
+    def merge(self, into: int, bases: list[int]) -> None:
+        """Segments ``bases`` became one segment at ``into`` (the log cleaner merged them):
+        their entries, in marker order, are that segment's now."""
+        merged = sorted(
+            (e for b in bases for e in self._entries.get(b, ())), key=lambda e: e.last_offset
+        )
+        for base in bases:
+            if base in self._entries:
+                self._drop(base)
+        for entry in merged:
+            self.add(into, entry)
+
     def drop_segments_below(self, offset: int) -> None:
         """Segments starting below ``offset`` left the log (retention)."""
         while self._bases and self._bases[0] < offset:

@@ -39,6 +39,9 @@ LENGTH_PREFIX_SIZE = 12  # base_offset + batch_length
 CRC_OFFSET = 17
 CRC_START = 21  # first byte covered by the CRC (attributes)
 MIN_BATCH_SIZE = HEADER_SIZE + 1  # at least one byte of (possibly compressed) records
+# A batch the log cleaner left without records: a header only, record_count 0, its
+# last_offset_delta still spanning the offsets it covered (Kafka's empty batches).
+EMPTY_BATCH_SIZE = HEADER_SIZE
 
 _BASE_AND_LENGTH = struct.Struct(">qi")
 _CRC = struct.Struct(">I")
@@ -54,6 +57,9 @@ _CRC = struct.Struct(">I")
 ATTR_TIMESTAMP_LOG_APPEND = 0x08
 ATTR_TRANSACTIONAL = 0x10
 ATTR_CONTROL = 0x20
+# KIP-534: first_timestamp_ms holds the time after which the cleaner may drop this batch's
+# tombstones; record timestamps stay relative to it.
+ATTR_DELETE_HORIZON = 0x40
 
 NO_PRODUCER_ID = -1
 NO_SEQUENCE = -1
@@ -143,7 +149,8 @@ def check_batch(
         raise CorruptBatch(f"{available} bytes cannot hold a batch header")
     header = read_header(buf, position)
     size = header.size
-    if header.batch_length < MIN_BATCH_SIZE - LENGTH_PREFIX_SIZE:
+    empty = header.record_count == 0
+    if header.batch_length < (EMPTY_BATCH_SIZE if empty else MIN_BATCH_SIZE) - LENGTH_PREFIX_SIZE:
         raise CorruptBatch(f"batch_length {header.batch_length} is too small")
     if size > max_batch_bytes:
         raise CorruptBatch(f"batch of {size} bytes exceeds the limit of {max_batch_bytes}")
@@ -151,14 +158,19 @@ def check_batch(
         raise CorruptBatch(f"batch of {size} bytes is truncated at {available} bytes")
     if header.magic != MAGIC:
         raise CorruptBatch(f"batch magic {header.magic} is not {MAGIC} (record batch v2)")
-    if header.record_count < 1 or header.last_offset_delta != header.record_count - 1:
+    if empty:
+        if header.last_offset_delta < 0 or size != EMPTY_BATCH_SIZE:
+            raise CorruptBatch(
+                "record_count 0 and last_offset_delta disagree: an empty batch is a bare "
+                "header covering at least one offset"
+            )
+    elif header.record_count < 1 or header.last_offset_delta != header.record_count - 1:
         raise CorruptBatch("record_count and last_offset_delta disagree")
-    if (
-        header.max_timestamp_ms < header.first_timestamp_ms
-        and not header.attributes & ATTR_TIMESTAMP_LOG_APPEND
+    if header.max_timestamp_ms < header.first_timestamp_ms and not header.attributes & (
+        ATTR_TIMESTAMP_LOG_APPEND | ATTR_DELETE_HORIZON
     ):
         # A LogAppendTime batch carries the append time as its max timestamp, which may be
-        # below the producer's first timestamp.
+        # below the producer's first timestamp; a delete horizon lies after every record.
         raise CorruptBatch("max_timestamp_ms is below first_timestamp_ms")
     if verify_crc:
         mv = memoryview(buf)[position + CRC_START : position + size]
@@ -475,8 +487,12 @@ def encode_batch_from_payload(
     base_sequence: int = NO_SEQUENCE,
     base_offset: int = 0,
     leader_epoch: int = -1,
+    last_offset_delta: int | None = None,
 ) -> bytes:
     """Frame already-encoded (and possibly compressed) records as a batch.
+
+    ``last_offset_delta`` defaults to ``record_count - 1``; only an empty batch left by the
+    log cleaner (no records, ``payload`` empty) spans offsets of its own.
 
     The CRC is computed over the header's covered part and then continued over the records,
     so the records are copied once, into the result."""
@@ -490,7 +506,7 @@ def encode_batch_from_payload(
         MAGIC,
         0,
         attributes,
-        record_count - 1,
+        record_count - 1 if last_offset_delta is None else last_offset_delta,
         first_timestamp_ms,
         max_timestamp_ms,
         producer_id,

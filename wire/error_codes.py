@@ -64,6 +64,8 @@ class ErrorCode(IntEnum):
     TRANSACTIONAL_ID_NOT_FOUND = 105
     INVALID_CONFIG = 40
     STORAGE_ERROR = 56
+    LOG_DIR_NOT_FOUND = 57  # AlterReplicaLogDirs: not a log directory of that node
+    REPLICA_NOT_AVAILABLE = 9  # AlterReplicaLogDirs: the node hosts no such replica
     AUTHENTICATION_FAILED = 58
     FENCED_LEADER_EPOCH = 74
     UNKNOWN_LEADER_EPOCH = 75

@@ -1,7 +1,9 @@
 """DescribeLogDirs: what each partition replica of a node occupies in its data directory
-(Kafka's api 35, ``kafka-log-dirs --describe``).
+(Kafka's api 35, ``kafka-log-dirs --describe``), and AlterReplicaLogDirs (api 34, moving a
+replica to another directory of its node: ``kafka-reassign-partitions`` with log dirs).
 
-A node has one log directory, its data directory: every replica it hosts is there.
+A node has one log directory, its data directory: every replica it hosts is there, so the
+only move there is to make is to where the replica already is.
 """
 
 from __future__ import annotations
@@ -44,3 +46,28 @@ class DescribeLogDirsResponse:
     total_bytes: int
     usable_bytes: int
     partitions: list[LogDirPartition]
+
+
+@dataclass(frozen=True, slots=True)
+class LogDirMove:
+    """Move these partitions' replicas on the receiving node into log directory ``path``."""
+
+    path: str
+    topics: list[LogDirTopic]
+
+
+@dataclass(frozen=True, slots=True)
+class AlterReplicaLogDirsRequest(Request["AlterReplicaLogDirsResponse"]):
+    moves: list[LogDirMove]
+
+
+@dataclass(frozen=True, slots=True)
+class LogDirMoveResult:
+    topic: str
+    partition: int
+    error_code: int
+
+
+@dataclass(frozen=True, slots=True)
+class AlterReplicaLogDirsResponse:
+    results: list[LogDirMoveResult]

@@ -446,6 +446,10 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
     ),
     ApiKey.DESCRIBE_QUORUM: (DescribeQuorumRequest, DescribeQuorumResponse),
     ApiKey.DESCRIBE_LOG_DIRS: (ldm.DescribeLogDirsRequest, ldm.DescribeLogDirsResponse),
+    ApiKey.ALTER_REPLICA_LOG_DIRS: (
+        ldm.AlterReplicaLogDirsRequest,
+        ldm.AlterReplicaLogDirsResponse,
+    ),
     ApiKey.BROKER_REGISTRATION: (BrokerRegistrationRequest, BrokerRegistrationResponse),
     ApiKey.BROKER_HEARTBEAT: (BrokerHeartbeatRequest, BrokerHeartbeatResponse),
     ApiKey.METADATA_FETCH: (MetadataFetchRequest, MetadataFetchResponse),

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 import trio
 
+from rillet.broker.compacted_keys import MissingKey, check_keys
 from rillet.broker.errors import SequenceGapAfterElection
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.in_order import InOrder
@@ -186,10 +187,13 @@ def _answer(
             f"min.insync.replicas is {replica.min_insync_replicas}",
         )
     try:
+        check_keys(p.records, replica.config)
         records = apply_timestamp_policy(p.records, replica.config, now)
         info = replica.append_as_leader(records, now)
     except InvalidTimestamp as exc:
         return _refused(p, ErrorCode.INVALID_TIMESTAMP, str(exc))
+    except MissingKey as exc:
+        return _refused(p, ErrorCode.INVALID_RECORD, str(exc))
     except SequenceGapAfterElection as exc:
         return _refused(p, ErrorCode.NOT_LEADER_OR_FOLLOWER, str(exc))
     except (StoreError, WireError) as exc:

@@ -24,6 +24,7 @@ from prometheus_client.registry import Collector
 from rillet.broker.http.group_lag import group_lags
 from rillet.broker.http.node_probe import NodeProbe
 from rillet.metadata_quorum.records import NO_LEADER
+from rillet.partition_store.cleaning_pass import lag_of
 
 
 class PartitionCollector(Collector):
@@ -54,6 +55,13 @@ class PartitionCollector(Collector):
             "A partition's log end offset on this replica",
             labels=("topic", "partition"),
         )
+        dirty = GaugeMetricFamily(
+            "rillet_log_cleaner_dirty_ratio",
+            "Share of a compacted log's cleanable bytes not yet cleaned",
+            labels=("topic", "partition"),
+        )
+        cleaned_bytes, last_clean_ms = 0, -1
+        now_ms = self._probe.replicas.clock.now_ms()
         replicas = self._probe.replicas.replicas()
         for replica in replicas:
             topic, partition = replica.key.topic, str(replica.key.partition)
@@ -61,6 +69,11 @@ class PartitionCollector(Collector):
             segments.add_metric((topic, partition), len(replica.log.segments()))
             hw.add_metric((topic, partition), replica.high_watermark)
             end.add_metric((topic, partition), replica.log.log_end_offset)
+            if replica.config.compacted and not replica.deleted:
+                lag = lag_of(replica.log, now_ms, replica.high_watermark)
+                dirty.add_metric((topic, partition), lag.dirty_ratio)
+                cleaned_bytes += replica.cleaner_bytes_read
+                last_clean_ms = max(last_clean_ms, replica.cleaner_last_clean_ms)
             counts = traffic[topic]
             counts[0] += replica.bytes_in
             counts[1] += replica.records_in
@@ -119,7 +132,17 @@ class PartitionCollector(Collector):
             bytes_in.add_metric((topic,), b_in)
             records_in.add_metric((topic,), r_in)
             bytes_out.add_metric((topic,), b_out)
-        yield from (bytes_in, records_in, bytes_out, size, segments, hw, end)
+        yield from (bytes_in, records_in, bytes_out, size, segments, hw, end, dirty)
+        yield _counter(
+            "rillet_log_cleaner_bytes_cleaned",
+            "Bytes of log the cleaner read and rewrote on this node",
+            cleaned_bytes,
+        )
+        yield _gauge(
+            "rillet_log_cleaner_time_since_last_clean_ms",
+            "Milliseconds since this node's cleaner last cleaned a log (-1: never)",
+            now_ms - last_clean_ms if last_clean_ms >= 0 else -1,
+        )
 
 
 class NodeCollector(Collector):

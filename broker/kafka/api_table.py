@@ -2,10 +2,10 @@
 
 Only what is implemented and tested is listed: ApiVersions advertises exactly this table.
 Versions here are non-flexible except ApiVersions v3 and v4, ListOffsets v6 to v9, Metadata
-v9 to v12, DescribeLogDirs v2 to v4, OffsetFetch v6 and v7, IncrementalAlterConfigs v1, and
-DescribeQuorum, DescribeCluster, ConsumerGroupHeartbeat and ConsumerGroupDescribe (flexible
-only); every common client (including librdkafka 2.0's kcat) can negotiate down to a
-non-flexible version of the others.
+v9 to v12, DescribeLogDirs v2 to v4, AlterReplicaLogDirs v2, OffsetFetch v6 and v7,
+IncrementalAlterConfigs v1, and DescribeQuorum, DescribeCluster, ConsumerGroupHeartbeat and
+ConsumerGroupDescribe (flexible only); every common client (including librdkafka 2.0's kcat)
+can negotiate down to a non-flexible version of the others.
 """
 
 from __future__ import annotations
@@ -64,7 +64,8 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.CONSUMER_GROUP_HEARTBEAT: (0, 1),  # flexible
     CONSUMER_GROUP_DESCRIBE: (0, 1),  # flexible
     ApiKey.DESCRIBE_LOG_DIRS: (1, 4),  # 2 to 4 are flexible; 0 left Kafka in 4.0
-    ApiKey.DESCRIBE_QUORUM: (0, 1),  # flexible
+    ApiKey.ALTER_REPLICA_LOG_DIRS: (1, 2),  # 2 is flexible; 0 left Kafka in 4.0
+    ApiKey.DESCRIBE_QUORUM: (0, 2),  # flexible; 2 adds endpoints and error messages
     ApiKey.ADD_PARTITIONS_TO_TXN: (0, 2),
     ApiKey.ADD_OFFSETS_TO_TXN: (0, 2),
     ApiKey.END_TXN: (0, 2),

@@ -24,6 +24,7 @@ GROUP_CONFIG = 8
 # topic setting -> (Kafka's type, the broker setting that gives its default)
 TOPIC_CONFIG_TYPES: dict[str, tuple[int, str]] = {
     "cleanup.policy": (LIST, "log.cleanup.policy"),
+    "delete.retention.ms": (LONG, "log.cleaner.delete.retention.ms"),
     "file.delete.delay.ms": (LONG, "log.segment.delete.delay.ms"),
     "flush.messages": (LONG, "log.flush.interval.messages"),
     "flush.ms": (LONG, "log.flush.interval.ms"),
@@ -33,6 +34,9 @@ TOPIC_CONFIG_TYPES: dict[str, tuple[int, str]] = {
     "message.timestamp.after.max.ms": (LONG, "log.message.timestamp.after.max.ms"),
     "message.timestamp.before.max.ms": (LONG, "log.message.timestamp.before.max.ms"),
     "message.timestamp.type": (STRING, "log.message.timestamp.type"),
+    "max.compaction.lag.ms": (LONG, "log.cleaner.max.compaction.lag.ms"),
+    "min.cleanable.dirty.ratio": (DOUBLE, "log.cleaner.min.cleanable.ratio"),
+    "min.compaction.lag.ms": (LONG, "log.cleaner.min.compaction.lag.ms"),
     "min.insync.replicas": (INT, "min.insync.replicas"),
     "retention.bytes": (LONG, "log.retention.bytes"),
     "retention.ms": (LONG, "log.retention.ms"),

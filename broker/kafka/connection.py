@@ -62,8 +62,9 @@ from rillet.broker.served_stream import ServedStream, peer_address, peer_certifi
 from rillet.broker.session import peer_session
 from rillet.broker.topic_config import (
     BOOLEAN_TOPIC_CONFIGS,
-    FIXED_TOPIC_CONFIGS,
+    FLOAT_TOPIC_CONFIGS,
     MIN_INSYNC_REPLICAS_CONFIG,
+    STRING_TOPIC_CONFIGS,
     TOPIC_CONFIG_KEYS,
 )
 from rillet.wire.api import ApiKey
@@ -96,7 +97,10 @@ class BrokerClusterView:
     def topic_config_defaults(self) -> dict[str, str]:
         cfg = self._ctx.config
         out = {key: str(getattr(cfg.log, attr)) for key, attr in TOPIC_CONFIG_KEYS.items()}
-        out.update(FIXED_TOPIC_CONFIGS)
+        for key, (attr, _) in STRING_TOPIC_CONFIGS.items():
+            out[key] = str(getattr(cfg.log, attr))
+        for key, attr in FLOAT_TOPIC_CONFIGS.items():
+            out[key] = repr(getattr(cfg.log, attr))
         out[MIN_INSYNC_REPLICAS_CONFIG] = str(cfg.replication.default_min_insync_replicas)
         out.update(dict.fromkeys(BOOLEAN_TOPIC_CONFIGS, "false"))  # the controller's default
         return out

@@ -1,6 +1,12 @@
-"""DescribeQuorum (Kafka api 55, v0 and v1) onto the native request of the same number:
+"""DescribeQuorum (Kafka api 55, v0 to v2) onto the native request of the same number:
 the metadata quorum's leader, epoch (the Raft term), high watermark (the commit index) and
 each voter's log end and last-heard times, as ``kafka-metadata-quorum describe`` prints.
+
+v2 (KIP-853) adds error messages, replica directory ids and the voters' endpoints. Kafka's
+own admin client and kafka-python ask for v2 when it is offered (kafka-python 3.0 reads v1
+answers with v2's fields and fails). rillet's voters have no directory ids (the zero id,
+Kafka's "unknown") and reach each other on their Raft ports, which speak no Kafka protocol:
+a voter's endpoint is its Kafka listener, the address Kafka tools reach it at.
 
 Only the Raft leader knows how far the others are. Another node answers what it knows: the
 leader and epoch, its own commit index as the high watermark, and the voters with their log
@@ -17,33 +23,50 @@ from typing import Any
 
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
-from rillet.broker.kafka.translation import Forward
+from rillet.broker.kafka.translation import ClusterView, Forward
 from rillet.wire.cluster_messages import DescribeQuorumRequest, DescribeQuorumResponse
 from rillet.wire.error_codes import ErrorCode
 
 METADATA_TOPIC = "__cluster_metadata"
+VOTER_LISTENER = "PLAINTEXT"  # the name Kafka's tools print before a voter's endpoint
 
 
 def _replica(node_id: int, end: int = -1, fetch_ms: int = -1, caught_up_ms: int = -1) -> Any:
     return {
         "replica_id": node_id,
+        "replica_directory_id": None,  # no directory ids: Kafka's zero id, "unknown"
         "log_end_offset": end,
         "last_fetch_timestamp": fetch_ms,
         "last_caught_up_timestamp": caught_up_ms,
     }
 
 
-def translate_describe_quorum(schema: ApiSchema, req: Any) -> Forward:
-    def respond(code: int, partition: dict[str, Any] | None) -> Any:
+def translate_describe_quorum(schema: ApiSchema, req: Any, view: ClusterView) -> Forward:
+    def respond(code: int, partition: dict[str, Any] | None, voters: list[int]) -> Any:
         topics = (
             [] if partition is None else [{"topic_name": METADATA_TOPIC, "partitions": [partition]}]
         )
-        return build(schema.response_type, {"error_code": code, "topics": topics})
+        endpoints = view.kafka_endpoints()
+        nodes = [
+            {
+                "node_id": n,
+                "listeners": [
+                    {"name": VOTER_LISTENER, "host": endpoints[n].host, "port": endpoints[n].port}
+                ],
+            }
+            for n in voters
+            if n in endpoints
+        ]
+        return build(
+            schema.response_type,
+            {"error_code": code, "error_message": None, "topics": topics, "nodes": nodes},
+        )
 
     def reply(resp: DescribeQuorumResponse) -> Any:
         partition: dict[str, Any] = {
             "partition_index": 0,
             "error_code": ErrorCode.NONE,
+            "error_message": None,
             "leader_id": resp.leader_id,
             "leader_epoch": resp.term,
             "high_watermark": resp.high_watermark,
@@ -60,6 +83,6 @@ def translate_describe_quorum(schema: ApiSchema, req: Any) -> Forward:
         partition["observers"] = [
             _replica(b.broker_id) for b in resp.brokers if b.broker_id not in resp.voters
         ]
-        return respond(ErrorCode.NONE, partition)
+        return respond(ErrorCode.NONE, partition, resp.voters)
 
-    return Forward(DescribeQuorumRequest(), reply, lambda code: respond(code, None))
+    return Forward(DescribeQuorumRequest(), reply, lambda code: respond(code, None, []))

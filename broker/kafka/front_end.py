@@ -77,7 +77,10 @@ TRANSLATORS: dict[int, Translator] = {
     ),
     DESCRIBE_CONFIGS: lambda s, r, v, c: configs.translate_describe_configs(s, r, v),
     ApiKey.DESCRIBE_LOG_DIRS: lambda s, r, v, c: log_dirs.translate_describe_log_dirs(s, r),
-    ApiKey.DESCRIBE_QUORUM: lambda s, r, v, c: describe_quorum.translate_describe_quorum(s, r),
+    ApiKey.ALTER_REPLICA_LOG_DIRS: lambda s, r, v, c: log_dirs.translate_alter_replica_log_dirs(
+        s, r
+    ),
+    ApiKey.DESCRIBE_QUORUM: lambda s, r, v, c: describe_quorum.translate_describe_quorum(s, r, v),
     DESCRIBE_CLUSTER: lambda s, r, v, c: describe_cluster.translate_describe_cluster(s, r, v),
     ALTER_CONFIGS: lambda s, r, v, c: config_changes.translate_config_changes(s, r),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: lambda s, r, v, c: config_changes.translate_config_changes(

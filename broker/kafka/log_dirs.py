@@ -1,4 +1,5 @@
-"""DescribeLogDirs (Kafka api 35, v1 to v4) onto the native request of the same number.
+"""DescribeLogDirs (Kafka api 35, v1 to v4) and AlterReplicaLogDirs (api 34, v1 and v2) onto
+the native requests of the same numbers.
 
 ``kafka-log-dirs --describe`` sends it to every broker; each answers for the replicas it
 hosts, in its one log directory. No replica is ever being moved between directories here,
@@ -13,8 +14,11 @@ from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.translation import Forward
 from rillet.wire.log_dir_messages import (
+    AlterReplicaLogDirsRequest,
+    AlterReplicaLogDirsResponse,
     DescribeLogDirsRequest,
     DescribeLogDirsResponse,
+    LogDirMove,
     LogDirTopic,
 )
 
@@ -50,3 +54,30 @@ def translate_describe_log_dirs(schema: ApiSchema, req: Any) -> Forward:
         return build(schema.response_type, {"error_code": code, "results": []})
 
     return Forward(DescribeLogDirsRequest(topics), reply, fail)
+
+
+def translate_alter_replica_log_dirs(schema: ApiSchema, req: Any) -> Forward:
+    moves = [
+        LogDirMove(
+            str(d.path),
+            [LogDirTopic(str(t.name), [int(p) for p in t.partitions]) for t in d.topics],
+        )
+        for d in req.dirs
+    ]
+
+    def answer(codes: dict[tuple[str, int], int]) -> Any:
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        for (topic, partition), code in codes.items():
+            by_topic.setdefault(topic, []).append(
+                {"partition_index": partition, "error_code": code}
+            )
+        results = [{"topic_name": n, "partitions": ps} for n, ps in by_topic.items()]
+        return build(schema.response_type, {"results": results})
+
+    def reply(resp: AlterReplicaLogDirsResponse) -> Any:
+        return answer({(r.topic, r.partition): r.error_code for r in resp.results})
+
+    def fail(code: int) -> Any:  # every partition asked about gets the request's error
+        return answer({(t.topic, p): code for m in moves for t in m.topics for p in t.partitions})
+
+    return Forward(AlterReplicaLogDirsRequest(moves), reply, fail)

@@ -16,6 +16,7 @@ from rillet.broker.config import NodeConfig
 from rillet.broker.kafka.config_entries import (
     BOOLEAN,
     DEFAULT_CONFIG,
+    DOUBLE,
     INT,
     LIST,
     LONG,
@@ -32,6 +33,11 @@ def _listener(c: NodeConfig, host: str, port: int) -> str:
     if c.tls.enabled:
         security = "SASL_SSL" if c.kafka_listener.sasl_mechanisms else "SSL"
     return f"{security}://{host}:{port}"
+
+
+def _cleaner_rate(c: NodeConfig) -> str:
+    rate = c.tasks.log_cleaner_io_max_bytes_per_second
+    return "1.7976931348623157E308" if rate < 0 else str(float(rate))  # Kafka's unlimited
 
 
 def _bool(value: bool) -> str:
@@ -60,7 +66,14 @@ BROKER_SETTINGS: dict[str, tuple[int, Callable[[NodeConfig], str | None] | str]]
     "auto.create.topics.enable": (BOOLEAN, lambda c: _bool(c.topics.auto_create_topics_enable)),
     "min.insync.replicas": (INT, "replication.default_min_insync_replicas"),
     "unclean.leader.election.enable": (BOOLEAN, lambda c: "false"),
-    "log.cleanup.policy": (LIST, lambda c: "delete"),
+    "log.cleanup.policy": (LIST, "log.cleanup_policy"),
+    "log.cleaner.delete.retention.ms": (LONG, "log.delete_retention_ms"),
+    "log.cleaner.min.cleanable.ratio": (DOUBLE, "log.min_cleanable_dirty_ratio"),
+    "log.cleaner.min.compaction.lag.ms": (LONG, "log.min_compaction_lag_ms"),
+    "log.cleaner.max.compaction.lag.ms": (LONG, "log.max_compaction_lag_ms"),
+    "log.cleaner.io.max.bytes.per.second": (DOUBLE, _cleaner_rate),
+    "log.cleaner.backoff.ms": (LONG, "tasks.log_cleaner_backoff_ms"),
+    "log.cleaner.dedupe.buffer.size": (LONG, "tasks.log_cleaner_dedupe_buffer_size"),
     "log.segment.bytes": (INT, "log.segment_bytes"),
     "log.roll.ms": (LONG, "log.segment_ms"),
     "log.retention.ms": (LONG, "log.retention_ms"),

@@ -1,4 +1,4 @@
-"""``[sasl]``: what a node spends on logins, for both listeners (docs/configuration.md)."""
+"""``[sasl]``: what a node spends on logins, for both listeners (docs/configuration-security.md)."""
 
 from __future__ import annotations
 

@@ -91,8 +91,31 @@ def test_topic_overrides_apply_on_node_defaults() -> None:
 
 
 @pytest.mark.parametrize(
+    ("policy", "normalised"),
+    [("compact", "compact"), ("delete, compact", "compact,delete"), ("compact,delete", None)],
+)
+def test_compaction_settings_are_accepted_and_normalised(
+    policy: str, normalised: str | None
+) -> None:
+    configs = validate_topic_configs(
+        {"cleanup.policy": policy, "min.cleanable.dirty.ratio": "0.1", "delete.retention.ms": "5"},
+        LogConfig(),
+    )
+    assert configs["cleanup.policy"] == (normalised or policy)
+    effective = effective_log_config(LogConfig(), configs)
+    assert effective.compacted and effective.min_cleanable_dirty_ratio == 0.1
+    assert effective.delete_retention_ms == 5
+
+
+@pytest.mark.parametrize(
     "configs",
-    [{"retention.msx": "1"}, {"retention.ms": "soon"}, {"cleanup.policy": "compact"}],
+    [
+        {"retention.msx": "1"},
+        {"retention.ms": "soon"},
+        {"cleanup.policy": "archive"},
+        {"min.cleanable.dirty.ratio": "1.5"},
+        {"min.cleanable.dirty.ratio": "half"},
+    ],
 )
 def test_bad_topic_configs_are_invalid_config(configs: dict[str, str]) -> None:
     with pytest.raises(TopicError) as info:

@@ -8,6 +8,7 @@ parser, as Prometheus would read them.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import re
@@ -22,7 +23,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sim_quorum import SimCluster
 
 from rillet.broker.cluster_auth import ClusterAuth
-from rillet.broker.config import HttpConfig, NodeConfig, load_config
+from rillet.broker.config import HttpConfig, NodeConfig, TasksConfig, load_config
 from rillet.broker.errors import ConfigError
 from rillet.broker.http.access import AccessPolicy
 from rillet.broker.http.decision_journal import DecisionJournal, JournalingLog
@@ -31,6 +32,7 @@ from rillet.broker.http.metered_dispatcher import TimedReply
 from rillet.broker.http.node_probe import NodeProbe, RaftActivity
 from rillet.broker.http.request_parser import parse_head
 from rillet.broker.http.server import HttpResponse
+from rillet.broker.log_cleaner import LogCleaner
 from rillet.broker.metadata_view import MetadataView
 from rillet.broker.partition_reconciler import PartitionReconciler
 from rillet.broker.replica_manager import ReplicaManager
@@ -300,3 +302,28 @@ def test_with_a_token_the_route_refuses_the_api_and_serves_node_level_metrics(
     bare = ask("/metrics").body.decode()
     assert 'topic="t"' not in bare and "rillet_open_connections 7" in bare
     assert 'topic="t"' in ask("/metrics", f"Authorization: Bearer {token}").body.decode()
+
+
+def test_the_log_cleaner_cleans_off_the_loop_and_reports_its_metrics(
+    node: tuple[HttpEndpoint, MetadataState, ReplicaManager],
+) -> None:
+    endpoint, state, manager = node
+    replica = next(r for r in manager.replicas() if r.is_leader)
+    t = state.topic_by_name("t")
+    assert t is not None  # the ISR is the leader alone: its log end is the high watermark
+    change = PartitionChange(t.topic_id, replica.key.partition, None, [NODE])
+    state.apply(state.last_applied_index + 1, change)
+    trio.run(PartitionReconciler(NODE, manager, endpoint.probe.view.follower).reconcile, state)
+    replica.log.reconfigure(dataclasses.replace(replica.config, cleanup_policy="compact"))
+    for i in range(20):
+        replica.append_as_leader(build_batch([(i, b"k", b"v" * 100, None)]), i)
+    replica.log.roll(100)
+    labels = f"{{partition={replica.key.partition},topic=t}}"
+    assert scrape(endpoint)[f"rillet_log_cleaner_dirty_ratio{labels}"] == 1.0
+    cleaner = LogCleaner(TasksConfig(), manager)
+    assert trio.run(cleaner.clean_once) is True
+    assert trio.run(cleaner.clean_once) is False  # nothing dirty is left
+    m = scrape(endpoint)
+    assert m[f"rillet_log_cleaner_dirty_ratio{labels}"] == 0.0
+    assert m["rillet_log_cleaner_bytes_cleaned_total"] > 20 * 100
+    assert m["rillet_log_cleaner_time_since_last_clean_ms"] >= 0

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import pytest
 from kafka.protocol.admin import DescribeQuorumRequest, DescribeQuorumResponse
-from kafka_front_end import forwarded
+from kafka_front_end import StaticView, forwarded
 
 from rillet.broker.handlers.quorum_replication import voter_states
 from rillet.broker.kafka.codec import encode_response
+from rillet.broker.kafka.translation import KafkaEndpoint
 from rillet.raft.quorum import VoterProgress
 from rillet.wire import cluster_messages as cm
 from rillet.wire.error_codes import ErrorCode
@@ -35,7 +36,7 @@ def _native(states: list[cm.VoterState]) -> cm.DescribeQuorumResponse:
     )
 
 
-@pytest.mark.parametrize("version", [0, 1])
+@pytest.mark.parametrize("version", [0, 1, 2])
 def test_the_leader_answers_kafkas_shape_and_others_what_they_know(version: int) -> None:
     request = Q(
         topics=[
@@ -45,7 +46,8 @@ def test_the_leader_answers_kafkas_shape_and_others_what_they_know(version: int)
             )
         ]
     )
-    schema, action = forwarded(request, version)
+    view = StaticView({n: KafkaEndpoint(n, f"h{n}", 9090 + n, None) for n in (1, 2, 3, 4)})
+    schema, action = forwarded(request, version, view)
     assert action.native == cm.DescribeQuorumRequest()
     states = [cm.VoterState(1, 40, NOW_MS, NOW_MS), cm.VoterState(3, 31, NOW_MS - 900, -1)]
     decoded = DescribeQuorumResponse.decode(
@@ -68,6 +70,12 @@ def test_the_leader_answers_kafkas_shape_and_others_what_they_know(version: int)
     assert [(o.replica_id, o.log_end_offset) for o in p.observers] == [(4, -1)]
     if version >= 1:
         assert [v.last_caught_up_timestamp for v in p.current_voters] == [NOW_MS, -1, -1]
+    if version >= 2:  # kafka-python 3.0 reads these fields of every version it is offered
+        assert (decoded.error_message, p.error_message) == (None, None)
+        nodes = [
+            (n.node_id, [(e.name, e.host, e.port) for e in n.listeners]) for n in decoded.nodes
+        ]
+        assert nodes == [(v, [("PLAINTEXT", f"h{v}", 9090 + v)]) for v in (1, 2, 3)]
 
     follower = DescribeQuorumResponse.decode(
         encode_response(2, schema, action.reply(_native([]))),

@@ -1,6 +1,7 @@
 """DescribeLogDirs (api 35, kafka-log-dirs --describe): the node's data directory, each
-hosted replica's size and lag, the file system's bytes; through the Kafka listener
-(kafka-python encodes and decodes) and on real replicas."""
+hosted replica's size and lag, the file system's bytes; AlterReplicaLogDirs (api 34): a move
+into the node's one directory; through the Kafka listener (kafka-python encodes and decodes)
+and on real replicas."""
 
 from __future__ import annotations
 
@@ -9,10 +10,18 @@ from pathlib import Path
 
 import pytest
 from broker_context import EPOCH_MS, NODE_ID, middle
-from kafka.protocol.admin import DescribeLogDirsRequest, DescribeLogDirsResponse
+from kafka.protocol.admin import (
+    AlterReplicaLogDirsRequest,
+    AlterReplicaLogDirsResponse,
+    DescribeLogDirsRequest,
+    DescribeLogDirsResponse,
+)
 from kafka_front_end import forwarded
 
-from rillet.broker.handlers.log_dirs import handle_describe_log_dirs
+from rillet.broker.handlers.log_dirs import (
+    handle_alter_replica_log_dirs,
+    handle_describe_log_dirs,
+)
 from rillet.broker.handlers.produce import handle_produce
 from rillet.broker.kafka.codec import encode_response
 from rillet.wire import log_dir_messages as ldm
@@ -70,3 +79,43 @@ def test_kafka_log_dirs_answer_through_the_listener(version: int) -> None:
         (p.partition_index, p.partition_size, p.offset_lag, p.is_future_key)
         for p in topic.partitions
     ] == [(0, 300, 0, False), (1, 0, 2, False)]
+
+
+async def test_a_move_into_the_nodes_own_directory_is_done_and_elsewhere_refused(
+    tmp_path: Path,
+) -> None:
+    """kafka-python's test_alter_replica_log_dirs moves a replica into the directory
+    DescribeLogDirs named: a no-op answered NONE, as by Kafka (was UNSUPPORTED_VERSION)."""
+    m = middle(tmp_path)
+    m.host("a", 0, isr=(NODE_ID,), replicas=(NODE_ID,))
+    here = ldm.LogDirMove(str(tmp_path), [ldm.LogDirTopic("a", [0, 5])])
+    other = ldm.LogDirMove(str(tmp_path / "elsewhere"), [ldm.LogDirTopic("a", [0])])
+    resp = handle_alter_replica_log_dirs(m.ctx, ldm.AlterReplicaLogDirsRequest([here, other]))
+    assert resp.results == [
+        ldm.LogDirMoveResult("a", 0, ErrorCode.NONE),
+        ldm.LogDirMoveResult("a", 5, ErrorCode.REPLICA_NOT_AVAILABLE),  # not hosted here
+        ldm.LogDirMoveResult("a", 0, ErrorCode.LOG_DIR_NOT_FOUND),
+    ]
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_kafka_replica_log_dir_moves_through_the_listener(version: int) -> None:
+    move = AlterReplicaLogDirsRequest.AlterReplicaLogDir
+    topic = move.AlterReplicaLogDirTopic(name="a", partitions=[0, 1])
+    request = AlterReplicaLogDirsRequest(dirs=[move(path="/data/n1", topics=[topic])])
+    schema, action = forwarded(request, version)
+    assert action.native == ldm.AlterReplicaLogDirsRequest(
+        [ldm.LogDirMove("/data/n1", [ldm.LogDirTopic("a", [0, 1])])]
+    )
+    native = ldm.AlterReplicaLogDirsResponse(
+        [ldm.LogDirMoveResult("a", 0, 0), ldm.LogDirMoveResult("a", 1, 9)]
+    )
+    for answer, codes in ((action.reply(native), [0, 9]), (action.fail(31), [31, 31])):
+        decoded = AlterReplicaLogDirsResponse.decode(
+            encode_response(3, schema, answer), version=version, header=True, framed=True
+        )
+        [topic_result] = decoded.results
+        assert topic_result.topic_name == "a"
+        assert [(p.partition_index, p.error_code) for p in topic_result.partitions] == list(
+            zip([0, 1], codes, strict=True)
+        )

@@ -16,6 +16,7 @@ from rillet.broker.request_authorization import RequestAuthorizer
 from rillet.broker.session import Session
 from rillet.metadata_quorum.acl_registry import AclCreated, AclRegistry, AclRemoved
 from rillet.wire import group_messages as gm
+from rillet.wire import log_dir_messages as ldm
 from rillet.wire import messages as m
 from rillet.wire import transaction_messages as tm
 from rillet.wire.acl_messages import CreateAclsRequest
@@ -249,6 +250,12 @@ def test_log_dirs_and_a_brokers_settings_need_describe_on_the_cluster() -> None:
     assert error(refused, ApiKey.DESCRIBE_LOG_DIRS, gate) == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
     allowed, _ = authorizer(acl(ResourceType.CLUSTER, CLUSTER_NAME, Operation.DESCRIBE))
     assert error(allowed, ApiKey.DESCRIBE_LOG_DIRS, gate) is None
+    move = ldm.AlterReplicaLogDirsRequest([])  # moving a replica needs ALTER, as on Kafka
+    assert error(allowed, ApiKey.ALTER_REPLICA_LOG_DIRS, move) == (
+        ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    )
+    alter, _ = authorizer(acl(ResourceType.CLUSTER, CLUSTER_NAME, Operation.ALTER))
+    assert error(alter, ApiKey.ALTER_REPLICA_LOG_DIRS, move) is None
 
 
 def test_transactions_need_write_on_their_transactional_id() -> None:

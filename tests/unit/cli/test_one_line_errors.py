@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import argparse
 import errno
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from rillet.broker.config import NodeConfig, load_config
 from rillet.broker.errors import ConfigError
+from rillet.cli import build_info, node_command
 from rillet.cli import main as cli_main
-from rillet.cli import node_command
 from rillet.cli.common import EXIT_BROKEN_PIPE, write_all
 
 
@@ -21,8 +22,12 @@ def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) 
     with pytest.raises(SystemExit) as info:
         cli_main.main(["--version"])
     assert info.value.code == 0
-    assert capsys.readouterr().out.strip() == f"rillet {cli_main.version()}"
-    assert cli_main.version() != "unknown"  # installed with pip install -e
+    printed = capsys.readouterr().out.strip()
+    assert printed == build_info.version_line()
+    assert build_info.release_version() != "unknown"  # installed with pip install -e
+    commit = git_head_short()
+    if commit:  # a git checkout: the commit is the checkout's (a dirty tree says so)
+        assert printed.startswith(f"rillet {build_info.release_version()} (commit {commit}")
 
 
 @pytest.mark.parametrize("level", ["debug", "INFO", "Warning", "error"])
@@ -191,3 +196,14 @@ def test_refused_and_busy_have_distinct_lines() -> None:
     plain = error_line(TopicAlreadyExistsError("topic 't' exists"))
     assert plain == "error: TopicAlreadyExistsError: topic 't' exists"
     assert "\n" not in refused + busy
+
+
+def git_head_short() -> str:
+    """The test tree's own commit (12 hex digits), or "" outside a git checkout."""
+    done = subprocess.run(
+        ["git", "-C", str(Path(__file__).parent), "rev-parse", "--short=12", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout.strip() if done.returncode == 0 else ""

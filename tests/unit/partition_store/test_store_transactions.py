@@ -7,11 +7,13 @@ from pathlib import Path
 import pytest
 from store_batches import T0, batch, crash, open_log, txn_batch
 
+from rillet.partition_store.cleaning_pass import clean_now
+from rillet.partition_store.config import LogConfig
 from rillet.partition_store.log import PartitionLog
 from rillet.partition_store.producer_state import InvalidProducerEpoch
 from rillet.partition_store.transaction_index import ENTRY_SIZE
 from rillet.partition_store.transaction_state import AbortedTxn
-from rillet.wire.batch import iter_batches, read_header
+from rillet.wire.batch import build_batch, iter_batches, read_header
 from rillet.wire.control_batch import ControlType, Marker, is_control, read_marker
 
 P1, P2 = 1000, 2000
@@ -163,3 +165,20 @@ def test_control_batches_are_stored_once_each(tmp_path: Path) -> None:
     data = log.read_bytes(0, 1 << 20)
     controls = [v.header.base_offset for v in iter_batches(data, 1 << 20) if is_control(v.header)]
     assert controls == [4, 6]
+
+
+def test_cleaning_a_compacted_log_keeps_its_aborted_transactions(tmp_path: Path) -> None:
+    config = LogConfig(segment_bytes=200, cleanup_policy="compact")
+    log = PartitionLog.open(tmp_path / "t-0", config, T0, "t", 0)
+    for round_ in range(3):  # keyed plain batches around an aborted transaction
+        log.append_as_leader(build_batch([(T0, b"k", b"%d" % round_, None)]), 0, T0)
+        log.append_as_leader(txn_batch(P1, 0, round_, [b"x"]), 0, T0)
+        log.append_marker_as_leader(abort(P1), 0, T0)
+    log.append_as_leader(batch([b"tail"]), 0, T0)
+    before = log.aborted_transactions(0, log.log_end_offset)
+    assert len(before) == 3 and len(log.segments()) > 2
+    assert clean_now(log, T0 + 1000, last_stable_offset=log.log_end_offset) is not None
+    assert log.aborted_transactions(0, log.log_end_offset) == before
+    log.close()
+    reopened = PartitionLog.open(tmp_path / "t-0", config, T0, "t", 0)
+    assert reopened.aborted_transactions(0, reopened.log_end_offset) == before

@@ -104,6 +104,9 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     m.ApiVersionsRequest: m.ApiVersionsRequest(),
     cm.DescribeQuorumRequest: cm.DescribeQuorumRequest(),
     ldm.DescribeLogDirsRequest: ldm.DescribeLogDirsRequest([ldm.LogDirTopic("t", [0, 2])]),
+    ldm.AlterReplicaLogDirsRequest: ldm.AlterReplicaLogDirsRequest(
+        [ldm.LogDirMove("/d", [ldm.LogDirTopic("t", [0])])]
+    ),
     cm.BrokerRegistrationRequest: cm.BrokerRegistrationRequest(
         "c", b"\x01" * 32, 2, "inc-1", "127.0.0.1", 9092, "rack-a"
     ),
@@ -223,6 +226,9 @@ SAMPLE_RESPONSES: dict[type, Any] = {
     ),
     ldm.DescribeLogDirsResponse: ldm.DescribeLogDirsResponse(
         0, "/d", 100, 40, [ldm.LogDirPartition("t", 0, 12, 0)]
+    ),
+    ldm.AlterReplicaLogDirsResponse: ldm.AlterReplicaLogDirsResponse(
+        [ldm.LogDirMoveResult("t", 0, 57)]
     ),
     cm.BrokerRegistrationResponse: cm.BrokerRegistrationResponse(0, 1, 44),
     cm.BrokerHeartbeatResponse: cm.BrokerHeartbeatResponse(41, 3, True, "not the controller"),
@@ -368,6 +374,7 @@ def test_api_numbers_are_stable() -> None:
         "INCREMENTAL_ALTER_CONFIGS": 44,
         "DESCRIBE_USER_SCRAM_CREDENTIALS": 50,
         "ALTER_USER_SCRAM_CREDENTIALS": 51,
+        "ALTER_REPLICA_LOG_DIRS": 34,
         "DESCRIBE_LOG_DIRS": 35,
         "DESCRIBE_QUORUM": 55,
         "DESCRIBE_TRANSACTIONS": 65,
@@ -901,6 +908,8 @@ KAFKA_NUMBERS = {
     "PRODUCER_FENCED": 90,
     "TRANSACTIONAL_ID_NOT_FOUND": 105,
     "STORAGE_ERROR": 56,
+    "LOG_DIR_NOT_FOUND": 57,
+    "REPLICA_NOT_AVAILABLE": 9,
     "AUTHENTICATION_FAILED": 58,
     "UNKNOWN_PRODUCER_ID": 59,
     "GROUP_NOT_EMPTY": 68,
@@ -943,7 +952,7 @@ def test_from_wire_known_codes(code: ErrorCode) -> None:
 
 
 @pytest.mark.parametrize(
-    "value", [4, 9, 99, 999, 1001, -2, 2**63, -(2**70), pytest.param(10**5000, id="bignum")]
+    "value", [4, 8, 99, 999, 1001, -2, 2**63, -(2**70), pytest.param(10**5000, id="bignum")]
 )
 def test_from_wire_unknown_numbers(value: int) -> None:
     assert ErrorCode.from_wire(value) is ErrorCode.UNKNOWN_SERVER_ERROR
