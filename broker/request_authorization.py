@@ -94,7 +94,13 @@ NEEDS: dict[ApiKey, Callable[[Any], list[Need]]] = {
     ApiKey.INCREMENTAL_ALTER_CONFIGS: lambda r: _topics(
         (t.name for t in r.topics), Operation.ALTER_CONFIGS
     ),
-    ApiKey.FIND_COORDINATOR: lambda r: _group(r.key, D) if r.key_type == 0 else [],
+    ApiKey.FIND_COORDINATOR: lambda r: (
+        _group(r.key, D)
+        if r.key_type == 0
+        else _transactional_id(r.key, D)
+        if r.key_type == 1
+        else []
+    ),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: lambda r: _group(r.group_id, R),
     ApiKey.JOIN_GROUP: lambda r: _group(r.group_id, R),
     ApiKey.SYNC_GROUP: lambda r: _group(r.group_id, R),

@@ -267,6 +267,7 @@ def test_transactions_need_write_on_their_transactional_id() -> None:
     none, _ = authorizer(acl(ResourceType.TOPIC, "orders", Operation.WRITE))
     denied = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     for api, request in [
+        (ApiKey.FIND_COORDINATOR, gm.FindCoordinatorRequest("app", 1)),
         (ApiKey.INIT_PRODUCER_ID, init),
         (ApiKey.ADD_PARTITIONS_TO_TXN, add),
         (ApiKey.END_TXN, end),
@@ -277,6 +278,8 @@ def test_transactions_need_write_on_their_transactional_id() -> None:
         acl(txn, "app", Operation.WRITE), acl(ResourceType.TOPIC, "orders", Operation.WRITE)
     )
     assert error(writer, ApiKey.INIT_PRODUCER_ID, init) is None
+    find = gm.FindCoordinatorRequest("app", 1)
+    assert error(writer, ApiKey.FIND_COORDINATOR, find) is None  # WRITE implies DESCRIBE
     assert error(writer, ApiKey.ADD_PARTITIONS_TO_TXN, add) is None
     assert error(writer, ApiKey.END_TXN, end) is None
     assert error(writer, ApiKey.ADD_OFFSETS_TO_TXN, offsets) == ErrorCode.GROUP_AUTHORIZATION_FAILED
