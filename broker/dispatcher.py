@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 from rillet.broker.authorizer import Authorizer
 from rillet.broker.driving_reply import ReshapedReply
 from rillet.broker.forwarded_caller import naming_the_client
+from rillet.broker.handlers import transactions
 from rillet.broker.handlers.acls import (
     handle_create_acls,
     handle_delete_acls,
@@ -94,6 +95,7 @@ from rillet.wire import messages as m
 from rillet.wire import reassignment_messages as ram
 from rillet.wire import record_deletion_messages as rdm
 from rillet.wire import sasl_messages as sm
+from rillet.wire import transaction_messages as tm
 from rillet.wire import user_messages as um
 from rillet.wire.api import ApiKey
 from rillet.wire.cluster_messages import BrokerHeartbeatRequest
@@ -181,6 +183,25 @@ HANDLERS: dict[ApiKey, Route[Any]] = {
         cm.AllocateProducerIdsRequest, handle_allocate_producer_ids
     ),
     ApiKey.INIT_PRODUCER_ID: Route(m.InitProducerIdRequest, handle_init_producer_id),
+    ApiKey.ADD_PARTITIONS_TO_TXN: Route(
+        tm.AddPartitionsToTxnRequest, transactions.handle_add_partitions_to_txn
+    ),
+    ApiKey.END_TXN: Route(tm.EndTxnRequest, transactions.handle_end_txn),
+    ApiKey.LIST_TRANSACTIONS: Route(
+        tm.ListTransactionsRequest, transactions.handle_list_transactions
+    ),
+    ApiKey.DESCRIBE_TRANSACTIONS: Route(
+        tm.DescribeTransactionsRequest, transactions.handle_describe_transactions
+    ),
+    ApiKey.ADD_OFFSETS_TO_TXN: Route(
+        tm.AddOffsetsToTxnRequest, transactions.handle_add_offsets_to_txn
+    ),
+    ApiKey.TXN_OFFSET_COMMIT: Route(
+        tm.TxnOffsetCommitRequest, transactions.handle_txn_offset_commit
+    ),
+    ApiKey.TXN_MARKERS_WRITTEN: Route(
+        tm.TxnMarkersWrittenRequest, transactions.handle_txn_markers_written
+    ),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: Route(
         lem.OffsetForLeaderEpochRequest, handle_offset_for_leader_epoch
     ),

@@ -21,12 +21,14 @@ from rillet.wire.cluster_messages import (
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import FetchPartitionResponse, FetchRequest, FetchResponse
 from rillet.wire.protocol import response_type_for
+from rillet.wire.transaction_messages import TxnMarkersWrittenRequest
 
 _BY_BROKER_ID = (
     BrokerRegistrationRequest,
     BrokerHeartbeatRequest,
     AlterPartitionRequest,
     AllocateProducerIdsRequest,
+    TxnMarkersWrittenRequest,
 )
 
 

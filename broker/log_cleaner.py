@@ -101,7 +101,8 @@ class LogCleaner:
             if replica.deleted or not replica.config.compacted:
                 continue
             try:
-                plan = plan_for(replica.log, now, replica.high_watermark)
+                hw = replica.high_watermark
+                plan = plan_for(replica.log, now, hw, replica.log.last_stable_offset(hw))
             except (StoreError, OSError):
                 continue  # closed or moving meanwhile
             if plan is not None and (best is None or plan.dirty_ratio > best[1].dirty_ratio):

@@ -70,6 +70,7 @@ from rillet.broker.sasl.login_guard import LoginGuard
 from rillet.broker.served_stream import ServedStream, peer_host, tls_accept
 from rillet.broker.slow_steps import watch_slow_steps
 from rillet.broker.tls_contexts import TlsContexts
+from rillet.broker.txn_marker_writer import TxnMarkerWriter
 from rillet.launcher.private_files import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, tighten
 from rillet.metadata_quorum.controller import ControllerConfig
 from rillet.metadata_quorum.controller_service import ControllerService
@@ -294,6 +295,11 @@ class Node:
                 nursery.start_soon(isr.run)
                 nursery.start_soon(repairer.run)
                 nursery.start_soon(scrubber.run)
+                nursery.start_soon(
+                    TxnMarkerWriter(
+                        cfg.node_id, manager, view, link, auth, cfg.quorum.request_timeout_ms / 1000
+                    ).run
+                )
                 nursery.start_soon(LogCleaner(cfg.tasks, manager).run)
                 nursery.start_soon(manager.run_flush_task)
                 nursery.start_soon(manager.run_high_watermark_checkpoint_task)

@@ -39,6 +39,7 @@ from rillet.partition_store.partition_files import PartitionFiles
 from rillet.partition_store.producer_state import OutOfOrderSequence
 from rillet.wire.atomic_file import SyncBatch
 from rillet.wire.batch import read_header
+from rillet.wire.control_batch import Marker
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FileRegion
 from rillet.wire.messages import FetchPartition, FetchPartitionResponse
@@ -223,12 +224,22 @@ class PartitionReplica:
         )
         self.bytes_in += result.size_bytes
         self.records_in += result.record_count
+        self._after_leader_append(now_ms)
+        return result
+
+    def append_marker_as_leader(self, marker: Marker, now_ms: int) -> AppendResult:
+        """Write a transaction marker (WriteTxnMarkers) in this leader's epoch; replicated
+        and committed like any batch (the caller waits for the high watermark to pass it)."""
+        result = self.log.append_marker_as_leader(marker, self.leader_epoch, now_ms)
+        self._after_leader_append(now_ms)
+        return result
+
+    def _after_leader_append(self, now_ms: int) -> None:
         self._wake_followers()
         if self._flush_driven and self.log.needs_flush(now_ms):
             self.flush_requested = True
             self._request_flush()
         self._leader_end_moved()
-        return result
 
     def _gap_may_close(self, records: bytes | bytearray | memoryview, now_ms: int) -> bool:
         """A sequence gap in the producer's first batch under a leadership younger than

@@ -47,6 +47,7 @@ DENIAL_CODES = {
     ResourceType.TOPIC: ErrorCode.AUTHORIZATION_FAILED,  # Kafka's TOPIC_AUTHORIZATION_FAILED
     ResourceType.GROUP: ErrorCode.GROUP_AUTHORIZATION_FAILED,
     ResourceType.CLUSTER: ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+    ResourceType.TRANSACTIONAL_ID: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
 }
 
 Need = tuple[Operation, ResourceType, str]
@@ -71,6 +72,10 @@ def _group(group_id: str, operation: Operation) -> list[Need]:
     return [(operation, ResourceType.GROUP, group_id)]
 
 
+def _transactional_id(transactional_id: str, operation: Operation) -> list[Need]:
+    return [(operation, ResourceType.TRANSACTIONAL_ID, transactional_id)]
+
+
 def _cluster(operation: Operation) -> list[Need]:
     return [(operation, ResourceType.CLUSTER, CLUSTER_NAME)]
 
@@ -90,7 +95,11 @@ NEEDS: dict[ApiKey, Callable[[Any], list[Need]]] = {
         (t.name for t in r.topics), Operation.ALTER_CONFIGS
     ),
     ApiKey.FIND_COORDINATOR: lambda r: (
-        [n for k in (r.key, *r.more_keys) for n in _group(k, D)] if r.key_type == 0 else []
+        [n for k in (r.key, *r.more_keys) for n in _group(k, D)]
+        if r.key_type == 0
+        else [n for k in (r.key, *r.more_keys) for n in _transactional_id(k, D)]
+        if r.key_type == 1
+        else []
     ),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: lambda r: _group(r.group_id, R),
     ApiKey.JOIN_GROUP: lambda r: _group(r.group_id, R),
@@ -110,6 +119,22 @@ NEEDS: dict[ApiKey, Callable[[Any], list[Need]]] = {
     ApiKey.OFFSET_DELETE: lambda r: (
         _group(r.group_id, Operation.DELETE) + _topics((t.topic for t in r.partitions), R)
     ),
+    ApiKey.ADD_PARTITIONS_TO_TXN: lambda r: (
+        _transactional_id(r.transactional_id, W) + _topics((p.topic for p in r.partitions), W)
+    ),
+    ApiKey.END_TXN: lambda r: _transactional_id(r.transactional_id, W),
+    ApiKey.ADD_OFFSETS_TO_TXN: lambda r: (
+        _transactional_id(r.transactional_id, W) + _group(r.group_id, R)
+    ),
+    ApiKey.TXN_OFFSET_COMMIT: lambda r: (
+        _transactional_id(r.transactional_id, W)
+        + _group(r.group_id, R)
+        + _topics((o.topic for o in r.offsets), R)
+    ),
+    ApiKey.DESCRIBE_TRANSACTIONS: lambda r: [
+        n for t in r.transactional_ids for n in _transactional_id(t, D)
+    ],
+    ApiKey.LIST_TRANSACTIONS: lambda r: [],  # trimmed
     ApiKey.DESCRIBE_QUORUM: lambda r: _cluster(D),
     ApiKey.DESCRIBE_LOG_DIRS: lambda r: _cluster(D),
     ApiKey.ALTER_REPLICA_LOG_DIRS: lambda r: _cluster(Operation.ALTER),
@@ -180,6 +205,8 @@ class RequestAuthorizer:
                 session, _topics((t.name for t in request.topics), Operation.CREATE)
             )
         if api == ApiKey.INIT_PRODUCER_ID:
+            if request.transactional_id is not None:  # Kafka: WRITE on the transactional id
+                return self._first_denied(session, _transactional_id(request.transactional_id, W))
             return self._idempotent_write(session)
         if api == ApiKey.METADATA:
             return self._metadata(request, session)
@@ -187,6 +214,8 @@ class RequestAuthorizer:
             return self._list_groups(session)
         if api == ApiKey.OFFSET_FETCH and request.more_groups:
             return self._batched_offsets(request, session)
+        if api == ApiKey.LIST_TRANSACTIONS:
+            return Verdict(reshape=lambda r: self._trim_transactions(r, session))
         needs = NEEDS.get(api)
         if needs is None:
             return None  # internal apis: internal_api_gate decides
@@ -236,6 +265,15 @@ class RequestAuthorizer:
             ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
             f"{session.principal} may not IDEMPOTENT_WRITE (and writes no topic)",
         )
+
+    def _trim_transactions(self, response: Any, session: Session) -> Any:
+        """ListTransactions: only the ids the principal may DESCRIBE (as Kafka)."""
+        kept = [
+            t
+            for t in response.transactions
+            if self.allowed(session, (D, ResourceType.TRANSACTIONAL_ID, t.transactional_id))
+        ]
+        return replace(response, transactions=kept)
 
     def _metadata(self, request: m.MetadataRequest, session: Session) -> Verdict:
         def trim(response: m.MetadataResponse) -> m.MetadataResponse:

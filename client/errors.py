@@ -302,6 +302,55 @@ class InvalidProducerEpochError(BrokerError):
     default_code = ErrorCode.INVALID_PRODUCER_EPOCH
 
 
+class InvalidTxnStateError(BrokerError):
+    """The request does not fit the transaction's state (or, on produce, the partition was not
+    added to the transaction)."""
+
+    default_code = ErrorCode.INVALID_TXN_STATE
+
+
+class InvalidProducerIdMappingError(BrokerError):
+    """The producer id is not the one of this transactional id."""
+
+    default_code = ErrorCode.INVALID_PRODUCER_ID_MAPPING
+
+
+class InvalidTransactionTimeoutError(BrokerError):
+    """The transaction timeout is above transaction.max.timeout.ms."""
+
+    default_code = ErrorCode.INVALID_TRANSACTION_TIMEOUT
+
+
+class ConcurrentTransactionsError(BrokerError):
+    """The previous transaction is still completing: retry."""
+
+    default_code = ErrorCode.CONCURRENT_TRANSACTIONS
+
+
+class TransactionCoordinatorFencedError(BrokerError):
+    """A newer transaction coordinator exists."""
+
+    default_code = ErrorCode.TRANSACTION_COORDINATOR_FENCED
+
+
+class TransactionalIdAuthorizationFailedError(BrokerError):
+    """The principal may not use this transactional id."""
+
+    default_code = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+
+
+class ProducerFencedError(BrokerError):
+    """A newer instance with this transactional id exists: this one is fenced."""
+
+    default_code = ErrorCode.PRODUCER_FENCED
+
+
+class TransactionalIdNotFoundError(BrokerError):
+    """The coordinator knows no such transactional id."""
+
+    default_code = ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
+
+
 class StorageError(BrokerError):
     """The node's disk failed for this partition."""
 
@@ -486,6 +535,14 @@ _ALL: tuple[type[BrokerError], ...] = (
     OutOfOrderSequenceError,
     DuplicateSequenceError,
     InvalidProducerEpochError,
+    InvalidTxnStateError,
+    InvalidProducerIdMappingError,
+    InvalidTransactionTimeoutError,
+    ConcurrentTransactionsError,
+    TransactionCoordinatorFencedError,
+    TransactionalIdAuthorizationFailedError,
+    ProducerFencedError,
+    TransactionalIdNotFoundError,
     StorageError,
     AuthenticationFailedError,
     UnknownProducerIdError,

@@ -43,6 +43,7 @@ from rillet.metadata_quorum.records import (
 )
 from rillet.metadata_quorum.scram_registry import RemoveUserScramCredential, UserScramCredential
 from rillet.metadata_quorum.state import MetadataState, PartitionState
+from rillet.metadata_quorum.txn_coordinator import TxnConfig, expire_idle, expire_timed_out
 from rillet.wire.acls import AclBinding
 from rillet.wire.error_codes import ErrorCode
 
@@ -382,6 +383,9 @@ class Controller:
             records += self.groups.tick(state, now_ms).records
             # Classic groups depend on neither: their deadlines are kept in the same tick.
             records += self.classic_groups.tick(state, now_ms).records
+            # Hung transactions are aborted (their producer fenced), unused ids forgotten.
+            records += expire_timed_out(state.transactions, now_ms)
+            records += expire_idle(state.transactions, TxnConfig(), now_ms)
         return Decision(records)
 
     def controlled_shutdown(

@@ -4,7 +4,8 @@ Each record is a CBOR map ``{"type": int, "version": int, "body": {...}}``; bodi
 dataclasses validated by :mod:`rillet.wire.schema`, so a malformed or unknown record is a
 typed error, never a crash of the state machine. Type numbers are part of the log format:
 never renumber one. Group and offset records (the consumer-groups issue) take 30-49,
-classic (JoinGroup/SyncGroup) group records 40-49 of those; partition reassignment 50-54.
+classic (JoinGroup/SyncGroup) group records 40-49 of those; partition reassignment 50-54;
+transactions 55-59.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from rillet.metadata_quorum.group_records import (
     OffsetsCommitted,
 )
 from rillet.metadata_quorum.scram_registry import RemoveUserScramCredential, UserScramCredential
+from rillet.metadata_quorum.txn_registry import TransactionRecord, TransactionRemoved
 from rillet.wire.errors import WireError
 from rillet.wire.frame import BlobPart
 from rillet.wire.schema import from_wire, to_wire
@@ -72,6 +74,8 @@ class RecordType(IntEnum):
     CLASSIC_MEMBER_REPLACED = 43
     CLASSIC_MEMBERS_REMOVED = 44
     PARTITION_REASSIGNMENT = 50
+    TRANSACTION = 55
+    TRANSACTION_REMOVED = 56
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +229,8 @@ MetadataRecord = (
     | ClassicRebalanceStarted
     | ClassicMemberReplaced
     | ClassicMembersRemoved
+    | TransactionRecord
+    | TransactionRemoved
 )
 
 TYPES: dict[RecordType, type] = {
@@ -256,6 +262,8 @@ TYPES: dict[RecordType, type] = {
     RecordType.CLASSIC_MEMBER_REPLACED: ClassicMemberReplaced,
     RecordType.CLASSIC_MEMBERS_REMOVED: ClassicMembersRemoved,
     RecordType.PARTITION_REASSIGNMENT: PartitionReassignment,
+    RecordType.TRANSACTION: TransactionRecord,
+    RecordType.TRANSACTION_REMOVED: TransactionRemoved,
 }
 TYPE_OF: dict[type, RecordType] = {cls: t for t, cls in TYPES.items()}
 

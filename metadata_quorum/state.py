@@ -63,6 +63,7 @@ from rillet.metadata_quorum.scram_registry import (
     UserScramCredential,
 )
 from rillet.metadata_quorum.topic_requests import TopicRequestLog
+from rillet.metadata_quorum.txn_registry import TransactionRecord, TransactionRemoved, TxnRegistry
 
 SNAPSHOT_VERSION = 3  # 2: with the group registries; 3: with classic groups
 _READABLE_SNAPSHOT_VERSIONS = (2, 3)
@@ -110,6 +111,7 @@ class MetadataState:
         self.topic_requests = TopicRequestLog()  # admin requests that changed topics
         self.scram = ScramRegistry()  # users' SCRAM credentials (SASL)
         self.acls = AclRegistry()  # who may do what (the authorizer's ACLs)
+        self.transactions = TxnRegistry()  # transactional ids (the transaction coordinator)
         # Partitions added, changed or removed since the last drain_changed_partitions():
         # lets a node act on what an entry changed instead of rescanning every partition.
         # Bookkeeping for one reader on this node, not state (never in a snapshot).
@@ -205,6 +207,8 @@ class MetadataState:
                 self.scram.apply(record)
             case AclCreated() | AclRemoved():
                 self.acls.apply(record)
+            case TransactionRecord() | TransactionRemoved():
+                self.transactions.apply(record)
             case ControllerActivated():
                 pass  # a barrier: see the record's docstring
             case ProducerIds():
@@ -349,6 +353,8 @@ class MetadataState:
             "scram": self.scram.to_doc(),
             "acls": self.acls.to_doc(),
         }
+        if self.transactions.transactions:  # absent from snapshots of older builds
+            doc["transactions"] = self.transactions.to_doc()
         return bytes(cbor2.dumps(doc, canonical=True))
 
     @classmethod
@@ -390,6 +396,7 @@ class MetadataState:
             state.topic_requests = TopicRequestLog.from_doc(doc.get("topic_requests", []))
             state.scram = ScramRegistry.from_doc(doc.get("scram", []))
             state.acls = AclRegistry.from_doc(doc.get("acls", []))
+            state.transactions = TxnRegistry.from_doc(doc.get("transactions", []))
         except SnapshotError:
             raise
         except Exception as exc:

@@ -14,6 +14,8 @@ from rillet.wire.atomic_file import TMP_SUFFIX as ATOMIC_TMP_SUFFIX
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
+# Aborted transactions whose marker is in the segment (transaction_index.py).
+TXN_INDEX_SUFFIX = ".txnindex"
 # A segment file renamed for deletion; unlinked file_delete_delay_ms later (or on open).
 DELETED_SUFFIX = ".deleted"
 # A checkpoint being written; renamed over its target once complete (or removed on open).
@@ -41,6 +43,7 @@ class SegmentPaths(NamedTuple):
     log: Path
     offset_index: Path
     time_index: Path
+    txn_index: Path
 
 
 def segment_stem(base_offset: int) -> str:
@@ -54,6 +57,7 @@ def segment_paths(directory: Path, base_offset: int) -> SegmentPaths:
         directory / (stem + LOG_SUFFIX),
         directory / (stem + INDEX_SUFFIX),
         directory / (stem + TIME_INDEX_SUFFIX),
+        directory / (stem + TXN_INDEX_SUFFIX),
     )
 
 

@@ -37,6 +37,7 @@ from rillet.partition_store.config import LogConfig
 from rillet.partition_store.deferred_deletion import DeferredDeletions
 from rillet.partition_store.errors import (
     CorruptLog,
+    InvalidRecords,
     InvalidTruncation,
     LogClosed,
     OffsetOutOfRange,
@@ -55,8 +56,8 @@ from rillet.partition_store.log_loader import (
 )
 from rillet.partition_store.partition_files import PartitionFiles, PartitionMeta
 from rillet.partition_store.producer_state import (
+    InvalidProducerEpoch,
     ProducerStateTable,
-    load_producer_state,
     write_producer_state,
 )
 from rillet.partition_store.retention import deletable_segment_count
@@ -64,8 +65,13 @@ from rillet.partition_store.scrub_plan import ScrubTarget
 from rillet.partition_store.segment import LogSegment, PlacedBatch, SegmentInfo
 from rillet.partition_store.segment_cleaner import CleanJob, SourceSegment, StagedSegment
 from rillet.partition_store.sparse_index import IndexCorrupt
+from rillet.partition_store.transaction_index import AbortedIndex
+from rillet.partition_store.transaction_recovery import load_transaction_state
+from rillet.partition_store.transaction_state import AbortedTxn
 from rillet.wire.atomic_file import SyncBatch
-from rillet.wire.batch import assign_offset_and_epoch
+from rillet.wire.batch import BatchHeader, assign_offset_and_epoch
+from rillet.wire.control_batch import Marker, encode_marker, is_control, read_marker
+from rillet.wire.errors import CorruptBatch
 from rillet.wire.frame import FileRegion
 
 
@@ -125,11 +131,14 @@ class PartitionLog:
         if created:
             self._epochs = LeaderEpochFile.empty(directory)
             self._producers = ProducerStateTable()
+            self._aborted = AbortedIndex()
         else:
             self._epochs = LeaderEpochFile.open(
                 directory, self._segments, self._log_start_offset, self._last_epoch
             )
-            self._producers = load_producer_state(directory, self._segments, self.log_end_offset)
+            self._producers, self._aborted = load_transaction_state(
+                directory, self._segments, self.log_end_offset
+            )
         self._truncations = 0  # a scrub's findings apply only to the log it read
         self._first_dirty_offset = 0  # where the last clean stopped (in memory: see docs)
 
@@ -225,6 +234,8 @@ class PartitionLog:
         """
         self._check_open()
         views = validate_batches(records, self.config.max_batch_bytes)
+        if any(is_control(v.header) for v in views):
+            raise InvalidRecords("control batches come from the transaction coordinator only")
         original = self._producers.check_append([v.header for v in views])
         if original is not None:
             return AppendResult(
@@ -238,7 +249,65 @@ class PartitionLog:
         self._epochs.note_batch(leader_epoch, placed[0].base_offset)  # once it is written
         for view, batch in zip(views, placed, strict=True):
             self._producers.update(view.header, batch.base_offset)
+            self._producers.transactions.on_data(view.header, batch.base_offset)
         return result
+
+    def append_marker_as_leader(
+        self, marker: Marker, leader_epoch: int, now_ms: int
+    ) -> AppendResult:
+        """Write a transaction marker (the coordinator's WriteTxnMarkers) at the log end:
+        the producer's transaction here is over, committed or aborted.
+
+        Raises InvalidProducerEpoch for a marker older than the producer's epoch here (a
+        fenced coordinator's late marker must not end a newer transaction).
+        """
+        self._check_open()
+        entry = self._producers.producers.get(marker.producer_id)
+        if entry is not None and marker.producer_epoch < entry.epoch:
+            raise InvalidProducerEpoch(
+                f"marker of producer {marker.producer_id} epoch {marker.producer_epoch} is "
+                f"older than {entry.epoch}"
+            )
+        data = bytearray(encode_marker(marker, now_ms))
+        views = validate_batches(data, len(data))
+        placed = place_leader_batches(views, self.log_end_offset, leader_epoch, self._last_epoch)
+        assign_offset_and_epoch(data, 0, placed[0].base_offset, leader_epoch)
+        result = self._append(data, placed, leader_epoch, now_ms)
+        self._epochs.note_batch(leader_epoch, placed[0].base_offset)
+        self._end_transaction(marker, placed[0].base_offset)
+        return result
+
+    def _end_transaction(self, marker: Marker, offset: int) -> None:
+        aborted = self._producers.transactions.on_marker(marker, offset)
+        if aborted is not None:
+            self._aborted.add(self.active_segment.base_offset, aborted)
+
+    # -- transactions -----------------------------------------------------------------------
+
+    def first_unstable_offset(self) -> int | None:
+        """First offset of the earliest transaction still open here (None: none open)."""
+        return self._producers.transactions.first_unstable_offset()
+
+    def last_stable_offset(self, high_watermark: int) -> int:
+        """The LSO: read_committed consumers read below it, never at or past it (the high
+        watermark, or the first offset of the earliest open transaction if lower). For the
+        fetch path and the log cleaner (which must not clean at or past it)."""
+        unstable = self.first_unstable_offset()
+        return high_watermark if unstable is None else min(high_watermark, unstable)
+
+    def aborted_transactions(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        """The aborted transactions overlapping ``[fetch_offset, upper_bound)`` (see
+        :meth:`AbortedIndex.collect`): what a read_committed fetch of that range returns."""
+        return self._aborted.collect(fetch_offset, upper_bound)
+
+    def open_transactions(self) -> dict[int, int]:
+        """Producer id -> first offset of its open transaction here (a copy)."""
+        return dict(self._producers.transactions.ongoing)
+
+    def starts_transaction(self, header: BatchHeader) -> bool:
+        """Whether appending this transactional batch would open a transaction here (KIP-890:
+        the leader first checks that the coordinator added the partition to it)."""
+        return header.producer_id not in self._producers.transactions.ongoing
 
     def producer_last_offset(self, producer_id: int) -> int | None:
         """Where the idempotent producer's last batch in this log ends (None: unknown)."""
@@ -256,8 +325,18 @@ class PartitionLog:
         placed, epoch = place_follower_batches(views, self.log_end_offset, self._last_epoch)
         result = self._append(records, placed, epoch, now_ms)
         for view in views:  # per batch: a new epoch is rare, the check is one comparison
-            self._epochs.note_batch(view.header.leader_epoch, view.header.base_offset)
-            self._producers.update(view.header, view.header.base_offset)
+            h = view.header
+            self._epochs.note_batch(h.leader_epoch, h.base_offset)
+            self._producers.update(h, h.base_offset)
+            if not is_control(h):
+                self._producers.transactions.on_data(h, h.base_offset)
+                continue
+            try:
+                marker = read_marker(records, view.position)
+            except CorruptBatch:
+                marker = None  # not Kafka's control record: copied, not interpreted
+            if marker is not None:
+                self._end_transaction(marker, h.base_offset)
         return result
 
     def _append(
@@ -308,6 +387,8 @@ class PartitionLog:
         )
         self._segments.append(segment)
         self._bases.append(segment.base_offset)
+        self._aborted.write(active.base_offset, active.paths.txn_index)
+        self._producers.transactions.sealed_below(segment.base_offset)
         write_producer_state(self.directory, self._producers)  # bounds the scan on open
 
     # -- reading ----------------------------------------------------------------------------
@@ -520,6 +601,7 @@ class PartitionLog:
         self._log_start_offset = offset
         self._files.write_log_start_offset(offset)
         self._epochs.truncate_from_end(-1)  # an empty log has no epochs
+        self._aborted.drop_segments_below(offset)
         self._after_truncation(offset)
 
     def _after_truncation(self, recovery_point: int) -> None:
@@ -530,6 +612,10 @@ class PartitionLog:
         self._flush.on_truncation(recovery_point, self.log_end_offset)
         self._epochs.truncate_from_end(self.log_end_offset)
         self._producers.truncate(self.log_end_offset)
+        for base in self._aborted.truncate(self.log_end_offset):
+            if base in self._bases:
+                segment = self._segments[self._bases.index(base)]
+                self._aborted.write(base, segment.paths.txn_index)
         # A snapshot past the cut would bring truncated batches back after a crash.
         write_producer_state(self.directory, self._producers)
 
@@ -558,6 +644,7 @@ class PartitionLog:
             self._deletions.schedule(segment, now_ms + self.config.file_delete_delay_ms)
         del self._segments[:count]
         del self._bases[:count]
+        self._aborted.drop_segments_below(self._segments[0].base_offset)
         if self._segments[0].base_offset > self._log_start_offset:
             self.advance_log_start_offset(self._segments[0].base_offset)
         self._deletions.purge(now_ms)
@@ -645,6 +732,10 @@ class PartitionLog:
             cleaned.recover(-1)
         self._segments[i : i + len(old)] = [cleaned]
         self._bases[i : i + len(old)] = [cleaned.base_offset]
+        # The cleaner copies transactional batches and markers unchanged: the sources'
+        # aborted transactions are the merged segment's (its .txnindex went with them).
+        self._aborted.merge(cleaned.base_offset, [s.base_offset for s in old])
+        self._aborted.write(cleaned.base_offset, cleaned.paths.txn_index)
         return True
 
     # -- flushing ---------------------------------------------------------------------------
@@ -742,6 +833,8 @@ class PartitionLog:
         for segment in self._segments:
             segment.write_indexes(sync=batch is None)
         self._files.write_log_start_offset(self._log_start_offset, batch)
+        active = self.active_segment
+        self._aborted.write(active.base_offset, active.paths.txn_index, batch)
         write_producer_state(self.directory, self._producers, batch)
         self._epochs.close(batch)
 

@@ -31,6 +31,7 @@ from rillet.partition_store.layout import (
     LOG_SUFFIX,
     TIME_INDEX_SUFFIX,
     TMP_SUFFIX,
+    TXN_INDEX_SUFFIX,
     parse_segment_base,
     segment_paths,
 )
@@ -164,7 +165,7 @@ def remove_strays(directory: Path) -> int:
     logs = {n[: -len(LOG_SUFFIX)] for n in names if n.endswith(LOG_SUFFIX)}
     for name in names:
         stray = name.endswith((DELETED_SUFFIX, TMP_SUFFIX))
-        for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+        for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
             if name.endswith(suffix) and parse_segment_base(name, suffix) is not None:
                 stray = stray or name[: -len(suffix)] not in logs
         if stray:

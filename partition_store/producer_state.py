@@ -16,8 +16,9 @@ headers after it — headers only, never records — and cut back when the log i
 from __future__ import annotations
 
 import logging
+import os
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,9 +28,12 @@ from rillet.partition_store.batch_scan import iter_headers
 from rillet.partition_store.errors import StoreError
 from rillet.partition_store.layout import PRODUCER_STATE_FILE
 from rillet.partition_store.segment import LogSegment
+from rillet.partition_store.transaction_state import AbortedTxn, TransactionTable
 from rillet.wire.atomic_file import SyncBatch, write_atomically
 from rillet.wire.batch import NO_PRODUCER_ID, BatchHeader
+from rillet.wire.control_batch import Marker, is_control, read_marker
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.errors import CorruptBatch
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +86,8 @@ class ProducerStateTable:
     def __init__(self) -> None:
         self.producers: dict[int, ProducerEntry] = {}
         self.end_offset = 0  # every batch below this offset is accounted for
+        self.transactions = TransactionTable()  # open transactions (transaction_state)
+        self.replay_start = 0  # where loading replayed batches from (after the snapshot)
 
     def check(self, header: BatchHeader) -> BatchMetadata | None:
         """Validate a leader append; returns the original batch when it is a duplicate.
@@ -165,6 +171,7 @@ class ProducerStateTable:
             elif len(kept) != len(entry.batches):
                 entry.batches = deque(kept, maxlen=MAX_BATCHES_PER_PRODUCER)
         self.end_offset = min(self.end_offset, end_offset)
+        self.transactions.truncate(end_offset)
 
     # -- snapshot -----------------------------------------------------------------------------
 
@@ -180,7 +187,10 @@ class ProducerStateTable:
             ]
             for pid, e in sorted(self.producers.items())
         ]
-        return cbor2.dumps({"v": SNAPSHOT_VERSION, "end": self.end_offset, "producers": producers})
+        doc = {"v": SNAPSHOT_VERSION, "end": self.end_offset, "producers": producers}
+        if self.transactions.ongoing:
+            doc["txns"] = self.transactions.encode()  # absent in snapshots of older builds
+        return cbor2.dumps(doc)
 
     @classmethod
     def decode(cls, data: bytes) -> ProducerStateTable:
@@ -194,18 +204,33 @@ class ProducerStateTable:
                 entry = table.producers[int(pid)] = ProducerEntry(int(epoch))
                 for fs, ls, fo, lo in batches:
                     entry.batches.append(BatchMetadata(int(fs), int(ls), int(fo), int(lo)))
+            table.transactions = TransactionTable.decode(doc.get("txns", []))
         except (cbor2.CBORDecodeError, KeyError, TypeError, ValueError) as exc:
             raise StoreError(f"unreadable producer-state snapshot: {exc}") from None
         return table
 
 
+OnAborted = Callable[[int, AbortedTxn], None]
+
+
 def load_producer_state(
-    directory: Path, segments: Sequence[LogSegment], log_end_offset: int
+    directory: Path,
+    segments: Sequence[LogSegment],
+    log_end_offset: int,
+    on_aborted: OnAborted | None = None,
+    use_snapshot: bool = True,
 ) -> ProducerStateTable:
-    """The snapshot (if usable) plus every batch header after it, up to the log end."""
+    """The snapshot (if usable) plus every batch header after it, up to the log end.
+
+    Transaction markers after the snapshot are read (one small control batch each) to
+    replay the transactions they end; each abort is passed to ``on_aborted`` with the base
+    offset of the segment holding its marker. ``table.end_offset`` after the snapshot is
+    where that replay started (the caller's aborted index must hold nothing from there)."""
     path = directory / PRODUCER_STATE_FILE
     table = ProducerStateTable()
     try:
+        if not use_snapshot:
+            raise FileNotFoundError(path)  # replay every batch of the log
         loaded = ProducerStateTable.decode(path.read_bytes())
         if loaded.end_offset <= log_end_offset:
             table = loaded
@@ -213,19 +238,40 @@ def load_producer_state(
         pass
     except (OSError, StoreError) as exc:
         log.warning("%s: %s; rebuilding it from the log", path, exc)
-    for header in _headers_from(segments, table.end_offset):
+    table.replay_start = table.end_offset
+    for segment, position, header in _headers_from(segments, table.end_offset):
         table.update(header, header.base_offset)
+        if is_control(header):
+            marker = _marker_at(segment, position, header)
+            txns = table.transactions
+            aborted = None if marker is None else txns.on_marker(marker, header.base_offset)
+            if aborted is not None and on_aborted is not None:
+                on_aborted(segment.base_offset, aborted)
+        else:
+            table.transactions.on_data(header, header.base_offset)
     return table
 
 
-def _headers_from(segments: Sequence[LogSegment], offset: int) -> Iterable[BatchHeader]:
+def _marker_at(segment: LogSegment, position: int, header: BatchHeader) -> Marker | None:
+    """The marker of a control batch the log already validated; None (and a warning) when
+    its record is not a marker Kafka's format describes."""
+    try:
+        return read_marker(os.pread(segment.fd, header.size, position))
+    except CorruptBatch as exc:
+        log.warning("%s: control batch at %d: %s", segment.paths.log, header.base_offset, exc)
+        return None
+
+
+def _headers_from(
+    segments: Sequence[LogSegment], offset: int
+) -> Iterable[tuple[LogSegment, int, BatchHeader]]:
     for segment in segments:
         if segment.next_offset <= offset:
             continue
         start = segment.position_of(offset) if offset > segment.base_offset else 0
-        for _, header in iter_headers(segment.fd, start, segment.size):
+        for position, header in iter_headers(segment.fd, start, segment.size):
             if header.last_offset >= offset:
-                yield header
+                yield segment, position, header
 
 
 def write_producer_state(

@@ -28,6 +28,10 @@ class ApiKey(IntEnum):
     DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
+    ADD_PARTITIONS_TO_TXN = 24
+    ADD_OFFSETS_TO_TXN = 25
+    END_TXN = 26
+    TXN_OFFSET_COMMIT = 28
     DESCRIBE_ACLS = 29
     CREATE_ACLS = 30
     DELETE_ACLS = 31
@@ -44,6 +48,8 @@ class ApiKey(IntEnum):
     DESCRIBE_USER_SCRAM_CREDENTIALS = 50
     ALTER_USER_SCRAM_CREDENTIALS = 51
     DESCRIBE_QUORUM = 55
+    DESCRIBE_TRANSACTIONS = 65
+    LIST_TRANSACTIONS = 66
     CONSUMER_GROUP_HEARTBEAT = 68
     # internal, broker to broker / broker to controller
     REPLICA_FETCH = 1000
@@ -54,6 +60,7 @@ class ApiKey(IntEnum):
     ALLOCATE_PRODUCER_IDS = 1005
     NODE_AUTH_BEGIN = 1006
     NODE_AUTH_PROVE = 1007
+    TXN_MARKERS_WRITTEN = 1008
     # classic-group apis whose Kafka numbers serve another shape here: 1000 + Kafka's number
     CLASSIC_LEAVE_GROUP = 1013
     CLASSIC_DESCRIBE_GROUPS = 1015

@@ -51,6 +51,17 @@ class ErrorCode(IntEnum):
     OUT_OF_ORDER_SEQUENCE = 45
     DUPLICATE_SEQUENCE = 46
     INVALID_PRODUCER_EPOCH = 47
+    # Transactions (KIP-98): a request that does not fit the transaction's state, a producer
+    # id not bound to its transactional id, a timeout above transaction.max.timeout.ms, a
+    # transaction still completing (retry), a newer coordinator or producer epoch exists.
+    INVALID_TXN_STATE = 48
+    INVALID_PRODUCER_ID_MAPPING = 49
+    INVALID_TRANSACTION_TIMEOUT = 50
+    CONCURRENT_TRANSACTIONS = 51
+    TRANSACTION_COORDINATOR_FENCED = 52
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
+    PRODUCER_FENCED = 90
+    TRANSACTIONAL_ID_NOT_FOUND = 105
     INVALID_CONFIG = 40
     STORAGE_ERROR = 56
     LOG_DIR_NOT_FOUND = 57  # AlterReplicaLogDirs: not a log directory of that node
@@ -145,6 +156,7 @@ _RETRIABLE = frozenset(
         ErrorCode.FENCED_LEADER_EPOCH,
         ErrorCode.UNKNOWN_LEADER_EPOCH,
         ErrorCode.OFFSET_NOT_AVAILABLE,
+        ErrorCode.CONCURRENT_TRANSACTIONS,
     }
 )
 

@@ -18,6 +18,7 @@ from rillet.wire import log_dir_messages as ldm
 from rillet.wire import reassignment_messages as ram
 from rillet.wire import record_deletion_messages as rdm
 from rillet.wire import sasl_messages as sm
+from rillet.wire import transaction_messages as tm
 from rillet.wire import user_messages as um
 from rillet.wire.api import ApiKey
 from rillet.wire.cluster_messages import (
@@ -59,6 +60,7 @@ class ProduceRequest(Request["ProduceResponse"]):
     acks: int
     timeout_ms: int
     partitions: list[ProducePartitionData]
+    transactional_id: str | None = None  # a transactional producer's (docs/transactions.md)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +117,22 @@ class FetchRequest(Request["FetchResponse"]):
     replica_auth: bytes = b""  # a follower's proof of the cluster secret (cluster_auth)
     incremental: bool = False
     forgotten: list[FetchForgotten] = field(default_factory=list)
+    # 0 read_uncommitted: up to the high watermark; 1 read_committed: up to the last stable
+    # offset, with the aborted transactions of the range (docs/transactions.md).
+    isolation_level: int = 0
+
+
+READ_UNCOMMITTED = 0
+READ_COMMITTED = 1
+
+
+@dataclass(frozen=True, slots=True)
+class AbortedTransaction:
+    """A transaction aborted in a read_committed fetch's range: drop this producer's
+    batches from ``first_offset`` on until its abort marker (Kafka's FetchResponse entry)."""
+
+    producer_id: int
+    first_offset: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +148,8 @@ class FetchPartitionResponse:
     diverging_end_offset: int = -1
     leader_id: int = -1
     leader_epoch: int = -1
+    last_stable_offset: int = -1  # -1 in answers to followers
+    aborted_transactions: list[AbortedTransaction] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,10 +368,14 @@ class DeleteTopicsResponse:
 
 @dataclass(frozen=True, slots=True)
 class InitProducerIdRequest(Request["InitProducerIdResponse"]):
-    """An idempotent producer asks for its producer id and epoch (no transactions yet)."""
+    """An idempotent producer asks for its producer id and epoch; a transactional one (with
+    ``transactional_id``) asks its coordinator, which fences the id's earlier instances. A
+    producer that had an id sends it (KIP-360) in ``producer_id``/``producer_epoch``."""
 
     transactional_id: str | None = None
     transaction_timeout_ms: int = -1
+    producer_id: int = -1
+    producer_epoch: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -407,6 +431,16 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
     ApiKey.INCREMENTAL_ALTER_CONFIGS: (AlterTopicConfigsRequest, AlterTopicConfigsResponse),
     ApiKey.API_VERSIONS: (ApiVersionsRequest, ApiVersionsResponse),
     ApiKey.INIT_PRODUCER_ID: (InitProducerIdRequest, InitProducerIdResponse),
+    ApiKey.ADD_PARTITIONS_TO_TXN: (tm.AddPartitionsToTxnRequest, tm.AddPartitionsToTxnResponse),
+    ApiKey.END_TXN: (tm.EndTxnRequest, tm.EndTxnResponse),
+    ApiKey.ADD_OFFSETS_TO_TXN: (tm.AddOffsetsToTxnRequest, tm.AddOffsetsToTxnResponse),
+    ApiKey.TXN_OFFSET_COMMIT: (tm.TxnOffsetCommitRequest, tm.TxnOffsetCommitResponse),
+    ApiKey.DESCRIBE_TRANSACTIONS: (
+        tm.DescribeTransactionsRequest,
+        tm.DescribeTransactionsResponse,
+    ),
+    ApiKey.LIST_TRANSACTIONS: (tm.ListTransactionsRequest, tm.ListTransactionsResponse),
+    ApiKey.TXN_MARKERS_WRITTEN: (tm.TxnMarkersWrittenRequest, tm.TxnMarkersWrittenResponse),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: (
         lem.OffsetForLeaderEpochRequest,
         lem.OffsetForLeaderEpochResponse,

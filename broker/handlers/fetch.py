@@ -30,6 +30,7 @@ from rillet.partition_store.errors import LogDamaged, OffsetOutOfRange, StoreErr
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FileRegion, blob_length
 from rillet.wire.messages import (
+    AbortedTransaction,
     FetchPartition,
     FetchPartitionResponse,
     FetchRequest,
@@ -147,7 +148,9 @@ async def _read_once(
                     request_arrived_ms=arrived_ms,
                 )
             else:
-                resp = _read_partition(ctx, p, remaining, first=total == 0)
+                resp = _read_partition(
+                    ctx, p, remaining, first=total == 0, committed=req.isolation_level == 1
+                )
             if resp.error_code != ErrorCode.NONE or is_diverging(resp):
                 has_error = True
             size = blob_length(resp.records)
@@ -161,22 +164,26 @@ async def _read_once(
 
 
 def _read_partition(
-    ctx: BrokerContext, p: FetchPartition, remaining: int, first: bool
+    ctx: BrokerContext, p: FetchPartition, remaining: int, first: bool, committed: bool
 ) -> FetchPartitionResponse:
+    """A consumer's read: up to the high watermark, or with ``committed`` (read_committed)
+    up to the last stable offset, with the aborted transactions of that range."""
     replica = ctx.leader_replica(p.topic, p.partition)
     if isinstance(replica, ErrorCode):
         return FetchPartitionResponse(p.topic, p.partition, replica, -1, -1, _EMPTY)
     plog = replica.log
     hw = replica.high_watermark
+    lso = plog.last_stable_offset(hw)
+    end = lso if committed else hw
     base = (p.topic, p.partition)
     if p.fetch_offset > plog.log_end_offset or p.fetch_offset < plog.log_start_offset:
         return _out_of_range(p, replica)
     limit = min(max(p.partition_max_bytes, 0), remaining)
     region = None
-    if p.fetch_offset < hw and (limit > 0 or first):
+    if p.fetch_offset < end and (limit > 0 or first):
         try:
             # KIP-74: the first partition of a response returns at least one whole batch.
-            result = plog.read(p.fetch_offset, limit, max_offset=hw, min_one_batch=first)
+            result = plog.read(p.fetch_offset, limit, max_offset=end, min_one_batch=first)
         except OffsetOutOfRange:
             return _out_of_range(p, replica)
         except LogDamaged as exc:
@@ -197,6 +204,12 @@ def _read_partition(
             r = result.region
             region = hold_region(r)
             replica.bytes_out += r.length  # consumer bytes out, for /metrics
+    aborted = []
+    if committed and region is not None:
+        aborted = [
+            AbortedTransaction(a.producer_id, a.first_offset)
+            for a in plog.aborted_transactions(p.fetch_offset, end)
+        ]
     return FetchPartitionResponse(
         *base,
         ErrorCode.NONE,
@@ -205,6 +218,8 @@ def _read_partition(
         region if region is not None else _EMPTY,
         log_end_offset=plog.log_end_offset,
         leader_epoch=replica.leader_epoch,
+        last_stable_offset=lso,
+        aborted_transactions=aborted,
     )
 
 

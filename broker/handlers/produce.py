@@ -19,6 +19,7 @@ from rillet.broker.compacted_keys import MissingKey, check_keys
 from rillet.broker.errors import SequenceGapAfterElection
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.in_order import InOrder
+from rillet.broker.handlers.txn_produce_check import unverified, wait_for_verification
 from rillet.broker.loop_slices import TimeSlicer
 from rillet.broker.message_timestamps import InvalidTimestamp, apply_timestamp_policy
 from rillet.broker.produce_refusals import BatchSpan, ProduceRefusals, span_of
@@ -63,10 +64,25 @@ def handle_produce(
         )
     if len(req.partitions) > SLICE_PARTITIONS and req.acks != 0:
         return InOrder(_append_in_slices(ctx, req, refusals))
+    if req.acks != 0 and unverified(ctx, req, ctx.metadata.state):
+        # The connection reads no further request meanwhile: the producer's next batches
+        # must not be appended before these.
+        return InOrder(_append_verified(ctx, req, refusals))
     produced = _Produced()
     produced.judge(ctx, req, req.partitions, refusals)
     if req.acks == 0:
         return None
+    return produced.answer(ctx, req)
+
+
+async def _append_verified(
+    ctx: BrokerContext, req: ProduceRequest, refusals: ProduceRefusals | None
+) -> ProduceResponse | Coroutine[Any, Any, ProduceResponse]:
+    """A transaction's first batches (txn_produce_check): appended once the metadata shows
+    their partitions added to it, refused INVALID_TXN_STATE if it never does."""
+    refused = await wait_for_verification(ctx, req)
+    produced = _Produced()
+    produced.judge(ctx, req, req.partitions, refusals, refused)
     return produced.answer(ctx, req)
 
 
@@ -95,15 +111,21 @@ class _Produced:
         req: ProduceRequest,
         partitions: Sequence[ProducePartitionData],
         refusals: ProduceRefusals | None,
+        refused_txn: set[int] | None = None,
     ) -> None:
-        """Refuse or append each of ``partitions``."""
+        """Refuse or append each of ``partitions``; those at ``refused_txn`` indexes (of
+        ``req.partitions``) are refused INVALID_TXN_STATE."""
         now = ctx.now_ms()
         acks_all = req.acks == ACKS_ALL and not ctx.faults.ack_before_high_watermark
-        for p in partitions:
+        for i, p in enumerate(partitions):
             # Batch headers are read up front only on a connection with refusals to repeat
             # (none, nearly always): every other batch is judged without them.
             span = span_of(p.records) if refusals else None
-            answer = _answer(ctx, req, p, span, refusals, now)
+            if refused_txn and i in refused_txn:
+                message = "the partition is not in the producer's transaction (KIP-890)"
+                answer = _refused(p, ErrorCode.INVALID_TXN_STATE, message)
+            else:
+                answer = _answer(ctx, req, p, span, refusals, now)
             if refusals is not None:
                 if answer.error_code == ErrorCode.NONE:
                     refusals.settled(p.topic, p.partition, span)

@@ -1,4 +1,5 @@
-"""InitProducerId: an idempotent producer's id (epoch 0), from this broker's id block."""
+"""InitProducerId: an idempotent producer's id (epoch 0), from this broker's id block; a
+transactional producer's comes from the transaction coordinator (handlers.transactions)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.handlers.transactions import handle_txn_init_producer_id
 from rillet.broker.producer_ids import ProducerIdUnavailable
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import InitProducerIdRequest, InitProducerIdResponse
@@ -18,9 +20,7 @@ def handle_init_producer_id(
     ctx: BrokerContext, req: InitProducerIdRequest
 ) -> InitProducerIdResponse | Coroutine[Any, Any, InitProducerIdResponse]:
     if req.transactional_id is not None:
-        return InitProducerIdResponse(
-            ErrorCode.INVALID_REQUEST, error_message="transactions are not supported"
-        )
+        return handle_txn_init_producer_id(ctx, req)
     return _init_producer_id(ctx)
 
 

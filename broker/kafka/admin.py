@@ -12,7 +12,6 @@ from typing import Any
 
 from rillet.broker.kafka import topic_ids
 from rillet.broker.kafka.api_table import ApiSchema
-from rillet.broker.kafka.data_path import TRANSACTIONAL_ID_AUTHORIZATION_FAILED
 from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.error_map import kafka_message
 from rillet.broker.kafka.translation import Answer, ClusterView, Forward, millis
@@ -238,12 +237,7 @@ def translate_delete_topics(schema: ApiSchema, req: Any) -> Forward:
 
 
 def translate_init_producer_id(schema: ApiSchema, req: Any) -> Forward:
-    transactional = req.transactional_id is not None
-
     def respond(code: int, producer_id: int = -1, epoch: int = -1) -> Any:
-        if transactional and code == ErrorCode.INVALID_REQUEST:
-            # rillet has no transactions: a fatal, clearly named error rather than a retry loop
-            code = TRANSACTIONAL_ID_AUTHORIZATION_FAILED
         return build(
             schema.response_type,
             {

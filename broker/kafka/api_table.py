@@ -77,6 +77,12 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     DESCRIBE_TOPIC_PARTITIONS: (0, 0),  # flexible
     UPDATE_FEATURES: (0, 2),  # flexible
     LIST_CONFIG_RESOURCES: (0, 1),  # flexible; v0 was ListClientMetricsResources
+    ApiKey.ADD_PARTITIONS_TO_TXN: (0, 2),
+    ApiKey.ADD_OFFSETS_TO_TXN: (0, 2),
+    ApiKey.END_TXN: (0, 2),
+    ApiKey.TXN_OFFSET_COMMIT: (0, 2),
+    ApiKey.DESCRIBE_TRANSACTIONS: (0, 0),  # flexible
+    ApiKey.LIST_TRANSACTIONS: (0, 0),  # flexible
 }
 
 

@@ -32,8 +32,6 @@ from rillet.wire.messages import (
     ProduceResponse,
 )
 
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
-
 
 def partition_pairs(
     request_topics: Any, partitions_field: str, index_field: str
@@ -86,8 +84,6 @@ def translate_produce(schema: ApiSchema, req: Any) -> Forward | Answer:
             ]
         )
 
-    if req.transactional_id is not None:
-        return Answer(fail(TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
     acks = int(req.acks)
     native = ProduceRequest(
         # acks=0 runs as acks=1 inside: the append is synchronous either way, and the answer
@@ -99,6 +95,7 @@ def translate_produce(schema: ApiSchema, req: Any) -> Forward | Answer:
             for t in req.topic_data
             for p in t.partition_data
         ],
+        None if req.transactional_id is None else str(req.transactional_id),
     )
 
     def reply(resp: ProduceResponse) -> Any:
@@ -169,6 +166,7 @@ def translate_fetch(schema: ApiSchema, req: Any, view: ClusterView) -> Forward |
             for (topic, partition), p in context.partitions
         ],
         # replica_id stays -1: a Kafka client is always a consumer, never a follower.
+        isolation_level=int(req.isolation_level),
     )
 
     def answered(resp_parts: list[FetchedPartition]) -> RawBody:
@@ -176,7 +174,7 @@ def translate_fetch(schema: ApiSchema, req: Any, view: ClusterView) -> Forward |
             PartitionAnswer(
                 p.error_code,
                 p.high_watermark,
-                p.high_watermark,
+                p.high_watermark if p.last_stable_offset < 0 else p.last_stable_offset,
                 p.log_start_offset,
                 blob_length(p.records),
             )
@@ -192,7 +190,13 @@ def translate_fetch(schema: ApiSchema, req: Any, view: ClusterView) -> Forward |
         return answered(
             [
                 FetchedPartition(
-                    r.partition, r.error_code, r.high_watermark, r.log_start_offset, r.records
+                    r.partition,
+                    r.error_code,
+                    r.high_watermark,
+                    r.log_start_offset,
+                    r.records,
+                    r.last_stable_offset,
+                    [(a.producer_id, a.first_offset) for a in r.aborted_transactions],
                 )
                 for r in resp.partitions
             ]

@@ -31,6 +31,7 @@ from rillet.broker.kafka import (
     reassignments,
     record_deletion,
     topic_partitions,
+    transactions,
     user_credentials,
 )
 from rillet.broker.kafka.api_table import (
@@ -121,6 +122,16 @@ TRANSLATORS: dict[int, Translator] = {
     DESCRIBE_TOPIC_PARTITIONS: lambda s, r, v, c: (
         topic_partitions.translate_describe_topic_partitions(s, r, v)
     ),
+    ApiKey.ADD_PARTITIONS_TO_TXN: lambda s, r, v, c: transactions.translate_add_partitions_to_txn(
+        s, r
+    ),
+    ApiKey.END_TXN: lambda s, r, v, c: transactions.translate_end_txn(s, r),
+    ApiKey.LIST_TRANSACTIONS: lambda s, r, v, c: transactions.translate_list_transactions(s, r),
+    ApiKey.DESCRIBE_TRANSACTIONS: lambda s, r, v, c: transactions.translate_describe_transactions(
+        s, r
+    ),
+    ApiKey.ADD_OFFSETS_TO_TXN: lambda s, r, v, c: transactions.translate_add_offsets_to_txn(s, r),
+    ApiKey.TXN_OFFSET_COMMIT: lambda s, r, v, c: transactions.translate_txn_offset_commit(s, r),
 }
 
 

@@ -138,7 +138,7 @@ def test_produce_v8_tells_why_a_partition_was_refused(version: int) -> None:
     assert {p.error_code for p in decoded.responses[0].partition_responses} == {6}
 
 
-def test_a_transactional_produce_is_refused_without_reaching_a_handler() -> None:
+def test_a_transactional_produce_carries_its_transactional_id() -> None:
     r = ProduceRequest
     request = r(
         transactional_id="tx",
@@ -153,7 +153,8 @@ def test_a_transactional_produce_is_refused_without_reaching_a_handler() -> None
     )
     _h, schema, entity = received(request, 7)
     action = translate(schema, entity, StaticView())
-    assert isinstance(action, Answer)
+    assert isinstance(action, Forward)
+    assert action.native.transactional_id == "tx"
 
 
 @settings(max_examples=40, deadline=None)
@@ -391,8 +392,9 @@ def test_list_offsets_create_and_delete_topics_and_init_producer_id_translate() 
         _schema, action = forwarded(
             InitProducerIdRequest(transactional_id="tx", transaction_timeout_ms=100), version
         )
-        refused = action.reply(m.InitProducerIdResponse(ErrorCode.INVALID_REQUEST))
-        assert int(refused.error_code) == 53  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        assert action.native == m.InitProducerIdRequest("tx", 100)
+        fenced = action.reply(m.InitProducerIdResponse(ErrorCode.PRODUCER_FENCED))
+        assert int(fenced.error_code) == 90
 
 
 def test_an_acks_0_produce_runs_as_acks_1_inside_and_reports_failures() -> None:

@@ -18,6 +18,7 @@ from rillet.metadata_quorum.acl_registry import AclCreated, AclRegistry, AclRemo
 from rillet.wire import group_messages as gm
 from rillet.wire import log_dir_messages as ldm
 from rillet.wire import messages as m
+from rillet.wire import transaction_messages as tm
 from rillet.wire.acl_messages import CreateAclsRequest
 from rillet.wire.acls import (
     CLUSTER_NAME,
@@ -297,3 +298,46 @@ def test_a_batched_offset_fetch_answers_each_group_on_its_own() -> None:
         gm.GroupOffsets("billing", 0, [gm.FetchedOffset("orders", 0, 5)]),
         gm.GroupOffsets("audit", ErrorCode.AUTHORIZATION_FAILED, []),
     ]
+
+
+def test_transactions_need_write_on_their_transactional_id() -> None:
+    txn = ResourceType.TRANSACTIONAL_ID
+    init = m.InitProducerIdRequest("app", 60_000)
+    add = tm.AddPartitionsToTxnRequest("app", 7, 0, [tm.TxnTopicPartition("orders", 0)])
+    end = tm.EndTxnRequest("app", 7, 0, True)
+    offsets = tm.AddOffsetsToTxnRequest("app", 7, 0, "billing")
+    none, _ = authorizer(acl(ResourceType.TOPIC, "orders", Operation.WRITE))
+    denied = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    for api, request in [
+        (ApiKey.FIND_COORDINATOR, gm.FindCoordinatorRequest("app", 1)),
+        (ApiKey.INIT_PRODUCER_ID, init),
+        (ApiKey.ADD_PARTITIONS_TO_TXN, add),
+        (ApiKey.END_TXN, end),
+        (ApiKey.ADD_OFFSETS_TO_TXN, offsets),
+    ]:
+        assert error(none, api, request) == denied, api
+    writer, _ = authorizer(
+        acl(txn, "app", Operation.WRITE), acl(ResourceType.TOPIC, "orders", Operation.WRITE)
+    )
+    assert error(writer, ApiKey.INIT_PRODUCER_ID, init) is None
+    find = gm.FindCoordinatorRequest("app", 1)
+    assert error(writer, ApiKey.FIND_COORDINATOR, find) is None  # WRITE implies DESCRIBE
+    assert error(writer, ApiKey.ADD_PARTITIONS_TO_TXN, add) is None
+    assert error(writer, ApiKey.END_TXN, end) is None
+    assert error(writer, ApiKey.ADD_OFFSETS_TO_TXN, offsets) == ErrorCode.GROUP_AUTHORIZATION_FAILED
+    other = tm.AddPartitionsToTxnRequest("app", 7, 0, [tm.TxnTopicPartition("secret", 0)])
+    assert error(writer, ApiKey.ADD_PARTITIONS_TO_TXN, other) == ErrorCode.AUTHORIZATION_FAILED
+
+
+def test_list_transactions_shows_only_what_the_principal_may_describe() -> None:
+    auth, _ = authorizer(acl(ResourceType.TRANSACTIONAL_ID, "app", Operation.DESCRIBE))
+    verdict = auth.check(ApiKey.LIST_TRANSACTIONS, tm.ListTransactionsRequest(), ALICE)
+    assert verdict is not None and verdict.reshape is not None
+    listed = tm.ListTransactionsResponse(
+        0, [tm.TxnListing("app", 1, "Ongoing"), tm.TxnListing("hidden", 2, "Empty")]
+    )
+    assert verdict.reshape(listed).transactions == [tm.TxnListing("app", 1, "Ongoing")]
+    describe = tm.DescribeTransactionsRequest(["app", "hidden"])
+    assert error(auth, ApiKey.DESCRIBE_TRANSACTIONS, describe) == (
+        ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    )

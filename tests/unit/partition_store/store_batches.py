@@ -5,11 +5,22 @@
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
+
+import crc32c
 
 from rillet.partition_store.config import LogConfig
 from rillet.partition_store.log import PartitionLog
-from rillet.wire.batch import build_batch, decode_records, iter_batches
+from rillet.wire.batch import (
+    CRC_OFFSET,
+    CRC_START,
+    HEADER,
+    build_batch,
+    decode_records,
+    iter_batches,
+)
+from rillet.wire.control_batch import mark_transactional
 
 T0 = 1_700_000_000_000
 TOPIC = "t"
@@ -18,6 +29,26 @@ TOPIC = "t"
 def batch(values: list[bytes], ts: int = T0, step: int = 0) -> bytes:
     """One batch of unkeyed records, the i-th stamped ``ts + i * step``."""
     return build_batch([(ts + i * step, None, v, None) for i, v in enumerate(values)])
+
+
+def set_attributes(raw: bytearray, value: int) -> None:
+    """Rewrite a batch's attributes and CRC, as a Kafka client could have written them."""
+    fields = list(HEADER.unpack_from(raw))
+    fields[5] = value  # attributes
+    HEADER.pack_into(raw, 0, *fields)
+    struct.pack_into(">I", raw, CRC_OFFSET, crc32c.crc32c(raw[CRC_START:]))
+
+
+def txn_batch(producer_id: int, epoch: int, sequence: int, values: list[bytes]) -> bytes:
+    """A transactional producer's batch (attribute bit 4), as a Kafka client sends it."""
+    return mark_transactional(
+        build_batch(
+            [(T0, None, v, None) for v in values],
+            producer_id=producer_id,
+            producer_epoch=epoch,
+            base_sequence=sequence,
+        )
+    )
 
 
 def records_of(data: bytes) -> list[tuple[int, bytes | None]]:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import os
-import struct
 from pathlib import Path
 
-import crc32c
 import pytest
-from store_batches import T0, batch, open_log, records_of
+from store_batches import T0, batch, open_log, records_of, set_attributes
 
 from rillet.partition_store.config import LogConfig
 from rillet.partition_store.errors import (
@@ -23,21 +21,10 @@ from rillet.partition_store.errors import (
 )
 from rillet.partition_store.log import PartitionLog
 from rillet.wire.batch import (
-    CRC_OFFSET,
-    CRC_START,
-    HEADER,
     build_batch,
     decode_records,
     read_header,
 )
-
-
-def set_attributes(raw: bytearray, value: int) -> None:
-    """Rewrite a batch's attributes and CRC, as a Kafka client could have written them."""
-    fields = list(HEADER.unpack_from(raw))
-    fields[5] = value  # attributes
-    HEADER.pack_into(raw, 0, *fields)
-    struct.pack_into(">I", raw, CRC_OFFSET, crc32c.crc32c(raw[CRC_START:]))
 
 
 def test_round_trip_assigns_contiguous_offsets_and_the_epoch(tmp_path: Path) -> None:
@@ -167,16 +154,27 @@ def test_only_record_batch_v2_is_accepted(tmp_path: Path, magic: int) -> None:
     assert log.log_end_offset == 0
 
 
-@pytest.mark.parametrize("attributes", [0x08, 0x10, 0x20, 0x38, 0x05, 0x07, -0x40])
+@pytest.mark.parametrize("attributes", [0x08, 0x10, 0x18, 0x05, 0x07, -0x40])
 def test_attribute_bits_alone_never_refuse_a_batch(tmp_path: Path, attributes: int) -> None:
-    """LogAppendTime, transactional and control bits, and codecs this build cannot even
-    decode: the log stores batches as sent (it never decodes records)."""
+    """LogAppendTime and transactional bits, and codecs this build cannot even decode: the
+    log stores batches as sent (it never decodes records). Only the control bit is refused
+    (below): markers come from the transaction coordinator."""
     log = open_log(tmp_path / "t-0")
     raw = bytearray(batch([b"v", b"w"]))
     set_attributes(raw, attributes)
     log.append_as_leader(bytes(raw), 0, T0)
     assert log.log_end_offset == 2
     assert read_header(log.read_bytes(0, 1000)).attributes == attributes
+
+
+@pytest.mark.parametrize("attributes", [0x20, 0x30, 0x38])
+def test_producers_cannot_append_control_batches(tmp_path: Path, attributes: int) -> None:
+    log = open_log(tmp_path / "t-0")
+    raw = bytearray(batch([b"v"]))
+    set_attributes(raw, attributes)
+    with pytest.raises(InvalidRecords, match="control batches"):
+        log.append_as_leader(bytes(raw), 0, T0)
+    assert log.log_end_offset == 0
 
 
 def test_offsets_are_garbage_in_produced_batches_and_replaced(tmp_path: Path) -> None:

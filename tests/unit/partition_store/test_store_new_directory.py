@@ -41,7 +41,7 @@ def test_a_created_directory_is_not_loaded(tmp_path: Path, monkeypatch: pytest.M
         raise AssertionError("a new directory has nothing to load")
 
     monkeypatch.setattr(log_module, "load_log", no_loading)
-    monkeypatch.setattr(log_module, "load_producer_state", no_loading)
+    monkeypatch.setattr(log_module, "load_transaction_state", no_loading)
     monkeypatch.setattr(log_module.LeaderEpochFile, "open", no_loading)
     log = open_log(tmp_path / "t-0")
     assert (log.log_start_offset, log.log_end_offset, log.latest_epoch) == (0, 0, -1)

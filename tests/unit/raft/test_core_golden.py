@@ -27,11 +27,9 @@ Commands::
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
+from golden_script import check_golden, each_golden_file, golden_files, parse, render
 from raft_simulation.lockstep import LockstepCluster
 from raft_simulation.mutants import CoreFault, core_type
 
@@ -40,53 +38,6 @@ from rillet.raft.errors import RaftError
 from rillet.raft.quorum import Snapshot
 
 TESTDATA = Path(__file__).parent / "testdata"
-REWRITE = os.environ.get("RILLET_REWRITE_GOLDEN") == "1"
-
-
-@dataclass
-class Block:
-    command: str
-    expected: list[str]
-
-
-def parse(text: str) -> list[Block]:
-    blocks: list[Block] = []
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i].strip()
-        if not line or line.startswith("#"):
-            i += 1
-            continue
-        if i + 1 >= len(lines) or lines[i + 1].strip() != "----":
-            raise ValueError(f"line {i + 1}: expected '----' after {line!r}")
-        i += 2
-        expected = []
-        while i < len(lines) and lines[i].strip():
-            expected.append(lines[i].rstrip())
-            i += 1
-        blocks.append(Block(line, expected))
-    return blocks
-
-
-def render(original: str, outputs: list[list[str]]) -> str:
-    """The file with each block's expected output replaced, comments kept."""
-    result: list[str] = []
-    lines = original.splitlines()
-    i = 0
-    block = 0
-    while i < len(lines):
-        line = lines[i]
-        if not line.strip() or line.strip().startswith("#"):
-            result.append(line)
-            i += 1
-            continue
-        result.extend([line, "----", *outputs[block]])
-        block += 1
-        i += 2
-        while i < len(lines) and lines[i].strip():
-            i += 1
-    return "\n".join(result) + "\n"
 
 
 def _flag(value: str) -> bool:
@@ -202,29 +153,13 @@ class Script:
         return [f"{len(voters)} voters, {config.election_timeout_ticks}-tick elections"]
 
 
-def golden_files() -> list[Path]:
-    return sorted(TESTDATA.glob("*.txt"))
-
-
-@pytest.mark.parametrize("path", golden_files(), ids=lambda p: p.stem)
+@each_golden_file(TESTDATA)
 def test_golden(path: Path) -> None:
-    text = path.read_text()
-    blocks = parse(text)
-    script = Script()
-    outputs = [script.run(block.command) for block in blocks]
-    if REWRITE:
-        path.write_text(render(text, outputs))
-        return
-    for block, output in zip(blocks, outputs, strict=True):
-        assert output == block.expected, (
-            f"{path.name}: {block.command!r} produced:\n"
-            + "\n".join(output)
-            + "\n(rerun with RILLET_REWRITE_GOLDEN=1 to accept)"
-        )
+    check_golden(path, Script().run)
 
 
 def test_the_golden_files_exist() -> None:
-    names = {p.stem for p in golden_files()}
+    names = {p.stem for p in golden_files(TESTDATA)}
     assert {"elections", "prevote_rejoin", "figure8", "snapshot_install"} <= names
 
 

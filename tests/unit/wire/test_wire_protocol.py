@@ -29,6 +29,7 @@ from rillet.wire import messages as m
 from rillet.wire import reassignment_messages as ram
 from rillet.wire import record_deletion_messages as rdm
 from rillet.wire import sasl_messages as sm
+from rillet.wire import transaction_messages as tm
 from rillet.wire import user_messages as um
 from rillet.wire.acls import AclBinding, AclFilter, Operation, PatternType, Permission, ResourceType
 from rillet.wire.api import ApiKey
@@ -122,6 +123,19 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     cm.NodeAuthBeginRequest: cm.NodeAuthBeginRequest("c", 2),
     cm.NodeAuthProveRequest: cm.NodeAuthProveRequest(b"n" * 16, b"p" * 32),
     m.InitProducerIdRequest: m.InitProducerIdRequest(),
+    tm.AddPartitionsToTxnRequest: tm.AddPartitionsToTxnRequest(
+        "app", 7, 1, [tm.TxnTopicPartition("t", 0)]
+    ),
+    tm.EndTxnRequest: tm.EndTxnRequest("app", 7, 1, True),
+    tm.AddOffsetsToTxnRequest: tm.AddOffsetsToTxnRequest("app", 7, 1, "g"),
+    tm.ListTransactionsRequest: tm.ListTransactionsRequest(["Ongoing"], [7]),
+    tm.DescribeTransactionsRequest: tm.DescribeTransactionsRequest(["app"]),
+    tm.TxnOffsetCommitRequest: tm.TxnOffsetCommitRequest(
+        "app", "g", 7, 1, [tm.TxnCommitOffset("t", 0, 42, "md")]
+    ),
+    tm.TxnMarkersWrittenRequest: tm.TxnMarkersWrittenRequest(
+        "c", b"a", 2, "app", 7, 1, [tm.TxnTopicPartition("t", 0)]
+    ),
     lem.OffsetForLeaderEpochRequest: lem.OffsetForLeaderEpochRequest(
         [lem.EpochQuery("t", 0, 3, 4)]
     ),
@@ -241,6 +255,19 @@ SAMPLE_RESPONSES: dict[type, Any] = {
     cm.NodeAuthBeginResponse: cm.NodeAuthBeginResponse(0, b"s" * 16),
     cm.NodeAuthProveResponse: cm.NodeAuthProveResponse(58, b"", "refused"),
     m.InitProducerIdResponse: m.InitProducerIdResponse(0, 5001, 0),
+    tm.AddPartitionsToTxnResponse: tm.AddPartitionsToTxnResponse(
+        0, [tm.TxnPartitionResult("t", 0, 48)]
+    ),
+    tm.EndTxnResponse: tm.EndTxnResponse(51, "markers are being written"),
+    tm.AddOffsetsToTxnResponse: tm.AddOffsetsToTxnResponse(0),
+    tm.ListTransactionsResponse: tm.ListTransactionsResponse(
+        0, [tm.TxnListing("app", 7, "Ongoing")], ["Bogus"]
+    ),
+    tm.DescribeTransactionsResponse: tm.DescribeTransactionsResponse(
+        [tm.TxnDescription(0, "app", "Ongoing", 60000, 5, 7, 1, [tm.TxnTopicPartition("t", 0)])]
+    ),
+    tm.TxnOffsetCommitResponse: tm.TxnOffsetCommitResponse(0, [tm.TxnPartitionResult("t", 0, 0)]),
+    tm.TxnMarkersWrittenResponse: tm.TxnMarkersWrittenResponse(41, 3),
     lem.OffsetForLeaderEpochResponse: lem.OffsetForLeaderEpochResponse(
         [lem.EpochEndOffset("t", 0, 0, 3, 42)]
     ),
@@ -302,7 +329,7 @@ def test_samples_cover_every_api_and_every_message_class() -> None:
     all_classes = {
         obj
         for obj in vars(m).values()
-        for module in (m, cm, gm, cgm, lem, ldm, ram, rdm, um, am, acls, sm, forwarding)
+        for module in (m, cm, gm, cgm, lem, ldm, ram, rdm, um, am, acls, sm, tm, forwarding)
         for obj in vars(module).values()
         if inspect.isclass(obj)
         and dataclasses.is_dataclass(obj)
@@ -348,6 +375,10 @@ def test_api_numbers_are_stable() -> None:
         "DELETE_RECORDS": 21,
         "INIT_PRODUCER_ID": 22,
         "OFFSET_FOR_LEADER_EPOCH": 23,
+        "ADD_PARTITIONS_TO_TXN": 24,
+        "ADD_OFFSETS_TO_TXN": 25,
+        "END_TXN": 26,
+        "TXN_OFFSET_COMMIT": 28,
         "DESCRIBE_ACLS": 29,
         "CREATE_ACLS": 30,
         "DELETE_ACLS": 31,
@@ -364,6 +395,8 @@ def test_api_numbers_are_stable() -> None:
         "ALTER_REPLICA_LOG_DIRS": 34,
         "DESCRIBE_LOG_DIRS": 35,
         "DESCRIBE_QUORUM": 55,
+        "DESCRIBE_TRANSACTIONS": 65,
+        "LIST_TRANSACTIONS": 66,
         "CONSUMER_GROUP_HEARTBEAT": 68,
         "REPLICA_FETCH": 1000,
         "BROKER_REGISTRATION": 1001,
@@ -373,6 +406,7 @@ def test_api_numbers_are_stable() -> None:
         "ALLOCATE_PRODUCER_IDS": 1005,
         "NODE_AUTH_BEGIN": 1006,
         "NODE_AUTH_PROVE": 1007,
+        "TXN_MARKERS_WRITTEN": 1008,
         "CLASSIC_LEAVE_GROUP": 1013,
         "CLASSIC_DESCRIBE_GROUPS": 1015,
         "CLASSIC_LIST_GROUPS": 1016,
@@ -888,6 +922,14 @@ KAFKA_NUMBERS = {
     "OUT_OF_ORDER_SEQUENCE": 45,
     "DUPLICATE_SEQUENCE": 46,
     "INVALID_PRODUCER_EPOCH": 47,
+    "INVALID_TXN_STATE": 48,
+    "INVALID_PRODUCER_ID_MAPPING": 49,
+    "INVALID_TRANSACTION_TIMEOUT": 50,
+    "CONCURRENT_TRANSACTIONS": 51,
+    "TRANSACTION_COORDINATOR_FENCED": 52,
+    "TRANSACTIONAL_ID_AUTHORIZATION_FAILED": 53,
+    "PRODUCER_FENCED": 90,
+    "TRANSACTIONAL_ID_NOT_FOUND": 105,
     "STORAGE_ERROR": 56,
     "LOG_DIR_NOT_FOUND": 57,
     "REPLICA_NOT_AVAILABLE": 9,
