@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 import trio
 from prometheus_client import CollectorRegistry
@@ -25,10 +26,15 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from rillet.broker.config import NodeConfig
 from rillet.broker.errors import ConfigError
 from rillet.broker.http.access import MIN_TOKEN_CHARS, AccessPolicy
+from rillet.broker.http.browser_view import browse_page
 from rillet.broker.http.cluster_json import cluster_document
 from rillet.broker.http.collectors import NodeCollector, PartitionCollector
 from rillet.broker.http.console_page import CONSOLE_HTML
-from rillet.broker.http.errors import HttpBindError
+from rillet.broker.http.console_views import charts_page, configs_page, logdirs_page
+from rillet.broker.http.errors import HttpBindError, HttpError
+from rillet.broker.http.history import History
+from rillet.broker.http.history_sampler import run_sampler
+from rillet.broker.http.message_browser import browse, parse_query
 from rillet.broker.http.node_level_metrics import node_level_registry
 from rillet.broker.http.node_probe import NodeProbe
 from rillet.broker.http.request_metrics import RequestMetrics
@@ -85,6 +91,10 @@ def http_tls_on(config: NodeConfig) -> bool:
     return config.tls.enabled if config.http.tls is None else config.http.tls
 
 
+def html(text: str) -> HttpResponse:
+    return HttpResponse(200, text.encode(), "text/html; charset=utf-8")
+
+
 CHALLENGE = (("WWW-Authenticate", 'Basic realm="rillet", charset="UTF-8"'),)
 
 
@@ -112,6 +122,7 @@ class HttpEndpoint:
             request_head_timeout_ms=http.request_head_timeout_ms,
             tls=tls,
         )
+        self.history = History(http.history_samples)
         self.port: int | None = None
 
     def route(self, request: HttpRequest) -> HttpResponse:
@@ -135,8 +146,33 @@ class HttpEndpoint:
             body = json.dumps(cluster_document(self.probe), separators=(",", ":")).encode()
             return HttpResponse(200, body, "application/json")
         if path in ("/", "/index.html"):
-            return HttpResponse(200, CONSOLE_HTML.encode(), "text/html; charset=utf-8")
+            return html(CONSOLE_HTML)
+        if path.startswith("/console/"):
+            try:
+                return html(self._view(path, request.query))
+            except HttpError as exc:
+                return plain(exc.status, exc.reason)
         return plain(404, f"no such endpoint: {path}")
+
+    def _view(self, path: str, query: str) -> str:
+        """A server-drawn console page (console_views.py, browser_view.py)."""
+        http = self.probe.config.http
+        if path == "/console/charts":
+            return charts_page(self.history, self.probe.node_id, http.history_sample_interval_ms)
+        if path == "/console/configs":
+            return configs_page(self.probe)
+        if path == "/console/logdirs":
+            return logdirs_page(self.probe)
+        if path == "/console/browse":
+            params = dict(parse_qsl(query))
+            topics = sorted(t.name for t in self.probe.view.state.topics.values())
+            found = None
+            if params.get("topic"):
+                asked = parse_query(params)
+                limits = (http.console_browse_max_records, http.console_browse_max_bytes)
+                found = browse(self.probe.replicas, asked, *limits)
+            return browse_page(found, topics, http.console_browse_max_records)
+        raise HttpError(404, f"no such endpoint: {path}")
 
     async def run(
         self, listeners: list[trio.SocketListener], *, task_status: Any = trio.TASK_STATUS_IGNORED
@@ -148,6 +184,9 @@ class HttpEndpoint:
         log.info("node %d: %s endpoint on %s:%d", self.probe.node_id, scheme, http.host, self.port)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._watch_elections)
+            nursery.start_soon(
+                run_sampler, self.probe, self.history, http.history_sample_interval_ms
+            )
             await nursery.start(trio.serve_listeners, self.server.handle, listeners)
             task_status.started(self.port)
 

@@ -1,0 +1,158 @@
+"""The console's message browser: one bounded page of a partition's committed records.
+
+A page starts at an offset, or at the first batch whose timestamp reaches a time (the
+lookup ListOffsets does by time), and holds at most ``http.console_browse_max_records``
+records from at most ``http.console_browse_max_bytes`` of log, read through the log's own
+read path (which CRC-checks bytes it has not checked yet and stops before damage) and only up
+to the high watermark. Each batch's CRC is checked again here and shown; only the records of
+the page are decoded. Nothing is written. The page shows record data, so the endpoint's
+token guards it like the rest of the console (:mod:`~rillet.broker.http.access`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from rillet.broker.http.errors import HttpError
+from rillet.broker.replica_manager import ReplicaManager
+from rillet.partition_store.errors import LogDamaged, StoreError
+from rillet.wire.batch import check_batch, decode_records, peek_length
+from rillet.wire.errors import WireError
+
+FORMATS = ("text", "json", "hex")
+SHOWN_BYTES = 4096  # of one key, value or header value; the rest is elided
+
+
+@dataclass(frozen=True, slots=True)
+class BrowseQuery:
+    topic: str
+    partition: int
+    offset: int | None  # None: from the timestamp, or from the log start
+    timestamp_ms: int | None
+    format: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShownRecord:
+    offset: int
+    timestamp_ms: int
+    key: str
+    value: str
+    headers: tuple[tuple[str, str], ...]
+    crc_valid: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BrowsePage:
+    query: BrowseQuery
+    start_offset: int
+    records: tuple[ShownRecord, ...]
+    next_offset: int  # where the next page starts
+    high_watermark: int
+    log_start_offset: int
+    invalid_batches: tuple[str, ...]  # "offset N: reason" of batches failing their check
+    note: str = ""  # why the page is empty or stops early
+
+
+def _int(params: Mapping[str, str], name: str) -> int | None:
+    raw = params.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise HttpError(400, f"{name} must be an integer, not {raw[:40]!r}") from None
+
+
+def parse_query(params: Mapping[str, str]) -> BrowseQuery:
+    topic = params.get("topic", "")
+    if not topic:
+        raise HttpError(400, "topic is required")
+    partition = _int(params, "partition") or 0
+    fmt = params.get("format", "text") or "text"
+    if fmt not in FORMATS:
+        raise HttpError(400, f"format must be one of {', '.join(FORMATS)}, not {fmt[:20]!r}")
+    offset, timestamp_ms = _int(params, "offset"), _int(params, "timestamp_ms")
+    if min(offset or 0, timestamp_ms or 0) < 0:
+        raise HttpError(400, "offset and timestamp_ms must not be negative")
+    return BrowseQuery(topic, partition, offset, timestamp_ms, fmt)
+
+
+def shown(data: bytes | None, fmt: str) -> str:
+    """``data`` as the page shows it: UTF-8 text, pretty JSON (text when it is not JSON) or
+    hex, cut to SHOWN_BYTES."""
+    if data is None:
+        return "(null)"
+    cut, rest = data[:SHOWN_BYTES], len(data) - SHOWN_BYTES
+    suffix = f" ... ({len(data)} bytes)" if rest > 0 else ""
+    if fmt == "hex":
+        return cut.hex(" ") + suffix
+    text = cut.decode("utf-8", errors="replace")
+    if fmt == "json" and rest <= 0:
+        try:
+            return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+        except ValueError:
+            pass
+    return text + suffix
+
+
+def browse(
+    replicas: ReplicaManager, query: BrowseQuery, max_records: int, max_bytes: int
+) -> BrowsePage:
+    """The page ``query`` asks for, from this node's replica of the partition."""
+    replica = replicas.get(query.topic, query.partition)
+    if replica is None or replica.deleted:
+        raise HttpError(404, f"this node hosts no replica of {query.topic}-{query.partition}")
+    log, hw = replica.log, replica.high_watermark
+    log_start = log.log_start_offset
+    start = log_start if query.offset is None else query.offset
+    note = ""
+    if query.offset is None and query.timestamp_ms is not None:
+        found = log.offset_for_timestamp(query.timestamp_ms)
+        if found is None or found[0] >= hw:
+            start, note = hw, "no committed record at or after that time"
+        else:
+            start = found[0]
+    start = min(max(start, log_start), hw)
+    records: list[ShownRecord] = []
+    invalid: list[str] = []
+    position = start
+    try:
+        data = log.read_bytes(start, max_bytes, max_offset=hw)
+    except LogDamaged as exc:
+        data, note = b"", "the batch here fails its check"
+        invalid.append(f"offset {start}: {exc}")
+    except StoreError as exc:
+        data, note = b"", f"cannot read at offset {start}: {exc}"
+    at = 0
+    while at < len(data) and len(records) < max_records:
+        base, size = peek_length(data, at)
+        try:
+            check_batch(data, at, len(data) - at, max_batch_bytes=len(data) - at)
+            batch = decode_records(data, at)
+        except WireError as exc:
+            invalid.append(f"offset {base}: {exc}")
+            note = "stopped at a batch that fails its check"
+            break
+        for record in batch:
+            if record.offset < start or len(records) >= max_records:
+                continue
+            records.append(
+                ShownRecord(
+                    record.offset,
+                    record.timestamp_ms,
+                    shown(record.key, query.format),
+                    shown(record.value, query.format),
+                    tuple((k, shown(v, query.format)) for k, v in record.headers),
+                    crc_valid=True,
+                )
+            )
+            position = record.offset + 1
+        at += size
+    if not records and not note:
+        note = "no committed records from here" if start >= hw else note
+    return BrowsePage(
+        query, start, tuple(records), max(position, start), hw, log_start, tuple(invalid), note
+    )
