@@ -39,7 +39,7 @@ table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 3px 8px; border-bottom: 1px solid #eef1f5; font-size: 13px;
   vertical-align: top; }
 th { color: #5a6476; font-weight: 600; }
-td.override { font-weight: 600; }
+.override { font-weight: 600; }
 pre { margin: 0; white-space: pre-wrap; word-break: break-all; font-size: 12px; }
 .muted { color: #8a93a3; }
 .bad { color: #8a1c1c; }

@@ -170,7 +170,8 @@ class HttpEndpoint:
             if params.get("topic"):
                 asked = parse_query(params)
                 limits = (http.console_browse_max_records, http.console_browse_max_bytes)
-                found = browse(self.probe.replicas, asked, *limits)
+                replica = self.probe.replicas.get(asked.topic, asked.partition)
+                found = browse(replica, asked, *limits)
             return browse_page(found, topics, http.console_browse_max_records)
         raise HttpError(404, f"no such endpoint: {path}")
 

@@ -14,15 +14,27 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from rillet.broker.http.errors import HttpError
-from rillet.broker.replica_manager import ReplicaManager
 from rillet.partition_store.errors import LogDamaged, StoreError
+from rillet.partition_store.log import PartitionLog
 from rillet.wire.batch import check_batch, decode_records, peek_length
 from rillet.wire.errors import WireError
 
 FORMATS = ("text", "json", "hex")
 SHOWN_BYTES = 4096  # of one key, value or header value; the rest is elided
+
+
+class BrowsedReplica(Protocol):
+    """What the browser reads of a replica (a ``PartitionReplica``)."""
+
+    @property
+    def log(self) -> PartitionLog: ...
+    @property
+    def high_watermark(self) -> int: ...
+    @property
+    def deleted(self) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,10 +111,10 @@ def shown(data: bytes | None, fmt: str) -> str:
 
 
 def browse(
-    replicas: ReplicaManager, query: BrowseQuery, max_records: int, max_bytes: int
+    replica: BrowsedReplica | None, query: BrowseQuery, max_records: int, max_bytes: int
 ) -> BrowsePage:
-    """The page ``query`` asks for, from this node's replica of the partition."""
-    replica = replicas.get(query.topic, query.partition)
+    """The page ``query`` asks for, from this node's replica of the partition (None: it
+    hosts none)."""
     if replica is None or replica.deleted:
         raise HttpError(404, f"this node hosts no replica of {query.topic}-{query.partition}")
     log, hw = replica.log, replica.high_watermark
