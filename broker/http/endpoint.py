@@ -13,7 +13,7 @@ import json
 import logging
 import socket
 import ssl
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ from rillet.broker.http.console_views import charts_page, configs_page, logdirs_
 from rillet.broker.http.errors import HttpBindError, HttpError
 from rillet.broker.http.history import History
 from rillet.broker.http.history_sampler import run_sampler
-from rillet.broker.http.message_browser import browse, parse_query
+from rillet.broker.http.message_browser import decode_page, parse_query, read_page
 from rillet.broker.http.node_level_metrics import node_level_registry
 from rillet.broker.http.node_probe import NodeProbe
 from rillet.broker.http.request_metrics import RequestMetrics
@@ -123,9 +123,10 @@ class HttpEndpoint:
             tls=tls,
         )
         self.history = History(http.history_samples)
+        self._decode_limiter = trio.CapacityLimiter(1)
         self.port: int | None = None
 
-    def route(self, request: HttpRequest) -> HttpResponse:
+    def route(self, request: HttpRequest) -> HttpResponse | Awaitable[HttpResponse]:
         path = request.path
         access = self.access.admit(
             path, request.header("host"), request.header("authorization"), request.principal
@@ -147,14 +148,16 @@ class HttpEndpoint:
             return HttpResponse(200, body, "application/json")
         if path in ("/", "/index.html"):
             return html(CONSOLE_HTML)
+        if path == "/console/browse":
+            return self._browse(request.query)
         if path.startswith("/console/"):
             try:
-                return html(self._view(path, request.query))
+                return html(self._view(path))
             except HttpError as exc:
                 return plain(exc.status, exc.reason)
         return plain(404, f"no such endpoint: {path}")
 
-    def _view(self, path: str, query: str) -> str:
+    def _view(self, path: str) -> str:
         """A server-drawn console page (console_views.py, browser_view.py)."""
         http = self.probe.config.http
         if path == "/console/charts":
@@ -163,17 +166,27 @@ class HttpEndpoint:
             return configs_page(self.probe)
         if path == "/console/logdirs":
             return logdirs_page(self.probe)
-        if path == "/console/browse":
-            params = dict(parse_qsl(query))
-            topics = sorted(t.name for t in self.probe.view.state.topics.values())
-            found = None
-            if params.get("topic"):
-                asked = parse_query(params)
-                limits = (http.console_browse_max_records, http.console_browse_max_bytes)
-                replica = self.probe.replicas.get(asked.topic, asked.partition)
-                found = browse(replica, asked, *limits)
-            return browse_page(found, topics, http.console_browse_max_records)
         raise HttpError(404, f"no such endpoint: {path}")
+
+    async def _browse(self, query: str) -> HttpResponse:
+        """The message browser: the page's bytes are read here, on the event loop (the log is
+        not shared with threads); its records are decoded in a worker thread, one page at a
+        time node-wide."""
+        http = self.probe.config.http
+        params = dict(parse_qsl(query))
+        topics = sorted(t.name for t in self.probe.view.state.topics.values())
+        if not params.get("topic"):
+            return html(browse_page(None, topics, http.console_browse_max_records))
+        try:
+            asked = parse_query(params)
+            replica = self.probe.replicas.get(asked.topic, asked.partition)
+            raw = read_page(replica, asked, http.console_browse_max_bytes)
+        except HttpError as exc:
+            return plain(exc.status, exc.reason)
+        page = await trio.to_thread.run_sync(
+            decode_page, raw, http.console_browse_max_records, limiter=self._decode_limiter
+        )
+        return html(browse_page(page, topics, http.console_browse_max_records))
 
     async def run(
         self, listeners: list[trio.SocketListener], *, task_status: Any = trio.TASK_STATUS_IGNORED

@@ -4,9 +4,11 @@ A page starts at an offset, or at the first batch whose timestamp reaches a time
 lookup ListOffsets does by time), and holds at most ``http.console_browse_max_records``
 records from at most ``http.console_browse_max_bytes`` of log, read through the log's own
 read path (which CRC-checks bytes it has not checked yet and stops before damage) and only up
-to the high watermark. Each batch's CRC is checked again here and shown; only the records of
-the page are decoded. Nothing is written. The page shows record data, so the endpoint's
-token guards it like the rest of the console (:mod:`~rillet.broker.http.access`).
+to the high watermark. :func:`read_page` runs on the event loop (one bounded ``pread``; the
+log is not shared with threads); :func:`decode_page`, pure, checks each batch's CRC again
+and decodes the batches holding the page's records, in a worker thread. Nothing is written.
+The page shows record data, so the endpoint's token guards it like the rest of the console
+(:mod:`~rillet.broker.http.access`).
 """
 
 from __future__ import annotations
@@ -52,8 +54,7 @@ class ShownRecord:
     timestamp_ms: int
     key: str
     value: str
-    headers: tuple[tuple[str, str], ...]
-    crc_valid: bool
+    headers: tuple[tuple[str, str], ...]  # every record shown is of a batch whose CRC holds
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,11 +111,22 @@ def shown(data: bytes | None, fmt: str) -> str:
     return text + suffix
 
 
-def browse(
-    replica: BrowsedReplica | None, query: BrowseQuery, max_records: int, max_bytes: int
-) -> BrowsePage:
-    """The page ``query`` asks for, from this node's replica of the partition (None: it
-    hosts none)."""
+@dataclass(frozen=True, slots=True)
+class RawPage:
+    """The bytes of a page as read on the event loop, before any record is decoded."""
+
+    query: BrowseQuery
+    start_offset: int
+    data: bytes  # whole batches, at most max_bytes (or one larger first batch)
+    high_watermark: int
+    log_start_offset: int
+    damaged: str = ""  # the log refused to read at start_offset: why
+    note: str = ""
+
+
+def read_page(replica: BrowsedReplica | None, query: BrowseQuery, max_bytes: int) -> RawPage:
+    """Where the page starts and its bytes, from this node's replica of the partition (None:
+    it hosts none). Runs on the event loop: the log is not shared with threads."""
     if replica is None or replica.deleted:
         raise HttpError(404, f"this node hosts no replica of {query.topic}-{query.partition}")
     log, hw = replica.log, replica.high_watermark
@@ -128,17 +140,25 @@ def browse(
         else:
             start = found[0]
     start = min(max(start, log_start), hw)
-    records: list[ShownRecord] = []
-    invalid: list[str] = []
-    position = start
     try:
         data = log.read_bytes(start, max_bytes, max_offset=hw)
     except LogDamaged as exc:
-        data, note = b"", "the batch here fails its check"
-        invalid.append(f"offset {start}: {exc}")
+        return RawPage(query, start, b"", hw, log_start, str(exc), "the batch here fails its check")
     except StoreError as exc:
-        data, note = b"", f"cannot read at offset {start}: {exc}"
-    at = 0
+        return RawPage(query, start, b"", hw, log_start, note=f"cannot read at {start}: {exc}")
+    if not data and not note:
+        note = "no committed records from here"
+    return RawPage(query, start, data, hw, log_start, note=note)
+
+
+def decode_page(raw: RawPage, max_records: int) -> BrowsePage:
+    """Check each batch's CRC and decode the records of the page (pure: a worker thread may
+    run it). Batches after the page's last record are not decoded; one failing its check
+    ends the page and is named."""
+    query, start, data = raw.query, raw.start_offset, raw.data
+    records: list[ShownRecord] = []
+    invalid = [f"offset {start}: {raw.damaged}"] if raw.damaged else []
+    note, position, at = raw.note, start, 0
     while at < len(data) and len(records) < max_records:
         base, size = peek_length(data, at)
         try:
@@ -158,13 +178,17 @@ def browse(
                     shown(record.key, query.format),
                     shown(record.value, query.format),
                     tuple((k, shown(v, query.format)) for k, v in record.headers),
-                    crc_valid=True,
                 )
             )
             position = record.offset + 1
         at += size
-    if not records and not note:
-        note = "no committed records from here" if start >= hw else note
     return BrowsePage(
-        query, start, tuple(records), max(position, start), hw, log_start, tuple(invalid), note
+        query,
+        start,
+        tuple(records),
+        position,
+        raw.high_watermark,
+        raw.log_start_offset,
+        tuple(invalid),
+        note,
     )

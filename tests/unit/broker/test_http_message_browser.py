@@ -9,7 +9,7 @@ import pytest
 
 from rillet.broker.http.browser_view import browse_page
 from rillet.broker.http.errors import HttpError
-from rillet.broker.http.message_browser import BrowseQuery, browse
+from rillet.broker.http.message_browser import BrowsePage, BrowseQuery, decode_page, read_page
 from rillet.partition_store.config import LogConfig
 from rillet.partition_store.log import PartitionLog
 from rillet.wire.batch import build_batch
@@ -36,6 +36,10 @@ def written_log(directory: Path) -> PartitionLog:
     return log
 
 
+def browse(replica: Replica | None, q: BrowseQuery, max_records: int, max_bytes: int) -> BrowsePage:
+    return decode_page(read_page(replica, q, max_bytes), max_records)
+
+
 def query(offset: int | None = None, timestamp_ms: int | None = None) -> BrowseQuery:
     return BrowseQuery("t", 0, offset, timestamp_ms, "text")
 
@@ -46,6 +50,8 @@ def test_a_page_starts_mid_batch_and_stops_at_its_record_bound(tmp_path: Path) -
     assert [(r.offset, r.key, r.value) for r in page.records] == [(3, "k3", "v3"), (4, "k4", "v4")]
     assert page.records[0].headers == (("h", "x"),)
     assert page.next_offset == 5 and not page.invalid_batches
+    # The read stops at max_bytes (whole batches; the first one always).
+    assert [r.offset for r in browse(Replica(log, 6), query(), 50, 1).records] == [0, 1]
     html = browse_page(page, ["t"], 2)
     assert "next page" in html and "offset=5" in html
 
@@ -76,6 +82,10 @@ def test_a_batch_failing_its_crc_is_named_and_not_decoded(tmp_path: Path) -> Non
     assert len(page.invalid_batches) == 1 and page.invalid_batches[0].startswith("offset 2: ")
     assert "crc" in page.invalid_batches[0]
     assert "batch CRC invalid at offset 2" in browse_page(page, ["t"], 50)
+    log.close()  # reopened, the log checks the batch itself and refuses to read at it
+    reopened = PartitionLog.open(tmp_path, LogConfig(), T0, "t", 0)
+    damaged = browse(Replica(reopened, 6), query(offset=2), 50, 1 << 20)
+    assert not damaged.records and damaged.invalid_batches[0].startswith("offset 2: ")
 
 
 def test_a_partition_not_hosted_here_is_a_404() -> None:
