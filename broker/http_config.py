@@ -34,6 +34,7 @@ class HttpConfig:
     # history_samples of them kept in memory (the default: one hour).
     history_sample_interval_ms: int = 10_000
     history_samples: int = 360
+    history_max_series: int = 10  # topics (the busiest) and groups (most lag) per sample
     # The console's message browser: at most this many records, from at most this many bytes
     # of log, per page.
     console_browse_max_records: int = 50
@@ -59,6 +60,7 @@ class HttpConfig:
 LIMITS = (
     ("history_sample_interval_ms", 100, 3_600_000),
     ("history_samples", 2, 100_000),
+    ("history_max_series", 1, 100),
     ("console_browse_max_records", 1, 1_000),
     ("console_browse_max_bytes", 1024, 64 * 1024 * 1024),
 )

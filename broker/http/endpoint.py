@@ -198,9 +198,7 @@ class HttpEndpoint:
         log.info("node %d: %s endpoint on %s:%d", self.probe.node_id, scheme, http.host, self.port)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._watch_elections)
-            nursery.start_soon(
-                run_sampler, self.probe, self.history, http.history_sample_interval_ms
-            )
+            nursery.start_soon(run_sampler, self.probe, self.history)
             await nursery.start(trio.serve_listeners, self.server.handle, listeners)
             task_status.started(self.port)
 

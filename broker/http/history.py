@@ -4,9 +4,12 @@ The console's tables show the present; its charts need the last hour. A sampler 
 (:mod:`~rillet.broker.http.history_sampler`) hands :meth:`History.record` one
 :class:`Sample` every ``http.history_sample_interval_ms``, built from what the node already
 counts, so nothing is added to the data path. The ring holds ``http.history_samples`` of
-them (the oldest gives way), so its memory is bounded whatever the uptime. Throughput is
-derived here from consecutive cumulative counters; a counter that went back (its replica
-moved off this node and came back) counts as no traffic for that interval.
+them (the oldest gives way), and each sample at most ``http.history_max_series`` topics
+(the busiest since the last sample, :func:`busiest`) and as many groups (the most lagging),
+so its memory is bounded whatever the uptime and however many topics there are; a chart with
+more lines would not be read anyway. Throughput is derived here from consecutive cumulative
+counters: a topic needs to be in both samples of an interval to get a point for it, and a
+counter that went back (its replica moved off this node and came back) counts as no traffic.
 """
 
 from __future__ import annotations
@@ -60,7 +63,9 @@ class History:
             seconds = (t1 - t0) / 1000
             for topic, now in s1.topics.items():
                 before = s0.topics.get(topic)
-                delta = counter(now) - (counter(before) if before is not None else 0)
+                if before is None:
+                    continue
+                delta = counter(now) - counter(before)
                 rate = max(delta, 0) / seconds if seconds > 0 else 0.0
                 out.setdefault(topic, []).append((t1, rate))
         return dict(sorted(out.items()))
@@ -75,3 +80,22 @@ class History:
 
     def under_replicated(self) -> list[Point]:
         return [(t, float(s.under_replicated)) for t, s in self._samples]
+
+
+def busiest(
+    now: Mapping[str, TopicCounters], before: Mapping[str, TopicCounters], most: int
+) -> dict[str, TopicCounters]:
+    """The ``most`` topics with the most bytes in and out since ``before`` (a topic not in
+    ``before`` counts from zero), ties by name."""
+
+    def traffic(topic: str) -> int:
+        c, b = now[topic], before.get(topic, TopicCounters())
+        return max(c.bytes_in - b.bytes_in, 0) + max(c.bytes_out - b.bytes_out, 0)
+
+    chosen = sorted(now, key=lambda t: (-traffic(t), t))[:most]
+    return {t: now[t] for t in sorted(chosen)}
+
+
+def most_lagging(lag_by_group: Mapping[str, int], most: int) -> dict[str, int]:
+    chosen = sorted(lag_by_group, key=lambda g: (-lag_by_group[g], g))[:most]
+    return {g: lag_by_group[g] for g in sorted(chosen)}

@@ -8,7 +8,7 @@ import pytest
 
 from rillet.broker.http.access import AccessPolicy
 from rillet.broker.http.errors import HttpError
-from rillet.broker.http.history import History, Sample, TopicCounters
+from rillet.broker.http.history import History, Sample, TopicCounters, busiest, most_lagging
 from rillet.broker.http.message_browser import parse_query, shown
 from rillet.broker.http.svg_chart import line_chart, si
 from rillet.broker.http_config import HttpConfig
@@ -37,11 +37,25 @@ def test_a_counter_going_back_is_no_traffic_and_a_clock_step_back_restarts() -> 
     assert history.under_replicated() == [(500, 2.0)]
 
 
-def test_a_topic_first_seen_counts_from_zero() -> None:
+def test_a_topic_gets_a_point_for_an_interval_only_when_in_both_samples() -> None:
     history = History(4)
     history.record(0, Sample())
     history.record(2000, sample(4000))
-    assert history.rates(lambda c: c.bytes_in) == {"t": [(2000, 2000.0)]}
+    history.record(3000, sample(5000))
+    assert history.rates(lambda c: c.bytes_in) == {"t": [(3000, 1000.0)]}
+
+
+def test_a_sample_keeps_the_busiest_topics_and_the_most_lagging_groups() -> None:
+    before = {"a": TopicCounters(100, 1, 0), "b": TopicCounters(0, 0, 0)}
+    now = {
+        "a": TopicCounters(110, 2, 0),  # 10 bytes since before
+        "b": TopicCounters(0, 0, 50),  # 50 bytes out
+        "c": TopicCounters(30, 1, 0),  # new: counts from zero
+        "d": TopicCounters(0, 0, 0),
+    }
+    assert list(busiest(now, before, 2)) == ["b", "c"]
+    assert list(busiest(now, before, 10)) == ["a", "b", "c", "d"]
+    assert most_lagging({"g1": 5, "g2": 50, "g3": 5}, 2) == {"g1": 5, "g2": 50}
 
 
 def test_a_history_needs_room_for_a_rate() -> None:
@@ -96,6 +110,8 @@ def test_console_settings_have_bounds() -> None:
         HttpConfig(history_sample_interval_ms=10)
     with pytest.raises(ValueError, match=r"http\.console_browse_max_records"):
         HttpConfig(console_browse_max_records=5000)
+    with pytest.raises(ValueError, match=r"http\.history_max_series must be 1\.\.100, not 0"):
+        HttpConfig(history_max_series=0)
 
 
 def test_values_show_as_text_pretty_json_or_hex() -> None:

@@ -8,6 +8,7 @@ import trio
 from test_http_collectors import node  # noqa: F401 (the fixture)
 
 from rillet.broker.http.endpoint import HttpEndpoint
+from rillet.broker.http.history import TopicCounters
 from rillet.broker.http.history_sampler import take_sample
 from rillet.broker.http.request_parser import parse_head
 from rillet.broker.http.server import HttpResponse
@@ -38,7 +39,8 @@ def test_a_sample_counts_traffic_lag_and_under_replicated_partitions(node: Node)
     t = state.topic_by_name("t")
     assert t is not None
     state.apply(state.last_applied_index + 1, PartitionChange(t.topic_id, 0, None, [1]))
-    sample = take_sample(endpoint.probe)
+    sample, counters = take_sample(endpoint.probe, 10, {})
+    assert counters == sample.topics
     assert sample.topics["t"].records_in == 4 and sample.topics["t"].bytes_in > 40
     assert sample.under_replicated == 1
     assert sample.lag_by_group == {}
@@ -49,9 +51,11 @@ def test_charts_configs_and_log_dirs_are_drawn(node: Node) -> None:  # noqa: F81
     led = next(r for r in manager.replicas() if r.is_leader)
     empty = ask(endpoint, "/console/charts")
     assert empty.status == 200 and empty.body.count(b"no samples yet") == 5
+    before: dict[str, TopicCounters] = {}
     for i in range(3):
         led.append_as_leader(build_batch([(1, None, b"v", None)] * 2), 1)
-        endpoint.history.record(i * 10_000, take_sample(endpoint.probe))
+        sample, before = take_sample(endpoint.probe, 10, before)
+        endpoint.history.record(i * 10_000, sample)
     charts = ask(endpoint, "/console/charts").body.decode()
     assert re.search(r'data-series="t" data-points="2" points="[^"]+"', charts)
     assert 'data-series="cluster" data-points="3"' in charts
