@@ -7,6 +7,7 @@ import re
 import trio
 from test_http_collectors import node  # noqa: F401 (the fixture)
 
+from rillet.broker.http.access import AccessPolicy
 from rillet.broker.http.endpoint import HttpEndpoint
 from rillet.broker.http.history import TopicCounters
 from rillet.broker.http.history_sampler import take_sample
@@ -21,8 +22,10 @@ from rillet.wire.batch import build_batch
 Node = tuple[HttpEndpoint, MetadataState, ReplicaManager]
 
 
-def ask(endpoint: HttpEndpoint, path: str) -> HttpResponse:
-    answer = endpoint.route(parse_head(f"GET {path} HTTP/1.1".encode()))
+def ask(endpoint: HttpEndpoint, path: str, *headers: str) -> HttpResponse:
+    """The route's answer, awaited when it is an awaitable (the message browser)."""
+    head = "\r\n".join((f"GET {path} HTTP/1.1", *headers))
+    answer = endpoint.route(parse_head(head.encode()))
     if isinstance(answer, HttpResponse):
         return answer
 
@@ -86,3 +89,12 @@ def test_the_browser_route_reads_a_page_and_refuses_bad_queries(node: Node) -> N
     )
     assert ask(endpoint, "/console/browse?topic=t&offset=x").status == 400
     assert ask(endpoint, "/console/browse?topic=nope").status == 404
+
+
+def test_with_a_token_every_view_asks_for_it(node: Node) -> None:  # noqa: F811
+    token = "s" * 20
+    endpoint = HttpEndpoint(node[0].probe, AccessPolicy(("10.0.0.5",), "", token))
+    for path in ("/console/browse?topic=t", "/console/charts", "/console/configs"):
+        assert ask(endpoint, path, "Host: 10.0.0.5").status == 401
+    bearer = f"Authorization: Bearer {token}"
+    assert ask(endpoint, "/console/browse?topic=t", "Host: 10.0.0.5", bearer).status == 200
