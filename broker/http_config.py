@@ -30,6 +30,15 @@ class HttpConfig:
     request_head_timeout_ms: int = 1_000
     max_connections: int = 64  # HTTP connections at once (the oldest idle one gives way)
     max_connections_per_ip: int = 8  # of them from one address (its oldest idle gives way)
+    # The console's charts: one sample of the node's counters every interval, the last
+    # history_samples of them kept in memory (the default: one hour).
+    history_sample_interval_ms: int = 10_000
+    history_samples: int = 360
+    history_max_series: int = 10  # topics (the busiest) and groups (most lag) per sample
+    # The console's message browser: at most this many records, from at most this many bytes
+    # of log, per page.
+    console_browse_max_records: int = 50
+    console_browse_max_bytes: int = 1024 * 1024
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
@@ -39,3 +48,19 @@ class HttpConfig:
         for name in ("request_head_timeout_ms", "max_connections", "max_connections_per_ip"):
             if getattr(self, name) < 1:
                 raise ValueError(f"http.{name} must be >= 1, not {getattr(self, name)}")
+        for name, low, high in LIMITS:
+            value = getattr(self, name)
+            if not low <= value <= high:
+                raise ValueError(f"http.{name} must be {low}..{high}, not {value}")
+
+
+# The console's bounds: (setting, lowest, highest). A sample costs one walk over the hosted
+# partitions and the groups' offsets, so it is not taken more often than every 100 ms; the
+# ring and a browser page are held in memory, so they are capped.
+LIMITS = (
+    ("history_sample_interval_ms", 100, 3_600_000),
+    ("history_samples", 2, 100_000),
+    ("history_max_series", 1, 100),
+    ("console_browse_max_records", 1, 1_000),
+    ("console_browse_max_bytes", 1024, 64 * 1024 * 1024),
+)

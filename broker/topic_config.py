@@ -151,3 +151,16 @@ def normalise_cleanup_policy(value: str) -> str:
 def min_insync_replicas(configs: dict[str, str], default: int) -> int:
     """How many in-sync replicas an acks=all write needs (NOT_ENOUGH_REPLICAS below it)."""
     return int(configs.get(MIN_INSYNC_REPLICAS_CONFIG, default))
+
+
+def topic_config_defaults(log: LogConfig, default_min_insync_replicas: int) -> dict[str, str]:
+    """What each topic setting is for a topic without an override, as Kafka names them
+    (DescribeConfigs and the console show these as the defaults)."""
+    out = {key: str(getattr(log, attr)) for key, attr in TOPIC_CONFIG_KEYS.items()}
+    for key, (attr, _) in STRING_TOPIC_CONFIGS.items():
+        out[key] = str(getattr(log, attr))
+    for key, attr in FLOAT_TOPIC_CONFIGS.items():
+        out[key] = repr(getattr(log, attr))
+    out[MIN_INSYNC_REPLICAS_CONFIG] = str(default_min_insync_replicas)
+    out.update(dict.fromkeys(BOOLEAN_TOPIC_CONFIGS, "false"))  # the controller's default
+    return out

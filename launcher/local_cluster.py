@@ -127,6 +127,7 @@ def plan_cluster(
     super_users: str | None = None,
     native_sasl: str = "",
     http_token_file: str = "",
+    http_extra: str = "",
     default_replication_factor: int = 1,
     auto_create_topics: bool = True,
     num_partitions: int = 1,
@@ -146,7 +147,8 @@ def plan_cluster(
     semicolon-separated list of principals, possibly empty) turns the ACL authorizer on;
     ``native_sasl`` names the SASL mechanisms rillet's clients must log in with (unless
     they present a client certificate). ``http_token_file`` names the file of the token the
-    HTTP endpoints ask for (the API, the console, labelled metrics).
+    HTTP endpoints ask for (the API, the console, labelled metrics); ``http_extra`` is
+    appended inside every ``[http]`` table (the console's sampling interval for tests).
     ``default_replication_factor``: the replicas of a topic created without saying (Kafka's
     default.replication.factor), auto-created too; ``auto_create_topics``: Kafka's
     auto.create.topics.enable (on, as in Kafka); ``num_partitions``: Kafka's num.partitions,
@@ -193,6 +195,7 @@ def plan_cluster(
         http_table = (
             f'[http]\nenabled = true\nhost = "{n.host}"\nport = {n.http_port}\n'
             + (f'auth_token_file = "{http_token_file}"\n' if http_token_file else "")
+            + http_extra
             + "\n"
             if n.http_port >= 0
             else ""

@@ -2,7 +2,8 @@
 
 The page's script fetches ``/api/cluster`` from the node that served it every few seconds and
 renders brokers, the quorum, topics and partitions (under-replicated and offline ones
-highlighted), consumer groups with their lag, and recent controller decisions. Everything is
+highlighted), consumer groups with their lag, and recent controller decisions; its header
+links to the server-drawn views (console_views.py). Everything is
 inserted as text nodes, so names from the metadata can never inject markup.
 """
 
@@ -22,6 +23,7 @@ header { background: #1d3557; color: #fff; padding: 10px 20px; display: flex; ga
   align-items: baseline; }
 header h1 { font-size: 18px; margin: 0; }
 header .meta { opacity: .85; font-size: 13px; }
+header nav a { color: #fff; margin-right: 10px; }
 main { padding: 12px 20px; display: grid; grid-template-columns: 1fr 1fr; gap: 14px; }
 section { background: #fff; border: 1px solid #dde2ea; border-radius: 6px; padding: 8px 12px; }
 section.wide { grid-column: 1 / -1; }
@@ -39,7 +41,9 @@ tr.warn td { background: #fff6dc; }
 </head>
 <body>
 <header><h1>rillet</h1><span class="meta" id="summary">loading...</span>
-<span class="meta" id="error"></span></header>
+<span class="meta" id="error"></span>
+<nav class="meta"><a href="/console/charts">charts</a> <a href="/console/browse">messages</a>
+<a href="/console/configs">topic configs</a> <a href="/console/logdirs">log dirs</a></nav></header>
 <main>
 <section><h2>Brokers</h2><table id="brokers"><thead><tr><th>id</th><th>address</th>
 <th>kafka port</th><th>epoch</th><th>applied index</th><th>state</th></tr></thead><tbody>

@@ -13,10 +13,11 @@ import json
 import logging
 import socket
 import ssl
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 import trio
 from prometheus_client import CollectorRegistry
@@ -25,10 +26,15 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from rillet.broker.config import NodeConfig
 from rillet.broker.errors import ConfigError
 from rillet.broker.http.access import MIN_TOKEN_CHARS, AccessPolicy
+from rillet.broker.http.browser_view import browse_page
 from rillet.broker.http.cluster_json import cluster_document
 from rillet.broker.http.collectors import NodeCollector, PartitionCollector
 from rillet.broker.http.console_page import CONSOLE_HTML
-from rillet.broker.http.errors import HttpBindError
+from rillet.broker.http.console_views import charts_page, configs_page, logdirs_page
+from rillet.broker.http.errors import HttpBindError, HttpError
+from rillet.broker.http.history import History
+from rillet.broker.http.history_sampler import run_sampler
+from rillet.broker.http.message_browser import decode_page, parse_query, read_page
 from rillet.broker.http.node_level_metrics import node_level_registry
 from rillet.broker.http.node_probe import NodeProbe
 from rillet.broker.http.request_metrics import RequestMetrics
@@ -85,6 +91,10 @@ def http_tls_on(config: NodeConfig) -> bool:
     return config.tls.enabled if config.http.tls is None else config.http.tls
 
 
+def html(text: str) -> HttpResponse:
+    return HttpResponse(200, text.encode(), "text/html; charset=utf-8")
+
+
 CHALLENGE = (("WWW-Authenticate", 'Basic realm="rillet", charset="UTF-8"'),)
 
 
@@ -112,9 +122,11 @@ class HttpEndpoint:
             request_head_timeout_ms=http.request_head_timeout_ms,
             tls=tls,
         )
+        self.history = History(http.history_samples)
+        self._decode_limiter = trio.CapacityLimiter(1)
         self.port: int | None = None
 
-    def route(self, request: HttpRequest) -> HttpResponse:
+    def route(self, request: HttpRequest) -> HttpResponse | Awaitable[HttpResponse]:
         path = request.path
         access = self.access.admit(
             path, request.header("host"), request.header("authorization"), request.principal
@@ -135,8 +147,46 @@ class HttpEndpoint:
             body = json.dumps(cluster_document(self.probe), separators=(",", ":")).encode()
             return HttpResponse(200, body, "application/json")
         if path in ("/", "/index.html"):
-            return HttpResponse(200, CONSOLE_HTML.encode(), "text/html; charset=utf-8")
+            return html(CONSOLE_HTML)
+        if path == "/console/browse":
+            return self._browse(request.query)
+        if path.startswith("/console/"):
+            try:
+                return html(self._view(path))
+            except HttpError as exc:
+                return plain(exc.status, exc.reason)
         return plain(404, f"no such endpoint: {path}")
+
+    def _view(self, path: str) -> str:
+        """A server-drawn console page (console_views.py, browser_view.py)."""
+        http = self.probe.config.http
+        if path == "/console/charts":
+            return charts_page(self.history, self.probe.node_id, http.history_sample_interval_ms)
+        if path == "/console/configs":
+            return configs_page(self.probe)
+        if path == "/console/logdirs":
+            return logdirs_page(self.probe)
+        raise HttpError(404, f"no such endpoint: {path}")
+
+    async def _browse(self, query: str) -> HttpResponse:
+        """The message browser: the page's bytes are read here, on the event loop (the log is
+        not shared with threads); its records are decoded in a worker thread, one page at a
+        time node-wide."""
+        http = self.probe.config.http
+        params = dict(parse_qsl(query))
+        topics = sorted(t.name for t in self.probe.view.state.topics.values())
+        if not params.get("topic"):
+            return html(browse_page(None, topics, http.console_browse_max_records))
+        try:
+            asked = parse_query(params)
+            replica = self.probe.replicas.get(asked.topic, asked.partition)
+            raw = read_page(replica, asked, http.console_browse_max_bytes)
+        except HttpError as exc:
+            return plain(exc.status, exc.reason)
+        page = await trio.to_thread.run_sync(
+            decode_page, raw, http.console_browse_max_records, limiter=self._decode_limiter
+        )
+        return html(browse_page(page, topics, http.console_browse_max_records))
 
     async def run(
         self, listeners: list[trio.SocketListener], *, task_status: Any = trio.TASK_STATUS_IGNORED
@@ -148,6 +198,7 @@ class HttpEndpoint:
         log.info("node %d: %s endpoint on %s:%d", self.probe.node_id, scheme, http.host, self.port)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._watch_elections)
+            nursery.start_soon(run_sampler, self.probe, self.history)
             await nursery.start(trio.serve_listeners, self.server.handle, listeners)
             task_status.started(self.port)
 

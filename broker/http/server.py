@@ -5,15 +5,17 @@ keep-alive would buy nothing and cost state. From accept to a complete head (the
 handshake included) a connection has ``http.request_head_timeout_ms``, the head a size bound,
 and connections take slots (:mod:`~rillet.broker.http.slots`) in which an idle one gives way
 to a new one, so sockets that send nothing cannot hold the endpoint, its probes or the node's
-memory. Routing is a plain function of the parsed request.
+memory. Routing is a plain function of the parsed request; a route that has work for a
+worker thread (the console's message browser decodes records) returns an awaitable instead.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
 import ssl
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
 import trio
@@ -56,7 +58,7 @@ class HttpResponse:
     headers: tuple[tuple[str, str], ...] = ()  # further header fields (WWW-Authenticate)
 
 
-Route = Callable[[HttpRequest], HttpResponse]
+Route = Callable[[HttpRequest], HttpResponse | Awaitable[HttpResponse]]
 
 
 def plain(status: int, text: str) -> HttpResponse:
@@ -158,7 +160,8 @@ class HttpServer:
         self._slots.started(connection)
         request = replace(request, principal=_principal(stream))
         try:
-            response = self._route(request)
+            answer = self._route(request)
+            response = await answer if inspect.isawaitable(answer) else answer
         except Exception:
             log.exception("http route %s failed", request.path)
             response = plain(500, "internal error")

@@ -61,13 +61,7 @@ from rillet.broker.request_budget import (
 from rillet.broker.sasl.kafka_gate import KafkaSaslGate, SaslRequired, credential_lookup
 from rillet.broker.served_stream import ServedStream, peer_address, peer_certificate
 from rillet.broker.session import peer_session
-from rillet.broker.topic_config import (
-    BOOLEAN_TOPIC_CONFIGS,
-    FLOAT_TOPIC_CONFIGS,
-    MIN_INSYNC_REPLICAS_CONFIG,
-    STRING_TOPIC_CONFIGS,
-    TOPIC_CONFIG_KEYS,
-)
+from rillet.broker.topic_config import topic_config_defaults
 from rillet.wire.api import ApiKey
 from rillet.wire.frame import BlobPart
 from rillet.wire.messages import API_OF_REQUEST
@@ -103,14 +97,7 @@ class BrokerClusterView:
 
     def topic_config_defaults(self) -> dict[str, str]:
         cfg = self._ctx.config
-        out = {key: str(getattr(cfg.log, attr)) for key, attr in TOPIC_CONFIG_KEYS.items()}
-        for key, (attr, _) in STRING_TOPIC_CONFIGS.items():
-            out[key] = str(getattr(cfg.log, attr))
-        for key, attr in FLOAT_TOPIC_CONFIGS.items():
-            out[key] = repr(getattr(cfg.log, attr))
-        out[MIN_INSYNC_REPLICAS_CONFIG] = str(cfg.replication.default_min_insync_replicas)
-        out.update(dict.fromkeys(BOOLEAN_TOPIC_CONFIGS, "false"))  # the controller's default
-        return out
+        return topic_config_defaults(cfg.log, cfg.replication.default_min_insync_replicas)
 
 
 @dataclass(slots=True)

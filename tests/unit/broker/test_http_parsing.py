@@ -126,6 +126,15 @@ async def test_a_failing_route_answers_500_and_the_server_goes_on() -> None:
     assert out.startswith(b"HTTP/1.1 500 ")
 
 
+async def test_a_route_may_answer_with_an_awaitable_run_in_the_connection_task() -> None:
+    async def answer() -> HttpResponse:
+        await trio.sleep(0)  # a worker thread's result, for the message browser
+        return plain(200, "decoded")
+
+    out = await exchange(HttpServer(lambda r: answer()), b"GET /x HTTP/1.1\r\n\r\n")
+    assert out.startswith(b"HTTP/1.1 200 OK") and out.endswith(b"decoded\n")
+
+
 async def test_a_client_that_never_finishes_its_head_gets_408(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
