@@ -340,7 +340,6 @@ def test_api_numbers_are_stable() -> None:
         "DESCRIBE_LOG_DIRS": 35,
         "DESCRIBE_QUORUM": 55,
         "CONSUMER_GROUP_HEARTBEAT": 68,
-        "REPLICA_FETCH": 1000,
         "BROKER_REGISTRATION": 1001,
         "BROKER_HEARTBEAT": 1002,
         "ALTER_PARTITION": 1003,
