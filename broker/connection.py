@@ -111,7 +111,8 @@ class Connection:
     async def _read_loop(self, writer: ReplyWriter[Outgoing]) -> None:
         protocol = self.protocol
         while True:
-            await trio.sleep_until(protocol.muted_until_s)  # over a byte-rate quota
+            if protocol.muted_until_s > trio.current_time():  # over a byte-rate quota
+                await trio.sleep_until(protocol.muted_until_s)
             try:
                 data = await self._reader.receive()
             except ReadDeadline as exc:
