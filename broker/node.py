@@ -38,7 +38,7 @@ from rillet.broker.connection_limits import ConnectionLimiter, Slot, parse_overr
 from rillet.broker.controller_link import ControllerLink
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.errors import BrokerError
-from rillet.broker.handlers.context import BrokerContext, InjectedFaults
+from rillet.broker.handlers.context import NO_FAULTS, BrokerContext, InjectedFaults
 from rillet.broker.heap_freezer import run_heap_freezer
 from rillet.broker.http.decision_journal import DecisionJournal, JournalingLog
 from rillet.broker.http.endpoint import (
@@ -117,9 +117,15 @@ class Node:
     """One rillet node: a Raft voter and broker (combined), or a broker only."""
 
     def __init__(
-        self, config: NodeConfig, ready_file: Path | None = None, clock: Clock = SYSTEM_CLOCK
+        self,
+        config: NodeConfig,
+        ready_file: Path | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        faults: InjectedFaults = NO_FAULTS,
     ) -> None:
+        """``faults``: only a test's own entry point injects any."""
         self.config = config
+        self._faults = faults
         self.ready_file = ready_file
         self.clock = clock
         self.port: int | None = None
@@ -238,9 +244,10 @@ class Node:
                     lambda: lifecycle.broker_epoch,
                     cfg.quorum.request_timeout_ms / 1000,
                 )
-                faults = InjectedFaults.from_environment(os.environ)
                 logins = LoginGuard(cfg.sasl)
-                ctx = BrokerContext(cfg, manager, port, view, producer_ids, faults, logins=logins)
+                ctx = BrokerContext(
+                    cfg, manager, port, view, producer_ids, self._faults, logins=logins
+                )
                 dispatcher = Dispatcher(ctx)
                 kafka_dispatcher = dispatcher
                 if http_listeners:
