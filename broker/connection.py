@@ -21,11 +21,10 @@ from functools import partial
 
 import trio
 
-from rillet.broker.connection_protocol import (
+from rillet.broker.connection_events import (
     Action,
     Close,
     CloseConnection,
-    ConnectionProtocol,
     Dispatch,
     Frame,
     FrontEnd,
@@ -33,6 +32,7 @@ from rillet.broker.connection_protocol import (
     NodeAuthenticated,
     Send,
 )
+from rillet.broker.connection_protocol import ConnectionProtocol
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.native_front_end import NativeFrontEnd
 from rillet.broker.node_handshake import NodeAuthServer
@@ -61,11 +61,12 @@ class Connection:
         sasl_mechanisms: tuple[str, ...] = (),
         front_end: Callable[[str], FrontEnd] | None = None,
     ) -> None:
-        """``front_end(peer_host)``: the listener's (the native one by default; only it
-        serves the node handshake). ``reserved``: admitted beyond the client connection
-        limits, so it may only run the node handshake (within the policy's deadline);
-        ``on_node_authenticated`` is called once it has. ``sasl_mechanisms``: clients must
-        authenticate with one of these first (nodes with the node handshake instead)."""
+        """``front_end(peer_host)``: the listener's (the native one by default; only its
+        login apis include the node handshake). ``reserved``: admitted beyond the client
+        connection limits, so it may only run the node handshake (within the policy's
+        deadline); ``on_node_authenticated`` is called once it has. ``sasl_mechanisms``:
+        clients must authenticate with one of these first (nodes with the node handshake
+        instead)."""
         self._stream = stream
         self._dispatcher = dispatcher
         self._max_in_flight = max_in_flight
@@ -80,10 +81,8 @@ class Connection:
             metadata = ctx.metadata
             lookup = credential_lookup(lambda: metadata.state.scram)
             sasl = ctx.logins.exchange(sasl_mechanisms, lookup, session)
-        node_auth = None
-        if front_end is None:
-            auth = ctx.metadata.auth
-            node_auth = NodeAuthServer(auth.handshake_key, auth.cluster_id)
+        auth = ctx.metadata.auth  # the handshake is served where the front end reads it
+        node_auth = NodeAuthServer(auth.handshake_key, auth.cluster_id)
         self._name = f"{ends.listener} connection {self.peer}"
         self.protocol = ConnectionProtocol(
             ends, session, policy, max_frame_bytes, receive_bytes, sasl, node_auth, reserved,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 
-from rillet.broker.connection_protocol import CloseConnection, Immediate, Inbound
+from rillet.broker.connection_events import CloseConnection, Immediate, Inbound
 from rillet.broker.dispatcher import header_refusal
 from rillet.wire.api import ApiKey
 from rillet.wire.error_codes import ErrorCode

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from rillet.broker.connection_protocol import CloseConnection, Immediate, Inbound
+from rillet.broker.connection_events import CloseConnection, Immediate, Inbound
 from rillet.broker.kafka.api_table import SASL_AUTHENTICATE, SASL_HANDSHAKE, ApiSchema
 from rillet.broker.kafka.codec import (
     decode_body,

@@ -19,16 +19,16 @@ from kafka.protocol.sasl import SaslHandshakeResponse as KafkaSaslHandshakeRespo
 from kafka_front_end import StaticView
 
 from rillet.broker.client_quotas import ByteRates, ClientQuotas
-from rillet.broker.connection_protocol import (
+from rillet.broker.connection_events import (
     Action,
     Close,
     CloseConnection,
-    ConnectionProtocol,
     Dispatch,
     Login,
     NodeAuthenticated,
     Send,
 )
+from rillet.broker.connection_protocol import ConnectionProtocol
 from rillet.broker.dispatcher import PendingReply
 from rillet.broker.handlers.unanswered import Unanswered
 from rillet.broker.kafka.listener_front_end import KafkaFrontEnd
