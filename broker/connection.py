@@ -21,17 +21,7 @@ from functools import partial
 
 import trio
 
-from rillet.broker.connection_events import (
-    Action,
-    Close,
-    CloseConnection,
-    Dispatch,
-    Frame,
-    FrontEnd,
-    Login,
-    NodeAuthenticated,
-    Send,
-)
+from rillet.broker import connection_events as ev
 from rillet.broker.connection_protocol import ConnectionProtocol
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.native_front_end import NativeFrontEnd
@@ -59,7 +49,7 @@ class Connection:
         reserved: bool = False,
         on_node_authenticated: Callable[[], None] = lambda: None,
         sasl_mechanisms: tuple[str, ...] = (),
-        front_end: Callable[[str], FrontEnd] | None = None,
+        front_end: Callable[[str], ev.FrontEnd] | None = None,
     ) -> None:
         """``front_end(peer_host)``: the listener's (the native one by default; only its
         login apis include the node handshake). ``reserved``: admitted beyond the client
@@ -115,7 +105,7 @@ class Connection:
             try:
                 data = await self._reader.receive()
             except ReadDeadline as exc:
-                self._closing(Close(str(exc), logging.INFO if exc.idle else logging.WARNING))
+                self._closing(ev.Close(str(exc), logging.INFO if exc.idle else logging.WARNING))
                 return
             if not data:
                 return
@@ -125,7 +115,7 @@ class Connection:
                 frame = protocol.next_frame()
                 if frame is None:
                     break
-                if isinstance(frame, Close):
+                if isinstance(frame, ev.Close):
                     self._closing(frame)
                     return
                 frames += 1
@@ -133,7 +123,7 @@ class Connection:
                     return
             self._reader.decoded(protocol.pending_bytes, frames)
 
-    async def _serve_frame(self, frame: Frame, writer: ReplyWriter[Outgoing]) -> bool:
+    async def _serve_frame(self, frame: ev.Frame, writer: ReplyWriter[Outgoing]) -> bool:
         """Decode and serve one frame; False once the connection must close."""
         protocol = self.protocol
         decode = partial(protocol.front_end.decode, frame.data)
@@ -142,34 +132,34 @@ class Connection:
                 request = await protocol.policy.offload.run(len(frame.data), decode)
             else:
                 request = decode()
-        except CloseConnection as exc:
-            self._closing(Close(str(exc), exc.level))
+        except ev.CloseConnection as exc:
+            self._closing(ev.Close(str(exc), exc.level))
             return False
-        action: Action | None = protocol.decoded(request, trio.current_time())
-        if isinstance(action, Dispatch):
+        action: ev.Action | None = protocol.decoded(request, trio.current_time())
+        if isinstance(action, ev.Dispatch):
             result = self._dispatcher.dispatch_request(
                 action.request.correlation_id, action.request.body, self.session
             )
             action = protocol.dispatched(action, result)
-        elif isinstance(action, Login):  # the password check, before the next request
+        elif isinstance(action, ev.Login):  # the password check, before the next request
             step = await self._dispatcher.ctx.logins.authenticate(
                 action.exchange, action.token, self.session
             )
             action = protocol.logged_in_step(action, step)
         if action is None:
             return True
-        if isinstance(action, Close):
+        if isinstance(action, ev.Close):
             self._closing(action)
             return False
-        if isinstance(action, NodeAuthenticated):
+        if isinstance(action, ev.NodeAuthenticated):
             self._reader.timers.must_authenticate_by = None
             self._on_node_authenticated()
-        assert isinstance(action, Send | NodeAuthenticated)
+        assert isinstance(action, ev.Send | ev.NodeAuthenticated)
         pending = action.out.pending
         if pending is not None and pending.in_order is not None:
             await pending.settle()  # before the next request (handlers/in_order.py)
         await writer.put(action.out)
         return True
 
-    def _closing(self, close: Close) -> None:
+    def _closing(self, close: ev.Close) -> None:
         log.log(close.level, "closing %s: %s", self._name, close.reason)

@@ -25,7 +25,7 @@ import ssl
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import trio
 
@@ -74,9 +74,6 @@ from rillet.metadata_quorum.controller_service import ControllerService
 from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.raft.quorum import Quorum
 from rillet.raft.transport import PeerTls
-
-if TYPE_CHECKING:
-    from rillet.broker.kafka.connection import KafkaConnection
 
 log = logging.getLogger(__name__)
 
@@ -388,31 +385,25 @@ class Node:
                     if secured is None:
                         return
                     stream = secured
-                conn: Connection | KafkaConnection
-                if not kafka:
-                    conn = Connection(
-                        stream,
-                        dispatcher,
-                        limits.max_frame_bytes,
-                        limits.max_in_flight_requests_per_connection,
-                        limits.receive_buffer_bytes,
-                        policy,
-                        reserved=admission.slot is Slot.RESERVED,
-                        on_node_authenticated=partial(limiter.promote_to_node, admission),
-                        sasl_mechanisms=self.config.listener.sasl_mechanism_list,
-                    )
-                else:
-                    from rillet.broker.kafka.connection import KafkaConnection  # loaded
+                front_end = None
+                if kafka:
+                    from rillet.broker.kafka.connection import kafka_front_end  # loaded
 
-                    conn = KafkaConnection(
-                        stream,
-                        dispatcher,
-                        limits.max_frame_bytes,
-                        limits.max_in_flight_requests_per_connection,
-                        limits.receive_buffer_bytes,
-                        policy,
-                        self.config.kafka_listener.sasl_mechanism_list,
-                    )
+                    front_end = kafka_front_end(dispatcher.ctx, limits.max_frame_bytes, policy)
+                conn = Connection(
+                    stream,
+                    dispatcher,
+                    limits.max_frame_bytes,
+                    limits.max_in_flight_requests_per_connection,
+                    limits.receive_buffer_bytes,
+                    policy,
+                    reserved=admission.slot is Slot.RESERVED,
+                    on_node_authenticated=partial(limiter.promote_to_node, admission),
+                    sasl_mechanisms=(
+                        self.config.kafka_listener if kafka else self.config.listener
+                    ).sasl_mechanism_list,
+                    front_end=front_end,
+                )
                 await conn.serve()
             finally:
                 limiter.release(admission)

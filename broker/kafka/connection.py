@@ -5,14 +5,13 @@ translators need (where each live broker's Kafka listener is, the topic defaults
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rillet.broker.config import NodeConfig
-from rillet.broker.connection import Connection
-from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.kafka.listener_front_end import KafkaFrontEnd
 from rillet.broker.kafka.translation import KafkaEndpoint
 from rillet.broker.request_budget import ReadPolicy
-from rillet.broker.served_stream import ServedStream
 from rillet.broker.topic_config import (
     BOOLEAN_TOPIC_CONFIGS,
     FIXED_TOPIC_CONFIGS,
@@ -49,29 +48,11 @@ class BrokerClusterView:
         return out
 
 
-class KafkaConnection(Connection):
-    """A Kafka client connection: the shared driver with the Kafka front end."""
-
-    def __init__(
-        self,
-        stream: ServedStream,
-        dispatcher: Dispatcher,
-        max_frame_bytes: int,
-        max_in_flight: int,
-        receive_bytes: int,
-        policy: ReadPolicy | None = None,
-        sasl_mechanisms: tuple[str, ...] = (),
-    ) -> None:
-        """``sasl_mechanisms``: clients must authenticate with one of these first."""
-        offload_bytes = (policy or ReadPolicy.unlimited()).offload.threshold_bytes
-        view = BrokerClusterView(dispatcher.ctx)
-        super().__init__(
-            stream,
-            dispatcher,
-            max_frame_bytes,
-            max_in_flight,
-            receive_bytes,
-            policy,
-            sasl_mechanisms=sasl_mechanisms,
-            front_end=lambda host: KafkaFrontEnd(max_frame_bytes, view, host, offload_bytes),
-        )
+def kafka_front_end(
+    ctx: BrokerContext, max_frame_bytes: int, policy: ReadPolicy | None = None
+) -> Callable[[str], KafkaFrontEnd]:
+    """What a Kafka listener's connection (broker/connection.py) reads and writes with:
+    ``Connection(..., front_end=kafka_front_end(ctx, max_frame_bytes, policy))``."""
+    offload_bytes = (policy or ReadPolicy.unlimited()).offload.threshold_bytes
+    view = BrokerClusterView(ctx)
+    return lambda peer_host: KafkaFrontEnd(max_frame_bytes, view, peer_host, offload_bytes)
