@@ -1,7 +1,9 @@
 """Routes a decoded request to its handler and shapes what the connection must send.
 
 A handler returns a message, a coroutine that will produce one, a :class:`Refused` (one
-top-level error), or None (no response, for acks=0). Any exception a handler raises is
+top-level error), or :class:`Unanswered` (no response, for acks=0). Either listener's
+front end hands over a typed request (``dispatch_request``); a native request's header is
+checked first (``dispatch``). Any exception a handler raises is
 logged and answered with UNKNOWN_SERVER_ERROR: one bad request never takes the connection,
 let alone the node, down.
 """
@@ -74,6 +76,7 @@ from rillet.broker.handlers.record_deletion import handle_delete_records
 from rillet.broker.handlers.refused import Refused
 from rillet.broker.handlers.topic_config_changes import handle_alter_topic_configs
 from rillet.broker.handlers.topics import handle_create_topics, handle_delete_topics
+from rillet.broker.handlers.unanswered import Unanswered
 from rillet.broker.handlers.user_credentials import (
     handle_alter_user_scram_credentials,
     handle_describe_user_scram_credentials,
@@ -103,6 +106,7 @@ from rillet.wire.error_codes import ErrorCode
 from rillet.wire.forwarding import ForwardedFor
 from rillet.wire.group_messages import ConsumerGroupHeartbeatRequest
 from rillet.wire.messages import (
+    API_OF_REQUEST,
     REQUEST_TYPES,
     ApiVersionRange,
     ApiVersionsRequest,
@@ -341,27 +345,32 @@ class Dispatcher:
 
     def dispatch(
         self, header: RequestHeader, body: Any, session: Session | None = None
-    ) -> PendingReply | None:
-        """Route one request; ``session`` is the connection's (who asks, from where)."""
-        cid = header.correlation_id
-        route = HANDLERS.get(header.api)
+    ) -> PendingReply | Unanswered:
+        """Route one native request: its header's api and version are checked first."""
+        refusal = header_refusal(header)
+        if refusal is not None:
+            return refusal
+        return self.dispatch_request(header.correlation_id, body, session)
+
+    def dispatch_request(
+        self, correlation_id: int, body: Any, session: Session | None = None
+    ) -> PendingReply | Unanswered:
+        """Route one typed request, from either listener's front end; ``session`` is the
+        connection's (who asks, from where)."""
+        cid = correlation_id
+        api = API_OF_REQUEST[type(body)]
+        route = HANDLERS.get(api)
         if route is None:
-            return PendingReply(cid, error=ErrorCode.UNKNOWN_API, error_message=header.api.name)
+            return PendingReply(cid, error=ErrorCode.UNKNOWN_API, error_message=api.name)
         handler: Callable[[BrokerContext, Any], Any] = route
-        if header.version != PROTOCOL_VERSION:
-            return PendingReply(
-                cid,
-                error=ErrorCode.UNSUPPORTED_VERSION,
-                error_message=f"version {header.version} of {header.api.name} is not supported",
-            )
         if session is not None:
             body = naming_the_client(body, session)  # in case it is forwarded
         reshape = None
         if self.authorization is not None:
             caller = session or Session("native", "")
-            verdict = self.authorization.check(header.api, body, caller)
+            verdict = self.authorization.check(api, body, caller)
             if verdict is not None and verdict.error is not None:
-                log.info("refused %s: %s", header.api.name, verdict.message)
+                log.info("refused %s: %s", api.name, verdict.message)
                 return PendingReply(cid, error=verdict.error, error_message=verdict.message)
             reshape = verdict.reshape if verdict is not None else None
         if session is not None:  # only for a request allowed: it names who may leave
@@ -385,10 +394,12 @@ class Dispatcher:
         try:
             result = handler(self.ctx, body)
         except Exception:
-            log.exception("handler for %s failed", header.api.name)
+            log.exception("handler for %s failed", api.name)
             return PendingReply(cid, error=ErrorCode.UNKNOWN_SERVER_ERROR)
         if result is None:
-            return None
+            return Unanswered()
+        if isinstance(result, Unanswered):
+            return result
         if isinstance(result, Refused):
             return PendingReply(cid, error=result.error, error_message=result.message)
         if isinstance(result, InOrder):
@@ -398,6 +409,18 @@ class Dispatcher:
                 return PendingReply(cid, waiting=ReshapedReply(result, reshape))
             return PendingReply(cid, waiting=result)
         return PendingReply(cid, message=result if reshape is None else reshape(result))
+
+
+def header_refusal(header: RequestHeader) -> PendingReply | None:
+    """The error answer to a native request whose version is not this node's (None: serve
+    it)."""
+    if header.version != PROTOCOL_VERSION:
+        return PendingReply(
+            header.correlation_id,
+            error=ErrorCode.UNSUPPORTED_VERSION,
+            error_message=f"version {header.version} of {header.api.name} is not supported",
+        )
+    return None
 
 
 def _is_proven_follower_fetch(body: Any, session: Session) -> bool:

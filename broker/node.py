@@ -25,7 +25,7 @@ import ssl
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import trio
 
@@ -38,7 +38,7 @@ from rillet.broker.connection_limits import ConnectionLimiter, Slot, parse_overr
 from rillet.broker.controller_link import ControllerLink
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.errors import BrokerError
-from rillet.broker.handlers.context import BrokerContext, InjectedFaults
+from rillet.broker.handlers.context import NO_FAULTS, BrokerContext, InjectedFaults
 from rillet.broker.heap_freezer import run_heap_freezer
 from rillet.broker.http.decision_journal import DecisionJournal, JournalingLog
 from rillet.broker.http.endpoint import (
@@ -77,9 +77,6 @@ from rillet.metadata_quorum.controller_service import ControllerService
 from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.raft.quorum import Quorum
 from rillet.raft.transport import PeerTls
-
-if TYPE_CHECKING:
-    from rillet.broker.kafka.connection import KafkaConnection
 
 log = logging.getLogger(__name__)
 
@@ -120,9 +117,15 @@ class Node:
     """One rillet node: a Raft voter and broker (combined), or a broker only."""
 
     def __init__(
-        self, config: NodeConfig, ready_file: Path | None = None, clock: Clock = SYSTEM_CLOCK
+        self,
+        config: NodeConfig,
+        ready_file: Path | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        faults: InjectedFaults = NO_FAULTS,
     ) -> None:
+        """``faults``: only a test's own entry point injects any."""
         self.config = config
+        self._faults = faults
         self.ready_file = ready_file
         self.clock = clock
         self.port: int | None = None
@@ -241,7 +244,6 @@ class Node:
                     lambda: lifecycle.broker_epoch,
                     cfg.quorum.request_timeout_ms / 1000,
                 )
-                faults = InjectedFaults.from_environment(os.environ)
                 logins = LoginGuard(cfg.sasl)
                 sessions = FetchSessionCache(
                     cfg.kafka_listener.max_incremental_fetch_session_cache_slots, random.Random()
@@ -252,7 +254,7 @@ class Node:
                     port,
                     view,
                     producer_ids,
-                    faults,
+                    self._faults,
                     logins=logins,
                     kafka_fetch_sessions=sessions,
                 )
@@ -403,31 +405,25 @@ class Node:
                     if secured is None:
                         return
                     stream = secured
-                conn: Connection | KafkaConnection
-                if not kafka:
-                    conn = Connection(
-                        stream,
-                        dispatcher,
-                        limits.max_frame_bytes,
-                        limits.max_in_flight_requests_per_connection,
-                        limits.receive_buffer_bytes,
-                        policy,
-                        reserved=admission.slot is Slot.RESERVED,
-                        on_node_authenticated=partial(limiter.promote_to_node, admission),
-                        sasl_mechanisms=self.config.listener.sasl_mechanism_list,
-                    )
-                else:
-                    from rillet.broker.kafka.connection import KafkaConnection  # loaded
+                front_end = None
+                if kafka:
+                    from rillet.broker.kafka.connection import kafka_front_end  # loaded
 
-                    conn = KafkaConnection(
-                        stream,
-                        dispatcher,
-                        limits.max_frame_bytes,
-                        limits.max_in_flight_requests_per_connection,
-                        limits.receive_buffer_bytes,
-                        policy,
-                        self.config.kafka_listener.sasl_mechanism_list,
-                    )
+                    front_end = kafka_front_end(dispatcher.ctx, limits.max_frame_bytes, policy)
+                conn = Connection(
+                    stream,
+                    dispatcher,
+                    limits.max_frame_bytes,
+                    limits.max_in_flight_requests_per_connection,
+                    limits.receive_buffer_bytes,
+                    policy,
+                    reserved=admission.slot is Slot.RESERVED,
+                    on_node_authenticated=partial(limiter.promote_to_node, admission),
+                    sasl_mechanisms=(
+                        self.config.kafka_listener if kafka else self.config.listener
+                    ).sasl_mechanism_list,
+                    front_end=front_end,
+                )
                 await conn.serve()
             finally:
                 limiter.release(admission)

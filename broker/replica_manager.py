@@ -41,8 +41,9 @@ class ReplicaManager:
     """Maps (topic, partition) to the local replica; opens and removes partitions' logs.
 
     Which partitions this node hosts is decided by the metadata quorum; the
-    :class:`~rillet.broker.partition_reconciler.PartitionReconciler` calls
-    :meth:`ensure_replica` and :meth:`remove_replica` as the committed metadata changes.
+    :class:`~rillet.broker.partition_reconciler.PartitionReconciler` opens logs
+    (:meth:`open_log`), installs, detaches and discards replicas as the committed metadata
+    changes.
     """
 
     def __init__(self, config: NodeConfig, clock: Clock = SYSTEM_CLOCK) -> None:
@@ -93,25 +94,6 @@ class ReplicaManager:
 
     def _partition_dir(self, topic: str, partition: int) -> Path:
         return self.data_dir / f"{topic}-{partition}"
-
-    def ensure_replica(
-        self,
-        topic: str,
-        topic_id: str,
-        partition: int,
-        configs: dict[str, str],
-        role: ReplicaRole,
-    ) -> PartitionReplica:
-        """Host this partition (opening or creating its log) in the given role."""
-        key = TopicPartitionKey(topic, partition)
-        replica = self._replicas.get(key)
-        if replica is not None and replica.topic_id != topic_id:
-            self.remove_replica(topic, partition)  # an earlier topic of the same name
-            replica = None
-        if replica is None:
-            plog = self.open_log(topic, topic_id, partition, configs)
-            return self.install(key, plog, topic_id, configs, role)
-        return self.install(key, replica.log, topic_id, configs, role)
 
     def open_log(
         self,

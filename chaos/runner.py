@@ -25,6 +25,7 @@ import json
 import logging
 import shutil
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -89,6 +90,7 @@ NETWORKS = ("proxy", "kernel")
 # Whose clients drive the workload: rillet's own, or Kafka's (confluent-kafka) through the
 # nodes' Kafka listeners.
 CLIENTS = ("native", "kafka")
+NodeWrap = Callable[[int, list[str]], list[str]]  # (node id, argv) -> the argv to run
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,15 +269,16 @@ def port_taken(exc: NodeStartError) -> bool:
     return PORT_TAKEN in str(exc).lower()
 
 
-def run_once(config: RunConfig) -> RunResult:
-    """Run one seeded schedule against a fresh cluster and judge it.
+def run_once(config: RunConfig, node_wrap: NodeWrap | None = None) -> RunResult:
+    """Run one seeded schedule against a fresh cluster and judge it. ``node_wrap``: how
+    each node's argv is changed (a test runs a node with a fault injected).
 
     The plan picks free ports before the nodes bind them, so on a busy machine another
     process can take one in between: a cluster that could not start for that reason (before
     any workload or fault) is planned afresh, at most ``START_ATTEMPTS`` times."""
     for attempt in range(1, START_ATTEMPTS + 1):
         try:
-            return _run_once(config)
+            return _run_once(config, node_wrap)
         except NodeStartError as exc:
             if not port_taken(exc) or attempt == START_ATTEMPTS:
                 raise
@@ -283,7 +286,14 @@ def run_once(config: RunConfig) -> RunResult:
     raise AssertionError("unreachable")
 
 
-def _run_once(config: RunConfig) -> RunResult:
+def _wraps(inner: NodeWrap | None, outer: NodeWrap | None) -> NodeWrap | None:
+    """``inner`` then ``outer`` (the network namespace runs whatever the node's argv is)."""
+    if inner is None or outer is None:
+        return inner or outer
+    return lambda node_id, argv: outer(node_id, inner(node_id, argv))
+
+
+def _run_once(config: RunConfig, node_wrap: NodeWrap | None) -> RunResult:
     config.check()
     schedule = schedule_for(config)
     run_dir = config.run_dir().resolve()
@@ -306,9 +316,8 @@ def _run_once(config: RunConfig) -> RunResult:
         )
         if links is not None:
             stack.enter_context(links)  # starts forwarding: every link is planned by now
-        cluster = stack.enter_context(
-            LocalCluster(plan, log_level="INFO", wrap=network.wrap if network is not None else None)
-        )
+        wrap = _wraps(node_wrap, network.wrap if network is not None else None)
+        cluster = stack.enter_context(LocalCluster(plan, log_level="INFO", wrap=wrap))
         cluster.start(timeout_s=START_TIMEOUT_S)
         _create_topic(cluster, config)
         history = HistoryWriter(run_dir / HISTORY_FILE)

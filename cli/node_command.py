@@ -14,6 +14,7 @@ import argparse
 import errno
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,9 @@ def register(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, make_node: Callable[..., Any] | None = None) -> int:
+    """``make_node(config, ready_file)``: the node to run (a test's entry point builds one
+    with faults injected: tests/support/ack_before_hw_node.py)."""
     # Imported here: the node's modules take about a second to import, which every other
     # command (topics, consume, status, ...) would pay at each invocation.
     from rillet.broker.node import Node
@@ -62,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
                 "node_id": args.node_id,
             },
         )
-        trio.run(Node(config, args.ready_file).run)
+        trio.run((make_node or Node)(config, args.ready_file).run)
     except* (BrokerError, StoreError) as refused:
         for error in leaves(refused):
             log.error("%s", error)

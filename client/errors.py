@@ -497,6 +497,54 @@ class UnknownApiError(BrokerError):
     default_code = ErrorCode.UNKNOWN_API
 
 
+class ReplicaNotAvailableError(BrokerError):
+    """The node does not host a replica of the partition the request named."""
+
+    default_code = ErrorCode.REPLICA_NOT_AVAILABLE
+
+
+class LogDirNotFoundError(BrokerError):
+    """The log directory named is not one of that node's."""
+
+    default_code = ErrorCode.LOG_DIR_NOT_FOUND
+
+
+class InvalidFetchSessionEpochError(BrokerError):
+    """A Kafka fetch session's epoch is not the next one; the client starts a new session."""
+
+    default_code = ErrorCode.INVALID_FETCH_SESSION_EPOCH
+
+
+class InvalidReplicaAssignmentError(BrokerError):
+    """A reassignment names brokers that do not exist, or the same broker twice."""
+
+    default_code = ErrorCode.INVALID_REPLICA_ASSIGNMENT
+
+
+class PreferredLeaderNotAvailableError(BrokerError):
+    """The preferred replica cannot lead now (not alive or not in sync)."""
+
+    default_code = ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
+
+
+class EligibleLeadersNotAvailableError(BrokerError):
+    """No replica may lead: none is in sync and an unclean election is not allowed."""
+
+    default_code = ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
+
+
+class ElectionNotNeededError(BrokerError):
+    """The replica asked for already leads the partition."""
+
+    default_code = ErrorCode.ELECTION_NOT_NEEDED
+
+
+class NoReassignmentInProgressError(BrokerError):
+    """A cancel named a partition that is not being moved."""
+
+    default_code = ErrorCode.NO_REASSIGNMENT_IN_PROGRESS
+
+
 _ALL: tuple[type[BrokerError], ...] = (
     UnknownServerError,
     OffsetOutOfRangeError,
@@ -567,6 +615,14 @@ _ALL: tuple[type[BrokerError], ...] = (
     UnreleasedInstanceIdError,
     UnsupportedAssignorError,
     UnknownApiError,
+    ReplicaNotAvailableError,
+    LogDirNotFoundError,
+    InvalidFetchSessionEpochError,
+    InvalidReplicaAssignmentError,
+    PreferredLeaderNotAvailableError,
+    EligibleLeadersNotAvailableError,
+    ElectionNotNeededError,
+    NoReassignmentInProgressError,
 )
 _BY_CODE: dict[ErrorCode, type[BrokerError]] = {cls.default_code: cls for cls in _ALL}
 

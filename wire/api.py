@@ -51,8 +51,8 @@ class ApiKey(IntEnum):
     DESCRIBE_TRANSACTIONS = 65
     LIST_TRANSACTIONS = 66
     CONSUMER_GROUP_HEARTBEAT = 68
-    # internal, broker to broker / broker to controller
-    REPLICA_FETCH = 1000
+    # internal, broker to broker / broker to controller (1000, once a separate replica
+    # fetch, is retired: followers send Fetch with their replica id; never reuse it)
     BROKER_REGISTRATION = 1001
     BROKER_HEARTBEAT = 1002
     ALTER_PARTITION = 1003

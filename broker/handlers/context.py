@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rillet.broker.auto_topic_creation import AutoTopicCreations
@@ -20,19 +19,18 @@ from rillet.wire.error_codes import ErrorCode
 
 @dataclass(frozen=True, slots=True)
 class InjectedFaults:
-    """Faults a test asks the node to inject (read once, where the node is composed).
+    """Faults a test asks the node to inject, given to the node when it is built (only a
+    test-only entry point does: tests/support/ack_before_hw_node.py; ``rillet node`` never).
 
     ``ack_before_high_watermark``: answer acks=all right after the local append, before the
     high watermark passes the batch: the chaos harness's proof that its checker catches a
-    broker that acknowledges what it cannot keep (docs/chaos.md). Never set otherwise.
+    broker that acknowledges what it cannot keep (docs/chaos.md).
     """
 
     ack_before_high_watermark: bool = False
 
-    @classmethod
-    def from_environment(cls, environ: Mapping[str, str]) -> InjectedFaults:
-        """``RILLET_TEST_FAULT=ack-before-hw`` in the node's environment."""
-        return cls(ack_before_high_watermark=environ.get("RILLET_TEST_FAULT") == "ack-before-hw")
+
+NO_FAULTS = InjectedFaults()
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +40,7 @@ class BrokerContext:
     advertised_port: int
     metadata: MetadataView
     producer_ids: ProducerIdSource | None = None
-    faults: InjectedFaults = InjectedFaults()
+    faults: InjectedFaults = NO_FAULTS
     metadata_answers: MetadataAnswers = field(default_factory=MetadataAnswers)
     # Password checks, backoff and failure counts of both listeners' SASL logins.
     logins: LoginGuard = field(default_factory=LoginGuard)

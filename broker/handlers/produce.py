@@ -20,6 +20,7 @@ from rillet.broker.errors import SequenceGapAfterElection
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.in_order import InOrder
 from rillet.broker.handlers.txn_produce_check import unverified, wait_for_verification
+from rillet.broker.handlers.unanswered import Unanswered
 from rillet.broker.loop_slices import TimeSlicer
 from rillet.broker.message_timestamps import InvalidTimestamp, apply_timestamp_policy
 from rillet.broker.produce_refusals import BatchSpan, ProduceRefusals, span_of
@@ -47,7 +48,7 @@ JUDGE_PARTITIONS = 16
 
 def handle_produce(
     ctx: BrokerContext, req: ProduceRequest, refusals: ProduceRefusals | None = None
-) -> ProduceResponse | Coroutine[Any, Any, ProduceResponse] | InOrder | None:
+) -> ProduceResponse | Coroutine[Any, Any, ProduceResponse] | InOrder | Unanswered:
     """``refusals``: the connection's (broker/produce_refusals.py); a batch pipelined behind
     one refused here gets the same answer rather than OUT_OF_ORDER_SEQUENCE. A request for
     more than :data:`SLICE_PARTITIONS` partitions is appended in slices, yielding to the
@@ -71,7 +72,7 @@ def handle_produce(
     produced = _Produced()
     produced.judge(ctx, req, req.partitions, refusals)
     if req.acks == 0:
-        return None
+        return Unanswered(produced.failure())
     return produced.answer(ctx, req)
 
 
@@ -135,6 +136,11 @@ class _Produced:
             self.results.append(answer.response)
             if answer.waits_for is not None and acks_all:
                 self.waits.append((len(self.results) - 1, *answer.waits_for))
+
+    def failure(self) -> str | None:
+        """Which partitions failed and why, for an acks=0 request (None: none did)."""
+        errors = [f"{r.topic}-{r.partition}: {r.error_code}" for r in self.results if r.error_code]
+        return f"acks=0 produce failed ({', '.join(errors)})" if errors else None
 
     def answer(
         self, ctx: BrokerContext, req: ProduceRequest

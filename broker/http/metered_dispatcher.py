@@ -16,10 +16,11 @@ from typing import Any, NoReturn
 from rillet.broker.dispatcher import Dispatcher, PendingReply
 from rillet.broker.driving_reply import DrivingReply
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.handlers.unanswered import Unanswered
 from rillet.broker.http.request_metrics import RequestMetrics
 from rillet.broker.session import Session
 from rillet.wire.cluster_messages import BrokerHeartbeatRequest
-from rillet.wire.protocol import RequestHeader
+from rillet.wire.messages import API_OF_REQUEST
 
 
 class MeteredDispatcher(Dispatcher):
@@ -33,25 +34,29 @@ class MeteredDispatcher(Dispatcher):
         super().__init__(ctx)
         self._metrics = metrics
         self._listener = listener
-        self._api_names: dict[int, str] = {}
+        self._api_names: dict[type, str] = {}
         # The metadata index each broker last reported in an authenticated heartbeat (the
         # controller receives them): the console shows how far behind each broker is.
         self._applied_by_broker = applied_by_broker if applied_by_broker is not None else {}
 
-    def dispatch(
-        self, header: RequestHeader, body: Any, session: Session | None = None
-    ) -> PendingReply | None:
+    def dispatch_request(
+        self, correlation_id: int, body: Any, session: Session | None = None
+    ) -> PendingReply | Unanswered:
         started_s = time.perf_counter()
         if type(body) is BrokerHeartbeatRequest and self.proves_secret(body.cluster_id, body.auth):
             self._applied_by_broker[body.broker_id] = body.applied_index
-        reply = super().dispatch(header, body, session)
-        api = self._api_names.get(header.api)
+        reply = super().dispatch_request(correlation_id, body, session)
+        kind = type(body)
+        api = self._api_names.get(kind)
         if api is None:
-            api = self._api_names[header.api] = header.api.name.lower()
-        if reply is not None and reply.waiting is not None:
+            api = self._api_names[kind] = API_OF_REQUEST[kind].name.lower()
+        if isinstance(reply, Unanswered):
+            self._metrics.observe(self._listener, api, time.perf_counter() - started_s)
+            return reply
+        if reply.waiting is not None:
             reply.waiting = TimedReply(reply.waiting, self._finished, api, started_s)
             return reply
-        if reply is not None and reply.error is not None:
+        if reply.error is not None:
             self._metrics.error(self._listener, api)
         self._metrics.observe(self._listener, api, time.perf_counter() - started_s)
         return reply

@@ -86,9 +86,7 @@ def translate_produce(schema: ApiSchema, req: Any) -> Forward | Answer:
 
     acks = int(req.acks)
     native = ProduceRequest(
-        # acks=0 runs as acks=1 inside: the append is synchronous either way, and the answer
-        # tells the connection whether to close (see Forward.failed); nothing is sent.
-        1 if acks == 0 else acks,
+        acks,  # acks=0: no answer; a failed partition closes the connection (Forward)
         millis(req.timeout),
         [
             ProducePartitionData(_topic_name(t), int(p.index), bytes(p.records or b""))
@@ -116,16 +114,7 @@ def translate_produce(schema: ApiSchema, req: Any) -> Forward | Answer:
             ]
         )
 
-    if acks != 0:
-        return Forward(native, reply, fail)
-
-    def failed(resp: ProduceResponse) -> str | None:
-        errors = [
-            f"{r.topic}-{r.partition}: {r.error_code}" for r in resp.partitions if r.error_code
-        ]
-        return f"acks=0 produce failed ({', '.join(errors)})" if errors else None
-
-    return Forward(native, reply, fail, failed)
+    return Forward(native, reply, fail, unanswered=acks == 0)
 
 
 # -- Fetch -------------------------------------------------------------------------------------

@@ -17,8 +17,3 @@ class MalformedKafkaRequest(KafkaProtocolError):
 
 class UnsupportedKafkaRequest(KafkaProtocolError):
     """An api key or version this listener does not serve (Kafka closes such connections)."""
-
-
-class AcksZeroFailure(KafkaProtocolError):
-    """An acks=0 produce failed on some partition: like Kafka, the connection is closed so
-    the client, which gets no response, refreshes its metadata."""

@@ -7,7 +7,6 @@ as the native listener.
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +29,7 @@ from rillet.broker.kafka import (
     partition_counts,
     reassignments,
     record_deletion,
+    sasl_apis,
     topic_partitions,
     transactions,
     user_credentials,
@@ -47,10 +47,8 @@ from rillet.broker.kafka.api_table import (
     ApiSchema,
 )
 from rillet.broker.kafka.codec import api_versions_response
-from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.translation import Answer, Caller, ClusterView, Forward
 from rillet.wire.api import ApiKey
-from rillet.wire.error_codes import ErrorCode
 
 Translator = Callable[[ApiSchema, Any, ClusterView, Caller], Forward | Answer]
 
@@ -135,30 +133,8 @@ TRANSLATORS: dict[int, Translator] = {
 }
 
 
-def _sasl_not_enabled(schema: ApiSchema, req: Any, view: ClusterView, caller: Caller) -> Answer:
-    """SASL apis on a listener without SASL (a connection with SASL answers them itself)."""
-    if schema.api_key == SASL_HANDSHAKE:
-        return Answer(
-            build(
-                schema.response_type,
-                {"error_code": ErrorCode.UNSUPPORTED_SASL_MECHANISM, "mechanisms": ()},
-            )
-        )
-    return Answer(
-        build(
-            schema.response_type,
-            {
-                "error_code": ErrorCode.ILLEGAL_SASL_STATE,
-                "error_message": "this listener has no SASL mechanisms",
-                "auth_bytes": b"",
-                "session_lifetime": datetime.timedelta(0),
-            },
-        )
-    )
-
-
-TRANSLATORS[SASL_HANDSHAKE] = _sasl_not_enabled
-TRANSLATORS[SASL_AUTHENTICATE] = _sasl_not_enabled
+TRANSLATORS[SASL_HANDSHAKE] = lambda s, r, v, c: sasl_apis.translate_sasl_handshake(s, r)
+TRANSLATORS[SASL_AUTHENTICATE] = lambda s, r, v, c: sasl_apis.translate_sasl_authenticate(s, r)
 
 UNKNOWN_CALLER = Caller(None, "")
 

@@ -31,8 +31,8 @@ class Forward:
     reply: Callable[[Any], Any]  # internal response -> Kafka response
     fail: Callable[[int], Any]  # rillet error code -> Kafka response
     # acks=0: Kafka sends no response, and closes the connection when a partition failed
-    # (so the client refreshes its metadata). ``failed`` says why, from the internal answer.
-    failed: Callable[[Any], str | None] | None = None
+    # (so the client refreshes its metadata): the handler says so (handlers/unanswered.py).
+    unanswered: bool = False
 
 
 @dataclass(frozen=True, slots=True)

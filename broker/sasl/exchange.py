@@ -2,8 +2,8 @@
 
 Kafka's two steps: a handshake names the mechanism, then authenticate messages carry its
 tokens (PLAIN: one; SCRAM: two round trips). The outcome is the connection's principal,
-``User:<name>``. The Kafka listener (``kafka_gate``) and the native listener wrap this in
-their own messages, so both authenticate the same users the same way.
+``User:<name>``. Both listeners' connections run it (broker/connection_protocol.py), each front end
+carrying the tokens in its own messages, so both authenticate the same users the same way.
 
 Checking a password costs milliseconds of CPU (PBKDF2 for PLAIN), too long for the event
 loop, so the message that carries the proof is answered in two steps: ``authenticate``

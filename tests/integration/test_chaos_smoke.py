@@ -14,6 +14,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import ack_before_hw_node
 import pytest
 
 from rillet.chaos.runner import RunConfig, RunResult, replay_command, run_once
@@ -75,15 +76,15 @@ def test_a_seed_driven_through_kafka_clients_reports_no_violations(tmp_path: Pat
 
 
 def test_the_checker_catches_a_node_that_acks_before_the_high_watermark(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    """RILLET_TEST_FAULT=ack-before-hw (read by the node at start, honoured by the produce
-    handler only) makes leaders answer acks=all right after their own append. Killing
+    """Nodes run by the test-only entry point tests/support/ack_before_hw_node.py (the
+    fault is honoured by the produce handler only) answer acks=all right after their own
+    append. Killing
     partition leaders then loses acknowledged records, and the checker must say so.
     Frequent kills under a high write rate make at least one kill land while a leader holds
     acknowledged records its followers have not fetched yet; the same configuration without
     the fault is clean."""
-    monkeypatch.setenv("RILLET_TEST_FAULT", "ack-before-hw")  # inherited by the nodes
     config = RunConfig(
         seed=1,
         duration_s=25,
@@ -95,7 +96,7 @@ def test_the_checker_catches_a_node_that_acks_before_the_high_watermark(
         gaps=(0.5, 1.5),
         out_dir=tmp_path,
     )
-    result = run_once(config)
+    result = run_once(config, node_wrap=ack_before_hw_node.wrap)
     found = {v.check for v in result.violations}
     assert "acknowledged-lost" in found, explain(result)
     assert result.summary["verdict"] == "violations"

@@ -19,9 +19,12 @@ from broker_context import Middle, middle
 from rillet.broker.connection import Connection
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.handlers.replica_fetch import read_for_follower
+from rillet.broker.node_handshake import NodeAuthClient
 from rillet.broker.read_shares import RequestBytesBudget
 from rillet.broker.request_budget import ReadPolicy
+from rillet.raft.peer_mac import NONCE_BYTES
 from rillet.wire.batch import build_batch
+from rillet.wire.cluster_messages import NodeAuthBeginResponse, NodeAuthProveResponse
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FrameDecoder
 from rillet.wire.messages import (
@@ -36,15 +39,18 @@ from rillet.wire.protocol import decode_response, encode_request, response_type_
 
 
 @asynccontextmanager
-async def served(m: Middle, policy: ReadPolicy | None = None) -> AsyncIterator[trio.SocketStream]:
-    """A client stream to a :class:`Connection` served in the background."""
+async def served(
+    m: Middle, policy: ReadPolicy | None = None, **options: Any
+) -> AsyncIterator[trio.SocketStream]:
+    """A client stream to a :class:`Connection` served in the background (``options``:
+    the connection's keyword arguments)."""
     (listener,) = await trio.open_tcp_listeners(0, host="127.0.0.1")
     port = listener.socket.getsockname()[1]
     async with trio.open_nursery() as nursery:
         client = await trio.open_tcp_stream("127.0.0.1", port)
         server = await listener.accept()
         await listener.aclose()
-        conn = Connection(server, Dispatcher(m.ctx), 1 << 20, 8, 65536, policy)
+        conn = Connection(server, Dispatcher(m.ctx), 1 << 20, 8, 65536, policy, **options)
         nursery.start_soon(conn.serve)
         try:
             yield client
@@ -105,3 +111,26 @@ async def test_a_silent_connection_is_closed_at_its_idle_deadline(
         with trio.fail_after(3600):
             assert await client.receive_some(1024) == b""  # closed by the broker
         assert trio.current_time() - started >= 600
+
+
+async def test_a_reserved_connection_is_promoted_once_it_proves_to_be_a_node(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Admitted on a node-reserve slot, it may run the node handshake only; once it has, the
+    limiter is told (the slot no longer counts) and the connection serves like any other."""
+    m = middle(tmp_path)
+    auth = m.ctx.metadata.auth
+    promoted: list[bool] = []
+    decoder = FrameDecoder()
+    policy = ReadPolicy(RequestBytesBudget(1 << 30), math.inf, math.inf, 10.0)
+    options = {"reserved": True, "on_node_authenticated": lambda: promoted.append(True)}
+    async with served(m, policy, **options) as client:
+        node = NodeAuthClient(auth.handshake_key, auth.cluster_id, 2, b"c" * NONCE_BYTES)
+        await send(client, 1, node.begin())
+        begun = await receive(client, decoder, NodeAuthBeginResponse)
+        await send(client, 2, node.prove(begun))
+        node.finish(await receive(client, decoder, NodeAuthProveResponse))
+        assert promoted == [True]
+        await trio.sleep(60)  # past the reserve's handshake deadline: it no longer applies
+        await send(client, 3, ApiVersionsRequest())
+        assert (await receive(client, decoder, ApiVersionsResponse)).apis

@@ -89,8 +89,9 @@ def test_produce_requests_become_the_internal_request(
         for name, parts in topics.items()
         for i, data in parts.items()
     ]
-    # acks=0 runs as acks=1 inside (nothing is sent back; a failure closes the connection)
-    assert action.native == m.ProduceRequest(acks or 1, timeout_ms, expected)
+    # acks=0 stays acks=0 inside (nothing is sent back; a failure closes the connection)
+    assert action.native == m.ProduceRequest(acks, timeout_ms, expected)
+    assert action.unanswered == (acks == 0)
     answers = [
         m.ProducePartitionResponse(p.topic, p.partition, ErrorCode.NOT_LEADER_OR_FOLLOWER, -1)
         for p in expected
@@ -397,7 +398,7 @@ def test_list_offsets_create_and_delete_topics_and_init_producer_id_translate() 
         assert int(fenced.error_code) == 90
 
 
-def test_an_acks_0_produce_runs_as_acks_1_inside_and_reports_failures() -> None:
+def test_an_acks_0_produce_stays_acks_0_inside_and_gets_no_answer() -> None:
     r = ProduceRequest
     request = r(
         transactional_id=None,
@@ -411,10 +412,4 @@ def test_an_acks_0_produce_runs_as_acks_1_inside_and_reports_failures() -> None:
         ],
     )
     _schema, action = forwarded(request, 7)
-    assert action.native.acks == 1 and action.failed is not None
-    ok = m.ProduceResponse([m.ProducePartitionResponse("t", 0, ErrorCode.NONE, 5)])
-    assert action.failed(ok) is None
-    moved = m.ProduceResponse(
-        [m.ProducePartitionResponse("t", 0, ErrorCode.NOT_LEADER_OR_FOLLOWER)]
-    )
-    assert "t-0" in (action.failed(moved) or "")
+    assert action.native.acks == 0 and action.unanswered

@@ -21,7 +21,7 @@ from served_connection import LoopLagProbe, Served, blocking_twin, serving
 from rillet.broker.config import LimitsConfig, NodeConfig
 from rillet.broker.connection import Connection
 from rillet.broker.dispatcher import Dispatcher
-from rillet.broker.kafka.connection import KafkaConnection
+from rillet.broker.kafka.connection import kafka_front_end
 from rillet.broker.request_budget import ReadPolicy
 from rillet.wire.frame import LENGTH
 from rillet.wire.messages import ApiVersionsRequest, MetadataRequest
@@ -48,9 +48,10 @@ def kafka_api_versions() -> bytes:
 
 def kafka(m: Middle, policy: ReadPolicy) -> Callable[[trio.SocketStream], Served]:
     limits = m.ctx.config.limits
-    return lambda s: KafkaConnection(
+    front_end = kafka_front_end(m.ctx, limits.max_frame_bytes, policy)
+    return lambda s: Connection(
         s, Dispatcher(m.ctx), limits.max_frame_bytes, 8, limits.receive_buffer_bytes, policy,
-        ("PLAIN",),
+        sasl_mechanisms=("PLAIN",), front_end=front_end,
     )  # fmt: skip
 
 

@@ -16,7 +16,7 @@ TAKEN = "node 1 exited with status 1:\nOSError: [Errno 98] Address already in us
 def test_a_taken_port_is_planned_again(monkeypatch: pytest.MonkeyPatch) -> None:
     outcomes: list[Any] = [NodeStartError(TAKEN), NodeStartError(TAKEN), "result"]
 
-    def attempt(config: runner.RunConfig) -> Any:
+    def attempt(config: runner.RunConfig, node_wrap: Any = None) -> Any:
         outcome = outcomes.pop(0)
         if isinstance(outcome, Exception):
             raise outcome
@@ -32,7 +32,7 @@ def test_a_port_taken_every_time_or_another_start_failure_is_raised(
     calls: list[str] = []
 
     def attempt_with(message: str) -> Any:
-        def attempt(config: runner.RunConfig) -> Any:
+        def attempt(config: runner.RunConfig, node_wrap: Any = None) -> Any:
             calls.append(message)
             raise NodeStartError(message)
 

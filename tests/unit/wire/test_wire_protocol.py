@@ -398,7 +398,6 @@ def test_api_numbers_are_stable() -> None:
         "DESCRIBE_TRANSACTIONS": 65,
         "LIST_TRANSACTIONS": 66,
         "CONSUMER_GROUP_HEARTBEAT": 68,
-        "REPLICA_FETCH": 1000,
         "BROKER_REGISTRATION": 1001,
         "BROKER_HEARTBEAT": 1002,
         "ALTER_PARTITION": 1003,
