@@ -13,7 +13,9 @@ import dataclasses
 
 import pytest
 
+from rillet.broker.config import NodeConfig
 from rillet.broker.errors import TopicError
+from rillet.broker.kafka.node_configs import broker_entries
 from rillet.broker.message_timestamps import InvalidTimestamp, apply_timestamp_policy
 from rillet.broker.topic_config import effective_log_config, validate_topic_configs
 from rillet.partition_store.config import DAY_MS, HOUR_MS, LogConfig
@@ -44,6 +46,11 @@ def test_defaults_accept_any_past_stamp_and_refuse_an_hour_in_the_future() -> No
         apply_timestamp_policy(_batch(NOW, NOW + HOUR_MS + 1), config, NOW)
     fresh = _batch(NOW - DAY_MS, NOW + HOUR_MS)
     assert apply_timestamp_policy(fresh, config, NOW) is fresh
+
+
+def test_describe_configs_reports_kafkas_default() -> None:
+    entries = {e["name"]: e for e in broker_entries(NodeConfig(), None, False)}
+    assert entries["log.message.timestamp.before.max.ms"]["value"] == str(2**63 - 1)
 
 
 def test_minus_one_opts_in_to_refusing_what_retention_would_not_keep() -> None:
