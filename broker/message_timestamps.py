@@ -2,9 +2,11 @@
 
 CreateTime (the default): a batch whose timestamps are too far from the leader's clock is
 refused with INVALID_TIMESTAMP (``message.timestamp.before.max.ms`` /
-``message.timestamp.after.max.ms``, as Kafka). A client with a wrong clock would otherwise
-write records that retention deletes at its next pass (stamped 1970), or that pin their
-segment on disk for years (stamped in the future).
+``message.timestamp.after.max.ms``, as Kafka). Future stamps are bounded (one hour by
+default): they would pin their segment on disk for years. Past stamps are not, as in Kafka:
+retention counts a segment's age from its last write too, so a record stamped 1970 is still
+kept for ``retention.ms``. ``message.timestamp.before.max.ms = -1`` opts in to refusing
+stamps older than the topic's ``retention.ms``.
 
 LogAppendTime: the leader stamps each batch with its own clock (the header's max timestamp
 and the LogAppendTime attribute bit; records then report that time) and recomputes the
@@ -63,8 +65,7 @@ def _check_create_times(views: list[BatchView], config: LogConfig, now_ms: int) 
             raise InvalidTimestamp(
                 f"batch {i}: timestamp {min(first, last)} is {now_ms - min(first, last)} ms "
                 f"before the broker's clock; message.timestamp.before.max.ms allows "
-                f"{now_ms - oldest} ms (check the producer's clock, or raise the limit "
-                f"together with retention.ms to keep older records)"
+                f"{now_ms - oldest} ms (check the producer's clock, or raise the limit)"
             )
         if last > newest:
             raise InvalidTimestamp(

@@ -237,7 +237,8 @@ class SecurityDisabledError(BrokerError):
 class InvalidTimestampError(BrokerError):
     """A record's timestamp is too far from the broker's clock (the topic's
     ``message.timestamp.before.max.ms`` / ``message.timestamp.after.max.ms``): a wrong client
-    clock, refused before retention could delete fresh data or pin old segments."""
+    clock, refused before a future stamp could pin old segments (past stamps only where the
+    topic limits them)."""
 
     default_code = ErrorCode.INVALID_TIMESTAMP
 

@@ -42,11 +42,12 @@ class LogConfig:
     # Which clock stamps records: the producer's (CreateTime) or the leader's at append
     # (LogAppendTime: the leader sets the batch's max timestamp; records report it).
     message_timestamp_type: str = CREATE_TIME
-    # CreateTime batches stamped further from the leader's clock are refused (INVALID_TIMESTAMP):
-    # an old stamp would let retention delete fresh data, a future one pin segments. -1 (the
-    # default) = retention_ms: refuse what the next retention pass would delete; no limit
-    # when retention keeps forever.
-    message_timestamp_before_max_ms: int = -1
+    # CreateTime batches stamped further from the leader's clock are refused (INVALID_TIMESTAMP).
+    # Past: any age by default, as Kafka (Long.MAX): retention counts a segment's age from its
+    # last write too (retention.py), so an old stamp cannot get fresh data deleted. -1 = the
+    # topic's retention_ms (an opt-in: refuse what time retention would not keep by its
+    # stamp; no limit when retention keeps forever). Future: a stamp ahead would pin segments.
+    message_timestamp_before_max_ms: int = LONG_MAX
     message_timestamp_after_max_ms: int = HOUR_MS
     # Log compaction (compaction_plan.py): "delete" (retention only), "compact" (the log
     # cleaner keeps the latest record per key) or "compact,delete" (both).

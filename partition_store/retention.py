@@ -4,13 +4,21 @@ Kept apart from the log so the policy can be read (and tested) on its own. Like 
 ``delete`` cleanup policy it removes whole segments only, oldest first, and never the active
 segment: a segment goes when
 
-- its largest timestamp is more than ``retention_ms`` before now (time), or
+- both its largest timestamp and its last write are more than ``retention_ms`` before now
+  (time), or
 - the partition would still hold at least ``retention_bytes`` without it (size), or
 - all its offsets are below the log start offset (DeleteRecords, or an earlier deletion).
 
 A ``compact``-only log (``cleanup.policy``) skips the first two: the log cleaner bounds it.
 Deletion stops at the first segment that qualifies for none of these, so the log stays a
 contiguous range of offsets.
+
+The last write (the ``.log`` file's modification time) is where this departs from Kafka,
+which goes by the largest timestamp alone. Producers may stamp records with any past time
+(``message.timestamp.before.max.ms`` defaults to Kafka's unlimited): under Kafka's rule a
+record stamped 1970 goes with the next retention pass after its segment rolls, minutes after
+it was acknowledged. Here every record stays at least ``retention_ms`` after it was written;
+records stamped in the future are bounded by ``message.timestamp.after.max.ms`` instead.
 """
 
 from __future__ import annotations
@@ -32,7 +40,8 @@ def deletable_segment_count(
             config.deletes  # a compact-only log keeps segments for the cleaner
             and config.retention_ms >= 0
             and segment.size_bytes > 0
-            and now_ms - segment.max_timestamp_ms > config.retention_ms
+            and now_ms - max(segment.max_timestamp_ms, segment.last_written_ms)
+            > config.retention_ms
         )
         oversize = (
             config.deletes

@@ -44,7 +44,12 @@ class RecoveredSegment(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class SegmentInfo:
-    """A snapshot of a segment for admin tools and tests."""
+    """A snapshot of a segment for retention, admin tools and tests.
+
+    ``last_written_ms`` is the ``.log`` file's modification time: when a batch was last
+    written to it, on this host's clock. It is read from the file, not kept in memory, so it
+    survives restarts (retention counts a segment's age from it, see ``retention``).
+    """
 
     base_offset: int
     next_offset: int
@@ -53,6 +58,7 @@ class SegmentInfo:
     log_path: Path
     index_path: Path
     time_index_path: Path
+    last_written_ms: int
 
 
 # Reads of a segment never update its access time. Under the usual ``relatime`` mount option
@@ -475,6 +481,7 @@ class LogSegment:
             p.log,
             p.offset_index,
             p.time_index,
+            os.fstat(self.fd).st_mtime_ns // 1_000_000,
         )
 
     def dup_fds(self, with_indexes: bool) -> list[int]:

@@ -241,6 +241,10 @@ def _write_group(
         size = segment.size
     finally:
         segment.close()
+    # Time retention counts from a segment's last write too: the copy keeps its sources'
+    # (else every clean would restart a compact,delete log's retention clock).
+    written_ns = max(os.fstat(s.fd).st_mtime_ns for s in sources)
+    os.utime(path, ns=(written_ns, written_ns))
     return StagedSegment(
         base, expected, size, tuple((s.base_offset, s.size_bytes) for s in sources)
     )

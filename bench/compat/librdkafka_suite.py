@@ -70,7 +70,6 @@ RUNNER_FLAGS = ["-Q", "-p1", "-L", "-E"]
 BUILT_MARKER = ".built"
 RILLET_NODES = 3
 SCENARIO_PARTITIONS = 4
-PARTITIONS_LINE = f"num_partitions = {SCENARIO_PARTITIONS}"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # a summary row of test-runner: "| 0001_multiobj | PASSED | 1.234s |"
 ROW = re.compile(r"^\|\s*(\d{4})_(\S+)\s*\|\s*(\w+)\s*\|")
@@ -252,11 +251,12 @@ def bootstrap_of(target: str, kafka_nodes: int = 1) -> Iterator[str]:
     single Kafka broker gives replication factor 1: tests that ask for 3 fail there)."""
     with tempfile.TemporaryDirectory(prefix="rillet-librdkafka-") as tmp:
         if target == "rillet":
-            plan = plan_cluster(Path(tmp), RILLET_NODES, default_replication_factor=RILLET_NODES)
-            for node in plan.nodes:  # num.partitions: plan_cluster leaves it at Kafka's 1
-                toml = Path(node.work_dir) / "node.toml"
-                text = toml.read_text().replace("[topics]\n", f"[topics]\n{PARTITIONS_LINE}\n")
-                toml.write_text(text)
+            plan = plan_cluster(
+                Path(tmp),
+                RILLET_NODES,
+                default_replication_factor=RILLET_NODES,
+                num_partitions=SCENARIO_PARTITIONS,
+            )
             with LocalCluster(plan, log_level="WARNING") as cluster:
                 cluster.start()
                 print(f"started rillet, {RILLET_NODES} nodes", file=sys.stderr)

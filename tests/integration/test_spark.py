@@ -43,8 +43,8 @@ from rillet.spark_io.backfill_manifest import load_manifests
 pytestmark = pytest.mark.integration
 
 T0 = 1_700_000_000_000  # 2023-11-14T22:13:20Z
-# Records here carry historical timestamps (from T0): topics accept any age, as a backfill
-# topic would (the default refuses what retention would delete at once).
+# Records here carry historical timestamps (from T0): topics accept any age (the default,
+# as in Kafka; spelt out so that a node configured otherwise still runs these tests).
 HISTORICAL = {"message.timestamp.before.max.ms": "9223372036854775807"}
 HOUR_MS = 3_600_000
 

@@ -44,6 +44,13 @@ class NodeProcess:
         assert self.port is not None, "node not started"
         return f"127.0.0.1:{self.port}"
 
+    @property
+    def kafka_bootstrap(self) -> str:
+        """The Kafka-protocol listener's address, when the config enables ``[kafka_listener]``
+        (port 0: the one the node announced in its ready file)."""
+        ready = json.loads((self.log_dir / f"ready-{self.starts}.json").read_text())
+        return f"127.0.0.1:{ready['kafka_port']}"
+
     def start(self) -> NodeProcess:
         assert self.proc is None or self.proc.poll() is not None, "already running"
         self.starts += 1

@@ -4,6 +4,7 @@ are always the follower's), and a session lives on one connection."""
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
@@ -445,6 +446,9 @@ async def test_a_log_start_moved_by_retention_is_news_to_a_quiet_partition(
         )
         assert not isinstance(written, Coroutine) and written is not None
         replica.log.roll(m.clock.now_ms())
+    written_ns = m.clock.now_ms() * 1_000_000  # retention counts from the last write too:
+    for segment in replica.log.segments():  # on the test's clock, not the file system's
+        os.utime(segment.log_path, ns=(written_ns, written_ns))
     at_end = [FetchPartition("t", 0, 2, 1 << 20, 1, 1, 0)]
     await _fetch(d, _follower_request(m, at_end), session)
     idle = await _fetch(d, _follower_request(m, [], incremental=True), session)

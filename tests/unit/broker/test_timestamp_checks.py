@@ -1,8 +1,10 @@
 """The timestamp policy a partition leader applies before appending (issue 16).
 
-Records stamped 1970 by a wrong client clock were accepted and deleted by the next retention
-pass; far-future stamps pinned segments. CreateTime batches outside the topic's window are now
-refused; LogAppendTime batches are stamped with the leader's clock (header and CRC only).
+Far-future stamps pinned segments: CreateTime batches beyond the topic's window are refused.
+Past stamps of any age are accepted by default, as Kafka (retention counts a segment's age
+from its last write too, so they are not deleted at once); ``before.max.ms = -1`` opts in to
+refusing stamps older than retention.ms. LogAppendTime batches are stamped with the leader's
+clock (header and CRC only).
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ import dataclasses
 
 import pytest
 
+from rillet.broker.config import NodeConfig
 from rillet.broker.errors import TopicError
+from rillet.broker.kafka.node_configs import broker_entries
 from rillet.broker.message_timestamps import InvalidTimestamp, apply_timestamp_policy
 from rillet.broker.topic_config import effective_log_config, validate_topic_configs
 from rillet.partition_store.config import DAY_MS, HOUR_MS, LogConfig
@@ -33,31 +37,42 @@ def _batch(*timestamps: int) -> bytes:
     return build_batch([(ts, None, f"v{i}".encode(), None) for i, ts in enumerate(timestamps)])
 
 
-def test_defaults_refuse_what_retention_would_delete_and_an_hour_in_the_future() -> None:
+def test_defaults_accept_any_past_stamp_and_refuse_an_hour_in_the_future() -> None:
     config = LogConfig()
-    with pytest.raises(InvalidTimestamp, match=r"before\.max\.ms allows 604800000 ms"):
-        apply_timestamp_policy(_batch(0), config, NOW)  # 1970
+    assert config.message_timestamp_before_max_ms == 2**63 - 1  # Kafka's default
+    old = _batch(0, NOW)  # 1970
+    assert apply_timestamp_policy(old, config, NOW) is old  # untouched, not copied
     with pytest.raises(InvalidTimestamp, match=r"after\.max\.ms"):
         apply_timestamp_policy(_batch(NOW, NOW + HOUR_MS + 1), config, NOW)
     fresh = _batch(NOW - DAY_MS, NOW + HOUR_MS)
-    assert apply_timestamp_policy(fresh, config, NOW) is fresh  # untouched, not copied
+    assert apply_timestamp_policy(fresh, config, NOW) is fresh
+
+
+def test_describe_configs_reports_kafkas_default() -> None:
+    entries = {e["name"]: e for e in broker_entries(NodeConfig(), None, False)}
+    assert entries["log.message.timestamp.before.max.ms"]["value"] == str(2**63 - 1)
+
+
+def test_minus_one_opts_in_to_refusing_what_retention_would_not_keep() -> None:
+    config = LogConfig(message_timestamp_before_max_ms=-1)
+    with pytest.raises(InvalidTimestamp, match=r"before\.max\.ms allows 604800000 ms"):
+        apply_timestamp_policy(_batch(0), config, NOW)  # 1970
     # the first record counts too (a batch of old records with one fresh last record)
     with pytest.raises(InvalidTimestamp, match="batch 1"):
         apply_timestamp_policy(_batch(NOW) + _batch(5, NOW), config, NOW)
 
 
-def test_before_max_follows_retention_unless_set() -> None:
-    forever = LogConfig(retention_ms=-1)
+def test_before_max_minus_one_follows_retention() -> None:
+    forever = LogConfig(retention_ms=-1, message_timestamp_before_max_ms=-1)
     old = _batch(0)
     assert apply_timestamp_policy(old, forever, NOW) is old  # nothing will delete it
-    month = LogConfig(retention_ms=30 * DAY_MS)
+    month = LogConfig(retention_ms=30 * DAY_MS, message_timestamp_before_max_ms=-1)
     ten_days_old = _batch(NOW - 10 * DAY_MS)
     assert apply_timestamp_policy(ten_days_old, month, NOW) is ten_days_old
     strict = dataclasses.replace(month, message_timestamp_before_max_ms=DAY_MS)
     with pytest.raises(InvalidTimestamp):
         apply_timestamp_policy(ten_days_old, strict, NOW)
-    kafka_default = LogConfig(message_timestamp_before_max_ms=2**63 - 1)
-    assert apply_timestamp_policy(old, kafka_default, NOW) is old
+    assert apply_timestamp_policy(old, LogConfig(retention_ms=DAY_MS), NOW) is old  # default
 
 
 @pytest.mark.parametrize("compression", [Compression.NONE, Compression.GZIP])

@@ -4,6 +4,7 @@ nothing."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -199,3 +200,17 @@ def test_a_crash_between_any_two_steps_loses_nothing(tmp_path: Path, stop_after:
         assert len(rows) < len(before)  # the committed clean was finished
     assert not list(reopened.directory.glob("*.swap"))
     assert not (reopened.directory / "cleaner-staging").exists()
+
+
+def test_a_cleaned_segment_keeps_its_sources_last_write(tmp_path: Path) -> None:
+    """Time retention counts from a segment's last write (the .log mtime): a clean must not
+    restart that clock, or a compact,delete log cleaned often would never expire."""
+    directory = tmp_path / "t-0"
+    log = compacted(directory)
+    write(log, 0, 300)
+    written_ns = (T0 - 5000) * 1_000_000
+    for path in directory.glob("*.log"):
+        os.utime(path, ns=(written_ns, written_ns))
+    assert clean_now(log, T0 + 1000) is not None
+    sealed = log.segments()[:-1]
+    assert sealed and {s.last_written_ms for s in sealed} == {T0 - 5000}

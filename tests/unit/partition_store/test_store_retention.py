@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -36,8 +37,16 @@ def test_retention_by_size_keeps_at_least_the_limit(tmp_path: Path) -> None:
     assert log.delete_expired_segments(T0) == 0  # idempotent
 
 
+def written_at(directory: Path, ms: int) -> None:
+    """Set every segment's last write (the ``.log`` file's mtime) to ``ms``: the tests' clock
+    is not the file system's."""
+    for path in directory.glob("*.log"):
+        os.utime(path, ns=(ms * 1_000_000, ms * 1_000_000))
+
+
 def test_retention_by_time_uses_each_segments_largest_timestamp(tmp_path: Path) -> None:
     log = fill(tmp_path / "t-0", 40, ts_step=HOUR, retention_ms=10 * HOUR, file_delete_delay_ms=0)
+    written_at(tmp_path / "t-0", T0)
     now = T0 + 39 * HOUR
     log.delete_expired_segments(now)
     remaining = log.segments()
@@ -118,9 +127,9 @@ def test_advance_log_start_offset_then_segments_below_it_go(tmp_path: Path) -> N
     assert again.log_start_offset == second.base_offset + 1
 
 
-def info(base: int, end: int, size: int, max_ts: int) -> SegmentInfo:
+def info(base: int, end: int, size: int, max_ts: int, written: int = -1) -> SegmentInfo:
     p = Path("x")
-    return SegmentInfo(base, end, size, max_ts, p, p, p)
+    return SegmentInfo(base, end, size, max_ts, p, p, p, written)
 
 
 def test_retention_decision_stops_at_the_first_segment_to_keep() -> None:
@@ -138,3 +147,35 @@ def test_retention_decision_stops_at_the_first_segment_to_keep() -> None:
     assert deletable_segment_count(segments, keep_all, 0, 20) == 2
     assert deletable_segment_count(segments, keep_all, 0, 19) == 1
     assert deletable_segment_count(segments, LogConfig(retention_bytes=0), 0, 0) == 3
+
+
+def test_retention_by_time_counts_from_the_later_of_stamp_and_write() -> None:
+    by_time = LogConfig(retention_ms=100)
+    active = info(30, 30, 0, -1, 1000)
+    stamped_1970 = [info(0, 10, 100, 0, 950), info(10, 20, 100, 0, 990), active]
+    assert deletable_segment_count(stamped_1970, by_time, 1000, 0) == 0  # written just now
+    assert deletable_segment_count(stamped_1970, by_time, 1060, 0) == 1  # 950 is old now
+    assert deletable_segment_count(stamped_1970, by_time, 1091, 0) == 2
+    written_long_ago = [info(0, 10, 100, 0, 5), active]
+    assert deletable_segment_count(written_long_ago, by_time, 1000, 0) == 1
+    # a recent stamp keeps an old write, as before (Kafka's rule)
+    assert deletable_segment_count([info(0, 10, 100, 990, 5), active], by_time, 1000, 0) == 0
+
+
+def test_records_stamped_1970_outlive_retention_passes_and_restarts(tmp_path: Path) -> None:
+    directory = tmp_path / "t-0"
+    now = time.time_ns() // 1_000_000  # the file system's clock: mtimes are on it
+    log = open_log(directory, now, segment_bytes=1024, retention_ms=HOUR, file_delete_delay_ms=0)
+    for _ in range(30):
+        log.append_as_leader(batch([bytes(100)], ts=0), 0, now)
+    sealed = len(log.segments()) - 1
+    assert sealed > 1 and all(s.last_written_ms >= now - 1000 for s in log.segments())
+    assert log.delete_expired_segments(now) == 0
+    log.close()
+    again = open_log(directory, now, segment_bytes=1024, retention_ms=HOUR)
+    assert again.delete_expired_segments(now + HOUR - 1000) == 0  # the mtime survived
+    written_at(directory, now - 2 * HOUR)
+    again.close()  # neither a close nor an open counts as a write
+    third = open_log(directory, now, segment_bytes=1024, retention_ms=HOUR)
+    assert third.delete_expired_segments(now) == sealed
+    assert third.log_start_offset == third.segments()[0].base_offset > 0
