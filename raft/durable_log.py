@@ -182,8 +182,12 @@ class DurableLog:
         dominate the commit latency.
         """
         current = self.hard_state()
-        if (hard_state.term, hard_state.vote) != (current.term, current.vote):
-            doc = [hard_state.term, hard_state.vote, hard_state.commit]
+        if (hard_state.term, hard_state.vote, hard_state.vote_directory) != (
+            current.term,
+            current.vote,
+            current.vote_directory,
+        ):
+            doc = [hard_state.term, hard_state.vote, hard_state.commit, hard_state.vote_directory]
             self._write_checked(HARD_STATE_FILE, cbor2.dumps(doc))
         self._view.set_hard_state(hard_state)
 
@@ -198,7 +202,8 @@ class DurableLog:
             and self.term(snapshot.index) == snapshot.term
         )
         self._write_checked(
-            SNAPSHOT_FILE, cbor2.dumps([snapshot.index, snapshot.term, snapshot.data])
+            SNAPSHOT_FILE,
+            cbor2.dumps([snapshot.index, snapshot.term, snapshot.data, snapshot.voters]),
         )
         if not matches:  # a leader's snapshot over a short or diverged log: nothing is kept
             self.close()
@@ -220,14 +225,22 @@ class DurableLog:
         try:
             state = self._read_checked(HARD_STATE_FILE)
             if state is not None:
-                term, vote, commit = state
+                # Written before directory ids existed: three fields.
+                term, vote, commit, vote_directory = (*state, "") if len(state) == 3 else state
                 self._view.set_hard_state(
-                    HardState(int(term), None if vote is None else int(vote), int(commit))
+                    HardState(
+                        int(term),
+                        None if vote is None else int(vote),
+                        int(commit),
+                        str(vote_directory),
+                    )
                 )
             snap = self._read_checked(SNAPSHOT_FILE)
             if snap is not None:
-                index, term, data = snap
-                self._view.apply_snapshot(Snapshot(int(index), int(term), bytes(data)))
+                index, term, data, voters = (*snap, b"") if len(snap) == 3 else snap
+                self._view.apply_snapshot(
+                    Snapshot(int(index), int(term), bytes(data), bytes(voters))
+                )
         except (TypeError, ValueError) as exc:
             raise CorruptStorage(f"hard state or snapshot has the wrong shape: {exc}") from None
         paths = sorted(self.directory.glob(f"{SEGMENT_PREFIX}*{SEGMENT_SUFFIX}"))
