@@ -228,6 +228,8 @@ class RaftCore(Membership):
         if ready.compaction is not None:
             self.log.configs.compact_to(ready.compaction.index)
         self.self_persisted()
+        if ready.hard_state is not None:
+            self.take_up_election_won_alone(ready.hard_state.term, ready.hard_state.vote)
         self.maybe_step_down_after_removal()
 
     # -- observation --------------------------------------------------------------------

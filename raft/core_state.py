@@ -108,6 +108,19 @@ class CoreState:
         """Are we, under our directory id, a voter of the configuration in effect?"""
         return self.log.configuration().has(self.id, self.directory_id)
 
+    def may_campaign(self) -> bool:
+        """Voters campaign; so does a voter whose removal is the latest configuration entry
+        while it is not known committed. The removed leader that wrote it may have crashed
+        with the longest log: no one else can then be elected (their logs are behind) and
+        only it can finish the change. Its election counts the new voter set's votes, so it
+        is safe; once leading it commits the removal and steps down."""
+        if self.is_voter():
+            return True
+        log = self.log
+        return log.configuration_index() > log.committed and log.configs.previous().has(
+            self.id, self.directory_id
+        )
+
     def sync_members(self) -> None:
         """Bring the tracker in line with the configuration in effect, after an append,
         a truncation or a snapshot may have changed it."""

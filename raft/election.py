@@ -58,7 +58,7 @@ class Election(Replication):
 
     def tick_election(self) -> None:
         self.election_elapsed_ticks += 1
-        if not self.is_voter():
+        if not self.may_campaign():
             return  # an observer never campaigns: it has no vote to win with
         if self.election_elapsed_ticks >= self.randomized_election_timeout_ticks:
             self.election_elapsed_ticks = 0
@@ -90,10 +90,10 @@ class Election(Replication):
         leader reported dead by mistake cancels it with its next heartbeat. Only the elapsed
         count moves, not the timeout: hearing from any leader (which zeroes it) cancels the
         early campaign and leaves the usual timeout in place."""
-        if self.role is not Role.FOLLOWER or self.leader_id != peer or not self.is_voter():
+        if self.role is not Role.FOLLOWER or self.leader_id != peer or not self.may_campaign():
             return
         self.leader_id = None
-        rank = sorted(v for v in self.voters if v != peer).index(self.id)
+        rank = sorted((self.voters | {self.id}) - {peer}).index(self.id)
         fire_at_ticks = self.randomized_election_timeout_ticks - 1 - rank
         self.election_elapsed_ticks = max(self.election_elapsed_ticks, fire_at_ticks)
 
@@ -146,7 +146,7 @@ class Election(Replication):
     # -- campaigning --------------------------------------------------------------------
 
     def campaign(self, kind: CampaignKind) -> None:
-        if not self.is_voter():
+        if not self.may_campaign():
             return  # not in our latest configuration (an observer, or removed)
         if kind is CampaignKind.PRE_ELECTION:
             self.become_pre_candidate()
@@ -158,8 +158,10 @@ class Election(Replication):
         if self.tracker.tally() is VoteResult.WON:  # a single voter
             if kind is CampaignKind.PRE_ELECTION:
                 self.campaign(CampaignKind.ELECTION)
-            else:
-                self.become_leader()
+            # An election won by our own vote alone is taken up in advance(), once the
+            # Ready carrying that vote is durable: leading first, a crash could lose the
+            # vote and let us grant the same term to another node (a configuration can
+            # shrink to one voter, and the removed leader may then campaign).
             return
         self.request_votes(self.peers, vote_term, kind)
 
@@ -182,6 +184,16 @@ class Election(Replication):
                     voter_directory=voter.directory_id if voter is not None else "",
                 )
             )
+
+    def take_up_election_won_alone(self, persisted_term: int, persisted_vote: int | None) -> None:
+        """The Ready carrying our vote for ourselves is durable: lead, if that vote alone
+        won the election (see ``campaign``)."""
+        if (
+            self.role is Role.CANDIDATE
+            and (persisted_term, persisted_vote) == (self.term, self.id)
+            and self.tracker.tally() is VoteResult.WON
+        ):
+            self.become_leader()
 
     def become_pre_candidate(self) -> None:
         if self.role is Role.LEADER:

@@ -44,6 +44,9 @@ class SimulationParams:
     lose_all_unsynced: bool = False
     # Crash every node at once during the chaos phase: None lets the seed decide (30%).
     crash_all: bool | None = None
+    # Voter membership changes during chaos: 4 to 6 nodes, 1 to 5 of them voters at first,
+    # every node an observer when not a voter (see scenario.py).
+    membership: bool = False
     trace: bool = False
 
 
@@ -69,6 +72,9 @@ class RunStats:
     false_down_reports: int = 0  # ... about a node that was up at the time
     down_reports_acted_on: int = 0  # ... by a follower of that node
     false_down_reports_acted_on: int = 0
+    config_changes: int = 0  # configuration entries committed
+    config_changes_refused: int = 0  # MembershipChangeRefused (own-term rule, one at a time)
+    leaders_removed: int = 0  # committed removals of the leader that proposed them
 
 
 class SimCluster:
@@ -78,7 +84,9 @@ class SimCluster:
         self.rng = random.Random(seed)
         rng = self.rng
         count = params.nodes or rng.choice([3, 3, 5])
+        # Every node of the run (voter or not); the name predates membership changes.
         self.voters = list(range(1, count + 1))
+        bootstrap = self.voters
         self.config = Config(
             election_timeout_ticks=10,
             heartbeat_interval_ticks=rng.choice([1, 1, 2, 3]),
@@ -87,9 +95,25 @@ class SimCluster:
             max_append_entries=rng.choice([1, 1, 3, 64]),
             max_inflight_appends=rng.choice([1, 4, 64]),
         )
-        self.network = SimNetwork(self.voters, rng, NetworkProfile.random(rng))
+        profile = NetworkProfile.random(rng)
         core = core_type(params.fault)
-        self.nodes = {n: SimNode(n, self.voters, self.config, core) for n in self.voters}
+        if params.membership:
+            extra = rng.choice([1, 1, 2, 3])
+            self.voters = list(range(1, count + extra + 1))
+            bootstrap = self.voters[: rng.choice([1, 3, 3, min(5, count)])]
+        self.network = SimNetwork(self.voters, rng, profile)
+        self.bootstrap_voters = bootstrap
+        self.nodes = {
+            n: SimNode(
+                n,
+                bootstrap,
+                self.config,
+                core,
+                observers=self.voters if params.membership else None,
+                directory_id=f"{n:04x}".ljust(32, "0") if params.membership else "",
+            )
+            for n in self.voters
+        }
         self.checker = SafetyChecker(self._log_views)
         self.compact_every_entries = rng.choice([3, 10, 40])
         self.max_sync_us = rng.choice([200, 2_000, 8_000])
@@ -347,6 +371,8 @@ class SimCluster:
         stats.leaders = len(self.checker.leader_of_term)
         stats.max_term = max(self.checker.leader_of_term, default=0)
         stats.committed = self.checker.max_committed_index
+        stats.config_changes = self.checker.config_changes_committed
+        stats.leaders_removed = self.checker.leader_self_removals
         stats.reads_checked = self.checker.reads_checked
         stats.dropped = self.network.stats.dropped + self.network.stats.blocked
         for sim in self.nodes.values():

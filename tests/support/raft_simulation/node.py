@@ -55,9 +55,15 @@ class SimNode:
         voters: list[int],
         config: Config,
         core_type: type[RaftCore] = RaftCore,
+        observers: list[int] | None = None,
+        directory_id: str = "",
     ) -> None:
+        """``voters`` is the bootstrap voter set; ``observers`` every node the leader sends
+        the log to whether it votes or not."""
         self.id = node_id
         self.voters = voters
+        self.observers = observers or []
+        self.directory_id = directory_id
         self.config = config
         self.core_type = core_type
         self.disk = SimDisk()
@@ -78,7 +84,15 @@ class SimNode:
         core from the log and hard state; committed entries are re-applied from there."""
         self.incarnation += 1
         self.state = DigestStateMachine.from_snapshot(self.disk.view.snapshot())
-        self.core = self.core_type(self.id, self.voters, self.disk.view, self.config, rng)
+        self.core = self.core_type(
+            self.id,
+            self.voters,
+            self.disk.view,
+            self.config,
+            rng,
+            directory_id=self.directory_id,
+            observers=self.observers,
+        )
         self.in_flight = None
         return self.core
 

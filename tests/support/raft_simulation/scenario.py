@@ -8,7 +8,9 @@
    win, and asks leaders to hand over leadership. The network itself drops, delays,
    duplicates, reorders and replays messages per a seeded profile. The nodes' failure
    detectors report crashed nodes as down (``report_leader_down``), and sometimes, wrongly,
-   live ones -- mostly the leader, the only report that changes anything.
+   live ones -- mostly the leader, the only report that changes anything. With
+   ``membership``, the leader is also asked to add a voter (a node that is not one) or to
+   remove one (itself included), sometimes the moment it wins, before its no-op commits.
 2. Recovery: faults stop, every node restarts, the network heals and calms down. Within
    ``liveness_bound_ticks`` a leader must commit a new proposal and every node must apply
    it; then the run ends with a final check that no committed entry was lost.
@@ -20,7 +22,9 @@ from __future__ import annotations
 
 from raft_simulation.cluster import TICK_US, RunStats, SimCluster
 from raft_simulation.network import CALM
+from rillet.raft.core_errors import MembershipChangeRefused
 from rillet.raft.messages import LogEntry
+from rillet.raft.ready import Role
 
 
 class Scenario:
@@ -89,8 +93,11 @@ class Scenario:
             return
         if cluster.now_us < self._quiet_until_us:
             return
-        action = rng.random()
         leader = cluster.leader()
+        if cluster.params.membership and leader is not None and rng.random() < 0.35:
+            self._change_membership(leader)
+            return
+        action = rng.random()
         if action < 0.1 and self._network_healed and leader is not None:
             self._figure8(leader)
         elif action < 0.35 and self._network_healed:
@@ -101,10 +108,12 @@ class Scenario:
         elif action < 0.75 and leader is not None:
             core = cluster.core(leader)
             assert core is not None
-            target = rng.choice([n for n in cluster.voters if n != leader])
-            cluster.log(f"nemesis: n{leader} transfers leadership to n{target}")
-            core.transfer_leadership(target)
-            cluster.after(leader)
+            targets = [n for n in sorted(core.voters) if n != leader]
+            if targets:
+                target = rng.choice(targets)
+                cluster.log(f"nemesis: n{leader} transfers leadership to n{target}")
+                core.transfer_leadership(target)
+                cluster.after(leader)
         elif action < 0.85:
             # A false "process gone" report: the detector is not to be trusted.
             up = [n for n in cluster.voters if cluster.nodes[n].up]
@@ -113,6 +122,30 @@ class Scenario:
                 others = [n for n in cluster.voters if n != observer]
                 named = leader if leader in others and rng.random() < 0.7 else rng.choice(others)
                 cluster.report_down(observer, named)
+
+    def _change_membership(self, leader: int) -> None:
+        """Ask the leader to add a node that is not a voter or remove a voter (itself
+        included), keeping between one and five voters."""
+        cluster = self.cluster
+        rng = cluster.rng
+        core = cluster.core(leader)
+        assert core is not None
+        voters = sorted(core.voters)
+        others = [n for n in cluster.voters if n not in voters]
+        add = others and (len(voters) == 1 or (len(voters) < 5 and rng.random() < 0.5))
+        try:
+            if add:
+                node = rng.choice(others)
+                cluster.log(f"nemesis: n{leader} adds voter n{node}")
+                core.add_voter(node, cluster.nodes[node].directory_id)
+            elif len(voters) > 1:
+                node = rng.choice(voters)
+                cluster.log(f"nemesis: n{leader} removes voter n{node}")
+                core.remove_voter(node, cluster.nodes[node].directory_id)
+        except MembershipChangeRefused as refused:
+            cluster.stats.config_changes_refused += 1
+            cluster.log(f"  refused: {refused}")
+        cluster.after(leader)
 
     def _crash_and_restart(
         self, node: int, down_ticks: int, incarnation: int | None = None
@@ -160,6 +193,9 @@ class Scenario:
                 cluster.now_us + rng.randrange(0, TICK_US), self._heal, self._network_generation
             )
             return
+        if cluster.params.membership and rng.random() < 0.3:
+            # At once, before the no-op commits: the own-term rule must refuse it.
+            cluster.at(cluster.now_us, self._change_membership_if_leading, node, term)
         if rng.random() >= self.new_leader_crash_probability:
             return
         # Often at once: the new leader's no-op may then survive only on its own disk
@@ -170,6 +206,11 @@ class Scenario:
         cluster.at(
             cluster.now_us + delay_us, self._crash_and_restart, node, down_ticks, incarnation
         )
+
+    def _change_membership_if_leading(self, node: int, term: int) -> None:
+        core = self.cluster.core(node)
+        if core is not None and core.role is Role.LEADER and core.term == term:
+            self._change_membership(node)
 
     def _network_fault(self, leader: int | None) -> None:
         """A partition (plus one-way cuts) that lasts long enough for elections to happen

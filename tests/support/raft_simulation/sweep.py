@@ -35,6 +35,8 @@ def replay_command(seed: int, params: SimulationParams) -> str:
         parts.append("--no-torn-writes")
     if params.lose_all_unsynced:
         parts.append("--lose-all-unsynced")
+    if params.membership:
+        parts.append("--membership")
     if params.crash_all is not None:
         parts.append("--crash-all" if params.crash_all else "--no-crash-all")
     parts.append("--trace")
