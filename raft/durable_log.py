@@ -12,7 +12,8 @@ On disk, in the member's directory:
   CRC over the CBOR bytes; a new segment starts after ``segment_bytes``;
 - ``hard-state`` and ``snapshot``: replaced atomically (temp file, fsync, rename, fsync of
   the directory), each ``[crc32c u32][CBOR]``; the hard state is fsynced before it returns,
-  because a vote must never be forgotten once sent.
+  because a vote must never be forgotten once sent;
+- ``directory-id``: this directory's identity (``directory_identity.py``).
 
 Opening validates every frame. A torn or corrupt frame at the end of the last segment (a
 crash mid-write) is cut off with everything after it; the same damage anywhere else, or a
@@ -37,6 +38,7 @@ import cbor2
 import crc32c
 
 from rillet.raft.core_errors import CoreContractError
+from rillet.raft.directory_identity import load_directory_id
 from rillet.raft.errors import RaftError
 from rillet.raft.log_storage import MemoryStorage
 from rillet.raft.messages import EntryKind, HardState, LogEntry
@@ -119,12 +121,14 @@ class DurableLog:
         self._unsynced = False
         self.syncs = 0  # fdatasync calls (the group-commit figure tests and benches read)
         self.truncated_tail_bytes = 0  # what recovery cut off (torn or damaged tail)
+        self.directory_id = ""  # set by open(): read, or drawn for a new directory
 
     @classmethod
     def open(cls, directory: Path, segment_bytes: int = DEFAULT_SEGMENT_BYTES) -> DurableLog:
         directory.mkdir(parents=True, exist_ok=True)
         log = cls(directory, segment_bytes)
         log._load()
+        log.directory_id = load_directory_id(directory)
         return log
 
     # -- LogStorage: answered from the in-memory copy of what is on disk ------------------
