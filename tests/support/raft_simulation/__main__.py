@@ -93,6 +93,7 @@ def _table(runs: list[RunStats], failures: int, elapsed_s: float) -> list[str]:
             f"{total('config_changes')} ({total('config_changes_refused')})",
         ),
         ("leaders removing themselves", f"{total('leaders_removed')}"),
+        ("voters wiped", f"{total('wipes')}"),
         ("recovery ticks mean / max", f"{sum(recovery) / len(recovery):.1f} / {max(recovery)}"),
         ("wall time", f"{elapsed_s:.1f} s ({seeds / max(elapsed_s, 1e-9):.0f} seeds/s)"),
     ]

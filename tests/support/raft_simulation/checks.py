@@ -68,10 +68,16 @@ class LogView(Protocol):
 
 
 class SafetyChecker:
-    def __init__(self, log_views: Callable[[], Iterable[tuple[int, LogView]]]) -> None:
+    def __init__(
+        self,
+        log_views: Callable[[], Iterable[tuple[int, LogView]]],
+        directory_of: Callable[[int], str] = lambda node: "",
+    ) -> None:
         """``log_views`` lists every node's current log (a down node's: what its disk will
-        restart with)."""
+        restart with); ``directory_of`` names each node's current directory id (a voter
+        named under another one refuses to vote: its disk was replaced)."""
         self._log_views = log_views
+        self._directory_of = directory_of
         self.leader_of_term: dict[int, int] = {}
         self._entries: dict[tuple[int, int], tuple[bytes, int, int]] = {}
         self.committed: dict[int, LogEntry] = {}
@@ -134,7 +140,13 @@ class SafetyChecker:
             if entry.index < view.first_index() or view.term(entry.index) == entry.term:
                 continue  # holds it (or a snapshot covering it)
             configuration = view.configuration()
-            voters = [n for n in configuration.ids() if n in tips and tips[n] <= tips[node]]
+            voters = [
+                v.node_id
+                for v in configuration.voters
+                if v.node_id in tips
+                and v.matches(v.node_id, self._directory_of(v.node_id))
+                and tips[v.node_id] <= tips[node]
+            ]
             if len(voters) >= configuration.quorum_size():
                 raise SafetyViolation(
                     f"committed {_text(entry)} is not safe: n{node} lacks it, yet its log "

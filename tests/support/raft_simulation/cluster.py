@@ -75,6 +75,7 @@ class RunStats:
     config_changes: int = 0  # configuration entries committed
     config_changes_refused: int = 0  # MembershipChangeRefused (own-term rule, one at a time)
     leaders_removed: int = 0  # committed removals of the leader that proposed them
+    wipes: int = 0  # voters whose disk was replaced (then removed and maybe added back)
 
 
 class SimCluster:
@@ -114,7 +115,7 @@ class SimCluster:
             )
             for n in self.voters
         }
-        self.checker = SafetyChecker(self._log_views)
+        self.checker = SafetyChecker(self._log_views, self._directory_of)
         self.compact_every_entries = rng.choice([3, 10, 40])
         self.max_sync_us = rng.choice([200, 2_000, 8_000])
         self.now_us = 0
@@ -186,6 +187,14 @@ class SimCluster:
                     delay_us = self.rng.randrange(2 * TICK_US)
                     self.at(self.now_us + delay_us, self.report_down, observer, node)
 
+    def wipe(self, node: int) -> None:
+        """Crash ``node`` and replace its disk: it restarts empty, under a new directory."""
+        self.crash(node)
+        sim = self.nodes[node]
+        sim.wipe()
+        self._down_logs.pop(node, None)
+        self.log(f"n{node} wiped (new directory {sim.directory_id[:8]})")
+
     def report_down(self, observer: int, node: int) -> None:
         """``observer``'s transport says ``node``'s process is gone. Truthful when a crash
         scheduled it (unless ``node`` has restarted since); the scenario also makes false
@@ -238,6 +247,9 @@ class SimCluster:
         sim.core.tick()
         self.after(node)
         self.at(self.now_us + TICK_US, self._tick, node, incarnation)
+
+    def _directory_of(self, node: int) -> str:
+        return self.nodes[node].directory_id
 
     def _log_views(self) -> list[tuple[int, LogView]]:
         views: list[tuple[int, LogView]] = []
@@ -377,6 +389,7 @@ class SimCluster:
         stats.dropped = self.network.stats.dropped + self.network.stats.blocked
         for sim in self.nodes.values():
             stats.crashes += sim.crashes
+            stats.wipes += sim.wipes
             stats.snapshots_installed += sim.snapshots_installed
             stats.lost_writes += sim.disk.stats.lost_writes
             stats.torn_writes += sim.disk.stats.torn_writes

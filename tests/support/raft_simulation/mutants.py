@@ -41,6 +41,9 @@ class CoreFault(Enum):
     TWO_SERVER_CHANGE = "two-server-change"
     # Membership: a new leader starts a change before committing an entry of its own term.
     SKIP_OWN_TERM_COMMIT = "skip-own-term-commit"
+    # Membership: vote whatever directory the candidate's configuration names for us (a
+    # wiped node then votes as the voter it was, without the record of that voter's votes).
+    IGNORE_DIRECTORY = "ignore-directory"
 
 
 class CommitsPriorTermEntries(RaftCore):
@@ -103,6 +106,11 @@ class SkipsOwnTermCommit(RaftCore):
         return None
 
 
+class IgnoresDirectory(RaftCore):
+    def addressed_to_another_directory(self, message: VoteRequest) -> bool:
+        return False
+
+
 CORE_TYPES: dict[CoreFault, type[RaftCore]] = {
     CoreFault.NONE: RaftCore,
     CoreFault.COMMIT_PRIOR_TERM_ENTRIES: CommitsPriorTermEntries,
@@ -113,6 +121,7 @@ CORE_TYPES: dict[CoreFault, type[RaftCore]] = {
     CoreFault.ACCEPT_STALE_ACKS: AcceptsStaleAcks,
     CoreFault.TWO_SERVER_CHANGE: ChangesTwoServers,
     CoreFault.SKIP_OWN_TERM_COMMIT: SkipsOwnTermCommit,
+    CoreFault.IGNORE_DIRECTORY: IgnoresDirectory,
 }
 
 

@@ -72,6 +72,7 @@ class SimNode:
         self.incarnation = 0
         self.in_flight: Ready | None = None  # taken from the core, waiting for its sync
         self.crashes = 0
+        self.wipes = 0
         self.snapshots_installed = 0
         self.noops_applied = 0
 
@@ -102,6 +103,15 @@ class SimNode:
         self.incarnation += 1
         self.crashes += 1
         self.disk.crash(rng, torn_writes, lose_all_unsynced)
+
+    def wipe(self) -> None:
+        """The disk is replaced (the node must be down): it comes back empty, under a new
+        directory id, as a node formatted again does."""
+        stats = self.disk.stats
+        self.disk = SimDisk()
+        self.disk.stats = stats
+        self.wipes += 1
+        self.directory_id = f"{self.id:04x}{self.wipes:04x}".ljust(32, "0")
 
     def write_ready(self, ready: Ready) -> None:
         """Step 1 of the Ready contract: hand everything to the disk (not yet synced)."""

@@ -45,6 +45,8 @@ class Scenario:
         self._liveness_entry: LogEntry | None = None
         self._figure8_old_leader: int | None = None
         self._quiet_until_us = 0  # a multi-step move is playing out: no other faults
+        # A voter whose disk was replaced, as (node id, old directory id), until removed.
+        self._wiped: tuple[int, str] | None = None
         cluster.on_new_leader = self._on_new_leader
 
     def run(self) -> RunStats:
@@ -95,7 +97,10 @@ class Scenario:
             return
         leader = cluster.leader()
         if cluster.params.membership and leader is not None and rng.random() < 0.35:
-            self._change_membership(leader)
+            if rng.random() < 0.3:
+                self._wipe_voter(leader)
+            else:
+                self._change_membership(leader)
             return
         action = rng.random()
         if action < 0.1 and self._network_healed and leader is not None:
@@ -133,8 +138,17 @@ class Scenario:
         voters = sorted(core.voters)
         others = [n for n in cluster.voters if n not in voters]
         add = others and (len(voters) == 1 or (len(voters) < 5 and rng.random() < 0.5))
+        wiped = self._wiped
+        if wiped is not None and not core.configuration().has(*wiped):
+            self._wiped = wiped = None  # replaced: it is gone from the leader's voters
+            if self.recovering:
+                return  # recovery only finishes a replacement
         try:
-            if add:
+            if wiped is not None:
+                # Replace the dead voter before anything else changes.
+                cluster.log(f"nemesis: n{leader} removes wiped voter n{wiped[0]}/{wiped[1][:8]}")
+                core.remove_voter(*wiped)
+            elif add:
                 node = rng.choice(others)
                 cluster.log(f"nemesis: n{leader} adds voter n{node}")
                 core.add_voter(node, cluster.nodes[node].directory_id)
@@ -207,6 +221,32 @@ class Scenario:
             cluster.now_us + delay_us, self._crash_and_restart, node, down_ticks, incarnation
         )
 
+    def _wipe_voter(self, leader: int) -> None:
+        """Replace the disk of a voter known by its directory id (one added by a change),
+        when the configuration is committed, has at least three voters and no other wiped
+        voter: the new directory must not vote as the old voter, and the old identity must
+        be removed (the nemesis does that next) before a second loss could stop the
+        cluster for good. (A bootstrap voter has no known directory, so a wiped one would
+        vote as its old self: that is the documented limit, not tested here.)"""
+        cluster = self.cluster
+        core = cluster.core(leader)
+        assert core is not None
+        configuration = core.configuration()
+        log = core.raft_log
+        if self._wiped is not None or len(configuration.voters) < 3 or core.catching_up:
+            return
+        if log.configuration_index() > log.committed:
+            return
+        known = [v for v in configuration.voters if v.directory_id and v.node_id != leader]
+        if not known:
+            return
+        victim = cluster.rng.choice(known)
+        self._wiped = (victim.node_id, victim.directory_id)
+        cluster.wipe(victim.node_id)
+        cluster.at(
+            cluster.now_us + cluster.rng.randrange(1, 30) * TICK_US, self._restart, victim.node_id
+        )
+
     def _change_membership_if_leading(self, node: int, term: int) -> None:
         core = self.cluster.core(node)
         if core is not None and core.role is Role.LEADER and core.term == term:
@@ -266,6 +306,13 @@ class Scenario:
         committed = cluster.checker.committed.get(entry.index) if entry is not None else None
         leader = cluster.leader()
         leader_core = cluster.core(leader) if leader is not None else None
+        if self._wiped is not None and leader_core is not None:
+            # As an operator would: a voter whose disk was replaced is removed under its
+            # old identity (it cannot catch up as that voter), then it catches up as an
+            # observer like any other node.
+            self._change_membership(leader)
+            cluster.at(cluster.now_us + TICK_US, self._recovery_client)
+            return
         if entry is not None and committed != entry:
             lost = committed is not None  # another entry committed at its index
             if leader_core is not None and leader_core.raft_log.term(entry.index) != entry.term:

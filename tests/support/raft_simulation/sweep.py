@@ -22,6 +22,10 @@ class SimulationFailure(AssertionError):
         self.replay = replay
         self.trace_tail = trace_tail
 
+    def __reduce__(self) -> tuple[type[SimulationFailure], tuple[int, str, str, list[str]]]:
+        """Sweeps with --workers pass failures between processes."""
+        return (SimulationFailure, (self.seed, self.reason, self.replay, self.trace_tail))
+
 
 def replay_command(seed: int, params: SimulationParams) -> str:
     parts = ["python -m raft_simulation", f"--start {seed} --seeds 1"]

@@ -134,8 +134,9 @@ MEMBERSHIP_CI_SEEDS = 200
 
 
 def test_a_sweep_with_membership_changes_passes_every_check() -> None:
-    """Voters added and removed (leaders removing themselves too) under crashes and
-    partitions: one leader per term, no committed entry lost, one server per change."""
+    """Voters added and removed (leaders removing themselves too), and voters whose disk
+    is replaced, under crashes and partitions: one leader per term, no committed entry
+    lost, one server per change."""
     started_s = time.process_time()
     result = sweep(0, MEMBERSHIP_CI_SEEDS, SimulationParams(membership=True))
     cpu_s = time.process_time() - started_s
@@ -145,6 +146,7 @@ def test_a_sweep_with_membership_changes_passes_every_check() -> None:
     assert sum(r.leaders_removed for r in runs) > MEMBERSHIP_CI_SEEDS // 10
     assert sum(r.config_changes_refused for r in runs) > MEMBERSHIP_CI_SEEDS
     assert sum(r.crash_all for r in runs) > MEMBERSHIP_CI_SEEDS // 5
+    assert sum(r.wipes for r in runs) > MEMBERSHIP_CI_SEEDS // 20
     assert cpu_s < 20, f"the membership sweep took {cpu_s:.1f} s of CPU"
 
 
