@@ -142,7 +142,7 @@ def test_a_sweep_with_membership_changes_passes_every_check() -> None:
     cpu_s = time.process_time() - started_s
     assert not result.failures, result.failures[0]
     runs = result.runs
-    assert sum(r.config_changes for r in runs) > 2 * MEMBERSHIP_CI_SEEDS
+    assert sum(r.config_changes for r in runs) > MEMBERSHIP_CI_SEEDS
     assert sum(r.leaders_removed for r in runs) > MEMBERSHIP_CI_SEEDS // 10
     assert sum(r.config_changes_refused for r in runs) > MEMBERSHIP_CI_SEEDS
     assert sum(r.crash_all for r in runs) > MEMBERSHIP_CI_SEEDS // 5
