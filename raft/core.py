@@ -242,30 +242,23 @@ class RaftCore(Membership):
     def voter_progress(self) -> dict[int, tuple[int, int]]:
         """On the leader, voter -> (match index, ticks since it was last heard from); the
         leader itself matches its whole log and is never quiet. Empty on other roles."""
-        if self.role is not Role.LEADER:
-            return {}
-        voters = self.voters
-        out = {
-            v: (p.match_index, p.quiet_ticks)
-            for v, p in self.tracker.progress.items()
-            if v in voters
-        }
-        if self.id in voters:
-            out[self.id] = (self.log.last_index(), 0)
-        return out
+        return self._replica_progress(voting=True)
 
     def observer_progress(self) -> dict[int, tuple[int, int]]:
         """On the leader, the same for the replicas that do not vote (observers and a
         replica catching up to join)."""
+        return self._replica_progress(voting=False)
+
+    def _replica_progress(self, voting: bool) -> dict[int, tuple[int, int]]:
         if self.role is not Role.LEADER:
             return {}
         voters = self.voters
         out = {
             n: (p.match_index, p.quiet_ticks)
             for n, p in self.tracker.progress.items()
-            if n not in voters and n != self.id
+            if (n in voters) == voting
         }
-        if self.id not in voters:
+        if (self.id in voters) == voting:
             out[self.id] = (self.log.last_index(), 0)
         return out
 

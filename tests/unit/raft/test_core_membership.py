@@ -226,3 +226,11 @@ def test_a_catch_up_that_never_finishes_is_given_up_without_a_change() -> None:
     cluster.run(Config().effective_catch_up_timeout_ticks() + 1)
     assert leader.catching_up is None and leader.catch_up_failed is not None
     assert leader.voters == {1, 2, 3}
+
+
+def test_progress_is_reported_apart_for_voters_and_observers() -> None:
+    cluster = _cluster()
+    leader = cluster.core(1)
+    assert set(leader.voter_progress()) == {1, 2, 3}
+    assert leader.observer_progress() == {4: (leader.raft_log.last_index(), 0)}
+    assert cluster.core(2).observer_progress() == {}
