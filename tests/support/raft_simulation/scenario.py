@@ -306,7 +306,7 @@ class Scenario:
         committed = cluster.checker.committed.get(entry.index) if entry is not None else None
         leader = cluster.leader()
         leader_core = cluster.core(leader) if leader is not None else None
-        if self._wiped is not None and leader_core is not None:
+        if self._wiped is not None and leader is not None and leader_core is not None:
             # As an operator would: a voter whose disk was replaced is removed under its
             # old identity (it cannot catch up as that voter), then it catches up as an
             # observer like any other node.
