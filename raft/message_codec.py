@@ -105,6 +105,8 @@ def _directory(value: Any, path: str) -> str:
 
 
 def _snapshot(value: Any, path: str) -> Snapshot:
+    if isinstance(value, list) and len(value) == 3:
+        value = [*value, b""]  # from a release before voter configurations
     index, term, data, voters = _array(value, path, 4)
     return Snapshot(_uint(index, f"{path}.index"), _uint(term, f"{path}.term"),
                     _bytes(data, f"{path}.data"), _bytes(voters, f"{path}.voters"))  # fmt: skip
@@ -166,6 +168,8 @@ def decode_message(data: bytes) -> Message:
     if cls is None:
         raise MalformedMessage(f"unknown message type {tag!r}")
     checks = _SCHEMAS[cls]
+    if cls is VoteRequest and len(values) == len(checks) - 2:
+        values = [*values, "", ""]  # from a release before directory ids
     if len(values) != len(checks):
         raise MalformedMessage(f"{cls.__name__}: expected {len(checks)} fields")
     names = _FIELD_NAMES[cls]

@@ -59,7 +59,7 @@ class Quorum(abc.ABC):
     @property
     @abc.abstractmethod
     def voters(self) -> frozenset[int]:
-        """The fixed voter set."""
+        """The voter set in effect (our engine's can change; see docs/raft.md)."""
 
     @abc.abstractmethod
     def leadership(self) -> Leadership:

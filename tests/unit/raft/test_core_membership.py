@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import cbor2
 import pytest
 from raft_simulation.lockstep import LockstepCluster
 
@@ -234,3 +235,10 @@ def test_progress_is_reported_apart_for_voters_and_observers() -> None:
     assert set(leader.voter_progress()) == {1, 2, 3}
     assert leader.observer_progress() == {4: (leader.raft_log.last_index(), 0)}
     assert cluster.core(2).observer_progress() == {}
+
+
+def test_vote_requests_and_snapshots_of_the_previous_release_still_decode() -> None:
+    old_request = cbor2.dumps([1, 5, 2, 1, 3, 5, 1, True, False])  # no directory ids
+    assert decode_message(old_request) == VoteRequest(2, 1, 3, 5, 1, True, False)
+    old_snapshot = cbor2.dumps([1, 7, 2, 1, 3, [4, 2, b"s"]])  # no voters
+    assert decode_message(old_snapshot) == InstallSnapshot(2, 1, 3, Snapshot(4, 2, b"s"))
