@@ -46,8 +46,6 @@ class CoreState:
         observer_set = frozenset(observers)
         if node_id < 1 or any(v < 1 for v in voter_set | observer_set):
             raise CoreContractError("node ids start at 1")
-        if not voter_set:
-            raise CoreContractError("the bootstrap voter set is empty")
         if len(directory_id) not in (0, DIRECTORY_ID_CHARS):
             raise CoreContractError(f"directory id {directory_id!r} is not a 32-digit UUID")
         self.id = node_id

@@ -207,7 +207,9 @@ class SafetyChecker:
         log = core.raft_log
         before = log.configs.at(entry.index - 1)
         after = Configuration.decode(entry.data)
-        if before.changed_servers(after) != 1:
+        # A node formatted to join knows no configuration until its first one arrives (the
+        # bootstrap set is not written to the log): nothing to compare with.
+        if before.voters and before.changed_servers(after) != 1:
             raise SafetyViolation(
                 f"n{node}: configuration {before.describe()} -> {after.describe()} at "
                 f"{entry.index} changes {before.changed_servers(after)} servers, not one"

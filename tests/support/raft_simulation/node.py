@@ -108,6 +108,9 @@ class SimNode:
         """The disk is replaced (the node must be down): it comes back empty, under a new
         directory id, as a node formatted again does."""
         stats = self.disk.stats
+        # Formatted to join, not to bootstrap: no voter set until it learns the cluster's
+        # (with the configured one it could elect itself, or be elected, on an empty log).
+        self.voters = []
         self.disk = SimDisk()
         self.disk.stats = stats
         self.wipes += 1

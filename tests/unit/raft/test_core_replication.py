@@ -285,8 +285,10 @@ def test_node_ids_and_membership_are_validated() -> None:
     for _ in range(50):
         observer.tick()
     assert observer.role is Role.FOLLOWER and observer.outbox == []
-    with pytest.raises(CoreContractError):
-        RaftCore(1, [], MemoryStorage(), Config(), random.Random(0))
+    # A node formatted to join has no voter set until it learns the cluster's: an observer.
+    joining = RaftCore(1, [], MemoryStorage(), Config(), random.Random(0))
+    joining.campaign()
+    assert joining.role is Role.FOLLOWER and not joining.may_campaign()
     with pytest.raises(CoreContractError):
         RaftCore(1, [1], MemoryStorage(), Config(), random.Random(0), directory_id="short")
     with pytest.raises(CoreContractError):
