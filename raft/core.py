@@ -19,8 +19,10 @@ Terms are checked here, once, before any role sees a message:
 from __future__ import annotations
 
 from rillet.raft.core_errors import CoreContractError, ProposalDropped
-from rillet.raft.election import CampaignKind, Election
+from rillet.raft.election import CampaignKind
 from rillet.raft.errors import NotLeaderError
+from rillet.raft.membership import Configuration
+from rillet.raft.membership_change import Membership
 from rillet.raft.messages import (
     AppendEntries,
     AppendResponse,
@@ -43,12 +45,15 @@ from rillet.raft.ready import Ready, Role, Status
 __all__ = ["RaftCore"]
 
 
-class RaftCore(Election):
-    """One voter's Raft state: ``RaftCore(node_id, voters, storage_view, config, rng,
-    applied_index=None)``. ``storage_view`` is the storage the driver persists Readys into;
-    on a restart, the same storage (what survived) restores term, vote, snapshot and log,
-    and committed entries after ``applied_index`` (default: the snapshot's) are handed out
-    again for applying. ``voters`` is fixed for the life of the core."""
+class RaftCore(Membership):
+    """One replica's Raft state: ``RaftCore(node_id, voters, storage_view, config, rng,
+    applied_index=None, *, directory_id="", observers=())``. ``storage_view`` is the storage
+    the driver persists Readys into; on a restart, the same storage (what survived) restores
+    term, vote, snapshot and log, and committed entries after ``applied_index`` (default:
+    the snapshot's) are handed out again for applying. ``voters`` is the bootstrap
+    configuration, in effect until the log holds a configuration entry (or a snapshot one);
+    ``directory_id`` is this replica's identity beside its node id; ``observers`` are the
+    replicas a leader sends the log to whether they vote or not."""
 
     # -- inputs -------------------------------------------------------------------------
 
@@ -56,13 +61,17 @@ class RaftCore(Election):
         """One unit of logical time (the driver decides how long that is)."""
         if self.role is Role.LEADER:
             self.tick_heartbeat()
+            self.tick_catch_up()
         else:
             self.tick_election()
+        self.maybe_step_down_after_removal()
 
     def step(self, message: Message) -> None:
-        """Feed one message from a peer. Messages not addressed to us, from non-voters, of a
-        stale term, duplicated or reordered are absorbed without harm."""
-        if message.recipient != self.id or message.sender not in self.peers:
+        """Feed one message from a peer. Messages not addressed to us, of a stale term,
+        duplicated or reordered are absorbed without harm. Any replica may send (a voter
+        just added, an observer answering appends); only voters' votes and acknowledgements
+        count."""
+        if message.recipient != self.id or message.sender == self.id:
             return
         if message.term > self.term:
             if not self._accept_newer_term(message):
@@ -71,6 +80,8 @@ class RaftCore(Election):
             self._step_stale(message)
             return
         self._dispatch(message)
+        self.sync_members()
+        self.maybe_step_down_after_removal()
 
     def campaign(self, kind: CampaignKind = CampaignKind.PRE_ELECTION) -> None:
         """Start an election now (tests, preferred-leader moves). A leader ignores this."""
@@ -134,7 +145,8 @@ class RaftCore(Election):
             raise CoreContractError(f"snapshot {snapshot.index} is not newer than the last one")
         if self.log.term(snapshot.index) != snapshot.term:
             raise CoreContractError(f"snapshot term {snapshot.term} disagrees with the log")
-        self.log.pending_compaction = snapshot
+        voters = self.log.configs.at(snapshot.index).encode()
+        self.log.pending_compaction = Snapshot(snapshot.index, snapshot.term, snapshot.data, voters)
 
     def report_leader_down(self, peer: int) -> None:
         """The driver has proof that ``peer``'s process is not running (a connection to
@@ -213,7 +225,12 @@ class RaftCore(Election):
             self.log.stable_to(last.index, last.term)
         if ready.committed_entries:
             self.log.applied_to(ready.committed_entries[-1].index)
+        if ready.compaction is not None:
+            self.log.configs.compact_to(ready.compaction.index)
         self.self_persisted()
+        if ready.hard_state is not None:
+            self.take_up_election_won_alone(ready.hard_state.term, ready.hard_state.vote)
+        self.maybe_step_down_after_removal()
 
     # -- observation --------------------------------------------------------------------
 
@@ -225,11 +242,29 @@ class RaftCore(Election):
     def voter_progress(self) -> dict[int, tuple[int, int]]:
         """On the leader, voter -> (match index, ticks since it was last heard from); the
         leader itself matches its whole log and is never quiet. Empty on other roles."""
+        return self._replica_progress(voting=True)
+
+    def observer_progress(self) -> dict[int, tuple[int, int]]:
+        """On the leader, the same for the replicas that do not vote (observers and a
+        replica catching up to join)."""
+        return self._replica_progress(voting=False)
+
+    def _replica_progress(self, voting: bool) -> dict[int, tuple[int, int]]:
         if self.role is not Role.LEADER:
             return {}
-        out = {v: (p.match_index, p.quiet_ticks) for v, p in self.tracker.progress.items()}
-        out[self.id] = (self.log.last_index(), 0)
+        voters = self.voters
+        out = {
+            n: (p.match_index, p.quiet_ticks)
+            for n, p in self.tracker.progress.items()
+            if (n in voters) == voting
+        }
+        if (self.id in voters) == voting:
+            out[self.id] = (self.log.last_index(), 0)
         return out
+
+    def configuration(self) -> Configuration:
+        """The voter set in effect here (the latest configuration entry in the log)."""
+        return self.log.configuration()
 
     def status(self) -> Status:
         progress = {}
@@ -249,6 +284,8 @@ class RaftCore(Election):
             persisted_index=self.log.persisted_index(),
             progress=progress,
             transferring_to=self.transfer_target,
+            configuration=self.log.configuration().describe(),
+            configuration_index=self.log.configuration_index(),
         )
 
     # -- internals ----------------------------------------------------------------------

@@ -35,6 +35,9 @@ class Config:
     snapshot_timeout_ticks: int = 0
     # Bound of the committed entries handed out in one Ready (None: no bound).
     max_apply_bytes: int | None = 64 << 20
+    # A replica being added as a voter that has not caught up with the commit index after
+    # this many ticks is given up on (0: ten election timeouts).
+    catch_up_timeout_ticks: int = 0
 
     def __post_init__(self) -> None:
         if self.heartbeat_interval_ticks < 1:
@@ -47,6 +50,11 @@ class Config:
             raise CoreContractError("max_inflight_appends must be >= 1")
         if self.snapshot_timeout_ticks < 0:
             raise CoreContractError("snapshot_timeout_ticks must be >= 0")
+        if self.catch_up_timeout_ticks < 0:
+            raise CoreContractError("catch_up_timeout_ticks must be >= 0")
 
     def effective_snapshot_timeout_ticks(self) -> int:
         return self.snapshot_timeout_ticks or 2 * self.election_timeout_ticks
+
+    def effective_catch_up_timeout_ticks(self) -> int:
+        return self.catch_up_timeout_ticks or 10 * self.election_timeout_ticks

@@ -50,3 +50,10 @@ class CoreContractError(RaftError):
 class InvariantViolation(RaftError):
     """The core found its own state impossible (for example, asked to overwrite a committed
     entry). Raised instead of continuing, because continuing could lose committed data."""
+
+
+class MembershipChangeRefused(RaftError):
+    """The leader cannot start this voter change now or at all: another change is not yet
+    committed, the leader has not committed an entry of its own term, a voter is still
+    catching up, or the change itself is invalid (the voter is absent, already present, or
+    the last one). The message says which; the transient ones succeed when retried."""

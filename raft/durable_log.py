@@ -12,7 +12,8 @@ On disk, in the member's directory:
   CRC over the CBOR bytes; a new segment starts after ``segment_bytes``;
 - ``hard-state`` and ``snapshot``: replaced atomically (temp file, fsync, rename, fsync of
   the directory), each ``[crc32c u32][CBOR]``; the hard state is fsynced before it returns,
-  because a vote must never be forgotten once sent.
+  because a vote must never be forgotten once sent;
+- ``directory-id``: this directory's identity (``directory_identity.py``).
 
 Opening validates every frame. A torn or corrupt frame at the end of the last segment (a
 crash mid-write) is cut off with everything after it; the same damage anywhere else, or a
@@ -37,6 +38,7 @@ import cbor2
 import crc32c
 
 from rillet.raft.core_errors import CoreContractError
+from rillet.raft.directory_identity import load_directory_id
 from rillet.raft.errors import RaftError
 from rillet.raft.log_storage import MemoryStorage
 from rillet.raft.messages import EntryKind, HardState, LogEntry
@@ -119,12 +121,14 @@ class DurableLog:
         self._unsynced = False
         self.syncs = 0  # fdatasync calls (the group-commit figure tests and benches read)
         self.truncated_tail_bytes = 0  # what recovery cut off (torn or damaged tail)
+        self.directory_id = ""  # set by open(): read, or drawn for a new directory
 
     @classmethod
     def open(cls, directory: Path, segment_bytes: int = DEFAULT_SEGMENT_BYTES) -> DurableLog:
         directory.mkdir(parents=True, exist_ok=True)
         log = cls(directory, segment_bytes)
         log._load()
+        log.directory_id = load_directory_id(directory)
         return log
 
     # -- LogStorage: answered from the in-memory copy of what is on disk ------------------
@@ -182,8 +186,12 @@ class DurableLog:
         dominate the commit latency.
         """
         current = self.hard_state()
-        if (hard_state.term, hard_state.vote) != (current.term, current.vote):
-            doc = [hard_state.term, hard_state.vote, hard_state.commit]
+        if (hard_state.term, hard_state.vote, hard_state.vote_directory) != (
+            current.term,
+            current.vote,
+            current.vote_directory,
+        ):
+            doc = [hard_state.term, hard_state.vote, hard_state.commit, hard_state.vote_directory]
             self._write_checked(HARD_STATE_FILE, cbor2.dumps(doc))
         self._view.set_hard_state(hard_state)
 
@@ -198,7 +206,8 @@ class DurableLog:
             and self.term(snapshot.index) == snapshot.term
         )
         self._write_checked(
-            SNAPSHOT_FILE, cbor2.dumps([snapshot.index, snapshot.term, snapshot.data])
+            SNAPSHOT_FILE,
+            cbor2.dumps([snapshot.index, snapshot.term, snapshot.data, snapshot.voters]),
         )
         if not matches:  # a leader's snapshot over a short or diverged log: nothing is kept
             self.close()
@@ -220,14 +229,22 @@ class DurableLog:
         try:
             state = self._read_checked(HARD_STATE_FILE)
             if state is not None:
-                term, vote, commit = state
+                # Written before directory ids existed: three fields.
+                term, vote, commit, vote_directory = (*state, "") if len(state) == 3 else state
                 self._view.set_hard_state(
-                    HardState(int(term), None if vote is None else int(vote), int(commit))
+                    HardState(
+                        int(term),
+                        None if vote is None else int(vote),
+                        int(commit),
+                        str(vote_directory),
+                    )
                 )
             snap = self._read_checked(SNAPSHOT_FILE)
             if snap is not None:
-                index, term, data = snap
-                self._view.apply_snapshot(Snapshot(int(index), int(term), bytes(data)))
+                index, term, data, voters = (*snap, b"") if len(snap) == 3 else snap
+                self._view.apply_snapshot(
+                    Snapshot(int(index), int(term), bytes(data), bytes(voters))
+                )
         except (TypeError, ValueError) as exc:
             raise CorruptStorage(f"hard state or snapshot has the wrong shape: {exc}") from None
         paths = sorted(self.directory.glob(f"{SEGMENT_PREFIX}*{SEGMENT_SUFFIX}"))

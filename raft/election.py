@@ -27,7 +27,12 @@
   with a lower id: it then grants and steps back to follower; otherwise it refuses. Exactly
   one of two rivals yields, and a pre-vote changes nothing durable, so safety is untouched.
 * One vote per term: the vote is part of the hard state, and the Ready contract persists it
-  before the VoteResponse leaves the node.
+  before the VoteResponse leaves the node. Votes name directories too: a request the
+  candidate addressed to another directory of our node id is refused (we are a wiped node
+  formatted again, without the record of the old identity's votes), and a vote already cast
+  for a node id is not repeated for another directory of it.
+* Only voters of the configuration in effect campaign; everyone answers votes (a voter just
+  added may not have the entry that added it yet), but only voters' answers are counted.
 """
 
 from __future__ import annotations
@@ -53,6 +58,8 @@ class Election(Replication):
 
     def tick_election(self) -> None:
         self.election_elapsed_ticks += 1
+        if not self.may_campaign():
+            return  # an observer never campaigns: it has no vote to win with
         if self.election_elapsed_ticks >= self.randomized_election_timeout_ticks:
             self.election_elapsed_ticks = 0
             self.campaign(
@@ -83,10 +90,10 @@ class Election(Replication):
         leader reported dead by mistake cancels it with its next heartbeat. Only the elapsed
         count moves, not the timeout: hearing from any leader (which zeroes it) cancels the
         early campaign and leaves the usual timeout in place."""
-        if self.role is not Role.FOLLOWER or self.leader_id != peer:
+        if self.role is not Role.FOLLOWER or self.leader_id != peer or not self.may_campaign():
             return
         self.leader_id = None
-        rank = sorted(v for v in self.voters if v != peer).index(self.id)
+        rank = sorted((self.voters | {self.id}) - {peer}).index(self.id)
         fire_at_ticks = self.randomized_election_timeout_ticks - 1 - rank
         self.election_elapsed_ticks = max(self.election_elapsed_ticks, fire_at_ticks)
 
@@ -124,7 +131,11 @@ class Election(Replication):
         campaigns. If the voter was cut off or is gone, the message is lost and the usual
         election follows; if it is behind, it loses that vote and so does the usual one.
         """
-        peers = [v for v in self.tracker.progress if v != self.id]
+        self.step_down_and_hand_over()
+
+    def step_down_and_hand_over(self) -> None:
+        """Stop leading and send TimeoutNow to the voter furthest along."""
+        peers = [v for v in self.tracker.progress if v != self.id and v in self.voters]
         successor = min(
             peers, key=lambda v: (-self.tracker.progress[v].match_index, v), default=None
         )
@@ -135,6 +146,8 @@ class Election(Replication):
     # -- campaigning --------------------------------------------------------------------
 
     def campaign(self, kind: CampaignKind) -> None:
+        if not self.may_campaign():
+            return  # not in our latest configuration (an observer, or removed)
         if kind is CampaignKind.PRE_ELECTION:
             self.become_pre_candidate()
             vote_term = self.term + 1
@@ -145,15 +158,19 @@ class Election(Replication):
         if self.tracker.tally() is VoteResult.WON:  # a single voter
             if kind is CampaignKind.PRE_ELECTION:
                 self.campaign(CampaignKind.ELECTION)
-            else:
-                self.become_leader()
+            # An election won by our own vote alone is taken up in advance(), once the
+            # Ready carrying that vote is durable: leading first, a crash could lose the
+            # vote and let us grant the same term to another node (a configuration can
+            # shrink to one voter, and the removed leader may then campaign).
             return
         self.request_votes(self.peers, vote_term, kind)
 
     def request_votes(self, peers: Iterable[int], vote_term: int, kind: CampaignKind) -> None:
         """Ask ``peers`` for their (pre-)vote in ``vote_term``, with our log's last entry."""
         last_index, last_term = self.log.last_index(), self.log.last_term()
+        configuration = self.log.configuration()
         for peer in peers:
+            voter = configuration.voter(peer)
             self.send(
                 VoteRequest(
                     vote_term,
@@ -163,8 +180,20 @@ class Election(Replication):
                     last_term,
                     pre_vote=kind is CampaignKind.PRE_ELECTION,
                     transfer=kind is CampaignKind.TRANSFER,
+                    candidate_directory=self.directory_id,
+                    voter_directory=voter.directory_id if voter is not None else "",
                 )
             )
+
+    def take_up_election_won_alone(self, persisted_term: int, persisted_vote: int | None) -> None:
+        """The Ready carrying our vote for ourselves is durable: lead, if that vote alone
+        won the election (see ``campaign``)."""
+        if (
+            self.role is Role.CANDIDATE
+            and (persisted_term, persisted_vote) == (self.term, self.id)
+            and self.tracker.tally() is VoteResult.WON
+        ):
+            self.become_leader()
 
     def become_pre_candidate(self) -> None:
         if self.role is Role.LEADER:
@@ -180,6 +209,7 @@ class Election(Replication):
             raise InvariantViolation("a leader does not campaign")
         self.reset(self.term + 1)
         self.vote = self.id
+        self.vote_directory = self.directory_id
         self.role = Role.CANDIDATE
 
     def become_leader(self) -> None:
@@ -204,7 +234,19 @@ class Election(Replication):
         """The election restriction: a vote only for a log at least as up to date as ours."""
         return self.log.is_up_to_date(message.last_index, message.last_term)
 
+    def addressed_to_another_directory(self, message: VoteRequest) -> bool:
+        """The candidate's configuration names another directory for our node id: we are a
+        new identity (wiped and formatted again), not the voter it asks."""
+        return bool(
+            message.voter_directory
+            and self.directory_id
+            and message.voter_directory != self.directory_id
+        )
+
     def handle_vote_request(self, message: VoteRequest) -> None:
+        if self.addressed_to_another_directory(message):
+            self.send(VoteResponse(self.term, self.id, message.sender, False, message.pre_vote))
+            return
         if (
             message.pre_vote
             and self.role is Role.PRE_CANDIDATE
@@ -213,8 +255,13 @@ class Election(Replication):
         ):
             self._answer_rival_pre_candidate(message)
             return
+        voted_for_it = self.vote == message.sender and (
+            not self.vote_directory
+            or not message.candidate_directory
+            or self.vote_directory == message.candidate_directory
+        )
         can_vote = (
-            self.vote == message.sender
+            voted_for_it
             or (self.vote is None and self.leader_id is None)
             or (message.pre_vote and message.term > self.term)
         )
@@ -224,6 +271,7 @@ class Election(Replication):
             if not message.pre_vote:
                 self.election_elapsed_ticks = 0
                 self.vote = message.sender
+                self.vote_directory = message.candidate_directory
         else:
             self.send(VoteResponse(self.term, self.id, message.sender, False, message.pre_vote))
 

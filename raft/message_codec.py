@@ -1,7 +1,7 @@
 """CBOR encoding of Raft messages (never pickle: a peer's bytes must not run code here).
 
 A message is one CBOR array ``[version, type_tag, field, ...]`` with fields in declaration
-order; an entry is ``[index, term, kind, data]``, a snapshot ``[index, term, data]``. Arrays
+order; an entry is ``[index, term, kind, data]``, a snapshot ``[index, term, data, voters]``. Arrays
 instead of maps keep the per-entry overhead to a few bytes on the replication hot path.
 
 ``decode_message`` validates every field against the schema below and raises only
@@ -21,6 +21,7 @@ from typing import Any
 import cbor2
 
 from rillet.raft.core_errors import MalformedMessage
+from rillet.raft.membership import DIRECTORY_ID_CHARS
 from rillet.raft.messages import (
     MESSAGE_TYPES,
     AppendEntries,
@@ -97,10 +98,18 @@ def _entries(value: Any, path: str) -> tuple[LogEntry, ...]:
     return entries
 
 
+def _directory(value: Any, path: str) -> str:
+    if not isinstance(value, str) or len(value) not in (0, DIRECTORY_ID_CHARS):
+        raise MalformedMessage(f"{path}: expected a directory id")
+    return value
+
+
 def _snapshot(value: Any, path: str) -> Snapshot:
-    index, term, data = _array(value, path, 3)
+    if isinstance(value, list) and len(value) == 3:
+        value = [*value, b""]  # from a release before voter configurations
+    index, term, data, voters = _array(value, path, 4)
     return Snapshot(_uint(index, f"{path}.index"), _uint(term, f"{path}.term"),
-                    _bytes(data, f"{path}.data"))  # fmt: skip
+                    _bytes(data, f"{path}.data"), _bytes(voters, f"{path}.voters"))  # fmt: skip
 
 
 # Per message type, the checker of each field after (term, sender, recipient).
@@ -110,7 +119,7 @@ _SCHEMAS: dict[type[Any], tuple[_Check, ...]] = {
     AppendResponse: (*_HEADER, _uint, _bool, _uint, _uint),
     Heartbeat: (*_HEADER, _uint, _uint),
     HeartbeatResponse: (*_HEADER, _uint),
-    VoteRequest: (*_HEADER, _uint, _uint, _bool, _bool),
+    VoteRequest: (*_HEADER, _uint, _uint, _bool, _bool, _directory, _directory),
     VoteResponse: (*_HEADER, _bool, _bool),
     InstallSnapshot: (*_HEADER, _snapshot),
     TimeoutNow: _HEADER,
@@ -128,7 +137,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, LogEntry):
         return [value.index, value.term, int(value.kind), value.data]
     if isinstance(value, Snapshot):
-        return [value.index, value.term, value.data]
+        return [value.index, value.term, value.data, value.voters]
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
     return value
@@ -159,6 +168,8 @@ def decode_message(data: bytes) -> Message:
     if cls is None:
         raise MalformedMessage(f"unknown message type {tag!r}")
     checks = _SCHEMAS[cls]
+    if cls is VoteRequest and len(values) == len(checks) - 2:
+        values = [*values, "", ""]  # from a release before directory ids
     if len(values) != len(checks):
         raise MalformedMessage(f"{cls.__name__}: expected {len(checks)} fields")
     names = _FIELD_NAMES[cls]

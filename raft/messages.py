@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
+import cbor2
+
 from rillet.raft.quorum import Snapshot
 
 # Rough per-entry framing cost, so batching limits count headers of tiny entries too.
@@ -29,6 +31,8 @@ class EntryKind(IntEnum):
 
     NORMAL = 0
     LEADER_NOOP = 1
+    # The voter set from this index on (``rillet.raft.membership``); appliers skip it.
+    CONFIG = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +54,9 @@ class HardState:
     term: int = 0
     vote: int | None = None
     commit: int = 0
+    # The directory id of the candidate voted for ("" when unknown): a node wiped and
+    # restarted under the same id is another identity and gets no second vote.
+    vote_directory: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +114,10 @@ class HeartbeatResponse:
 class VoteRequest:
     """Candidate -> voter. ``pre_vote`` requests carry the term the candidate *would* use;
     ``transfer`` marks an election started by TimeoutNow, which voters must not ignore on the
-    grounds that they heard from a leader recently."""
+    grounds that they heard from a leader recently. ``candidate_directory`` is the
+    candidate's directory id, ``voter_directory`` the recipient's as the candidate's
+    configuration names it (a recipient with another directory refuses: it is not that
+    voter)."""
 
     term: int
     sender: int
@@ -116,6 +126,8 @@ class VoteRequest:
     last_term: int
     pre_vote: bool = False
     transfer: bool = False
+    candidate_directory: str = ""
+    voter_directory: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +211,7 @@ def describe(message: Message) -> str:
     head = f"{message.sender}->{message.recipient} {type(message).__name__} t{message.term}"
     match message:
         case AppendEntries():
-            ents = " ".join(_entry_text(e) for e in message.entries)
+            ents = " ".join(entry_text(e) for e in message.entries)
             return (
                 f"{head} prev={message.prev_index}/t{message.prev_term} "
                 f"commit={message.commit} [{ents}]"
@@ -218,6 +230,8 @@ def describe(message: Message) -> str:
             return f"{head} read={message.read_id}" if message.read_id else head
         case VoteRequest():
             flags = (" pre" if message.pre_vote else "") + (" transfer" if message.transfer else "")
+            if message.voter_directory:
+                flags += f" to={message.voter_directory[:8]}"
             return f"{head} last={message.last_index}/t{message.last_term}{flags}"
         case VoteResponse():
             verdict = "granted" if message.granted else "rejected"
@@ -233,7 +247,14 @@ def describe(message: Message) -> str:
             return head
 
 
-def _entry_text(entry: LogEntry) -> str:
+def entry_text(entry: LogEntry) -> str:
+    """``index/tTERM:data``, with no-ops and configurations named."""
     if entry.kind is EntryKind.LEADER_NOOP:
         return f"{entry.index}/t{entry.term}:noop"
+    if entry.kind is EntryKind.CONFIG:
+        try:
+            ids = " ".join(f"n{item[0]}" for item in cbor2.loads(entry.data))
+        except Exception:  # a damaged entry still gets a line in a trace
+            ids = "?"
+        return f"{entry.index}/t{entry.term}:config[{ids}]"
     return f"{entry.index}/t{entry.term}:{entry.data.decode('utf-8', 'backslashreplace')}"

@@ -13,7 +13,8 @@ A follower is in one of three states (as in etcd-raft):
   Send nothing else until it is acknowledged, or until it times out and we probe again (a
   snapshot lost on the network must not wedge the follower forever).
 
-The tracker also counts votes and computes the quorum's commit index for a fixed voter set.
+The tracker also counts votes and computes the quorum's commit index over the voters of the
+configuration in effect; observers are replicated to but never counted.
 """
 
 from __future__ import annotations
@@ -164,34 +165,62 @@ class VoteResult(Enum):
 
 
 class ProgressTracker:
-    """Progress of every voter (including the leader itself) and the votes of a campaign."""
+    """Progress of every replica the leader sends to (voters, including the leader itself,
+    and observers) and the votes of a campaign. Only voters count toward a quorum."""
 
-    def __init__(self, voters: frozenset[int]) -> None:
+    def __init__(self, voters: frozenset[int], observers: frozenset[int] = frozenset()) -> None:
         self.voters = voters
+        self.observers = observers - voters
         self.quorum_size = len(voters) // 2 + 1
         self.progress: dict[int, Progress] = {}
         self.votes: dict[int, bool] = {}
+
+    def members(self) -> list[int]:
+        return sorted(self.voters | self.observers)
 
     def reset(
         self, next_index: int, max_inflight_messages: int, max_inflight_bytes: int | None
     ) -> None:
         self.progress = {
-            voter: Progress(next_index, max_inflight_messages, max_inflight_bytes)
-            for voter in sorted(self.voters)
+            node: Progress(next_index, max_inflight_messages, max_inflight_bytes)
+            for node in self.members()
         }
         self.votes = {}
 
+    def set_members(
+        self,
+        voters: frozenset[int],
+        observers: frozenset[int],
+        next_index: int,
+        max_inflight_messages: int,
+        max_inflight_bytes: int | None,
+    ) -> None:
+        """A new configuration (or observer set): keep the progress of replicas that stay,
+        start new ones probing at ``next_index``, forget the ones that left."""
+        self.voters = voters
+        self.observers = observers - voters
+        self.quorum_size = len(voters) // 2 + 1
+        members = self.members()
+        self.progress = {
+            node: self.progress.get(node)
+            or Progress(next_index, max_inflight_messages, max_inflight_bytes)
+            for node in members
+        }
+
     def committed_index(self) -> int:
         """The largest index held by a quorum of voters."""
-        matches = sorted((p.match_index for p in self.progress.values()), reverse=True)
+        matches = sorted(
+            (p.match_index for v, p in self.progress.items() if v in self.voters), reverse=True
+        )
         return matches[self.quorum_size - 1] if len(matches) >= self.quorum_size else 0
 
     def record_vote(self, voter: int, granted: bool) -> None:
         self.votes.setdefault(voter, granted)  # the first answer counts; duplicates do not
 
     def tally(self) -> VoteResult:
-        granted = sum(1 for v in self.votes.values() if v)
-        rejected = len(self.votes) - granted
+        counted = {v: g for v, g in self.votes.items() if v in self.voters}
+        granted = sum(1 for g in counted.values() if g)
+        rejected = len(counted) - granted
         if granted >= self.quorum_size:
             return VoteResult.WON
         if rejected > len(self.voters) - self.quorum_size:
@@ -199,12 +228,16 @@ class ProgressTracker:
         return VoteResult.PENDING
 
     def quorum_heard_within(self, self_id: int, ticks: int) -> bool:
-        """Has a quorum (counting ourselves) been heard from within the last ``ticks``? Each
-        call is a tick: every other voter's quiet time grows by one first."""
+        """Has a quorum of voters (counting ourselves if we vote) been heard from within
+        the last ``ticks``? Each call is a tick: every other replica's quiet time grows by
+        one first."""
         heard = 0
-        for voter, p in self.progress.items():
-            if voter != self_id:
+        for node, p in self.progress.items():
+            if node != self_id:
                 p.quiet_ticks += 1
-            if voter == self_id or p.quiet_ticks < ticks:
+            if node in self.voters and (node == self_id or p.quiet_ticks < ticks):
                 heard += 1
         return heard >= self.quorum_size
+
+    def is_quorum(self, nodes: set[int]) -> bool:
+        return len(nodes & self.voters) >= self.quorum_size

@@ -41,11 +41,14 @@ class VoterProgress:
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """State-machine bytes covering every entry up to and including ``index``."""
+    """State-machine bytes covering every entry up to and including ``index``. ``voters``
+    is our Raft engine's voter configuration at ``index`` (encoded; empty elsewhere): the
+    configuration entries the snapshot replaces must not be lost with them."""
 
     index: int
     term: int
     data: bytes
+    voters: bytes = b""
 
 
 class Quorum(abc.ABC):
@@ -56,7 +59,7 @@ class Quorum(abc.ABC):
     @property
     @abc.abstractmethod
     def voters(self) -> frozenset[int]:
-        """The fixed voter set."""
+        """The voter set in effect (our engine's can change; see docs/raft.md)."""
 
     @abc.abstractmethod
     def leadership(self) -> Leadership:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from rillet.raft.core_errors import EntryUnavailable, InvariantViolation, LogCompacted
 from rillet.raft.log_storage import LogStorage, limit_size
-from rillet.raft.messages import LogEntry
+from rillet.raft.membership import ConfigHistory, Configuration
+from rillet.raft.messages import EntryKind, LogEntry
 from rillet.raft.quorum import Snapshot
 
 
@@ -68,7 +69,14 @@ class Unstable:
 
 
 class RaftLog:
-    def __init__(self, storage: LogStorage, applied_index: int | None = None) -> None:
+    def __init__(
+        self,
+        storage: LogStorage,
+        applied_index: int | None = None,
+        bootstrap: Configuration | None = None,
+    ) -> None:
+        """``bootstrap`` is the configuration in effect before any configuration entry or
+        snapshot (the static voters a cluster was formatted with)."""
         self.storage = storage
         self.unstable = Unstable(storage.last_index() + 1)
         snapshot_index = storage.snapshot().index
@@ -87,6 +95,24 @@ class RaftLog:
         self.applying = applied
         # A snapshot of applied state, taken locally, not yet persisted by the driver.
         self.pending_compaction: Snapshot | None = None
+        snapshot = storage.snapshot()
+        base = bootstrap or Configuration(())
+        if snapshot.voters:
+            base = Configuration.decode(snapshot.voters)
+        self.configs = ConfigHistory(snapshot_index, base)
+        if storage.last_index() > snapshot_index:
+            stored = storage.entries(snapshot_index + 1, storage.last_index() + 1)
+            self.configs.entries_appended(e for e in stored if e.kind is EntryKind.CONFIG)
+
+    # -- configuration ------------------------------------------------------------------
+
+    def configuration(self) -> Configuration:
+        """The voter set in effect: the latest configuration entry, committed or not."""
+        return self.configs.latest()
+
+    def configuration_index(self) -> int:
+        """Index of the entry (or snapshot) that set the configuration in effect."""
+        return self.configs.latest_index()
 
     # -- positions ----------------------------------------------------------------------
 
@@ -182,6 +208,8 @@ class RaftLog:
                     f"append at {entries[0].index} would overwrite committed {self.committed}"
                 )
             self.unstable.truncate_and_append(entries)
+            self.configs.truncate_from(entries[0].index)
+            self.configs.entries_appended(e for e in entries if e.kind is EntryKind.CONFIG)
         return self.last_index()
 
     def find_conflict(self, entries: tuple[LogEntry, ...]) -> int:
@@ -254,3 +282,5 @@ class RaftLog:
         """Replace the whole log with a snapshot received from the leader."""
         self.committed = snapshot.index
         self.unstable.restore(snapshot)
+        voters = Configuration.decode(snapshot.voters) if snapshot.voters else self.configuration()
+        self.configs.reset(snapshot.index, voters)

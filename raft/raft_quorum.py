@@ -104,7 +104,14 @@ class RaftQuorum(Quorum):
             election_timeout_ticks=s.election_timeout_ticks,
             heartbeat_interval_ticks=s.heartbeat_interval_ticks,
         )
-        self._core = RaftCore(node_id, set(voters), self._storage, config, rng or random.Random())
+        self._core = RaftCore(
+            node_id,
+            set(voters),
+            self._storage,
+            config,
+            rng or random.Random(),
+            directory_id=self._storage.directory_id,
+        )
         self._transport = RaftTransport(
             node_id, voters, secret, voters[node_id], tls=tls, limits=s.inbound
         )

@@ -53,13 +53,14 @@ class ReadIndexQueue:
         self._by_id[read.read_id] = read
         return read
 
-    def acknowledge(self, read_id: int, voter: int) -> int:
-        """Record ``voter``'s answer to round ``read_id``; returns the acks now counted."""
+    def acknowledge(self, read_id: int, replica: int) -> set[int]:
+        """Record ``replica``'s answer to round ``read_id``; returns who has answered (the
+        caller counts the voters among them)."""
         read = self._by_id.get(read_id)
         if read is None:
-            return 0
-        read.acks.add(voter)
-        return len(read.acks)
+            return set()
+        read.acks.add(replica)
+        return read.acks
 
     def release_through(self, read_id: int) -> list[PendingRead]:
         """Remove and return every read up to and including round ``read_id``."""

@@ -68,6 +68,9 @@ class Status:
     last_index: int
     last_term: int
     persisted_index: int
-    # Only on a leader: voter -> "state match=.. next=.." of its progress.
+    # Only on a leader: replica -> "state match=.. next=.." of its progress.
     progress: dict[int, str]
     transferring_to: int | None
+    # The voter set in effect ("[n1 n2/0f3a9c21 ...]") and the index that set it.
+    configuration: str = ""
+    configuration_index: int = 0

@@ -76,13 +76,13 @@ class Replication(CoreState):
         self.send(Heartbeat(self.term, self.id, to, commit, read_id))
 
     def broadcast_heartbeat(self, read_id: int = 0) -> None:
-        for peer in self.peers:
+        for peer in self.replicas():
             self.send_heartbeat(peer, read_id)
 
     def broadcast_append(self) -> None:
         """Send every follower what it lacks, filling each pipeline window; followers that
         lack nothing get an empty append carrying the new commit index."""
-        for peer in self.peers:
+        for peer in self.replicas():
             if self.send_append(peer):
                 while self.send_append(peer, send_if_empty=False):
                     pass
@@ -126,7 +126,9 @@ class Replication(CoreState):
     # -- leader: answers ----------------------------------------------------------------
 
     def handle_append_response(self, message: AppendResponse) -> None:
-        progress = self.tracker.progress[message.sender]
+        progress = self.tracker.progress.get(message.sender)
+        if progress is None:
+            return  # a replica we no longer send to (removed, or a catch-up abandoned)
         progress.heard()
         if message.reject:
             next_probe = message.reject_hint
@@ -157,7 +159,9 @@ class Replication(CoreState):
             self.send(TimeoutNow(self.term, self.id, message.sender))
 
     def handle_heartbeat_response(self, message: HeartbeatResponse) -> None:
-        progress = self.tracker.progress[message.sender]
+        progress = self.tracker.progress.get(message.sender)
+        if progress is None:
+            return
         progress.heard()
         progress.probe_sent = False
         if progress.state is ProgressState.REPLICATE and progress.inflights.full():
@@ -165,8 +169,8 @@ class Replication(CoreState):
             progress.inflights.free_first_one()
         if progress.match_index < self.log.last_index():
             self.send_append(message.sender)
-        if message.read_id and (
-            self.reads.acknowledge(message.read_id, message.sender) >= self.tracker.quorum_size
+        if message.read_id and self.tracker.is_quorum(
+            self.reads.acknowledge(message.read_id, message.sender)
         ):
             for read in self.reads.release_through(message.read_id):
                 self.answer_read(read)
@@ -186,7 +190,7 @@ class Replication(CoreState):
             # Our commit index may still lag the previous leader's; wait for our no-op.
             self.reads_awaiting_commit.append((requester, context))
             return
-        if len(self.voters) == 1:
+        if self.voters == {self.id}:
             self.answer_read(PendingRead(0, self.log.committed, requester, context))
             return
         read = self.reads.add(self.log.committed, requester, context, self.id)

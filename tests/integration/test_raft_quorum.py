@@ -224,3 +224,24 @@ async def test_a_failed_sync_where_a_message_was_read_stops_the_member(tmp_path:
                 await trio.sleep_forever()
             raise AssertionError("the member went on after its sync failed")
     assert stopped.value.subgroup(OSError) is not None
+
+
+async def test_a_single_voter_leads_after_its_vote_is_durable_and_commits(tmp_path: Path) -> None:
+    """A lone voter wins with its own vote, and leads only once that vote is on disk (it
+    takes one Ready more than it did): it must still lead and commit, and keep its
+    directory id across a restart."""
+    address = {1: PeerAddress("127.0.0.1", free_port())}
+    directory_ids = []
+    for attempt in range(2):
+        quorum = RaftQuorum(1, address, tmp_path / "v1", SECRET, SETTINGS)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(quorum.run)
+            with trio.fail_after(10):
+                while not quorum.is_leader():
+                    await trio.sleep(0.01)
+                index = await quorum.propose(b"x%d" % attempt)
+            assert index >= 1
+            nursery.cancel_scope.cancel()
+        quorum.close()
+        directory_ids.append((tmp_path / "v1" / "directory-id").read_text())
+    assert directory_ids[0] == directory_ids[1] and len(directory_ids[0]) == 33

@@ -40,6 +40,11 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="crash every node at once during chaos (default: 30%% of seeds)",
     )
+    parser.add_argument(
+        "--membership",
+        action="store_true",
+        help="add and remove voters during chaos (4 to 6 nodes, 1 to 5 voters at first)",
+    )
     parser.add_argument("--trace", action="store_true", help="print every event of each run")
     parser.add_argument("--keep-going", action="store_true", help="do not stop at a failure")
     parser.add_argument("--workers", type=int, default=1, help="processes (seeds are independent)")
@@ -61,7 +66,7 @@ def _table(runs: list[RunStats], failures: int, elapsed_s: float) -> list[str]:
     seeds = len(runs) + failures
     recovery = [r.recovery_ticks for r in runs] or [0]
     max_term = max((r.max_term for r in runs), default=0)
-    three = sum(r.nodes == 3 for r in runs)
+    three = sum(r.nodes == 3 for r in runs)  # voters at first (membership: nodes vary)
     rows = [
         ("seeds run", f"{seeds}"),
         ("passed / failed", f"{len(runs)} / {failures}"),
@@ -83,6 +88,12 @@ def _table(runs: list[RunStats], failures: int, elapsed_s: float) -> list[str]:
             "leader-down acted on (false)",
             f"{total('down_reports_acted_on')} ({total('false_down_reports_acted_on')})",
         ),
+        (
+            "voter changes (refused)",
+            f"{total('config_changes')} ({total('config_changes_refused')})",
+        ),
+        ("leaders removing themselves", f"{total('leaders_removed')}"),
+        ("voters wiped", f"{total('wipes')}"),
         ("recovery ticks mean / max", f"{sum(recovery) / len(recovery):.1f} / {max(recovery)}"),
         ("wall time", f"{elapsed_s:.1f} s ({seeds / max(elapsed_s, 1e-9):.0f} seeds/s)"),
     ]
@@ -99,6 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         torn_writes=not args.no_torn_writes,
         lose_all_unsynced=args.lose_all_unsynced,
         crash_all=args.crash_all,
+        membership=args.membership,
         trace=args.trace,
     )
     seeds = [(seed, params) for seed in range(args.start, args.start + args.seeds)]

@@ -19,6 +19,14 @@
   a digest chain, which also validates snapshots).
 * Linearizable reads: a read released by ReadIndex waits for an index at least as high as
   every index known committed when the read was issued.
+* Configurations change one server at a time: every configuration entry written to any log
+  differs from the configuration before it in that log by exactly one voter.
+* The own-term rule: a leader appends a configuration entry only after it has committed an
+  entry of its own term. (Breaking it is unsafe only in rare interleavings; the rule itself
+  is checked, as the one-at-a-time rule is.)
+
+With membership changes, "a quorum" is a majority of the voters of the configuration the
+node lacking the entry holds (the one it would campaign under).
 
 ``commit_term`` records, for each committed index, the smallest term of a node seen holding
 that commit: the entry was committed in that term or earlier, so every leader of a later
@@ -32,7 +40,8 @@ from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from rillet.raft.core import RaftCore
-from rillet.raft.messages import LogEntry
+from rillet.raft.membership import Configuration
+from rillet.raft.messages import EntryKind, LogEntry
 from rillet.raft.ready import Role
 
 
@@ -55,12 +64,20 @@ class LogView(Protocol):
 
     def term(self, index: int) -> int | None: ...
 
+    def configuration(self) -> Configuration: ...
+
 
 class SafetyChecker:
-    def __init__(self, log_views: Callable[[], Iterable[tuple[int, LogView]]]) -> None:
+    def __init__(
+        self,
+        log_views: Callable[[], Iterable[tuple[int, LogView]]],
+        directory_of: Callable[[int], str] = lambda node: "",
+    ) -> None:
         """``log_views`` lists every node's current log (a down node's: what its disk will
-        restart with)."""
+        restart with); ``directory_of`` names each node's current directory id (a voter
+        named under another one refuses to vote: its disk was replaced)."""
         self._log_views = log_views
+        self._directory_of = directory_of
         self.leader_of_term: dict[int, int] = {}
         self._entries: dict[tuple[int, int], tuple[bytes, int, int]] = {}
         self.committed: dict[int, LogEntry] = {}
@@ -70,6 +87,8 @@ class SafetyChecker:
         self._checked_leaders: set[tuple[int, int]] = set()
         self.applied_digest: dict[int, bytes] = {}
         self.reads_checked = 0
+        self.config_changes_committed = 0
+        self.leader_self_removals = 0  # committed removals of the leader that wrote them
 
     # -- per step -----------------------------------------------------------------------
 
@@ -99,6 +118,11 @@ class SafetyChecker:
                 raise SafetyViolation(
                     f"n{node} committed {_text(entry)} where {_text(known)} was committed"
                 )
+            if entry.index not in self.commit_term and entry.kind is EntryKind.CONFIG:
+                self.config_changes_committed += 1
+                writer = self.leader_of_term.get(entry.term)
+                if writer not in Configuration.decode(entry.data).ids():
+                    self.leader_self_removals += 1
             term = self.commit_term.get(entry.index)
             if term is None or core.term < term:
                 self.commit_term[entry.index] = core.term
@@ -111,13 +135,19 @@ class SafetyChecker:
         """Checking the newest entry covers the older ones: a log lacking an older entry
         lacks this one too (log matching)."""
         views = dict(self._log_views())
-        quorum = len(views) // 2 + 1
         tips = {n: (v.last_term(), v.last_index()) for n, v in views.items()}
         for node, view in views.items():
             if entry.index < view.first_index() or view.term(entry.index) == entry.term:
                 continue  # holds it (or a snapshot covering it)
-            voters = [n for n, tip in tips.items() if tip <= tips[node]]
-            if len(voters) >= quorum:
+            configuration = view.configuration()
+            voters = [
+                v.node_id
+                for v in configuration.voters
+                if v.node_id in tips
+                and v.matches(v.node_id, self._directory_of(v.node_id))
+                and tips[v.node_id] <= tips[node]
+            ]
+            if len(voters) >= configuration.quorum_size():
                 raise SafetyViolation(
                     f"committed {_text(entry)} is not safe: n{node} lacks it, yet its log "
                     f"(last {tips[node][1]}/t{tips[node][0]}) would win the votes of "
@@ -153,6 +183,9 @@ class SafetyChecker:
 
     def on_entries_written(self, node: int, core: RaftCore, entries: tuple[LogEntry, ...]) -> None:
         log = core.raft_log
+        for entry in entries:
+            if entry.kind is EntryKind.CONFIG:
+                self._check_configuration_entry(node, core, entry)
         prev_term = log.term(entries[0].index - 1) if entries else None
         for entry in entries:
             key = (entry.index, entry.term)
@@ -169,6 +202,24 @@ class SafetyChecker:
         if entries and self.max_committed_index:
             # A write may replace entries; the newest committed one must stay safe.
             self._check_commit_is_safe(self.committed[self.max_committed_index])
+
+    def _check_configuration_entry(self, node: int, core: RaftCore, entry: LogEntry) -> None:
+        log = core.raft_log
+        before = log.configs.at(entry.index - 1)
+        after = Configuration.decode(entry.data)
+        # A node formatted to join knows no configuration until its first one arrives (the
+        # bootstrap set is not written to the log): nothing to compare with.
+        if before.voters and before.changed_servers(after) != 1:
+            raise SafetyViolation(
+                f"n{node}: configuration {before.describe()} -> {after.describe()} at "
+                f"{entry.index} changes {before.changed_servers(after)} servers, not one"
+            )
+        own_term_committed = log.term(log.committed) == core.term
+        if core.role is Role.LEADER and entry.term == core.term and not own_term_committed:
+            raise SafetyViolation(
+                f"n{node} appended configuration {after.describe()} at {entry.index} in "
+                f"term {core.term} before committing an entry of that term"
+            )
 
     # -- state machine ------------------------------------------------------------------
 

@@ -44,6 +44,9 @@ class SimulationParams:
     lose_all_unsynced: bool = False
     # Crash every node at once during the chaos phase: None lets the seed decide (30%).
     crash_all: bool | None = None
+    # Voter membership changes during chaos: 4 to 6 nodes, 1 to 5 of them voters at first,
+    # every node an observer when not a voter (see scenario.py).
+    membership: bool = False
     trace: bool = False
 
 
@@ -69,6 +72,10 @@ class RunStats:
     false_down_reports: int = 0  # ... about a node that was up at the time
     down_reports_acted_on: int = 0  # ... by a follower of that node
     false_down_reports_acted_on: int = 0
+    config_changes: int = 0  # configuration entries committed
+    config_changes_refused: int = 0  # MembershipChangeRefused (own-term rule, one at a time)
+    leaders_removed: int = 0  # committed removals of the leader that proposed them
+    wipes: int = 0  # voters whose disk was replaced (then removed and maybe added back)
 
 
 class SimCluster:
@@ -78,7 +85,9 @@ class SimCluster:
         self.rng = random.Random(seed)
         rng = self.rng
         count = params.nodes or rng.choice([3, 3, 5])
+        # Every node of the run (voter or not); the name predates membership changes.
         self.voters = list(range(1, count + 1))
+        bootstrap = self.voters
         self.config = Config(
             election_timeout_ticks=10,
             heartbeat_interval_ticks=rng.choice([1, 1, 2, 3]),
@@ -87,10 +96,26 @@ class SimCluster:
             max_append_entries=rng.choice([1, 1, 3, 64]),
             max_inflight_appends=rng.choice([1, 4, 64]),
         )
-        self.network = SimNetwork(self.voters, rng, NetworkProfile.random(rng))
+        profile = NetworkProfile.random(rng)
         core = core_type(params.fault)
-        self.nodes = {n: SimNode(n, self.voters, self.config, core) for n in self.voters}
-        self.checker = SafetyChecker(self._log_views)
+        if params.membership:
+            extra = rng.choice([1, 1, 2, 3])
+            self.voters = list(range(1, count + extra + 1))
+            bootstrap = self.voters[: rng.choice([1, 3, 3, min(5, count)])]
+        self.network = SimNetwork(self.voters, rng, profile)
+        self.bootstrap_voters = bootstrap
+        self.nodes = {
+            n: SimNode(
+                n,
+                bootstrap,
+                self.config,
+                core,
+                observers=self.voters if params.membership else None,
+                directory_id=f"{n:04x}".ljust(32, "0") if params.membership else "",
+            )
+            for n in self.voters
+        }
+        self.checker = SafetyChecker(self._log_views, self._directory_of)
         self.compact_every_entries = rng.choice([3, 10, 40])
         self.max_sync_us = rng.choice([200, 2_000, 8_000])
         self.now_us = 0
@@ -162,6 +187,14 @@ class SimCluster:
                     delay_us = self.rng.randrange(2 * TICK_US)
                     self.at(self.now_us + delay_us, self.report_down, observer, node)
 
+    def wipe(self, node: int) -> None:
+        """Crash ``node`` and replace its disk: it restarts empty, under a new directory."""
+        self.crash(node)
+        sim = self.nodes[node]
+        sim.wipe()
+        self._down_logs.pop(node, None)
+        self.log(f"n{node} wiped (new directory {sim.directory_id[:8]})")
+
     def report_down(self, observer: int, node: int) -> None:
         """``observer``'s transport says ``node``'s process is gone. Truthful when a crash
         scheduled it (unless ``node`` has restarted since); the scenario also makes false
@@ -214,6 +247,9 @@ class SimCluster:
         sim.core.tick()
         self.after(node)
         self.at(self.now_us + TICK_US, self._tick, node, incarnation)
+
+    def _directory_of(self, node: int) -> str:
+        return self.nodes[node].directory_id
 
     def _log_views(self) -> list[tuple[int, LogView]]:
         views: list[tuple[int, LogView]] = []
@@ -347,10 +383,13 @@ class SimCluster:
         stats.leaders = len(self.checker.leader_of_term)
         stats.max_term = max(self.checker.leader_of_term, default=0)
         stats.committed = self.checker.max_committed_index
+        stats.config_changes = self.checker.config_changes_committed
+        stats.leaders_removed = self.checker.leader_self_removals
         stats.reads_checked = self.checker.reads_checked
         stats.dropped = self.network.stats.dropped + self.network.stats.blocked
         for sim in self.nodes.values():
             stats.crashes += sim.crashes
+            stats.wipes += sim.wipes
             stats.snapshots_installed += sim.snapshots_installed
             stats.lost_writes += sim.disk.stats.lost_writes
             stats.torn_writes += sim.disk.stats.torn_writes

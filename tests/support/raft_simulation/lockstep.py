@@ -18,15 +18,10 @@ from rillet.raft.core import RaftCore
 from rillet.raft.core_config import Config
 from rillet.raft.core_errors import CoreContractError
 from rillet.raft.log_storage import MemoryStorage
-from rillet.raft.messages import EntryKind, LogEntry, Message, describe
+from rillet.raft.membership import Configuration
+from rillet.raft.messages import LogEntry, Message, describe, entry_text
 from rillet.raft.quorum import Snapshot
 from rillet.raft.ready import Ready, Role
-
-
-def entry_text(entry: LogEntry) -> str:
-    if entry.kind is EntryKind.LEADER_NOOP:
-        return f"{entry.index}/t{entry.term}:noop"
-    return f"{entry.index}/t{entry.term}:{entry.data.decode('utf-8', 'backslashreplace')}"
 
 
 class LockstepCluster:
@@ -36,12 +31,20 @@ class LockstepCluster:
         config: Config | None = None,
         seed: int = 0,
         core_type: type[RaftCore] = RaftCore,
+        nodes: int | None = None,
+        directories: bool = False,
     ):
+        """``voters`` is the bootstrap voter set; nodes ``1..nodes`` (default: the voters)
+        all run, those outside the voter set as observers. With ``directories`` every node
+        has a directory id (``wipe`` draws a new one)."""
         self.voters = sorted(set(voters))
+        self.nodes = sorted(set(self.voters) | set(range(1, (nodes or 0) + 1)))
+        self.directories = directories
+        self.wipes = dict.fromkeys(self.nodes, 0)
         self.config = config or Config()
         self.core_type = core_type
         self.seed = seed
-        self.storages = {n: MemoryStorage() for n in self.voters}
+        self.storages = {n: MemoryStorage() for n in self.nodes}
         self.cores: dict[int, RaftCore | None] = {}
         # Each node's state machine, as the list of applied entries (no-ops included).
         self.applied: dict[int, list[LogEntry]] = {}
@@ -50,8 +53,8 @@ class LockstepCluster:
         self.output: list[str] = []
         # Off: only events (roles, applies, reads, crashes) are logged, not every message.
         self.log_messages = True
-        self.restarts = dict.fromkeys(self.voters, 0)
-        for node in self.voters:
+        self.restarts = dict.fromkeys(self.nodes, 0)
+        for node in self.nodes:
             self._start(node)
 
     # -- nodes --------------------------------------------------------------------------
@@ -59,7 +62,15 @@ class LockstepCluster:
     def _start(self, node: int) -> None:
         storage = self.storages[node]
         rng = random.Random(f"{self.seed}/{node}/{self.restarts[node]}")
-        self.cores[node] = self.core_type(node, self.voters, storage, self.config, rng)
+        self.cores[node] = self.core_type(
+            node,
+            self.voters,
+            storage,
+            self.config,
+            rng,
+            directory_id=self.directory_id(node),
+            observers=self.nodes,
+        )
         snapshot = storage.snapshot()
         self.applied[node] = [] if snapshot.index == 0 else self._from_snapshot(snapshot)
 
@@ -67,6 +78,21 @@ class LockstepCluster:
     def _from_snapshot(snapshot: Snapshot) -> list[LogEntry]:
         """The state machine a snapshot restores: placeholders up to its index."""
         return [LogEntry(i, 0, b"<snapshot>") for i in range(1, snapshot.index + 1)]
+
+    def directory_id(self, node: int) -> str:
+        """A readable stand-in for the UUID drawn at format time: node, then format count."""
+        if not self.directories:
+            return ""
+        return f"{node:04x}{self.wipes.get(node, 0):04x}".ljust(32, "0")
+
+    def wipe(self, node: int) -> None:
+        """The node's disk is replaced: it restarts empty, under a new directory id."""
+        if self.cores[node] is not None:
+            self.crash(node)
+        self.storages[node] = MemoryStorage()
+        self.wipes[node] += 1
+        self.output.append(f"n{node} wiped (directory {self.directory_id(node)[:8]})")
+        self.restart(node)
 
     def core(self, node: int) -> RaftCore:
         core = self.cores[node]
@@ -95,8 +121,8 @@ class LockstepCluster:
         group_of = {n: i for i, group in enumerate(groups) for n in group}
         self.blocked = {
             (a, b)
-            for a in self.voters
-            for b in self.voters
+            for a in self.nodes
+            for b in self.nodes
             if a != b and (a not in group_of or group_of.get(b) != group_of[a])
         }
 
@@ -111,7 +137,7 @@ class LockstepCluster:
 
     def process(self) -> None:
         """Carry out every pending Ready: persist, queue messages, apply, advance."""
-        for node in self.voters:
+        for node in self.nodes:
             core = self.cores[node]
             while core is not None and core.has_ready():
                 self._handle_ready(node, core, core.ready())
@@ -187,7 +213,7 @@ class LockstepCluster:
         """Let time pass on a quiet network: each tick, tick every live node once and
         deliver until nothing moves."""
         for _ in range(ticks):
-            for node in self.voters:
+            for node in self.nodes:
                 if self.up(node):
                     self.core(node).tick()
             self.deliver()
@@ -204,12 +230,12 @@ class LockstepCluster:
     # -- observation --------------------------------------------------------------------
 
     def leader(self) -> int | None:
-        leaders = [n for n in self.voters if self.up(n) and self.core(n).role is Role.LEADER]
+        leaders = [n for n in self.nodes if self.up(n) and self.core(n).role is Role.LEADER]
         return max(leaders, key=lambda n: self.core(n).term) if leaders else None
 
     def status_lines(self) -> list[str]:
         lines = []
-        for node in self.voters:
+        for node in self.nodes:
             core = self.cores[node]
             if core is None:
                 lines.append(f"n{node}: down")
@@ -222,6 +248,14 @@ class LockstepCluster:
                 f"commit={status.commit_index} applied={status.applied_index} "
                 f"log={status.first_index}..{status.last_index}/t{status.last_term}"
                 + (f" transferring-to=n{status.transferring_to}" if status.transferring_to else "")
+                + (
+                    f" config={status.configuration}@{status.configuration_index}"
+                    if status.configuration != Configuration.of(self.voters).describe()
+                    or len(self.nodes) > len(self.voters)
+                    else ""
+                )
+                + (f" catching-up=n{core.catching_up.node_id}" if core.catching_up else "")
+                + (f" gave-up-on=n{core.catch_up_failed.node_id}" if core.catch_up_failed else "")
             )
             for peer, text in status.progress.items():
                 lines.append(f"  progress n{peer}: {text}")

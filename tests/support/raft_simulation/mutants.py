@@ -11,6 +11,7 @@ from __future__ import annotations
 from enum import Enum
 
 from rillet.raft.core import RaftCore
+from rillet.raft.membership import Configuration, Voter
 from rillet.raft.messages import AppendEntries, AppendResponse, Message, VoteRequest, VoteResponse
 from rillet.raft.ready import Role
 
@@ -36,6 +37,15 @@ class CoreFault(Enum):
     # between the acknowledged term and its current one (so an old acknowledgement covers
     # entries of the new term), an interleaving the scenario has not produced. Known gap.
     ACCEPT_STALE_ACKS = "accept-stale-acks"
+    # Membership (run with --membership): a removal also drops a second voter. Caught by
+    # the one-server check in nearly half of the seeds, as is the next by the own-term one.
+    TWO_SERVER_CHANGE = "two-server-change"
+    # Membership: a new leader starts a change before committing an entry of its own term.
+    SKIP_OWN_TERM_COMMIT = "skip-own-term-commit"
+    # Membership: vote whatever directory the candidate's configuration names for us (a
+    # wiped node then votes as the voter it was, without the record of that voter's votes).
+    # Caught as a lost committed entry in about 1 seed in 400.
+    IGNORE_DIRECTORY = "ignore-directory"
 
 
 class CommitsPriorTermEntries(RaftCore):
@@ -77,6 +87,32 @@ class AcceptsStaleAcks(RaftCore):
             super()._step_stale(message)
 
 
+class ChangesTwoServers(RaftCore):
+    def next_configuration(
+        self, current: Configuration, node_id: int, added: Voter | None
+    ) -> Configuration:
+        changed = super().next_configuration(current, node_id, added)
+        others = [v.node_id for v in changed.voters if v.node_id != self.id]
+        if added is None and len(others) >= 2:
+            changed = changed.without(others[-1])
+        return changed
+
+    def allows_multi_server_change(self) -> bool:
+        return True
+
+
+class SkipsOwnTermCommit(RaftCore):
+    def change_refusal(self) -> str | None:
+        if self.log.configuration_index() > self.log.committed:
+            return "the previous configuration change is not committed yet"
+        return None
+
+
+class IgnoresDirectory(RaftCore):
+    def addressed_to_another_directory(self, message: VoteRequest) -> bool:
+        return False
+
+
 CORE_TYPES: dict[CoreFault, type[RaftCore]] = {
     CoreFault.NONE: RaftCore,
     CoreFault.COMMIT_PRIOR_TERM_ENTRIES: CommitsPriorTermEntries,
@@ -85,6 +121,9 @@ CORE_TYPES: dict[CoreFault, type[RaftCore]] = {
     CoreFault.ACCEPT_STALE_APPENDS: AcceptsStaleAppends,
     CoreFault.ACCEPT_STALE_VOTES: AcceptsStaleVotes,
     CoreFault.ACCEPT_STALE_ACKS: AcceptsStaleAcks,
+    CoreFault.TWO_SERVER_CHANGE: ChangesTwoServers,
+    CoreFault.SKIP_OWN_TERM_COMMIT: SkipsOwnTermCommit,
+    CoreFault.IGNORE_DIRECTORY: IgnoresDirectory,
 }
 
 

@@ -55,9 +55,15 @@ class SimNode:
         voters: list[int],
         config: Config,
         core_type: type[RaftCore] = RaftCore,
+        observers: list[int] | None = None,
+        directory_id: str = "",
     ) -> None:
+        """``voters`` is the bootstrap voter set; ``observers`` every node the leader sends
+        the log to whether it votes or not."""
         self.id = node_id
         self.voters = voters
+        self.observers = observers or []
+        self.directory_id = directory_id
         self.config = config
         self.core_type = core_type
         self.disk = SimDisk()
@@ -66,6 +72,7 @@ class SimNode:
         self.incarnation = 0
         self.in_flight: Ready | None = None  # taken from the core, waiting for its sync
         self.crashes = 0
+        self.wipes = 0
         self.snapshots_installed = 0
         self.noops_applied = 0
 
@@ -78,7 +85,15 @@ class SimNode:
         core from the log and hard state; committed entries are re-applied from there."""
         self.incarnation += 1
         self.state = DigestStateMachine.from_snapshot(self.disk.view.snapshot())
-        self.core = self.core_type(self.id, self.voters, self.disk.view, self.config, rng)
+        self.core = self.core_type(
+            self.id,
+            self.voters,
+            self.disk.view,
+            self.config,
+            rng,
+            directory_id=self.directory_id,
+            observers=self.observers,
+        )
         self.in_flight = None
         return self.core
 
@@ -88,6 +103,18 @@ class SimNode:
         self.incarnation += 1
         self.crashes += 1
         self.disk.crash(rng, torn_writes, lose_all_unsynced)
+
+    def wipe(self) -> None:
+        """The disk is replaced (the node must be down): it comes back empty, under a new
+        directory id, as a node formatted again does."""
+        stats = self.disk.stats
+        # Formatted to join, not to bootstrap: no voter set until it learns the cluster's
+        # (with the configured one it could elect itself, or be elected, on an empty log).
+        self.voters = []
+        self.disk = SimDisk()
+        self.disk.stats = stats
+        self.wipes += 1
+        self.directory_id = f"{self.id:04x}{self.wipes:04x}".ljust(32, "0")
 
     def write_ready(self, ready: Ready) -> None:
         """Step 1 of the Ready contract: hand everything to the disk (not yet synced)."""

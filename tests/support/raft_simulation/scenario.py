@@ -8,7 +8,9 @@
    win, and asks leaders to hand over leadership. The network itself drops, delays,
    duplicates, reorders and replays messages per a seeded profile. The nodes' failure
    detectors report crashed nodes as down (``report_leader_down``), and sometimes, wrongly,
-   live ones -- mostly the leader, the only report that changes anything.
+   live ones -- mostly the leader, the only report that changes anything. With
+   ``membership``, the leader is also asked to add a voter (a node that is not one) or to
+   remove one (itself included), sometimes the moment it wins, before its no-op commits.
 2. Recovery: faults stop, every node restarts, the network heals and calms down. Within
    ``liveness_bound_ticks`` a leader must commit a new proposal and every node must apply
    it; then the run ends with a final check that no committed entry was lost.
@@ -20,7 +22,9 @@ from __future__ import annotations
 
 from raft_simulation.cluster import TICK_US, RunStats, SimCluster
 from raft_simulation.network import CALM
+from rillet.raft.core_errors import MembershipChangeRefused
 from rillet.raft.messages import LogEntry
+from rillet.raft.ready import Role
 
 
 class Scenario:
@@ -41,6 +45,8 @@ class Scenario:
         self._liveness_entry: LogEntry | None = None
         self._figure8_old_leader: int | None = None
         self._quiet_until_us = 0  # a multi-step move is playing out: no other faults
+        # A voter whose disk was replaced, as (node id, old directory id), until removed.
+        self._wiped: tuple[int, str] | None = None
         cluster.on_new_leader = self._on_new_leader
 
     def run(self) -> RunStats:
@@ -89,8 +95,14 @@ class Scenario:
             return
         if cluster.now_us < self._quiet_until_us:
             return
-        action = rng.random()
         leader = cluster.leader()
+        if cluster.params.membership and leader is not None and rng.random() < 0.35:
+            if rng.random() < 0.3:
+                self._wipe_voter(leader)
+            else:
+                self._change_membership(leader)
+            return
+        action = rng.random()
         if action < 0.1 and self._network_healed and leader is not None:
             self._figure8(leader)
         elif action < 0.35 and self._network_healed:
@@ -101,10 +113,12 @@ class Scenario:
         elif action < 0.75 and leader is not None:
             core = cluster.core(leader)
             assert core is not None
-            target = rng.choice([n for n in cluster.voters if n != leader])
-            cluster.log(f"nemesis: n{leader} transfers leadership to n{target}")
-            core.transfer_leadership(target)
-            cluster.after(leader)
+            targets = [n for n in sorted(core.voters) if n != leader]
+            if targets:
+                target = rng.choice(targets)
+                cluster.log(f"nemesis: n{leader} transfers leadership to n{target}")
+                core.transfer_leadership(target)
+                cluster.after(leader)
         elif action < 0.85:
             # A false "process gone" report: the detector is not to be trusted.
             up = [n for n in cluster.voters if cluster.nodes[n].up]
@@ -113,6 +127,39 @@ class Scenario:
                 others = [n for n in cluster.voters if n != observer]
                 named = leader if leader in others and rng.random() < 0.7 else rng.choice(others)
                 cluster.report_down(observer, named)
+
+    def _change_membership(self, leader: int) -> None:
+        """Ask the leader to add a node that is not a voter or remove a voter (itself
+        included), keeping between one and five voters."""
+        cluster = self.cluster
+        rng = cluster.rng
+        core = cluster.core(leader)
+        assert core is not None
+        voters = sorted(core.voters)
+        others = [n for n in cluster.voters if n not in voters]
+        add = others and (len(voters) == 1 or (len(voters) < 5 and rng.random() < 0.5))
+        wiped = self._wiped
+        if wiped is not None and not core.configuration().has(*wiped):
+            self._wiped = wiped = None  # replaced: it is gone from the leader's voters
+            if self.recovering:
+                return  # recovery only finishes a replacement
+        try:
+            if wiped is not None:
+                # Replace the dead voter before anything else changes.
+                cluster.log(f"nemesis: n{leader} removes wiped voter n{wiped[0]}/{wiped[1][:8]}")
+                core.remove_voter(*wiped)
+            elif add:
+                node = rng.choice(others)
+                cluster.log(f"nemesis: n{leader} adds voter n{node}")
+                core.add_voter(node, cluster.nodes[node].directory_id)
+            elif len(voters) > 1:
+                node = rng.choice(voters)
+                cluster.log(f"nemesis: n{leader} removes voter n{node}")
+                core.remove_voter(node, cluster.nodes[node].directory_id)
+        except MembershipChangeRefused as refused:
+            cluster.stats.config_changes_refused += 1
+            cluster.log(f"  refused: {refused}")
+        cluster.after(leader)
 
     def _crash_and_restart(
         self, node: int, down_ticks: int, incarnation: int | None = None
@@ -160,6 +207,9 @@ class Scenario:
                 cluster.now_us + rng.randrange(0, TICK_US), self._heal, self._network_generation
             )
             return
+        if cluster.params.membership and rng.random() < 0.3:
+            # At once, before the no-op commits: the own-term rule must refuse it.
+            cluster.at(cluster.now_us, self._change_membership_if_leading, node, term)
         if rng.random() >= self.new_leader_crash_probability:
             return
         # Often at once: the new leader's no-op may then survive only on its own disk
@@ -170,6 +220,37 @@ class Scenario:
         cluster.at(
             cluster.now_us + delay_us, self._crash_and_restart, node, down_ticks, incarnation
         )
+
+    def _wipe_voter(self, leader: int) -> None:
+        """Replace the disk of a voter known by its directory id (one added by a change),
+        when the configuration is committed, has at least three voters and no other wiped
+        voter: the new directory must not vote as the old voter, and the old identity must
+        be removed (the nemesis does that next) before a second loss could stop the
+        cluster for good. (A bootstrap voter has no known directory, so a wiped one would
+        vote as its old self: that is the documented limit, not tested here.)"""
+        cluster = self.cluster
+        core = cluster.core(leader)
+        assert core is not None
+        configuration = core.configuration()
+        log = core.raft_log
+        if self._wiped is not None or len(configuration.voters) < 3 or core.catching_up:
+            return
+        if log.configuration_index() > log.committed:
+            return
+        known = [v for v in configuration.voters if v.directory_id and v.node_id != leader]
+        if not known:
+            return
+        victim = cluster.rng.choice(known)
+        self._wiped = (victim.node_id, victim.directory_id)
+        cluster.wipe(victim.node_id)
+        cluster.at(
+            cluster.now_us + cluster.rng.randrange(1, 30) * TICK_US, self._restart, victim.node_id
+        )
+
+    def _change_membership_if_leading(self, node: int, term: int) -> None:
+        core = self.cluster.core(node)
+        if core is not None and core.role is Role.LEADER and core.term == term:
+            self._change_membership(node)
 
     def _network_fault(self, leader: int | None) -> None:
         """A partition (plus one-way cuts) that lasts long enough for elections to happen
@@ -225,6 +306,13 @@ class Scenario:
         committed = cluster.checker.committed.get(entry.index) if entry is not None else None
         leader = cluster.leader()
         leader_core = cluster.core(leader) if leader is not None else None
+        if self._wiped is not None and leader is not None and leader_core is not None:
+            # As an operator would: a voter whose disk was replaced is removed under its
+            # old identity (it cannot catch up as that voter), then it catches up as an
+            # observer like any other node.
+            self._change_membership(leader)
+            cluster.at(cluster.now_us + TICK_US, self._recovery_client)
+            return
         if entry is not None and committed != entry:
             lost = committed is not None  # another entry committed at its index
             if leader_core is not None and leader_core.raft_log.term(entry.index) != entry.term:

@@ -22,6 +22,10 @@ class SimulationFailure(AssertionError):
         self.replay = replay
         self.trace_tail = trace_tail
 
+    def __reduce__(self) -> tuple[type[SimulationFailure], tuple[int, str, str, list[str]]]:
+        """Sweeps with --workers pass failures between processes."""
+        return (SimulationFailure, (self.seed, self.reason, self.replay, self.trace_tail))
+
 
 def replay_command(seed: int, params: SimulationParams) -> str:
     parts = ["python -m raft_simulation", f"--start {seed} --seeds 1"]
@@ -35,6 +39,8 @@ def replay_command(seed: int, params: SimulationParams) -> str:
         parts.append("--no-torn-writes")
     if params.lose_all_unsynced:
         parts.append("--lose-all-unsynced")
+    if params.membership:
+        parts.append("--membership")
     if params.crash_all is not None:
         parts.append("--crash-all" if params.crash_all else "--no-crash-all")
     parts.append("--trace")

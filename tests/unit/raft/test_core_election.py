@@ -28,10 +28,17 @@ def applied_data(cluster: LockstepCluster, node: int) -> list[bytes]:
 # -- elections -------------------------------------------------------------------------
 
 
-def test_a_single_voter_leads_at_once_and_commits_only_once_persisted() -> None:
+def test_a_single_voter_leads_once_its_vote_is_durable_and_commits_only_once_persisted() -> None:
     storage = MemoryStorage()
     core = RaftCore(1, [1], storage, Config(), random.Random(0))
     core.campaign()
+    # Its own vote wins, but it leads only once that vote is durable: a crash before
+    # would let it grant term 1 to another node after a restart.
+    assert core.role is Role.CANDIDATE and core.term == 1
+    vote_ready = core.ready()
+    assert vote_ready.must_sync and vote_ready.hard_state is not None
+    storage.set_hard_state(vote_ready.hard_state)
+    core.advance(vote_ready)
     assert core.role is Role.LEADER and core.term == 1
     entry = core.propose(b"x")
     ready = core.ready()

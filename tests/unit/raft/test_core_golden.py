@@ -14,8 +14,9 @@ current behaviour (then review the diff: it *is* the behaviour change).
 
 Commands::
 
-    cluster voters=N [seed=S] [pre-vote=B] [check-quorum=B] [election=T] [heartbeat=T]
-            [max-append-entries=N] [max-inflight=N] [fault=NAME (a deliberately broken core)]
+    cluster voters=N [nodes=M] [directories=B] [seed=S] [pre-vote=B] [check-quorum=B]
+            [election=T] [heartbeat=T] [max-append-entries=N] [max-inflight=N]
+            [fault=NAME (a deliberately broken core)]
     campaign N          tick N [xK]          tick-all [xK]       propose N DATA
     run [xK] [quiet]    (K rounds of: tick every live node, deliver until quiet)
     process             deliver [rounds=K]   drop                duplicate
@@ -23,6 +24,11 @@ Commands::
     crash N             restart N            compact N INDEX     read-index N CTX
     transfer N TARGET   status               log N
     leader-down N PEER  (N's transport reports PEER's process gone)
+    add-voter N ID      remove-voter N ID [any-directory|old-directory]
+    wipe N              (N's disk is replaced: empty, under a new directory id)
+
+``cluster ... nodes=M`` runs nodes 1..M, those beyond the voters as observers;
+``directories=true`` gives each node a directory id (shown by its first 8 digits).
 """
 
 from __future__ import annotations
@@ -76,7 +82,7 @@ class Script:
             c.tick(nums[0], times)
         elif name == "tick-all":
             for _ in range(times):
-                for node in c.voters:
+                for node in c.nodes:
                     if c.up(node):
                         c.tick(node)
         elif name == "propose":
@@ -106,7 +112,7 @@ class Script:
             groups = " ".join(args).split("|")
             c.partition(*[[int(n) for n in g.split()] for g in groups])
         elif name == "isolate":
-            c.partition(*[[n] for n in c.voters])
+            c.partition(*[[n] for n in c.nodes])
         elif name == "cut":
             c.cut(nums[0], nums[1])
         elif name == "heal":
@@ -126,6 +132,17 @@ class Script:
         elif name == "leader-down":
             c.core(nums[0]).report_leader_down(nums[1])
             c.process()
+        elif name == "add-voter":
+            c.core(nums[0]).add_voter(nums[1], c.directory_id(nums[1]))
+            c.process()
+        elif name == "remove-voter":
+            directory = "" if "any-directory" in args else c.directory_id(nums[1])
+            if "old-directory" in args:
+                directory = f"{nums[1]:04x}{c.wipes[nums[1]] - 1:04x}".ljust(32, "0")
+            c.core(nums[0]).remove_voter(nums[1], directory)
+            c.process()
+        elif name == "wipe":
+            c.wipe(nums[0])
         elif name == "transfer":
             c.core(nums[0]).transfer_leadership(nums[1])
             c.process()
@@ -149,8 +166,17 @@ class Script:
         voters = range(1, int(opts["voters"]) + 1)
         core = core_type(CoreFault(opts.get("fault", "none")))
         seed = int(opts.get("seed", "0"))
-        self.cluster = LockstepCluster(voters, config, seed=seed, core_type=core)
-        return [f"{len(voters)} voters, {config.election_timeout_ticks}-tick elections"]
+        nodes = int(opts.get("nodes", "0")) or None
+        self.cluster = LockstepCluster(
+            voters,
+            config,
+            seed=seed,
+            core_type=core,
+            nodes=nodes,
+            directories=_flag(opts.get("directories", "false")),
+        )
+        observers = f" and {nodes - len(voters)} observers" if nodes else ""
+        return [f"{len(voters)} voters{observers}, {config.election_timeout_ticks}-tick elections"]
 
 
 @each_golden_file(TESTDATA)

@@ -88,7 +88,7 @@ def test_the_encoding_is_compact_arrays_not_pickles() -> None:
         ([1, 1, 3, 1, 2, 4, 2, [[5, 3, 0, "text"]], 4], "bytes"),
         ([1, 1, 3, 1, 2, 4, 2, [[5, 3, 0, b""], [7, 3, 0, b""]], 4], "not consecutive"),
         ([1, 1, 3, 1, 2, 4, 2, {"a": 1}, 4], "array of entries"),
-        ([1, 7, 3, 1, 2, [20, 3]], "array of 3"),
+        ([1, 7, 3, 1, 2, [20, 3]], "array of 4"),
         ({"type": 1}, "array"),
         ([1], "array"),
     ],

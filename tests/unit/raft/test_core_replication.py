@@ -175,7 +175,6 @@ def test_stale_and_foreign_messages_change_nothing() -> None:
     follower.step(AppendEntries(1, 1, 3, 2, 2, (LogEntry(3, 1, b"stale"),), 3))
     follower.step(Heartbeat(1, 1, 3, 9))
     follower.step(VoteResponse(1, 1, 3, True))
-    follower.step(AppendEntries(2, 7, 3, 2, 2, (LogEntry(3, 2, b"not a voter"),), 3))
     follower.step(AppendEntries(2, 2, 1, 2, 2, (LogEntry(3, 2, b"not for us"),), 3))
     assert (follower.term, follower.raft_log.last_index(), follower.raft_log.committed) == before
     assert follower.outbox == []  # stale messages are dropped silently without check-quorum
@@ -280,7 +279,17 @@ def test_not_leader_errors_carry_the_leader_hint() -> None:
 
 
 def test_node_ids_and_membership_are_validated() -> None:
+    # A node outside the voter set is an observer: it never campaigns.
+    observer = RaftCore(4, [1, 2, 3], MemoryStorage(), Config(), random.Random(0))
+    assert not observer.is_voter()
+    for _ in range(50):
+        observer.tick()
+    assert observer.role is Role.FOLLOWER and observer.outbox == []
+    # A node formatted to join has no voter set until it learns the cluster's: an observer.
+    joining = RaftCore(1, [], MemoryStorage(), Config(), random.Random(0))
+    joining.campaign()
+    assert joining.role is Role.FOLLOWER and not joining.may_campaign()
     with pytest.raises(CoreContractError):
-        RaftCore(4, [1, 2, 3], MemoryStorage(), Config(), random.Random(0))
+        RaftCore(1, [1], MemoryStorage(), Config(), random.Random(0), directory_id="short")
     with pytest.raises(CoreContractError):
         RaftCore(0, [0, 1, 2], MemoryStorage(), Config(), random.Random(0))

@@ -9,10 +9,13 @@ from __future__ import annotations
 import errno
 import os
 import random
+import shutil
 from pathlib import Path
 
+import cbor2
 import pytest
 
+from rillet.raft.directory_identity import BadDirectoryId
 from rillet.raft.durable_log import (
     CorruptStorage,
     DurableLog,
@@ -206,3 +209,25 @@ def test_the_frame_decoder_never_raises_on_garbage() -> None:
             data[rng.randrange(len(data))] = rng.randrange(256)
         frames, end = decode_frames(bytes(data[: rng.randint(0, len(data))]))
         assert end <= len(data) and all(isinstance(e, LogEntry) for _, e in frames)
+
+
+def test_a_directory_draws_its_id_once_and_a_wiped_one_draws_another(tmp_path: Path) -> None:
+    first = DurableLog.open(tmp_path / "raft")
+    assert len(first.directory_id) == 32
+    first.close()
+    assert DurableLog.open(tmp_path / "raft").directory_id == first.directory_id
+    shutil.rmtree(tmp_path / "raft")
+    assert DurableLog.open(tmp_path / "raft").directory_id != first.directory_id
+    (tmp_path / "raft" / "directory-id").write_bytes(b"\x00\x00\x00\x00junk")
+    with pytest.raises(BadDirectoryId, match="not a directory id"):
+        DurableLog.open(tmp_path / "raft")
+
+
+def test_state_written_before_directory_ids_still_opens(tmp_path: Path) -> None:
+    log = DurableLog.open(tmp_path)
+    log._write_checked("hard-state", cbor2.dumps([2, 1, 0]))  # term, vote, commit
+    log._write_checked("snapshot", cbor2.dumps([0, 0, b""]))  # index, term, data
+    log.close()
+    reopened = DurableLog.open(tmp_path)
+    assert reopened.hard_state() == HardState(2, 1, 0, "")
+    assert reopened.snapshot().voters == b""

@@ -126,3 +126,44 @@ def test_partitions_block_both_ways_or_one_way_and_buffer_on_request() -> None:
     network.cut_one_way(3, 1)
     assert network.is_blocked(3, 1) and not network.is_blocked(1, 3)
     assert len(network.delays_us(TimeoutNow(1, 1, 3))) == 1
+
+
+# -- voter membership changes ------------------------------------------------------------
+
+MEMBERSHIP_CI_SEEDS = 200
+
+
+def test_a_sweep_with_membership_changes_passes_every_check() -> None:
+    """Voters added and removed (leaders removing themselves too), and voters whose disk
+    is replaced, under crashes and partitions: one leader per term, no committed entry
+    lost, one server per change."""
+    started_s = time.process_time()
+    result = sweep(0, MEMBERSHIP_CI_SEEDS, SimulationParams(membership=True))
+    cpu_s = time.process_time() - started_s
+    assert not result.failures, result.failures[0]
+    runs = result.runs
+    assert sum(r.config_changes for r in runs) > MEMBERSHIP_CI_SEEDS
+    assert sum(r.leaders_removed for r in runs) > MEMBERSHIP_CI_SEEDS // 10
+    assert sum(r.config_changes_refused for r in runs) > MEMBERSHIP_CI_SEEDS
+    assert sum(r.crash_all for r in runs) > MEMBERSHIP_CI_SEEDS // 5
+    assert sum(r.wipes for r in runs) > MEMBERSHIP_CI_SEEDS // 20
+    assert cpu_s < 20, f"the membership sweep took {cpu_s:.1f} s of CPU"
+
+
+BROKEN_MEMBERSHIP_CORES = [
+    (CoreFault.TWO_SERVER_CHANGE, "changes 2 servers, not one"),
+    (CoreFault.SKIP_OWN_TERM_COMMIT, "before committing an entry of that term"),
+]
+
+
+@pytest.mark.parametrize(
+    ("fault", "reason"), BROKEN_MEMBERSHIP_CORES, ids=[f.value for f, _ in BROKEN_MEMBERSHIP_CORES]
+)
+def test_a_broken_membership_change_is_caught(fault: CoreFault, reason: str) -> None:
+    params = SimulationParams(fault=fault, membership=True)
+    result = sweep(0, 20, params)
+    assert result.failures, f"{fault.value} survived 20 seeds"
+    failure = result.failures[0]
+    assert isinstance(failure.__cause__, SafetyViolation)
+    assert reason in failure.reason
+    assert "--membership" in failure.replay and f"--fault {fault.value}" in failure.replay
