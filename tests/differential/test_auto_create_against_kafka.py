@@ -35,10 +35,8 @@ def creating_brokers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[
     except KafkaUnavailable as exc:
         pytest.skip(f"no real Kafka broker: {exc}")
     properties = {"num.partitions": str(PARTITIONS)}
-    plan = plan_cluster(tmp_path_factory.mktemp("rillet-auto"), 1, http=False)
-    topics = Path(plan.nodes[0].work_dir) / "node.toml"
-    topics.write_text(
-        topics.read_text().replace("[topics]\n", f"[topics]\nnum_partitions = {PARTITIONS}\n")
+    plan = plan_cluster(
+        tmp_path_factory.mktemp("rillet-auto"), 1, http=False, num_partitions=PARTITIONS
     )
     work = tmp_path_factory.mktemp("real-kafka-auto")
     with RealKafka(jars, work_dir=work, properties=properties) as kafka, LocalCluster(plan) as c:
