@@ -60,6 +60,7 @@ def test_unfinished_frames_stay_within_queued_max_request_bytes(
     before = rss_bytes(node.proc.pid)
     senders = [socket.create_connection(("127.0.0.1", node.port)) for _ in range(4)]
     sent = [0] * len(senders)
+    held_back = [False] * len(senders)  # a send timed out: the node had stopped reading
     stop_at = time.monotonic() + 5.0
 
     def push(i: int) -> None:  # announce 100 MiB, then send up to 99 MiB of it
@@ -71,7 +72,8 @@ def test_unfinished_frames_stay_within_queued_max_request_bytes(
             try:
                 sent[i] += s.send(chunk)
             except TimeoutError:
-                continue  # the node stopped reading: its budget is spent
+                held_back[i] = True  # the node stopped reading: its budget is spent
+                continue
             except OSError:
                 return
 
@@ -83,7 +85,10 @@ def test_unfinished_frames_stay_within_queued_max_request_bytes(
             t.join(30)
         grown = rss_bytes(node.proc.pid) - before
         print(f"sent {sum(sent) / MIB:.0f} MiB, node RSS grew {grown / MIB:.0f} MiB")
-        assert sum(sent) > budget  # more than the budget was offered
+        # More was offered (4 x 99 MiB) than the node took in: it stopped reading. What the
+        # kernel's socket buffers took on top of the budget varies, so the bytes the senders
+        # got rid of are not compared with the budget itself.
+        assert any(held_back) and sum(sent) < len(senders) * 99 * MIB
         assert grown < budget + 64 * MIB
         # The frame deadline drops the senders; their budget comes back, clients work again.
         assert all(closed_by_peer(s, 30) for s in senders)
