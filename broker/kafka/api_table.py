@@ -80,7 +80,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.ADD_PARTITIONS_TO_TXN: (0, 2),
     ApiKey.ADD_OFFSETS_TO_TXN: (0, 2),
     ApiKey.END_TXN: (0, 2),
-    ApiKey.TXN_OFFSET_COMMIT: (0, 2),
+    ApiKey.TXN_OFFSET_COMMIT: (0, 3),  # 3 is flexible, with the group's generation (KIP-447)
     ApiKey.DESCRIBE_TRANSACTIONS: (0, 0),  # flexible
     ApiKey.LIST_TRANSACTIONS: (0, 0),  # flexible
 }

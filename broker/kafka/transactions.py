@@ -1,6 +1,8 @@
-"""AddPartitionsToTxn (24), AddOffsetsToTxn (25), EndTxn (26) and TxnOffsetCommit (28),
-v0-2 each, DescribeTransactions (65) and ListTransactions (66), v0 each: Kafka's nested
-lists to rillet's transaction requests (docs/transactions.md).
+"""AddPartitionsToTxn (24), AddOffsetsToTxn (25) and EndTxn (26), v0-2 each, TxnOffsetCommit
+(28) v0-3, DescribeTransactions (65) and ListTransactions (66), v0 each: Kafka's nested lists to
+rillet's transaction requests (docs/transactions.md). TxnOffsetCommit v3 (Kafka Streams'
+exactly_once_v2 needs it) carries the committing member's group generation: accepted, not yet
+checked against the group (docs/transactions.md, "Known gaps").
 InitProducerId with a transactional id and FindCoordinator with key type 1 go through their
 own translators (admin.py)."""
 
