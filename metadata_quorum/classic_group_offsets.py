@@ -29,6 +29,30 @@ def held_by_classic_members(state: MetadataState, group_id: str) -> bool:
     return group is not None and group.in_use
 
 
+def classic_member_refusal(
+    state: MetadataState,
+    group_id: str,
+    member_id: str,
+    group_instance_id: str | None,
+    generation: int,
+) -> Decision | None:
+    """Why a commit naming a member of a classic group is refused, or None when it comes from
+    a current member (not fenced by its instance id) at the group's generation."""
+    group = state.classic_groups.group(group_id)
+    if group is None:
+        return Decision([], ErrorCode.ILLEGAL_GENERATION, "the group has no generation")
+    if group_instance_id is not None:
+        owner = group.member_of_instance(group_instance_id)
+        if owner is not None and owner != member_id:
+            code = ErrorCode.FENCED_INSTANCE_ID
+            return Decision([], code, "another member has the instance id")
+    if member_id not in group.members:
+        return Decision([], ErrorCode.UNKNOWN_MEMBER_ID, "not a member of the group")
+    if generation != group.generation:
+        return Decision([], ErrorCode.ILLEGAL_GENERATION, "stale generation")
+    return None
+
+
 def commit_classic_offsets(
     state: MetadataState,
     group_id: str,
@@ -43,18 +67,10 @@ def commit_classic_offsets(
     to ``errors``."""
     group = state.classic_groups.group(group_id)
     if generation >= 0 or member_id or group_instance_id is not None:
-        if group is None:
-            return Decision([], ErrorCode.ILLEGAL_GENERATION, "the group has no generation")
-        if group_instance_id is not None:
-            owner = group.member_of_instance(group_instance_id)
-            if owner is not None and owner != member_id:
-                code = ErrorCode.FENCED_INSTANCE_ID
-                return Decision([], code, "another member has the instance id")
-        if member_id not in group.members:
-            return Decision([], ErrorCode.UNKNOWN_MEMBER_ID, "not a member of the group")
-        if generation != group.generation:
-            return Decision([], ErrorCode.ILLEGAL_GENERATION, "stale generation")
-        if group.phase == COMPLETING_REBALANCE:
+        refused = classic_member_refusal(state, group_id, member_id, group_instance_id, generation)
+        if refused is not None:
+            return refused
+        if group is not None and group.phase == COMPLETING_REBALANCE:
             return Decision([], ErrorCode.REBALANCE_IN_PROGRESS, "the assignment is pending")
     elif group is not None and group.members:
         return Decision([], ErrorCode.UNKNOWN_MEMBER_ID, "only members commit to this group")

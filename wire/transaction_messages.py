@@ -101,13 +101,18 @@ class TxnCommitOffset:
 
 @dataclass(frozen=True, slots=True)
 class TxnOffsetCommitRequest(Request["TxnOffsetCommitResponse"]):
-    """Offsets held in the transaction, applied to the group when it commits."""
+    """Offsets held in the transaction, applied to the group when it commits. A request naming
+    the committing member (Kafka's v3, KIP-447) is fenced by the group's generation; one with
+    ``member_id`` "" and ``generation`` -1 is not."""
 
     transactional_id: str
     group_id: str
     producer_id: int
     producer_epoch: int
     offsets: list[TxnCommitOffset]
+    member_id: str = ""
+    generation: int = -1
+    group_instance_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from rillet.metadata_quorum import txn_coordinator as tc
 from rillet.metadata_quorum.controller import Controller
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.state import MetadataState
+from rillet.metadata_quorum.txn_offset_fencing import txn_commit_member_error
 from rillet.metadata_quorum.txn_registry import TxnOffset, TxnPartition, TxnState
 from rillet.wire import transaction_messages as tm
 from rillet.wire.error_codes import ErrorCode
@@ -229,8 +230,23 @@ async def _txn_offset_commit(
     offsets = [
         TxnOffset(req.group_id, o.topic, o.partition, o.offset, o.metadata) for o in req.offsets
     ]
-    code = await _decide_for(ctx, req, tc.txn_offset_commit, offsets)
-    return _every_offset(req, code)
+
+    def decide(state: MetadataState, now_ms: int) -> tc.TxnAnswer:
+        fenced = txn_commit_member_error(
+            state, req.group_id, req.member_id, req.group_instance_id, req.generation
+        )
+        if fenced is not None:
+            return tc.TxnAnswer([], fenced)
+        return tc.txn_offset_commit(
+            state.transactions,
+            req.transactional_id,
+            req.producer_id,
+            req.producer_epoch,
+            offsets,
+            now_ms,
+        )
+
+    return _every_offset(req, await _decide(ctx, decide))
 
 
 def handle_list_transactions(

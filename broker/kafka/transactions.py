@@ -1,8 +1,8 @@
 """AddPartitionsToTxn (24), AddOffsetsToTxn (25) and EndTxn (26), v0-2 each, TxnOffsetCommit
 (28) v0-3, DescribeTransactions (65) and ListTransactions (66), v0 each: Kafka's nested lists to
 rillet's transaction requests (docs/transactions.md). TxnOffsetCommit v3 (Kafka Streams'
-exactly_once_v2 needs it) carries the committing member's group generation: accepted, not yet
-checked against the group (docs/transactions.md, "Known gaps").
+exactly_once_v2 needs it) names the committing member and its group generation, which the
+coordinator checks against the group (KIP-447).
 InitProducerId with a transactional id and FindCoordinator with key type 1 go through their
 own translators (admin.py)."""
 
@@ -115,6 +115,10 @@ def translate_txn_offset_commit(schema: ApiSchema, req: Any) -> Forward:
         int(req.producer_id),
         int(req.producer_epoch),
         offsets,
+        # v3 (KIP-447): the committing member, fenced by the group's generation
+        str(getattr(req, "member_id", "")),
+        int(getattr(req, "generation_id", -1)),
+        getattr(req, "group_instance_id", None),
     )
     return Forward(native, reply, lambda code: respond([code] * len(pairs)))
 

@@ -1,6 +1,7 @@
 """TxnOffsetCommit (28) v3 through the Kafka codec: the version Kafka Streams' exactly_once_v2
 producer insists on (it refuses a broker serving only v0-2). Written with kio, as a Java
-client writes it; the group generation it carries is accepted, not checked."""
+client writes it; the member and generation it names reach the coordinator, which fences
+stale members (tests/unit/metadata_quorum/test_txn_offset_fencing.py)."""
 
 from __future__ import annotations
 
@@ -55,6 +56,8 @@ def test_a_v3_commit_becomes_the_coordinator_s_request_and_its_answer() -> None:
         7,
         2,
         [tm.TxnCommitOffset("words", 0, 12, ""), tm.TxnCommitOffset("words", 1, 3, "")],
+        member_id="member-1",
+        generation=5,
     )
     resp = tm.TxnOffsetCommitResponse(
         ErrorCode.NONE, [tm.TxnPartitionResult("words", 1, ErrorCode.PRODUCER_FENCED)]
