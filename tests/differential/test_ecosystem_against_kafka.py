@@ -103,11 +103,12 @@ def word_count(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     return [*_java(classes, "WARN"), f"{classes}:{jars}/*", "WordCount"]
 
 
-def _create_topics(broker: Broker, *topics: str) -> None:
+def _create_topics(broker: Broker, *topics: str, partitions: int = PARTITIONS) -> None:
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
-    new = [NewTopic(t, PARTITIONS, replication_factor=broker.replication_factor) for t in topics]
+    rf = broker.replication_factor
+    new = [NewTopic(t, partitions, replication_factor=rf) for t in topics]
     for future in admin.create_topics(new).values():
         future.result(30)
 
@@ -334,7 +335,7 @@ def test_connect_file_pipeline(
     copies: dict[str, str] = {}
     for broker in brokers:
         name = f"{topic}-{broker.name}"
-        _create_topics(broker, name)
+        _create_topics(broker, name, partitions=1)  # one partition: the file's order holds
         source, sink = tmp_path / f"{name}-in.txt", tmp_path / f"{name}-out.txt"
         source.write_text(text)
         app, port = _start_worker(broker, name, cmd, tmp_path, apps)
