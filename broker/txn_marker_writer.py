@@ -121,7 +121,10 @@ class TxnMarkerWriter:
                 ):
                     self._written.add(key)
                     done.append(TxnTopicPartition(p.topic, p.partition))
-        if done:
+        # A transaction of group offsets only has no marker to write: reporting none left
+        # completes it (it stayed PrepareCommit for ever, and its producer's next
+        # InitProducerId waited on it: Kafka Streams' exactly_once_v2 after a restart).
+        if done or not task.partitions:
             await self._report(task, done)
 
     async def _report(self, task: MarkerTask, done: list[TxnTopicPartition]) -> None:
