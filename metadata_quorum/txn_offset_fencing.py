@@ -9,6 +9,7 @@ here: its producer epoch fences it, as before. Kafka's rules, for both kinds of 
 from __future__ import annotations
 
 from rillet.metadata_quorum.classic_group_offsets import classic_member_refusal, is_classic_group
+from rillet.metadata_quorum.classic_members import classic_member
 from rillet.metadata_quorum.state import MetadataState
 from rillet.wire.error_codes import ErrorCode
 
@@ -26,10 +27,5 @@ def txn_commit_member_error(
     if is_classic_group(state, group_id):
         refused = classic_member_refusal(state, group_id, member_id, group_instance_id, generation)
         return None if refused is None else refused.error
-    group = state.groups.group(group_id)
-    member = group.members.get(member_id) if group is not None else None
-    if member is None:
-        return ErrorCode.UNKNOWN_MEMBER_ID
-    if generation != member.generation:
-        return ErrorCode.ILLEGAL_GENERATION
-    return None
+    found = classic_member(state, group_id, member_id, generation)  # a KIP-848 member here
+    return found if isinstance(found, ErrorCode) else None
