@@ -17,6 +17,7 @@ Kafka's StorageTool and runs ``kafka.Kafka``; it waits for the broker's port and
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -151,10 +152,17 @@ def ensure_jars(
                 f"downloading Kafka {version} from Maven Central took over {timeout_s:.0f}s"
             ) from None
     if rc != 0 or not any(jars.glob(f"{artifact}-{version}.jar")):
-        tail = log.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
-        raise KafkaUnavailable(f"mvn could not fetch Kafka {version}: {tail[0][:200]}")
+        raise KafkaUnavailable(f"mvn could not fetch {artifact} {version}: {_mvn_reason(log)}")
     (jars / COMPLETE_MARKER).write_text(version)
     return jars
+
+
+def _mvn_reason(log: Path) -> str:
+    """The first error line of Maven's output (its last line is often only colour codes)."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", log.read_text(errors="replace"))
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("[ERROR]")]
+    return ((errors or lines)[:1] or ["no output"])[0][:200]
 
 
 def free_port() -> int:

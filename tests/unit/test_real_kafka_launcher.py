@@ -46,6 +46,26 @@ def test_a_failed_download_is_a_reason(monkeypatch: pytest.MonkeyPatch, tmp_path
     assert not (tmp_path / "kafka-4.4.0" / "jars" / real_kafka.COMPLETE_MARKER).exists()
 
 
+def test_a_failed_download_names_maven_s_error_not_its_colour_codes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("RILLET_CACHE_DIR", str(tmp_path))
+    fake_mvn = tmp_path / "mvn"
+    fake_mvn.write_text(
+        "#!/bin/sh\nprintf '\\033[0m[ERROR] Could not find artifact x:connect-file\\n'\n"
+        "printf '[ERROR] Re-run Maven\\n\\033[0m\\033[0m\\n'\nexit 1\n"
+    )
+    fake_mvn.chmod(0o755)
+    monkeypatch.setattr(
+        shutil, "which", lambda name: "/usr/bin/java" if name == "java" else str(fake_mvn)
+    )
+    with pytest.raises(KafkaUnavailable) as raised:
+        ensure_jars("4.4.0", artifact="connect-file")
+    assert str(raised.value) == (
+        "mvn could not fetch connect-file 4.4.0: [ERROR] Could not find artifact x:connect-file"
+    )
+
+
 def test_a_slow_download_is_a_reason(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("RILLET_CACHE_DIR", str(tmp_path))
     fake_mvn = tmp_path / "mvn"
