@@ -72,6 +72,9 @@ class ProducePartitionResponse:
     log_append_time_ms: int = -1
     log_start_offset: int = -1
     error_message: str | None = None
+    # INVALID_RECORD: the records that caused it, by index in the batch (Kafka's
+    # record_errors, KIP-467): a client fails those and retries none of the others.
+    invalid_records: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
