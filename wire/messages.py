@@ -310,12 +310,16 @@ class TopicResult:
 @dataclass(frozen=True, slots=True)
 class TopicConfigChange:
     """New values for ``set`` keys, defaults again for ``delete`` keys; with ``replace`` the
-    topic's overrides become exactly ``set`` (Kafka's AlterConfigs)."""
+    topic's overrides become exactly ``set`` (Kafka's AlterConfigs). ``append`` and
+    ``subtract`` add items to or remove them from a list setting's current value (Kafka's
+    APPEND and SUBTRACT; comma-separated items)."""
 
     name: str
     set: dict[str, str] = field(default_factory=dict)
     delete: list[str] = field(default_factory=list)
     replace: bool = False
+    append: dict[str, str] = field(default_factory=dict)
+    subtract: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
