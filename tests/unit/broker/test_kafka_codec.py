@@ -417,20 +417,11 @@ def test_an_acks_0_produce_stays_acks_0_inside_and_gets_no_answer() -> None:
 
 def test_produce_v8_names_the_records_that_made_a_batch_invalid() -> None:
     r = ProduceRequest
-    request = r(
-        transactional_id=None,
-        acks=-1,
-        timeout_ms=1000,
-        topic_data=[
-            r.TopicProduceData(
-                name="t",
-                partition_data=[r.TopicProduceData.PartitionProduceData(index=0, records=b"x")],
-            )
-        ],
+    data = r.TopicProduceData(
+        name="t", partition_data=[r.TopicProduceData.PartitionProduceData(index=0, records=b"x")]
     )
-    _h, schema, entity = received(request, 8)
-    action = translate(schema, entity, StaticView())
-    assert isinstance(action, Forward)
+    request = r(transactional_id=None, acks=-1, timeout_ms=1000, topic_data=[data])
+    schema, action = forwarded(request, 8)
     why = "2 of 5 records have no key (the first: record 1): ..."
     refused = m.ProducePartitionResponse(
         "t", 0, ErrorCode.INVALID_RECORD, error_message=why, invalid_records=[1, 3]
