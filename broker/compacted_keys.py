@@ -16,21 +16,32 @@ from rillet.wire.frame import FileRegion
 
 
 class MissingKey(BrokerError):
-    """A record without a key was produced to a compacted topic."""
+    """Records without a key were produced to a compacted topic."""
+
+    def __init__(self, message: str, indexes: list[int]):
+        super().__init__(message)
+        self.indexes = indexes  # each keyless record's index among the records produced
 
 
 def check_keys(records: bytes | bytearray | memoryview | FileRegion, config: LogConfig) -> None:
-    """Raises MissingKey when ``config`` compacts and a record has no key. Batches that do
-    not decode are left to the append, which refuses them with the precise error."""
+    """Raises MissingKey, naming every keyless record, when ``config`` compacts and a record
+    has no key (as Kafka, which lists them so that a client fails only those). Batches that
+    do not decode are left to the append, which refuses them with the precise error."""
     if not config.compacted or isinstance(records, FileRegion):
         return
+    keyless: list[int] = []
+    index = 0
     try:
         for view in iter_batches(records, config.max_batch_bytes, verify_crc=False):
             for record in decode_records(records, view.position):
                 if record.key is None:
-                    raise MissingKey(
-                        f"record at offset delta {record.offset} has no key: a compacted "
-                        "topic (cleanup.policy=compact) needs a key on every record"
-                    )
+                    keyless.append(index)
+                index += 1
     except WireError:
         return
+    if keyless:
+        raise MissingKey(
+            f"{len(keyless)} of {index} records have no key (the first: record {keyless[0]}): "
+            "a compacted topic (cleanup.policy=compact) needs a key on every record",
+            keyless,
+        )

@@ -47,6 +47,8 @@ STRING_TOPIC_CONFIGS: dict[str, tuple[str, tuple[str, ...]]] = {
     "message.timestamp.type": ("message_timestamp_type", TIMESTAMP_TYPES),
     CLEANUP_POLICY_CONFIG: ("cleanup_policy", CLEANUP_POLICIES),
 }
+# Settings whose value is a comma-separated list (Kafka's APPEND and SUBTRACT apply).
+LIST_TOPIC_CONFIGS = (CLEANUP_POLICY_CONFIG,)
 # Replication settings the controller reads (true/false).
 BOOLEAN_TOPIC_CONFIGS = ("unclean.leader.election.enable",)
 # Replication settings the partition leader reads (positive integers).
@@ -146,6 +148,15 @@ def normalise_cleanup_policy(value: str) -> str:
     if parts == {DELETE_POLICY, COMPACT_POLICY}:
         return f"{COMPACT_POLICY},{DELETE_POLICY}"
     return parts.pop() if len(parts) == 1 else value
+
+
+def edited_list(current: str, append: str = "", subtract: str = "") -> str:
+    """A list setting's value after Kafka's APPEND (items not there yet go at the end) and
+    SUBTRACT (items removed); the items of ``append`` and ``subtract`` are comma-separated."""
+    items = [p.strip() for p in current.split(",") if p.strip()]
+    items += [p.strip() for p in append.split(",") if p.strip() and p.strip() not in items]
+    gone = {p.strip() for p in subtract.split(",")}
+    return ",".join(dict.fromkeys(p for p in items if p not in gone))
 
 
 def min_insync_replicas(configs: dict[str, str], default: int) -> int:

@@ -436,12 +436,16 @@ class PartitionLog:
             raise CorruptLog(f"short read at offset {fetch_offset}")
         return data
 
-    def offset_for_timestamp(self, timestamp_ms: int) -> tuple[int, int] | None:
-        """``(offset, max timestamp)`` of the first batch whose max timestamp is at least
-        ``timestamp_ms`` (batch granularity; the offset is at least the log start), or None.
+    def offset_for_timestamp(
+        self, timestamp_ms: int, from_offset: int = 0
+    ) -> tuple[int, int] | None:
+        """``(offset, max timestamp)`` of the first batch at or after ``from_offset`` whose
+        max timestamp is at least ``timestamp_ms`` (batch granularity; the offset is at least
+        the log start and ``from_offset``), or None. The record Kafka names is found by
+        decoding that batch (time_lookup.py).
         """
         self._check_open()
-        start = self._log_start_offset
+        start = max(self._log_start_offset, from_offset)
         for segment in self._segments[bisect.bisect_right(self._bases, start) - 1 :]:
             header = segment.first_batch_at_time(timestamp_ms, start)
             if header is not None:

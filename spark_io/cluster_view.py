@@ -150,9 +150,10 @@ async def offsets_for_times(
     """The first committed offset whose record timestamp is at or after each time (None
     when there is none), as Kafka defines it.
 
-    A node answers at batch granularity (the first batch whose largest timestamp reaches
-    the time); the records of that batch are then fetched and the first one at or after the
-    time is picked, so records of the batch before it are not read.
+    A node answers with that record's own offset, as Kafka does; rillet nodes before
+    2026-11-29 answered at batch granularity (the first batch whose largest timestamp
+    reaches the time), so the records of that batch are still fetched and the first one at
+    or after both the answer and the time is picked: exact with either answer.
     """
     if not query:
         return {}

@@ -72,6 +72,9 @@ class ProducePartitionResponse:
     log_append_time_ms: int = -1
     log_start_offset: int = -1
     error_message: str | None = None
+    # INVALID_RECORD: the records that caused it, by index in the batch (Kafka's
+    # record_errors, KIP-467): a client fails those and retries none of the others.
+    invalid_records: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,12 +310,16 @@ class TopicResult:
 @dataclass(frozen=True, slots=True)
 class TopicConfigChange:
     """New values for ``set`` keys, defaults again for ``delete`` keys; with ``replace`` the
-    topic's overrides become exactly ``set`` (Kafka's AlterConfigs)."""
+    topic's overrides become exactly ``set`` (Kafka's AlterConfigs). ``append`` and
+    ``subtract`` add items to or remove them from a list setting's current value (Kafka's
+    APPEND and SUBTRACT; comma-separated items)."""
 
     name: str
     set: dict[str, str] = field(default_factory=dict)
     delete: list[str] = field(default_factory=list)
     replace: bool = False
+    append: dict[str, str] = field(default_factory=dict)
+    subtract: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,6 @@
 """ListOffsets: earliest (log start), latest (high watermark), the record with the largest
-timestamp, or the first offset at a time.
+timestamp, or the first record at or after a time (its own offset, as Kafka answers, not
+its batch's: the one batch is read and decoded, on the event loop like any fetch's read).
 
 "Latest" is the high watermark, not the log end: a consumer must never be pointed at an
 offset that is not committed yet. A new leader answers OFFSET_NOT_AVAILABLE (retriable)
@@ -14,6 +15,7 @@ from __future__ import annotations
 from rillet.broker.handlers.context import BrokerContext
 from rillet.partition_store.errors import StoreError
 from rillet.partition_store.max_timestamp import max_timestamp_offset
+from rillet.partition_store.time_lookup import offset_for_time
 from rillet.wire.api import (
     EARLIEST_LOCAL_TIMESTAMP,
     EARLIEST_TIMESTAMP,
@@ -50,9 +52,18 @@ def handle_list_offsets(ctx: BrokerContext, req: ListOffsetsRequest) -> ListOffs
             offset, ts = hw, -1
         elif p.timestamp == LATEST_TIERED_TIMESTAMP:
             offset, ts = -1, -1
-        elif p.timestamp == MAX_TIMESTAMP:
+        elif p.timestamp < 0 and p.timestamp != MAX_TIMESTAMP:
+            out.append(
+                ListOffsetsPartitionResponse(p.topic, p.partition, ErrorCode.INVALID_REQUEST)
+            )
+            continue
+        else:
             try:
-                offset, ts = max_timestamp_offset(replica.log, hw) or (-1, -1)
+                found = (
+                    max_timestamp_offset(replica.log, hw)
+                    if p.timestamp == MAX_TIMESTAMP
+                    else offset_for_time(replica.log, p.timestamp, hw)
+                )
             except StoreError:  # the batch holding it is damaged or was just deleted
                 out.append(
                     ListOffsetsPartitionResponse(p.topic, p.partition, ErrorCode.STORAGE_ERROR)
@@ -63,16 +74,6 @@ def handle_list_offsets(ctx: BrokerContext, req: ListOffsetsRequest) -> ListOffs
                     ListOffsetsPartitionResponse(p.topic, p.partition, ErrorCode.CORRUPT_MESSAGE)
                 )
                 continue
-        elif p.timestamp < 0:
-            out.append(
-                ListOffsetsPartitionResponse(p.topic, p.partition, ErrorCode.INVALID_REQUEST)
-            )
-            continue
-        else:
-            found = replica.log.offset_for_timestamp(p.timestamp)
-            if found is None or found[0] >= hw:
-                offset, ts = -1, -1  # no committed record at or after that time
-            else:
-                offset, ts = found
+            offset, ts = found or (-1, -1)  # none: no committed record at or after that time
         out.append(ListOffsetsPartitionResponse(p.topic, p.partition, ErrorCode.NONE, offset, ts))
     return ListOffsetsResponse(out)

@@ -199,7 +199,15 @@ def _answer(
     except InvalidTimestamp as exc:
         return _refused(p, ErrorCode.INVALID_TIMESTAMP, str(exc))
     except MissingKey as exc:
-        return _refused(p, ErrorCode.INVALID_RECORD, str(exc))
+        return _Answer(
+            ProducePartitionResponse(
+                p.topic,
+                p.partition,
+                ErrorCode.INVALID_RECORD,
+                error_message=str(exc),
+                invalid_records=exc.indexes,
+            )
+        )
     except SequenceGapAfterElection as exc:
         return _refused(p, ErrorCode.NOT_LEADER_OR_FOLLOWER, str(exc))
     except (StoreError, WireError) as exc:

@@ -30,7 +30,12 @@ from rillet.broker.handlers.topics import (
     request_timeout_s,
     result_or_timeout,
 )
-from rillet.broker.topic_config import validate_topic_configs
+from rillet.broker.topic_config import (
+    LIST_TOPIC_CONFIGS,
+    STRING_TOPIC_CONFIGS,
+    edited_list,
+    validate_topic_configs,
+)
 from rillet.metadata_quorum.controller import Controller
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.state import MetadataState
@@ -53,12 +58,22 @@ def handle_alter_topic_configs(
     return _alter(ctx, req)
 
 
-def new_overrides(current: dict[str, str], change: TopicConfigChange) -> dict[str, str]:
-    """The override map after ``change`` (deleted keys fall back to the node's defaults)."""
+def new_overrides(
+    current: dict[str, str], change: TopicConfigChange, defaults: LogConfig
+) -> dict[str, str]:
+    """The override map after ``change`` (deleted keys fall back to the node's defaults; a
+    list setting without an override is appended to or subtracted from its default)."""
     out = {} if change.replace else dict(current)
     for key in change.delete:
         out.pop(key, None)
     out.update(change.set)
+    for key in sorted(change.append.keys() | change.subtract.keys()):
+        if key not in LIST_TOPIC_CONFIGS:
+            raise TopicError(
+                ErrorCode.INVALID_CONFIG, f"{key} is not a list: no APPEND or SUBTRACT"
+            )
+        now = out.get(key) or str(getattr(defaults, STRING_TOPIC_CONFIGS[key][0]))
+        out[key] = edited_list(now, change.append.get(key, ""), change.subtract.get(key, ""))
     return out
 
 
@@ -73,7 +88,7 @@ def decide_change(
     if topic is None:
         return Decision([], ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"unknown topic {change.name!r}")
     try:
-        configs = validate_topic_configs(new_overrides(topic.configs, change), defaults)
+        configs = validate_topic_configs(new_overrides(topic.configs, change, defaults), defaults)
     except TopicError as exc:
         return Decision([], ErrorCode(exc.code), str(exc))
     if validate_only:
@@ -125,4 +140,6 @@ async def _alter_one(
 def _described(change: TopicConfigChange) -> str:
     parts = [f"{k}={v}" for k, v in sorted(change.set.items())]
     parts += [f"{k} back to default" for k in change.delete]
+    parts += [f"{k} += {v}" for k, v in sorted(change.append.items())]
+    parts += [f"{k} -= {v}" for k, v in sorted(change.subtract.items())]
     return ", ".join(parts) or ("cleared" if change.replace else "no change")

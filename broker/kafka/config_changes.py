@@ -2,9 +2,10 @@
 
 Both map onto the native topic-config change (handlers/topic_config_changes.py), one entry per
 topic resource: IncrementalAlterConfigs' SET and DELETE operations become ``set`` and
-``delete``; AlterConfigs replaces a topic's overrides with the given map. APPEND and SUBTRACT
-apply to list-valued settings, which no rillet topic setting is: INVALID_CONFIG, as Kafka
-answers for a non-list key. Broker resources are refused with INVALID_REQUEST (a node's
+``delete``, APPEND and SUBTRACT become ``append`` and ``subtract`` (the controller edits the
+current value); AlterConfigs replaces a topic's overrides with the given map. APPEND and
+SUBTRACT apply to list-valued settings (``cleanup.policy``); on any other key they are
+INVALID_CONFIG, as Kafka answers. Broker resources are refused with INVALID_REQUEST (a node's
 settings live in its node.toml and change with a restart); other resource types likewise.
 
 Replication throttles (Kafka's ``leader.replication.throttled.rate`` and
@@ -22,6 +23,7 @@ from rillet.broker.kafka.configs import BROKER_RESOURCE, TOPIC_RESOURCE
 from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.error_map import kafka_message
 from rillet.broker.kafka.translation import Answer, Forward
+from rillet.broker.topic_config import LIST_TOPIC_CONFIGS
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import (
     AlterTopicConfigsRequest,
@@ -66,6 +68,16 @@ def translate_config_changes(schema: ApiSchema, req: Any) -> Forward | Answer:
                         for c in r.configs
                         if c.config_operation == DELETE and str(c.name) not in TOPIC_THROTTLES
                     ],
+                    append={
+                        str(c.name): str(c.value or "")
+                        for c in r.configs
+                        if c.config_operation == APPEND
+                    },
+                    subtract={
+                        str(c.name): str(c.value or "")
+                        for c in r.configs
+                        if c.config_operation == SUBTRACT
+                    },
                 )
             )
         else:
@@ -139,8 +151,8 @@ def _refusal(resource_type: int) -> tuple[int, str] | None:
 def _bad_operation(configs: Any) -> tuple[int, str] | None:
     for c in configs:
         op = int(c.config_operation)
-        if op in (APPEND, SUBTRACT):
+        if op in (APPEND, SUBTRACT) and str(c.name) not in LIST_TOPIC_CONFIGS:
             return int(ErrorCode.INVALID_CONFIG), f"{c.name} is not a list: no APPEND or SUBTRACT"
-        if op not in (SET, DELETE):
+        if op not in (SET, DELETE, APPEND, SUBTRACT):
             return int(ErrorCode.INVALID_REQUEST), f"unknown config operation {op}"
     return None

@@ -108,7 +108,12 @@ def translate_produce(schema: ApiSchema, req: Any) -> Forward | Answer:
                     # v8+: why a partition was refused (INVALID_TIMESTAMP names the batch,
                     # its timestamp and the limit), as Kafka's error_message.
                     "error_message": r.error_message if r.error_code else None,
-                    "record_errors": (),
+                    # v8+: the records that made it INVALID_RECORD; librdkafka fails only
+                    # those and the rest of the batch with _INVALID_DIFFERENT_RECORD.
+                    "record_errors": [
+                        {"batch_index": i, "batch_index_error_message": r.error_message}
+                        for i in r.invalid_records
+                    ],
                 }
                 for r in resp.partitions
             ]

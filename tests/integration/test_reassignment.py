@@ -164,16 +164,7 @@ def test_move_with_the_leader_killed_then_cancel_a_move(
         acked_at_kill = len(traffic.acked)
         wait_for("writes after the kill", lambda: len(traffic.acked) > acked_at_kill + 100)
         cluster.start([leader])  # a target replica must be back for the move to finish
-        wait_for(
-            "the move to finish",
-            lambda: (
-                rillet(
-                    cluster, f"topics reassign --verify --reassignment-json-file {plan}"
-                ).returncode
-                == 0
-            ),
-            timeout_s=60,
-        )
+        wait_for_move(cluster, plan)
         wait_for("more writes", lambda: len(traffic.acked) > acked_at_kill + 300)
     assert partition_state(cluster)[0] == [2, 3, 4]
     assert_exactly_once(read_partition(cluster), traffic.acked)
@@ -255,17 +246,20 @@ def test_a_move_survives_a_controller_failover(cluster: LocalCluster, tmp_path: 
         others = [n for n in (1, 2, 3) if n != controller]
         wait_for("a new controller", lambda: raft_leader(cluster, others) not in (None, controller))
         cluster.start([4, controller])
-        wait_for(
-            "the move to finish",
-            lambda: (
-                rillet(
-                    cluster, f"topics reassign --verify --reassignment-json-file {plan}"
-                ).returncode
-                == 0
-            ),
-            timeout_s=60,
-        )
+        wait_for_move(cluster, plan)
         acked = len(traffic.acked)
         wait_for("more writes", lambda: len(traffic.acked) > acked + 100)
     assert partition_state(cluster)[0] == [2, 3, 4]
     assert_exactly_once(read_partition(cluster), traffic.acked)
+
+
+def wait_for_move(cluster: LocalCluster, plan: Path) -> None:
+    """Until `topics reassign --verify` says every move of ``plan`` is done."""
+    wait_for(
+        "the move to finish",
+        lambda: (
+            rillet(cluster, f"topics reassign --verify --reassignment-json-file {plan}").returncode
+            == 0
+        ),
+        timeout_s=60,
+    )

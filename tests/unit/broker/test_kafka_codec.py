@@ -413,3 +413,24 @@ def test_an_acks_0_produce_stays_acks_0_inside_and_gets_no_answer() -> None:
     )
     _schema, action = forwarded(request, 7)
     assert action.native.acks == 0 and action.unanswered
+
+
+def test_produce_v8_names_the_records_that_made_a_batch_invalid() -> None:
+    r = ProduceRequest
+    data = r.TopicProduceData(
+        name="t", partition_data=[r.TopicProduceData.PartitionProduceData(index=0, records=b"x")]
+    )
+    request = r(transactional_id=None, acks=-1, timeout_ms=1000, topic_data=[data])
+    schema, action = forwarded(request, 8)
+    why = "2 of 5 records have no key (the first: record 1): ..."
+    refused = m.ProducePartitionResponse(
+        "t", 0, ErrorCode.INVALID_RECORD, error_message=why, invalid_records=[1, 3]
+    )
+    body = encode_response(7, schema, action.reply(m.ProduceResponse([refused])))
+    decoded = ProduceResponse.decode(body, version=8, header=True, framed=True)
+    (part,) = decoded.responses[0].partition_responses
+    assert (part.error_code, part.error_message) == (87, why)
+    assert [(e.batch_index, e.batch_index_error_message) for e in part.record_errors] == [
+        (1, why),
+        (3, why),
+    ]

@@ -38,6 +38,11 @@ def test_incremental_set_and_delete_become_one_change_per_topic(version: int) ->
             res(
                 resource_type=TOPIC,
                 resource_name="u",
+                configs=[cfg(name="retention.ms", config_operation=2, value="5")],
+            ),
+            res(
+                resource_type=TOPIC,
+                resource_name="v",
                 configs=[cfg(name="cleanup.policy", config_operation=2, value="compact")],
             ),
         ],
@@ -45,14 +50,15 @@ def test_incremental_set_and_delete_become_one_change_per_topic(version: int) ->
     )
     schema, action = forwarded(request, version)
     assert action.native.topics == [
-        TopicConfigChange("t", {"retention.ms": "5000"}, ["segment.ms"])
+        TopicConfigChange("t", {"retention.ms": "5000"}, ["segment.ms"]),
+        TopicConfigChange("v", append={"cleanup.policy": "compact"}),  # a list: APPEND applies
     ]
-    answer = action.reply(AlterTopicConfigsResponse([TopicResult("t", 0)]))
+    answer = action.reply(AlterTopicConfigsResponse([TopicResult("t", 0), TopicResult("v", 0)]))
     decoded = IncrementalAlterConfigsResponse.decode(
         encode_response(3, schema, answer), version=version, header=True, framed=True
     )
     got = [(x.resource_type, x.resource_name, x.error_code) for x in decoded.responses]
-    assert got == [(TOPIC, "t", 0), (BROKER, "1", 42), (TOPIC, "u", 40)]
+    assert got == [(TOPIC, "t", 0), (BROKER, "1", 42), (TOPIC, "u", 40), (TOPIC, "v", 0)]
 
 
 @pytest.mark.parametrize("version", [0, 1])
