@@ -631,6 +631,8 @@ def test_a_killed_group_member_s_partitions_move_to_the_others(
         # changes), and the others then read its partitions meanwhile; another round of
         # records shows the assignment the group settled on.
         for attempt in range(5):
+            if attempt:  # a member was still (re)joining: let the group settle again first
+                _wait_for_stable_group(bootstrap, f"g-{client}", 3)
             first = [f"first-{attempt}-{i}" for i in range(60)]
             _produce(bootstrap, topic, first, partitions)
             got = wait_for("the first records", lambda values=first: all_of(values), 60)
