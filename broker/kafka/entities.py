@@ -80,12 +80,24 @@ def _duration(value: Any) -> datetime.timedelta:
     return datetime.timedelta(milliseconds=int(value))
 
 
+# Kafka writes -1 for "no such time" in a timestamp field that cannot be null (e.g.
+# DescribeTransactions' start time of a transaction not started): the instant -1 ms encodes to.
+_NO_TIME = datetime.datetime.fromtimestamp(-1 / 1000, tz=datetime.UTC)
+
+
 def _instant(value: Any) -> datetime.datetime | None:
+    """A nullable timestamp field: a negative time is null."""
     if value is None or isinstance(value, datetime.datetime):
         return value
     if int(value) < 0:
         return None
     return datetime.datetime.fromtimestamp(int(value) / 1000, tz=datetime.UTC)
+
+
+def _required_instant(value: Any) -> datetime.datetime:
+    """A timestamp field that cannot be null: a negative time is Kafka's -1."""
+    instant = _instant(value)
+    return _NO_TIME if instant is None else instant
 
 
 def _converter(tp: Any) -> Convert:
@@ -111,7 +123,7 @@ def _converter(tp: Any) -> Convert:
             return lambda v: v if v is None or isinstance(v, inner) else build(inner, v)  # type: ignore[arg-type]
         return _identity
     if getattr(tp, "__name__", "") == "TZAware":
-        return _instant
+        return _required_instant
     if dataclasses.is_dataclass(tp):
         return lambda v: v if isinstance(v, tp) else build(tp, v)  # type: ignore[arg-type]
     return _identity

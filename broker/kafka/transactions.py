@@ -8,7 +8,6 @@ own translators (admin.py)."""
 
 from __future__ import annotations
 
-import datetime
 from typing import Any
 
 from rillet.broker.kafka.api_table import ApiSchema
@@ -154,15 +153,6 @@ def translate_list_transactions(schema: ApiSchema, req: Any) -> Forward:
     return Forward(native, reply, respond)
 
 
-# Kafka answers -1 for a transaction not started (or an id it does not know); the schema's
-# field is a non-nullable timestamp, so -1 ms is given as the instant it encodes to.
-_NOT_STARTED = datetime.datetime.fromtimestamp(-1 / 1000, tz=datetime.UTC)
-
-
-def _start_time(start_ms: int) -> int | datetime.datetime:
-    return start_ms if start_ms >= 0 else _NOT_STARTED
-
-
 def translate_describe_transactions(schema: ApiSchema, req: Any) -> Forward:
     ids = [str(t) for t in req.transactional_ids]
 
@@ -177,7 +167,7 @@ def translate_describe_transactions(schema: ApiSchema, req: Any) -> Forward:
                         "transactional_id": d.transactional_id,
                         "transaction_state": d.state,
                         "transaction_timeout": d.timeout_ms,
-                        "transaction_start_time": _start_time(d.start_ms),
+                        "transaction_start_time": d.start_ms,  # -1: not started
                         "producer_id": d.producer_id,
                         "producer_epoch": d.producer_epoch,
                         "topics": [
