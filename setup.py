@@ -7,8 +7,9 @@ user who installed a wheel can say exactly which tree it came from.
 
 from __future__ import annotations
 
-import subprocess
+import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
@@ -18,23 +19,26 @@ RESOURCE = Path("rillet") / "cli" / "build_commit"
 SOURCE_RESOURCE = Path("cli") / "build_commit"
 
 
+def _build_info() -> ModuleType:
+    """cli/build_info.py loaded by its path: an isolated build cannot import the package,
+    and asking git is that module's job, not a second copy's."""
+    path = Path("cli") / "build_info.py"
+    spec = importlib.util.spec_from_file_location("rillet_build_info", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def current_commit() -> str:
     """The checkout's commit, or what an sdist already carries, or "unknown"."""
-    try:
-        result = subprocess.run(
-            ["git", "rev-parse", "--short=12", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        result = None
-    if result is not None and result.returncode == 0 and result.stdout.strip():
-        return result.stdout.strip()
+    info = _build_info()
+    commit = str(info._git_commit(Path.cwd()))
+    if commit:
+        return commit
     if SOURCE_RESOURCE.exists():  # building a wheel from an unpacked sdist
-        return SOURCE_RESOURCE.read_text().strip() or "unknown"
-    return "unknown"
+        return SOURCE_RESOURCE.read_text().strip() or str(info.UNKNOWN)
+    return str(info.UNKNOWN)
 
 
 class BuildPyWithCommit(build_py):
