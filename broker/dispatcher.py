@@ -149,11 +149,18 @@ class PendingReply:
     in_order: Coroutine[Any, Any, Any] | None = None
 
     async def settle(self) -> None:
-        """Run the in-order work; its result becomes the message or the ``waiting`` one."""
+        """Run the in-order work; its result becomes the message or the ``waiting`` one.
+        Work that fails is answered UNKNOWN_SERVER_ERROR, as a handler that fails at once
+        is: the connection serves on."""
         if self.in_order is None:
             return
         work, self.in_order = self.in_order, None
-        result = await work
+        try:
+            result = await work
+        except Exception:
+            log.exception("in-order work of request %d failed", self.correlation_id)
+            self.error = ErrorCode.UNKNOWN_SERVER_ERROR
+            return
         if isinstance(result, Coroutine):
             self.waiting = result
         else:

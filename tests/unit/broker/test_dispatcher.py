@@ -1,8 +1,8 @@
 """The dispatcher's own branches (broker/dispatcher.py), each answered as a typed error that
 leaves the connection serving: an api it does not route (UNKNOWN_API), a native request of
 another protocol version (UNSUPPORTED_VERSION, refused before its handler runs), a handler
-that fails, at once or in its deferred answer (UNKNOWN_SERVER_ERROR), and a request the
-authorizer refuses (its handler never runs).
+that fails, at once, in its deferred answer or in its in-order work (UNKNOWN_SERVER_ERROR),
+and a request the authorizer refuses (its handler never runs).
 
 The failing handlers are stand-ins put in the route table for one test (no real request
 makes a handler raise: that would be a bug of its own); everything else is the real
@@ -26,6 +26,7 @@ from rillet.broker.config import NodeConfig
 from rillet.broker.connection import Connection
 from rillet.broker.dispatcher import HANDLERS, Dispatcher, PendingReply, Route
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.handlers.in_order import InOrder
 from rillet.broker.session import Session
 from rillet.wire import group_messages as gm
 from rillet.wire.acl_messages import CreateAclsRequest
@@ -123,6 +124,9 @@ async def _fails_later() -> NoReturn:
 FAILURES: dict[str, Callable[[BrokerContext, gm.ListGroupsRequest], object]] = {
     "at once": _raises,
     "in its deferred answer": lambda ctx, req: _fails_later(),
+    # Work the connection finishes before its next request (a large or a transaction's
+    # first produce): it closed the connection instead of answering.
+    "in its in-order work": lambda ctx, req: InOrder(_fails_later()),
 }
 
 
