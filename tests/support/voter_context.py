@@ -99,11 +99,24 @@ class Voter(Middle):
 
     async def live_brokers(self, *broker_ids: int) -> None:
         """Register the brokers and unfence them (one caught-up heartbeat each)."""
-        for b in broker_ids:
-            record = RegisterBroker(b, f"incarnation-{b}", f"host{b}", 9000 + b)
-            await self.decide(lambda c, s, now, r=record: c.register_broker(s, r, now))
-            epoch = self.state.brokers[b].broker_epoch
-            await self.decide(lambda c, s, now, b=b, e=epoch: c.heartbeat(s, b, e, True, now))
+        for broker_id in broker_ids:
+            await self._live_broker(broker_id)
+
+    async def _live_broker(self, broker_id: int) -> None:
+        record = RegisterBroker(
+            broker_id, f"incarnation-{broker_id}", f"host{broker_id}", 9000 + broker_id
+        )
+
+        def register(c: Controller, s: MetadataState, now: int) -> Decision:
+            return c.register_broker(s, record, now)
+
+        await self.decide(register)
+        epoch = self.state.brokers[broker_id].broker_epoch
+
+        def unfence(c: Controller, s: MetadataState, now: int) -> Decision:
+            return c.heartbeat(s, broker_id, epoch, True, now)
+
+        await self.decide(unfence)
 
     async def topic(self, name: str, partitions: int = 1, replication_factor: int = 1) -> None:
         await self.decide(

@@ -70,10 +70,10 @@ async def test_a_heartbeat_unfences_a_stale_epoch_is_refused_and_shutdown_fences
 ) -> None:
     async with voter(tmp_path) as v:
         epoch = (await answer(handle_broker_registration(v.ctx, registration(v, 2)))).broker_epoch
-        assert v.state.brokers[2].fenced
+        fenced_before = v.state.brokers[2].fenced
         beat = await answer(handle_broker_heartbeat(v.ctx, heartbeat(v, 2, epoch)))
         assert (beat.error_code, beat.fenced, beat.controller_id) == (ErrorCode.NONE, False, 1)
-        assert not v.state.brokers[2].fenced
+        assert (fenced_before, v.state.brokers[2].fenced) == (True, False)
         stale = await answer(handle_broker_heartbeat(v.ctx, heartbeat(v, 2, epoch - 1)))
         assert stale.error_code == ErrorCode.UNKNOWN_MEMBER_ID
         refused = handle_broker_heartbeat(v.ctx, heartbeat(v, 2, epoch, token=WRONG_TOKEN))
@@ -172,9 +172,9 @@ async def test_the_metadata_log_is_served_by_voters_only(
         assert isinstance(refused, cm.MetadataFetchResponse)
         assert refused.error_code == ErrorCode.AUTHENTICATION_FAILED
     broker_only = middle(tmp_path / "broker").ctx
-    auth = broker_only.metadata.auth
+    its_auth = broker_only.metadata.auth
     not_voter = handle_metadata_fetch(
-        broker_only, cm.MetadataFetchRequest(auth.cluster_id, auth.token, 0)
+        broker_only, cm.MetadataFetchRequest(its_auth.cluster_id, its_auth.token, 0)
     )
     assert isinstance(not_voter, cm.MetadataFetchResponse)
     assert not_voter.error_code == ErrorCode.NOT_CONTROLLER

@@ -12,13 +12,14 @@ from broker_context import middle
 from voter_context import answer, voter
 
 from rillet.broker.handlers.partition_counts import handle_create_partitions
+from rillet.metadata_quorum.state import MetadataState
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import CreatePartitionsRequest, PartitionCount
 
 
-def partitions_of(state: object, name: str) -> int:
-    topic = state.topic_by_name(name)  # type: ignore[attr-defined]
-    return sum(1 for tid, _ in state.partitions if tid == topic.topic_id)  # type: ignore[attr-defined]
+def partitions_of(state: MetadataState, name: str) -> int:
+    topic_id = state.topic_ids[name]
+    return sum(1 for tid, _ in state.partitions if tid == topic_id)
 
 
 async def test_topics_grow_and_never_shrink(

@@ -34,13 +34,14 @@ async def test_ids_come_from_the_brokers_block_and_none_without_one(
         early = await answer(handle_init_producer_id(ctx, InitProducerIdRequest()))
         assert early.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
         assert "not registered" in (early.error_message or "")
-        epoch[0] = v.state.brokers[2].broker_epoch
+        registered = v.state.brokers[2].broker_epoch
+        epoch[0] = registered
         first = await answer(handle_init_producer_id(ctx, InitProducerIdRequest()))
         second = await answer(handle_init_producer_id(ctx, InitProducerIdRequest()))
         assert (first.error_code, first.producer_epoch) == (ErrorCode.NONE, 0)
         assert second.producer_id == first.producer_id + 1  # from the same block
         assert v.state.next_producer_id > second.producer_id  # the block is the controller's
-        epoch[0] -= 1  # a stale epoch: the controller refuses the next block
+        epoch[0] = registered - 1  # a stale epoch: the controller refuses the next block
         stale_source = ProducerIdSource(
             2, cast(Any, broker.metadata.link), broker.metadata.auth, lambda: epoch[0], 5.0
         )
