@@ -21,6 +21,7 @@ from rillet.broker.handlers.cluster import (
     handle_metadata_fetch,
 )
 from rillet.metadata_quorum.records import decode_entry
+from rillet.raft.quorum import Snapshot
 from rillet.wire import cluster_messages as cm
 from rillet.wire.error_codes import ErrorCode
 
@@ -167,6 +168,14 @@ async def test_the_metadata_log_is_served_by_voters_only(
         )
         assert waited.error_code == ErrorCode.NONE  # a long poll that ends empty
         assert trio.current_time() - start >= 0.3 or waited.entries
+        state = v.state
+        v.cluster.member(1).save_snapshot(Snapshot(log_end, v.cluster.term, state.to_snapshot()))
+        behind = await answer(
+            handle_metadata_fetch(v.ctx, cm.MetadataFetchRequest(cluster_id, auth, 1))
+        )  # compacted away: the whole state instead
+        assert (behind.error_code, behind.entries) == (ErrorCode.NONE, [])
+        assert behind.snapshot == state.to_snapshot()
+        assert behind.snapshot_index == state.last_applied_index >= log_end
         wrong = cm.MetadataFetchRequest(cluster_id, WRONG_TOKEN, 0)
         refused = handle_metadata_fetch(v.ctx, wrong)
         assert isinstance(refused, cm.MetadataFetchResponse)
