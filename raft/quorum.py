@@ -13,6 +13,10 @@ from dataclasses import dataclass
 
 import trio
 
+from rillet.raft.errors import MembershipUnsupported
+
+UNSUPPORTED = 'voter changes need quorum.engine = "raft" (pysyncobj\'s voter set is fixed)'
+
 
 @dataclass(frozen=True, slots=True)
 class Entry:
@@ -67,6 +71,22 @@ class Quorum(abc.ABC):
 
     def is_leader(self) -> bool:
         return self.leadership().leader_id == self.node_id
+
+    @property
+    def directory_id(self) -> str:
+        """This replica's data directory id (KIP-853); "" on engines without one."""
+        return ""
+
+    async def add_voter(
+        self, node_id: int, directory_id: str, raft_address: str, listener_address: str = ""
+    ) -> None:
+        """Catch the replica at ``raft_address`` up and make it a voter (one server at a
+        time); returns once the configuration entry is committed. Leader only."""
+        raise MembershipUnsupported(UNSUPPORTED)
+
+    async def remove_voter(self, node_id: int, directory_id: str = "") -> None:
+        """Remove a voter; returns once the configuration entry is committed."""
+        raise MembershipUnsupported(UNSUPPORTED)
 
     def voter_progress(self) -> list[VoterProgress]:
         """On the leader, each voter's replication progress (DescribeQuorum shows it); empty
