@@ -76,6 +76,7 @@ def build_quorum(
             tick_ms=q.raft_heartbeat_ms,
             election_timeout_ticks=max(2, q.election_timeout_min_ms // q.raft_heartbeat_ms),
             commit_timeout_s=q.request_timeout_ms / 1000,
+            catch_up_timeout_ms=q.voter_catch_up_timeout_ms,
             inbound=InboundLimits(
                 max_connections=q.raft_max_connections,
                 max_connections_per_ip=q.raft_max_connections_per_ip,

@@ -44,6 +44,18 @@ class VoterProgress:
 
 
 @dataclass(frozen=True, slots=True)
+class ReplicaProgress:
+    """What the leader knows of one replica, voter or observer: how far its log matches
+    the leader's (-1: not known here) and how long ago it last answered."""
+
+    node_id: int
+    directory_id: str
+    voter: bool
+    match_index: int
+    quiet_ms: int
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """State-machine bytes covering every entry up to and including ``index``. ``voters``
     is our Raft engine's voter configuration at ``index`` (encoded; empty elsewhere): the
@@ -87,6 +99,13 @@ class Quorum(abc.ABC):
     async def remove_voter(self, node_id: int, directory_id: str = "") -> None:
         """Remove a voter; returns once the configuration entry is committed."""
         raise MembershipUnsupported(UNSUPPORTED)
+
+    def replica_progress(self) -> list[ReplicaProgress]:
+        """Voters and observers with what the leader knows of them (DescribeQuorum)."""
+        return [
+            ReplicaProgress(p.voter_id, "", True, p.match_index, p.quiet_ms)
+            for p in self.voter_progress()
+        ]
 
     def voter_progress(self) -> list[VoterProgress]:
         """On the leader, each voter's replication progress (DescribeQuorum shows it); empty

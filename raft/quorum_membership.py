@@ -20,31 +20,19 @@ links in line with what the core decided and turns a request into "committed" or
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 import trio
 
 from rillet.raft.core import RaftCore
 from rillet.raft.errors import NotLeaderError, ProposalOutcomeUnknown, RaftError
 from rillet.raft.membership import Configuration
+from rillet.raft.quorum import ReplicaProgress
 from rillet.raft.ready import Role
 from rillet.raft.transport import PeerAddress, RaftTransport
 
 
 class VoterChangeFailed(RaftError):
     """The replica being added did not catch up in time, or the change was overtaken."""
-
-
-@dataclass(frozen=True, slots=True)
-class ReplicaProgress:
-    """What the leader knows of one replica (voter or observer): how far its log matches
-    the leader's and how long ago it last answered (0 for the leader itself)."""
-
-    node_id: int
-    directory_id: str
-    voter: bool
-    match_index: int
-    quiet_ms: int
 
 
 def address_text(address: PeerAddress) -> str:

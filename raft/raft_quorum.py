@@ -40,12 +40,8 @@ from rillet.raft.durable_log import DurableLog
 from rillet.raft.errors import NotLeaderError, ProposalOutcomeUnknown, RaftError, SnapshotRequired
 from rillet.raft.message_codec import decode_message, encode_message
 from rillet.raft.messages import AppendEntries, EntryKind, Heartbeat, Message
-from rillet.raft.quorum import Entry, Leadership, Quorum, Snapshot, VoterProgress
-from rillet.raft.quorum_membership import (
-    QuorumMembership,
-    ReplicaProgress,
-    parse_raft_address,
-)
+from rillet.raft.quorum import Entry, Leadership, Quorum, ReplicaProgress, Snapshot, VoterProgress
+from rillet.raft.quorum_membership import QuorumMembership, parse_raft_address
 from rillet.raft.ready import Ready, Role
 from rillet.raft.transport import (
     InboundLimits,

@@ -51,6 +51,8 @@ class ApiKey(IntEnum):
     DESCRIBE_TRANSACTIONS = 65
     LIST_TRANSACTIONS = 66
     CONSUMER_GROUP_HEARTBEAT = 68
+    ADD_RAFT_VOTER = 80
+    REMOVE_RAFT_VOTER = 81
     # internal, broker to broker / broker to controller (1000, once a separate replica
     # fetch, is retired: followers send Fetch with their replica id; never reuse it)
     BROKER_REGISTRATION = 1001
