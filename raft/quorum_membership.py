@@ -10,8 +10,9 @@ links in line with what the core decided and turns a request into "committed" or
   added), and the addresses every voter added at run time carries in the configuration entry
   itself, so each replica learns them from its log and finds them again after a restart.
 * Links: to every voter of the configuration in effect and every observer; a voter removed
-  from the configuration loses its link with the next Ready. A node that is not a voter keeps
-  its links to the configured voters, which is how it is reached while it catches up.
+  from the configuration loses its link with the next Ready. A node that is not a voter
+  accepts connections from every replica it knows of and dials only those that reached it
+  (the leader catching it up), so it is not turned away while nobody has added it.
 * A request succeeds when the configuration entry that carries it is committed on this
   (leader) node, and fails with the core's refusal, when the replica could not catch up, when
   leadership moves, or after ``timeout_s`` (outcome unknown: DescribeQuorum tells).
@@ -70,6 +71,7 @@ class QuorumMembership:
         self._tick_ms = tick_ms
         self._seen: tuple[Configuration, frozenset[int]] | None = None
         self._changed = trio.Event()
+        self._heard: set[int] = set()  # replicas that sent us something (observer mode)
 
     # -- links ----------------------------------------------------------------------------
 
@@ -94,10 +96,19 @@ class QuorumMembership:
         self._seen = (configuration, observers)
         wanted = set(configuration.ids()) | observers
         if not self._core.is_voter():
-            wanted |= set(self._configured)  # how an observer is reached, and answers
+            # An observer answers whoever replicates to it, and dials nobody before: until a
+            # leader adds it, the voters would only turn its connections away.
+            wanted = (wanted & self._heard) | observers
         known = self.addresses()
-        self._transport.set_peers({n: known[n] for n in wanted if n in known})
+        self._transport.set_peers({n: known[n] for n in wanted if n in known}, accept=known)
         self._wake()
+
+    def heard(self, peer: int) -> None:
+        """A message from ``peer`` arrived: an observer now dials it too, to answer."""
+        if peer not in self._heard:
+            self._heard.add(peer)
+            self._seen = None
+            self.sync()
 
     def _wake(self) -> None:
         self._changed.set()

@@ -186,6 +186,7 @@ class RaftQuorum(Quorum):
         except Exception as exc:  # authenticated but unreadable: a bug, not an attack
             log.warning("dropping an unreadable raft message from %d: %s", peer, exc)
             return None
+        self.membership.heard(peer)
         self._core.step(message)
         rest = None if more else self._handle_now()
         if self._core.has_ready():

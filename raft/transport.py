@@ -41,7 +41,7 @@ import os
 import secrets
 import ssl
 import struct
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Collection, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -187,10 +187,12 @@ class RaftTransport:
     def peers(self) -> dict[int, PeerAddress]:
         return dict(self._peers)
 
-    def set_peers(self, peers: Mapping[int, PeerAddress]) -> None:
+    def set_peers(self, peers: Mapping[int, PeerAddress], accept: Collection[int] = ()) -> None:
         """Talk to exactly these peers from now on (the Raft configuration changed, or an
         observer came or went): links to new peers open, links to peers that left close
-        with what was queued for them, and a peer whose address changed is dialed anew."""
+        with what was queued for them, and a peer whose address changed is dialed anew.
+        Connections are accepted from ``peers`` and from ``accept`` (replicas we do not
+        dial, such as the voters an observer answers only once they have reached it)."""
         wanted = {p: a for p, a in peers.items() if p != self.node_id}
         for peer in [p for p in self._peers if wanted.get(p) != self._peers[p]]:
             self._peers.pop(peer)
@@ -208,7 +210,7 @@ class RaftTransport:
                 self._peer_up[peer] = trio.Event()
                 if self._nursery is not None:
                     self._start_send_loop(peer)
-        self._acceptor.set_peers(self._peers)
+        self._acceptor.set_peers(set(self._peers) | set(accept))
 
     def _start_send_loop(self, peer: int) -> None:
         assert self._nursery is not None
