@@ -180,6 +180,7 @@ HANDLERS: dict[ApiKey, Route[Any]] = {
     ApiKey.REMOVE_RAFT_VOTER: Route(
         rvm.RemoveRaftVoterRequest, raft_voters.handle_remove_raft_voter
     ),
+    ApiKey.OBSERVE_RAFT: Route(rvm.ObserveRaftRequest, raft_voters.handle_observe_raft),
     ApiKey.DESCRIBE_LOG_DIRS: Route(ldm.DescribeLogDirsRequest, handle_describe_log_dirs),
     ApiKey.ALTER_REPLICA_LOG_DIRS: Route(
         ldm.AlterReplicaLogDirsRequest, handle_alter_replica_log_dirs

@@ -52,7 +52,10 @@ class QuorumConfig:
     secret: str = ""  # prefer secret_file or the RILLET_CLUSTER_SECRET environment variable
     secret_file: str = ""
     raft_host: str = "127.0.0.1"  # bind address of the Raft port
-    raft_port: int = 0  # single-node mode only: 0 picks a free port
+    raft_port: int = 0  # single-node mode (0 picks a free port), and an observer's port
+    # A node not among the voters runs a Raft replica without a vote on raft_host:raft_port
+    # (engine "raft"): it gets the metadata log from the leader and can be added as a voter.
+    observer: bool = False
     election_timeout_min_ms: int = 1_000  # KRaft's controller.quorum.election.timeout.ms
     election_timeout_max_ms: int = 2_000
     raft_heartbeat_ms: int = 50
@@ -90,6 +93,10 @@ class QuorumConfig:
             raise ValueError("raft_heartbeat_ms must be below election_timeout_min_ms")
         if not 0 < self.broker_heartbeat_interval_ms < self.broker_session_timeout_ms:
             raise ValueError("broker_heartbeat_interval_ms must be below the session timeout")
+        if self.observer and self.engine != "raft":
+            raise ValueError('quorum.observer needs quorum.engine = "raft"')
+        if self.observer and not 0 < self.raft_port < 65536:
+            raise ValueError("quorum.observer needs quorum.raft_port: the port it listens on")
         if self.voter_catch_up_timeout_ms < 1:
             raise ValueError("voter_catch_up_timeout_ms must be positive")
         if self.max_records_per_batch < 1:

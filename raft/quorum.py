@@ -96,6 +96,16 @@ class Quorum(abc.ABC):
         time); returns once the configuration entry is committed. Leader only."""
         raise MembershipUnsupported(UNSUPPORTED)
 
+    def voter_listeners(self) -> dict[int, str]:
+        """The client listeners ("host:port") the configuration in effect records for
+        voters added at run time (configured voters are in the node's config)."""
+        return {}
+
+    def observe(self, node_id: int, raft_address: str) -> None:
+        """On the leader: send the log to the replica at ``raft_address`` without counting
+        it (an observer, which may later be added as a voter)."""
+        raise MembershipUnsupported(UNSUPPORTED)
+
     async def remove_voter(self, node_id: int, directory_id: str = "") -> None:
         """Remove a voter; returns once the configuration entry is committed."""
         raise MembershipUnsupported(UNSUPPORTED)

@@ -26,7 +26,7 @@ import trio
 
 from rillet.raft.core import RaftCore
 from rillet.raft.errors import NotLeaderError, ProposalOutcomeUnknown, RaftError
-from rillet.raft.membership import Configuration
+from rillet.raft.membership import MAX_VOTERS, Configuration
 from rillet.raft.quorum import ReplicaProgress
 from rillet.raft.ready import Role
 from rillet.raft.transport import PeerAddress, RaftTransport
@@ -137,6 +137,17 @@ class QuorumMembership:
         finally:
             self._observers.pop(node_id, None)
             core.set_observers(frozenset(self._observers))
+            self.sync()
+
+    def observe(self, node_id: int, raft: PeerAddress) -> None:
+        """Replicate to ``node_id`` without counting it, until this node leads no more."""
+        if node_id == self._core.id:
+            return
+        if node_id not in self._observers and len(self._observers) >= MAX_VOTERS:
+            raise VoterChangeFailed(f"already {MAX_VOTERS} observers")
+        if self._observers.get(node_id) != raft:
+            self._observers[node_id] = raft
+            self._core.set_observers(frozenset(self._observers))
             self.sync()
 
     async def remove_voter(self, node_id: int, directory_id: str = "") -> None:

@@ -381,6 +381,17 @@ class RaftQuorum(Quorum):
     async def remove_voter(self, node_id: int, directory_id: str = "") -> None:
         await self.membership.remove_voter(node_id, directory_id)
 
+    def voter_listeners(self) -> dict[int, str]:
+        return {
+            v.node_id: v.listener_address
+            for v in self.membership.configuration().voters
+            if v.listener_address
+        }
+
+    def observe(self, node_id: int, raft_address: str) -> None:
+        self.membership.observe(node_id, parse_raft_address(raft_address))
+        self._work.set()
+
     async def propose(self, data: bytes) -> int:
         if self._core.status().role is not Role.LEADER:
             raise NotLeaderError(self._leadership.leader_id, self._leadership.term)

@@ -63,6 +63,7 @@ class ApiKey(IntEnum):
     NODE_AUTH_BEGIN = 1006
     NODE_AUTH_PROVE = 1007
     TXN_MARKERS_WRITTEN = 1008
+    OBSERVE_RAFT = 1030  # a Raft observer asks the leader for the log
     # classic-group apis whose Kafka numbers serve another shape here: 1000 + Kafka's number
     CLASSIC_LEAVE_GROUP = 1013
     CLASSIC_DESCRIBE_GROUPS = 1015

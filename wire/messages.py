@@ -456,6 +456,7 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
     ApiKey.DESCRIBE_QUORUM: (DescribeQuorumRequest, DescribeQuorumResponse),
     ApiKey.ADD_RAFT_VOTER: (rvm.AddRaftVoterRequest, rvm.RaftVoterResponse),
     ApiKey.REMOVE_RAFT_VOTER: (rvm.RemoveRaftVoterRequest, rvm.RaftVoterResponse),
+    ApiKey.OBSERVE_RAFT: (rvm.ObserveRaftRequest, rvm.RaftVoterResponse),
     ApiKey.DESCRIBE_LOG_DIRS: (ldm.DescribeLogDirsRequest, ldm.DescribeLogDirsResponse),
     ApiKey.ALTER_REPLICA_LOG_DIRS: (
         ldm.AlterReplicaLogDirsRequest,

@@ -34,6 +34,16 @@ class RemoveRaftVoterRequest(Request["RaftVoterResponse"]):
 
 
 @dataclass(frozen=True, slots=True)
+class ObserveRaftRequest(Request["RaftVoterResponse"]):
+    """A node that runs a Raft replica without a vote asks the leader to send it the log
+    (internal, node-authenticated; sent again every few seconds while it is an observer,
+    since a new leader does not know of it)."""
+
+    broker_id: int
+    raft_address: str
+
+
+@dataclass(frozen=True, slots=True)
 class RaftVoterResponse:
     error_code: int
     error_message: str | None = None

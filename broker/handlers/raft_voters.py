@@ -26,6 +26,7 @@ from rillet.raft.errors import (
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.raft_voter_messages import (
     AddRaftVoterRequest,
+    ObserveRaftRequest,
     RaftVoterResponse,
     RemoveRaftVoterRequest,
 )
@@ -98,3 +99,17 @@ def _refusal_code(reason: str) -> ErrorCode:
     if "is not a voter" in reason:
         return ErrorCode.VOTER_NOT_FOUND
     return ErrorCode.INVALID_REQUEST
+
+
+def handle_observe_raft(ctx: BrokerContext, req: ObserveRaftRequest) -> RaftVoterResponse:
+    """The leader sends the log to the node from now on (until it leads no more)."""
+    quorum = ctx.metadata.quorum
+    if quorum is None or not quorum.is_leader():
+        return RaftVoterResponse(ErrorCode.NOT_CONTROLLER, "not the Raft leader")
+    try:
+        quorum.observe(req.broker_id, req.raft_address)
+    except MembershipUnsupported as exc:
+        return RaftVoterResponse(ErrorCode.UNKNOWN_API, str(exc))
+    except RaftError as exc:
+        return RaftVoterResponse(ErrorCode.INVALID_REQUEST, str(exc))
+    return RaftVoterResponse(ErrorCode.NONE)

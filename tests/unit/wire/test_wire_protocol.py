@@ -118,6 +118,7 @@ SAMPLE_REQUESTS: dict[type, Any] = {
         4, "0123456789abcdef0123456789abcdef", "127.0.0.1:9500", "127.0.0.1:9404"
     ),
     rvm.RemoveRaftVoterRequest: rvm.RemoveRaftVoterRequest(2),
+    rvm.ObserveRaftRequest: rvm.ObserveRaftRequest(5, "127.0.0.1:9501"),
     cm.BrokerRegistrationRequest: cm.BrokerRegistrationRequest(
         "c", b"\x01" * 32, 2, "inc-1", "127.0.0.1", 9092, "rack-a"
     ),
@@ -414,6 +415,7 @@ def test_api_numbers_are_stable() -> None:
         "NODE_AUTH_BEGIN": 1006,
         "NODE_AUTH_PROVE": 1007,
         "TXN_MARKERS_WRITTEN": 1008,
+        "OBSERVE_RAFT": 1030,
         "CLASSIC_LEAVE_GROUP": 1013,
         "CLASSIC_DESCRIBE_GROUPS": 1015,
         "CLASSIC_LIST_GROUPS": 1016,
