@@ -117,10 +117,17 @@ class QuorumMembership:
     # -- requests ---------------------------------------------------------------------------
 
     async def add_voter(
-        self, node_id: int, directory_id: str, raft: PeerAddress, listener: str = ""
+        self, node_id: int, directory_id: str, raft: PeerAddress | None, listener: str = ""
     ) -> None:
-        """Catch ``node_id`` up from ``raft`` and make it a voter; returns once committed."""
+        """Catch ``node_id`` up from ``raft`` (None: where it observes from) and make it a
+        voter; returns once committed."""
         core = self._core
+        if raft is None:
+            raft = self._observers.get(node_id)
+            if raft is None:
+                raise VoterChangeFailed(
+                    f"node {node_id} is not an observer of the leader: give its Raft address"
+                )
         await self._until_changes_allowed()
         self._observers[node_id] = raft
         core.set_observers(frozenset(self._observers))

@@ -374,9 +374,8 @@ class RaftQuorum(Quorum):
     async def add_voter(
         self, node_id: int, directory_id: str, raft_address: str, listener_address: str = ""
     ) -> None:
-        await self.membership.add_voter(
-            node_id, directory_id, parse_raft_address(raft_address), listener_address
-        )
+        raft = parse_raft_address(raft_address) if raft_address else None
+        await self.membership.add_voter(node_id, directory_id, raft, listener_address)
 
     async def remove_voter(self, node_id: int, directory_id: str = "") -> None:
         await self.membership.remove_voter(node_id, directory_id)

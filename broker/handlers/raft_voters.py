@@ -75,9 +75,8 @@ async def _change(
         )
     try:
         if isinstance(req, AddRaftVoterRequest):
-            await quorum.add_voter(
-                req.voter_id, req.voter_directory_id, req.raft_address, req.listener_address
-            )
+            listener = req.listener_address or _registered_listener(ctx, req.voter_id)
+            await quorum.add_voter(req.voter_id, req.voter_directory_id, req.raft_address, listener)
         else:
             await quorum.remove_voter(req.voter_id, req.voter_directory_id)
     except MembershipUnsupported as exc:
@@ -91,6 +90,12 @@ async def _change(
     except RaftError as exc:  # did not catch up in time, or a bad address
         return RaftVoterResponse(ErrorCode.REQUEST_TIMED_OUT, str(exc))
     return RaftVoterResponse(ErrorCode.NONE)
+
+
+def _registered_listener(ctx: BrokerContext, node_id: int) -> str:
+    """The native listener the node registered as a broker with ("" if it did not)."""
+    broker = ctx.metadata.state.brokers.get(node_id)
+    return "" if broker is None else f"{broker.host}:{broker.port}"
 
 
 def _refusal_code(reason: str) -> ErrorCode:
