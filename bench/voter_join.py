@@ -67,10 +67,10 @@ async def load(members: dict[int, RaftQuorum], records: int, size: int, in_fligh
             nursery.start_soon(writer)
 
 
-async def run(records: int, size: int, in_flight: int, base: Path) -> dict[str, float]:
+async def run(records: int, size: int, in_flight: int, base: Path, batch: int) -> dict[str, float]:
     addresses = {i: PeerAddress("127.0.0.1", free_port()) for i in (1, 2, 3, 4)}
     configured = {i: addresses[i] for i in (1, 2, 3)}
-    settings = RaftSettings(catch_up_timeout_ms=120_000)
+    settings = RaftSettings(catch_up_timeout_ms=120_000, max_append_entries=batch)
     members: dict[int, RaftQuorum] = {}
     async with trio.open_nursery() as nursery:
         for i in (1, 2, 3, 4):
@@ -109,12 +109,20 @@ def main() -> None:
     p.add_argument("--records", type=int, default=100_000)
     p.add_argument("--record-bytes", type=int, default=100)
     p.add_argument("--in-flight", type=int, default=256)
+    p.add_argument("--append-entries", type=int, default=256, help="per AppendEntries message")
     args = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="voter-join-") as tmp:
-        result = trio.run(run, args.records, args.record_bytes, args.in_flight, Path(tmp))
+        result = trio.run(
+            run, args.records, args.record_bytes, args.in_flight, Path(tmp), args.append_entries
+        )
     emit(
         "voter_join",
-        {"records": args.records, "record_bytes": args.record_bytes, "in_flight": args.in_flight},
+        {
+            "records": args.records,
+            "record_bytes": args.record_bytes,
+            "in_flight": args.in_flight,
+            "append_entries": args.append_entries,
+        },
         result,
     )
 

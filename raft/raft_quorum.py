@@ -71,6 +71,7 @@ class RaftSettings:
     commit_timeout_s: float = 5.0
     # A replica being added as a voter must catch up within this; the request waits for it.
     catch_up_timeout_ms: int = 30_000
+    max_append_entries: int = 256  # entries in one AppendEntries message (up to 1 MiB)
     inbound: InboundLimits = field(default_factory=InboundLimits)  # what the Raft port accepts
 
 
@@ -118,6 +119,7 @@ class RaftQuorum(Quorum):
             election_timeout_ticks=s.election_timeout_ticks,
             heartbeat_interval_ticks=s.heartbeat_interval_ticks,
             catch_up_timeout_ticks=max(1, s.catch_up_timeout_ms // s.tick_ms),
+            max_append_entries=s.max_append_entries,
         )
         self._core = RaftCore(
             node_id,
