@@ -63,6 +63,12 @@ class ControllerLink:
         self._connections: dict[int, BrokerConnection] = {}
         self._next = 0
 
+    def learn_voter(self, node_id: int, address: tuple[str, int]) -> None:
+        """A voter added at run time (its listener, from the Raft configuration): it may
+        become the controller, so requests may go there too."""
+        if self._voters.get(node_id) != address:
+            self._voters = dict(sorted({**self._voters, node_id: address}.items()))
+
     @property
     def controller_hint(self) -> int | None:
         """The voter believed to be the controller, or None."""

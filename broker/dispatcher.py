@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 from rillet.broker.authorizer import Authorizer
 from rillet.broker.driving_reply import ReshapedReply
 from rillet.broker.forwarded_caller import naming_the_client
-from rillet.broker.handlers import transactions
+from rillet.broker.handlers import raft_voters, transactions
 from rillet.broker.handlers.acls import (
     handle_create_acls,
     handle_delete_acls,
@@ -95,6 +95,7 @@ from rillet.wire import group_messages as gm
 from rillet.wire import leader_epoch_messages as lem
 from rillet.wire import log_dir_messages as ldm
 from rillet.wire import messages as m
+from rillet.wire import raft_voter_messages as rvm
 from rillet.wire import reassignment_messages as ram
 from rillet.wire import record_deletion_messages as rdm
 from rillet.wire import sasl_messages as sm
@@ -182,6 +183,11 @@ HANDLERS: dict[ApiKey, Route[Any]] = {
     ApiKey.DELETE_TOPICS: Route(m.DeleteTopicsRequest, handle_delete_topics),
     ApiKey.API_VERSIONS: Route(m.ApiVersionsRequest, _api_versions),
     ApiKey.DESCRIBE_QUORUM: Route(cm.DescribeQuorumRequest, handle_describe_quorum),
+    ApiKey.ADD_RAFT_VOTER: Route(rvm.AddRaftVoterRequest, raft_voters.handle_add_raft_voter),
+    ApiKey.REMOVE_RAFT_VOTER: Route(
+        rvm.RemoveRaftVoterRequest, raft_voters.handle_remove_raft_voter
+    ),
+    ApiKey.OBSERVE_RAFT: Route(rvm.ObserveRaftRequest, raft_voters.handle_observe_raft),
     ApiKey.DESCRIBE_LOG_DIRS: Route(ldm.DescribeLogDirsRequest, handle_describe_log_dirs),
     ApiKey.ALTER_REPLICA_LOG_DIRS: Route(
         ldm.AlterReplicaLogDirsRequest, handle_alter_replica_log_dirs

@@ -20,6 +20,7 @@ from rillet.broker.session import Session
 from rillet.wire import messages as m
 from rillet.wire.acl_messages import CreateAclsRequest, DeleteAclsRequest
 from rillet.wire.forwarding import ForwardedFor
+from rillet.wire.raft_voter_messages import AddRaftVoterRequest, RemoveRaftVoterRequest
 from rillet.wire.reassignment_messages import AlterReassignmentsRequest, ElectLeadersRequest
 from rillet.wire.user_messages import AlterUserScramCredentialsRequest
 
@@ -36,6 +37,8 @@ FORWARDABLE = frozenset(
         AlterUserScramCredentialsRequest,
         AlterReassignmentsRequest,
         ElectLeadersRequest,
+        AddRaftVoterRequest,
+        RemoveRaftVoterRequest,
     }
 )
 

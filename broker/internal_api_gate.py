@@ -21,6 +21,7 @@ from rillet.wire.cluster_messages import (
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import FetchPartitionResponse, FetchRequest, FetchResponse
 from rillet.wire.protocol import response_type_for
+from rillet.wire.raft_voter_messages import ObserveRaftRequest
 from rillet.wire.transaction_messages import TxnMarkersWrittenRequest
 
 _BY_BROKER_ID = (
@@ -29,6 +30,7 @@ _BY_BROKER_ID = (
     AlterPartitionRequest,
     AllocateProducerIdsRequest,
     TxnMarkersWrittenRequest,
+    ObserveRaftRequest,
 )
 
 

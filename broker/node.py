@@ -59,7 +59,13 @@ from rillet.broker.node_secret import node_secret
 from rillet.broker.open_files import raise_open_file_limit, segment_capacity
 from rillet.broker.partition_reconciler import PartitionReconciler
 from rillet.broker.producer_ids import ProducerIdSource
-from rillet.broker.quorum_setup import build_quorum, resolve_voters
+from rillet.broker.quorum_setup import (
+    build_quorum,
+    observer_address,
+    resolve_voters,
+    runs_raft,
+)
+from rillet.broker.raft_observer import follow_voters
 from rillet.broker.remote_metadata_log import RemoteMetadataLog
 from rillet.broker.replica_manager import ReplicaManager
 from rillet.broker.replica_repair import ReplicaRepairer
@@ -169,7 +175,7 @@ class Node:
             http_listeners = await open_http_listeners(cfg.http)
             voters = resolve_voters(cfg, port)
             auth = ClusterAuth(cfg.cluster_id, secret)
-            if voters.is_voter(cfg.node_id):
+            if runs_raft(cfg, voters):  # a voter, or an observer (quorum.observer)
                 quorum = build_quorum(
                     cfg, voters, secret, trio.lowlevel.current_trio_token(), self._raft_tls()
                 )
@@ -199,6 +205,9 @@ class Node:
                 heartbeat_link = controller_link("heartbeat")
                 if quorum is not None:
                     await nursery.start(quorum.run)  # our own engine's tasks (no-op otherwise)
+                    links = [link, heartbeat_link]
+                    own = voters.raft.get(cfg.node_id) or observer_address(cfg)
+                    nursery.start_soon(follow_voters, cfg, quorum, links, own)
                 view = self._metadata_view(quorum, link, auth)
                 lifecycle = BrokerLifecycle(
                     cfg,

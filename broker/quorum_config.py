@@ -52,7 +52,10 @@ class QuorumConfig:
     secret: str = ""  # prefer secret_file or the RILLET_CLUSTER_SECRET environment variable
     secret_file: str = ""
     raft_host: str = "127.0.0.1"  # bind address of the Raft port
-    raft_port: int = 0  # single-node mode only: 0 picks a free port
+    raft_port: int = 0  # single-node mode (0 picks a free port), and an observer's port
+    # A node not among the voters runs a Raft replica without a vote on raft_host:raft_port
+    # (engine "raft"): it gets the metadata log from the leader and can be added as a voter.
+    observer: bool = False
     election_timeout_min_ms: int = 1_000  # KRaft's controller.quorum.election.timeout.ms
     election_timeout_max_ms: int = 2_000
     raft_heartbeat_ms: int = 50
@@ -65,6 +68,9 @@ class QuorumConfig:
     leader_rebalance_interval_ms: int = 10_000  # how often the controller checks it
     snapshot_every_records: int = 10_000
     request_timeout_ms: int = 5_000
+    # A node being added as a voter (AddRaftVoter) must catch up with the leader's log
+    # within this, or the change is given up (engine "raft" only).
+    voter_catch_up_timeout_ms: int = 30_000
     max_records_per_batch: int = 500  # records per metadata Raft entry (entry_split)
     # Inbound connections to the Raft port of our own engine (raft/inbound_connections.py):
     # all of them, those of one address not yet authenticated, and how long a connection
@@ -87,6 +93,12 @@ class QuorumConfig:
             raise ValueError("raft_heartbeat_ms must be below election_timeout_min_ms")
         if not 0 < self.broker_heartbeat_interval_ms < self.broker_session_timeout_ms:
             raise ValueError("broker_heartbeat_interval_ms must be below the session timeout")
+        if self.observer and self.engine != "raft":
+            raise ValueError('quorum.observer needs quorum.engine = "raft"')
+        if self.observer and not 0 < self.raft_port < 65536:
+            raise ValueError("quorum.observer needs quorum.raft_port: the port it listens on")
+        if self.voter_catch_up_timeout_ms < 1:
+            raise ValueError("voter_catch_up_timeout_ms must be positive")
         if self.max_records_per_batch < 1:
             raise ValueError("max_records_per_batch must be at least 1")
         if self.snapshot_every_records < 1 or self.controller_tick_ms < 1:

@@ -1,4 +1,4 @@
-"""Turning the ``[quorum]`` config into a running Raft member (voters only).
+"""Turning the ``[quorum]`` config into a running Raft member (voters and observers).
 
 Resolves who the voters are and where they listen, refuses configurations that cannot work
 (a voter whose listener differs from the configured one; broker/node_secret.py refuses a
@@ -32,6 +32,16 @@ class VoterAddresses:
 
     def is_voter(self, node_id: int) -> bool:
         return node_id in self.raft
+
+
+def runs_raft(config: NodeConfig, voters: VoterAddresses) -> bool:
+    """A configured voter, or an observer (``quorum.observer``): either runs a replica."""
+    return voters.is_voter(config.node_id) or config.quorum.observer
+
+
+def observer_address(config: NodeConfig) -> str:
+    """Where an observer's Raft port is reached (what it asks the leader to send to)."""
+    return f"{config.quorum.raft_host}:{config.quorum.raft_port}"
 
 
 def resolve_voters(config: NodeConfig, bound_port: int) -> VoterAddresses:
@@ -76,12 +86,16 @@ def build_quorum(
             tick_ms=q.raft_heartbeat_ms,
             election_timeout_ticks=max(2, q.election_timeout_min_ms // q.raft_heartbeat_ms),
             commit_timeout_s=q.request_timeout_ms / 1000,
+            catch_up_timeout_ms=q.voter_catch_up_timeout_ms,
             inbound=InboundLimits(
                 max_connections=q.raft_max_connections,
                 max_connections_per_ip=q.raft_max_connections_per_ip,
                 handshake_timeout_ms=q.raft_handshake_timeout_ms,
             ),
         )
+        listen = None
+        if config.node_id not in peers:  # an observer (quorum.observer)
+            listen = PeerAddress(*parse_address(observer_address(config), "quorum.raft_port"))
         return RaftQuorum(
             config.node_id,
             peers,
@@ -89,6 +103,7 @@ def build_quorum(
             secret,
             raft_settings,
             tls=tls,
+            listen=listen,
         )
     settings = PysyncobjSettings(
         election_timeout_min_s=q.election_timeout_min_ms / 1000,

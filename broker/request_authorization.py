@@ -141,6 +141,8 @@ NEEDS: dict[ApiKey, Callable[[Any], list[Need]]] = {
     ApiKey.DESCRIBE_ACLS: lambda r: _cluster(D),
     ApiKey.CREATE_ACLS: lambda r: _cluster(Operation.ALTER),
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: lambda r: _cluster(Operation.ALTER),
+    ApiKey.ADD_RAFT_VOTER: lambda r: _cluster(Operation.ALTER),
+    ApiKey.REMOVE_RAFT_VOTER: lambda r: _cluster(Operation.ALTER),
     ApiKey.LIST_PARTITION_REASSIGNMENTS: lambda r: _cluster(D),
     ApiKey.ELECT_LEADERS: lambda r: _cluster(Operation.ALTER),
     ApiKey.DELETE_ACLS: lambda r: _cluster(Operation.ALTER),

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rillet.cli import decommission_command
+from rillet.cli import add_node_command, decommission_command, voters_command
 from rillet.cli.cluster_status import (
     REFUSED,
     Address,
@@ -72,6 +72,12 @@ def register(sub: Any) -> None:
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     up = actions.add_parser("up", help="start (or restart) the cluster and wait until ready")
     up.add_argument("--nodes", type=positive_int, default=3, help="voters to plan (default 3)")
+    up.add_argument(
+        "--brokers",
+        type=int,
+        default=0,
+        help="broker-only nodes to plan beside the voters, numbered after them (default 0)",
+    )
     up.add_argument("--data-dir", type=Path, default=DEFAULT_DIR, help=f"default {DEFAULT_DIR}")
     up.add_argument(
         "--secure",
@@ -94,6 +100,8 @@ def register(sub: Any) -> None:
     down.add_argument("--purge", action="store_true", help="also delete the cluster directory")
     down.set_defaults(run=run_down)
     decommission_command.register(actions)
+    voters_command.register(actions)
+    add_node_command.register(actions)
 
 
 def run_up(args: argparse.Namespace) -> int:
@@ -105,7 +113,7 @@ def run_up(args: argparse.Namespace) -> int:
                 print(f"kafka bootstrap servers: {plan.kafka_bootstrap}")
             print(f"cluster in {base} is already running: {plan.bootstrap}")
             return 0
-        if len(plan.nodes) != args.nodes:
+        if len(plan.nodes) != args.nodes + args.brokers:
             print(f"note: {base} holds a {len(plan.nodes)}-node cluster; restarting it as is")
         if args.secure and plan.tls is None:
             print(
@@ -119,7 +127,10 @@ def run_up(args: argparse.Namespace) -> int:
             print(f"note: {narrowed} files and directories in {base} were open to other users")
     else:
         base.mkdir(parents=True, exist_ok=True)
-        plan = plan_local_cluster(base, args.nodes, args.secure)
+        if args.brokers < 0:
+            print("error: --brokers must be 0 or more", file=sys.stderr)
+            return 1
+        plan = plan_local_cluster(base, args.nodes, args.secure, args.brokers)
     cluster = LocalCluster(plan, detach=True)
     started = time.monotonic()
     try:

@@ -135,8 +135,9 @@ async def probe_all(
 
 
 def best_view(views: Sequence[DescribeQuorumResponse]) -> DescribeQuorumResponse:
-    """The most informed answer: one that knows a leader, then the furthest applied."""
-    return max(views, key=lambda v: (v.leader_id >= 0, v.applied_index))
+    """The most informed answer: one that knows a leader, the leader's own (it alone knows
+    the others' replication), then the furthest applied."""
+    return max(views, key=lambda v: (v.leader_id >= 0, v.node_id == v.leader_id, v.applied_index))
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +194,22 @@ def print_quorum(best: DescribeQuorumResponse, cluster_id: str) -> None:
     leader = best.leader_id if best.leader_id >= 0 else "none"
     print(f"cluster {cluster_id}: leader {leader}, term {best.term}, voters {best.voters}")
     print(f"metadata applied through index {best.applied_index} (as seen by node {best.node_id})")
+    print_replication(best)
+
+
+def print_replication(view: DescribeQuorumResponse) -> None:
+    """The Raft leader's view of each voter and observer: its log end and how far behind
+    the leader's it is (only the leader knows; other nodes' answers have none)."""
+    if not view.voter_states:
+        return
+    end = max(v.log_end_offset for v in view.voter_states)
+    for kind, states in (("voter", view.voter_states), ("observer", view.observer_states)):
+        for v in states:
+            directory = f" directory {v.directory_id[:8]}" if v.directory_id else ""
+            print(
+                f"  {kind} {v.voter_id}: log end {v.log_end_offset}, lag "
+                f"{max(0, end - v.log_end_offset)}{directory}"
+            )
 
 
 def raft_view(p: NodeProbe | None) -> str:

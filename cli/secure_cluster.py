@@ -85,14 +85,15 @@ def make_tls_files(base: Path) -> TlsPlan:
     )
 
 
-def plan_local_cluster(base: Path, nodes: int, secure: bool) -> ClusterPlan:
+def plan_local_cluster(base: Path, nodes: int, secure: bool, brokers: int = 0) -> ClusterPlan:
     """A new local cluster's plan; ``secure`` as ``--secure`` means it: TLS files, SASL on
     both listeners for clients without a certificate, and the authorizer with the admin
     certificate as super user. Topics get min(3, nodes) replicas unless created with a
-    replication factor."""
+    replication factor. ``brokers``: broker-only nodes numbered after the voters."""
     return plan_cluster(
         base,
         nodes,
+        broker_only=brokers,
         tls=replace(make_tls_files(base), client_auth="requested") if secure else None,
         kafka_sasl=KAFKA_SASL_MECHANISMS if secure else "",
         super_users=SUPER_USERS if secure else None,

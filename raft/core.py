@@ -148,6 +148,17 @@ class RaftCore(Membership):
         voters = self.log.configs.at(snapshot.index).encode()
         self.log.pending_compaction = Snapshot(snapshot.index, snapshot.term, snapshot.data, voters)
 
+    def set_observers(self, observers: frozenset[int]) -> None:
+        """The replicas that receive the log whether they vote or not (the driver's address
+        book: nodes that joined as observers). A leader starts or stops replicating to them
+        at once; voters among them are simply voters."""
+        if any(n < 1 for n in observers):
+            raise CoreContractError("node ids start at 1")
+        self.static_observers = frozenset(observers) - {self.id}
+        self.sync_members()
+        if self.role is Role.LEADER:
+            self.broadcast_pending = True
+
     def report_leader_down(self, peer: int) -> None:
         """The driver has proof that ``peer``'s process is not running (a connection to
         its port was refused). A follower of ``peer`` then forgets it and campaigns (pre-vote

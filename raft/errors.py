@@ -40,3 +40,7 @@ class SnapshotRequired(RaftError):
 
 class QuorumClosed(RaftError):
     """The quorum member was shut down."""
+
+
+class MembershipUnsupported(RaftError):
+    """The engine cannot change its voter set (pysyncobj, as rillet runs it)."""

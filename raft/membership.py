@@ -8,9 +8,13 @@ means "not known": the voters of a cluster bootstrapped from static configuratio
 match any directory of that node id (the only possible identity before any change).
 
 A configuration is recorded in the log as an entry of kind CONFIG whose data is the CBOR
-array ``[[node_id, directory_id], ...]``. The configuration in effect on a node is that of
-the latest CONFIG entry in its log, committed or not (Raft dissertation, section 4.1); a
-snapshot carries the configuration as of its index, so compaction never loses it.
+array ``[[node_id, directory_id], ...]``; a voter added at run time also carries where it
+is reached, ``[node_id, directory_id, raft "host:port", listener "host:port"]``, so every
+replica learns a new voter's addresses with the entry that makes it one (and keeps them in
+its log and snapshots across restarts). Addresses are not part of a voter's identity.
+The configuration in effect on a node is that of the latest CONFIG entry in its log,
+committed or not (Raft dissertation, section 4.1); a snapshot carries the configuration as
+of its index, so compaction never loses it.
 ``ConfigHistory`` keeps the configuration entries a log holds, so that cutting a conflicting
 suffix falls back to the configuration before it.
 """
@@ -19,7 +23,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cbor2
 
@@ -29,12 +33,16 @@ from rillet.raft.messages import EntryKind, LogEntry
 # A directory id is a UUID in its 32-digit hex form; "" is "unknown" (static bootstrap).
 DIRECTORY_ID_CHARS = 32
 MAX_VOTERS = 64
+MAX_ADDRESS_CHARS = 300  # host:port, a DNS name at most 253 characters long
 
 
 @dataclass(frozen=True, slots=True, order=True)
 class Voter:
     node_id: int
     directory_id: str = ""
+    # Where the voter is reached ("host:port"; "" when the static configuration says).
+    raft_address: str = field(default="", compare=False)
+    listener_address: str = field(default="", compare=False)
 
     def matches(self, node_id: int, directory_id: str) -> bool:
         """Is (node_id, directory_id) this voter? An unknown directory on either side
@@ -98,7 +106,7 @@ class Configuration:
     # -- encoding -------------------------------------------------------------------------
 
     def encode(self) -> bytes:
-        return cbor2.dumps([[v.node_id, v.directory_id] for v in self.voters])
+        return cbor2.dumps([_encode_voter(v) for v in self.voters])
 
     @classmethod
     def decode(cls, data: bytes) -> Configuration:
@@ -112,20 +120,33 @@ class Configuration:
             raise MalformedMessage(f"a configuration is an array of 1 to {MAX_VOTERS} voters")
         voters = []
         for item in items:
-            if (
-                not isinstance(item, list)
-                or len(item) != 2
-                or not isinstance(item[0], int)
-                or isinstance(item[0], bool)
-                or not isinstance(item[1], str)
-                or len(item[1]) not in (0, DIRECTORY_ID_CHARS)
-            ):
-                raise MalformedMessage("a voter is [node id, directory id]")
-            voters.append(Voter(item[0], item[1]))
+            voters.append(_decode_voter(item))
         try:
             return cls(tuple(voters))
         except CoreContractError as exc:
             raise MalformedMessage(str(exc)) from None
+
+
+def _encode_voter(voter: Voter) -> list[int | str]:
+    if voter.raft_address or voter.listener_address:
+        return [voter.node_id, voter.directory_id, voter.raft_address, voter.listener_address]
+    return [voter.node_id, voter.directory_id]
+
+
+def _decode_voter(item: object) -> Voter:
+    if (
+        not isinstance(item, list)
+        or len(item) not in (2, 4)
+        or not isinstance(item[0], int)
+        or isinstance(item[0], bool)
+        or not all(isinstance(part, str) for part in item[1:])
+        or len(item[1]) not in (0, DIRECTORY_ID_CHARS)
+        or any(len(part) > MAX_ADDRESS_CHARS for part in item[2:])
+    ):
+        raise MalformedMessage(
+            "a voter is [node id, directory id] or [node id, directory id, raft, listener]"
+        )
+    return Voter(*item)
 
 
 def config_entry(index: int, term: int, configuration: Configuration) -> LogEntry:

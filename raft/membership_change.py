@@ -45,11 +45,19 @@ class Membership(Election):
 
     # -- requests -----------------------------------------------------------------------
 
-    def add_voter(self, node_id: int, directory_id: str = "") -> None:
+    def add_voter(
+        self,
+        node_id: int,
+        directory_id: str = "",
+        *,
+        raft_address: str = "",
+        listener_address: str = "",
+    ) -> None:
         """Start adding (node_id, directory_id): it catches up as an observer, then joins
-        through a configuration entry. Watch the committed configuration for the outcome."""
+        through a configuration entry (which records its addresses, when given, for every
+        replica). Watch the committed configuration for the outcome."""
         self._refuse_unless_leader()
-        voter = Voter(node_id, directory_id)
+        voter = Voter(node_id, directory_id, raft_address, listener_address)
         current = self.log.configuration()
         existing = current.voter(node_id)
         if existing is not None:

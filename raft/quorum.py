@@ -13,6 +13,10 @@ from dataclasses import dataclass
 
 import trio
 
+from rillet.raft.errors import MembershipUnsupported
+
+UNSUPPORTED = 'voter changes need quorum.engine = "raft" (pysyncobj\'s voter set is fixed)'
+
 
 @dataclass(frozen=True, slots=True)
 class Entry:
@@ -35,6 +39,18 @@ class VoterProgress:
     and how long ago it last answered (0 for the leader itself)."""
 
     voter_id: int
+    match_index: int
+    quiet_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaProgress:
+    """What the leader knows of one replica, voter or observer: how far its log matches
+    the leader's (-1: not known here) and how long ago it last answered."""
+
+    node_id: int
+    directory_id: str
+    voter: bool
     match_index: int
     quiet_ms: int
 
@@ -67,6 +83,39 @@ class Quorum(abc.ABC):
 
     def is_leader(self) -> bool:
         return self.leadership().leader_id == self.node_id
+
+    @property
+    def directory_id(self) -> str:
+        """This replica's data directory id (KIP-853); "" on engines without one."""
+        return ""
+
+    async def add_voter(
+        self, node_id: int, directory_id: str, raft_address: str, listener_address: str = ""
+    ) -> None:
+        """Catch the replica at ``raft_address`` up and make it a voter (one server at a
+        time); returns once the configuration entry is committed. Leader only."""
+        raise MembershipUnsupported(UNSUPPORTED)
+
+    def voter_listeners(self) -> dict[int, str]:
+        """The client listeners ("host:port") the configuration in effect records for
+        voters added at run time (configured voters are in the node's config)."""
+        return {}
+
+    def observe(self, node_id: int, raft_address: str) -> None:
+        """On the leader: send the log to the replica at ``raft_address`` without counting
+        it (an observer, which may later be added as a voter)."""
+        raise MembershipUnsupported(UNSUPPORTED)
+
+    async def remove_voter(self, node_id: int, directory_id: str = "") -> None:
+        """Remove a voter; returns once the configuration entry is committed."""
+        raise MembershipUnsupported(UNSUPPORTED)
+
+    def replica_progress(self) -> list[ReplicaProgress]:
+        """Voters and observers with what the leader knows of them (DescribeQuorum)."""
+        return [
+            ReplicaProgress(p.voter_id, "", True, p.match_index, p.quiet_ms)
+            for p in self.voter_progress()
+        ]
 
     def voter_progress(self) -> list[VoterProgress]:
         """On the leader, each voter's replication progress (DescribeQuorum shows it); empty

@@ -40,9 +40,16 @@ from rillet.raft.durable_log import DurableLog
 from rillet.raft.errors import NotLeaderError, ProposalOutcomeUnknown, RaftError, SnapshotRequired
 from rillet.raft.message_codec import decode_message, encode_message
 from rillet.raft.messages import AppendEntries, EntryKind, Heartbeat, Message
-from rillet.raft.quorum import Entry, Leadership, Quorum, Snapshot, VoterProgress
+from rillet.raft.quorum import Entry, Leadership, Quorum, ReplicaProgress, Snapshot, VoterProgress
+from rillet.raft.quorum_membership import QuorumMembership, parse_raft_address
 from rillet.raft.ready import Ready, Role
-from rillet.raft.transport import InboundLimits, PeerAddress, PeerTls, RaftTransport
+from rillet.raft.transport import (
+    InboundLimits,
+    PeerAddress,
+    PeerTls,
+    RaftTransport,
+    TransportError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +69,9 @@ class RaftSettings:
     election_timeout_ticks: int = 8  # 400-800 ms: the core randomises within [T, 2T)
     heartbeat_interval_ticks: int = 1
     commit_timeout_s: float = 5.0
+    # A replica being added as a voter must catch up within this; the request waits for it.
+    catch_up_timeout_ms: int = 30_000
+    max_append_entries: int = 256  # entries in one AppendEntries message (up to 1 MiB)
     inbound: InboundLimits = field(default_factory=InboundLimits)  # what the Raft port accepts
 
 
@@ -85,7 +95,11 @@ class _Proposal:
 
 
 class RaftQuorum(Quorum):
-    """One voter of our own engine. Start :meth:`run` in a nursery before using it."""
+    """One replica of our own engine. Start :meth:`run` in a nursery before using it.
+
+    ``voters``: the configured voters and their Raft addresses (the bootstrap configuration,
+    until the log holds one of its own). A node not among them starts as an observer,
+    listening on ``listen``, and votes once a configuration entry makes it a voter."""
 
     def __init__(
         self,
@@ -96,6 +110,7 @@ class RaftQuorum(Quorum):
         settings: RaftSettings | None = None,
         rng: random.Random | None = None,
         tls: PeerTls | None = None,
+        listen: PeerAddress | None = None,
     ) -> None:
         self.node_id = node_id
         self._settings = s = settings or RaftSettings()
@@ -103,6 +118,8 @@ class RaftQuorum(Quorum):
         config = Config(
             election_timeout_ticks=s.election_timeout_ticks,
             heartbeat_interval_ticks=s.heartbeat_interval_ticks,
+            catch_up_timeout_ticks=max(1, s.catch_up_timeout_ms // s.tick_ms),
+            max_append_entries=s.max_append_entries,
         )
         self._core = RaftCore(
             node_id,
@@ -113,7 +130,14 @@ class RaftQuorum(Quorum):
             directory_id=self._storage.directory_id,
         )
         self._transport = RaftTransport(
-            node_id, voters, secret, voters[node_id], tls=tls, limits=s.inbound
+            node_id, voters, secret, listen or voters[node_id], tls=tls, limits=s.inbound
+        )
+        self.membership = QuorumMembership(
+            self._core,
+            self._transport,
+            voters,
+            s.catch_up_timeout_ms / 1000 + s.commit_timeout_s,
+            s.tick_ms,
         )
         snapshot = self._storage.snapshot()
         self._snapshot: Snapshot | None = snapshot if snapshot.index > 0 else None
@@ -143,6 +167,7 @@ class RaftQuorum(Quorum):
             nursery.start_soon(self._ticker)
             nursery.start_soon(self._peer_watcher)
             nursery.start_soon(self._ready_loop)
+            self.membership.sync()  # links to voters the log added (after a restart)
             task_status.started()
 
     async def _ticker(self) -> None:
@@ -163,6 +188,7 @@ class RaftQuorum(Quorum):
         except Exception as exc:  # authenticated but unreadable: a bug, not an attack
             log.warning("dropping an unreadable raft message from %d: %s", peer, exc)
             return None
+        self.membership.heard(peer)
         self._core.step(message)
         rest = None if more else self._handle_now()
         if self._core.has_ready():
@@ -267,20 +293,27 @@ class RaftQuorum(Quorum):
         # in a thread meanwhile: followers persist in parallel and a commit waits for one
         # fsync on the critical path, not two (Raft thesis §10.2.1).
         for message in early:
-            self._transport.send(message.recipient, encode_message(message))
+            self._send(message)
         return _Begun(early, must_sync=True)
 
     def _finish(self, ready: Ready, sent: tuple[Message, ...]) -> None:
         """Send the rest of ``ready``'s messages, apply, and advance the core."""
         for message in ready.messages:
             if message not in sent:
-                self._transport.send(message.recipient, encode_message(message))
+                self._send(message)
         for entry in ready.committed_entries:
             self._apply(entry.index, entry.term, entry.data, entry.kind)
         if ready.soft_state is not None:
             self._set_leadership(ready.soft_state.leader_id)
         self._core.advance(ready)
+        self.membership.sync()
         self._notify()
+
+    def _send(self, message: Message) -> None:
+        try:
+            self._transport.send(message.recipient, encode_message(message))
+        except TransportError:  # a replica that just left (or whose address is not known)
+            log.debug("no link to %d for %s", message.recipient, type(message).__name__)
 
     def _install(self, snapshot: Snapshot) -> None:
         """A snapshot from the leader replaces everything this member had applied."""
@@ -332,6 +365,33 @@ class RaftQuorum(Quorum):
             VoterProgress(v, match, quiet_ticks * tick_ms)
             for v, (match, quiet_ticks) in sorted(self._core.voter_progress().items())
         ]
+
+    def replica_progress(self) -> list[ReplicaProgress]:
+        return self.membership.replica_progress()
+
+    @property
+    def directory_id(self) -> str:
+        return self._storage.directory_id
+
+    async def add_voter(
+        self, node_id: int, directory_id: str, raft_address: str, listener_address: str = ""
+    ) -> None:
+        raft = parse_raft_address(raft_address) if raft_address else None
+        await self.membership.add_voter(node_id, directory_id, raft, listener_address)
+
+    async def remove_voter(self, node_id: int, directory_id: str = "") -> None:
+        await self.membership.remove_voter(node_id, directory_id)
+
+    def voter_listeners(self) -> dict[int, str]:
+        return {
+            v.node_id: v.listener_address
+            for v in self.membership.configuration().voters
+            if v.listener_address
+        }
+
+    def observe(self, node_id: int, raft_address: str) -> None:
+        self.membership.observe(node_id, parse_raft_address(raft_address))
+        self._work.set()
 
     async def propose(self, data: bytes) -> int:
         if self._core.status().role is not Role.LEADER:

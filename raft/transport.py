@@ -41,7 +41,7 @@ import os
 import secrets
 import ssl
 import struct
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Collection, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,6 +141,7 @@ class RaftTransport:
             raise TransportError("the cluster secret must be at least 16 characters")
         self.node_id = node_id
         self._peers = {p: a for p, a in peers.items() if p != node_id}
+        self._queue_messages = queue_messages
         self._key = derive_key(secret)
         self._listen = listen
         self._tls = tls
@@ -161,6 +162,9 @@ class RaftTransport:
         # Set when a peer authenticates a connection to us: it is up, so our own connection
         # to it need not wait out its backoff (a restarted voter is reached at once).
         self._peer_up = {p: trio.Event() for p in self._peers}
+        # Each peer's send loop, cancelled when the peer leaves (set_peers).
+        self._send_scopes: dict[int, trio.CancelScope] = {}
+        self._nursery: trio.Nursery | None = None
         self.dropped = 0  # messages not sent (full queue or broken connection)
         self.direct_writes = 0  # messages written at once by send()
         self.port: int | None = None
@@ -175,9 +179,49 @@ class RaftTransport:
         self.port = listeners[0].socket.getsockname()[1]
         async with trio.open_nursery() as nursery:
             await nursery.start(trio.serve_listeners, self._serve, listeners)
+            self._nursery = nursery
             for peer in self._peers:
-                nursery.start_soon(self._send_loop, peer)
+                self._start_send_loop(peer)
             task_status.started(self.port)
+
+    def peers(self) -> dict[int, PeerAddress]:
+        return dict(self._peers)
+
+    def set_peers(self, peers: Mapping[int, PeerAddress], accept: Collection[int] = ()) -> None:
+        """Talk to exactly these peers from now on (the Raft configuration changed, or an
+        observer came or went): links to new peers open, links to peers that left close
+        with what was queued for them, and a peer whose address changed is dialed anew.
+        Connections are accepted from ``peers`` and from ``accept`` (replicas we do not
+        dial, such as the voters an observer answers only once they have reached it)."""
+        wanted = {p: a for p, a in peers.items() if p != self.node_id}
+        for peer in [p for p in self._peers if wanted.get(p) != self._peers[p]]:
+            self._peers.pop(peer)
+            self._outboxes.pop(peer)
+            self._peer_up.pop(peer, None)
+            scope = self._send_scopes.pop(peer, None)
+            if scope is not None:
+                scope.cancel()
+        for peer, address in wanted.items():
+            if peer not in self._peers:
+                self._peers[peer] = address
+                self._outboxes[peer] = trio.open_memory_channel[bytes | Framed](
+                    self._queue_messages
+                )
+                self._peer_up[peer] = trio.Event()
+                if self._nursery is not None:
+                    self._start_send_loop(peer)
+        self._acceptor.set_peers(set(self._peers) | set(accept))
+
+    def _start_send_loop(self, peer: int) -> None:
+        assert self._nursery is not None
+        scope = self._send_scopes[peer] = trio.CancelScope()
+        outbox = self._outboxes[peer][1]
+
+        async def loop() -> None:
+            with scope:
+                await self._send_loop(peer, outbox)
+
+        self._nursery.start_soon(loop)
 
     def send(self, to: int, payload: bytes) -> bool:
         """Send ``payload`` to peer ``to``: written at once when its connection is idle,
@@ -229,7 +273,9 @@ class RaftTransport:
         await self._acceptor.serve(tcp, self._receive)
 
     async def _receive(self, accepted: Accepted) -> None:
-        self._peer_up[accepted.peer].set()
+        up = self._peer_up.get(accepted.peer)
+        if up is not None:
+            up.set()
         try:
             await self._receive_frames(accepted.peer, accepted.nonce, FrameReader(accepted.stream))
         except TransportError as exc:
@@ -260,8 +306,9 @@ class RaftTransport:
 
     # -- sending ------------------------------------------------------------------------------
 
-    async def _send_loop(self, peer: int) -> None:
-        receive = self._outboxes[peer][1]
+    async def _send_loop(
+        self, peer: int, receive: trio.MemoryReceiveChannel[bytes | Framed]
+    ) -> None:
         backoff = INITIAL_BACKOFF_S  # between failed connects
         flap_backoff = INITIAL_BACKOFF_S  # after connections that ended as soon as made
         while True:
@@ -272,7 +319,9 @@ class RaftTransport:
                 if connection_refused(exc):
                     self._report_down(peer)
                 self._drain(receive)  # stale messages are worthless after a pause
-                self._peer_up[peer] = up = trio.Event()
+                up = trio.Event()
+                if peer in self._peer_up:
+                    self._peer_up[peer] = up
                 with trio.move_on_after(backoff):
                     await up.wait()  # it connected to us: it is back, try again now
                 backoff = min(backoff * 2, MAX_BACKOFF_S)
@@ -290,7 +339,8 @@ class RaftTransport:
                     nursery.cancel_scope.cancel()
             finally:
                 link.idle = False
-                del self._links[peer]
+                if self._links.get(peer) is link:  # else the peer left and came back
+                    del self._links[peer]
                 await trio.aclose_forcefully(stream)
             # After a break of a connection that had lasted, reconnect at once: the peer that
             # closed it may be dead, and a refused connect lets the driver react within a
@@ -305,7 +355,9 @@ class RaftTransport:
 
     async def _connect(self, peer: int) -> tuple[trio.abc.Stream, bytes]:
         """Open and authenticate a connection; returns it and the receiver's nonce."""
-        address = self._peers[peer]
+        address = self._peers.get(peer)
+        if address is None:
+            raise TransportError(f"peer {peer} left")
         with trio.fail_after(HANDSHAKE_TIMEOUT_S):
             tcp = await trio.open_tcp_stream(address.host, address.port)
             stream: trio.abc.Stream = tcp

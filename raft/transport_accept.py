@@ -68,6 +68,14 @@ class Acceptor:
         self._warnings = WarningLimiter(WARNING_INTERVAL_S)
         self.rejected = 0  # connections closed for a bad hello (failed MAC, oversized, ...)
 
+    def set_peers(self, peers: Collection[int]) -> None:
+        """Accept hellos from these ids from now on; close the connection of any peer that
+        left (a removed voter or observer gets nothing more from us)."""
+        self._peers = frozenset(peers)
+        for peer, scope in list(self._scopes.items()):
+            if peer not in self._peers:
+                scope.cancel()
+
     async def serve(
         self, tcp: trio.SocketStream, authenticated: Callable[[Accepted], Awaitable[None]]
     ) -> None:

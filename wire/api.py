@@ -51,6 +51,8 @@ class ApiKey(IntEnum):
     DESCRIBE_TRANSACTIONS = 65
     LIST_TRANSACTIONS = 66
     CONSUMER_GROUP_HEARTBEAT = 68
+    ADD_RAFT_VOTER = 80
+    REMOVE_RAFT_VOTER = 81
     # internal, broker to broker / broker to controller (1000, once a separate replica
     # fetch, is retired: followers send Fetch with their replica id; never reuse it)
     BROKER_REGISTRATION = 1001
@@ -61,6 +63,7 @@ class ApiKey(IntEnum):
     NODE_AUTH_BEGIN = 1006
     NODE_AUTH_PROVE = 1007
     TXN_MARKERS_WRITTEN = 1008
+    OBSERVE_RAFT = 1030  # a Raft observer asks the leader for the log
     # classic-group apis whose Kafka numbers serve another shape here: 1000 + Kafka's number
     CLASSIC_LEAVE_GROUP = 1013
     CLASSIC_DESCRIBE_GROUPS = 1015

@@ -226,6 +226,7 @@ class VoterState:
     log_end_offset: int
     last_fetch_ms: int
     last_caught_up_ms: int
+    directory_id: str = ""  # its data directory's id (32 hex digits; "": not known)
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,3 +249,6 @@ class DescribeQuorumResponse:
     # The Raft leader's view of replication (empty elsewhere): Kafka's DescribeQuorum shows it.
     high_watermark: int = -1  # the leader's commit index
     voter_states: list[VoterState] = field(default_factory=list)
+    # Replicas that receive the metadata log without voting (one being added), as above.
+    observer_states: list[VoterState] = field(default_factory=list)
+    directory_id: str = ""  # the answering node's Raft directory id ("": none)

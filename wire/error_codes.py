@@ -101,6 +101,11 @@ class ErrorCode(IntEnum):
     ELIGIBLE_LEADERS_NOT_AVAILABLE = 83
     ELECTION_NOT_NEEDED = 84
     NO_REASSIGNMENT_IN_PROGRESS = 85
+    # Raft voter changes (KIP-853): a voter key (id, directory id) that is not acceptable,
+    # a voter that is already one, a voter that is not one.
+    INVALID_VOTER_KEY = 125
+    DUPLICATE_VOTER = 126
+    VOTER_NOT_FOUND = 127
     UNKNOWN_API = 1000
 
     @property

@@ -15,6 +15,7 @@ from rillet.wire import classic_group_messages as cgm
 from rillet.wire import group_messages as gm
 from rillet.wire import leader_epoch_messages as lem
 from rillet.wire import log_dir_messages as ldm
+from rillet.wire import raft_voter_messages as rvm
 from rillet.wire import reassignment_messages as ram
 from rillet.wire import record_deletion_messages as rdm
 from rillet.wire import sasl_messages as sm
@@ -453,6 +454,9 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
         lem.OffsetForLeaderEpochResponse,
     ),
     ApiKey.DESCRIBE_QUORUM: (DescribeQuorumRequest, DescribeQuorumResponse),
+    ApiKey.ADD_RAFT_VOTER: (rvm.AddRaftVoterRequest, rvm.RaftVoterResponse),
+    ApiKey.REMOVE_RAFT_VOTER: (rvm.RemoveRaftVoterRequest, rvm.RaftVoterResponse),
+    ApiKey.OBSERVE_RAFT: (rvm.ObserveRaftRequest, rvm.RaftVoterResponse),
     ApiKey.DESCRIBE_LOG_DIRS: (ldm.DescribeLogDirsRequest, ldm.DescribeLogDirsResponse),
     ApiKey.ALTER_REPLICA_LOG_DIRS: (
         ldm.AlterReplicaLogDirsRequest,

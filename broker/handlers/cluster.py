@@ -238,7 +238,8 @@ def handle_describe_quorum(
     state = view.state
     term = view.quorum.leadership().term if view.quorum is not None else -1
     voters = sorted(view.quorum.voters) if view.quorum is not None else []
-    progress = view.quorum.voter_progress() if view.quorum is not None else []
+    progress = view.quorum.replica_progress() if view.quorum is not None else []
+    led = any(p.match_index >= 0 for p in progress)
     names = {tid: t.name for tid, t in state.topics.items()}
     return DescribeQuorumResponse(
         ErrorCode.NONE,
@@ -255,6 +256,8 @@ def handle_describe_quorum(
         len(state.partitions),
         [f"{names.get(t, t)}-{p}" for t, p in state.leaderless_partitions()],
         view.state_sha256() if req.include_state_digest else "",
-        high_watermark=view.quorum.commit_index() if view.quorum and progress else -1,
+        high_watermark=view.quorum.commit_index() if view.quorum and led else -1,
         voter_states=voter_states(progress, ctx.now_ms()),
+        observer_states=voter_states(progress, ctx.now_ms(), voters=False),
+        directory_id=view.quorum.directory_id if view.quorum is not None else "",
     )

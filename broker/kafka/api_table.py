@@ -4,10 +4,11 @@ Only what is implemented and tested is listed: ApiVersions advertises exactly th
 Versions here are non-flexible except ApiVersions v3 and v4, ListOffsets v6 to v9, Metadata
 v9 to v12, DescribeLogDirs v2 to v4, AlterReplicaLogDirs v2, OffsetFetch v6 to v8,
 FindCoordinator v3 and v4, IncrementalAlterConfigs v1, ElectLeaders v2, and DescribeQuorum,
-DescribeCluster, ConsumerGroupHeartbeat, ConsumerGroupDescribe, DescribeTopicPartitions,
-UpdateFeatures, ListConfigResources, AlterPartitionReassignments and
-ListPartitionReassignments (flexible only); every common client (including librdkafka 2.0's
-kcat) can negotiate down to a non-flexible version of the others.
+DescribeCluster, AddRaftVoter, RemoveRaftVoter, ConsumerGroupHeartbeat,
+ConsumerGroupDescribe, DescribeTopicPartitions, UpdateFeatures, ListConfigResources,
+AlterPartitionReassignments and ListPartitionReassignments (flexible only); every common
+client (including librdkafka 2.0's kcat) can negotiate down to a non-flexible version of the
+others.
 """
 
 from __future__ import annotations
@@ -71,6 +72,8 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.DESCRIBE_LOG_DIRS: (1, 4),  # 2 to 4 are flexible; 0 left Kafka in 4.0
     ApiKey.ALTER_REPLICA_LOG_DIRS: (1, 2),  # 2 is flexible; 0 left Kafka in 4.0
     ApiKey.DESCRIBE_QUORUM: (0, 2),  # flexible; 2 adds endpoints and error messages
+    ApiKey.ADD_RAFT_VOTER: (0, 1),  # flexible; 1 adds ack_when_committed
+    ApiKey.REMOVE_RAFT_VOTER: (0, 0),  # flexible
     ApiKey.ELECT_LEADERS: (0, 2),  # 2 is flexible; 0 knows only preferred elections
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: (0, 0),  # flexible
     ApiKey.LIST_PARTITION_REASSIGNMENTS: (0, 0),  # flexible

@@ -4,41 +4,56 @@ each voter's log end and last-heard times, as ``kafka-metadata-quorum describe``
 
 v2 (KIP-853) adds error messages, replica directory ids and the voters' endpoints. Kafka's
 own admin client and kafka-python ask for v2 when it is offered (kafka-python 3.0 reads v1
-answers with v2's fields and fails). rillet's voters have no directory ids (the zero id,
-Kafka's "unknown") and reach each other on their Raft ports, which speak no Kafka protocol:
-a voter's endpoint is its Kafka listener, the address Kafka tools reach it at.
+answers with v2's fields and fails). A voter's directory id is the one its configuration
+entry records (the zero id, Kafka's "unknown", for voters of the static bootstrap set).
+Voters reach each other on their Raft ports, which speak no Kafka protocol: a voter's
+endpoint is its Kafka listener, the address Kafka tools reach it at.
 
 Only the Raft leader knows how far the others are. Another node answers what it knows: the
 leader and epoch, its own commit index as the high watermark, and the voters with their log
 ends and times unknown (-1). (Kafka's brokers forward the request to the active controller;
 answering NOT_LEADER_OR_FOLLOWER instead made Kafka's admin client retry, mostly on the same
-node, until its timeout.) Registered brokers that do not vote are the observers, their log
-ends not known (-1): they read the metadata log through the controller, not by fetching it
-from the quorum.
+node, until its timeout.) The observers are the replicas the leader sends the log to without
+counting them (a node being added, with its log end), then the registered brokers that do
+not vote, their log ends not known (-1): they read the metadata log through the controller.
 """
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.translation import ClusterView, Forward
-from rillet.wire.cluster_messages import DescribeQuorumRequest, DescribeQuorumResponse
+from rillet.wire.cluster_messages import (
+    DescribeQuorumRequest,
+    DescribeQuorumResponse,
+    VoterState,
+)
 from rillet.wire.error_codes import ErrorCode
 
 METADATA_TOPIC = "__cluster_metadata"
 VOTER_LISTENER = "PLAINTEXT"  # the name Kafka's tools print before a voter's endpoint
 
 
-def _replica(node_id: int, end: int = -1, fetch_ms: int = -1, caught_up_ms: int = -1) -> Any:
+def _replica(
+    node_id: int, end: int = -1, fetch_ms: int = -1, caught_up_ms: int = -1, directory: str = ""
+) -> Any:
     return {
         "replica_id": node_id,
-        "replica_directory_id": None,  # no directory ids: Kafka's zero id, "unknown"
+        # Kafka's zero id ("unknown") when the directory is not known here.
+        "replica_directory_id": uuid.UUID(directory) if directory else None,
         "log_end_offset": end,
         "last_fetch_timestamp": fetch_ms,
         "last_caught_up_timestamp": caught_up_ms,
     }
+
+
+def _state(v: VoterState) -> Any:
+    return _replica(
+        v.voter_id, v.log_end_offset, v.last_fetch_ms, v.last_caught_up_ms, v.directory_id
+    )
 
 
 def translate_describe_quorum(schema: ApiSchema, req: Any, view: ClusterView) -> Forward:
@@ -75,13 +90,13 @@ def translate_describe_quorum(schema: ApiSchema, req: Any, view: ClusterView) ->
             partition["high_watermark"] = resp.applied_index
         known = {v.voter_id: v for v in resp.voter_states}
         partition["current_voters"] = [
-            _replica(n, known[n].log_end_offset, known[n].last_fetch_ms, known[n].last_caught_up_ms)
-            if n in known
-            else _replica(n)
-            for n in resp.voters
+            _state(known[n]) if n in known else _replica(n) for n in resp.voters
         ]
-        partition["observers"] = [
-            _replica(b.broker_id) for b in resp.brokers if b.broker_id not in resp.voters
+        caught_up = {v.voter_id: v for v in resp.observer_states if v.voter_id not in known}
+        partition["observers"] = [_state(v) for v in caught_up.values()] + [
+            _replica(b.broker_id)
+            for b in resp.brokers
+            if b.broker_id not in resp.voters and b.broker_id not in caught_up
         ]
         return respond(ErrorCode.NONE, partition, resp.voters)
 

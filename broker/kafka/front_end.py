@@ -27,6 +27,7 @@ from rillet.broker.kafka import (
     log_dirs,
     offsets,
     partition_counts,
+    raft_voters,
     reassignments,
     record_deletion,
     sasl_apis,
@@ -86,6 +87,8 @@ TRANSLATORS: dict[int, Translator] = {
         s, r
     ),
     ApiKey.DESCRIBE_QUORUM: lambda s, r, v, c: describe_quorum.translate_describe_quorum(s, r, v),
+    ApiKey.ADD_RAFT_VOTER: lambda s, r, v, c: raft_voters.translate_add_raft_voter(s, r),
+    ApiKey.REMOVE_RAFT_VOTER: lambda s, r, v, c: raft_voters.translate_remove_raft_voter(s, r),
     DESCRIBE_CLUSTER: lambda s, r, v, c: describe_cluster.translate_describe_cluster(s, r, v),
     ALTER_CONFIGS: lambda s, r, v, c: config_changes.translate_config_changes(s, r),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: lambda s, r, v, c: config_changes.translate_config_changes(

@@ -11,7 +11,7 @@ from kafka_front_end import StaticView, forwarded
 from rillet.broker.handlers.quorum_replication import voter_states
 from rillet.broker.kafka.codec import encode_response
 from rillet.broker.kafka.translation import KafkaEndpoint
-from rillet.raft.quorum import VoterProgress
+from rillet.raft.quorum import ReplicaProgress
 from rillet.wire import cluster_messages as cm
 from rillet.wire.error_codes import ErrorCode
 
@@ -20,12 +20,18 @@ Q = DescribeQuorumRequest
 
 
 def test_voters_log_ends_and_when_they_were_heard_and_caught_up() -> None:
-    progress = [VoterProgress(1, 40, 0), VoterProgress(2, 40, 150), VoterProgress(3, 31, 900)]
+    progress = [
+        ReplicaProgress(1, "", True, 40, 0),
+        ReplicaProgress(2, "", True, 40, 150),
+        ReplicaProgress(3, "", True, 31, 900),
+        ReplicaProgress(4, "", False, 12, 50),  # an observer being caught up to join
+    ]
     assert voter_states(progress, NOW_MS) == [
         cm.VoterState(1, 40, NOW_MS, NOW_MS),
         cm.VoterState(2, 40, NOW_MS - 150, NOW_MS - 150),
         cm.VoterState(3, 31, NOW_MS - 900, -1),  # behind: not caught up as far as known
     ]
+    assert voter_states(progress, NOW_MS, voters=False) == [cm.VoterState(4, 12, NOW_MS - 50, -1)]
     assert voter_states([], NOW_MS) == []
 
 

@@ -26,6 +26,7 @@ from rillet.wire import group_messages as gm
 from rillet.wire import leader_epoch_messages as lem
 from rillet.wire import log_dir_messages as ldm
 from rillet.wire import messages as m
+from rillet.wire import raft_voter_messages as rvm
 from rillet.wire import reassignment_messages as ram
 from rillet.wire import record_deletion_messages as rdm
 from rillet.wire import sasl_messages as sm
@@ -113,6 +114,11 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     ),
     ram.ListReassignmentsRequest: ram.ListReassignmentsRequest([ram.TopicPartitions("t", [0])]),
     ram.ElectLeadersRequest: ram.ElectLeadersRequest(1, None),
+    rvm.AddRaftVoterRequest: rvm.AddRaftVoterRequest(
+        4, "0123456789abcdef0123456789abcdef", "127.0.0.1:9500", "127.0.0.1:9404"
+    ),
+    rvm.RemoveRaftVoterRequest: rvm.RemoveRaftVoterRequest(2),
+    rvm.ObserveRaftRequest: rvm.ObserveRaftRequest(5, "127.0.0.1:9501"),
     cm.BrokerRegistrationRequest: cm.BrokerRegistrationRequest(
         "c", b"\x01" * 32, 2, "inc-1", "127.0.0.1", 9092, "rack-a"
     ),
@@ -242,6 +248,7 @@ SAMPLE_RESPONSES: dict[type, Any] = {
     ram.ListReassignmentsResponse: ram.ListReassignmentsResponse(
         0, [ram.ReassignmentStatus("t", 0, [2, 3, 4, 1], [4], [1])]
     ),
+    rvm.RaftVoterResponse: rvm.RaftVoterResponse(126, "n4 is already a voter"),
     ram.ElectLeadersResponse: ram.ElectLeadersResponse(
         0, None, [ram.PartitionOutcome("t", 0, 84, "the preferred replica leads")]
     ),
@@ -329,7 +336,7 @@ def test_samples_cover_every_api_and_every_message_class() -> None:
     all_classes = {
         obj
         for obj in vars(m).values()
-        for module in (m, cm, gm, cgm, lem, ldm, ram, rdm, um, am, acls, sm, tm, forwarding)
+        for module in (m, cm, gm, cgm, lem, ldm, ram, rdm, rvm, um, am, acls, sm, tm, forwarding)
         for obj in vars(module).values()
         if inspect.isclass(obj)
         and dataclasses.is_dataclass(obj)
@@ -398,6 +405,8 @@ def test_api_numbers_are_stable() -> None:
         "DESCRIBE_TRANSACTIONS": 65,
         "LIST_TRANSACTIONS": 66,
         "CONSUMER_GROUP_HEARTBEAT": 68,
+        "ADD_RAFT_VOTER": 80,
+        "REMOVE_RAFT_VOTER": 81,
         "BROKER_REGISTRATION": 1001,
         "BROKER_HEARTBEAT": 1002,
         "ALTER_PARTITION": 1003,
@@ -406,6 +415,7 @@ def test_api_numbers_are_stable() -> None:
         "NODE_AUTH_BEGIN": 1006,
         "NODE_AUTH_PROVE": 1007,
         "TXN_MARKERS_WRITTEN": 1008,
+        "OBSERVE_RAFT": 1030,
         "CLASSIC_LEAVE_GROUP": 1013,
         "CLASSIC_DESCRIBE_GROUPS": 1015,
         "CLASSIC_LIST_GROUPS": 1016,
@@ -910,6 +920,9 @@ KAFKA_NUMBERS = {
     "ELIGIBLE_LEADERS_NOT_AVAILABLE": 83,
     "ELECTION_NOT_NEEDED": 84,
     "NO_REASSIGNMENT_IN_PROGRESS": 85,
+    "INVALID_VOTER_KEY": 125,
+    "DUPLICATE_VOTER": 126,
+    "VOTER_NOT_FOUND": 127,
     "INVALID_TIMESTAMP": 32,
     "UNSUPPORTED_VERSION": 35,
     "TOPIC_ALREADY_EXISTS": 36,
