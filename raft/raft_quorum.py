@@ -99,6 +99,9 @@ class RaftQuorum(Quorum):
     ) -> None:
         self.node_id = node_id
         self._settings = s = settings or RaftSettings()
+        # Messages in release 0.1.0's form until the node says every member reads the new
+        # one (allow_new_message_forms; message_codec.py).
+        self._legacy_messages = True
         self._storage = DurableLog.open(data_dir)
         config = Config(
             election_timeout_ticks=s.election_timeout_ticks,
@@ -267,20 +270,26 @@ class RaftQuorum(Quorum):
         # in a thread meanwhile: followers persist in parallel and a commit waits for one
         # fsync on the critical path, not two (Raft thesis §10.2.1).
         for message in early:
-            self._transport.send(message.recipient, encode_message(message))
+            self._transport.send(message.recipient, self._encode(message))
         return _Begun(early, must_sync=True)
 
     def _finish(self, ready: Ready, sent: tuple[Message, ...]) -> None:
         """Send the rest of ``ready``'s messages, apply, and advance the core."""
         for message in ready.messages:
             if message not in sent:
-                self._transport.send(message.recipient, encode_message(message))
+                self._transport.send(message.recipient, self._encode(message))
         for entry in ready.committed_entries:
             self._apply(entry.index, entry.term, entry.data, entry.kind)
         if ready.soft_state is not None:
             self._set_leadership(ready.soft_state.leader_id)
         self._core.advance(ready)
         self._notify()
+
+    def allow_new_message_forms(self, allowed: bool) -> None:
+        self._legacy_messages = not allowed
+
+    def _encode(self, message: Message) -> bytes:
+        return encode_message(message, legacy=self._legacy_messages)
 
     def _install(self, snapshot: Snapshot) -> None:
         """A snapshot from the leader replaces everything this member had applied."""
