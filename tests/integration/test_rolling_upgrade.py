@@ -47,6 +47,7 @@ pytestmark = [
 TOPIC = "upgraded"
 CONFIG = FAST_ELECTIONS + "broker_session_timeout_ms = 3000\nbroker_heartbeat_interval_ms = 300\n"
 UNREADABLE = "dropping an unreadable raft message"
+READY_S = 180.0  # a start on a machine shared with other test runs can take a minute
 
 
 @pytest.fixture
@@ -150,7 +151,7 @@ def old_cluster(tmp_path: Path, old_python: Path) -> Iterator[tuple[LocalCluster
         return [str(old_python), *argv[1:]] if node_id in old else argv
 
     with LocalCluster(load_plan(tmp_path), wrap=interpreter) as cluster:
-        cluster.start()
+        cluster.start(timeout_s=READY_S)
         yield cluster, old
 
 
@@ -167,7 +168,7 @@ def test_upgrade_node_by_node_under_acks_all_then_raise_the_feature_level(
         for node in (1, 2, 3):
             cluster.stop(node, timeout_s=5)  # 0.1.0 may linger after "node N stopped"
             old.discard(node)  # from here on it starts on this checkout's code
-            cluster.start([node])
+            cluster.start([node], timeout_s=READY_S)
             wait_for("a raft leader", lambda: raft_leader(cluster))
             wait_for("a full ISR again", lambda: replicas_and_isr(bootstrap)[1] == [1, 2, 3])
             writes.more_than(len(writes.acked) + 100)
