@@ -25,6 +25,7 @@ from rillet.broker.config import NodeConfig
 from rillet.broker.controller_link import ControllerLink
 from rillet.broker.errors import ControllerUnreachable
 from rillet.broker.metadata_view import MetadataView
+from rillet.metadata_quorum.features import LATEST_LEVEL
 from rillet.wire.cluster_messages import (
     BrokerHeartbeatRequest,
     BrokerHeartbeatResponse,
@@ -89,6 +90,7 @@ class BrokerLifecycle:
             cfg.rack,
             cfg.kafka_advertised_host if self._kafka_port >= 0 else "",
             self._kafka_port,
+            LATEST_LEVEL,
         )
         while True:
             try:
@@ -141,6 +143,7 @@ class BrokerLifecycle:
             self.caught_up.is_set(),
             shutting_down,
             *self._heard,
+            LATEST_LEVEL,
         )
 
     def hears_controller(self) -> bool:

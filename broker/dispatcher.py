@@ -42,6 +42,7 @@ from rillet.broker.handlers.cluster import (
     handle_metadata_fetch,
 )
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.handlers.features import handle_update_features
 from rillet.broker.handlers.fetch import handle_fetch, handle_session_fetch
 from rillet.broker.handlers.group_deletion import (
     handle_delete_group_offsets,
@@ -91,6 +92,7 @@ from rillet.broker.session import Session
 from rillet.wire import acl_messages as am
 from rillet.wire import classic_group_messages as cgm
 from rillet.wire import cluster_messages as cm
+from rillet.wire import feature_messages as fm
 from rillet.wire import group_messages as gm
 from rillet.wire import leader_epoch_messages as lem
 from rillet.wire import log_dir_messages as ldm
@@ -241,6 +243,7 @@ HANDLERS: dict[ApiKey, Route[Any]] = {
         ram.ListReassignmentsRequest, handle_list_reassignments
     ),
     ApiKey.ELECT_LEADERS: Route(ram.ElectLeadersRequest, handle_elect_leaders),
+    ApiKey.UPDATE_FEATURES: Route(fm.UpdateFeaturesRequest, handle_update_features),
     # Reached only on a listener without SASL (the connection answers them otherwise).
     ApiKey.SASL_HANDSHAKE: Route(
         sm.SaslHandshakeRequest,

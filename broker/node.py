@@ -22,7 +22,7 @@ import os
 import random
 import signal
 import ssl
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -80,6 +80,7 @@ from rillet.broker.txn_marker_writer import TxnMarkerWriter
 from rillet.launcher.private_files import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, tighten
 from rillet.metadata_quorum.controller import ControllerConfig
 from rillet.metadata_quorum.controller_service import ControllerService
+from rillet.metadata_quorum.features import LOG_COMPACTION, RAFT_DIRECTORY_IDS
 from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.raft.quorum import Quorum
 from rillet.raft.transport import PeerTls
@@ -311,7 +312,18 @@ class Node:
                         cfg.node_id, manager, view, link, auth, cfg.quorum.request_timeout_ms / 1000
                     ).run
                 )
-                nursery.start_soon(LogCleaner(cfg.tasks, manager).run)
+                # Cleaned logs hold batches release 0.1.0 cannot read (empty batches,
+                # delete horizons): no cleaning before every node reads them.
+                nursery.start_soon(
+                    _after_level, view.follower, LOG_COMPACTION, LogCleaner(cfg.tasks, manager).run
+                )
+                if quorum is not None:
+                    nursery.start_soon(
+                        _after_level,
+                        view.follower,
+                        RAFT_DIRECTORY_IDS,
+                        partial(quorum.allow_new_message_forms, True),
+                    )
                 nursery.start_soon(manager.run_flush_task)
                 nursery.start_soon(manager.run_high_watermark_checkpoint_task)
                 nursery.start_soon(manager.run_retention_task)
@@ -504,6 +516,16 @@ async def _cancel_on_next_signal(signals: Any, scope: trio.CancelScope) -> None:
     async for _ in signals:
         scope.cancel()
         return
+
+
+async def _after_level(
+    follower: MetadataFollower, level: int, then: Callable[[], Awaitable[None] | None]
+) -> None:
+    """Run ``then`` once the cluster's feature level reaches ``level``."""
+    await follower.wait_feature_level(level)
+    result = then()
+    if result is not None:
+        await result
 
 
 def _leader_of(quorum: Quorum | None) -> Callable[[], int | None] | None:

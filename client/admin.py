@@ -23,6 +23,7 @@ import trio
 
 from rillet.client import acl_admin, group_admin, record_deletion, user_admin
 from rillet.client.cluster import ClusterClient
+from rillet.client.controller_changes import decided
 from rillet.client.errors import (
     BrokerError,
     ClientTimeoutError,
@@ -50,6 +51,7 @@ from rillet.wire import group_messages as gm
 from rillet.wire import messages as m
 from rillet.wire.acls import AclBinding, AclFilter
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.feature_messages import UpdateFeaturesRequest, UpdateFeaturesResponse
 from rillet.wire.request import Request
 
 R = TypeVar("R")
@@ -270,6 +272,33 @@ class Admin(ClientLifecycle):
         self._check_open()
         return Reassignments(
             self._cluster, self._to_controller, self._timeout_ms / 1000, self._backoff_s
+        )
+
+    async def features(self) -> UpdateFeaturesResponse:
+        """The cluster's feature level, what the answering node supports and what each
+        registered node does (as the controller knows it, when it answers)."""
+        self._check_open()
+        response: UpdateFeaturesResponse = await self._to_controller(UpdateFeaturesRequest())
+        if response.error_code != ErrorCode.NONE:
+            raise error_for(response.error_code, response.error_message)
+        return response
+
+    async def upgrade_features(
+        self, level: int, validate_only: bool = False
+    ) -> UpdateFeaturesResponse:
+        """Raise the cluster's feature level to ``level`` (refused while a node does not
+        support it); ``validate_only``: only check that it could be."""
+        self._check_open()
+        return await decided(
+            self._cluster,
+            self._to_controller,
+            UpdateFeaturesRequest("", level, validate_only),
+            lambda r: (
+                None if r.error_code == ErrorCode.NONE else error_for(r.error_code, r.error_message)
+            ),
+            "feature level upgrade",
+            self._timeout_ms / 1000,
+            self._backoff_s,
         )
 
     async def _topic_operation(

@@ -22,6 +22,7 @@ from rillet.metadata_quorum.classic_group_coordinator import ClassicGroupCoordin
 from rillet.metadata_quorum.classic_group_protocol import ClassicGroupConfig
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.entry_split import DEFAULT_MAX_RECORDS_PER_BATCH
+from rillet.metadata_quorum.feature_decisions import FeatureSupport
 from rillet.metadata_quorum.group_coordinator import GroupCoordinator
 from rillet.metadata_quorum.reassignment import complete_move, with_isr
 from rillet.metadata_quorum.reassignment_decisions import (
@@ -126,6 +127,7 @@ class Controller:
         self._remove_pending_topics = False
         self.groups = GroupCoordinator()  # consumer groups, decided alongside
         self.classic_groups = ClassicGroupCoordinator(config.classic_groups)  # JoinGroup/SyncGroup
+        self.features = FeatureSupport()  # the levels brokers state (feature_decisions.py)
 
     def on_become_leader(
         self,

@@ -25,6 +25,7 @@ from rillet.metadata_quorum.controller import (
 )
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.entry_split import split_records
+from rillet.metadata_quorum.features import bootstrap_records
 from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.metadata_quorum.listener_probe import PROBE_INTERVAL_S, listener_refuses
 from rillet.metadata_quorum.records import (
@@ -128,6 +129,8 @@ class ControllerService:
     async def _lead(self, term: int, nursery: trio.Nursery) -> None:
         barrier = ControllerActivated(self._quorum.node_id, term)
         await self._follower.wait_applied(await self._quorum.propose(encode_entry([barrier])))
+        if bootstrap := bootstrap_records(self._follower.state):  # a new cluster's level
+            await self._follower.wait_applied(await self._quorum.propose(encode_entry(bootstrap)))
         controller = Controller(self._config, self._rng)
         # This member's election timer fired at least election_timeout_min_ms after it last
         # heard from the previous leader: that is a safe "last contact".
@@ -208,15 +211,26 @@ class ControllerService:
                 self._follower.state, group_id, member_id, self._clock_ms()
             )
 
+    def feature_levels(self, state: MetadataState) -> dict[int, int] | None:
+        """Per registered broker, the feature level it supports as this controller knows
+        it (None when not leading: only the controller hears heartbeats)."""
+        return None if self._controller is None else self._controller.features.levels(state)
+
     def broker_heartbeat_arrived(
-        self, broker_id: int, broker_epoch: int, heard: HeardAnswer = NO_ANSWER_HEARD
+        self,
+        broker_id: int,
+        broker_epoch: int,
+        heard: HeardAnswer = NO_ANSWER_HEARD,
+        max_feature_level: int = 0,
     ) -> None:
         """A broker heartbeat reached this node: its lease runs from now, whatever the wait
-        for the decision it asks for (from the last exchange that went both ways)."""
+        for the decision it asks for (from the last exchange that went both ways); the
+        feature level it supports is noted for raising the cluster's level."""
         if self._controller is not None:
             self._controller.heartbeat_arrived(
                 self._follower.state, broker_id, broker_epoch, self._clock_ms(), heard
             )
+            self._controller.features.heartbeat(broker_id, broker_epoch, max_feature_level)
 
     def answer_stamp(self, broker_id: int, arrived_ms: int | None = None) -> HeardAnswer:
         """What a heartbeat answer to ``broker_id`` (its heartbeat arrived at

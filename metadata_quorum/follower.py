@@ -49,6 +49,12 @@ class MetadataFollower:
         while self.state.last_applied_index < index:
             await self._applied.wait()
 
+    async def wait_feature_level(self, level: int) -> None:
+        """Return once the cluster's feature level is at least ``level`` (features.py): what
+        writes a newer form waits here (the level never goes down)."""
+        while self.state.feature_level < level:
+            await self.wait_applied(self.state.last_applied_index + 1)
+
     async def run(self) -> None:
         """Apply committed entries forever (cancel to stop)."""
         while True:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rillet.metadata_quorum.decision import Decision
+from rillet.metadata_quorum.features import PARTITION_REASSIGNMENT, refusal_below
 from rillet.metadata_quorum.partition_state import PartitionState
 from rillet.metadata_quorum.reassignment import (
     MoveRefused,
@@ -64,7 +65,11 @@ def _lookup(
 
 def alter_reassignments(state: MetadataState, moves: Sequence[MoveRequest]) -> PerPartitionDecision:
     """Start, replace or cancel the moves of several partitions, all in one entry; each
-    partition is answered on its own (a refused one does not hold back the others)."""
+    partition is answered on its own (a refused one does not hold back the others).
+    Refused as a whole below the feature level of reassignment records (features.py)."""
+    refusal = refusal_below(state, PARTITION_REASSIGNMENT, "partition reassignment")
+    if refusal is not None:
+        return PerPartitionDecision([], ErrorCode.UNSUPPORTED_VERSION, refusal)
     registered = set(state.brokers)
     live = set(state.unfenced_brokers())
     records: list[MetadataRecord] = []

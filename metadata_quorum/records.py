@@ -5,7 +5,7 @@ dataclasses validated by :mod:`rillet.wire.schema`, so a malformed or unknown re
 typed error, never a crash of the state machine. Type numbers are part of the log format:
 never renumber one. Group and offset records (the consumer-groups issue) take 30-49,
 classic (JoinGroup/SyncGroup) group records 40-49 of those; partition reassignment 50-54;
-transactions 55-59.
+transactions 55-59; the feature level (``features.py``) 62-64.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from rillet.metadata_quorum.classic_group_records import (
     ClassicRebalanceStarted,
 )
 from rillet.metadata_quorum.errors import MetadataRecordError
+from rillet.metadata_quorum.features import FeatureLevel
 from rillet.metadata_quorum.group_records import (
     GroupDeleted,
     GroupMember,
@@ -76,6 +77,7 @@ class RecordType(IntEnum):
     PARTITION_REASSIGNMENT = 50
     TRANSACTION = 55
     TRANSACTION_REMOVED = 56
+    FEATURE_LEVEL = 62
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +91,9 @@ class RegisterBroker:
     rack: str | None = None
     kafka_host: str = ""  # its Kafka-protocol listener; port -1 when it runs none
     kafka_port: int = -1
+    # The highest feature level the node supports (features.py); 0: not stated, as nodes
+    # of release 0.1.0 (which ignore the field) register: the base level.
+    max_feature_level: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +236,7 @@ MetadataRecord = (
     | ClassicMembersRemoved
     | TransactionRecord
     | TransactionRemoved
+    | FeatureLevel
 )
 
 TYPES: dict[RecordType, type] = {
@@ -264,6 +270,7 @@ TYPES: dict[RecordType, type] = {
     RecordType.PARTITION_REASSIGNMENT: PartitionReassignment,
     RecordType.TRANSACTION: TransactionRecord,
     RecordType.TRANSACTION_REMOVED: TransactionRemoved,
+    RecordType.FEATURE_LEVEL: FeatureLevel,
 }
 TYPE_OF: dict[type, RecordType] = {cls: t for t, cls in TYPES.items()}
 

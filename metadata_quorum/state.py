@@ -27,6 +27,7 @@ from rillet.metadata_quorum.classic_group_records import (
 )
 from rillet.metadata_quorum.classic_group_registry import ClassicGroupRegistry
 from rillet.metadata_quorum.errors import SnapshotError
+from rillet.metadata_quorum.features import BASE_LEVEL, FEATURE_NAME, FeatureLevel
 from rillet.metadata_quorum.group_records import (
     GroupDeleted,
     GroupMember,
@@ -112,6 +113,11 @@ class MetadataState:
         self.scram = ScramRegistry()  # users' SCRAM credentials (SASL)
         self.acls = AclRegistry()  # who may do what (the authorizer's ACLs)
         self.transactions = TxnRegistry()  # transactional ids (the transaction coordinator)
+        # The cluster's feature level (features.py): the base level until a record sets it.
+        self.feature_level = BASE_LEVEL
+        self.feature_level_set = False
+        # Per broker, the highest feature level its registration states (none: the base).
+        self.broker_max_levels: dict[int, int] = {}
         # Partitions added, changed or removed since the last drain_changed_partitions():
         # lets a node act on what an entry changed instead of rescanning every partition.
         # Bookkeeping for one reader on this node, not state (never in a snapshot).
@@ -144,6 +150,10 @@ class MetadataState:
                     kafka_host=record.kafka_host,
                     kafka_port=record.kafka_port,
                 )
+                if record.max_feature_level > 0:
+                    self.broker_max_levels[record.broker_id] = record.max_feature_level
+                else:
+                    self.broker_max_levels.pop(record.broker_id, None)
             case FenceBroker() | UnfenceBroker():
                 b = self.brokers.get(record.broker_id)
                 if b is not None and b.broker_epoch == record.broker_epoch:
@@ -153,6 +163,7 @@ class MetadataState:
                 b = self.brokers.get(record.broker_id)
                 if b is not None and b.broker_epoch == record.broker_epoch:
                     del self.brokers[record.broker_id]
+                    self.broker_max_levels.pop(record.broker_id, None)
             case TopicRecord():
                 if record.name not in self.topic_ids and record.topic_id not in self.topics:
                     self.topics[record.topic_id] = TopicState(
@@ -209,6 +220,10 @@ class MetadataState:
                 self.acls.apply(record)
             case TransactionRecord() | TransactionRemoved():
                 self.transactions.apply(record)
+            case FeatureLevel():
+                if record.name == FEATURE_NAME:
+                    self.feature_level = max(self.feature_level, record.level)
+                    self.feature_level_set = True
             case ControllerActivated():
                 pass  # a barrier: see the record's docstring
             case ProducerIds():
@@ -355,6 +370,10 @@ class MetadataState:
         }
         if self.transactions.transactions:  # absent from snapshots of older builds
             doc["transactions"] = self.transactions.to_doc()
+        if self.feature_level_set:  # keys the previous release ignores
+            doc["feature_level"] = self.feature_level
+        if self.broker_max_levels:
+            doc["broker_max_levels"] = [[b, v] for b, v in sorted(self.broker_max_levels.items())]
         return bytes(cbor2.dumps(doc, canonical=True))
 
     @classmethod
@@ -397,6 +416,10 @@ class MetadataState:
             state.scram = ScramRegistry.from_doc(doc.get("scram", []))
             state.acls = AclRegistry.from_doc(doc.get("acls", []))
             state.transactions = TxnRegistry.from_doc(doc.get("transactions", []))
+            if "feature_level" in doc:
+                state.feature_level = int(doc["feature_level"])
+                state.feature_level_set = True
+            state.broker_max_levels = {int(b): int(v) for b, v in doc.get("broker_max_levels", [])}
         except SnapshotError:
             raise
         except Exception as exc:

@@ -8,6 +8,15 @@ instead of maps keep the per-entry overhead to a few bytes on the replication ho
 ``MalformedMessage``, whatever the input: truncated or trailing bytes, wrong types, negative
 or oversized integers, unknown tags, absurd nesting. The transport can therefore drop a bad
 frame with one ``except`` and never crash on input it does not control.
+
+Forms. Release 0.1.0 knows a VoteRequest of 7 fields and a snapshot of 3 (no directory
+ids, no voter configuration) and drops anything longer. This codec reads both forms; it
+writes the old one when asked (``legacy=True``), which a member does until the cluster's
+feature level says every node reads the new one (``Quorum.allow_new_message_forms``). The
+old form drops what only the new one carries: the directory ids of a VoteRequest (the
+recipient then checks votes by node id alone, as 0.1.0 does) and a snapshot's voter
+configuration (a cluster below the level has no configuration entries: its voters are
+the static ones).
 """
 
 from __future__ import annotations
@@ -133,19 +142,29 @@ _FIELD_NAMES: dict[type[Any], tuple[str, ...]] = {
 }
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: Any, legacy: bool) -> Any:
     if isinstance(value, LogEntry):
         return [value.index, value.term, int(value.kind), value.data]
     if isinstance(value, Snapshot):
+        if legacy:
+            return [value.index, value.term, value.data]
         return [value.index, value.term, value.data, value.voters]
     if isinstance(value, tuple):
-        return [_plain(v) for v in value]
+        return [_plain(v, legacy) for v in value]
     return value
 
 
-def encode_message(message: Message) -> bytes:
+# Fields the old form (release 0.1.0) lacks, at the end of the message.
+_NEW_FIELDS: dict[type[Any], int] = {VoteRequest: 2}
+
+
+def encode_message(message: Message, legacy: bool = False) -> bytes:
+    """``legacy``: in the form of release 0.1.0 (see the module docstring)."""
     cls = type(message)
-    values = [_plain(getattr(message, name)) for name in _FIELD_NAMES[cls]]
+    names = _FIELD_NAMES[cls]
+    if legacy:
+        names = names[: len(names) - _NEW_FIELDS.get(cls, 0)]
+    values = [_plain(getattr(message, name), legacy) for name in names]
     return cbor2.dumps([CODEC_VERSION, _TAGS[cls], *values])
 
 
@@ -168,8 +187,9 @@ def decode_message(data: bytes) -> Message:
     if cls is None:
         raise MalformedMessage(f"unknown message type {tag!r}")
     checks = _SCHEMAS[cls]
-    if cls is VoteRequest and len(values) == len(checks) - 2:
-        values = [*values, "", ""]  # from a release before directory ids
+    missing = _NEW_FIELDS.get(cls, 0)
+    if missing and len(values) == len(checks) - missing:
+        values = [*values, "", ""]  # a VoteRequest from a release before directory ids
     if len(values) != len(checks):
         raise MalformedMessage(f"{cls.__name__}: expected {len(checks)} fields")
     names = _FIELD_NAMES[cls]

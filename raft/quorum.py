@@ -158,5 +158,10 @@ class Quorum(abc.ABC):
         on stop); engines with their own threads have nothing to run."""
         task_status.started()
 
+    def allow_new_message_forms(self, allowed: bool) -> None:  # noqa: B027 - optional hook
+        """Whether every member reads this release's message forms (the cluster's feature
+        level says so): until then an engine that has older forms writes those, so members
+        of the previous release still understand it. Engines with one form ignore this."""
+
     def close(self) -> None:  # noqa: B027 - optional hook, engines without resources skip it
         """Stop the member and release its threads, sockets and files."""

@@ -114,6 +114,9 @@ class RaftQuorum(Quorum):
     ) -> None:
         self.node_id = node_id
         self._settings = s = settings or RaftSettings()
+        # Messages in release 0.1.0's form until the node says every member reads the new
+        # one (allow_new_message_forms; message_codec.py).
+        self._legacy_messages = True
         self._storage = DurableLog.open(data_dir)
         config = Config(
             election_timeout_ticks=s.election_timeout_ticks,
@@ -311,9 +314,15 @@ class RaftQuorum(Quorum):
 
     def _send(self, message: Message) -> None:
         try:
-            self._transport.send(message.recipient, encode_message(message))
+            self._transport.send(message.recipient, self._encode(message))
         except TransportError:  # a replica that just left (or whose address is not known)
             log.debug("no link to %d for %s", message.recipient, type(message).__name__)
+
+    def allow_new_message_forms(self, allowed: bool) -> None:
+        self._legacy_messages = not allowed
+
+    def _encode(self, message: Message) -> bytes:
+        return encode_message(message, legacy=self._legacy_messages)
 
     def _install(self, snapshot: Snapshot) -> None:
         """A snapshot from the leader replaces everything this member had applied."""

@@ -31,6 +31,9 @@ class BrokerRegistrationRequest(Request["BrokerRegistrationResponse"]):
     # The broker's Kafka-protocol listener, when it runs one (port -1: none).
     kafka_host: str = ""
     kafka_port: int = -1
+    # The highest cluster feature level this node supports (0: not stated, as nodes of
+    # release 0.1.0 register; a controller of that release ignores the field).
+    max_feature_level: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +63,7 @@ class BrokerHeartbeatRequest(Request["BrokerHeartbeatResponse"]):
     # controller fences a broker that reaches it but hears nothing back.
     heard_answer_key: int = 0
     heard_answer_ms: int = -1
+    max_feature_level: int = 0  # as in BrokerRegistrationRequest
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from rillet.wire import acl_messages as am
 from rillet.wire import classic_group_messages as cgm
+from rillet.wire import feature_messages as fm
 from rillet.wire import group_messages as gm
 from rillet.wire import leader_epoch_messages as lem
 from rillet.wire import log_dir_messages as ldm
@@ -471,6 +472,7 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
         ram.ListReassignmentsResponse,
     ),
     ApiKey.ELECT_LEADERS: (ram.ElectLeadersRequest, ram.ElectLeadersResponse),
+    ApiKey.UPDATE_FEATURES: (fm.UpdateFeaturesRequest, fm.UpdateFeaturesResponse),
     ApiKey.BROKER_REGISTRATION: (BrokerRegistrationRequest, BrokerRegistrationResponse),
     ApiKey.BROKER_HEARTBEAT: (BrokerHeartbeatRequest, BrokerHeartbeatResponse),
     ApiKey.METADATA_FETCH: (MetadataFetchRequest, MetadataFetchResponse),

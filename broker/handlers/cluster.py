@@ -62,6 +62,7 @@ async def _register(
         req.rack,
         req.kafka_host,
         req.kafka_port,
+        req.max_feature_level,
     )
     outcome = await decide_on_controller(
         ctx, lambda ctl, state, now: ctl.register_broker(state, record, now)
@@ -94,7 +95,9 @@ async def _heartbeat(ctx: BrokerContext, req: BrokerHeartbeatRequest) -> BrokerH
         heard = HeardAnswer(req.heard_answer_key, req.heard_answer_ms)
         controller = ctx.metadata.controller
         if controller is not None and controller.active:
-            controller.broker_heartbeat_arrived(req.broker_id, req.broker_epoch, heard)
+            controller.broker_heartbeat_arrived(
+                req.broker_id, req.broker_epoch, heard, req.max_feature_level
+            )
         outcome = await decide_on_controller(
             ctx,
             lambda ctl, state, now: ctl.heartbeat(

@@ -18,6 +18,7 @@ from rillet.broker.handlers.controller_calls import decide_on_controller, refuse
 from rillet.metadata_quorum import txn_coordinator as tc
 from rillet.metadata_quorum.controller import Controller
 from rillet.metadata_quorum.decision import Decision
+from rillet.metadata_quorum.features import TRANSACTIONS, refusal_below
 from rillet.metadata_quorum.state import MetadataState
 from rillet.metadata_quorum.txn_offset_fencing import txn_commit_member_error
 from rillet.metadata_quorum.txn_registry import TxnOffset, TxnPartition, TxnState
@@ -82,6 +83,11 @@ def handle_txn_init_producer_id(
 ) -> InitProducerIdResponse | AsyncAnswer:
     if not ctx.metadata.controller_is_local():
         return InitProducerIdResponse(ErrorCode.NOT_COORDINATOR)
+    # Transaction records are of the feature level that brings them: a node of the
+    # previous release could not apply them (metadata_quorum/features.py).
+    refusal = refusal_below(ctx.metadata.state, TRANSACTIONS, "transactions")
+    if refusal is not None:
+        return InitProducerIdResponse(ErrorCode.UNSUPPORTED_VERSION, error_message=refusal)
     return _init_producer_id(ctx, req)
 
 

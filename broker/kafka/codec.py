@@ -120,8 +120,9 @@ def unsupported_api_versions(correlation_id: int) -> bytes:
     return encode_response(correlation_id, schema, api_versions_response(schema, 35))
 
 
-def api_versions_response(schema: ApiSchema, error_code: int = 0) -> Any:
-    """The ApiVersions answer of ``schema``'s version: every api and version served."""
+def api_versions_response(schema: ApiSchema, error_code: int = 0, rillet_level: int = 0) -> Any:
+    """The ApiVersions answer of ``schema``'s version: every api and version served, and
+    the features (``rillet_level``: the cluster's feature level, 0 when not known)."""
     return build(
         schema.response_type,
         {
@@ -131,7 +132,7 @@ def api_versions_response(schema: ApiSchema, error_code: int = 0) -> Any:
                 for k, (lo, hi) in sorted(SUPPORTED.items())
             ],
             "throttle_time": 0,
-            **feature_fields(),
+            **feature_fields(rillet_level),
         },
     )
 

@@ -41,6 +41,9 @@ class BrokerClusterView:
     def now_ms(self) -> int:
         return self._ctx.now_ms()
 
+    def feature_level(self) -> int:
+        return self._ctx.metadata.state.feature_level
+
     def topic_config_defaults(self) -> dict[str, str]:
         cfg = self._ctx.config
         return topic_config_defaults(cfg.log, cfg.replication.default_min_insync_replicas)

@@ -5,11 +5,16 @@ its own, so its level only says which Kafka release's broker-facing surface rill
 like: level 7 (3.3-IV3), the first KRaft level and the lowest Kafka 4's tools know, since
 rillet serves none of what later levels add (topic ids in Fetch, KIP-848's consumer
 protocol in Kafka's form, transactions, eligible leader replicas). ``kraft.version`` 0 is a
-quorum with a fixed voter set, as rillet's is. Levels never change here, so the finalized
-epoch is 0: UpdateFeatures (``kafka-features upgrade/downgrade``, with or without
-``--dry-run``) checks each update as Kafka's controller does and accepts only the level in
-force; any other level, or a feature rillet does not have, is refused with Kafka's error
-and message.
+quorum with a fixed voter set, as rillet's is. Those two never change: UpdateFeatures
+(``kafka-features upgrade/downgrade``, with or without ``--dry-run``) checks each update of
+them as Kafka's controller does and accepts only the level in force; any other level, or a
+feature rillet does not have, is refused with Kafka's error and message.
+
+``rillet.metadata.version`` is rillet's own feature level (metadata_quorum/features.py,
+docs/upgrades.md): finalized at the cluster's level, and raised for real by an update of it
+(``kafka-features upgrade --feature rillet.metadata.version=2``), which goes to the
+controller as the native UpdateFeatures request. The finalized epoch is that level (it only
+ever rises, as Kafka's epoch does).
 """
 
 from __future__ import annotations
@@ -18,31 +23,38 @@ from typing import Any
 
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
-from rillet.broker.kafka.translation import Answer
+from rillet.broker.kafka.translation import Answer, Forward
+from rillet.metadata_quorum.features import BASE_LEVEL, FEATURE_NAME, LATEST_LEVEL
+from rillet.wire.feature_messages import UpdateFeaturesRequest, UpdateFeaturesResponse
 
 # feature -> (lowest, highest level supported, level in force)
 FEATURES: dict[str, tuple[int, int, int]] = {
     "metadata.version": (7, 7, 7),
     "kraft.version": (0, 0, 0),
 }
-FINALIZED_EPOCH = 0
 INVALID_UPDATE_VERSION = 95  # Kafka's error (rillet's own apis have no feature updates)
 UPGRADE, SAFE_DOWNGRADE = 1, 2
 V2_REFUSAL = "The update failed for all features since the following feature had an error: "
 
 
-def feature_fields() -> dict[str, Any]:
+def _features(rillet_level: int) -> dict[str, tuple[int, int, int]]:
+    return {**FEATURES, FEATURE_NAME: (BASE_LEVEL, LATEST_LEVEL, rillet_level)}
+
+
+def feature_fields(rillet_level: int = 0) -> dict[str, Any]:
     """ApiVersions' feature fields, as :func:`~rillet.broker.kafka.entities.build` takes
-    them; levels of 0 are supported but not finalized, as Kafka reports them."""
+    them; levels of 0 are supported but not finalized, as Kafka reports them
+    (``rillet_level`` 0: the cluster's level is not known here)."""
+    features = _features(rillet_level)
     return {
         "supported_features": [
             {"name": name, "min_version": low, "max_version": high}
-            for name, (low, high, _) in sorted(FEATURES.items())
+            for name, (low, high, _) in sorted(features.items())
         ],
-        "finalized_features_epoch": FINALIZED_EPOCH,
+        "finalized_features_epoch": rillet_level,
         "finalized_features": [
             {"name": name, "max_version_level": level, "min_version_level": level}
-            for name, (_, _, level) in sorted(FEATURES.items())
+            for name, (_, _, level) in sorted(features.items())
             if level > 0
         ],
     }
@@ -68,36 +80,55 @@ def update_refusal(feature: str, level: int, upgrade_type: int, node_id: int) ->
     return f"{prefix} rillet does not change feature levels"  # unreachable while low == high
 
 
-def translate_update_features(schema: ApiSchema, req: Any, node_id: int) -> Answer:
-    """Each update checked (``validate_only`` or not: nothing ever changes); v0 and v1
-    answer per feature, v2 with the first refusal only, as Kafka does."""
-    refusals = [
-        (
-            str(u.feature),
-            update_refusal(str(u.feature), int(u.max_version_level), _type(u), node_id),
-        )
-        for u in req.feature_updates
-    ]
-    first = next((why for _, why in refusals if why is not None), None)
+def translate_update_features(schema: ApiSchema, req: Any, node_id: int) -> Answer | Forward:
+    """Each update checked; v0 and v1 answer per feature, v2 with the first refusal only,
+    as Kafka does. An update of rillet's own feature goes to the controller (the other
+    updates of the request are checked here); any other never changes anything."""
+    updates = list(req.feature_updates)
+    own = [u for u in updates if str(u.feature) == FEATURE_NAME]
+    refusals: dict[int, str | None] = {
+        i: update_refusal(str(u.feature), int(u.max_version_level), _type(u), node_id)
+        for i, u in enumerate(updates)
+        if str(u.feature) != FEATURE_NAME
+    }
+    if not own:
+        return Answer(_answer(schema, updates, refusals))
+    native = UpdateFeaturesRequest(
+        FEATURE_NAME, int(own[-1].max_version_level), bool(req.validate_only)
+    )
+
+    def reply(resp: UpdateFeaturesResponse) -> Any:
+        why = None if resp.error_code == 0 else resp.error_message or "refused"
+        mine = {i: why for i, u in enumerate(updates) if str(u.feature) == FEATURE_NAME}
+        return _answer(schema, updates, {**refusals, **mine})
+
+    def fail(code: int) -> Any:
+        mine = {i: f"error {code}" for i, u in enumerate(updates) if str(u.feature) == FEATURE_NAME}
+        return _answer(schema, updates, {**refusals, **mine})
+
+    return Forward(native, reply, fail)
+
+
+def _answer(schema: ApiSchema, updates: list[Any], refusals: dict[int, str | None]) -> Any:
+    ordered = [(str(u.feature), refusals.get(i)) for i, u in enumerate(updates)]
+    first = next((why for _, why in ordered if why is not None), None)
     top: tuple[int, str | None] = (0, None)
     if first is not None and schema.version >= 2:
         top = (INVALID_UPDATE_VERSION, V2_REFUSAL + first)
-    return Answer(
-        build(
-            schema.response_type,
-            {
-                "error_code": top[0],
-                "error_message": top[1],
-                "results": [
-                    {
-                        "feature": feature,
-                        "error_code": 0 if why is None else INVALID_UPDATE_VERSION,
-                        "error_message": why,
-                    }
-                    for feature, why in refusals
-                ],
-            },
-        )
+    return build(
+        schema.response_type,
+        {
+            "error_code": top[0],
+            "error_message": top[1],
+            "results": [
+                {
+                    "feature": feature,
+                    "error_code": 0 if why is None else INVALID_UPDATE_VERSION,
+                    "error_message": why,
+                }
+                for feature, why in ordered
+            ],
+        },
     )
 
 

@@ -55,7 +55,7 @@ Translator = Callable[[ApiSchema, Any, ClusterView, Caller], Forward | Answer]
 
 
 def _api_versions(schema: ApiSchema, req: Any, view: ClusterView, caller: Caller) -> Answer:
-    return Answer(api_versions_response(schema))
+    return Answer(api_versions_response(schema, rillet_level=view.feature_level()))
 
 
 TRANSLATORS: dict[int, Translator] = {

@@ -74,6 +74,8 @@ class ClusterView(Protocol):
 
     def now_ms(self) -> int: ...
 
+    def feature_level(self) -> int: ...
+
 
 def millis(value: datetime.timedelta | int) -> int:
     """A kio duration field in whole milliseconds."""

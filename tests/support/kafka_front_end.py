@@ -31,6 +31,7 @@ class StaticView:
         self.config = config or NodeConfig()
         self.sessions = FetchSessionCache(DEFAULT_SESSION_SLOTS, random.Random(7))
         self.clock_ms = 0
+        self.rillet_level = 2  # the cluster's feature level (a new cluster's)
 
     def kafka_endpoints(self) -> dict[int, KafkaEndpoint]:
         return self.endpoints
@@ -49,6 +50,9 @@ class StaticView:
 
     def now_ms(self) -> int:
         return self.clock_ms
+
+    def feature_level(self) -> int:
+        return self.rillet_level
 
 
 def received(

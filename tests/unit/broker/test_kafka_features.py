@@ -13,7 +13,9 @@ from kafka_front_end import StaticView, received
 
 from rillet.broker.kafka.codec import encode_response
 from rillet.broker.kafka.front_end import translate
-from rillet.broker.kafka.translation import Answer
+from rillet.broker.kafka.translation import Answer, Forward
+from rillet.wire.feature_messages import UpdateFeaturesRequest as NativeUpdate
+from rillet.wire.feature_messages import UpdateFeaturesResponse as NativeAnswer
 
 
 def test_metadata_version_is_supported_and_finalized_in_the_flexible_versions() -> None:
@@ -24,12 +26,59 @@ def test_metadata_version_is_supported_and_finalized_in_the_flexible_versions() 
         data = encode_response(1, schema, action.response)
         decoded = ApiVersionsResponse.decode(data, version=version, header=True, framed=True)
         supported = {f.name: (f.min_version, f.max_version) for f in decoded.supported_features}
-        assert supported == {"metadata.version": (7, 7), "kraft.version": (0, 0)}
+        assert supported == {
+            "metadata.version": (7, 7),
+            "kraft.version": (0, 0),
+            "rillet.metadata.version": (1, 2),
+        }
         finalized = {
             f.name: (f.min_version_level, f.max_version_level) for f in decoded.finalized_features
         }
-        assert finalized == {"metadata.version": (7, 7)}
-        assert decoded.finalized_features_epoch == 0
+        assert finalized == {"metadata.version": (7, 7), "rillet.metadata.version": (2, 2)}
+        assert decoded.finalized_features_epoch == 2  # rillet's level: it only rises
+
+
+def test_api_versions_finalizes_rillet_feature_at_the_cluster_level() -> None:
+    """A cluster upgraded from 0.1.0, not raised yet: level 1 in force, 1-2 supported."""
+    view = StaticView()
+    view.rillet_level = 1
+    _h, schema, entity = received(ApiVersionsRequest(), 3)
+    action = translate(schema, entity, view)
+    assert isinstance(action, Answer)
+    data = encode_response(1, schema, action.response)
+    decoded = ApiVersionsResponse.decode(data, version=3, header=True, framed=True)
+    finalized = {f.name: f.max_version_level for f in decoded.finalized_features}
+    assert finalized["rillet.metadata.version"] == 1
+    assert decoded.finalized_features_epoch == 1
+
+
+def test_an_update_of_rillet_feature_goes_to_the_controller_and_answers_with_its_verdict() -> None:
+    r = UpdateFeaturesRequest
+    request = r(
+        timeout_ms=1000,
+        validate_only=False,
+        feature_updates=[
+            r.FeatureUpdateKey(feature="metadata.version", max_version_level=7, upgrade_type=1),
+            r.FeatureUpdateKey(
+                feature="rillet.metadata.version", max_version_level=2, upgrade_type=1
+            ),
+        ],
+    )
+    _h, schema, entity = received(request, 1)
+    action = translate(schema, entity, StaticView())
+    assert isinstance(action, Forward)
+    assert action.native == NativeUpdate("rillet.metadata.version", 2, False)
+    refused = NativeAnswer(42, "rillet.metadata.version 2 is not supported by node(s) 3")
+    data = encode_response(1, schema, action.reply(refused))
+    decoded = UpdateFeaturesResponse.decode(data, version=1, header=True, framed=True)
+    results = [(x.feature, x.error_code, x.error_message) for x in decoded.results]
+    assert results == [
+        ("metadata.version", 0, None),
+        ("rillet.metadata.version", 95, refused.error_message),
+    ]
+    data = encode_response(1, schema, action.reply(NativeAnswer(0, None, level=2)))
+    decoded = UpdateFeaturesResponse.decode(data, version=1, header=True, framed=True)
+    assert [x.error_code for x in decoded.results] == [0, 0]
 
 
 def _update(version: int, *updates: tuple[str, int, int], validate_only: bool = True) -> Any:

@@ -46,7 +46,9 @@ async def test_controller_follows_leadership_and_fences_silent_brokers(
             services[node_id] = (follower, service)
             nursery.start_soon(follower.run)
             nursery.start_soon(service.run)
-        await trio.sleep(0.01)
+        with trio.fail_after(1):  # a new cluster's first controller also sets its level
+            while not any(service.active for _, service in services.values()):
+                await trio.sleep(0.001)
         assert services[1][1].active and not services[2][1].active
         with pytest.raises(NotLeaderError):
             await services[2][1].submit(lambda c, s, n: c.tick(s, n))
@@ -212,7 +214,7 @@ async def test_a_new_controller_fences_at_once_a_silent_broker_whose_listener_re
             services[node_id] = (follower, service)
             nursery.start_soon(follower.run)
             nursery.start_soon(service.run)
-        await trio.sleep(0.01)
+        await trio.sleep(0.02)  # a barrier, then a new cluster's feature level
         first = services[1][1]
         for b in (1, 2, 3):
             await first.submit(

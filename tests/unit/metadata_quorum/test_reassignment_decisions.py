@@ -8,6 +8,7 @@ import random
 
 from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.decision import Decision
+from rillet.metadata_quorum.features import bootstrap_records
 from rillet.metadata_quorum.reassignment import MoveRequest
 from rillet.metadata_quorum.reassignment_decisions import (
     ElectionType,
@@ -41,6 +42,7 @@ def cluster(brokers: int = 4) -> tuple[Controller, MetadataState]:
     """Brokers 1..n live; topic "t" with partition 0 on {1,2,3}, led by 1."""
     ctl = Controller(ControllerConfig(9000), random.Random(1))
     state = MetadataState()
+    apply_all(state, Decision(bootstrap_records(state)))  # a new cluster's feature level
     for b in range(1, brokers + 1):
         apply_all(state, ctl.register_broker(state, RegisterBroker(b, f"i{b}", "h", b), 0))
         apply_all(state, ctl.heartbeat(state, b, state.brokers[b].broker_epoch, True, 0))

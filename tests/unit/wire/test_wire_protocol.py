@@ -22,6 +22,7 @@ from rillet.wire import acl_messages as am
 from rillet.wire import acls, forwarding
 from rillet.wire import classic_group_messages as cgm
 from rillet.wire import cluster_messages as cm
+from rillet.wire import feature_messages as fm
 from rillet.wire import group_messages as gm
 from rillet.wire import leader_epoch_messages as lem
 from rillet.wire import log_dir_messages as ldm
@@ -119,6 +120,7 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     ),
     rvm.RemoveRaftVoterRequest: rvm.RemoveRaftVoterRequest(2),
     rvm.ObserveRaftRequest: rvm.ObserveRaftRequest(5, "127.0.0.1:9501"),
+    fm.UpdateFeaturesRequest: fm.UpdateFeaturesRequest("", 2, True),
     cm.BrokerRegistrationRequest: cm.BrokerRegistrationRequest(
         "c", b"\x01" * 32, 2, "inc-1", "127.0.0.1", 9092, "rack-a"
     ),
@@ -249,6 +251,9 @@ SAMPLE_RESPONSES: dict[type, Any] = {
         0, [ram.ReassignmentStatus("t", 0, [2, 3, 4, 1], [4], [1])]
     ),
     rvm.RaftVoterResponse: rvm.RaftVoterResponse(126, "n4 is already a voter"),
+    fm.UpdateFeaturesResponse: fm.UpdateFeaturesResponse(
+        0, None, "rillet.metadata.version", 2, 1, 2, [fm.NodeFeatureLevel(1, 2)]
+    ),
     ram.ElectLeadersResponse: ram.ElectLeadersResponse(
         0, None, [ram.PartitionOutcome("t", 0, 84, "the preferred replica leads")]
     ),
@@ -336,7 +341,24 @@ def test_samples_cover_every_api_and_every_message_class() -> None:
     all_classes = {
         obj
         for obj in vars(m).values()
-        for module in (m, cm, gm, cgm, lem, ldm, ram, rdm, rvm, um, am, acls, sm, tm, forwarding)
+        for module in (
+            m,
+            cm,
+            gm,
+            cgm,
+            lem,
+            ldm,
+            ram,
+            rdm,
+            rvm,
+            um,
+            am,
+            acls,
+            sm,
+            tm,
+            fm,
+            forwarding,
+        )
         for obj in vars(module).values()
         if inspect.isclass(obj)
         and dataclasses.is_dataclass(obj)
@@ -402,6 +424,7 @@ def test_api_numbers_are_stable() -> None:
         "ALTER_REPLICA_LOG_DIRS": 34,
         "DESCRIBE_LOG_DIRS": 35,
         "DESCRIBE_QUORUM": 55,
+        "UPDATE_FEATURES": 57,
         "DESCRIBE_TRANSACTIONS": 65,
         "LIST_TRANSACTIONS": 66,
         "CONSUMER_GROUP_HEARTBEAT": 68,
