@@ -13,8 +13,10 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 
+from rillet.client.errors import CorruptMessageError
 from rillet.wire.batch import ATTR_CONTROL, ATTR_TRANSACTIONAL, BatchHeader
 from rillet.wire.control_batch import ControlType, read_marker
+from rillet.wire.errors import WireError
 from rillet.wire.messages import AbortedTransaction
 
 Positioned = tuple[int, BatchHeader]  # a batch's byte position in the fetched data, its header
@@ -24,10 +26,11 @@ def committed_batches(
     data: bytes | memoryview,
     batches: list[Positioned],
     aborted: Iterable[AbortedTransaction],
+    where: str,
 ) -> list[Positioned]:
     """The batches of ``batches`` (in offset order, positions into ``data``) a read_committed
     consumer returns: no control batch, no batch of an aborted transaction. Raises
-    WireError when an abort marker of an aborted producer does not decode."""
+    CorruptMessageError naming ``where`` when an abort marker does not decode."""
     pending = [(a.first_offset, a.producer_id) for a in aborted]
     heapq.heapify(pending)
     aborting: set[int] = set()
@@ -36,7 +39,7 @@ def committed_batches(
         while pending and pending[0][0] <= h.last_offset:
             aborting.add(heapq.heappop(pending)[1])
         if h.attributes & ATTR_CONTROL:
-            if h.producer_id in aborting and _is_abort(data, position):
+            if h.producer_id in aborting and _is_abort(data, position, where):
                 aborting.discard(h.producer_id)
             continue
         if h.attributes & ATTR_TRANSACTIONAL and h.producer_id in aborting:
@@ -45,6 +48,9 @@ def committed_batches(
     return out
 
 
-def _is_abort(data: bytes | memoryview, position: int) -> bool:
-    marker = read_marker(data, position)
+def _is_abort(data: bytes | memoryview, position: int, where: str) -> bool:
+    try:
+        marker = read_marker(data, position)
+    except WireError as exc:
+        raise CorruptMessageError(f"corrupt transaction marker in {where}: {exc}") from exc
     return marker is not None and marker.control_type is ControlType.ABORT

@@ -109,10 +109,7 @@ def decode_record_columns(
     where = f"{topic}-{partition}"
     batches, next_offset = whole_batches(data, fetch_offset, where, check_crcs)
     if aborted is not None:
-        try:
-            batches = committed_batches(data, batches, aborted)
-        except WireError as exc:
-            raise CorruptMessageError(f"corrupt transaction marker in {where}: {exc}") from exc
+        batches = committed_batches(data, batches, aborted, where)
     stored: list[RecordColumns | EncodedBatch] = []
     for position, h in batches:
         if h.attributes & ATTR_CONTROL:
