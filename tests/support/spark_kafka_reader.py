@@ -6,6 +6,12 @@ the test run's SparkSession. Prints one JSON object on stdout with the rows each
 ``kafka`` (batch, the Kafka source), ``rillet`` (batch, format("rillet")) and ``stream``
 (the Kafka source in a streaming query, trigger availableNow, into a memory sink). Exits 3
 with a one-line reason on stderr when the connector cannot be resolved.
+
+With ``--txn-write-rows N`` it first writes N rows to the topic with format("rillet")'s
+``transactional`` option, in two Spark partitions, the last row's task failing once after
+writing (so Spark retries it: ``--master local[2,2]``); ``--isolation read_committed`` makes
+the Kafka source read with ``kafka.isolation.level=read_committed``; the JSON then also says
+whether the injected failure happened (``failed_once``).
 """
 
 from __future__ import annotations
@@ -44,6 +50,33 @@ def _rows(df: Any) -> list[list[Any]]:
     return out
 
 
+def _write_failing_once(spark: Any, bootstrap: str, topic: str, args: Any) -> bool:
+    """Write ``args.txn_write_rows`` rows transactionally; the task holding the last row fails
+    on its first attempt once that row is reached (its earlier rows are written by then).
+    True when the failure happened (a marker file says so)."""
+    from pyspark import TaskContext
+    from pyspark.sql.functions import col, udf
+
+    last = args.txn_write_rows - 1
+    marker = os.path.join(tempfile.mkdtemp(), "failed")
+
+    @udf("string")  # type: ignore[misc]
+    def fail_once(n: int) -> str:
+        context = TaskContext.get()
+        if n == last and context is not None and context.attemptNumber() == 0:
+            open(marker, "w").close()
+            raise RuntimeError("injected task failure after writing")
+        return f"row-{n}"
+
+    df = spark.range(0, args.txn_write_rows, numPartitions=2).select(
+        fail_once(col("id")).alias("value")
+    )
+    df.write.format("rillet").option("bootstrap", bootstrap).option("topic", topic).option(
+        "transactional", "true"
+    ).mode("append").save()
+    return os.path.exists(marker)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--kafka-bootstrap", required=True)
@@ -51,6 +84,9 @@ def main() -> int:
     parser.add_argument("--topic", required=True)
     parser.add_argument("--connector-version", required=True)
     parser.add_argument("--ivy-dir", required=True)
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--isolation", default=None)
+    parser.add_argument("--txn-write-rows", type=int, default=0)
     args = parser.parse_args()
 
     from rillet.spark_io.session import local_session
@@ -58,7 +94,7 @@ def main() -> int:
     package = f"org.apache.spark:spark-sql-kafka-0-10_2.13:{args.connector_version}"
     try:
         spark = local_session(
-            "local[2]",
+            args.master,
             app_name="rillet-spark-kafka-source",
             conf={"spark.jars.packages": package, "spark.jars.ivy": args.ivy_dir},
             log_level=os.environ.get("RILLET_SPARK_LOG_LEVEL", "error"),
@@ -66,10 +102,16 @@ def main() -> int:
     except Exception as exc:  # the JVM exits when Ivy cannot resolve the package
         print(f"cannot start Spark with {package}: {exc}".splitlines()[0], file=sys.stderr)
         return NO_CONNECTOR_EXIT
+    failed_once = False
     try:
+        if args.txn_write_rows:
+            failed_once = _write_failing_once(spark, args.rillet_bootstrap, args.topic, args)
+        kafka_options = {"kafka.bootstrap.servers": args.kafka_bootstrap}
+        if args.isolation:
+            kafka_options["kafka.isolation.level"] = args.isolation
         kafka = (
             spark.read.format("kafka")
-            .option("kafka.bootstrap.servers", args.kafka_bootstrap)
+            .options(**kafka_options)
             .option("subscribe", args.topic)
             .option("startingOffsets", "earliest")
             .option("endingOffsets", "latest")
@@ -85,7 +127,7 @@ def main() -> int:
         )
         stream = (
             spark.readStream.format("kafka")
-            .option("kafka.bootstrap.servers", args.kafka_bootstrap)
+            .options(**kafka_options)
             .option("subscribe", args.topic)
             .option("startingOffsets", "earliest")
             .option("includeHeaders", "true")
@@ -102,7 +144,12 @@ def main() -> int:
             query.awaitTermination(240)
             query.stop()
         streamed = spark.sql("select * from from_kafka_source")
-        result = {"kafka": _rows(kafka), "rillet": _rows(rillet), "stream": _rows(streamed)}
+        result = {
+            "kafka": _rows(kafka),
+            "rillet": _rows(rillet),
+            "stream": _rows(streamed),
+            "failed_once": failed_once,
+        }
     finally:
         spark.stop()
     print(json.dumps(result))
