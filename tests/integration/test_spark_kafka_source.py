@@ -89,7 +89,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
 
 
 def run_reader(
-    cluster: LocalCluster, topic: str, version: str, tmp_path: Path, *extra: str
+    cluster: LocalCluster,
+    topic: str,
+    version: str,
+    tmp_path: Path,
+    *extra: str,
+    timeout_s: float = READER_TIMEOUT_S,
 ) -> dict[str, Any]:
     """Run tests/support/spark_kafka_reader.py on ``topic``; its JSON answer (or a skip
     when the connector is unavailable)."""
@@ -114,7 +119,7 @@ def run_reader(
             ],
             stdout=subprocess.PIPE,
             stderr=err,
-            timeout=READER_TIMEOUT_S,
+            timeout=timeout_s,
             check=False,
         )
     text = log.read_text(errors="replace")
@@ -195,6 +200,7 @@ def test_a_transactional_write_retried_after_a_failure_leaves_no_duplicate(
         "read_committed",
         "--txn-write-rows",
         str(TXN_ROWS),
+        timeout_s=2 * READER_TIMEOUT_S,  # a write with a retried task, then three reads
     )
     assert rows["failed_once"]
     values = sorted(bytes.fromhex(r[1]).decode() for r in rows["rillet"])

@@ -21,6 +21,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from typing import Any
 
 COLUMNS = ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers"]
@@ -51,19 +52,33 @@ def _rows(df: Any) -> list[list[Any]]:
 
 
 def _write_failing_once(spark: Any, bootstrap: str, topic: str, args: Any) -> bool:
-    """Write ``args.txn_write_rows`` rows transactionally; the task holding the last row fails
-    on its first attempt once that row is reached (its earlier rows are written by then).
-    True when the failure happened (a marker file says so)."""
+    """Write ``args.txn_write_rows`` rows transactionally in two tasks; the task holding the
+    last row fails on its first attempt at that row, once half of its rows are in the topic
+    (the other task's rows and those: polled, within a deadline). True when the failure
+    happened (a marker file says so)."""
     from pyspark import TaskContext
     from pyspark.sql.functions import col, udf
 
+    from rillet.client import BlockingConsumer, TopicPartition
+
     last = args.txn_write_rows - 1
+    per_task = args.txn_write_rows // 2
     marker = os.path.join(tempfile.mkdtemp(), "failed")
+
+    def wait_for_records(count: int) -> None:
+        deadline = time.monotonic() + 120
+        tps = [TopicPartition(topic, p) for p in range(3)]
+        with BlockingConsumer(bootstrap) as consumer:
+            while sum(consumer.end_offsets(tps).values()) < count:
+                if time.monotonic() > deadline:
+                    return  # the test's check of the aborted records says so
+                time.sleep(0.1)
 
     @udf("string")  # type: ignore[misc]
     def fail_once(n: int) -> str:
         context = TaskContext.get()
         if n == last and context is not None and context.attemptNumber() == 0:
+            wait_for_records(per_task + per_task // 2)
             open(marker, "w").close()
             raise RuntimeError("injected task failure after writing")
         return f"row-{n}"
@@ -96,7 +111,12 @@ def main() -> int:
         spark = local_session(
             args.master,
             app_name="rillet-spark-kafka-source",
-            conf={"spark.jars.packages": package, "spark.jars.ivy": args.ivy_dir},
+            conf={
+                "spark.jars.packages": package,
+                "spark.jars.ivy": args.ivy_dir,
+                # Rows reach the writer in small batches, so a task writes while it runs.
+                "spark.sql.execution.arrow.maxRecordsPerBatch": "100",
+            },
             log_level=os.environ.get("RILLET_SPARK_LOG_LEVEL", "error"),
         )
     except Exception as exc:  # the JVM exits when Ivy cannot resolve the package
