@@ -22,6 +22,11 @@ from rillet.client.consumer import Consumer
 from rillet.client.errors import BrokerError, RilletError
 from rillet.client.group_consumer import GroupConsumer, RebalanceListener
 from rillet.client.producer import Producer
+from rillet.client.transaction_state import (
+    GroupMetadata,
+    TransactionAbortableError,
+    TransactionStateError,
+)
 from rillet.client.types import (
     ClusterDescription,
     ConsumerRecord,
@@ -45,6 +50,7 @@ __all__ = [
     "Consumer",
     "ConsumerRecord",
     "GroupConsumer",
+    "GroupMetadata",
     "NewTopic",
     "NodeInfo",
     "OffsetAndTimestamp",
@@ -57,5 +63,7 @@ __all__ = [
     "SendCounts",
     "TopicDescription",
     "TopicPartition",
+    "TransactionAbortableError",
+    "TransactionStateError",
     "errors",
 ]

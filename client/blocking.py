@@ -21,6 +21,7 @@ from rillet.client.lifecycle import ClientLifecycle
 from rillet.client.producer import Producer
 from rillet.client.range_reader import RangeChunk, RangeGap, RangeReader
 from rillet.client.thread_host import ThreadHost
+from rillet.client.transaction_state import GroupMetadata
 from rillet.client.types import (
     ClusterDescription,
     ConsumerRecord,
@@ -95,6 +96,25 @@ class BlockingProducer(_Blocking[Producer]):
 
     def partitions_for(self, topic: str) -> list[int]:
         return self._host.call(self._host.client.partitions_for, topic)
+
+    # Transactions (a producer made with ``transactional_id``; docs/client-transactions.md).
+
+    def init_transactions(self) -> None:
+        self._host.call(self._host.client.init_transactions)
+
+    def begin_transaction(self) -> None:
+        self._host.call(self._host.client.begin_transaction)
+
+    def send_offsets_to_transaction(
+        self, offsets: dict[TopicPartition, int], group_metadata: GroupMetadata | str
+    ) -> None:
+        self._host.call(self._host.client.send_offsets_to_transaction, offsets, group_metadata)
+
+    def commit_transaction(self) -> None:
+        self._host.call(self._host.client.commit_transaction)
+
+    def abort_transaction(self) -> None:
+        self._host.call(self._host.client.abort_transaction)
 
 
 class BlockingConsumer(_Blocking[Consumer]):

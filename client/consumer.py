@@ -70,6 +70,7 @@ class Consumer(ClientLifecycle):
         socket_connection_setup_timeout_ms: int = DEFAULT_CONNECTION_SETUP_TIMEOUT_MS,
         connection_attempt_delay_ms: int = DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
         request_hedge_delay_ms: int = DEFAULT_REQUEST_HEDGE_DELAY_MS,
+        isolation_level: str = "read_uncommitted",
     ) -> None:
         if auto_offset_reset not in _RESET_POLICIES:
             raise ValueError("auto_offset_reset must be 'earliest', 'latest' or 'none'")
@@ -77,6 +78,11 @@ class Consumer(ClientLifecycle):
             raise ValueError("fetch sizes and wait must be positive")
         if max_poll_records < 1:
             raise ValueError("max_poll_records must be at least 1")
+        if isolation_level not in ("read_uncommitted", "read_committed"):
+            raise ValueError("isolation_level must be 'read_uncommitted' or 'read_committed'")
+        # read_committed: records of committed transactions only, up to the last stable
+        # offset (docs/client-transactions.md).
+        self.read_committed = isolation_level == "read_committed"
         # Records poll returns at most (Kafka's max.poll.records): few record objects live
         # at once, the rest wait as decoded columns (buffered_records).
         self._max_poll_records = max_poll_records
@@ -112,6 +118,7 @@ class Consumer(ClientLifecycle):
                 request_timeout_s=self._request_timeout_s,
                 backoff_s=self._backoff_s,
                 reset_policy=self._reset_policy,
+                read_committed=self.read_committed,
             ),
             on_data=self._wake_poll,
             on_attention=self._wake_maintenance,
@@ -176,7 +183,10 @@ class Consumer(ClientLifecycle):
                 )
             epoch = state.epoch
             found = await list_offsets(
-                self._cluster, {TopicPartition(*tp): target}, self._request_timeout_s
+                self._cluster,
+                {TopicPartition(*tp): target},
+                self._request_timeout_s,
+                read_committed=self.read_committed,
             )
             if state.epoch == epoch and state.position is None:
                 state.set_position(found[TopicPartition(*tp)][0])
@@ -195,12 +205,15 @@ class Consumer(ClientLifecycle):
         return await self._offsets({TopicPartition(*tp): EARLIEST_TIMESTAMP for tp in tps})
 
     async def end_offsets(self, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
-        """The high watermark of each partition: the offset after the last committed record."""
+        """The high watermark of each partition: the offset after the last committed record
+        (read_committed: the last stable offset)."""
         return await self._offsets({TopicPartition(*tp): LATEST_TIMESTAMP for tp in tps})
 
     async def _offsets(self, query: OffsetQuery) -> dict[TopicPartition, int]:
         self._check_open()
-        found = await list_offsets(self._cluster, query, self._request_timeout_s)
+        found = await list_offsets(
+            self._cluster, query, self._request_timeout_s, read_committed=self.read_committed
+        )
         return {tp: offset for tp, (offset, _) in found.items()}
 
     async def offsets_for_times(
@@ -326,7 +339,9 @@ class Consumer(ClientLifecycle):
             return True
         epochs = {tp: self._sub.states[tp].epoch for tp in query}
         try:
-            found = await list_offsets(self._cluster, query, self._request_timeout_s)
+            found = await list_offsets(
+                self._cluster, query, self._request_timeout_s, read_committed=self.read_committed
+            )
         except (ClientTimeoutError, ConnectionFailedError) as exc:
             log.debug("offset lookup failed: %s", exc)
             return False

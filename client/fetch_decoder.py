@@ -22,6 +22,7 @@ from rillet.client.buffered_records import (
     EncodedBatch,
     RecordColumns,
 )
+from rillet.client.committed_reads import committed_batches
 from rillet.client.errors import CorruptMessageError
 from rillet.client.types import ConsumerRecord
 from rillet.wire.batch import (
@@ -35,6 +36,7 @@ from rillet.wire.batch import (
 )
 from rillet.wire.compression import decompress
 from rillet.wire.errors import WireError
+from rillet.wire.messages import AbortedTransaction
 from rillet.wire.record_codec import decode_records
 
 _NO_LIMIT = 1 << 62
@@ -97,12 +99,17 @@ def decode_record_columns(
     partition: int,
     fetch_offset: int,
     check_crcs: bool,
+    aborted: list[AbortedTransaction] | None = None,
 ) -> tuple[BufferedRecords, int]:
     """As :func:`decode_record_set`, with each batch's records decoded only when first
     taken, and kept as columns until then (buffered_records: few record objects alive at
-    once). The batches' framing and CRCs are checked here."""
+    once). The batches' framing and CRCs are checked here. With ``aborted`` (a
+    read_committed fetch's aborted transactions), aborted transactions' batches are left
+    out (committed_reads)."""
     where = f"{topic}-{partition}"
     batches, next_offset = whole_batches(data, fetch_offset, where, check_crcs)
+    if aborted is not None:
+        batches = committed_batches(data, batches, aborted, where)
     stored: list[RecordColumns | EncodedBatch] = []
     for position, h in batches:
         if h.attributes & ATTR_CONTROL:

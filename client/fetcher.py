@@ -36,6 +36,8 @@ from rillet.client.subscription import PartitionState, Subscription
 from rillet.client.types import TopicPartition
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import (
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
     FetchPartition,
     FetchPartitionResponse,
     FetchRequest,
@@ -71,6 +73,7 @@ class FetchConfig:
         "max_wait_ms",
         "min_bytes",
         "partition_max_bytes",
+        "read_committed",
         "request_timeout_s",
         "reset_policy",
     )
@@ -86,6 +89,7 @@ class FetchConfig:
         request_timeout_s: float,
         backoff_s: float,
         reset_policy: int | None,
+        read_committed: bool = False,
     ) -> None:
         self.max_wait_ms = max_wait_ms
         self.min_bytes = min_bytes
@@ -95,6 +99,7 @@ class FetchConfig:
         self.request_timeout_s = request_timeout_s
         self.backoff_s = backoff_s
         self.reset_policy = reset_policy
+        self.read_committed = read_committed  # isolation_level="read_committed"
 
 
 class Fetcher:
@@ -230,6 +235,7 @@ class Fetcher:
                 )
                 for tp, s in parts
             ],
+            isolation_level=READ_COMMITTED if cfg.read_committed else READ_UNCOMMITTED,
         )
         for _, s in parts:
             s.in_flight = True
@@ -263,14 +269,23 @@ class Fetcher:
     ) -> bool:
         """Apply one partition's part of the response; True when poll should wake."""
         code = r.error_code
-        state.high_watermark = r.high_watermark
+        committed = self._cfg.read_committed
+        # A read_committed consumer's end is the last stable offset (as Kafka's).
+        state.high_watermark = (
+            r.last_stable_offset if committed and r.last_stable_offset >= 0 else r.high_watermark
+        )
         state.log_start_offset = r.log_start_offset
         if code == ErrorCode.NONE:
             data = r.records
             if isinstance(data, memoryview) and data.nbytes and state.fetch_offset is not None:
                 try:
                     records, next_offset = decode_record_columns(
-                        data, tp.topic, tp.partition, state.fetch_offset, self._cfg.check_crcs
+                        data,
+                        tp.topic,
+                        tp.partition,
+                        state.fetch_offset,
+                        self._cfg.check_crcs,
+                        r.aborted_transactions if committed else None,
                     )
                 except RilletError as exc:
                     self.report(tp, exc)

@@ -31,6 +31,7 @@ import trio
 from rillet.client.consumer import Consumer
 from rillet.client.coordinator_link import TRANSIENT, CoordinatorLink, Requester
 from rillet.client.errors import RilletError, error_for
+from rillet.client.transaction_state import GroupMetadata
 from rillet.client.types import ConsumerRecord, TopicPartition
 from rillet.wire import group_messages as gm
 from rillet.wire.error_codes import ErrorCode
@@ -368,6 +369,11 @@ class GroupConsumer(Consumer):
                     await self.commit()
                 except RilletError as exc:
                     log.info("auto-commit failed: %s", exc)
+
+    def group_metadata(self) -> GroupMetadata:
+        """For ``Producer.send_offsets_to_transaction``: the group fences this member's
+        transactional offsets once a rebalance leaves it behind (KIP-447)."""
+        return GroupMetadata(self.group_id, self.generation, self.member_id, self._instance_id)
 
     # -- the coordinator ----------------------------------------------------------------------
 

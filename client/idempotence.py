@@ -26,7 +26,10 @@ SEQUENCE_MODULUS = 1 << 31
 
 
 class IdempotenceState:
-    def __init__(self) -> None:
+    def __init__(self, transactional: bool = False) -> None:
+        # A transactional producer's id and epoch come from its transaction coordinator
+        # (transactions.py), never from the sender, and its batches carry bit 4.
+        self.transactional = transactional
         self.producer_id = NO_PRODUCER_ID
         self.producer_epoch = -1
         self.requesting = False
@@ -74,4 +77,5 @@ class IdempotenceState:
         builder.producer_id = self.producer_id
         builder.producer_epoch = self.producer_epoch
         builder.base_sequence = sequence
+        builder.transactional = self.transactional
         self._next_sequence[tp] = (sequence + batch.count) % SEQUENCE_MODULUS

@@ -34,7 +34,14 @@ from rillet.client.node_choice import (
 from rillet.client.partitioner import StickyPartitioner
 from rillet.client.sasl import SaslLogin
 from rillet.client.sender import Sender
-from rillet.client.types import SendCounts
+from rillet.client.transaction_state import (
+    DEFAULT_TRANSACTION_TIMEOUT_MS,
+    GroupMetadata,
+    TransactionManager,
+    TransactionStateError,
+)
+from rillet.client.transactions import TransactionDriver
+from rillet.client.types import SendCounts, TopicPartition
 from rillet.wire.batch import HEADER_SIZE
 from rillet.wire.compression import Compression
 from rillet.wire.record_codec import HeaderPairs
@@ -99,10 +106,14 @@ class Producer(ClientLifecycle):
         socket_connection_setup_timeout_ms: int = DEFAULT_CONNECTION_SETUP_TIMEOUT_MS,
         connection_attempt_delay_ms: int = DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
         request_hedge_delay_ms: int = DEFAULT_REQUEST_HEDGE_DELAY_MS,
+        transactional_id: str | None = None,
+        transaction_timeout_ms: int = DEFAULT_TRANSACTION_TIMEOUT_MS,
     ) -> None:
         self.acks = parse_acks(acks)
         if enable_idempotence is None:
             enable_idempotence = self.acks == ACKS_ALL  # Kafka's default since 3.0
+        if transactional_id is not None and not enable_idempotence:
+            raise ValueError("a transactional_id needs enable_idempotence and acks='all'")
         if enable_idempotence and self.acks != ACKS_ALL:
             raise ValueError("enable_idempotence needs acks='all'")
         self.idempotent = enable_idempotence
@@ -129,6 +140,13 @@ class Producer(ClientLifecycle):
         self._max_block_s = max_block_ms / 1000
         self._max_request_bytes = max_request_bytes
         self._delivery_timeout_s = delivery_timeout_ms / 1000
+        idempotence = IdempotenceState(transactional_id is not None) if enable_idempotence else None
+        txn = (
+            None
+            if transactional_id is None
+            else TransactionManager(transactional_id, transaction_timeout_ms)
+        )
+        self._txn = txn
         self._counts: dict[str, int] = {}
         self._countdown = YIELD_EVERY
         self._acc = RecordAccumulator(
@@ -150,7 +168,15 @@ class Producer(ClientLifecycle):
             rng=self._rng,
             on_metadata=self._metadata_changed,
             max_request_bytes=max_request_bytes,
-            idempotence=IdempotenceState() if enable_idempotence else None,
+            idempotence=idempotence,
+            transaction=txn,
+        )
+        self._txns = (
+            None
+            if txn is None or idempotence is None
+            else TransactionDriver(
+                self._cluster, txn, idempotence, request_timeout_ms / 1000, self._max_block_s
+            )
         )
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -187,6 +213,9 @@ class Producer(ClientLifecycle):
         """
         if self._lifecycle_state != "open":
             self._check_open()
+        txn = self._txn
+        if txn is not None:
+            txn.check_can_send()
         count = self._counts.get(topic)
         if count is None:
             count = await self._learn_topic(topic)
@@ -200,15 +229,23 @@ class Producer(ClientLifecycle):
         if partition is not None:
             if not 0 <= partition < count:
                 raise UnknownTopicOrPartitionError(f"topic {topic!r} has no partition {partition}")
+            if txn is not None and (topic, partition) not in txn.partitions:
+                await self._add_to_transaction(topic, partition)
             future = acc.append(topic, partition, timestamp_ms, key, value, headers)
         elif key is not None:
             p = self._partitioner.partition(topic, key, count)
+            if txn is not None and (topic, p) not in txn.partitions:
+                await self._add_to_transaction(topic, p)
             future = acc.append(topic, p, timestamp_ms, key, value, headers)
         else:
             p = self._partitioner.partition(topic, None, count)
+            if txn is not None and (topic, p) not in txn.partitions:
+                await self._add_to_transaction(topic, p)
             future = acc.append(topic, p, timestamp_ms, None, value, headers, True)
             if future is None:  # the sticky batch was full and closed: move on
                 p = self._partitioner.partition(topic, None, count)
+                if txn is not None and (topic, p) not in txn.partitions:
+                    await self._add_to_transaction(topic, p)
                 future = acc.append(topic, p, timestamp_ms, None, value, headers)
         assert future is not None
         self._countdown -= 1
@@ -216,6 +253,59 @@ class Producer(ClientLifecycle):
             self._countdown = YIELD_EVERY
             await trio.lowlevel.checkpoint()
         return future
+
+    # -- transactions (docs/client-transactions.md) -------------------------------------------
+
+    def _driver(self) -> TransactionDriver:
+        self._check_open()
+        if self._txns is None:
+            raise TransactionStateError("the producer has no transactional_id")
+        return self._txns
+
+    async def init_transactions(self) -> None:
+        """Register the transactional id with its coordinator, fencing every earlier
+        producer of it (their later requests get PRODUCER_FENCED) and aborting what one of
+        them left open. Optional: ``begin_transaction`` does it the first time."""
+        await self._driver().init()
+
+    async def begin_transaction(self) -> None:
+        """Start a transaction: every record sent until commit or abort belongs to it."""
+        driver = self._driver()
+        await driver.ensure_initialized()
+        driver.manager.begin()
+
+    async def _add_to_transaction(self, topic: str, partition: int) -> None:
+        """A partition's first record of the transaction: the coordinator adds the
+        partition before any batch of it is sent (the leader refuses it otherwise)."""
+        await self._driver().add_partitions([(topic, partition)])
+
+    async def send_offsets_to_transaction(
+        self, offsets: dict[TopicPartition, int], group_metadata: GroupMetadata | str
+    ) -> None:
+        """Commit a group's consumed ``offsets`` (the next offset to read, per partition)
+        with the transaction: the group sees them only if it commits. ``group_metadata`` is
+        ``GroupConsumer.group_metadata()`` (the group then fences a member a rebalance left
+        behind) or a group id."""
+        group = GroupMetadata(group_metadata) if isinstance(group_metadata, str) else group_metadata
+        tps = {(tp.topic, tp.partition): offset for tp, offset in offsets.items()}
+        await self._driver().send_offsets(tps, group)
+
+    async def commit_transaction(self) -> None:
+        """Send every record of the transaction, then commit it. Raises
+        TransactionAbortableError when some record or request of it failed (abort it then),
+        ProducerFencedError when a newer producer took the transactional id (fatal)."""
+        driver = self._driver()
+        driver.manager.end_request_allowed(commit=True)
+        await self.flush()
+        await driver.end(commit=True)
+
+    async def abort_transaction(self) -> None:
+        """Abort the transaction: read_committed consumers never see its records, and its
+        offsets are dropped. Records still queued are sent first (then aborted)."""
+        driver = self._driver()
+        driver.manager.end_request_allowed(commit=False)
+        await self.flush()
+        await driver.end(commit=False)
 
     def _check_record_size(
         self, topic: str, key: bytes | None, value: bytes, headers: HeaderPairs | None

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import trio
 
 from rillet.client.cluster import ClusterClient
+from rillet.client.committed_reads import committed_batches
 from rillet.client.errors import (
     BrokerError,
     ClientClosedError,
@@ -52,7 +53,13 @@ from rillet.client.sasl import SaslLogin
 from rillet.client.types import TopicPartition
 from rillet.wire.batch import BatchHeader
 from rillet.wire.error_codes import ErrorCode
-from rillet.wire.messages import FetchPartition, FetchPartitionResponse, FetchRequest
+from rillet.wire.messages import (
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
+    FetchPartition,
+    FetchPartitionResponse,
+    FetchRequest,
+)
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +92,9 @@ class RangeReadConfig:
     retry_timeout_ms: int = 60_000
     max_partition_fetch_bytes: int = 8 * 1024 * 1024
     fetch_max_wait_ms: int = 500
+    # Records of committed transactions only, up to the last stable offset; aborted
+    # transactions' batches and markers are left out of the chunks (committed_reads).
+    read_committed: bool = False
 
 
 class RetryBudget:
@@ -165,7 +175,10 @@ class RangeRead:
                 data = r.records if isinstance(r.records, bytes | memoryview) else b""
                 batches, next_offset = whole_batches(data, offset, where)
                 if batches:
-                    await send.send(RangeChunk(data, batches, offset))
+                    if self.config.read_committed:
+                        batches = committed_batches(data, batches, r.aborted_transactions, where)
+                    if batches:
+                        await send.send(RangeChunk(data, batches, offset))
                     offset = next_offset
                     budget.moved()
                     continue
@@ -214,6 +227,7 @@ class RangeRead:
                     current_leader_epoch=cluster.metadata.leader_epoch(tp),
                 )
             ],
+            isolation_level=READ_COMMITTED if cfg.read_committed else READ_UNCOMMITTED,
         )
         try:
             response = await cluster.leader_request(

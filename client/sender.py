@@ -54,6 +54,7 @@ from rillet.client.errors import (
 )
 from rillet.client.idempotence import IdempotenceState
 from rillet.client.leader_watch import LeaderMovedError
+from rillet.client.transaction_state import TransactionManager
 from rillet.client.types import TopicPartition
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import (
@@ -104,6 +105,7 @@ class Sender:
         on_metadata: Callable[[], None],
         max_request_bytes: int = MAX_REQUEST_BYTES,
         idempotence: IdempotenceState | None = None,
+        transaction: TransactionManager | None = None,
     ) -> None:
         self._acc = acc
         self._cluster = cluster
@@ -134,6 +136,10 @@ class Sender:
         self._closed = False
         self._nursery: trio.Nursery | None = None
         self._idempotence = idempotence
+        # A transactional producer: batches carry its id, a failed batch fails the
+        # transaction (it must be aborted) instead of resetting the producer id.
+        self._txn = transaction
+        self._transactional_id = transaction.transactional_id if transaction else None
 
     # -- main loop ------------------------------------------------------------------------
 
@@ -148,7 +154,8 @@ class Sender:
             ready, wake_at = acc.ready(now, self._full_partitions())
             idem = self._idempotence
             if ready and idem is not None and not idem.has_producer_id:
-                self._ensure_producer_id()
+                if self._txn is None:  # a transactional id comes from its coordinator
+                    self._ensure_producer_id()
                 ready = []  # nothing leaves before the batches can carry a producer id
             by_leader: dict[int, list[TP]] = defaultdict(list)
             leaderless = False
@@ -304,6 +311,7 @@ class Sender:
             self._acks,
             self._request_timeout_ms,
             [ProducePartitionData(b.topic, b.partition, b.encode()) for b in batches],
+            self._transactional_id,
         )
         try:
             if self._acks == 0:
@@ -518,7 +526,9 @@ class Sender:
         if error is None:
             batch.complete(base_offset, log_append_time_ms)
         else:
-            if self._idempotence is not None:
+            if self._txn is not None:
+                self._txn.batch_failed(error)
+            elif self._idempotence is not None:
                 # Whether the leader wrote it is unknown: later batches of this partition
                 # cannot continue its sequence. Start over under a fresh producer id.
                 self._idempotence.reset()

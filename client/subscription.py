@@ -151,4 +151,8 @@ class Subscription:
             else:
                 s.pending = NO_RECORDS
                 s.queued = False
+                if s.fetch_offset is not None and s.fetch_offset > s.position:
+                    # Batches after the last record were skipped (transaction markers,
+                    # aborted transactions): the position moves past them, as Kafka's.
+                    s.position = s.fetch_offset
         return out

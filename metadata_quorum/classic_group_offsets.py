@@ -7,6 +7,8 @@ offset registry shared with the other kind of group.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.group_records import CommittedOffset, OffsetsCommitted
 from rillet.metadata_quorum.state import MetadataState
@@ -62,9 +64,10 @@ def commit_classic_offsets(
     offsets: list[tuple[str, int, int, str]],
     now_ms: int,
     errors: dict[tuple[str, int], ErrorCode],
+    leader_epochs: Mapping[tuple[str, int], int] | None = None,
 ) -> Decision:
-    """Commit (topic name, partition, offset, metadata) tuples; per-partition refusals go
-    to ``errors``."""
+    """Commit (topic name, partition, offset, metadata) tuples, each with its leader epoch
+    from ``leader_epochs`` (-1 when absent); per-partition refusals go to ``errors``."""
     group = state.classic_groups.group(group_id)
     if generation >= 0 or member_id or group_instance_id is not None:
         refused = classic_member_refusal(state, group_id, member_id, group_instance_id, generation)
@@ -82,5 +85,6 @@ def commit_classic_offsets(
         elif offset < 0:
             errors[(topic, partition)] = ErrorCode.INVALID_REQUEST
         else:
-            accepted.append(CommittedOffset(topic_id, partition, offset, metadata, now_ms))
+            epoch = (leader_epochs or {}).get((topic, partition), -1)
+            accepted.append(CommittedOffset(topic_id, partition, offset, metadata, now_ms, epoch))
     return Decision([OffsetsCommitted(group_id, accepted)] if accepted else [])

@@ -19,6 +19,7 @@ partitions it owns, and only with a generation at least the one it was last told
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rillet.metadata_quorum.assignors import (
@@ -215,10 +216,12 @@ class GroupCoordinator:
         offsets: list[tuple[str, int, int, str]],
         now_ms: int,
         errors: dict[tuple[str, int], ErrorCode],
+        leader_epochs: Mapping[tuple[str, int], int] | None = None,
     ) -> Decision:
-        """Commit (topic name, partition, offset, metadata) tuples; per-partition refusals go
-        to ``errors``. Fenced: only an owner commits while the group has members; with no
-        members (tools, batch jobs) anyone may."""
+        """Commit (topic name, partition, offset, metadata) tuples, each with its leader epoch
+        from ``leader_epochs`` (-1 when absent); per-partition refusals go to ``errors``.
+        Fenced: only an owner commits while the group has members; with no members (tools,
+        batch jobs) anyone may."""
         group = state.groups.group(group_id)
         member = group.members.get(member_id) if group is not None else None
         if group is not None and group.members and member is None:
@@ -236,7 +239,10 @@ class GroupCoordinator:
             elif member is not None and (topic_id, partition) not in member.owned:
                 errors[(topic, partition)] = ErrorCode.ILLEGAL_GENERATION
             else:
-                accepted.append(CommittedOffset(topic_id, partition, offset, metadata, now_ms))
+                epoch = (leader_epochs or {}).get((topic, partition), -1)
+                accepted.append(
+                    CommittedOffset(topic_id, partition, offset, metadata, now_ms, epoch)
+                )
         return Decision([OffsetsCommitted(group_id, accepted)] if accepted else [])
 
 

@@ -74,6 +74,9 @@ class CommittedOffset:
     offset: int
     metadata: str = ""
     commit_time_ms: int = 0
+    # Kafka's committed_leader_epoch (the epoch of the last record consumed); -1 when the
+    # committer gave none, and in records written before it was kept.
+    leader_epoch: int = -1
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,6 +56,7 @@ class OffsetEntry:
     offset: int
     metadata: str
     commit_time_ms: int
+    leader_epoch: int = -1
 
 
 @dataclass(slots=True)
@@ -104,7 +105,7 @@ class GroupRegistry:
                 table = self.offsets.setdefault(record.group_id, {})
                 for o in record.offsets:
                     table[(o.topic_id, o.partition)] = OffsetEntry(
-                        o.offset, o.metadata, o.commit_time_ms
+                        o.offset, o.metadata, o.commit_time_ms, o.leader_epoch
                     )
             case GroupOffsetsDeleted():
                 table = self.offsets.get(record.group_id, {})
@@ -157,7 +158,7 @@ class GroupRegistry:
             [
                 gid,
                 [
-                    [t, p, e.offset, e.metadata, e.commit_time_ms]
+                    [t, p, e.offset, e.metadata, e.commit_time_ms, e.leader_epoch]
                     for (t, p), e in sorted(tab.items())
                 ],
             ]
@@ -179,7 +180,9 @@ class GroupRegistry:
                 )
             g.target = {mid: frozenset((t, int(p)) for t, p in parts) for mid, parts in target}
         for gid, entries in doc["offsets"]:
+            # Snapshots written before the leader epoch was kept have five fields.
             reg.offsets[gid] = {
-                (t, int(p)): OffsetEntry(int(o), str(md), int(ms)) for t, p, o, md, ms in entries
+                (t, int(p)): OffsetEntry(int(o), str(md), int(ms), int(epoch[0]) if epoch else -1)
+                for t, p, o, md, ms, *epoch in entries
             }
         return reg

@@ -340,7 +340,7 @@ def _group_offsets(
         topic_id = topic_ids.get(o.topic)
         if topic_id is not None:
             by_group.setdefault(o.group_id, []).append(
-                CommittedOffset(topic_id, o.partition, o.offset, o.metadata, now_ms)
+                CommittedOffset(topic_id, o.partition, o.offset, o.metadata, now_ms, o.leader_epoch)
             )
     return [OffsetsCommitted(group, committed) for group, committed in sorted(by_group.items())]
 

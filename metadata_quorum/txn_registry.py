@@ -67,6 +67,7 @@ class TxnOffset:
     partition: int
     offset: int
     metadata: str = ""
+    leader_epoch: int = -1  # Kafka's committed_leader_epoch (-1 in older records)
 
 
 @dataclass(frozen=True, slots=True)

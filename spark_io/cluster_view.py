@@ -1,8 +1,10 @@
 """What planning asks the cluster: which partitions a subscription covers, and their log
 starts, high watermarks and offsets by time. One ClusterClient per call, closed afterwards.
 
-Lookups go through ListOffsets ("latest" is the high watermark, never the log end), retried
-by the client across leader changes until the request timeout.
+Lookups go through ListOffsets ("latest" is the last stable offset: the high watermark, or
+the first offset of a transaction still open below it; never the log end), retried by the
+client across leader changes until the request timeout. Reads take committed transactions
+only (docs/spark.md), so no planned range reaches into an open one.
 """
 
 from __future__ import annotations
@@ -135,11 +137,14 @@ async def discover(
 async def bounds(
     cluster: ClusterClient, tps: Iterable[TopicPartition], timeout_s: float
 ) -> dict[TopicPartition, Bounds]:
-    """Log start and high watermark of each partition, asked now."""
+    """Log start and last stable offset (the end a read_committed reader may read to) of
+    each partition, asked now."""
     tps = list(tps)
     if not tps:
         return {}
-    hws = await list_offsets(cluster, {tp: LATEST_TIMESTAMP for tp in tps}, timeout_s)
+    hws = await list_offsets(
+        cluster, {tp: LATEST_TIMESTAMP for tp in tps}, timeout_s, read_committed=True
+    )
     starts = await list_offsets(cluster, {tp: EARLIEST_TIMESTAMP for tp in tps}, timeout_s)
     return {tp: Bounds(starts[tp][0], hws[tp][0]) for tp in tps}
 

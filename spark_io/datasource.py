@@ -19,6 +19,7 @@ when the query is planned, and the reader object is pickled for the executors *b
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -228,17 +229,24 @@ class RilletWriter(DataSourceArrowWriter):  # type: ignore[misc, unused-ignore]
     """``df.write.format("rillet")``: an acks=all idempotent producer per task.
 
     At-least-once: records of a task Spark retries (or of finished tasks when the job
-    aborts) stay in the topic; see docs/spark.md.
+    aborts) stay in the topic; see docs/spark.md. With ``transactional``, one transaction
+    per task attempt, and a retried attempt fences the one before it
+    (docs/spark-transactions.md).
     """
 
     def __init__(self, opts: WriteOptions, layout: WriteLayout) -> None:
         self.opts = opts
         self.layout = layout
+        # Made once, on the driver: every attempt of a task shares the transactional id.
+        self.write_id = uuid.uuid4().hex[:16]
 
     def write(self, iterator: Iterator[Any]) -> RilletCommitMessage:
-        from rillet.spark_io.writing import write_arrow
+        from rillet.spark_io.writing import task_transactional_id, write_arrow
 
-        summary = write_arrow(self.opts, self.layout, iterator)
+        txn_id = None
+        if self.opts.transactional:
+            txn_id = task_transactional_id(self.opts.transactional_id_prefix, self.write_id)
+        summary = write_arrow(self.opts, self.layout, iterator, txn_id)
         return RilletCommitMessage(summary.records, summary.per_topic)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:

@@ -75,6 +75,9 @@ WRITE_OPTIONS = (
     "deliveryTimeoutMs",
     "maxInFlight",
 )
+# Transactional batch writes (docs/spark-transactions.md): batch jobs only.
+TXN_WRITE_OPTIONS = ("transactional", "transactionalIdPrefix", "transactionTimeoutMs")
+DEFAULT_TRANSACTIONAL_ID_PREFIX = "rillet-spark"
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +110,10 @@ class WriteOptions:
     request_timeout_ms: int = 30_000
     max_in_flight: int = 5
     security: ClientSecurity = field(default_factory=ClientSecurity)
+    # One transaction per task attempt, committed when the task has written everything.
+    transactional: bool = False
+    transactional_id_prefix: str = DEFAULT_TRANSACTIONAL_ID_PREFIX
+    transaction_timeout_ms: int = 60_000
 
 
 def _check_against_assign(subscription: Subscription, *specs: tuple[str, OffsetSpec]) -> None:
@@ -165,7 +172,13 @@ STREAM_WRITE_OPTIONS = (*WRITE_OPTIONS, "checkpointLocation")
 
 def parse_write_options(raw: Mapping[str, Any], streaming: bool = False) -> WriteOptions:
     """Validate the options of ``df.write`` (or ``writeStream``) ``.format("rillet")``."""
-    opts = RawOptions(raw, STREAM_WRITE_OPTIONS if streaming else WRITE_OPTIONS, "write")
+    if streaming and any(str(k).lower() == "transactional" for k in raw):
+        raise OptionError(
+            "option 'transactional' is for batch writes (df.write); a streaming query's sink "
+            "is at-least-once (docs/spark-transactions.md)"
+        )
+    known = STREAM_WRITE_OPTIONS if streaming else (*WRITE_OPTIONS, *TXN_WRITE_OPTIONS)
+    opts = RawOptions(raw, known, "write")
     topic = opts.get("topic")
     if topic is not None:
         topic = check_topic_name("topic", topic)
@@ -191,4 +204,17 @@ def parse_write_options(raw: Mapping[str, Any], streaming: bool = False) -> Writ
         ),
         max_in_flight=parse_required_int("maxInFlight", opts.get("maxInFlight"), 5),
         security=parse_security_options(opts),
+        transactional=parse_bool("transactional", opts.get("transactional"), False),
+        transactional_id_prefix=_id_prefix(opts.get("transactionalIdPrefix")),
+        transaction_timeout_ms=parse_required_int(
+            "transactionTimeoutMs", opts.get("transactionTimeoutMs"), 60_000
+        ),
     )
+
+
+def _id_prefix(text: str | None) -> str:
+    if text is None:
+        return DEFAULT_TRANSACTIONAL_ID_PREFIX
+    if not text.strip():
+        raise OptionError("option 'transactionalIdPrefix' must not be empty")
+    return text.strip()

@@ -59,6 +59,7 @@ class RangeTask:
             retry_timeout_ms=self.retry_timeout_ms,
             max_partition_fetch_bytes=self.max_partition_fetch_bytes,
             fetch_max_wait_ms=self.fetch_max_wait_ms,
+            read_committed=True,  # aborted transactions' records are never read
         )
 
 

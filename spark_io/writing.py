@@ -23,11 +23,18 @@ Each Spark task runs one idempotent producer with acks=all: a record is acknowle
 is on every in-sync replica, and the producer's own retries (leader changes, lost answers)
 never duplicate it. A task retried by Spark writes its records again, so the sink is
 at-least-once, as Spark's Kafka sink is.
+
+With the ``transactional`` option each task attempt writes in one transaction, committed once
+the task has written everything; its transactional id is the write's id (made on the driver)
+and the task's partition, so a retried attempt fences the previous one and aborts what that
+left open (docs/spark-transactions.md says why per task attempt).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -156,12 +163,14 @@ def _check_header_keys(headers: list[tuple[Any, Any]] | None) -> None:
 
 
 async def produce_batches(
-    opts: WriteOptions, layout: WriteLayout, batches: Iterator[Any]
+    opts: WriteOptions,
+    layout: WriteLayout,
+    batches: Iterator[Any],
+    transactional_id: str | None = None,
 ) -> WriteSummary:
     """Send every row of ``batches`` (Arrow record batches) and wait for all of them to be
-    acknowledged; raises the first failure."""
-    summary = WriteSummary()
-    pending: list[RecordFuture] = []
+    acknowledged; raises the first failure. With ``transactional_id``, in one transaction:
+    committed at the end, aborted when anything fails."""
     async with Producer(
         opts.bootstrap,
         acks="all",
@@ -173,44 +182,67 @@ async def produce_batches(
         request_timeout_ms=opts.request_timeout_ms,
         max_in_flight=opts.max_in_flight,
         client_id="rillet-spark-writer",
+        transactional_id=transactional_id,
+        transaction_timeout_ms=opts.transaction_timeout_ms,
         **opts.security.client_options(),
     ) as producer:
-        while True:
-            batch = await trio.to_thread.run_sync(next, batches, None)
-            if batch is None:
-                break
-            cols = _columns(batch, layout)
-            n = batch.num_rows
-            values = cols["value"]
-            keys = cols.get("key")
-            topics = cols.get("topic")
-            partitions = cols.get("partition")
-            headers = cols.get("headers")
-            stamps = cols.get("timestamp")
-            fixed = layout.fixed_topic
-            for i in range(n):
-                topic = fixed if fixed is not None else topics[i] if topics else None
-                if topic is None:
-                    raise OptionError("a row has a null topic (and no 'topic' option is set)")
-                row_headers = headers[i] if headers else None
-                if row_headers:
-                    _check_header_keys(row_headers)
-                future = await producer.send(
-                    topic,
-                    values[i],
-                    keys[i] if keys else None,
-                    row_headers,
-                    partitions[i] if partitions else None,
-                    stamps[i] if stamps else None,
-                )
-                pending.append(future)
-                if fixed is None:
-                    summary.per_topic[topic] = summary.per_topic.get(topic, 0) + 1
-            if fixed is not None and n:
-                summary.per_topic[fixed] = summary.per_topic.get(fixed, 0) + n
-            summary.records += n
-            pending = _completed_ok(pending)
-        await producer.flush()
+        if transactional_id is None:
+            return await _send_all(producer, layout, batches)
+        # The first begin registers the id: an earlier attempt of this task is fenced, and
+        # the transaction it left open aborted, before anything of this attempt is written.
+        await producer.begin_transaction()
+        try:
+            summary = await _send_all(producer, layout, batches)
+            await producer.commit_transaction()
+        except BaseException:
+            with trio.CancelScope(shield=True), contextlib.suppress(RilletError):
+                await producer.abort_transaction()  # never visible to read_committed readers
+            raise
+        return summary
+
+
+async def _send_all(
+    producer: Producer, layout: WriteLayout, batches: Iterator[Any]
+) -> WriteSummary:
+    """Send every row and wait for all of them; raises the first failure."""
+    summary = WriteSummary()
+    pending: list[RecordFuture] = []
+    while True:
+        batch = await trio.to_thread.run_sync(next, batches, None)
+        if batch is None:
+            break
+        cols = _columns(batch, layout)
+        n = batch.num_rows
+        values = cols["value"]
+        keys = cols.get("key")
+        topics = cols.get("topic")
+        partitions = cols.get("partition")
+        headers = cols.get("headers")
+        stamps = cols.get("timestamp")
+        fixed = layout.fixed_topic
+        for i in range(n):
+            topic = fixed if fixed is not None else topics[i] if topics else None
+            if topic is None:
+                raise OptionError("a row has a null topic (and no 'topic' option is set)")
+            row_headers = headers[i] if headers else None
+            if row_headers:
+                _check_header_keys(row_headers)
+            future = await producer.send(
+                topic,
+                values[i],
+                keys[i] if keys else None,
+                row_headers,
+                partitions[i] if partitions else None,
+                stamps[i] if stamps else None,
+            )
+            pending.append(future)
+            if fixed is None:
+                summary.per_topic[topic] = summary.per_topic.get(topic, 0) + 1
+        if fixed is not None and n:
+            summary.per_topic[fixed] = summary.per_topic.get(fixed, 0) + n
+        summary.records += n
+        pending = _completed_ok(pending)
+    await producer.flush()
     _completed_ok(pending)
     return summary
 
@@ -230,9 +262,25 @@ def _completed_ok(futures: list[RecordFuture]) -> list[RecordFuture]:
     return still
 
 
-def write_arrow(opts: WriteOptions, layout: WriteLayout, batches: Iterator[Any]) -> WriteSummary:
+def write_arrow(
+    opts: WriteOptions,
+    layout: WriteLayout,
+    batches: Iterator[Any],
+    transactional_id: str | None = None,
+) -> WriteSummary:
     """``produce_batches`` from synchronous code (a Spark task)."""
-    return trio.run(produce_batches, opts, layout, batches)
+    return trio.run(produce_batches, opts, layout, batches, transactional_id)
+
+
+def task_transactional_id(prefix: str, write_id: str) -> str:
+    """The transactional id of this Spark task: the same for every attempt of the task (so
+    an attempt fences the one before it), different for every task and every write."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    if context is None:  # not in a Spark task (a direct call): an id of its own
+        return f"{prefix}-{write_id}-{uuid.uuid4().hex}"
+    return f"{prefix}-{write_id}-{context.partitionId()}"
 
 
 def merge(summaries: Sequence[WriteSummary | None]) -> WriteSummary:

@@ -312,6 +312,7 @@ class BatchBuilder:
         "base_sequence",
         "producer_epoch",
         "producer_id",
+        "transactional",
     )
 
     def __init__(
@@ -320,6 +321,7 @@ class BatchBuilder:
         producer_id: int = NO_PRODUCER_ID,
         producer_epoch: int = -1,
         base_sequence: int = NO_SEQUENCE,
+        transactional: bool = False,
     ) -> None:
         self._compression = compression
         self._parts: list[bytes] = []
@@ -330,6 +332,7 @@ class BatchBuilder:
         self.producer_id = producer_id
         self.producer_epoch = producer_epoch
         self.base_sequence = base_sequence
+        self.transactional = transactional  # a transactional producer's batch (bit 4)
 
     def __len__(self) -> int:
         return self._count
@@ -468,7 +471,7 @@ class BatchBuilder:
             record_count=count,
             first_timestamp_ms=self._first_ts,
             max_timestamp_ms=self._max_ts,
-            attributes=int(self._compression),
+            attributes=int(self._compression) | (ATTR_TRANSACTIONAL if self.transactional else 0),
             producer_id=self.producer_id,
             producer_epoch=self.producer_epoch,
             base_sequence=self.base_sequence,

@@ -101,6 +101,7 @@ class OffsetCommitPartition:
     partition: int
     offset: int  # the next offset to consume
     metadata: str = ""
+    leader_epoch: int = -1  # Kafka's committed_leader_epoch: of the last record consumed
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +154,7 @@ class FetchedOffset:
     offset: int  # -1: nothing committed
     metadata: str = ""
     commit_time_ms: int = -1
+    leader_epoch: int = -1  # as committed (-1: not given)
 
 
 @dataclass(frozen=True, slots=True)

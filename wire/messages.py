@@ -181,6 +181,8 @@ class ListOffsetsPartition:
 @dataclass(frozen=True, slots=True)
 class ListOffsetsRequest(Request["ListOffsetsResponse"]):
     partitions: list[ListOffsetsPartition]
+    # 1 read_committed: "latest" (-1) is the last stable offset, not the high watermark.
+    isolation_level: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -97,6 +97,7 @@ class TxnCommitOffset:
     partition: int
     offset: int
     metadata: str = ""
+    leader_epoch: int = -1  # Kafka's committed_leader_epoch
 
 
 @dataclass(frozen=True, slots=True)

@@ -142,6 +142,7 @@ async def _offset_commit(
 ) -> gm.OffsetCommitResponse:
     errors: dict[tuple[str, int], ErrorCode] = {}
     offsets = [(o.topic, o.partition, o.offset, o.metadata) for o in req.offsets]
+    epochs = {(o.topic, o.partition): o.leader_epoch for o in req.offsets if o.leader_epoch >= 0}
 
     def decide(ctl: Controller, s: MetadataState, now: int) -> Decision:
         if is_classic_group(s, req.group_id):
@@ -154,9 +155,10 @@ async def _offset_commit(
                 offsets,
                 now,
                 errors,
+                epochs,
             )
         return ctl.groups.commit_offsets(
-            s, req.group_id, req.member_id, req.generation, offsets, now, errors
+            s, req.group_id, req.member_id, req.generation, offsets, now, errors, epochs
         )
 
     outcome = await decide_on_controller(ctx, decide, commuting=True)
@@ -217,7 +219,12 @@ def _committed(
         else:
             out.append(
                 gm.FetchedOffset(
-                    topic, partition, entry.offset, entry.metadata, entry.commit_time_ms
+                    topic,
+                    partition,
+                    entry.offset,
+                    entry.metadata,
+                    entry.commit_time_ms,
+                    entry.leader_epoch,
                 )
             )
     return out

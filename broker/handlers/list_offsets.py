@@ -49,7 +49,9 @@ def handle_list_offsets(ctx: BrokerContext, req: ListOffsetsRequest) -> ListOffs
         if earliest:
             offset, ts = replica.log.log_start_offset, -1
         elif p.timestamp == LATEST_TIMESTAMP:
-            offset, ts = hw, -1
+            # read_committed readers end at the last stable offset (Kafka's ListOffsets).
+            offset = replica.log.last_stable_offset(hw) if req.isolation_level == 1 else hw
+            ts = -1
         elif p.timestamp == LATEST_TIERED_TIMESTAMP:
             offset, ts = -1, -1
         elif p.timestamp < 0 and p.timestamp != MAX_TIMESTAMP:

@@ -234,7 +234,8 @@ async def _txn_offset_commit(
     ctx: BrokerContext, req: tm.TxnOffsetCommitRequest
 ) -> tm.TxnOffsetCommitResponse:
     offsets = [
-        TxnOffset(req.group_id, o.topic, o.partition, o.offset, o.metadata) for o in req.offsets
+        TxnOffset(req.group_id, o.topic, o.partition, o.offset, o.metadata, o.leader_epoch)
+        for o in req.offsets
     ]
 
     def decide(state: MetadataState, now_ms: int) -> tc.TxnAnswer:

@@ -214,7 +214,9 @@ def translate_list_offsets(schema: ApiSchema, req: Any) -> Forward:
             ListOffsetsPartition(_topic_name(t), int(p.partition_index), int(p.timestamp))
             for t in req.topics
             for p in t.partitions
-        ]
+        ],
+        # v2+: a read_committed client's "latest" is the last stable offset.
+        int(getattr(req, "isolation_level", 0)),
     )
 
     def respond(entries: list[dict[str, Any]]) -> Any:

@@ -35,6 +35,7 @@ def translate_offset_commit(schema: ApiSchema, req: Any) -> Forward:
                 int(p.partition_index),
                 int(p.committed_offset),
                 p.committed_metadata or "",
+                int(getattr(p, "committed_leader_epoch", -1)),
             )
             for t in req.topics
             for p in t.partitions
@@ -74,7 +75,7 @@ def _partition_entry(o: gm.FetchedOffset, code: int) -> tuple[str, dict[str, Any
         {
             "partition_index": o.partition,
             "committed_offset": o.offset,
-            "committed_leader_epoch": -1,
+            "committed_leader_epoch": o.leader_epoch,
             "metadata": o.metadata,
             "error_code": code,
         },

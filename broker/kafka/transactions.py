@@ -83,7 +83,11 @@ def translate_add_offsets_to_txn(schema: ApiSchema, req: Any) -> Forward:
 def translate_txn_offset_commit(schema: ApiSchema, req: Any) -> Forward:
     offsets = [
         tm.TxnCommitOffset(
-            str(t.name), int(p.partition_index), int(p.committed_offset), p.committed_metadata or ""
+            str(t.name),
+            int(p.partition_index),
+            int(p.committed_offset),
+            p.committed_metadata or "",
+            int(getattr(p, "committed_leader_epoch", -1)),
         )
         for t in req.topics
         for p in t.partitions

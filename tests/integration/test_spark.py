@@ -39,6 +39,7 @@ from rillet.client import (
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 from rillet.spark_io.backfill_job import backfill
 from rillet.spark_io.backfill_manifest import load_manifests
+from rillet.spark_io.options import parse_write_options
 
 pytestmark = pytest.mark.integration
 
@@ -453,6 +454,52 @@ def test_write_then_read_round_trips_bytes_keys_and_headers(spark: Any, bootstra
         spark.createDataFrame([(b"x",)], "vaule binary").write.format("rillet").option(
             "bootstrap", bootstrap
         ).option("topic", "sp-out").mode("append").save()
+
+
+def committed_values(bootstrap: str, topic: str, partitions: int) -> list[bytes]:
+    """Every value a read_committed consumer reads up to the last stable offsets."""
+    tps = [TopicPartition(topic, p) for p in range(partitions)]
+    out: list[bytes] = []
+    with BlockingConsumer(bootstrap, isolation_level="read_committed") as consumer:
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        deadline = time.monotonic() + 30
+        for tp, end in consumer.end_offsets(tps).items():
+            while consumer.position(tp) < end and time.monotonic() < deadline:
+                out += [r.value for r in consumer.poll(timeout_ms=200) if r.value is not None]
+    return sorted(out)
+
+
+def test_reads_take_committed_transactions_only_and_writes_can_be_transactional(
+    spark: Any, bootstrap: str
+) -> None:
+    """A read stops at the last stable offset and skips aborted transactions; a
+    transactional write's records are all visible to read_committed readers once it ends."""
+    create(bootstrap, "sp-txn", 2)
+    # The open transaction must outlast the Spark read however slow (not aborted by timeout).
+    with BlockingProducer(
+        bootstrap, transactional_id="sp-txn-app", transaction_timeout_ms=900_000
+    ) as producer:
+        for n, commit in enumerate([True, False]):
+            producer.begin_transaction()
+            for i in range(4):
+                producer.send("sp-txn", f"t{n}-{i}".encode(), partition=i % 2)
+            producer.commit_transaction() if commit else producer.abort_transaction()
+        producer.begin_transaction()  # left open while Spark reads: past the LSO
+        producer.send("sp-txn", b"open", partition=0).result(timeout=30)
+        values = sorted(
+            bytes(r["value"]) for r in read(spark, bootstrap, subscribe="sp-txn").collect()
+        )
+        assert values == [f"t0-{i}".encode() for i in range(4)]
+        producer.abort_transaction()
+    create(bootstrap, "sp-txn-out", 3)
+    rows = [(f"w{i}",) for i in range(30)]
+    spark.createDataFrame(rows, "value string").write.format("rillet").option(
+        "bootstrap", bootstrap
+    ).option("topic", "sp-txn-out").option("transactional", "true").mode("append").save()
+    assert committed_values(bootstrap, "sp-txn-out", 3) == sorted(v.encode() for (v,) in rows)
+    with pytest.raises(Exception, match="'transactional' is for batch writes"):
+        parse_write_options({"bootstrap": bootstrap, "transactional": "true"}, streaming=True)
 
 
 # -- streaming ---------------------------------------------------------------------------------

@@ -28,7 +28,13 @@ pytest.importorskip("pyspark", reason="PySpark is not installed: pip install -e 
 if shutil.which("java") is None:
     pytest.skip("Java (17) is not on PATH: Spark needs it", allow_module_level=True)
 
-from rillet.client import BlockingAdmin, BlockingProducer, NewTopic
+from rillet.client import (
+    BlockingAdmin,
+    BlockingConsumer,
+    BlockingProducer,
+    NewTopic,
+    TopicPartition,
+)
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 
 pytestmark = pytest.mark.integration
@@ -82,6 +88,55 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
         yield c
 
 
+def run_reader(
+    cluster: LocalCluster,
+    topic: str,
+    version: str,
+    tmp_path: Path,
+    *extra: str,
+    timeout_s: float = READER_TIMEOUT_S,
+) -> dict[str, Any]:
+    """Run tests/support/spark_kafka_reader.py on ``topic``; its JSON answer (or a skip
+    when the connector is unavailable)."""
+    IVY_DIR.mkdir(parents=True, exist_ok=True)
+    log = tmp_path / "spark.log"
+    with open(log, "wb") as err:
+        run = subprocess.run(
+            [
+                sys.executable,
+                str(READER),
+                "--kafka-bootstrap",
+                cluster.plan.kafka_bootstrap,
+                "--rillet-bootstrap",
+                cluster.bootstrap,
+                "--topic",
+                topic,
+                "--connector-version",
+                version,
+                "--ivy-dir",
+                str(IVY_DIR),
+                *extra,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            timeout=timeout_s,
+            check=False,
+        )
+    text = log.read_text(errors="replace")
+    # The reader's own traceback says why it failed; the JVM's shutdown hooks log after it.
+    start = text.find("Traceback (most recent call last)")
+    tail = text[start : start + 4000] if start >= 0 else text[-3000:]
+    if run.returncode == NO_CONNECTOR_EXIT:
+        why = [ln.strip() for ln in text.splitlines() if "unresolved dependency" in ln]
+        pytest.skip(
+            f"Spark's Kafka connector {version} is unavailable: "
+            + (why[0] if why else text.strip().splitlines()[-1])
+        )
+    assert run.returncode == 0, tail
+    answer: dict[str, Any] = json.loads(run.stdout)
+    return answer
+
+
 def test_spark_s_kafka_source_reads_what_format_rillet_reads(
     cluster: LocalCluster, tmp_path: Path
 ) -> None:
@@ -106,41 +161,7 @@ def test_spark_s_kafka_source_reads_what_format_rillet_reads(
         ]
         for f in futures:
             f.result(timeout=30)
-    IVY_DIR.mkdir(parents=True, exist_ok=True)
-    log = tmp_path / "spark.log"
-    with open(log, "wb") as err:
-        run = subprocess.run(
-            [
-                sys.executable,
-                str(READER),
-                "--kafka-bootstrap",
-                cluster.plan.kafka_bootstrap,
-                "--rillet-bootstrap",
-                cluster.bootstrap,
-                "--topic",
-                topic,
-                "--connector-version",
-                version,
-                "--ivy-dir",
-                str(IVY_DIR),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=err,
-            timeout=READER_TIMEOUT_S,
-            check=False,
-        )
-    text = log.read_text(errors="replace")
-    # The reader's own traceback says why it failed; the JVM's shutdown hooks log after it.
-    start = text.find("Traceback (most recent call last)")
-    tail = text[start : start + 4000] if start >= 0 else text[-3000:]
-    if run.returncode == NO_CONNECTOR_EXIT:
-        why = [ln.strip() for ln in text.splitlines() if "unresolved dependency" in ln]
-        pytest.skip(
-            f"Spark's Kafka connector {version} is unavailable: "
-            + (why[0] if why else text.strip().splitlines()[-1])
-        )
-    assert run.returncode == 0, tail
-    rows: dict[str, list[Any]] = json.loads(run.stdout)
+    rows = run_reader(cluster, topic, version, tmp_path)
     assert len(rows["rillet"]) == 60
     assert rows["kafka"] == rows["rillet"]
     assert rows["stream"] == rows["rillet"]
@@ -148,3 +169,52 @@ def test_spark_s_kafka_source_reads_what_format_rillet_reads(
     assert by_offset[(0, 0)][7] is None  # record 0: no headers
     assert by_offset[(1, 0)][7] == [["n", "31"], ["bin", "00ff"], ["none", None]]
     assert by_offset[(2, 1)][1] is None  # record 5: a null value
+
+
+TXN_ROWS = 2000
+
+
+@pytest.mark.skipif(
+    not os.environ.get("RILLET_SPARK_TXN_TESTS"),
+    reason="a Spark JVM of its own with task retries (about a minute): RILLET_SPARK_TXN_TESTS=1",
+)
+def test_a_transactional_write_retried_after_a_failure_leaves_no_duplicate(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    """format("rillet") writes transactionally; the task holding the last row fails once
+    after writing and Spark retries it. read_committed readers (format("rillet"), Spark's
+    Kafka source with kafka.isolation.level=read_committed, batch and streaming) see every
+    row exactly once; the failed attempt's records are in the log, aborted."""
+    version = connector_version()
+    topic = "spark-txn-write"
+    with BlockingAdmin(cluster.bootstrap) as admin:
+        admin.create_topics([NewTopic(topic, 3, 3)])
+    rows = run_reader(
+        cluster,
+        topic,
+        version,
+        tmp_path,
+        "--master",
+        "local[2,2]",
+        "--isolation",
+        "read_committed",
+        "--txn-write-rows",
+        str(TXN_ROWS),
+        timeout_s=2 * READER_TIMEOUT_S,  # a write with a retried task, then three reads
+    )
+    assert rows["failed_once"]
+    values = sorted(bytes.fromhex(r[1]).decode() for r in rows["rillet"])
+    assert values == sorted(f"row-{n}" for n in range(TXN_ROWS))
+    assert rows["kafka"] == rows["rillet"]
+    assert rows["stream"] == rows["rillet"]
+    # The failed attempt wrote before it failed: its records are there, aborted.
+    tps = [TopicPartition(topic, p) for p in range(3)]
+    with BlockingConsumer(cluster.bootstrap) as consumer:
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        everything = 0
+        deadline = time.monotonic() + 30
+        for tp, end in consumer.end_offsets(tps).items():
+            while consumer.position(tp) < end and time.monotonic() < deadline:
+                everything += len(consumer.poll(timeout_ms=200))
+    assert everything > TXN_ROWS
