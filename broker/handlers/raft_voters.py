@@ -5,8 +5,9 @@ its own no-op and the previous change to commit, catches a new voter up, then co
 entry). Another node forwards the request there once. The answer comes when the change is
 committed, or says why it was not made: the core's refusal as INVALID_REQUEST (a change
 under way, the last voter), a voter that already is one or is not one, a replica that did
-not catch up in time (REQUEST_TIMED_OUT), or the pysyncobj engine (UNSUPPORTED_VERSION's
-rillet twin, UNKNOWN_API: its voter set is fixed).
+not catch up in time (REQUEST_TIMED_OUT), a cluster whose feature level is still the
+previous release's (UNSUPPORTED_VERSION: its nodes could not read the entry), or the
+pysyncobj engine (UNKNOWN_API: its voter set is fixed).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import forward_once
+from rillet.metadata_quorum.features import RAFT_DIRECTORY_IDS, refusal_below
 from rillet.raft.core_errors import MembershipChangeRefused
 from rillet.raft.errors import (
     MembershipUnsupported,
@@ -73,6 +75,9 @@ async def _change(
         return await forward_once(
             ctx, req, lambda why: RaftVoterResponse(ErrorCode.NOT_CONTROLLER, why), _not_controller
         )
+    too_early = refusal_below(ctx.metadata.state, RAFT_DIRECTORY_IDS, "a voter change")
+    if too_early is not None:  # a node of the previous release could not read the entry
+        return RaftVoterResponse(ErrorCode.UNSUPPORTED_VERSION, too_early)
     try:
         if isinstance(req, AddRaftVoterRequest):
             listener = req.listener_address or _registered_listener(ctx, req.voter_id)
