@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 from rillet.broker.authorizer import Authorizer
 from rillet.broker.driving_reply import ReshapedReply
 from rillet.broker.forwarded_caller import naming_the_client
-from rillet.broker.handlers import transactions
+from rillet.broker.handlers import broker_admin, transactions
 from rillet.broker.handlers.acls import (
     handle_create_acls,
     handle_delete_acls,
@@ -89,6 +89,7 @@ from rillet.broker.replication.fetch_session import (
 from rillet.broker.request_authorization import RequestAuthorizer
 from rillet.broker.session import Session
 from rillet.wire import acl_messages as am
+from rillet.wire import broker_admin_messages as bam
 from rillet.wire import classic_group_messages as cgm
 from rillet.wire import cluster_messages as cm
 from rillet.wire import group_messages as gm
@@ -228,6 +229,12 @@ HANDLERS: dict[ApiKey, Route[Any]] = {
         ram.ListReassignmentsRequest, handle_list_reassignments
     ),
     ApiKey.ELECT_LEADERS: Route(ram.ElectLeadersRequest, handle_elect_leaders),
+    ApiKey.ALTER_BROKER_CONFIGS: Route(
+        bam.AlterBrokerConfigsRequest, broker_admin.handle_alter_broker_configs
+    ),
+    ApiKey.UNREGISTER_BROKER: Route(
+        bam.UnregisterBrokerRequest, broker_admin.handle_unregister_broker
+    ),
     # Reached only on a listener without SASL (the connection answers them otherwise).
     ApiKey.SASL_HANDSHAKE: Route(
         sm.SaslHandshakeRequest,

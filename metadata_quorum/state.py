@@ -43,6 +43,7 @@ from rillet.metadata_quorum.partition_state import PartitionState as PartitionSt
 from rillet.metadata_quorum.partition_state import partition_row
 from rillet.metadata_quorum.records import (
     NO_LEADER,
+    BrokerConfigsRecord,
     ControllerActivated,
     FenceBroker,
     MetadataRecord,
@@ -93,6 +94,8 @@ class MetadataState:
     def __init__(self) -> None:
         self.last_applied_index = 0
         self.brokers: dict[int, BrokerRegistration] = {}
+        # Brokers' dynamic settings (replication throttle rates); -1: cluster-wide defaults.
+        self.broker_configs: dict[int, dict[str, str]] = {}
         self.topics: dict[str, TopicState] = {}  # by topic id
         self.topic_ids: dict[str, str] = {}  # name -> topic id
         self.partitions: dict[tuple[str, int], PartitionState] = {}  # (topic id, partition)
@@ -153,6 +156,11 @@ class MetadataState:
                 b = self.brokers.get(record.broker_id)
                 if b is not None and b.broker_epoch == record.broker_epoch:
                     del self.brokers[record.broker_id]
+            case BrokerConfigsRecord():
+                if record.configs:
+                    self.broker_configs[record.broker_id] = dict(record.configs)
+                else:
+                    self.broker_configs.pop(record.broker_id, None)
             case TopicRecord():
                 if record.name not in self.topic_ids and record.topic_id not in self.topics:
                     self.topics[record.topic_id] = TopicState(
@@ -355,6 +363,8 @@ class MetadataState:
         }
         if self.transactions.transactions:  # absent from snapshots of older builds
             doc["transactions"] = self.transactions.to_doc()
+        if self.broker_configs:  # likewise
+            doc["broker_configs"] = [[b, c] for b, c in sorted(self.broker_configs.items())]
         return bytes(cbor2.dumps(doc, canonical=True))
 
     @classmethod
@@ -397,6 +407,7 @@ class MetadataState:
             state.scram = ScramRegistry.from_doc(doc.get("scram", []))
             state.acls = AclRegistry.from_doc(doc.get("acls", []))
             state.transactions = TxnRegistry.from_doc(doc.get("transactions", []))
+            state.broker_configs = {int(b): dict(c) for b, c in doc.get("broker_configs", [])}
         except SnapshotError:
             raise
         except Exception as exc:

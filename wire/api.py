@@ -48,6 +48,7 @@ class ApiKey(IntEnum):
     DESCRIBE_USER_SCRAM_CREDENTIALS = 50
     ALTER_USER_SCRAM_CREDENTIALS = 51
     DESCRIBE_QUORUM = 55
+    UNREGISTER_BROKER = 64
     DESCRIBE_TRANSACTIONS = 65
     LIST_TRANSACTIONS = 66
     CONSUMER_GROUP_HEARTBEAT = 68
@@ -61,6 +62,7 @@ class ApiKey(IntEnum):
     NODE_AUTH_BEGIN = 1006
     NODE_AUTH_PROVE = 1007
     TXN_MARKERS_WRITTEN = 1008
+    ALTER_BROKER_CONFIGS = 1044  # Kafka's IncrementalAlterConfigs (44) for broker resources
     # classic-group apis whose Kafka numbers serve another shape here: 1000 + Kafka's number
     CLASSIC_LEAVE_GROUP = 1013
     CLASSIC_DESCRIBE_GROUPS = 1015

@@ -101,6 +101,7 @@ class ErrorCode(IntEnum):
     ELIGIBLE_LEADERS_NOT_AVAILABLE = 83
     ELECTION_NOT_NEEDED = 84
     NO_REASSIGNMENT_IN_PROGRESS = 85
+    BROKER_ID_NOT_REGISTERED = 102  # UnregisterBroker of an unknown broker
     UNKNOWN_API = 1000
 
     @property

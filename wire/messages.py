@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rillet.wire import acl_messages as am
+from rillet.wire import broker_admin_messages as bam
 from rillet.wire import classic_group_messages as cgm
 from rillet.wire import group_messages as gm
 from rillet.wire import leader_epoch_messages as lem
@@ -467,6 +468,8 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
         ram.ListReassignmentsResponse,
     ),
     ApiKey.ELECT_LEADERS: (ram.ElectLeadersRequest, ram.ElectLeadersResponse),
+    ApiKey.ALTER_BROKER_CONFIGS: (bam.AlterBrokerConfigsRequest, bam.AlterBrokerConfigsResponse),
+    ApiKey.UNREGISTER_BROKER: (bam.UnregisterBrokerRequest, bam.UnregisterBrokerResponse),
     ApiKey.BROKER_REGISTRATION: (BrokerRegistrationRequest, BrokerRegistrationResponse),
     ApiKey.BROKER_HEARTBEAT: (BrokerHeartbeatRequest, BrokerHeartbeatResponse),
     ApiKey.METADATA_FETCH: (MetadataFetchRequest, MetadataFetchResponse),

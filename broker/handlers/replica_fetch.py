@@ -4,8 +4,9 @@ The caller must prove the cluster secret (a forged follower fetch would move the
 watermark and make acks=all lie); then each partition is answered by
 :func:`~rillet.broker.replication.follower_fetch_answer.answer_follower_fetch`, which holds
 the decisions (epoch fencing, divergence, reads up to the log end). This module adds the
-node's side: finding the replica, and how the bytes leave (a duplicated descriptor, sent
-with sendfile).
+node's side: finding the replica, the leader's replication throttle (a partition its
+``leader.replication.throttled.rate`` covers gets no records while the node's bucket is in
+debt), and how the bytes leave (a duplicated descriptor, sent with sendfile).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.part_sender import JOIN_REGION_BYTES
 from rillet.broker.replication.follower_fetch_answer import answer_follower_fetch, is_diverging
 from rillet.wire.error_codes import ErrorCode
-from rillet.wire.frame import FileRegion
+from rillet.wire.frame import FileRegion, blob_length
 from rillet.wire.messages import FetchPartition, FetchPartitionResponse
 
 __all__ = ["hold_region", "is_diverging", "read_for_follower", "refused_follower"]
@@ -42,9 +43,22 @@ def read_for_follower(
         known = ctx.metadata.has_partition(p.topic, p.partition)
         code = ErrorCode.NOT_LEADER_OR_FOLLOWER if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return FetchPartitionResponse(p.topic, p.partition, code, -1, -1, b"")
-    return answer_follower_fetch(
-        replica, p, replica_id, ctx.now_ms(), remaining, first, hold_region, request_arrived_ms
+    now_ms = ctx.now_ms()
+    throttle = ctx.leader_throttle
+    state = ctx.metadata.state
+    throttled = (
+        throttle is not None
+        and throttle.refresh(state, now_ms)
+        and throttle.covers(state, p.topic, p.partition, replica_id)
     )
+    if throttled and throttle is not None and throttle.gate.wait_ms(now_ms) > 0:
+        remaining, first = 0, False  # the leader's throttle is in debt: no records this time
+    answer = answer_follower_fetch(
+        replica, p, replica_id, now_ms, remaining, first, hold_region, request_arrived_ms
+    )
+    if throttled and throttle is not None:
+        throttle.gate.charge(blob_length(answer.records), now_ms)
+    return answer
 
 
 def hold_region(region: FileRegion) -> FileRegion | bytes:

@@ -20,6 +20,7 @@ from wire_helpers import header_frame, join_parts, one_frame, strategy_for
 
 from rillet.wire import acl_messages as am
 from rillet.wire import acls, forwarding
+from rillet.wire import broker_admin_messages as bam
 from rillet.wire import classic_group_messages as cgm
 from rillet.wire import cluster_messages as cm
 from rillet.wire import group_messages as gm
@@ -113,6 +114,10 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     ),
     ram.ListReassignmentsRequest: ram.ListReassignmentsRequest([ram.TopicPartitions("t", [0])]),
     ram.ElectLeadersRequest: ram.ElectLeadersRequest(1, None),
+    bam.AlterBrokerConfigsRequest: bam.AlterBrokerConfigsRequest(
+        [bam.BrokerConfigChange(-1, {"leader.replication.throttled.rate": "10"}, ["x"])]
+    ),
+    bam.UnregisterBrokerRequest: bam.UnregisterBrokerRequest(4),
     cm.BrokerRegistrationRequest: cm.BrokerRegistrationRequest(
         "c", b"\x01" * 32, 2, "inc-1", "127.0.0.1", 9092, "rack-a"
     ),
@@ -242,6 +247,10 @@ SAMPLE_RESPONSES: dict[type, Any] = {
     ram.ListReassignmentsResponse: ram.ListReassignmentsResponse(
         0, [ram.ReassignmentStatus("t", 0, [2, 3, 4, 1], [4], [1])]
     ),
+    bam.AlterBrokerConfigsResponse: bam.AlterBrokerConfigsResponse(
+        [bam.BrokerConfigResult(2, 40, "no")]
+    ),
+    bam.UnregisterBrokerResponse: bam.UnregisterBrokerResponse(102, "not registered"),
     ram.ElectLeadersResponse: ram.ElectLeadersResponse(
         0, None, [ram.PartitionOutcome("t", 0, 84, "the preferred replica leads")]
     ),
@@ -329,7 +338,7 @@ def test_samples_cover_every_api_and_every_message_class() -> None:
     all_classes = {
         obj
         for obj in vars(m).values()
-        for module in (m, cm, gm, cgm, lem, ldm, ram, rdm, um, am, acls, sm, tm, forwarding)
+        for module in (m, cm, gm, cgm, lem, ldm, ram, bam, rdm, um, am, acls, sm, tm, forwarding)
         for obj in vars(module).values()
         if inspect.isclass(obj)
         and dataclasses.is_dataclass(obj)
@@ -386,6 +395,7 @@ def test_api_numbers_are_stable() -> None:
         "CREATE_PARTITIONS": 37,
         "DELETE_GROUPS": 42,
         "ELECT_LEADERS": 43,
+        "UNREGISTER_BROKER": 64,
         "ALTER_PARTITION_REASSIGNMENTS": 45,
         "LIST_PARTITION_REASSIGNMENTS": 46,
         "OFFSET_DELETE": 47,
@@ -406,6 +416,7 @@ def test_api_numbers_are_stable() -> None:
         "NODE_AUTH_BEGIN": 1006,
         "NODE_AUTH_PROVE": 1007,
         "TXN_MARKERS_WRITTEN": 1008,
+        "ALTER_BROKER_CONFIGS": 1044,
         "CLASSIC_LEAVE_GROUP": 1013,
         "CLASSIC_DESCRIBE_GROUPS": 1015,
         "CLASSIC_LIST_GROUPS": 1016,
@@ -910,6 +921,7 @@ KAFKA_NUMBERS = {
     "ELIGIBLE_LEADERS_NOT_AVAILABLE": 83,
     "ELECTION_NOT_NEEDED": 84,
     "NO_REASSIGNMENT_IN_PROGRESS": 85,
+    "BROKER_ID_NOT_REGISTERED": 102,
     "INVALID_TIMESTAMP": 32,
     "UNSUPPORTED_VERSION": 35,
     "TOPIC_ALREADY_EXISTS": 36,

@@ -1,0 +1,82 @@
+"""Replication throttles for a set of moves, set and cleared as ``kafka-reassign-partitions``
+does (``--execute --throttle``, ``--verify``).
+
+For each moving partition, the replicas it has now are throttled as leaders
+(``leader.replication.throttled.replicas``) and the replicas joining as followers
+(``follower.replication.throttled.replicas``); every broker taking part gets both rates.
+The brokers apply a throttle only to replicas out of the ISR, so a partition's in-sync
+replicas are never slowed. ``--verify`` clears them all once every move is complete, and
+``rillet cluster rebalance`` and ``decommission`` clear them when their moves end.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from rillet.broker.replication.replication_throttle import (
+    BROKER_THROTTLE_CONFIGS,
+    FOLLOWER_RATE,
+    FOLLOWER_REPLICAS,
+    LEADER_RATE,
+    LEADER_REPLICAS,
+    TOPIC_THROTTLE_CONFIGS,
+    replicas_text,
+)
+from rillet.cli.reassign_plan import PlannedMove
+from rillet.client import Admin
+from rillet.wire.broker_admin_messages import BrokerConfigChange
+
+
+def topic_throttles(
+    current: list[PlannedMove], plan: list[PlannedMove]
+) -> dict[str, dict[str, str]]:
+    """Per topic, the two lists for the moves of ``plan`` (partitions that do not move are
+    left out, as Kafka's tool does)."""
+    now = {(c.topic, c.partition): c.replicas for c in current}
+    leaders: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    followers: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for m in plan:
+        had = now.get((m.topic, m.partition), ())
+        joining = [b for b in m.replicas if b not in had]
+        if not joining:
+            continue
+        leaders[m.topic] += [(m.partition, b) for b in had]
+        followers[m.topic] += [(m.partition, b) for b in joining]
+    return {
+        t: {
+            LEADER_REPLICAS: replicas_text(leaders[t]),
+            FOLLOWER_REPLICAS: replicas_text(followers[t]),
+        }
+        for t in sorted(followers)
+    }
+
+
+def brokers_involved(current: list[PlannedMove], plan: list[PlannedMove]) -> list[int]:
+    keys = {(m.topic, m.partition) for m in plan}
+    had = {b for c in current if (c.topic, c.partition) in keys for b in c.replicas}
+    return sorted(had | {b for m in plan for b in m.replicas})
+
+
+async def set_throttles(
+    admin: Admin, current: list[PlannedMove], plan: list[PlannedMove], rate_bytes_per_s: int
+) -> None:
+    lists = topic_throttles(current, plan)
+    for topic, configs in lists.items():
+        await admin.alter_topic_configs(topic, set=configs)
+    rates = {LEADER_RATE: str(rate_bytes_per_s), FOLLOWER_RATE: str(rate_bytes_per_s)}
+    await admin.reassignments().alter_broker_configs(
+        [BrokerConfigChange(b, rates) for b in brokers_involved(current, plan)]
+    )
+
+
+async def clear_throttles(admin: Admin, topics: list[str]) -> tuple[list[int], list[str]]:
+    """Remove both rates from every broker and both lists from ``topics``; returns what was
+    cleared (brokers, topics) for the message."""
+    brokers = sorted(n.node_id for n in (await admin.describe_cluster()).nodes)
+    await admin.reassignments().alter_broker_configs(
+        [BrokerConfigChange(b, delete=list(BROKER_THROTTLE_CONFIGS)) for b in brokers]
+    )
+    named = sorted(set(topics))
+    for topic in named:
+        await admin.alter_topic_configs(topic, delete=list(TOPIC_THROTTLE_CONFIGS))
+    return brokers, named
