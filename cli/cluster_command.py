@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rillet.cli import decommission_command
+from rillet.cli import decommission_command, rebalance_command
 from rillet.cli.cluster_status import (
     REFUSED,
     Address,
@@ -94,6 +94,7 @@ def register(sub: Any) -> None:
     down.add_argument("--purge", action="store_true", help="also delete the cluster directory")
     down.set_defaults(run=run_down)
     decommission_command.register(actions)
+    rebalance_command.register(actions)
 
 
 def run_up(args: argparse.Namespace) -> int:

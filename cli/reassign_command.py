@@ -117,8 +117,9 @@ async def _current(admin: Admin, topics: list[str]) -> list[PlannedMove]:
 async def _generate(args: argparse.Namespace, topics: list[str]) -> int:
     async with Admin(args.bootstrap, **client_options(args)) as admin:
         current = await _current(admin, topics)
+        racks = {n.node_id: n.rack for n in (await admin.describe_cluster()).nodes}
     try:
-        proposed = generate(current, args.brokers)
+        proposed = generate(current, args.brokers, racks)
     except PlanError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

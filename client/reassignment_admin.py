@@ -135,6 +135,19 @@ class Reassignments:
             self.backoff_s,
         )
 
+    async def hosted_bytes(self, broker_id: int) -> dict[tuple[str, int], int] | None:
+        """Bytes of every replica ``broker_id`` hosts (None: it does not answer)."""
+        if broker_id not in self.cluster.metadata.brokers:
+            await self.cluster.refresh_metadata([])
+        try:
+            conn = await self.cluster.connection(broker_id)
+            response: DescribeLogDirsResponse = await conn.request(
+                DescribeLogDirsRequest(None), self.cluster.request_timeout_s
+            )
+        except Exception:
+            return None
+        return {(p.topic, p.partition): p.size_bytes for p in response.partitions}
+
     async def replica_bytes(self, broker_id: int, topic: str, partition: int) -> int | None:
         """Bytes of ``topic``-``partition`` on ``broker_id`` (None: not there, or the broker
         does not answer): a moving replica's progress."""
