@@ -12,6 +12,7 @@ debt), and how the bytes leave (a duplicated descriptor, sent with sendfile).
 from __future__ import annotations
 
 import errno
+import math
 import os
 
 from rillet.broker.handlers.context import BrokerContext
@@ -21,7 +22,13 @@ from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FileRegion, blob_length
 from rillet.wire.messages import FetchPartition, FetchPartitionResponse
 
-__all__ = ["hold_region", "is_diverging", "read_for_follower", "refused_follower"]
+__all__ = [
+    "hold_region",
+    "is_diverging",
+    "read_for_follower",
+    "refused_follower",
+    "throttle_wait_s",
+]
 
 
 def refused_follower(ctx: BrokerContext, auth: bytes) -> str | None:
@@ -51,14 +58,24 @@ def read_for_follower(
         and throttle.refresh(state, now_ms)
         and throttle.covers(state, p.topic, p.partition, replica_id)
     )
-    if throttled and throttle is not None and throttle.gate.wait_ms(now_ms) > 0:
-        remaining, first = 0, False  # the leader's throttle is in debt: no records this time
+    if throttled and throttle is not None and throttle.gate.bucket is not None:
+        allowance = throttle.gate.bucket.available_bytes(now_ms)
+        remaining = min(remaining, allowance)
+        first = first and allowance > 0  # in debt: no records this time
     answer = answer_follower_fetch(
         replica, p, replica_id, now_ms, remaining, first, hold_region, request_arrived_ms
     )
     if throttled and throttle is not None:
         throttle.gate.charge(blob_length(answer.records), now_ms)
     return answer
+
+
+def throttle_wait_s(ctx: BrokerContext) -> float:
+    """How long the leader's replication throttle is in debt (inf: it is not): a follower's
+    long poll ends then, so the bytes it held back go as soon as they may."""
+    throttle = ctx.leader_throttle
+    wait_ms = 0 if throttle is None else throttle.gate.wait_ms(ctx.now_ms())
+    return wait_ms / 1000 if wait_ms > 0 else math.inf
 
 
 def hold_region(region: FileRegion) -> FileRegion | bytes:

@@ -21,6 +21,7 @@ import enum
 import logging
 import ssl
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 import trio
 
@@ -208,19 +209,27 @@ class ReplicaFetcherManager:
         whose position changed since the last answer on this connection (fetch_session),
         found among those this loop applied answers to (followed_positions)."""
         cfg = self._config
+        throttled, wait_ms = self._throttled(positions)
+        now_paused = throttled if wait_ms > 0 else set()
+        if now_paused and len(now_paused) == len(positions.positions):
+            await self._wait_for_change(wait_ms / 1000)  # nothing else to fetch: wait it out
+            return _Outcome.PROGRESS
         slicer = TimeSlicer()
         moved = positions.take_moved_keys()
         for key in moved or ():
             positions.recompute(key)
             await slicer.step()
-        throttled, wait_ms = self._throttled(positions)
         current: dict[tuple[str, int], FetchPartition] = positions.positions
-        now_paused = throttled if wait_ms > 0 else set()
         if now_paused:
-            if len(now_paused) == len(current):  # nothing else to fetch: wait out the debt
-                await self._wait_for_change(wait_ms / 1000)
-                return _Outcome.PROGRESS
             current = {k: p for k, p in current.items() if k not in now_paused}
+        if throttled and len(throttled) > len(now_paused):
+            chunk = self.throttle.gate.chunk_bytes
+            current = {
+                k: replace(p, partition_max_bytes=chunk(p.partition_max_bytes))
+                if k in throttled
+                else p
+                for k, p in current.items()
+            }
         if now_paused != paused:
             moved = None  # partitions leave or rejoin the session: compare them all
             paused.clear()

@@ -11,8 +11,10 @@ never slowed, so ``acks=all`` writes never wait on a throttle (Kafka's rule).
 
 The limit is a token bucket charged after the bytes arrived: a fetch that returns more than
 the bucket holds leaves it in debt, and throttled partitions sit out fetches until the debt
-is paid back. So there is no per-record work, only one subtraction per answered partition,
-and the long-run rate is the configured one whatever the batch sizes.
+is paid back. Each fetch asks for a tenth of a second's worth of a throttled partition (the
+leader sends no more than the bucket holds), so the copy flows evenly. There is no
+per-record work, only one subtraction per answered partition, and the long-run rate is the
+configured one whatever the batch sizes.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ UNLIMITED_RATE = 9223372036854775807
 # How much a bucket may save up, in seconds of its rate: an idle throttled replica may send
 # one second's worth at once, then the rate holds.
 BURST_S = 1.0
+# A throttled partition's fetches carry at most 1/CHUNKS_PER_S seconds' worth each.
+CHUNKS_PER_S = 10
 
 
 class ThrottleConfigError(ValueError):
@@ -122,6 +126,11 @@ class TokenBucket:
         self._tokens -= n_bytes
         self.charged_bytes_total += n_bytes
 
+    def available_bytes(self, now_ms: int) -> int:
+        """What may go now without debt (0 while in debt)."""
+        self._refill(now_ms)
+        return max(0, int(self._tokens))
+
     def wait_ms(self, now_ms: int) -> int:
         """How long throttled traffic must pause before the bucket is out of debt (0: it may
         go now)."""
@@ -154,6 +163,14 @@ class ThrottleGate:
 
     def wait_ms(self, now_ms: int) -> int:
         return 0 if self.bucket is None else self.bucket.wait_ms(now_ms)
+
+    def chunk_bytes(self, limit: int) -> int:
+        """The most one fetch should carry of a throttled partition: a tenth of a second at
+        the rate (so the bytes arrive smoothly, not a whole fetch at once then a long
+        pause), never more than ``limit``."""
+        if self.bucket is None:
+            return limit
+        return max(1, min(limit, self.bucket.rate_bytes_per_s // CHUNKS_PER_S))
 
     def charge(self, n_bytes: int, now_ms: int) -> None:
         if self.bucket is not None and n_bytes > 0:
