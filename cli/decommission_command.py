@@ -18,15 +18,10 @@ from typing import Any
 import trio
 
 from rillet.cli.common import add_bootstrap, client_options, positive_int, run_async
-from rillet.cli.move_progress import watch_moves
-from rillet.cli.move_throttles import clear_throttles, set_throttles
+from rillet.cli.move_throttles import POLL_S, run_moves
 from rillet.cli.reassign_plan import PlanError, PlannedMove, decommission
 from rillet.client import Admin
 from rillet.client.errors import RilletError
-from rillet.wire.error_codes import ErrorCode
-from rillet.wire.reassignment_messages import PartitionMove
-
-POLL_S = 1.0
 
 
 def register(actions: Any) -> None:
@@ -78,22 +73,9 @@ async def _decommission(args: argparse.Namespace) -> int:
         moves = admin.reassignments()
         with trio.move_on_after(args.timeout_s) as scope:
             if plan:
-                if args.throttle is not None:
-                    await set_throttles(admin, current, plan, args.throttle)
-                outcomes = await moves.alter(
-                    [PartitionMove(m.topic, m.partition, list(m.replicas)) for m in plan]
-                )
-                refused = [o for o in outcomes if o.error_code != ErrorCode.NONE]
-                for o in refused:
-                    name = ErrorCode.from_wire(o.error_code).name
-                    _error(f"{o.topic}-{o.partition}: {name}: {o.error_message}")
-                if refused:
-                    return 1
                 print(f"moving {len(plan)} partition(s) off broker {node}")
-                keys = [(m.topic, m.partition) for m in plan]
-                await watch_moves(moves, keys, POLL_S, trio.current_time)
-                if args.throttle is not None:
-                    await clear_throttles(admin, sorted({m.topic for m in plan}))
+                if await run_moves(admin, current, plan, args.throttle):
+                    return 1
             print(f"broker {node} holds no replicas: it can be stopped")
             if args.keep_registered:
                 return 0

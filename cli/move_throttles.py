@@ -11,7 +11,10 @@ replicas are never slowed. ``--verify`` clears them all once every move is compl
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
+
+import trio
 
 from rillet.broker.replication.replication_throttle import (
     BROKER_THROTTLE_CONFIGS,
@@ -22,9 +25,14 @@ from rillet.broker.replication.replication_throttle import (
     TOPIC_THROTTLE_CONFIGS,
     replicas_text,
 )
+from rillet.cli.move_progress import watch_moves
 from rillet.cli.reassign_plan import PlannedMove
 from rillet.client import Admin
 from rillet.wire.broker_admin_messages import BrokerConfigChange
+from rillet.wire.error_codes import ErrorCode
+from rillet.wire.reassignment_messages import PartitionMove
+
+POLL_S = 1.0
 
 
 def topic_throttles(
@@ -80,3 +88,27 @@ async def clear_throttles(admin: Admin, topics: list[str]) -> tuple[list[int], l
     for topic in named:
         await admin.alter_topic_configs(topic, delete=list(TOPIC_THROTTLE_CONFIGS))
     return brokers, named
+
+
+async def run_moves(
+    admin: Admin, current: list[PlannedMove], plan: list[PlannedMove], throttle: int | None
+) -> list[tuple[str, int]]:
+    """Start ``plan`` (throttled when ``throttle`` is set), print each refusal, print the
+    progress of the others until none is moving, then remove the throttles. Returns the
+    partitions refused (the caller bounds the wait with a cancel scope)."""
+    if throttle is not None:
+        await set_throttles(admin, current, plan, throttle)
+    moves = admin.reassignments()
+    outcomes = await moves.alter(
+        [PartitionMove(m.topic, m.partition, list(m.replicas)) for m in plan]
+    )
+    refused = [(o.topic, o.partition) for o in outcomes if o.error_code != ErrorCode.NONE]
+    for o in outcomes:
+        if o.error_code != ErrorCode.NONE:
+            name = ErrorCode.from_wire(o.error_code).name
+            print(f"error: {o.topic}-{o.partition}: {name}: {o.error_message}", file=sys.stderr)
+    started = [(m.topic, m.partition) for m in plan if (m.topic, m.partition) not in refused]
+    await watch_moves(moves, started, POLL_S, trio.current_time)
+    if throttle is not None:
+        await clear_throttles(admin, sorted({m.topic for m in plan}))
+    return refused

@@ -18,15 +18,12 @@ from typing import Any
 import trio
 
 from rillet.cli.common import add_bootstrap, client_options, positive_int, run_async
-from rillet.cli.move_progress import watch_moves
-from rillet.cli.move_throttles import clear_throttles, set_throttles
+from rillet.cli.move_throttles import run_moves
 from rillet.cli.reassign_plan import PlannedMove, plan_json
 from rillet.client import Admin
 from rillet.metadata_quorum.rebalance_planner import PartitionLoad, plan_rebalance
 from rillet.wire.error_codes import ErrorCode
-from rillet.wire.reassignment_messages import PartitionMove
 
-POLL_S = 1.0
 PREFERRED = 0  # ElectLeaders' election type
 
 
@@ -108,21 +105,9 @@ async def _execute(
     moves = admin.reassignments()
     current = [PlannedMove(p.topic, p.partition, p.replicas) for p in parts]
     planned = [PlannedMove(m.topic, m.partition, m.replicas) for m in plan]
-    keys = [(m.topic, m.partition) for m in plan]
     with trio.move_on_after(args.timeout_s):
-        if args.throttle is not None:
-            await set_throttles(admin, current, planned, args.throttle)
-        outcomes = await moves.alter(
-            [PartitionMove(m.topic, m.partition, list(m.replicas)) for m in planned]
-        )
-        refused = [o for o in outcomes if o.error_code != ErrorCode.NONE]
-        for o in refused:
-            name = ErrorCode.from_wire(o.error_code).name
-            print(f"error: {o.topic}-{o.partition}: {name}: {o.error_message}", file=sys.stderr)
-        started = [k for k in keys if k not in {(o.topic, o.partition) for o in refused}]
-        await watch_moves(moves, started, POLL_S, trio.current_time)
-        if args.throttle is not None:
-            await clear_throttles(admin, sorted({t for t, _ in keys}))
+        refused = await run_moves(admin, current, planned, args.throttle)
+        started = [(m.topic, m.partition) for m in plan if (m.topic, m.partition) not in refused]
         elected = await moves.elect_leaders(PREFERRED, started)
         led = sum(
             1 for o in elected if o.error_code in (ErrorCode.NONE, ErrorCode.ELECTION_NOT_NEEDED)
