@@ -18,7 +18,7 @@ from typing import Any
 import trio
 
 from rillet.cli.common import add_bootstrap, client_options, positive_int, run_async
-from rillet.cli.move_throttles import POLL_S, run_moves
+from rillet.cli.move_throttles import POLL_S, add_throttle_arg, run_moves
 from rillet.cli.reassign_plan import PlanError, PlannedMove, decommission
 from rillet.client import Admin
 from rillet.client.errors import RilletError
@@ -33,12 +33,7 @@ def register(actions: Any) -> None:
     p.add_argument(
         "--timeout-s", type=positive_int, default=3600, help="give up waiting after this long"
     )
-    p.add_argument(
-        "--throttle",
-        type=positive_int,
-        metavar="BYTES_PER_S",
-        help="limit the moves' replication to this many bytes/s per broker",
-    )
+    add_throttle_arg(p)
     p.add_argument(
         "--keep-registered",
         action="store_true",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 from collections import defaultdict
+from typing import Any
 
 import trio
 
@@ -25,6 +26,7 @@ from rillet.broker.replication.replication_throttle import (
     TOPIC_THROTTLE_CONFIGS,
     replicas_text,
 )
+from rillet.cli.common import positive_int
 from rillet.cli.move_progress import watch_moves
 from rillet.cli.reassign_plan import PlannedMove
 from rillet.client import Admin
@@ -33,6 +35,15 @@ from rillet.wire.error_codes import ErrorCode
 from rillet.wire.reassignment_messages import PartitionMove
 
 POLL_S = 1.0
+
+
+def add_throttle_arg(p: Any) -> None:
+    p.add_argument(
+        "--throttle",
+        type=positive_int,
+        metavar="BYTES_PER_S",
+        help="limit the moves' replication to this many bytes/s per broker",
+    )
 
 
 def topic_throttles(

@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rillet.cli.common import add_bootstrap, client_options, positive_int, run_async
-from rillet.cli.move_throttles import clear_throttles, set_throttles
+from rillet.cli.common import add_bootstrap, client_options, run_async
+from rillet.cli.move_throttles import add_throttle_arg, clear_throttles, set_throttles
 from rillet.cli.reassign_plan import (
     PlanError,
     PlannedMove,
@@ -62,12 +62,7 @@ def register(tsub: Any) -> None:
     p.add_argument(
         "--brokers", type=broker_list_arg, help="broker ids to place replicas on (--generate)"
     )
-    p.add_argument(
-        "--throttle",
-        type=positive_int,
-        metavar="BYTES_PER_S",
-        help="limit the moves' replication to this many bytes/s per broker (--execute)",
-    )
+    add_throttle_arg(p)
     p.add_argument(
         "--preserve-throttles",
         action="store_true",

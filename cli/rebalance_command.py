@@ -18,7 +18,7 @@ from typing import Any
 import trio
 
 from rillet.cli.common import add_bootstrap, client_options, positive_int, run_async
-from rillet.cli.move_throttles import run_moves
+from rillet.cli.move_throttles import add_throttle_arg, run_moves
 from rillet.cli.reassign_plan import PlannedMove, plan_json
 from rillet.client import Admin
 from rillet.metadata_quorum.rebalance_planner import PartitionLoad, plan_rebalance
@@ -32,12 +32,7 @@ def register(actions: Any) -> None:
         "rebalance", help="move replicas so brokers hold even replicas, bytes and leaders"
     )
     p.add_argument("--dry-run", action="store_true", help="print the plan, move nothing")
-    p.add_argument(
-        "--throttle",
-        type=positive_int,
-        metavar="BYTES_PER_S",
-        help="limit the moves' replication to this many bytes/s per broker",
-    )
+    add_throttle_arg(p)
     p.add_argument(
         "--max-moves", type=positive_int, default=1000, help="at most this many replica copies"
     )
