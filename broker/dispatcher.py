@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 from rillet.broker.authorizer import Authorizer
 from rillet.broker.driving_reply import ReshapedReply
 from rillet.broker.forwarded_caller import naming_the_client
-from rillet.broker.handlers import raft_voters, transactions
+from rillet.broker.handlers import broker_admin, raft_voters, transactions
 from rillet.broker.handlers.acls import (
     handle_create_acls,
     handle_delete_acls,
@@ -90,6 +90,7 @@ from rillet.broker.replication.fetch_session import (
 from rillet.broker.request_authorization import RequestAuthorizer
 from rillet.broker.session import Session
 from rillet.wire import acl_messages as am
+from rillet.wire import broker_admin_messages as bam
 from rillet.wire import classic_group_messages as cgm
 from rillet.wire import cluster_messages as cm
 from rillet.wire import feature_messages as fm
@@ -244,6 +245,12 @@ HANDLERS: dict[ApiKey, Route[Any]] = {
     ),
     ApiKey.ELECT_LEADERS: Route(ram.ElectLeadersRequest, handle_elect_leaders),
     ApiKey.UPDATE_FEATURES: Route(fm.UpdateFeaturesRequest, handle_update_features),
+    ApiKey.ALTER_BROKER_CONFIGS: Route(
+        bam.AlterBrokerConfigsRequest, broker_admin.handle_alter_broker_configs
+    ),
+    ApiKey.UNREGISTER_BROKER: Route(
+        bam.UnregisterBrokerRequest, broker_admin.handle_unregister_broker
+    ),
     # Reached only on a listener without SASL (the connection answers them otherwise).
     ApiKey.SASL_HANDSHAKE: Route(
         sm.SaslHandshakeRequest,

@@ -19,6 +19,7 @@ from typing import Any
 from rillet.broker.session import Session
 from rillet.wire import messages as m
 from rillet.wire.acl_messages import CreateAclsRequest, DeleteAclsRequest
+from rillet.wire.broker_admin_messages import AlterBrokerConfigsRequest, UnregisterBrokerRequest
 from rillet.wire.feature_messages import UpdateFeaturesRequest
 from rillet.wire.forwarding import ForwardedFor
 from rillet.wire.raft_voter_messages import AddRaftVoterRequest, RemoveRaftVoterRequest
@@ -41,6 +42,8 @@ FORWARDABLE = frozenset(
         AddRaftVoterRequest,
         RemoveRaftVoterRequest,
         UpdateFeaturesRequest,
+        AlterBrokerConfigsRequest,
+        UnregisterBrokerRequest,
     }
 )
 

@@ -71,6 +71,7 @@ from rillet.broker.replica_manager import ReplicaManager
 from rillet.broker.replica_repair import ReplicaRepairer
 from rillet.broker.replication.isr_manager import IsrManager
 from rillet.broker.replication.replica_fetcher import ReplicaFetcherManager
+from rillet.broker.replication.throttled_replicas import ThrottledReplicas
 from rillet.broker.request_budget import ReadPolicy
 from rillet.broker.sasl.login_guard import LoginGuard
 from rillet.broker.served_stream import ServedStream, peer_host, tls_accept
@@ -267,6 +268,7 @@ class Node:
                     self._faults,
                     logins=logins,
                     kafka_fetch_sessions=sessions,
+                    leader_throttle=ThrottledReplicas(cfg.node_id, leader=True),
                 )
                 dispatcher = Dispatcher(ctx)
                 kafka_dispatcher = dispatcher

@@ -146,6 +146,8 @@ NEEDS: dict[ApiKey, Callable[[Any], list[Need]]] = {
     ApiKey.LIST_PARTITION_REASSIGNMENTS: lambda r: _cluster(D),
     ApiKey.ELECT_LEADERS: lambda r: _cluster(Operation.ALTER),
     ApiKey.UPDATE_FEATURES: lambda r: _cluster(Operation.ALTER if r.level > 0 else D),
+    ApiKey.ALTER_BROKER_CONFIGS: lambda r: _cluster(Operation.ALTER_CONFIGS),
+    ApiKey.UNREGISTER_BROKER: lambda r: _cluster(Operation.ALTER),
     ApiKey.DELETE_ACLS: lambda r: _cluster(Operation.ALTER),
     ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: lambda r: _cluster(D),
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: lambda r: _cluster(Operation.ALTER),

@@ -12,6 +12,11 @@ import re
 from typing import Any
 
 from rillet.broker.errors import TopicError
+from rillet.broker.replication.replication_throttle import (
+    TOPIC_THROTTLE_CONFIGS,
+    ThrottleConfigError,
+    normalised_replicas,
+)
 from rillet.partition_store.config import (
     CLEANUP_POLICIES,
     COMPACT_POLICY,
@@ -100,11 +105,18 @@ def validate_topic_configs(configs: dict[str, str], defaults: LogConfig) -> dict
                 raise TopicError(ErrorCode.INVALID_CONFIG, f"{key} must be an integer >= 1")
             out[key] = str(int(value))
             continue
+        if key in TOPIC_THROTTLE_CONFIGS:
+            try:
+                out[key] = normalised_replicas(key, str(value))
+            except ThrottleConfigError as exc:
+                raise TopicError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+            continue
         if key not in TOPIC_CONFIG_KEYS:
             known = ", ".join(
                 sorted(
                     [
                         *TOPIC_CONFIG_KEYS,
+                        *TOPIC_THROTTLE_CONFIGS,
                         *STRING_TOPIC_CONFIGS,
                         *FLOAT_TOPIC_CONFIGS,
                         *BOOLEAN_TOPIC_CONFIGS,

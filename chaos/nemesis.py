@@ -30,7 +30,8 @@ from rillet.chaos.errors import ChaosError
 from rillet.chaos.history import HistoryWriter
 from rillet.chaos.kernel_network import KernelNetwork
 from rillet.chaos.link_proxy import LinkProxies
-from rillet.chaos.schedule import FaultStep
+from rillet.chaos.reassign_fault import end_move, start_move
+from rillet.chaos.schedule import FAULT_KINDS, FaultStep
 from rillet.launcher.local_cluster import LocalCluster
 from rillet.launcher.local_node import NodeStartError
 
@@ -148,7 +149,27 @@ class Degrade:
         return {}
 
 
+class Reassign:
+    """A partition move during the faults (chaos/reassign_fault.py); takes no node down."""
+
+    def apply(self, nemesis: Nemesis, step: FaultStep, node: int) -> dict[str, Any]:
+        bootstrap = probes.bootstrap_of(nemesis.cluster, nemesis.up())
+        partition = step.partition if step.partition is not None else 0
+        seed = int(step.params["seed"])
+        detail: dict[str, Any] = start_move(
+            bootstrap, nemesis.topic, partition, nemesis.node_ids, seed
+        )
+        return detail
+
+    def heal(self, nemesis: Nemesis, active: Active) -> dict[str, Any]:
+        bootstrap = probes.bootstrap_of(nemesis.cluster, nemesis.up())
+        cancel = bool(active.step.params["cancel"])
+        detail: dict[str, Any] = end_move(bootstrap, nemesis.topic, active.detail, cancel)
+        return detail
+
+
 INJECTORS: dict[str, Injector] = {
+    "reassign": Reassign(),
     "partition": Partition(),
     "kill-leader": Kill(),
     "kill-partition-leader": Kill(),
@@ -195,7 +216,7 @@ class Nemesis:
 
     def down(self) -> set[int]:
         """Nodes a fault in force makes unavailable (a split's whole minority)."""
-        out = {a.node for a in self.active.values()}
+        out = {a.node for a in self.active.values() if _takes_down(a.step)}
         for a in self.active.values():
             out.update(int(i) for i in a.detail.get("minority", ()))
         return out
@@ -212,7 +233,7 @@ class Nemesis:
         node, reason = self._resolve(step)
         if injector is None:
             reason = f"fault kind {step.kind} has no injector"
-        elif node is not None and len(self.down() | {node}) > self.max_down:
+        elif node is not None and _takes_down(step) and len(self.down() | {node}) > self.max_down:
             reason = f"node {node} would exceed the budget of {self.max_down} down"
         if step.kind == "degrade" and node is not None and not reason:
             reason = self._degrade_unavailable()
@@ -259,6 +280,8 @@ class Nemesis:
             if node is None or node not in self.node_ids:
                 return None, f"no node {node}"
             return (node, None) if node in up else (None, f"node {node} is already down")
+        if step.target == "cluster":  # the whole cluster, through any node that is up
+            return (up[0], None) if up else (None, "no node is up")
         if step.target == "raft-leader":
             leader = probes.raft_leader(self.cluster, up)
             return (leader, None) if leader is not None else (None, "no live Raft leader")
@@ -335,6 +358,11 @@ class Nemesis:
         self.crashes[node] = self.crashes.get(node, 0) + 1
         log.error("node %d exited on its own (status %s)", node, status)
         self.history.write({"type": "crash", "node": node, "status": status, "log_tail": tail})
+
+
+def _takes_down(step: FaultStep) -> bool:
+    kind = FAULT_KINDS.get(step.kind)
+    return kind is None or kind.nodes_down > 0
 
 
 def _probe_isr(nemesis: Nemesis) -> dict[int, list[int]] | None:

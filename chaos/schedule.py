@@ -59,13 +59,25 @@ FAULT_KINDS: dict[str, FaultKind] = {
             "loss and delay on a leader's or a node's link, both ways (tc netem; needs "
             "--network kernel, not in the default set)",
         ),
+        FaultKind(
+            "reassign",
+            0,
+            True,
+            "move a partition's replicas (a new node in, or one out), then cancel the move "
+            "or move it back at the heal (opt-in, not in the default set)",
+        ),
     )
 }
 # Kinds only the kernel network mode can apply: left out of the defaults (and of "all"), so
 # the default schedules, and the seeds already published, stay as they were.
 KERNEL_ONLY_FAULTS = ("degrade",)
+# Kinds added after seeds were published: opt-in by name ("all,reassign"), never in the
+# defaults, for the same reason.
+OPT_IN_FAULTS = ("reassign",)
 DEFAULT_FAULTS = tuple(
-    k.name for k in FAULT_KINDS.values() if k.available and k.name not in KERNEL_ONLY_FAULTS
+    k.name
+    for k in FAULT_KINDS.values()
+    if k.available and k.name not in KERNEL_ONLY_FAULTS and k.name not in OPT_IN_FAULTS
 )
 
 # Pause and partition targets, drawn per step: a paused or cut-off leader must stop
@@ -106,7 +118,8 @@ class Timing:
 class FaultStep:
     """One fault: started at ``start_s``, healed at ``heal_s`` (seconds into the run).
 
-    ``target`` is "raft-leader", "partition-leader" (of ``partition``) or "node" (``node``).
+    ``target`` is "raft-leader", "partition-leader" (of ``partition``), "node" (``node``)
+    or "cluster" (a change made through any node: ``reassign`` moves ``partition``).
     ``params`` holds kind-specific draws (corruption mode, bytes, a seed for positions).
     """
 
@@ -124,6 +137,7 @@ class FaultStep:
             "raft-leader": "the Raft leader",
             "partition-leader": f"the leader of partition {self.partition}",
             "node": f"node {self.node}",
+            "cluster": f"partition {self.partition}",
         }[self.target]
         extra = "".join(f" {k}={v}" for k, v in sorted(self.params.items()) if k != "seed")
         window = self.heal_s - self.start_s
@@ -265,6 +279,14 @@ def _draw_step(
             node=node if target == "node" else None,
             partition=partition if target == "partition-leader" else None,
             params=params,
+        )
+    if kind == "reassign":
+        params = {
+            "seed": rng.getrandbits(32),  # which replica leaves, which node joins
+            "cancel": rng.random() < 0.5,  # at the heal: cancel if still moving, else back
+        }
+        return FaultStep(
+            index, kind, start, heal, "cluster", partition=rng.randrange(parts), params=params
         )
     if kind == "restart-corrupt-tail":
         params = {

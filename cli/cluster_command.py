@@ -20,7 +20,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rillet.cli import add_node_command, decommission_command, features_command, voters_command
+from rillet.cli import (
+    add_node_command,
+    decommission_command,
+    features_command,
+    rebalance_command,
+    voters_command,
+)
 from rillet.cli.cluster_status import (
     REFUSED,
     Address,
@@ -103,6 +109,7 @@ def register(sub: Any) -> None:
     voters_command.register(actions)
     add_node_command.register(actions)
     features_command.register(actions)
+    rebalance_command.register(actions)
 
 
 def run_up(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rillet.cli.common import add_bootstrap, client_options, run_async
+from rillet.cli.move_throttles import add_throttle_arg, clear_throttles, set_throttles
 from rillet.cli.reassign_plan import (
     PlanError,
     PlannedMove,
@@ -60,6 +61,12 @@ def register(tsub: Any) -> None:
     p.add_argument("--topics", help="comma-separated topic names (--generate; or the file)")
     p.add_argument(
         "--brokers", type=broker_list_arg, help="broker ids to place replicas on (--generate)"
+    )
+    add_throttle_arg(p)
+    p.add_argument(
+        "--preserve-throttles",
+        action="store_true",
+        help="leave the throttles in place when every move is complete (--verify)",
     )
     add_bootstrap(p)
     p.set_defaults(run=run_reassign)
@@ -105,8 +112,9 @@ async def _current(admin: Admin, topics: list[str]) -> list[PlannedMove]:
 async def _generate(args: argparse.Namespace, topics: list[str]) -> int:
     async with Admin(args.bootstrap, **client_options(args)) as admin:
         current = await _current(admin, topics)
+        racks = {n.node_id: n.rack for n in (await admin.describe_cluster()).nodes}
     try:
-        proposed = generate(current, args.brokers)
+        proposed = generate(current, args.brokers, racks)
     except PlanError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -136,6 +144,13 @@ async def _execute(args: argparse.Namespace, plan: list[PlannedMove]) -> int:
         print(plan_json([c for c in current if any(_same(c, m) for m in plan)]))
         print()
         print("Save this to use as the --reassignment-json-file option during rollback")
+        if args.throttle is not None:
+            await set_throttles(admin, current, plan, args.throttle)
+            print(
+                "Warning: You must run --verify periodically, until the reassignment "
+                "completes, to ensure the throttle is removed."
+            )
+            print(f"The inter-broker throttle limit was set to {args.throttle} B/s")
         outcomes = await admin.reassignments().alter(
             [PartitionMove(m.topic, m.partition, list(m.replicas)) for m in plan]
         )
@@ -180,6 +195,11 @@ async def _verify(args: argparse.Namespace, plan: list[PlannedMove]) -> int:
                     f"There is no active reassignment of partition {m.topic}-{m.partition}, "
                     f"but replica set is {now} rather than {list(m.replicas)}."
                 )
+        if not unfinished and not args.preserve_throttles:
+            brokers, topics = await clear_throttles(admin, [m.topic for m in plan])
+            print(f"Clearing broker-level throttles on brokers {','.join(map(str, brokers))}")
+            for topic in topics:
+                print(f"Clearing topic-level throttles on topic {topic}")
     return 1 if unfinished else 0
 
 

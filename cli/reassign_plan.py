@@ -4,9 +4,10 @@ A plan is ``{"version": 1, "partitions": [{"topic": T, "partition": P, "replicas
 "log_dirs": [...]}]}`` (``log_dirs`` optional, "any" only: a node has one log directory);
 the topics-to-move file is ``{"version": 1, "topics": [{"topic": T}]}``. ``--generate``
 spreads each partition's replicas over the given brokers, keeping its replication factor:
-replica j of partition p goes to broker ``(p + j) mod n`` of the sorted list, so leaders
-rotate over the brokers as for a new topic. ``decommission`` plans the moves that empty a
-broker (``rillet cluster decommission``).
+replica j of partition p goes to broker ``(p + j) mod n`` of the brokers interleaved by rack
+(as for a new topic: metadata_quorum/assignment.py), so leaders rotate over the brokers and
+no two replicas of a partition share a rack while there are as many racks as replicas.
+``decommission`` plans the moves that empty a broker (``rillet cluster decommission``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
+
+from rillet.metadata_quorum.assignment import rack_alternated
 
 
 class PlanError(ValueError):
@@ -101,9 +104,12 @@ def plan_json(moves: list[PlannedMove]) -> str:
     )
 
 
-def generate(current: list[PlannedMove], brokers: list[int]) -> list[PlannedMove]:
-    """A plan placing each partition of ``current`` on ``brokers``, same replication factor."""
-    order = sorted(set(brokers))
+def generate(
+    current: list[PlannedMove], brokers: list[int], racks: dict[int, str | None] | None = None
+) -> list[PlannedMove]:
+    """A plan placing each partition of ``current`` on ``brokers`` (``racks``: each one's
+    rack, where known), same replication factor."""
+    order = rack_alternated({b: (racks or {}).get(b) for b in set(brokers)})
     out: list[PlannedMove] = []
     for m in current:
         factor = len(m.replicas)

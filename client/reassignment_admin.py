@@ -15,6 +15,12 @@ from dataclasses import dataclass
 from rillet.client.cluster import ClusterClient
 from rillet.client.controller_changes import ToController, decided
 from rillet.client.errors import BrokerError, error_for
+from rillet.wire.broker_admin_messages import (
+    AlterBrokerConfigsRequest,
+    AlterBrokerConfigsResponse,
+    BrokerConfigChange,
+    UnregisterBrokerRequest,
+)
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.log_dir_messages import (
     DescribeLogDirsRequest,
@@ -95,6 +101,52 @@ class Reassignments:
             self.backoff_s,
         )
         return list(response.results)
+
+    async def alter_broker_configs(self, changes: Sequence[BrokerConfigChange]) -> None:
+        """Set or remove brokers' dynamic settings (the replication throttle rates; broker
+        id -1 is the cluster-wide default); raises on the first refused broker."""
+        response: AlterBrokerConfigsResponse = await decided(
+            self.cluster,
+            self.to_controller,
+            AlterBrokerConfigsRequest(list(changes)),
+            lambda r: next(
+                (
+                    error_for(x.error_code, x.error_message)
+                    for x in r.results
+                    if x.error_code != ErrorCode.NONE
+                ),
+                None,
+            ),
+            "broker config change",
+            self.timeout_s,
+            self.backoff_s,
+        )
+        del response
+
+    async def unregister_broker(self, broker_id: int) -> None:
+        """UnregisterBroker: refused (raised) while the broker still holds a replica."""
+        await decided(
+            self.cluster,
+            self.to_controller,
+            UnregisterBrokerRequest(broker_id),
+            lambda r: _request_error(r.error_code, r.error_message),
+            "broker unregistration",
+            self.timeout_s,
+            self.backoff_s,
+        )
+
+    async def hosted_bytes(self, broker_id: int) -> dict[tuple[str, int], int] | None:
+        """Bytes of every replica ``broker_id`` hosts (None: it does not answer)."""
+        if broker_id not in self.cluster.metadata.brokers:
+            await self.cluster.refresh_metadata([])
+        try:
+            conn = await self.cluster.connection(broker_id)
+            response: DescribeLogDirsResponse = await conn.request(
+                DescribeLogDirsRequest(None), self.cluster.request_timeout_s
+            )
+        except Exception:
+            return None
+        return {(p.topic, p.partition): p.size_bytes for p in response.partitions}
 
     async def replica_bytes(self, broker_id: int, topic: str, partition: int) -> int | None:
         """Bytes of ``topic``-``partition`` on ``broker_id`` (None: not there, or the broker

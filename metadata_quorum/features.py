@@ -39,13 +39,15 @@ LEVELS: dict[int, str] = {
     1: "0.1.0: the first release",
     2: (
         "0.2.0: Raft vote requests and snapshots with directory ids, partition reassignment "
-        "records, transaction records, compacted logs (empty batches, delete horizons)"
+        "records, transaction records, compacted logs (empty batches, delete horizons), "
+        "dynamic broker configs (replication throttles)"
     ),
 }
 RAFT_DIRECTORY_IDS = 2
 PARTITION_REASSIGNMENT = 2
 TRANSACTIONS = 2
 LOG_COMPACTION = 2
+BROKER_CONFIGS = 2
 
 
 @dataclass(frozen=True, slots=True)

@@ -75,6 +75,7 @@ class RecordType(IntEnum):
     CLASSIC_MEMBER_REPLACED = 43
     CLASSIC_MEMBERS_REMOVED = 44
     PARTITION_REASSIGNMENT = 50
+    BROKER_CONFIGS = 51
     TRANSACTION = 55
     TRANSACTION_REMOVED = 56
     FEATURE_LEVEL = 62
@@ -114,6 +115,16 @@ class UnfenceBroker:
 class UnregisterBroker:
     broker_id: int
     broker_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerConfigsRecord:
+    """A broker's dynamic settings from now on (Kafka's broker-resource configs: the
+    replication throttle rates): the whole map, replacing the previous one. Broker id -1
+    holds the cluster-wide defaults (Kafka's resource name "")."""
+
+    broker_id: int
+    configs: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +221,7 @@ MetadataRecord = (
     | FenceBroker
     | UnfenceBroker
     | UnregisterBroker
+    | BrokerConfigsRecord
     | ControllerActivated
     | TopicRecord
     | TopicConfigsRecord
@@ -244,6 +256,7 @@ TYPES: dict[RecordType, type] = {
     RecordType.FENCE_BROKER: FenceBroker,
     RecordType.UNFENCE_BROKER: UnfenceBroker,
     RecordType.UNREGISTER_BROKER: UnregisterBroker,
+    RecordType.BROKER_CONFIGS: BrokerConfigsRecord,
     RecordType.CONTROLLER_ACTIVATED: ControllerActivated,
     RecordType.TOPIC: TopicRecord,
     RecordType.PARTITION: PartitionRecord,

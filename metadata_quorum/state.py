@@ -44,6 +44,7 @@ from rillet.metadata_quorum.partition_state import PartitionState as PartitionSt
 from rillet.metadata_quorum.partition_state import partition_row
 from rillet.metadata_quorum.records import (
     NO_LEADER,
+    BrokerConfigsRecord,
     ControllerActivated,
     FenceBroker,
     MetadataRecord,
@@ -94,6 +95,8 @@ class MetadataState:
     def __init__(self) -> None:
         self.last_applied_index = 0
         self.brokers: dict[int, BrokerRegistration] = {}
+        # Brokers' dynamic settings (replication throttle rates); -1: cluster-wide defaults.
+        self.broker_configs: dict[int, dict[str, str]] = {}
         self.topics: dict[str, TopicState] = {}  # by topic id
         self.topic_ids: dict[str, str] = {}  # name -> topic id
         self.partitions: dict[tuple[str, int], PartitionState] = {}  # (topic id, partition)
@@ -164,6 +167,11 @@ class MetadataState:
                 if b is not None and b.broker_epoch == record.broker_epoch:
                     del self.brokers[record.broker_id]
                     self.broker_max_levels.pop(record.broker_id, None)
+            case BrokerConfigsRecord():
+                if record.configs:
+                    self.broker_configs[record.broker_id] = dict(record.configs)
+                else:
+                    self.broker_configs.pop(record.broker_id, None)
             case TopicRecord():
                 if record.name not in self.topic_ids and record.topic_id not in self.topics:
                     self.topics[record.topic_id] = TopicState(
@@ -374,6 +382,8 @@ class MetadataState:
             doc["feature_level"] = self.feature_level
         if self.broker_max_levels:
             doc["broker_max_levels"] = [[b, v] for b, v in sorted(self.broker_max_levels.items())]
+        if self.broker_configs:  # likewise
+            doc["broker_configs"] = [[b, c] for b, c in sorted(self.broker_configs.items())]
         return bytes(cbor2.dumps(doc, canonical=True))
 
     @classmethod
@@ -420,6 +430,7 @@ class MetadataState:
                 state.feature_level = int(doc["feature_level"])
                 state.feature_level_set = True
             state.broker_max_levels = {int(b): int(v) for b, v in doc.get("broker_max_levels", [])}
+            state.broker_configs = {int(b): dict(c) for b, c in doc.get("broker_configs", [])}
         except SnapshotError:
             raise
         except Exception as exc:

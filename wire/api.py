@@ -49,6 +49,7 @@ class ApiKey(IntEnum):
     ALTER_USER_SCRAM_CREDENTIALS = 51
     DESCRIBE_QUORUM = 55
     UPDATE_FEATURES = 57  # describes and raises rillet's feature level (feature_messages)
+    UNREGISTER_BROKER = 64
     DESCRIBE_TRANSACTIONS = 65
     LIST_TRANSACTIONS = 66
     CONSUMER_GROUP_HEARTBEAT = 68
@@ -65,6 +66,7 @@ class ApiKey(IntEnum):
     NODE_AUTH_PROVE = 1007
     TXN_MARKERS_WRITTEN = 1008
     OBSERVE_RAFT = 1030  # a Raft observer asks the leader for the log
+    ALTER_BROKER_CONFIGS = 1044  # Kafka's IncrementalAlterConfigs (44) for broker resources
     # classic-group apis whose Kafka numbers serve another shape here: 1000 + Kafka's number
     CLASSIC_LEAVE_GROUP = 1013
     CLASSIC_DESCRIBE_GROUPS = 1015

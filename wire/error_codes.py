@@ -106,6 +106,7 @@ class ErrorCode(IntEnum):
     INVALID_VOTER_KEY = 125
     DUPLICATE_VOTER = 126
     VOTER_NOT_FOUND = 127
+    BROKER_ID_NOT_REGISTERED = 102  # UnregisterBroker of an unknown broker
     UNKNOWN_API = 1000
 
     @property

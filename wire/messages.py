@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rillet.wire import acl_messages as am
+from rillet.wire import broker_admin_messages as bam
 from rillet.wire import classic_group_messages as cgm
 from rillet.wire import feature_messages as fm
 from rillet.wire import group_messages as gm
@@ -475,6 +476,8 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
     ),
     ApiKey.ELECT_LEADERS: (ram.ElectLeadersRequest, ram.ElectLeadersResponse),
     ApiKey.UPDATE_FEATURES: (fm.UpdateFeaturesRequest, fm.UpdateFeaturesResponse),
+    ApiKey.ALTER_BROKER_CONFIGS: (bam.AlterBrokerConfigsRequest, bam.AlterBrokerConfigsResponse),
+    ApiKey.UNREGISTER_BROKER: (bam.UnregisterBrokerRequest, bam.UnregisterBrokerResponse),
     ApiKey.BROKER_REGISTRATION: (BrokerRegistrationRequest, BrokerRegistrationResponse),
     ApiKey.BROKER_HEARTBEAT: (BrokerHeartbeatRequest, BrokerHeartbeatResponse),
     ApiKey.METADATA_FETCH: (MetadataFetchRequest, MetadataFetchResponse),

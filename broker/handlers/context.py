@@ -13,6 +13,7 @@ from rillet.broker.metadata_view import MetadataView
 from rillet.broker.partition_replica import PartitionReplica
 from rillet.broker.producer_ids import ProducerIdSource
 from rillet.broker.replica_manager import ReplicaManager
+from rillet.broker.replication.throttled_replicas import ThrottledReplicas
 from rillet.broker.sasl.login_guard import LoginGuard
 from rillet.wire.error_codes import ErrorCode
 
@@ -49,6 +50,8 @@ class BrokerContext:
     kafka_fetch_sessions: FetchSessionCache = field(
         default_factory=lambda: FetchSessionCache(DEFAULT_SESSION_SLOTS, random.Random())
     )
+    # The leader's side of replication throttles (None: never throttles, as in unit tests).
+    leader_throttle: ThrottledReplicas | None = None
 
     def now_ms(self) -> int:
         """The node's clock (the replica manager's: one clock for the whole middle layer)."""

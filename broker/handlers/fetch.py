@@ -22,6 +22,7 @@ from rillet.broker.handlers.replica_fetch import (
     is_diverging,
     read_for_follower,
     refused_follower,
+    throttle_wait_s,
 )
 from rillet.broker.loop_slices import TimeSlicer
 from rillet.broker.partition_replica import PartitionReplica
@@ -106,6 +107,8 @@ async def _fetch(
             if early is not None:
                 await early.register_in_slices()
             response, total_bytes, has_error = await _read_once(ctx, reading, arrived_ms)
+            if req.replica_id >= 0:  # bytes the leader's throttle held back go once it may
+                deadline = min(deadline, trio.current_time() + throttle_wait_s(ctx))
             if (
                 total_bytes >= req.min_bytes
                 or has_error

@@ -4,23 +4,31 @@ The caller must prove the cluster secret (a forged follower fetch would move the
 watermark and make acks=all lie); then each partition is answered by
 :func:`~rillet.broker.replication.follower_fetch_answer.answer_follower_fetch`, which holds
 the decisions (epoch fencing, divergence, reads up to the log end). This module adds the
-node's side: finding the replica, and how the bytes leave (a duplicated descriptor, sent
-with sendfile).
+node's side: finding the replica, the leader's replication throttle (a partition its
+``leader.replication.throttled.rate`` covers gets no records while the node's bucket is in
+debt), and how the bytes leave (a duplicated descriptor, sent with sendfile).
 """
 
 from __future__ import annotations
 
 import errno
+import math
 import os
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.part_sender import JOIN_REGION_BYTES
 from rillet.broker.replication.follower_fetch_answer import answer_follower_fetch, is_diverging
 from rillet.wire.error_codes import ErrorCode
-from rillet.wire.frame import FileRegion
+from rillet.wire.frame import FileRegion, blob_length
 from rillet.wire.messages import FetchPartition, FetchPartitionResponse
 
-__all__ = ["hold_region", "is_diverging", "read_for_follower", "refused_follower"]
+__all__ = [
+    "hold_region",
+    "is_diverging",
+    "read_for_follower",
+    "refused_follower",
+    "throttle_wait_s",
+]
 
 
 def refused_follower(ctx: BrokerContext, auth: bytes) -> str | None:
@@ -42,9 +50,32 @@ def read_for_follower(
         known = ctx.metadata.has_partition(p.topic, p.partition)
         code = ErrorCode.NOT_LEADER_OR_FOLLOWER if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return FetchPartitionResponse(p.topic, p.partition, code, -1, -1, b"")
-    return answer_follower_fetch(
-        replica, p, replica_id, ctx.now_ms(), remaining, first, hold_region, request_arrived_ms
+    now_ms = ctx.now_ms()
+    throttle = ctx.leader_throttle
+    state = ctx.metadata.state
+    throttled = (
+        throttle is not None
+        and throttle.refresh(state, now_ms)
+        and throttle.covers(state, p.topic, p.partition, replica_id)
     )
+    if throttled and throttle is not None and throttle.gate.bucket is not None:
+        allowance = throttle.gate.bucket.available_bytes(now_ms)
+        remaining = min(remaining, allowance)
+        first = first and allowance > 0  # in debt: no records this time
+    answer = answer_follower_fetch(
+        replica, p, replica_id, now_ms, remaining, first, hold_region, request_arrived_ms
+    )
+    if throttled and throttle is not None:
+        throttle.gate.charge(blob_length(answer.records), now_ms)
+    return answer
+
+
+def throttle_wait_s(ctx: BrokerContext) -> float:
+    """How long the leader's replication throttle is in debt (inf: it is not): a follower's
+    long poll ends then, so the bytes it held back go as soon as they may."""
+    throttle = ctx.leader_throttle
+    wait_ms = 0 if throttle is None else throttle.gate.wait_ms(ctx.now_ms())
+    return wait_ms / 1000 if wait_ms > 0 else math.inf
 
 
 def hold_region(region: FileRegion) -> FileRegion | bytes:

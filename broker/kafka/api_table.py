@@ -6,9 +6,9 @@ v9 to v12, DescribeLogDirs v2 to v4, AlterReplicaLogDirs v2, OffsetFetch v6 to v
 FindCoordinator v3 and v4, IncrementalAlterConfigs v1, ElectLeaders v2, and DescribeQuorum,
 DescribeCluster, AddRaftVoter, RemoveRaftVoter, ConsumerGroupHeartbeat,
 ConsumerGroupDescribe, DescribeTopicPartitions, UpdateFeatures, ListConfigResources,
-AlterPartitionReassignments and ListPartitionReassignments (flexible only); every common
-client (including librdkafka 2.0's kcat) can negotiate down to a non-flexible version of the
-others.
+AlterPartitionReassignments, ListPartitionReassignments and UnregisterBroker (flexible only);
+every common client (including librdkafka 2.0's kcat) can negotiate down to a non-flexible
+version of the others.
 """
 
 from __future__ import annotations
@@ -77,6 +77,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.ELECT_LEADERS: (0, 2),  # 2 is flexible; 0 knows only preferred elections
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: (0, 0),  # flexible
     ApiKey.LIST_PARTITION_REASSIGNMENTS: (0, 0),  # flexible
+    ApiKey.UNREGISTER_BROKER: (0, 0),  # flexible
     DESCRIBE_TOPIC_PARTITIONS: (0, 0),  # flexible
     UPDATE_FEATURES: (0, 2),  # flexible
     LIST_CONFIG_RESOURCES: (0, 1),  # flexible; v0 was ListClientMetricsResources

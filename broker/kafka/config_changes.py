@@ -1,17 +1,21 @@
-"""IncrementalAlterConfigs and AlterConfigs: Kafka's config changes, for topics.
+"""IncrementalAlterConfigs and AlterConfigs: Kafka's config changes, for topics and brokers.
 
-Both map onto the native topic-config change (handlers/topic_config_changes.py), one entry per
-topic resource: IncrementalAlterConfigs' SET and DELETE operations become ``set`` and
-``delete``, APPEND and SUBTRACT become ``append`` and ``subtract`` (the controller edits the
-current value); AlterConfigs replaces a topic's overrides with the given map. APPEND and
-SUBTRACT apply to list-valued settings (``cleanup.policy``); on any other key they are
-INVALID_CONFIG, as Kafka answers. Broker resources are refused with INVALID_REQUEST (a node's
-settings live in its node.toml and change with a restart); other resource types likewise.
+Topic resources map onto the native topic-config change (handlers/topic_config_changes.py),
+one entry per topic resource: IncrementalAlterConfigs' SET and DELETE operations become
+``set`` and ``delete``, APPEND and SUBTRACT become ``append`` and ``subtract`` (the
+controller edits the current value); AlterConfigs replaces a topic's overrides with the
+given map. APPEND and SUBTRACT apply to list-valued settings (``cleanup.policy``); on any
+other key they are INVALID_CONFIG, as Kafka answers. The topics' replication throttle lists
+(``*.replication.throttled.replicas``) are topic settings like the others.
 
-Replication throttles (Kafka's ``leader.replication.throttled.rate`` and
-``follower.replication.throttled.rate`` on brokers, ``*.replication.throttled.replicas`` on
-topics) are not built: setting one is refused, but removing one succeeds and changes
-nothing, so ``kafka-reassign-partitions --verify``, which clears them all, works unchanged.
+Broker resources (name "N" for broker N, "" for the cluster-wide default) carry the only
+dynamic broker settings, Kafka's replication throttle rates, to the native broker-config
+change (handlers/broker_admin.py). A broker resource naming any other setting is refused
+with INVALID_REQUEST (a node's settings live in its node.toml and change with a restart);
+removing ``replica.alter.log.dirs.io.max.bytes.per.second`` succeeds and changes nothing
+(one log directory per node), so ``kafka-reassign-partitions --verify``, which clears it,
+works unchanged. One request changes brokers or topics, not both (Kafka's tools send them
+apart); other resource types are refused.
 """
 
 from __future__ import annotations
@@ -23,7 +27,13 @@ from rillet.broker.kafka.configs import BROKER_RESOURCE, TOPIC_RESOURCE
 from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.error_map import kafka_message
 from rillet.broker.kafka.translation import Answer, Forward
+from rillet.broker.replication.replication_throttle import BROKER_THROTTLE_CONFIGS
 from rillet.broker.topic_config import LIST_TOPIC_CONFIGS
+from rillet.wire.broker_admin_messages import (
+    AlterBrokerConfigsRequest,
+    AlterBrokerConfigsResponse,
+    BrokerConfigChange,
+)
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import (
     AlterTopicConfigsRequest,
@@ -32,59 +42,36 @@ from rillet.wire.messages import (
 )
 
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
-BROKER_THROTTLES = frozenset(
-    {
-        "leader.replication.throttled.rate",
-        "follower.replication.throttled.rate",
-        "replica.alter.log.dirs.io.max.bytes.per.second",
-    }
-)
-TOPIC_THROTTLES = frozenset(
-    {"leader.replication.throttled.replicas", "follower.replication.throttled.replicas"}
-)
-NO_THROTTLES = "replication throttles are not supported yet (docs/reassignment.md)"
+NO_LOG_DIR_THROTTLE = "replica.alter.log.dirs.io.max.bytes.per.second"
+Key = tuple[int, str]
+Result = tuple[int, str | None]
 
 
 def translate_config_changes(schema: ApiSchema, req: Any) -> Forward | Answer:
     incremental = schema.api_key != ALTER_CONFIGS
     keys = [(int(r.resource_type), str(r.resource_name)) for r in req.resources]
-    local: dict[tuple[int, str], tuple[int, str | None]] = {}
+    local: dict[Key, Result] = {}
     changes: list[TopicConfigChange] = []
+    broker_changes: dict[Key, BrokerConfigChange] = {}
     for r in req.resources:
         key = (int(r.resource_type), str(r.resource_name))
-        throttles = _throttle_answer(key[0], r.configs) if incremental else None
+        if key[0] == BROKER_RESOURCE:
+            outcome = _broker_change(key[1], r.configs, incremental)
+            if isinstance(outcome, BrokerConfigChange):
+                broker_changes[key] = outcome
+            else:
+                local[key] = outcome
+            continue
         refusal = _refusal(key[0]) or (_bad_operation(r.configs) if incremental else None)
-        if throttles is not None:
-            local[key] = throttles
-        elif refusal is not None:
+        if refusal is not None:
             local[key] = refusal
         elif incremental:
-            changes.append(
-                TopicConfigChange(
-                    key[1],
-                    {str(c.name): str(c.value) for c in r.configs if c.config_operation == SET},
-                    [
-                        str(c.name)
-                        for c in r.configs
-                        if c.config_operation == DELETE and str(c.name) not in TOPIC_THROTTLES
-                    ],
-                    append={
-                        str(c.name): str(c.value or "")
-                        for c in r.configs
-                        if c.config_operation == APPEND
-                    },
-                    subtract={
-                        str(c.name): str(c.value or "")
-                        for c in r.configs
-                        if c.config_operation == SUBTRACT
-                    },
-                )
-            )
+            changes.append(_topic_change(key[1], r.configs))
         else:
             given = {str(c.name): str(c.value) for c in r.configs if c.value is not None}
             changes.append(TopicConfigChange(key[1], given, [], replace=True))
 
-    def respond(results: dict[tuple[int, str], tuple[int, str | None]]) -> Any:
+    def respond(results: dict[Key, Result]) -> Any:
         return build(
             schema.response_type,
             {
@@ -101,6 +88,15 @@ def translate_config_changes(schema: ApiSchema, req: Any) -> Forward | Answer:
             },
         )
 
+    def fail(code: int) -> Any:
+        return respond({k: local.get(k, (code, kafka_message(code, None))) for k in keys})
+
+    if broker_changes and changes:
+        apart = "change broker and topic configs in separate requests"
+        local.update((k, (int(ErrorCode.INVALID_REQUEST), apart)) for k in broker_changes)
+        broker_changes = {}
+    if broker_changes:
+        return _forward_to_brokers(broker_changes, bool(req.validate_only), local, respond, fail)
     if not changes:
         return Answer(respond(local))
     native = AlterTopicConfigsRequest(changes, validate_only=bool(req.validate_only))
@@ -118,27 +114,74 @@ def translate_config_changes(schema: ApiSchema, req: Any) -> Forward | Answer:
         )
         return respond(results)
 
-    def fail(code: int) -> Any:
-        return respond({k: local.get(k, (code, kafka_message(code, None))) for k in keys})
+    return Forward(native, reply, fail)
+
+
+def _topic_change(name: str, configs: Any) -> TopicConfigChange:
+    def of(op: int) -> dict[str, str]:
+        return {str(c.name): str(c.value or "") for c in configs if c.config_operation == op}
+
+    return TopicConfigChange(
+        name,
+        {str(c.name): str(c.value) for c in configs if c.config_operation == SET},
+        [str(c.name) for c in configs if c.config_operation == DELETE],
+        append=of(APPEND),
+        subtract=of(SUBTRACT),
+    )
+
+
+def _forward_to_brokers(
+    broker_changes: dict[Key, BrokerConfigChange],
+    validate_only: bool,
+    local: dict[Key, Result],
+    respond: Any,
+    fail: Any,
+) -> Forward:
+    native = AlterBrokerConfigsRequest(list(broker_changes.values()), validate_only)
+    by_id = {c.broker_id: k for k, c in broker_changes.items()}
+
+    def reply(resp: AlterBrokerConfigsResponse) -> Any:
+        results = dict(local)
+        results.update(
+            (by_id[r.broker_id], (r.error_code, kafka_message(r.error_code, r.error_message)))
+            for r in resp.results
+            if r.broker_id in by_id
+        )
+        return respond(results)
 
     return Forward(native, reply, fail)
 
 
-def _throttle_answer(resource_type: int, configs: Any) -> tuple[int, str | None] | None:
-    """The answer for a change that names replication throttles (None: it names none, or
-    also other topic settings, which go on to the topic change)."""
-    throttles = BROKER_THROTTLES if resource_type == BROKER_RESOURCE else TOPIC_THROTTLES
-    named = [c for c in configs if str(c.name) in throttles]
-    if not named or resource_type not in (BROKER_RESOURCE, TOPIC_RESOURCE):
-        return None
-    if any(int(c.config_operation) != DELETE for c in named):
-        return int(ErrorCode.INVALID_CONFIG), NO_THROTTLES
-    if len(named) == len(configs):
-        return int(ErrorCode.NONE), None  # removing what was never set: done
-    return None  # with other settings: a topic's go on, a broker's are refused
+def _broker_change(name: str, configs: Any, incremental: bool) -> BrokerConfigChange | Result:
+    """The native change for one broker resource, or the answer when there is none to make."""
+    named = {str(c.name) for c in configs}
+    if not named or not named <= {*BROKER_THROTTLE_CONFIGS, NO_LOG_DIR_THROTTLE}:
+        return _refusal(BROKER_RESOURCE) or (int(ErrorCode.INVALID_REQUEST), None)
+    if name != "" and not name.isdigit():
+        return int(ErrorCode.INVALID_REQUEST), f"broker resource name {name!r} is not a node id"
+    broker_id = int(name) if name else -1
+    if not incremental:
+        if NO_LOG_DIR_THROTTLE in named:
+            return int(ErrorCode.INVALID_CONFIG), f"{NO_LOG_DIR_THROTTLE}: one log dir per node"
+        given = {str(c.name): str(c.value) for c in configs if c.value is not None}
+        return BrokerConfigChange(broker_id, given, [], replace=True)
+    set_: dict[str, str] = {}
+    delete: list[str] = []
+    for c in configs:
+        op, key = int(c.config_operation), str(c.name)
+        if op == DELETE:
+            if key != NO_LOG_DIR_THROTTLE:
+                delete.append(key)
+        elif op == SET and key != NO_LOG_DIR_THROTTLE:
+            set_[key] = str(c.value)
+        else:
+            return int(ErrorCode.INVALID_CONFIG), f"{key}: only SET and DELETE apply"
+    if not set_ and not delete:
+        return int(ErrorCode.NONE), None  # removing what never exists here: done
+    return BrokerConfigChange(broker_id, set_, delete)
 
 
-def _refusal(resource_type: int) -> tuple[int, str] | None:
+def _refusal(resource_type: int) -> Result | None:
     if resource_type == TOPIC_RESOURCE:
         return None
     if resource_type == BROKER_RESOURCE:
@@ -148,7 +191,7 @@ def _refusal(resource_type: int) -> tuple[int, str] | None:
     return int(ErrorCode.INVALID_REQUEST), why
 
 
-def _bad_operation(configs: Any) -> tuple[int, str] | None:
+def _bad_operation(configs: Any) -> Result | None:
     for c in configs:
         op = int(c.config_operation)
         if op in (APPEND, SUBTRACT) and str(c.name) not in LIST_TOPIC_CONFIGS:

@@ -114,6 +114,7 @@ TRANSLATORS: dict[int, Translator] = {
         reassignments.translate_list_reassignments(s, r)
     ),
     ApiKey.ELECT_LEADERS: lambda s, r, v, c: reassignments.translate_elect_leaders(s, r),
+    ApiKey.UNREGISTER_BROKER: lambda s, r, v, c: reassignments.translate_unregister_broker(s, r),
     LIST_CONFIG_RESOURCES: lambda s, r, v, c: config_resources.translate_list_config_resources(
         s, r, v
     ),

@@ -1,6 +1,6 @@
-"""Kafka's AlterPartitionReassignments (45), ListPartitionReassignments (46) and ElectLeaders
-(43) on the native apis of the same numbers: what ``kafka-reassign-partitions`` and
-``kafka-leader-election`` send.
+"""Kafka's AlterPartitionReassignments (45), ListPartitionReassignments (46), ElectLeaders
+(43) and UnregisterBroker (64) on the native apis of the same numbers: what
+``kafka-reassign-partitions``, ``kafka-leader-election`` and Admin.unregisterBroker send.
 
 Kafka answers per topic, then per partition; the native answers are flat lists, grouped
 here in the order the request named them.
@@ -12,7 +12,9 @@ from typing import Any
 
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
+from rillet.broker.kafka.error_map import kafka_message
 from rillet.broker.kafka.translation import Forward
+from rillet.wire.broker_admin_messages import UnregisterBrokerRequest, UnregisterBrokerResponse
 from rillet.wire.reassignment_messages import (
     AlterReassignmentsRequest,
     AlterReassignmentsResponse,
@@ -137,3 +139,23 @@ def translate_elect_leaders(schema: ApiSchema, req: Any) -> Forward:
         return respond(resp.error_code, resp.results)
 
     return Forward(ElectLeadersRequest(election, topics), reply, lambda code: respond(code, []))
+
+
+def translate_unregister_broker(schema: ApiSchema, req: Any) -> Forward:
+    """UnregisterBroker (api 64): the native request; refused while the broker holds a
+    replica (see metadata_quorum/broker_admin.py)."""
+
+    def respond(code: int, message: str | None) -> Any:
+        return build(
+            schema.response_type,
+            {"throttle_time": 0, "error_code": code, "error_message": message},
+        )
+
+    def reply(resp: UnregisterBrokerResponse) -> Any:
+        return respond(resp.error_code, kafka_message(resp.error_code, resp.error_message))
+
+    return Forward(
+        UnregisterBrokerRequest(int(req.broker_id)),
+        reply,
+        lambda code: respond(code, kafka_message(code, None)),
+    )

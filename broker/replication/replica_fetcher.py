@@ -8,6 +8,11 @@ append the records, take the leader's high watermark, or cut a diverging suffix 
 :mod:`follower_state`). An answer is dropped when the partition changed meanwhile (another
 leader or epoch, a truncation, an append by a newer loop), so two loops never interleave
 writes to one log.
+
+Replication throttles (replication_throttle.py) act here on the follower's side: while the
+node's ``follower.replication.throttled.rate`` bucket is in debt, the partitions it covers
+sit out of the fetch (the session forgets them; they are named again once the debt is paid)
+and the bytes their answers bring are charged to it. Other partitions are never held back.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import enum
 import logging
 import ssl
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 import trio
 
@@ -27,12 +33,14 @@ from rillet.broker.replica_manager import ReplicaManager
 from rillet.broker.replica_role import FetchApplied
 from rillet.broker.replication.fetch_session import FollowerFetchSession, partition_limit
 from rillet.broker.replication.followed_positions import FollowedPositions, SentPosition
+from rillet.broker.replication.throttled_replicas import ThrottledReplicas
 from rillet.client.connection import BrokerConnection
 from rillet.client.errors import RilletError
 from rillet.partition_store.errors import StoreError
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import WireError
-from rillet.wire.messages import FetchPartitionResponse, FetchRequest
+from rillet.wire.frame import blob_length
+from rillet.wire.messages import FetchPartition, FetchPartitionResponse, FetchRequest
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +77,7 @@ class ReplicaFetcherManager:
         self._nursery: trio.Nursery | None = None
         self._changed = trio.Event()
         self._generation = 0  # reconciliations so far: a loop rebuilds its positions after one
+        self.throttle = ThrottledReplicas(node_id, leader=False)
 
     async def run(self) -> None:
         """Host the fetch loops (cancel to stop them)."""
@@ -129,6 +138,7 @@ class ReplicaFetcherManager:
         limit = partition_limit(self._config.fetch_max_partitions)
         session = FollowerFetchSession(limit)
         positions = FollowedPositions(self._config.fetch_partition_max_bytes)
+        paused: set[tuple[str, int]] = set()  # throttled partitions left out of the last fetch
         try:
             while self._nursery is not None:
                 now_ms = self._replicas.clock.now_ms()
@@ -153,7 +163,7 @@ class ReplicaFetcherManager:
                     if conn is None:
                         await self._wait_for_change(self._config.fetch_backoff_ms / 1000)
                         continue
-                outcome = await self._fetch_once(conn, session, positions)
+                outcome = await self._fetch_once(conn, session, positions, paused)
                 if outcome is _Outcome.BROKEN:
                     conn.close()  # reconnect next round (the leader may have moved)
                 if outcome is not _Outcome.PROGRESS:
@@ -192,21 +202,43 @@ class ReplicaFetcherManager:
         conn: BrokerConnection,
         session: FollowerFetchSession,
         positions: FollowedPositions,
+        paused: set[tuple[str, int]],
     ) -> _Outcome:
         """One fetch round trip: progress, only error answers (back off and fetch again on
         the same connection), or a broken connection. The fetch names only the partitions
         whose position changed since the last answer on this connection (fetch_session),
         found among those this loop applied answers to (followed_positions)."""
         cfg = self._config
+        throttled, wait_ms = self._throttled(positions)
+        now_paused = throttled if wait_ms > 0 else set()
+        if now_paused and len(now_paused) == len(positions.positions):
+            await self._wait_for_change(wait_ms / 1000)  # nothing else to fetch: wait it out
+            return _Outcome.PROGRESS
         slicer = TimeSlicer()
         moved = positions.take_moved_keys()
         for key in moved or ():
             positions.recompute(key)
             await slicer.step()
-        incremental, named, forgotten = session.request(positions.positions, moved)
+        current: dict[tuple[str, int], FetchPartition] = positions.positions
+        if now_paused:
+            current = {k: p for k, p in current.items() if k not in now_paused}
+        if throttled and len(throttled) > len(now_paused):
+            chunk = self.throttle.gate.chunk_bytes
+            current = {
+                k: replace(p, partition_max_bytes=chunk(p.partition_max_bytes))
+                if k in throttled
+                else p
+                for k, p in current.items()
+            }
+        if now_paused != paused:
+            moved = None  # partitions leave or rejoin the session: compare them all
+            paused.clear()
+            paused.update(now_paused)
+        incremental, named, forgotten = session.request(current, moved)
         sent = positions.sent  # as of this request (recomputed only before the next one)
+        wait_max_ms = min(cfg.fetch_wait_max_ms, wait_ms) if now_paused else cfg.fetch_wait_max_ms
         request = FetchRequest(
-            0 if session.more_to_name else cfg.fetch_wait_max_ms,  # the rest come next
+            0 if session.more_to_name else wait_max_ms,  # the rest come next
             1,
             cfg.fetch_response_max_bytes,
             named,
@@ -229,6 +261,11 @@ class ReplicaFetcherManager:
         session.answered()
         progressed = not response.partitions  # nothing new: fetch again at once
         slicer = TimeSlicer()
+        if throttled:
+            now_ms = self._replicas.clock.now_ms()
+            for answer in response.partitions:
+                if (answer.topic, answer.partition) in throttled:
+                    self.throttle.gate.charge(blob_length(answer.records), now_ms)
         for answer in response.partitions:
             # Hundreds of answers, a write each: let other tasks run between slices (each
             # apply checks the state it was sent in, as for an answer that arrived later).
@@ -247,6 +284,17 @@ class ReplicaFetcherManager:
             if applied is not FetchApplied.BACK_OFF:
                 progressed = True
         return _Outcome.PROGRESS if progressed else _Outcome.ERRORS
+
+    def _throttled(self, positions: FollowedPositions) -> tuple[set[tuple[str, int]], int]:
+        """The followed partitions the follower throttle covers now, and how long they must
+        sit out (0: they may be fetched)."""
+        state = self._metadata.state
+        now_ms = self._replicas.clock.now_ms()
+        if not self.throttle.refresh(state, now_ms):
+            return set(), 0
+        covers = self.throttle.covers
+        throttled = {k for k in positions.positions if covers(state, k[0], k[1], self._node_id)}
+        return throttled, self.throttle.gate.wait_ms(now_ms) if throttled else 0
 
     def _apply(self, s: SentPosition, answer: FetchPartitionResponse) -> FetchApplied:
         """What the answer did to this partition (BACK_OFF: wait before the next fetch)."""

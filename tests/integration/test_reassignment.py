@@ -54,7 +54,9 @@ def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
         yield c
 
 
-def rillet(cluster: LocalCluster, command: str) -> subprocess.CompletedProcess[str]:
+def rillet(
+    cluster: LocalCluster, command: str, timeout_s: float = 60
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
             sys.executable,
@@ -66,7 +68,7 @@ def rillet(cluster: LocalCluster, command: str) -> subprocess.CompletedProcess[s
         ],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=timeout_s,
         check=False,
     )
 
@@ -253,7 +255,7 @@ def test_a_move_survives_a_controller_failover(cluster: LocalCluster, tmp_path: 
     assert_exactly_once(read_partition(cluster), traffic.acked)
 
 
-def wait_for_move(cluster: LocalCluster, plan: Path) -> None:
+def wait_for_move(cluster: LocalCluster, plan: Path, timeout_s: float = 60) -> None:
     """Until `topics reassign --verify` says every move of ``plan`` is done."""
     wait_for(
         "the move to finish",
@@ -261,5 +263,5 @@ def wait_for_move(cluster: LocalCluster, plan: Path) -> None:
             rillet(cluster, f"topics reassign --verify --reassignment-json-file {plan}").returncode
             == 0
         ),
-        timeout_s=60,
+        timeout_s=timeout_s,
     )

@@ -12,8 +12,14 @@ from kafka.protocol.admin.configs import (
 from kafka_front_end import forwarded, received
 
 from rillet.broker.kafka.codec import encode_response
+from rillet.broker.kafka.config_changes import NO_LOG_DIR_THROTTLE
 from rillet.broker.kafka.front_end import translate
 from rillet.broker.kafka.translation import Answer
+from rillet.wire.broker_admin_messages import (
+    AlterBrokerConfigsResponse,
+    BrokerConfigChange,
+    BrokerConfigResult,
+)
 from rillet.wire.messages import AlterTopicConfigsResponse, TopicConfigChange, TopicResult
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -95,18 +101,53 @@ def test_only_broker_resources_are_answered_at_once() -> None:
     assert isinstance(action, Answer)
 
 
-def test_removing_replication_throttles_succeeds_and_setting_one_is_refused() -> None:
-    """What ``kafka-reassign-partitions --verify`` sends to clear throttles must succeed;
-    throttles themselves are not built, so setting one is INVALID_CONFIG."""
+def test_broker_throttle_rates_become_one_native_broker_change() -> None:
+    """What ``kafka-reassign-partitions --execute --throttle`` and ``--verify`` send to the
+    brokers: the rates set or removed per broker, "" being the cluster-wide default; the log
+    dir throttle is removed as a no-op."""
     r = IncrementalAlterConfigsRequest
     res, cfg = r.AlterConfigsResource, r.AlterConfigsResource.AlterableConfig
     clear = [
         cfg(name="leader.replication.throttled.rate", config_operation=1, value=None),
         cfg(name="follower.replication.throttled.rate", config_operation=1, value=None),
+        cfg(name=NO_LOG_DIR_THROTTLE, config_operation=1, value=None),
     ]
     request = r(
         resources=[
             res(resource_type=BROKER, resource_name="1", configs=clear),
+            res(
+                resource_type=BROKER,
+                resource_name="",
+                configs=[
+                    cfg(name="leader.replication.throttled.rate", config_operation=0, value="9")
+                ],
+            ),
+            res(resource_type=BROKER, resource_name="3", configs=clear[2:]),
+        ],
+        validate_only=False,
+    )
+    schema, action = forwarded(request, 1)
+    assert action.native.changes == [
+        BrokerConfigChange(
+            1, {}, ["leader.replication.throttled.rate", "follower.replication.throttled.rate"]
+        ),
+        BrokerConfigChange(-1, {"leader.replication.throttled.rate": "9"}, []),
+    ]
+    answer = action.reply(
+        AlterBrokerConfigsResponse([BrokerConfigResult(1, 0), BrokerConfigResult(-1, 40, "no")])
+    )
+    decoded = IncrementalAlterConfigsResponse.decode(
+        encode_response(3, schema, answer), version=1, header=True, framed=True
+    )
+    got = [(x.resource_name, x.error_code) for x in decoded.responses]
+    assert got == [("1", 0), ("", 40), ("3", 0)]
+
+
+def test_topic_throttle_lists_are_topic_settings_and_brokers_go_apart() -> None:
+    r = IncrementalAlterConfigsRequest
+    res, cfg = r.AlterConfigsResource, r.AlterConfigsResource.AlterableConfig
+    request = r(
+        resources=[
             res(
                 resource_type=BROKER,
                 resource_name="2",
@@ -119,7 +160,9 @@ def test_removing_replication_throttles_succeeds_and_setting_one_is_refused() ->
                 resource_name="t",
                 configs=[
                     cfg(
-                        name="leader.replication.throttled.replicas", config_operation=1, value=None
+                        name="leader.replication.throttled.replicas",
+                        config_operation=0,
+                        value="0:1,0:2",
                     ),
                     cfg(name="segment.ms", config_operation=1, value=None),
                 ],
@@ -128,10 +171,12 @@ def test_removing_replication_throttles_succeeds_and_setting_one_is_refused() ->
         validate_only=False,
     )
     schema, action = forwarded(request, 1)
-    assert action.native.topics == [TopicConfigChange("t", {}, ["segment.ms"])]
+    assert action.native.topics == [
+        TopicConfigChange("t", {"leader.replication.throttled.replicas": "0:1,0:2"}, ["segment.ms"])
+    ]
     answer = action.reply(AlterTopicConfigsResponse([TopicResult("t", 0)]))
     decoded = IncrementalAlterConfigsResponse.decode(
         encode_response(3, schema, answer), version=1, header=True, framed=True
     )
     got = [(x.resource_name, x.error_code) for x in decoded.responses]
-    assert got == [("1", 0), ("2", 40), ("t", 0)]
+    assert got == [("2", 42), ("t", 0)]

@@ -49,6 +49,16 @@ def test_bad_plans_are_refused_with_where(text: str, says: str) -> None:
         parse_plan(text)
 
 
+def test_generate_places_no_two_replicas_on_one_rack_when_racks_allow() -> None:
+    current = [PlannedMove("t", p, (1, 2)) for p in range(6)]
+    racks: dict[int, str | None] = {1: "a", 2: "a", 3: "b", 4: "b"}
+    proposed = generate(current, [1, 2, 3, 4], racks)
+    assert all(len({racks[b] for b in m.replicas}) == 2 for m in proposed)
+    assert {m.replicas[0] for m in proposed} == {1, 2, 3, 4}  # leaders still rotate
+    unracked = generate(current, [1, 2, 3, 4])
+    assert unracked[0].replicas == (1, 2)  # without racks: the sorted order, as before
+
+
 def test_generate_refuses_fewer_brokers_than_replicas() -> None:
     with pytest.raises(PlanError, match="more than the 2 brokers"):
         generate([PlannedMove("t", 0, (1, 2, 3))], [1, 2])

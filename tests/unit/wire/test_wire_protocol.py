@@ -20,6 +20,7 @@ from wire_helpers import header_frame, join_parts, one_frame, strategy_for
 
 from rillet.wire import acl_messages as am
 from rillet.wire import acls, forwarding
+from rillet.wire import broker_admin_messages as bam
 from rillet.wire import classic_group_messages as cgm
 from rillet.wire import cluster_messages as cm
 from rillet.wire import feature_messages as fm
@@ -121,6 +122,10 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     rvm.RemoveRaftVoterRequest: rvm.RemoveRaftVoterRequest(2),
     rvm.ObserveRaftRequest: rvm.ObserveRaftRequest(5, "127.0.0.1:9501"),
     fm.UpdateFeaturesRequest: fm.UpdateFeaturesRequest("", 2, True),
+    bam.AlterBrokerConfigsRequest: bam.AlterBrokerConfigsRequest(
+        [bam.BrokerConfigChange(-1, {"leader.replication.throttled.rate": "10"}, ["x"])]
+    ),
+    bam.UnregisterBrokerRequest: bam.UnregisterBrokerRequest(4),
     cm.BrokerRegistrationRequest: cm.BrokerRegistrationRequest(
         "c", b"\x01" * 32, 2, "inc-1", "127.0.0.1", 9092, "rack-a"
     ),
@@ -254,6 +259,10 @@ SAMPLE_RESPONSES: dict[type, Any] = {
     fm.UpdateFeaturesResponse: fm.UpdateFeaturesResponse(
         0, None, "rillet.metadata.version", 2, 1, 2, [fm.NodeFeatureLevel(1, 2)]
     ),
+    bam.AlterBrokerConfigsResponse: bam.AlterBrokerConfigsResponse(
+        [bam.BrokerConfigResult(2, 40, "no")]
+    ),
+    bam.UnregisterBrokerResponse: bam.UnregisterBrokerResponse(102, "not registered"),
     ram.ElectLeadersResponse: ram.ElectLeadersResponse(
         0, None, [ram.PartitionOutcome("t", 0, 84, "the preferred replica leads")]
     ),
@@ -349,6 +358,7 @@ def test_samples_cover_every_api_and_every_message_class() -> None:
             lem,
             ldm,
             ram,
+            bam,
             rdm,
             rvm,
             um,
@@ -415,6 +425,7 @@ def test_api_numbers_are_stable() -> None:
         "CREATE_PARTITIONS": 37,
         "DELETE_GROUPS": 42,
         "ELECT_LEADERS": 43,
+        "UNREGISTER_BROKER": 64,
         "ALTER_PARTITION_REASSIGNMENTS": 45,
         "LIST_PARTITION_REASSIGNMENTS": 46,
         "OFFSET_DELETE": 47,
@@ -439,6 +450,7 @@ def test_api_numbers_are_stable() -> None:
         "NODE_AUTH_PROVE": 1007,
         "TXN_MARKERS_WRITTEN": 1008,
         "OBSERVE_RAFT": 1030,
+        "ALTER_BROKER_CONFIGS": 1044,
         "CLASSIC_LEAVE_GROUP": 1013,
         "CLASSIC_DESCRIBE_GROUPS": 1015,
         "CLASSIC_LIST_GROUPS": 1016,
@@ -946,6 +958,7 @@ KAFKA_NUMBERS = {
     "INVALID_VOTER_KEY": 125,
     "DUPLICATE_VOTER": 126,
     "VOTER_NOT_FOUND": 127,
+    "BROKER_ID_NOT_REGISTERED": 102,
     "INVALID_TIMESTAMP": 32,
     "UNSUPPORTED_VERSION": 35,
     "TOPIC_ALREADY_EXISTS": 36,
