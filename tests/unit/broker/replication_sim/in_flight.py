@@ -40,15 +40,6 @@ class AlterCall:
     done: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class SentFetch:
-    """followed_positions.SentPosition: the answer applies only if this still holds."""
-
-    fetch_offset: int
-    leader_epoch: int
-    log_truncations: int
-
-
 @dataclass(slots=True)
 class ParkedFetch:
     """A follower fetch held in the leader's long poll until records come or ``deadline``;
