@@ -19,13 +19,13 @@ import trio
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.replica_fetch import (
     hold_region,
-    is_diverging,
     read_for_follower,
     refused_follower,
 )
 from rillet.broker.loop_slices import TimeSlicer
 from rillet.broker.partition_replica import PartitionReplica
 from rillet.broker.replication.encoded_fetch_answer import encoded_answer
+from rillet.broker.replication.follower_fetch_answer import answers_at_once, long_poll_ends
 from rillet.partition_store.errors import LogDamaged, OffsetOutOfRange, StoreError
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FileRegion, blob_length
@@ -107,8 +107,7 @@ async def _fetch(
                 await early.register_in_slices()
             response, total_bytes, has_error = await _read_once(ctx, reading, arrived_ms)
             if (
-                total_bytes >= req.min_bytes
-                or has_error
+                long_poll_ends(total_bytes, req.min_bytes, has_error)
                 or left_over
                 or trio.current_time() >= deadline
             ):
@@ -151,7 +150,7 @@ async def _read_once(
                 resp = _read_partition(
                     ctx, p, remaining, first=total == 0, committed=req.isolation_level == 1
                 )
-            if resp.error_code != ErrorCode.NONE or is_diverging(resp):
+            if answers_at_once(resp):
                 has_error = True
             size = blob_length(resp.records)
             total += size

@@ -93,6 +93,19 @@ def is_diverging(response: FetchPartitionResponse) -> bool:
     return response.diverging_epoch >= 0 or response.diverging_end_offset >= 0
 
 
+def answers_at_once(response: FetchPartitionResponse) -> bool:
+    """A partition's answer that ends a fetch's long poll whatever its size: an error, or a
+    divergence the follower must cut its log by."""
+    return response.error_code != ErrorCode.NONE or is_diverging(response)
+
+
+def long_poll_ends(total_bytes: int, min_bytes: int, answered_at_once: bool) -> bool:
+    """Whether a fetch is answered now rather than held in its long poll (the wait's
+    deadline aside): ``min_bytes`` of records were read, or some partition's answer
+    :func:`answers_at_once`."""
+    return total_bytes >= min_bytes or answered_at_once
+
+
 def _epoch_error(replica: PartitionReplica, follower_epoch: int) -> ErrorCode | None:
     if follower_epoch < 0:
         return None

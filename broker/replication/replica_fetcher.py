@@ -35,6 +35,9 @@ from rillet.wire.messages import FetchPartitionResponse, FetchRequest
 
 log = logging.getLogger(__name__)
 
+# A follower's fetch is answered as soon as any partition has records for it.
+FETCH_MIN_BYTES = 1
+
 
 class _Outcome(enum.Enum):
     PROGRESS = "progress"
@@ -206,7 +209,7 @@ class ReplicaFetcherManager:
         sent = positions.sent  # as of this request (recomputed only before the next one)
         request = FetchRequest(
             0 if session.more_to_name else cfg.fetch_wait_max_ms,  # the rest come next
-            1,
+            FETCH_MIN_BYTES,
             cfg.fetch_response_max_bytes,
             named,
             replica_id=self._node_id,

@@ -15,10 +15,15 @@ import os
 
 import trio
 
-from rillet.broker.replication.follower_fetch_answer import answer_follower_fetch, is_diverging
+from rillet.broker.replication.follower_fetch_answer import (
+    answer_follower_fetch,
+    answers_at_once,
+    long_poll_ends,
+)
+from rillet.broker.replication.replica_fetcher import FETCH_MIN_BYTES
 from rillet.wire.batch import read_header
 from rillet.wire.error_codes import ErrorCode
-from rillet.wire.frame import FileRegion
+from rillet.wire.frame import FileRegion, blob_length
 from rillet.wire.messages import FetchPartitionResponse
 
 from .broken_variants import Bug
@@ -37,7 +42,8 @@ class LeaderFetchHandler(BrokerProcess):
     def _serve_fetch(self, parked: ParkedFetch) -> None:
         resp = self.read_for_follower(parked.req)
         a = resp.answer
-        done = len(a.records) > 0 or a.error_code != ErrorCode.NONE or is_diverging(a)
+        # The handler's own rule (handlers/fetch.py), for a follower's one-partition fetch.
+        done = long_poll_ends(blob_length(a.records), FETCH_MIN_BYTES, answers_at_once(a))
         r = self.replica
         if done or self.sim.now >= parked.deadline or r is None:
             follower = self.sim.brokers[parked.req.follower]
