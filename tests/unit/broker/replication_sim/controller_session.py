@@ -8,6 +8,7 @@ it also routes the controller's answers (an AlterPartition answer to :mod:`.isr_
 
 from __future__ import annotations
 
+from rillet.broker.broker_lifecycle import next_heartbeat_s
 from rillet.broker.replica_role import ReplicaRole, TopicPartitionKey
 from rillet.metadata_quorum.records import decode_entry
 from rillet.metadata_quorum.state import PartitionState
@@ -82,11 +83,13 @@ class ControllerSession(BrokerProcess):
             self.heartbeat()
         elif resp.kind == "heartbeat" and resp.req_id == self.hb_in_flight:
             self.hb_in_flight = None
-            if resp.error == ErrorCode.UNKNOWN_MEMBER_ID:
+            # The lifecycle's own step (broker_lifecycle.py), in virtual milliseconds.
+            delay_s = next_heartbeat_s(resp.error, resp.fenced, sim.config.heartbeat_ms / 1000)
+            if delay_s is None:
                 self.broker_epoch = None
                 self.register()
                 return
-            sim.later(self, sim.config.heartbeat_ms, self.heartbeat)
+            sim.later(self, round(delay_s * 1000), self.heartbeat)
         elif resp.kind == "metadata" and resp.req_id == self.md_in_flight:
             self.md_in_flight = None
             for index, data in resp.entries:
