@@ -1,9 +1,10 @@
 """A broker's session with the controller: registration, heartbeats, the metadata log it
 follows, and reconciling its replica with what that log says.
 
-Why a module of its own: this is the copy of broker_lifecycle.py, the metadata follower
-and the partition reconciler, the path by which stale or late metadata reaches a replica;
-it also routes the controller's answers (an AlterPartition answer to :mod:`.isr_proposer`).
+Why a module of its own: this schedules broker_lifecycle.py (whose heartbeat step,
+``next_heartbeat_s``, it calls), the metadata follower and the partition reconciler, the
+path by which stale or late metadata reaches a replica; it also routes the controller's
+answers (an AlterPartition answer to :mod:`.isr_proposer`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from .topology import CONTROLLER
 
 class ControllerSession(BrokerProcess):
     """The broker's side of broker_lifecycle.py (register, catch up, heartbeat), the
-    metadata follower and the partition reconciler."""
+    metadata follower and the partition reconciler, scheduled."""
 
     def register(self) -> None:
         req_id = self.sim.next_id()
