@@ -15,8 +15,7 @@ import os
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.part_sender import JOIN_REGION_BYTES
-from rillet.broker.replication.follower_fetch_answer import answer_follower_fetch, is_diverging
-from rillet.wire.error_codes import ErrorCode
+from rillet.broker.replication.follower_fetch_answer import answer_if_hosted, is_diverging
 from rillet.wire.frame import FileRegion
 from rillet.wire.messages import FetchPartition, FetchPartitionResponse
 
@@ -37,13 +36,16 @@ def read_for_follower(
     first: bool,
     request_arrived_ms: int | None = None,
 ) -> FetchPartitionResponse:
-    replica = ctx.replicas.get(p.topic, p.partition)
-    if replica is None or replica.deleted:
-        known = ctx.metadata.has_partition(p.topic, p.partition)
-        code = ErrorCode.NOT_LEADER_OR_FOLLOWER if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        return FetchPartitionResponse(p.topic, p.partition, code, -1, -1, b"")
-    return answer_follower_fetch(
-        replica, p, replica_id, ctx.now_ms(), remaining, first, hold_region, request_arrived_ms
+    return answer_if_hosted(
+        ctx.replicas.get(p.topic, p.partition),
+        lambda: ctx.metadata.has_partition(p.topic, p.partition),
+        p,
+        replica_id,
+        ctx.now_ms(),
+        remaining,
+        first,
+        hold_region,
+        request_arrived_ms,
     )
 
 
