@@ -11,6 +11,7 @@ variant (:class:`~.broken_variants.Bug`) that the suite must catch.
 
 from __future__ import annotations
 
+from rillet.broker.controller_link import next_backoff_s
 from rillet.broker.replication.isr_proposal_step import ProposalSettled, proposal_due
 from rillet.wire.error_codes import ErrorCode
 
@@ -64,9 +65,10 @@ class IsrProposer(BrokerProcess):
         if call is None or call.done:
             return
         if resp.error == ErrorCode.NOT_CONTROLLER:  # the link tries again until its deadline
-            if self.sim.now + call.backoff < call.deadline:
-                self.sim.later(self, call.backoff, self._send_alter, call)
-                call.backoff = min(call.backoff * 2, 500)
+            backoff_ms = round(call.backoff_s * 1000)
+            if self.sim.now + backoff_ms < call.deadline:
+                self.sim.later(self, backoff_ms, self._send_alter, call)
+                call.backoff_s = next_backoff_s(call.backoff_s)
             return
         self._alter_finished(call, resp)
 
