@@ -1,7 +1,8 @@
 """Partition replication under faults: the deterministic simulation of 3 replicas on a
 SimQuorum metadata log (the package tests/unit/broker/replication_sim/), over many seeds.
 It runs the broker's own replica code (PartitionReplica on real PartitionLog files, the
-follower-fetch answer, the ISR settling, the acks=all verdict), never a copy of it.
+follower-fetch answer, the ISR settling, the acks=all verdict) and its drivers' own steps
+(isr_proposal_step, follower_apply, the long-poll rule, the heartbeat), never a copy of them.
 
 A failing seed is a reproducible bug report; replay it with a trace of its last events:
 
