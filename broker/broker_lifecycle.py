@@ -40,6 +40,19 @@ RETRY_S = 0.1
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 5.0
 
 
+def next_heartbeat_s(error_code: int | None, fenced: bool, interval_s: float) -> float | None:
+    """The heartbeat loop's step after an answer (``error_code`` None: no answer came),
+    with ``fenced`` as last heard: None to register again (the epoch is stale:
+    UNKNOWN_MEMBER_ID), else the seconds until the next heartbeat: the interval, or at most
+    ``RETRY_S`` while fenced (unfencing should follow catching up promptly). A step of its
+    own so that the replication simulation runs the same loop."""
+    if error_code == ErrorCode.UNKNOWN_MEMBER_ID:
+        return None
+    if error_code == ErrorCode.NONE and not fenced:
+        return interval_s
+    return min(interval_s, RETRY_S if fenced else interval_s)
+
+
 class BrokerLifecycle:
     def __init__(
         self,
@@ -117,10 +130,10 @@ class BrokerLifecycle:
                 )
             except ControllerUnreachable as exc:
                 log.warning("heartbeat failed: %s", exc)
+                code = None
             else:
-                if response.error_code == ErrorCode.UNKNOWN_MEMBER_ID:
-                    return
-                if response.error_code == ErrorCode.NONE:
+                code = response.error_code
+                if code == ErrorCode.NONE:
                     self._heard = (response.answer_key, response.answered_ms)
                     self._heard_at_s = trio.current_time()
                     if self.fenced != response.fenced:
@@ -128,9 +141,10 @@ class BrokerLifecycle:
                     self.fenced = response.fenced
                     if not response.fenced:
                         self.unfenced.set()
-                        await trio.sleep(self._interval_s)
-                        continue
-            await trio.sleep(min(self._interval_s, RETRY_S if self.fenced else self._interval_s))
+            delay_s = next_heartbeat_s(code, self.fenced, self._interval_s)
+            if delay_s is None:
+                return
+            await trio.sleep(delay_s)
 
     def _heartbeat_request(self, epoch: int, shutting_down: bool) -> BrokerHeartbeatRequest:
         cfg = self._config

@@ -33,6 +33,13 @@ MAX_BACKOFF_S = 0.5
 HINT_POLL_S = 0.05  # how often an unanswered attempt checks whether the controller moved
 
 
+def next_backoff_s(backoff_s: float) -> float:
+    """The wait before the attempt after next: doubled, up to ``MAX_BACKOFF_S`` (the first
+    is ``INITIAL_BACKOFF_S``). A step of its own so that the replication simulation backs
+    off as the link does."""
+    return min(backoff_s * 2, MAX_BACKOFF_S)
+
+
 class _ControllerMoved(BrokerError):
     """An attempt abandoned because the local quorum now names another leader (internal:
     ``call`` catches it and tries the new leader)."""
@@ -132,7 +139,7 @@ class ControllerLink:
                     failure = f"voter {voter} is not the controller"
                     self._hint = hint if hint in self._voters and hint != voter else None
                 await trio.sleep(backoff_s)
-                backoff_s = min(backoff_s * 2, MAX_BACKOFF_S)
+                backoff_s = next_backoff_s(backoff_s)
         raise ControllerUnreachable(f"no controller answered within {deadline_s:.3g}s ({failure})")
 
     async def _request(self, conn: BrokerConnection, request: Request[R], voter: int) -> R:

@@ -19,7 +19,6 @@ import trio
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.replica_fetch import (
     hold_region,
-    is_diverging,
     read_for_follower,
     refused_follower,
     throttle_wait_s,
@@ -27,6 +26,7 @@ from rillet.broker.handlers.replica_fetch import (
 from rillet.broker.loop_slices import TimeSlicer
 from rillet.broker.partition_replica import PartitionReplica
 from rillet.broker.replication.encoded_fetch_answer import encoded_answer
+from rillet.broker.replication.follower_fetch_answer import answers_at_once, long_poll_ends
 from rillet.partition_store.errors import LogDamaged, OffsetOutOfRange, StoreError
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FileRegion, blob_length
@@ -110,8 +110,7 @@ async def _fetch(
             if req.replica_id >= 0:  # bytes the leader's throttle held back go once it may
                 deadline = min(deadline, trio.current_time() + throttle_wait_s(ctx))
             if (
-                total_bytes >= req.min_bytes
-                or has_error
+                long_poll_ends(total_bytes, req.min_bytes, has_error)
                 or left_over
                 or trio.current_time() >= deadline
             ):
@@ -154,7 +153,7 @@ async def _read_once(
                 resp = _read_partition(
                     ctx, p, remaining, first=total == 0, committed=req.isolation_level == 1
                 )
-            if resp.error_code != ErrorCode.NONE or is_diverging(resp):
+            if answers_at_once(resp):
                 has_error = True
             size = blob_length(resp.records)
             total += size

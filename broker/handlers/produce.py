@@ -24,7 +24,7 @@ from rillet.broker.handlers.unanswered import Unanswered
 from rillet.broker.loop_slices import TimeSlicer
 from rillet.broker.message_timestamps import InvalidTimestamp, apply_timestamp_policy
 from rillet.broker.produce_refusals import BatchSpan, ProduceRefusals, span_of
-from rillet.broker.replication.acks_verdict import acks_all_verdict
+from rillet.broker.replication.acks_verdict import acks_all_refusal, acks_all_verdict
 from rillet.partition_store.errors import StoreError
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import WireError
@@ -185,13 +185,10 @@ def _answer(
     replica = ctx.leader_replica(p.topic, p.partition)
     if isinstance(replica, ErrorCode):
         return _refused(p, replica, f"{p.topic}-{p.partition}: {replica.name}")
-    if req.acks == ACKS_ALL and replica.in_sync_count() < replica.min_insync_replicas:
-        return _refused(
-            p,
-            ErrorCode.NOT_ENOUGH_REPLICAS,
-            f"{replica.in_sync_count()} in-sync replicas, "
-            f"min.insync.replicas is {replica.min_insync_replicas}",
-        )
+    if req.acks == ACKS_ALL:
+        refusal = acks_all_refusal(replica)
+        if refusal is not None:
+            return _refused(p, *refusal)
     try:
         check_keys(p.records, replica.config)
         records = apply_timestamp_policy(p.records, replica.config, now)

@@ -17,8 +17,7 @@ import os
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.part_sender import JOIN_REGION_BYTES
-from rillet.broker.replication.follower_fetch_answer import answer_follower_fetch, is_diverging
-from rillet.wire.error_codes import ErrorCode
+from rillet.broker.replication.follower_fetch_answer import answer_if_hosted, is_diverging
 from rillet.wire.frame import FileRegion, blob_length
 from rillet.wire.messages import FetchPartition, FetchPartitionResponse
 
@@ -46,15 +45,12 @@ def read_for_follower(
     request_arrived_ms: int | None = None,
 ) -> FetchPartitionResponse:
     replica = ctx.replicas.get(p.topic, p.partition)
-    if replica is None or replica.deleted:
-        known = ctx.metadata.has_partition(p.topic, p.partition)
-        code = ErrorCode.NOT_LEADER_OR_FOLLOWER if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        return FetchPartitionResponse(p.topic, p.partition, code, -1, -1, b"")
     now_ms = ctx.now_ms()
     throttle = ctx.leader_throttle
     state = ctx.metadata.state
     throttled = (
-        throttle is not None
+        replica is not None
+        and throttle is not None
         and throttle.refresh(state, now_ms)
         and throttle.covers(state, p.topic, p.partition, replica_id)
     )
@@ -62,8 +58,16 @@ def read_for_follower(
         allowance = throttle.gate.bucket.available_bytes(now_ms)
         remaining = min(remaining, allowance)
         first = first and allowance > 0  # in debt: no records this time
-    answer = answer_follower_fetch(
-        replica, p, replica_id, now_ms, remaining, first, hold_region, request_arrived_ms
+    answer = answer_if_hosted(
+        replica,
+        lambda: ctx.metadata.has_partition(p.topic, p.partition),
+        p,
+        replica_id,
+        now_ms,
+        remaining,
+        first,
+        hold_region,
+        request_arrived_ms,
     )
     if throttled and throttle is not None:
         throttle.gate.charge(blob_length(answer.records), now_ms)

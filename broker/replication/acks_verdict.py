@@ -1,7 +1,8 @@
-"""The answer to an acks=all write once its wait has ended: the decision, no I/O.
+"""Whether an acks=all write is taken, and its answer once its wait has ended: the
+decisions, no I/O.
 
-Why apart: the produce handler and the replication simulation (tests) give the same
-verdict from the same code. The wait itself is ``PartitionReplica.acks_progress`` (the
+Why apart: the produce handler and the replication simulation (tests) refuse and give the
+same verdict from the same code. The wait itself is ``PartitionReplica.acks_progress`` (the
 high watermark reached the batch's end in the leadership that appended it) and its
 timeout; this says what the client is told.
 """
@@ -10,6 +11,19 @@ from __future__ import annotations
 
 from rillet.broker.partition_replica import PartitionReplica
 from rillet.wire.error_codes import ErrorCode
+
+
+def acks_all_refusal(replica: PartitionReplica) -> tuple[ErrorCode, str] | None:
+    """Why the leader ``replica`` refuses an acks=all write before appending it (fewer
+    in-sync replicas than ``min.insync.replicas``: NOT_ENOUGH_REPLICAS, as in Kafka), or
+    None to append it."""
+    isr, min_isr = replica.in_sync_count(), replica.min_insync_replicas
+    if isr < min_isr:
+        return (
+            ErrorCode.NOT_ENOUGH_REPLICAS,
+            f"{isr} in-sync replicas, min.insync.replicas is {min_isr}",
+        )
+    return None
 
 
 def acks_all_verdict(

@@ -38,6 +38,29 @@ _EMPTY = b""
 HoldRegion = Callable[[FileRegion], FileRegion | bytes]
 
 
+def answer_if_hosted(
+    replica: PartitionReplica | None,
+    known: Callable[[], bool],
+    p: FetchPartition,
+    replica_id: int,
+    now_ms: int,
+    remaining_bytes: int,
+    first: bool,
+    hold: HoldRegion,
+    request_arrived_ms: int | None = None,
+) -> FetchPartitionResponse:
+    """:func:`answer_follower_fetch` for the replica this node hosts for ``p``, if any: a
+    partition not hosted here (or being deleted) is NOT_LEADER_OR_FOLLOWER when ``known()``
+    (the metadata has it: the follower should look for its leader again), else
+    UNKNOWN_TOPIC_OR_PARTITION."""
+    if replica is None or replica.deleted:
+        code = ErrorCode.NOT_LEADER_OR_FOLLOWER if known() else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return FetchPartitionResponse(p.topic, p.partition, code, -1, -1, _EMPTY)
+    return answer_follower_fetch(
+        replica, p, replica_id, now_ms, remaining_bytes, first, hold, request_arrived_ms
+    )
+
+
 def answer_follower_fetch(
     replica: PartitionReplica,
     p: FetchPartition,
@@ -91,6 +114,19 @@ def answer_follower_fetch(
 
 def is_diverging(response: FetchPartitionResponse) -> bool:
     return response.diverging_epoch >= 0 or response.diverging_end_offset >= 0
+
+
+def answers_at_once(response: FetchPartitionResponse) -> bool:
+    """A partition's answer that ends a fetch's long poll whatever its size: an error, or a
+    divergence the follower must cut its log by."""
+    return response.error_code != ErrorCode.NONE or is_diverging(response)
+
+
+def long_poll_ends(total_bytes: int, min_bytes: int, answered_at_once: bool) -> bool:
+    """Whether a fetch is answered now rather than held in its long poll (the wait's
+    deadline aside): ``min_bytes`` of records were read, or some partition's answer
+    :func:`answers_at_once`."""
+    return total_bytes >= min_bytes or answered_at_once
 
 
 def _epoch_error(replica: PartitionReplica, follower_epoch: int) -> ErrorCode | None:

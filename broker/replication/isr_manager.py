@@ -22,6 +22,11 @@ from rillet.broker.errors import ControllerUnreachable
 from rillet.broker.loop_slices import TimeSlicer
 from rillet.broker.partition_replica import PartitionReplica
 from rillet.broker.replica_manager import ReplicaManager
+from rillet.broker.replication.isr_proposal_step import (
+    ProposalSettled,
+    ProposalSettlement,
+    proposal_due,
+)
 from rillet.broker.replication.leader_state import IsrProposal
 from rillet.wire.cluster_messages import AlterPartitionRequest, AlterPartitionResponse
 from rillet.wire.error_codes import ErrorCode
@@ -56,6 +61,7 @@ class IsrManager:
         self._auth = auth
         self._broker_epoch = broker_epoch
         self._hears_controller = hears_controller
+        self._settlement = ProposalSettlement()
 
     async def run(self) -> None:
         lag_max_ms = self._config.replication.replica_lag_time_max_ms
@@ -74,12 +80,11 @@ class IsrManager:
                 slicer = TimeSlicer()
                 for replica in self._replicas.replicas():
                     await slicer.step()
-                    leader = replica.leader
-                    if leader is None or replica.deleted:
+                    if replica.leader is None or replica.deleted:
                         continue
                     if in_flight.value == 0:
                         break  # the next pass proposes the rest, from the committed state
-                    proposal = replica.isr_change(now, lag_max_ms, may_remove=not deaf)
+                    proposal = proposal_due(replica, now, lag_max_ms, may_remove=not deaf)
                     if proposal is not None:
                         await in_flight.acquire()
                         nursery.start_soon(
@@ -121,18 +126,16 @@ class IsrManager:
             response = await self._link.call(request, timeout_s)
         except ControllerUnreachable as exc:
             log.warning("%s: ISR change not decided: %s", replica.key, exc)
-        current = replica.leader
-        if current is None or current.pending is not proposal:
-            return  # reconciled meanwhile (committed, or a newer state took its place)
-        if response is not None and response.error_code != ErrorCode.NONE:
+        if response is None:
+            self._settlement.settle(replica, proposal, None)
+            return
+        settled = self._settlement.settle(
+            replica, proposal, response.error_code, response.partition_epoch
+        )
+        if settled is ProposalSettled.REFUSED:
             log.info(
                 "%s: ISR change refused (%s): %s",
                 replica.key,
                 ErrorCode(response.error_code).name,
                 response.error_message,
             )
-        if response is None:
-            current.settle_proposal(proposal, None)
-        else:
-            current.settle_proposal(proposal, response.error_code, response.partition_epoch)
-        # An accepted change: the reconciler applies it shortly and clears the proposal.

@@ -33,16 +33,18 @@ from rillet.broker.replica_manager import ReplicaManager
 from rillet.broker.replica_role import FetchApplied
 from rillet.broker.replication.fetch_session import FollowerFetchSession, partition_limit
 from rillet.broker.replication.followed_positions import FollowedPositions, SentPosition
+from rillet.broker.replication.follower_apply import apply_answer
 from rillet.broker.replication.throttled_replicas import ThrottledReplicas
 from rillet.client.connection import BrokerConnection
 from rillet.client.errors import RilletError
-from rillet.partition_store.errors import StoreError
 from rillet.wire.error_codes import ErrorCode
-from rillet.wire.errors import WireError
 from rillet.wire.frame import blob_length
 from rillet.wire.messages import FetchPartition, FetchPartitionResponse, FetchRequest
 
 log = logging.getLogger(__name__)
+
+# A follower's fetch is answered as soon as any partition has records for it.
+FETCH_MIN_BYTES = 1
 
 
 class _Outcome(enum.Enum):
@@ -239,7 +241,7 @@ class ReplicaFetcherManager:
         wait_max_ms = min(cfg.fetch_wait_max_ms, wait_ms) if now_paused else cfg.fetch_wait_max_ms
         request = FetchRequest(
             0 if session.more_to_name else wait_max_ms,  # the rest come next
-            1,
+            FETCH_MIN_BYTES,
             cfg.fetch_response_max_bytes,
             named,
             replica_id=self._node_id,
@@ -298,13 +300,7 @@ class ReplicaFetcherManager:
 
     def _apply(self, s: SentPosition, answer: FetchPartitionResponse) -> FetchApplied:
         """What the answer did to this partition (BACK_OFF: wait before the next fetch)."""
-        replica = s.replica
-        try:
-            now = self._replicas.clock.now_ms()
-            applied = replica.apply_fetch_answer(
-                answer, s.fetch_offset, s.leader_epoch, now, s.log_truncations
-            )
-        except (StoreError, WireError) as exc:
-            log.error("replicating %s failed: %s", replica.key, exc)
-            return FetchApplied.BACK_OFF
-        return applied
+        done = apply_answer(s, answer, self._replicas.clock.now_ms())
+        if done.refused is not None:
+            log.error("replicating %s failed: %s", s.replica.key, done.refused)
+        return done.applied

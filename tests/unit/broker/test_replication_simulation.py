@@ -1,7 +1,8 @@
 """Partition replication under faults: the deterministic simulation of 3 replicas on a
 SimQuorum metadata log (the package tests/unit/broker/replication_sim/), over many seeds.
 It runs the broker's own replica code (PartitionReplica on real PartitionLog files, the
-follower-fetch answer, the ISR settling, the acks=all verdict), never a copy of it.
+follower-fetch answer, the ISR settling, the acks=all verdict) and its drivers' own steps
+(isr_proposal_step, follower_apply, the long-poll rule, the heartbeat), never a copy of them.
 
 A failing seed is a reproducible bug report; replay it with a trace of its last events:
 
@@ -12,9 +13,11 @@ without answer (or refused against a newer partition epoch, the answer a retry o
 committed expansion gets) as refused. The controller may have committed the expansion, yet
 the leader stopped counting the new member and committed records without it; when that
 member was elected next, acknowledged records were lost. Fixed by
-``LeaderState.proposal_outcome_unknown`` and its use in isr_manager.py; the regression test
-below runs seeds that show it with the old behaviour (``driver_fix=False``) to prove it
-was real. Since the simulation runs the real replica and log, the seeds that show it
+``LeaderState.proposal_outcome_unknown`` and its use by the ISR manager's settling step
+(replication/isr_proposal_step.py, which the simulation runs); the regression test below
+runs seeds that show it with the old step (the broken variant
+``Bug.LOST_ALTER_ANSWER_REFUSED``, a subclass of the real step) to prove it was real and is
+caught. Since the simulation runs the real replica and log, the seeds that show it
 change when their behaviour does: 120, 170, 437 and 569 since followers of a new partition
 that have not fetched keep their ISR place longer (141 and 459 before).
 """
@@ -48,9 +51,9 @@ def test_no_acknowledged_record_is_lost_and_replicas_converge(seed: int) -> None
 
 @pytest.mark.parametrize("seed", OLD_DRIVER_BUG_SEEDS)
 def test_seed_lost_alter_partition_answer_regression(seed: int) -> None:
-    """With the old ISR manager (a lost or stale-refused expansion
-    counted as refused) an acknowledged record is lost; with the fix it is not."""
-    assert run_seed(seed, driver_fix=False).violation is not None
+    """With the old ISR settling step (a lost or stale-refused expansion counted as
+    refused) an acknowledged record is lost; with the real step it is not."""
+    assert run_seed(seed, Bug.LOST_ALTER_ANSWER_REFUSED).violation is not None
     assert run_seed(seed).violation is None
 
 
@@ -89,7 +92,7 @@ def test_the_runs_go_through_the_paths_that_matter() -> None:
     """A simulation that never diverges, fences or churns the ISR would pass vacuously."""
     total: Counter[str] = Counter()
     for seed in range(40):
-        total.update(run_seed(seed, driver_fix=True).stats)
+        total.update(run_seed(seed).stats)
     for path in (
         "acks",
         "leaderships",
@@ -114,14 +117,21 @@ def test_the_runs_go_through_the_paths_that_matter() -> None:
         assert total[path] > 0, f"no run went through {path!r}: {dict(total)}"
 
 
+# Where each broken variant is looked for: the first seeds, or (the old ISR settling step,
+# which needs a lost answer to an expansion at the wrong moment) the seeds that found it.
+CATCHING_SEEDS = {Bug.LOST_ALTER_ANSWER_REFUSED: OLD_DRIVER_BUG_SEEDS}
+
+
 @pytest.mark.parametrize("bug", list(Bug), ids=lambda b: b.value)
 def test_the_checker_catches_a_broken_variant(bug: Bug) -> None:
-    """Proof that the invariants bite: a deliberately broken leader is caught within a
-    small sweep, on a seed that passes when nothing is broken."""
-    for seed in range(20):
-        broken = run_seed(seed, bug, driver_fix=True)
+    """Proof that the invariants bite: a deliberately broken leader (a broken decision or
+    a broken driver step) is caught within a small sweep, on a seed that passes when
+    nothing is broken."""
+    seeds = CATCHING_SEEDS.get(bug, range(20))
+    for seed in seeds:
+        broken = run_seed(seed, bug)
         if broken.violation is not None:
-            sound = run_seed(seed, driver_fix=True)
+            sound = run_seed(seed)
             assert sound.violation is None, report(sound)
             return
-    pytest.fail(f"{bug.value}: no seed in 0..19 caught it")
+    pytest.fail(f"{bug.value}: no seed in {seeds} caught it")

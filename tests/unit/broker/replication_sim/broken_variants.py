@@ -3,8 +3,8 @@
 Why they exist: a checker that never fails proves nothing. The test suite runs each variant
 over a small sweep and requires some seed to be caught (and the same seed to pass when
 nothing is broken), so the invariants are shown to bite. Each variant breaks the real code
-from outside: a changed request, an extra call, or a subclass of the real replica; nothing
-in the production packages knows of them.
+from outside: a changed request, an extra call, or a subclass of the real replica or of a
+real driver step; nothing in the production packages knows of them.
 """
 
 from __future__ import annotations
@@ -12,6 +12,9 @@ from __future__ import annotations
 import enum
 
 from rillet.broker.partition_replica import PartitionReplica
+from rillet.broker.replication.isr_proposal_step import ProposalSettlement
+from rillet.broker.replication.leader_state import IsrProposal, LeaderState
+from rillet.wire.error_codes import ErrorCode
 
 
 class Bug(enum.Enum):
@@ -28,6 +31,24 @@ class Bug(enum.Enum):
     # flush policy makes acks=all wait for the fsync (once caused by reading flush_ms = 0
     # as "no policy").
     ACK_BEFORE_FSYNC = "ack-before-fsync"
+    # A driver step: the ISR manager's settling counts an AlterPartition without answer (or
+    # refused against a newer partition epoch) as refused, so the leader stops counting a
+    # member the controller may have added (the bug this simulation found; the old step).
+    LOST_ALTER_ANSWER_REFUSED = "lost-alter-answer-refused"
+
+
+class _EveryFailureRefused(ProposalSettlement):
+    def _settle_leader(
+        self,
+        leader: LeaderState,
+        proposal: IsrProposal,
+        error_code: int | None,
+        answered_partition_epoch: int,
+    ) -> None:
+        if error_code is None or error_code != ErrorCode.NONE:
+            leader.proposal_failed()
+        else:
+            super()._settle_leader(leader, proposal, error_code, answered_partition_epoch)
 
 
 class _AckBeforeFsync(PartitionReplica):
@@ -39,3 +60,8 @@ class _AckBeforeFsync(PartitionReplica):
 def replica_type_for(bug: Bug | None) -> type[PartitionReplica]:
     """The replica class a run uses: the real one, or a broken subclass of it."""
     return _AckBeforeFsync if bug is Bug.ACK_BEFORE_FSYNC else PartitionReplica
+
+
+def settlement_for(bug: Bug | None) -> ProposalSettlement:
+    """The ISR manager's settling step a run uses: the real one, or the old broken one."""
+    return _EveryFailureRefused() if bug is Bug.LOST_ALTER_ANSWER_REFUSED else ProposalSettlement()

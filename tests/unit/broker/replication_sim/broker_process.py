@@ -21,7 +21,9 @@ from rillet.partition_store.flush_plan import FlushPlan
 from .partition_log import BrokerLog
 
 if TYPE_CHECKING:
-    from .in_flight import AcksWaiter, AlterCall, ParkedFetch, SentFetch
+    from rillet.broker.replication.followed_positions import SentPosition
+
+    from .in_flight import AcksWaiter, AlterCall, ParkedFetch
     from .messages import ControllerResp
     from .simulation import Simulation
 
@@ -50,7 +52,7 @@ class BrokerProcess(abc.ABC):
         self.metadata = MetadataState()
         self.replica: PartitionReplica | None = None
         self.fetch_in_flight: tuple[int, int] | None = None  # (request id, leader)
-        self.sent: dict[int, SentFetch] = {}
+        self.sent: dict[int, SentPosition] = {}
         self.parked: list[ParkedFetch] = []
         self.acks_waiters: list[AcksWaiter] = []
         self.md_in_flight: int | None = None

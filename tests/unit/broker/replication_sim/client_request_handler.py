@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rillet.broker.replication.acks_verdict import acks_all_verdict
+from rillet.broker.replication.acks_verdict import acks_all_refusal, acks_all_verdict
 from rillet.wire.error_codes import ErrorCode
 
 from .broker_process import BrokerProcess
@@ -31,8 +31,9 @@ class ClientRequestHandler(BrokerProcess):
         if r is None or not r.is_leader:
             self._produce_answer(req.payload, ErrorCode.NOT_LEADER_OR_FOLLOWER)
             return
-        if r.in_sync_count() < r.min_insync_replicas:
-            self._produce_answer(req.payload, ErrorCode.NOT_ENOUGH_REPLICAS)
+        refusal = acks_all_refusal(r)
+        if refusal is not None:
+            self._produce_answer(req.payload, refusal[0])
             return
         info = r.append_as_leader(encode_batch(req.count, req.payload), sim.now)
         batch = Batch(info.first_offset, req.count, r.leader_epoch, req.payload)

@@ -1,13 +1,15 @@
 """A broker's session with the controller: registration, heartbeats, the metadata log it
 follows, and reconciling its replica with what that log says.
 
-Why a module of its own: this is the copy of broker_lifecycle.py, the metadata follower
-and the partition reconciler, the path by which stale or late metadata reaches a replica;
-it also routes the controller's answers (an AlterPartition answer to :mod:`.isr_proposer`).
+Why a module of its own: this schedules broker_lifecycle.py (whose heartbeat step,
+``next_heartbeat_s``, it calls), the metadata follower and the partition reconciler, the
+path by which stale or late metadata reaches a replica; it also routes the controller's
+answers (an AlterPartition answer to :mod:`.isr_proposer`).
 """
 
 from __future__ import annotations
 
+from rillet.broker.broker_lifecycle import next_heartbeat_s
 from rillet.broker.replica_role import ReplicaRole, TopicPartitionKey
 from rillet.metadata_quorum.records import decode_entry
 from rillet.metadata_quorum.state import PartitionState
@@ -21,7 +23,7 @@ from .topology import CONTROLLER
 
 class ControllerSession(BrokerProcess):
     """The broker's side of broker_lifecycle.py (register, catch up, heartbeat), the
-    metadata follower and the partition reconciler."""
+    metadata follower and the partition reconciler, scheduled."""
 
     def register(self) -> None:
         req_id = self.sim.next_id()
@@ -82,11 +84,13 @@ class ControllerSession(BrokerProcess):
             self.heartbeat()
         elif resp.kind == "heartbeat" and resp.req_id == self.hb_in_flight:
             self.hb_in_flight = None
-            if resp.error == ErrorCode.UNKNOWN_MEMBER_ID:
+            # The lifecycle's own step (broker_lifecycle.py), in virtual milliseconds.
+            delay_s = next_heartbeat_s(resp.error, resp.fenced, sim.config.heartbeat_ms / 1000)
+            if delay_s is None:
                 self.broker_epoch = None
                 self.register()
                 return
-            sim.later(self, sim.config.heartbeat_ms, self.heartbeat)
+            sim.later(self, round(delay_s * 1000), self.heartbeat)
         elif resp.kind == "metadata" and resp.req_id == self.md_in_flight:
             self.md_in_flight = None
             for index, data in resp.entries:

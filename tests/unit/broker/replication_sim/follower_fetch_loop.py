@@ -10,13 +10,13 @@ the runs reach those paths.
 from __future__ import annotations
 
 from rillet.broker.replica_role import FetchApplied
+from rillet.broker.replication.followed_positions import FollowedPositions, SentPosition
+from rillet.broker.replication.follower_apply import apply_answer
 from rillet.broker.replication.follower_fetch_answer import is_diverging
-from rillet.partition_store.errors import StoreError
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import FetchPartitionResponse
 
 from .broker_process import BrokerProcess
-from .in_flight import SentFetch
 from .messages import FetchReq, FetchResp
 from .outcome import Violation
 
@@ -37,10 +37,11 @@ class FollowerFetchLoop(BrokerProcess):
             self.fetch_in_flight = None  # a loop for the new leader; the old answer is stale
         req_id = self.sim.next_id()
         self.fetch_in_flight = (req_id, leader)
-        part = r.fetch_partition(self.sim.config.fetch_max_bytes)
-        self.sent[req_id] = SentFetch(
-            part.fetch_offset, part.current_leader_epoch, r.log.truncations
-        )
+        # The real loop's positions: what to ask for, and what the answer must still find.
+        positions = FollowedPositions(self.sim.config.fetch_max_bytes)
+        positions.rebuild([r], 0, self.sim.now)
+        part = positions.positions[(r.key.topic, r.key.partition)]
+        self.sent[req_id] = positions.sent[(r.key.topic, r.key.partition)]
         target = self.sim.brokers[leader]
         self.sim.send(self.node_id, leader, target.on_fetch, FetchReq(self.node_id, req_id, part))
         timeout = self.sim.config.request_timeout_ms + self.sim.config.fetch_wait_ms
@@ -65,18 +66,17 @@ class FollowerFetchLoop(BrokerProcess):
         else:
             self.sim.later(self, self.sim.config.fetch_backoff_ms, self.maybe_fetch)
 
-    def _apply(self, s: SentFetch, answer: FetchPartitionResponse) -> bool:
-        """ReplicaFetcherManager._apply: the real replica applies the answer."""
+    def _apply(self, s: SentPosition, answer: FetchPartitionResponse) -> bool:
+        """ReplicaFetcherManager._apply: its own step (:func:`apply_answer`) on the replica
+        the fetch was sent for; an answer for a replica since replaced (a crash) is stale."""
         r = self.replica
-        if r is None:
+        if r is None or s.replica is not r:
             self.sim.stats["stale fetch answers dropped"] += 1
             return True
-        try:
-            applied = r.apply_fetch_answer(
-                answer, s.fetch_offset, s.leader_epoch, self.sim.now, s.log_truncations
-            )
-        except StoreError as exc:  # a leader that sends what cannot follow this log
-            raise Violation(f"{self}: follower append refused: {exc}") from exc
+        done = apply_answer(s, answer, self.sim.now)
+        if done.refused is not None:  # a leader that sends what cannot follow this log
+            raise Violation(f"{self}: follower append refused: {done.refused}")
+        applied = done.applied
         if applied is FetchApplied.STALE:
             self.sim.stats["stale fetch answers dropped"] += 1
         elif applied is FetchApplied.TRUNCATED:
@@ -90,4 +90,4 @@ class FollowerFetchLoop(BrokerProcess):
                 self.sim.stats[f"follower got {ErrorCode(answer.error_code).name}"] += 1
         elif applied is FetchApplied.BACK_OFF:
             self.sim.stats[f"follower got {ErrorCode(answer.error_code).name}"] += 1
-        return applied is not FetchApplied.BACK_OFF
+        return done.progressed

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import trio
 
+from rillet.broker.controller_link import INITIAL_BACKOFF_S
 from rillet.broker.replication.leader_state import IsrProposal
 
 from .messages import ControllerReq, FetchReq
@@ -36,17 +37,8 @@ class AlterCall:
     proposal: IsrProposal
     req: ControllerReq
     deadline: int
-    backoff: int = 20
+    backoff_s: float = INITIAL_BACKOFF_S  # the link's own backoff (next_backoff_s)
     done: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class SentFetch:
-    """followed_positions.SentPosition: the answer applies only if this still holds."""
-
-    fetch_offset: int
-    leader_epoch: int
-    log_truncations: int
 
 
 @dataclass(slots=True)

@@ -2,14 +2,17 @@
 settle the proposal by its answer, its refusal, or its silence.
 
 Why a module of its own: it schedules what replication/isr_manager.py does (through
-ControllerLink.call, with its retries on NOT_CONTROLLER); the real replica proposes and the
-real leader state settles each answer. The bug this simulation found lived in that
-settling: an AlterPartition without answer must count as "outcome unknown", not "refused"
-(``driver_fix``).
+ControllerLink.call, with its retries on NOT_CONTROLLER): the manager's own steps
+(:mod:`rillet.broker.replication.isr_proposal_step`) choose the proposal and settle each
+answer. The bug this simulation found lived in that settling: an AlterPartition without
+answer must count as "outcome unknown", not "refused"; the old step is kept as a broken
+variant (:class:`~.broken_variants.Bug`) that the suite must catch.
 """
 
 from __future__ import annotations
 
+from rillet.broker.controller_link import next_backoff_s
+from rillet.broker.replication.isr_proposal_step import ProposalSettled, proposal_due
 from rillet.wire.error_codes import ErrorCode
 
 from .broker_process import BrokerProcess
@@ -25,9 +28,9 @@ class IsrProposer(BrokerProcess):
         sim = self.sim
         sim.later(self, sim.config.isr_check_ms, self.isr_check)
         r = self.replica
-        if self.broker_epoch is None or r is None or r.leader is None:
+        if self.broker_epoch is None or r is None:
             return
-        proposal = r.isr_change(sim.now, sim.config.lag_max_ms)
+        proposal = proposal_due(r, sim.now, sim.config.lag_max_ms)
         if proposal is None or r.leader is None:
             return
         req = ControllerReq(
@@ -62,31 +65,30 @@ class IsrProposer(BrokerProcess):
         if call is None or call.done:
             return
         if resp.error == ErrorCode.NOT_CONTROLLER:  # the link tries again until its deadline
-            if self.sim.now + call.backoff < call.deadline:
-                self.sim.later(self, call.backoff, self._send_alter, call)
-                call.backoff = min(call.backoff * 2, 500)
+            backoff_ms = round(call.backoff_s * 1000)
+            if self.sim.now + backoff_ms < call.deadline:
+                self.sim.later(self, backoff_ms, self._send_alter, call)
+                call.backoff_s = next_backoff_s(call.backoff_s)
             return
         self._alter_finished(call, resp)
 
     def _alter_finished(self, call: AlterCall, resp: ControllerResp | None) -> None:
-        """The tail of IsrManager._propose: the real ``LeaderState.settle_proposal``.
-        ``driver_fix=False`` replays the old behaviour (every failure counted as refused),
-        which lost acknowledged records (the regression test)."""
+        """The tail of IsrManager._propose: its own settling step (the real
+        :class:`ProposalSettlement`, or a broken subclass of it: :mod:`.broken_variants`)."""
         call.done = True
         if self.alter is call:
             self.alter = None
-        current = self.replica.leader if self.replica is not None else None
-        if current is None or current.pending is not call.proposal:
+        if self.replica is None:
             return
-        if resp is None or resp.error != ErrorCode.NONE:
+        settlement = self.sim.settlement
+        if resp is None:
+            settled = settlement.settle(self.replica, call.proposal, None)
+        else:
+            settled = settlement.settle(
+                self.replica, call.proposal, resp.error, resp.partition_epoch
+            )
+        if settled in (ProposalSettled.REFUSED, ProposalSettled.UNANSWERED):
             self.sim.trace_line(f"{self} ISR proposal {call.proposal.isr} failed: {resp}")
             self.sim.stats[
                 "ISR proposals unanswered" if resp is None else "ISR proposals refused"
             ] += 1
-            if not self.sim.driver_fix:
-                current.proposal_failed()
-                return
-        if resp is None:
-            current.settle_proposal(call.proposal, None)
-        else:
-            current.settle_proposal(call.proposal, resp.error, resp.partition_epoch)

@@ -15,11 +15,15 @@ import os
 
 import trio
 
-from rillet.broker.replication.follower_fetch_answer import answer_follower_fetch, is_diverging
+from rillet.broker.replication.follower_fetch_answer import (
+    answer_if_hosted,
+    answers_at_once,
+    long_poll_ends,
+)
+from rillet.broker.replication.replica_fetcher import FETCH_MIN_BYTES
 from rillet.wire.batch import read_header
 from rillet.wire.error_codes import ErrorCode
-from rillet.wire.frame import FileRegion
-from rillet.wire.messages import FetchPartitionResponse
+from rillet.wire.frame import FileRegion, blob_length
 
 from .broken_variants import Bug
 from .broker_process import BrokerProcess
@@ -37,7 +41,8 @@ class LeaderFetchHandler(BrokerProcess):
     def _serve_fetch(self, parked: ParkedFetch) -> None:
         resp = self.read_for_follower(parked.req)
         a = resp.answer
-        done = len(a.records) > 0 or a.error_code != ErrorCode.NONE or is_diverging(a)
+        # The handler's own rule (handlers/fetch.py), for a follower's one-partition fetch.
+        done = long_poll_ends(blob_length(a.records), FETCH_MIN_BYTES, answers_at_once(a))
         r = self.replica
         if done or self.sim.now >= parked.deadline or r is None:
             follower = self.sim.brokers[parked.req.follower]
@@ -71,22 +76,24 @@ class LeaderFetchHandler(BrokerProcess):
     def read_for_follower(self, req: FetchReq) -> FetchResp:
         r = self.replica
         p = req.partition
-        if r is None:
-            answer = FetchPartitionResponse(
-                p.topic, p.partition, ErrorCode.NOT_LEADER_OR_FOLLOWER, -1, -1, b""
-            )
-            return FetchResp(req.req_id, answer)
         bug = self.sim.bug
-        if bug is Bug.NO_DIVERGENCE_CHECK:
+        if bug is Bug.NO_DIVERGENCE_CHECK and r is not None:
             p = dataclasses.replace(p, last_fetched_epoch=-1)
-        answer = answer_follower_fetch(
-            r, p, req.follower, self.sim.now, self.sim.config.fetch_max_bytes, True, _copy
+        # handlers/replica_fetch.py's step; the metadata of the one partition knows it.
+        answer = answer_if_hosted(
+            r, _known, p, req.follower, self.sim.now, self.sim.config.fetch_max_bytes, True, _copy
         )
+        if r is None:
+            return FetchResp(req.req_id, answer)
         if answer.error_code in (ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH):
             self.sim.stats[f"fetch answer {ErrorCode(answer.error_code).name}"] += 1
         if bug is Bug.EARLY_FOLLOWER_LEO and len(answer.records) > 0:
             r.on_follower_fetch(req.follower, _end_of(bytes(answer.records)), self.sim.now)
         return FetchResp(req.req_id, answer)
+
+
+def _known() -> bool:
+    return True
 
 
 def _copy(region: FileRegion) -> bytes:

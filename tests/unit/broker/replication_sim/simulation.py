@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from .broken_variants import replica_type_for
+from .broken_variants import replica_type_for, settlement_for
 from .broker import SimBroker
 from .checker import Checker
 from .clients import Consumer, Producer
@@ -47,16 +47,15 @@ class Simulation:
         workdir: Path,
         bug: Bug | None = None,
         trace: bool = False,
-        driver_fix: bool = True,
     ) -> None:
         self.seed = seed
-        self.driver_fix = driver_fix
         self.rng = random.Random(seed)
         self.config = SimConfig.for_seed(self.rng, random.Random(-1 - seed))
         self.workdir = workdir
         self.log_config = self.config.log_config()
         self.bug = bug
         self.replica_type = replica_type_for(bug)
+        self.settlement = settlement_for(bug)
         self.now = 0
         self._seq = 0
         self._ids = 0
@@ -236,20 +235,15 @@ class Simulation:
         return "; ".join(parts)
 
 
-def run_seed(
-    seed: int, bug: Bug | None = None, trace: bool = False, driver_fix: bool = True
-) -> SimResult:
+def run_seed(seed: int, bug: Bug | None = None, trace: bool = False) -> SimResult:
     """One complete run (faults, healing, final checks); deterministic in ``seed``. The
     brokers' logs live in a fresh temporary directory (in memory where /dev/shm exists),
     removed afterwards.
-
-    ``driver_fix`` (default) runs the ISR manager as isr_manager.py does; False replays the
-    old behaviour that lost records (see :meth:`.IsrProposer._alter_finished`).
     """
     shm = Path("/dev/shm")
     parent = shm if shm.is_dir() and os.access(shm, os.W_OK) else None
     with tempfile.TemporaryDirectory(prefix="rillet-repl-sim-", dir=parent) as tmp:
-        sim = Simulation(seed, Path(tmp), bug, trace, driver_fix)
+        sim = Simulation(seed, Path(tmp), bug, trace)
         try:
             return trio.run(sim.run)
         finally:
