@@ -59,13 +59,43 @@ FAULT_KINDS: dict[str, FaultKind] = {
             "loss and delay on a leader's or a node's link, both ways (tc netem; needs "
             "--network kernel, not in the default set)",
         ),
+        # Power and disk faults (chaos/power_faults.py): opt-in by name, never in "all".
+        FaultKind(
+            "power-cut",
+            1,
+            True,
+            "cut a leader's or a node's power: what it never fsynced is lost; restart it",
+        ),
+        FaultKind(
+            "power-cut-all",
+            1,
+            True,
+            "cut every node's power at once (run it on its own); restart them together",
+        ),
+        FaultKind("disk-slow", 1, True, "every fsync of a leader or a node takes 1-2 s"),
+        FaultKind(
+            "disk-eio",
+            1,
+            True,
+            "EIO on reads or writes of one partition's files or of the Raft log of a node",
+        ),
+        FaultKind(
+            "disk-full",
+            1,
+            True,
+            "ENOSPC on writes growing one partition's files or the Raft log of a node",
+        ),
     )
 }
 # Kinds only the kernel network mode can apply: left out of the defaults (and of "all"), so
 # the default schedules, and the seeds already published, stay as they were.
 KERNEL_ONLY_FAULTS = ("degrade",)
+# Kinds that need the fault-injecting file layer: opt-in by name, like the kernel-only ones.
+DISK_FAULTS = ("power-cut", "power-cut-all", "disk-slow", "disk-eio", "disk-full")
 DEFAULT_FAULTS = tuple(
-    k.name for k in FAULT_KINDS.values() if k.available and k.name not in KERNEL_ONLY_FAULTS
+    k.name
+    for k in FAULT_KINDS.values()
+    if k.available and k.name not in KERNEL_ONLY_FAULTS and k.name not in DISK_FAULTS
 )
 
 # Pause and partition targets, drawn per step: a paused or cut-off leader must stop
@@ -276,7 +306,34 @@ def _draw_step(
         return FaultStep(
             index, kind, start, heal, "node", node=rng.randint(1, nodes), params=params
         )
+    if kind in DISK_FAULTS:
+        return _draw_disk_step(rng, index, kind, start, heal, nodes, parts)
     raise ValueError(f"no step drawing for fault kind {kind!r}")
+
+
+def _draw_disk_step(
+    rng: random.Random, index: int, kind: str, start: float, heal: float, nodes: int, parts: int
+) -> FaultStep:
+    target = rng.choice(PAUSE_TARGETS)
+    node = rng.randint(1, nodes)
+    partition = rng.randrange(parts)
+    params: dict[str, Any] = {}
+    if kind == "disk-slow":
+        params = {"slow_fsync_ms": rng.randint(1000, 2000)}
+    elif kind in ("disk-eio", "disk-full"):
+        params = {"where": rng.choice(("partition", "raft")), "partition": rng.randrange(parts)}
+        if kind == "disk-eio":
+            params["op"] = rng.choice(("read", "write"))
+    return FaultStep(
+        index,
+        kind,
+        start,
+        heal,
+        target,
+        node=node if target == "node" else None,
+        partition=partition if target == "partition-leader" else None,
+        params=params,
+    )
 
 
 def _partition_params(rng: random.Random) -> dict[str, Any]:
