@@ -1,6 +1,7 @@
 """A node with a fault-injecting file layer under its stores: the chaos harness's test mode.
 
-Run as ``python -m rillet.chaos.faulty_node --control FILE -- <rillet.cli.main arguments>``
+Run as ``python -m rillet.chaos.faulty_node --control FILE [--broken NAME] -- <rillet.cli.main
+arguments>`` (``--broken``: a deliberately broken node, ``chaos/broken_variants.py``)
 (the harness does, for runs with the ``power-cut*`` and ``disk-*`` fault kinds; this is a
 test entry point, never a way to run a production node). It installs
 :class:`~rillet.chaos.lazy_disk.LazyDisk` over the node's ``--data-dir`` and then runs the
@@ -19,6 +20,7 @@ import threading
 from pathlib import Path
 from types import FrameType
 
+from rillet.chaos import broken_variants
 from rillet.chaos.lazy_disk import DiskFaults, LazyDisk
 from rillet.wire import disk_io
 
@@ -34,10 +36,18 @@ def _data_dir(argv: list[str]) -> Path:
 
 def main() -> int:
     args = sys.argv[1:]
+    broken = ""
+    if args[2:4] and args[2] == "--broken":
+        broken = args[3]
+        del args[2:4]
     if len(args) < 3 or args[0] != "--control" or args[2] != "--":
-        raise SystemExit("usage: python -m rillet.chaos.faulty_node --control FILE -- ARGS")
+        raise SystemExit(
+            "usage: python -m rillet.chaos.faulty_node --control FILE [--broken NAME] -- ARGS"
+        )
     control = Path(args[1])
     node_argv = args[3:]
+    if broken:
+        broken_variants.apply(broken)
     data_dir = _data_dir(node_argv)
     data_dir.mkdir(parents=True, exist_ok=True)
     disk = LazyDisk(data_dir, data_dir.parent / "lazy-disk-graveyard")

@@ -19,12 +19,14 @@ data); while the fault is in force that is not a crash, and the heal restarts it
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rillet.chaos.broken_variants import BROKEN_ENV
 from rillet.chaos.lazy_disk import POWER_CUT_EXIT_STATUS
 
 if TYPE_CHECKING:
@@ -46,12 +48,14 @@ def faulty_wrap(work_dir_of: Any) -> Any:
         control = Path(work_dir_of(node_id)) / CONTROL_FILE
         if argv[1:3] != ["-m", "rillet.cli.main"]:
             raise ValueError(f"not a node command: {argv[:3]}")
+        broken = os.environ.get(BROKEN_ENV, "")  # a deliberately broken node (tests)
         return [
             sys.executable,
             "-m",
             "rillet.chaos.faulty_node",
             "--control",
             str(control),
+            *(["--broken", broken] if broken else []),
             "--",
             *argv[3:],
         ]
