@@ -1,7 +1,7 @@
 """A file layer that remembers what is not durable yet, and can lose it: power cuts in-process.
 
 The idea of Jepsen's LazyFS, inside the node: installed under the stores through
-``rillet.wire.disk_io`` (only by the chaos node entry point, ``chaos/faulty_node.py``), it
+``rillet.wire.disk_io`` (only by the chaos node entry point, ``cli/faulty_node.py``), it
 passes every operation to the kernel and journals, for each file under the node's data
 directory, what a power cut would take back:
 

@@ -1,6 +1,6 @@
 """Power cuts and disk faults: the nemesis side of ``chaos/lazy_disk.py``.
 
-Runs with any of these kinds start every node through ``rillet.chaos.faulty_node`` (the
+Runs with any of these kinds start every node through ``rillet.cli.faulty_node`` (the
 test entry point with the LazyDisk layer under its stores; :func:`faulty_wrap`). A fault is
 an order written to the node's control file, then ``SIGUSR2``:
 
@@ -26,7 +26,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rillet.chaos.broken_variants import BROKEN_ENV
 from rillet.chaos.lazy_disk import POWER_CUT_EXIT_STATUS
 
 if TYPE_CHECKING:
@@ -34,6 +33,8 @@ if TYPE_CHECKING:
     from rillet.chaos.schedule import FaultStep
 
 CONTROL_FILE = "disk-control.json"
+# Names a deliberately broken node variant (cli/broken_variants.py) for the runs it starts.
+BROKEN_ENV = "RILLET_CHAOS_BROKEN"
 POWER_CUT_WAIT_S = 10.0  # a node applies a cut and exits well within this
 DISK_KINDS = ("power-cut", "power-cut-all", "disk-slow", "disk-eio", "disk-full")
 RAFT_PATH_TEXT = "/__raft/"  # the Raft log's directory under the data directory
@@ -52,7 +53,7 @@ def faulty_wrap(work_dir_of: Any) -> Any:
         return [
             sys.executable,
             "-m",
-            "rillet.chaos.faulty_node",
+            "rillet.cli.faulty_node",
             "--control",
             str(control),
             *(["--broken", broken] if broken else []),

@@ -1,7 +1,7 @@
 """A node with a fault-injecting file layer under its stores: the chaos harness's test mode.
 
-Run as ``python -m rillet.chaos.faulty_node --control FILE [--broken NAME] -- <rillet.cli.main
-arguments>`` (``--broken``: a deliberately broken node, ``chaos/broken_variants.py``)
+Run as ``python -m rillet.cli.faulty_node --control FILE [--broken NAME] -- <rillet.cli.main
+arguments>`` (``--broken``: a deliberately broken node, ``cli/broken_variants.py``)
 (the harness does, for runs with the ``power-cut*`` and ``disk-*`` fault kinds; this is a
 test entry point, never a way to run a production node). It installs
 :class:`~rillet.chaos.lazy_disk.LazyDisk` over the node's ``--data-dir`` and then runs the
@@ -20,8 +20,8 @@ import threading
 from pathlib import Path
 from types import FrameType
 
-from rillet.chaos import broken_variants
 from rillet.chaos.lazy_disk import DiskFaults, LazyDisk
+from rillet.cli import broken_variants
 from rillet.wire import disk_io
 
 CONTROL_SIGNAL = signal.SIGUSR2
@@ -42,7 +42,7 @@ def main() -> int:
         del args[2:4]
     if len(args) < 3 or args[0] != "--control" or args[2] != "--":
         raise SystemExit(
-            "usage: python -m rillet.chaos.faulty_node --control FILE [--broken NAME] -- ARGS"
+            "usage: python -m rillet.cli.faulty_node --control FILE [--broken NAME] -- ARGS"
         )
     control = Path(args[1])
     node_argv = args[3:]

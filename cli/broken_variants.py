@@ -1,8 +1,9 @@
 """Deliberately broken nodes, to show that a power or disk fault row can fail.
 
-Only ``faulty_node --broken NAME`` applies one (the harness passes it when the environment
-variable ``RILLET_CHAOS_BROKEN`` names it; a test-only switch of the harness, never read by
-a node). Each breaks exactly the rule docs/guarantees.md relies on:
+Only ``faulty_node --broken NAME`` applies one: the chaos harness passes it when the
+environment variable ``RILLET_CHAOS_BROKEN`` names it (``chaos/power_faults.py``), a
+test-only switch of the harness, never read by a node. Each breaks exactly the rule
+docs/guarantees.md relies on:
 
 - ``ack-before-fsync``: with a flush policy, the leader counts its whole log towards the
   high watermark and followers report offsets they have not fsynced, so acks=all no longer
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 from typing import Any
 
-BROKEN_ENV = "RILLET_CHAOS_BROKEN"
 VARIANTS = ("ack-before-fsync", "no-eligibility")
 
 
