@@ -308,7 +308,10 @@ class DurableLog:
             if written != len(frame):
                 raise OSError(errno.ENOSPC, "short write")
         except OSError as exc:
-            disk_io.ftruncate(self._fd, segment.size)  # never leave a partial frame behind
+            try:
+                disk_io.ftruncate(self._fd, segment.size)  # never leave a partial frame behind
+            except OSError:
+                pass  # a failing disk: the member stops, and the next open cuts a torn frame
             raise _storage_error(exc) from exc
         segment.positions.append(segment.size)
         segment.size += len(frame)

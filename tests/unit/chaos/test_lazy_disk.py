@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from lazy_disk_layer import install_lazy_disk
 
 from rillet.chaos.lazy_disk import DiskFaults, LazyDisk
 from rillet.wire import disk_io
@@ -15,12 +15,8 @@ from rillet.wire.atomic_file import fsync_dir, write_atomically
 
 
 @pytest.fixture
-def disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[LazyDisk]:
-    layer = LazyDisk(tmp_path / "data", tmp_path / "graveyard")
-    (tmp_path / "data").mkdir()
-    for name in disk_io._NAMES:
-        monkeypatch.setattr(disk_io, name, getattr(layer, name))
-    yield layer
+def disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LazyDisk:
+    return install_lazy_disk(monkeypatch, tmp_path)
 
 
 def _append(path: Path, data: bytes, sync: bool) -> None:

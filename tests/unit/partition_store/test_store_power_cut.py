@@ -3,25 +3,20 @@ what was fsynced — a partition log up to its last flush, the Raft log up to it
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from lazy_disk_layer import install_lazy_disk
 from store_batches import T0, batch, open_log, records_of
 
 from rillet.chaos.lazy_disk import LazyDisk
 from rillet.raft.durable_log import DurableLog
 from rillet.raft.messages import LogEntry
-from rillet.wire import disk_io
 
 
 @pytest.fixture
-def disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[LazyDisk]:
-    (tmp_path / "data").mkdir()
-    layer = LazyDisk(tmp_path / "data", tmp_path / "graveyard")
-    for name in disk_io._NAMES:
-        monkeypatch.setattr(disk_io, name, getattr(layer, name))
-    yield layer
+def disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LazyDisk:
+    return install_lazy_disk(monkeypatch, tmp_path)
 
 
 def _reopen_plain(monkeypatch: pytest.MonkeyPatch) -> None:
