@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rillet.chaos.lazy_disk import POWER_CUT_EXIT_STATUS
+from rillet.launcher.local_node import NodeStartError
 
 if TYPE_CHECKING:
     from rillet.chaos.nemesis import Active, Nemesis
@@ -115,8 +116,6 @@ def restart_together(nemesis: Nemesis, nodes: list[int]) -> dict[str, Any]:
     down = [n for n in nodes if not nemesis.cluster.alive(n)]
     for n in down:
         nemesis.cluster.spawn(n)
-    from rillet.launcher.local_node import NodeStartError
-
     try:
         nemesis.cluster.wait_ready(down, nemesis.restart_timeout_s)
     except NodeStartError as exc:
