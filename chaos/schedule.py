@@ -274,7 +274,7 @@ def _draw_step(
         )
     if kind == "kill-any":
         return FaultStep(index, kind, start, heal, "node", node=rng.randint(1, nodes))
-    if kind in ("pause", "partition", "degrade"):
+    if kind in ("pause", "partition", "degrade") or kind in DISK_FAULTS:
         target = rng.choice(PAUSE_TARGETS)
         node = rng.randint(1, nodes)
         partition = rng.randrange(parts)
@@ -286,6 +286,8 @@ def _draw_step(
                 "loss_pct": rng.choice(DEGRADE_LOSS_PCT),
                 "delay_ms": rng.choice(DEGRADE_DELAY_MS),
             }
+        elif kind in DISK_FAULTS:
+            params = _disk_params(rng, kind, parts)
         return FaultStep(
             index,
             kind,
@@ -306,34 +308,22 @@ def _draw_step(
         return FaultStep(
             index, kind, start, heal, "node", node=rng.randint(1, nodes), params=params
         )
-    if kind in DISK_FAULTS:
-        return _draw_disk_step(rng, index, kind, start, heal, nodes, parts)
     raise ValueError(f"no step drawing for fault kind {kind!r}")
 
 
-def _draw_disk_step(
-    rng: random.Random, index: int, kind: str, start: float, heal: float, nodes: int, parts: int
-) -> FaultStep:
-    target = rng.choice(PAUSE_TARGETS)
-    node = rng.randint(1, nodes)
-    partition = rng.randrange(parts)
-    params: dict[str, Any] = {}
+def _disk_params(rng: random.Random, kind: str, parts: int) -> dict[str, Any]:
+    """Power and disk faults: how slow, or which files fail how (chaos/power_faults.py)."""
     if kind == "disk-slow":
-        params = {"slow_fsync_ms": rng.randint(1000, 2000)}
-    elif kind in ("disk-eio", "disk-full"):
-        params = {"where": rng.choice(("partition", "raft")), "partition": rng.randrange(parts)}
+        return {"slow_fsync_ms": rng.randint(1000, 2000)}
+    if kind in ("disk-eio", "disk-full"):
+        params: dict[str, Any] = {
+            "where": rng.choice(("partition", "raft")),
+            "partition": rng.randrange(parts),
+        }
         if kind == "disk-eio":
             params["op"] = rng.choice(("read", "write"))
-    return FaultStep(
-        index,
-        kind,
-        start,
-        heal,
-        target,
-        node=node if target == "node" else None,
-        partition=partition if target == "partition-leader" else None,
-        params=params,
-    )
+        return params
+    return {}
 
 
 def _partition_params(rng: random.Random) -> dict[str, Any]:
