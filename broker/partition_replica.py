@@ -325,6 +325,17 @@ class PartitionReplica:
             and self.log.recovery_point < self.log.log_end_offset
         )
 
+    def follower_flush_due(self) -> bool:
+        """As a follower of a topic that forces fsyncs, whether appended records are not
+        durable yet: they are fsynced before the next fetch reports them to the leader (its
+        high watermark, hence acks=all, moves on the reported offsets)."""
+        return (
+            self._flush_driven
+            and self.leader is None
+            and not self.deleted
+            and self.log.recovery_point < self.log.log_end_offset
+        )
+
     def flush_done(self, plan: FlushPlan) -> None:
         """A plan from :meth:`flush_due` ran: adopt its recovery point, and expose what is
         now durable when the high watermark waits for fsyncs."""

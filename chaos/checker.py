@@ -18,6 +18,7 @@ from typing import Any
 
 from rillet.chaos.final_state import FinalState
 from rillet.chaos.history import History, parse_value
+from rillet.chaos.power_promise import power_loss_excused
 
 MAX_EXAMPLES = 5  # per violation: enough to debug, short enough to print
 
@@ -47,8 +48,11 @@ def acknowledged_not_lost(history: History, final: FinalState) -> list[Violation
     where = _final_index(final)
     lost: list[str] = []
     moved: list[str] = []
+    excused = power_loss_excused(history)  # what docs/guarantees.md allows power cuts
     for w in history.acknowledged():
         found = where.get(w.value)
+        if not found and excused(w):
+            continue
         if not found:
             complete = final.read_complete(w.partition)
             if complete or (

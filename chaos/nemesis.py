@@ -30,6 +30,7 @@ from rillet.chaos.errors import ChaosError
 from rillet.chaos.history import HistoryWriter
 from rillet.chaos.kernel_network import KernelNetwork
 from rillet.chaos.link_proxy import LinkProxies
+from rillet.chaos.power_faults import INJECTORS as POWER_INJECTORS
 from rillet.chaos.reassign_fault import end_move, start_move
 from rillet.chaos.schedule import FAULT_KINDS, FaultStep
 from rillet.launcher.local_cluster import LocalCluster
@@ -177,6 +178,7 @@ INJECTORS: dict[str, Injector] = {
     "pause": Pause(),
     "restart-corrupt-tail": CorruptTail(),
     "degrade": Degrade(),
+    **POWER_INJECTORS,
 }
 
 

@@ -46,9 +46,11 @@ from rillet.chaos.members import (
     MemberProcesses,
 )
 from rillet.chaos.nemesis import Nemesis
+from rillet.chaos.power_faults import faulty_wrap
 from rillet.chaos.report import SUMMARY_FILE, TIMELINE_FILE, summarize, write_timeline
 from rillet.chaos.schedule import (
     DEFAULT_FAULTS,
+    DISK_FAULTS,
     KERNEL_ONLY_FAULTS,
     Schedule,
     Timing,
@@ -115,6 +117,7 @@ class RunConfig:
     recovery_timeout_s: float = 90.0
     network: str = "proxy"  # "proxy" (loopback, per-link proxies) or "kernel" (namespaces)
     client: str = "native"  # "native" (rillet's client) or "kafka" (confluent-kafka)
+    flush_ms: int | None = None  # the topic's flush.ms (None: the default, never forced)
 
     @property
     def replication_factor(self) -> int:
@@ -143,6 +146,7 @@ class RunConfig:
             "gaps": list(self.gaps),
             "network": self.network,
             "client": self.client,
+            "flush_ms": self.flush_ms,
         }
 
     @classmethod
@@ -167,6 +171,7 @@ class RunConfig:
             gaps=_pair(raw.get("gaps", base.gaps)),
             network=str(raw.get("network", base.network)),
             client=str(raw.get("client", base.client)),
+            flush_ms=raw.get("flush_ms"),
             out_dir=out_dir,
             keep_data=keep_data,
         )
@@ -243,6 +248,7 @@ def replay_command(config: RunConfig) -> str:
         ("--engine", config.engine, default.engine),
         ("--network", config.network, default.network),
         ("--client", config.client, default.client),
+        ("--flush-ms", config.flush_ms, default.flush_ms),
     ]
     parts += [
         f"{flag} {value:g}" if isinstance(value, float) else f"{flag} {value}"
@@ -316,6 +322,8 @@ def _run_once(config: RunConfig, node_wrap: NodeWrap | None) -> RunResult:
         )
         if links is not None:
             stack.enter_context(links)  # starts forwarding: every link is planned by now
+        if any(k in DISK_FAULTS for k in config.faults):  # the fault-injecting file layer
+            node_wrap = _wraps(faulty_wrap(lambda i: plan.node(i).work_dir), node_wrap)
         wrap = _wraps(node_wrap, network.wrap if network is not None else None)
         cluster = stack.enter_context(LocalCluster(plan, log_level="INFO", wrap=wrap))
         cluster.start(timeout_s=START_TIMEOUT_S)
@@ -381,6 +389,8 @@ def _create_topic(cluster: LocalCluster, config: RunConfig) -> None:
     if probes.wait_until(lambda: probes.brokers_unfenced(cluster, ids), START_TIMEOUT_S) is None:
         raise ChaosError("the brokers did not all register in time")
     topic_config = {"min.insync.replicas": str(min(config.min_insync, config.replication_factor))}
+    if config.flush_ms is not None:
+        topic_config["flush.ms"] = str(config.flush_ms)
     with BlockingAdmin(cluster.bootstrap) as admin:
         admin.create_topics(
             [NewTopic(TOPIC, config.partitions, config.replication_factor, topic_config)]

@@ -66,14 +66,42 @@ FAULT_KINDS: dict[str, FaultKind] = {
             "move a partition's replicas (a new node in, or one out), then cancel the move "
             "or move it back at the heal (opt-in, not in the default set)",
         ),
+        # Power and disk faults (chaos/power_faults.py): opt-in by name, never in "all".
+        FaultKind(
+            "power-cut",
+            1,
+            True,
+            "cut a leader's or a node's power: what it never fsynced is lost; restart it",
+        ),
+        FaultKind(
+            "power-cut-all",
+            1,
+            True,
+            "cut every node's power at once (run it on its own); restart them together",
+        ),
+        FaultKind("disk-slow", 1, True, "every fsync of a leader or a node takes 1-2 s"),
+        FaultKind(
+            "disk-eio",
+            1,
+            True,
+            "EIO on reads or writes of one partition's files or of the Raft log of a node",
+        ),
+        FaultKind(
+            "disk-full",
+            1,
+            True,
+            "ENOSPC on writes growing one partition's files or the Raft log of a node",
+        ),
     )
 }
 # Kinds only the kernel network mode can apply: left out of the defaults (and of "all"), so
 # the default schedules, and the seeds already published, stay as they were.
 KERNEL_ONLY_FAULTS = ("degrade",)
+# Kinds that need the fault-injecting file layer: opt-in by name, like the kernel-only ones.
+DISK_FAULTS = ("power-cut", "power-cut-all", "disk-slow", "disk-eio", "disk-full")
 # Kinds added after seeds were published: opt-in by name ("all,reassign"), never in the
 # defaults, for the same reason.
-OPT_IN_FAULTS = ("reassign",)
+OPT_IN_FAULTS = ("reassign", *DISK_FAULTS)
 DEFAULT_FAULTS = tuple(
     k.name
     for k in FAULT_KINDS.values()
@@ -258,7 +286,7 @@ def _draw_step(
         )
     if kind == "kill-any":
         return FaultStep(index, kind, start, heal, "node", node=rng.randint(1, nodes))
-    if kind in ("pause", "partition", "degrade"):
+    if kind in ("pause", "partition", "degrade") or kind in DISK_FAULTS:
         target = rng.choice(PAUSE_TARGETS)
         node = rng.randint(1, nodes)
         partition = rng.randrange(parts)
@@ -270,6 +298,8 @@ def _draw_step(
                 "loss_pct": rng.choice(DEGRADE_LOSS_PCT),
                 "delay_ms": rng.choice(DEGRADE_DELAY_MS),
             }
+        elif kind in DISK_FAULTS:
+            params = _disk_params(rng, kind, parts)
         return FaultStep(
             index,
             kind,
@@ -299,6 +329,21 @@ def _draw_step(
             index, kind, start, heal, "node", node=rng.randint(1, nodes), params=params
         )
     raise ValueError(f"no step drawing for fault kind {kind!r}")
+
+
+def _disk_params(rng: random.Random, kind: str, parts: int) -> dict[str, Any]:
+    """Power and disk faults: how slow, or which files fail how (chaos/power_faults.py)."""
+    if kind == "disk-slow":
+        return {"slow_fsync_ms": rng.randint(1000, 2000)}
+    if kind in ("disk-eio", "disk-full"):
+        params: dict[str, Any] = {
+            "where": rng.choice(("partition", "raft")),
+            "partition": rng.randrange(parts),
+        }
+        if kind == "disk-eio":
+            params["op"] = rng.choice(("read", "write"))
+        return params
+    return {}
 
 
 def _partition_params(rng: random.Random) -> dict[str, Any]:

@@ -145,6 +145,9 @@ def register(sub: Any) -> None:
         "--no-churn", action="store_true", help="no topic create/delete during the faults"
     )
     run.add_argument("--min-insync", type=positive_int, default=2, help="topic min.insync")
+    run.add_argument(
+        "--flush-ms", type=non_negative_int, default=None, help="topic flush.ms (default: none)"
+    )
     run.add_argument("--out", type=Path, default=Path("rillet-chaos"), help="run directories")
     run.add_argument("--keep-data", action="store_true", help="keep node data of clean runs")
     run.add_argument("--json", action="store_true", help="print the summaries as JSON")
@@ -184,6 +187,7 @@ def config_from(args: argparse.Namespace) -> RunConfig:
         max_down=args.max_down,
         allow_majority=args.allow_majority,
         min_insync=getattr(args, "min_insync", 2),
+        flush_ms=getattr(args, "flush_ms", None),
         windows=getattr(args, "windows", RunConfig().windows),
         gaps=getattr(args, "gaps", RunConfig().gaps),
         out_dir=getattr(args, "out", Path("rillet-chaos")),

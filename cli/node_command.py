@@ -24,6 +24,7 @@ from rillet.broker.config import NodeConfig, load_config
 from rillet.broker.errors import BrokerError
 from rillet.launcher.private_files import PRIVATE_UMASK
 from rillet.partition_store.errors import StoreError
+from rillet.raft.durable_log import StorageError as RaftStorageError
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace, make_node: Callable[..., Any] | None = None) -
             },
         )
         trio.run((make_node or Node)(config, args.ready_file).run)
-    except* (BrokerError, StoreError) as refused:
+    except* (BrokerError, StoreError, RaftStorageError) as refused:  # one line each
         for error in leaves(refused):
             log.error("%s", error)
         code = EXIT_START_FAILED

@@ -13,10 +13,10 @@ Two walks, for two levels of trust:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 from rillet.partition_store.errors import CorruptLog
+from rillet.wire import disk_io
 from rillet.wire.batch import (
     EMPTY_BATCH_SIZE,
     HEADER_SIZE,
@@ -49,7 +49,7 @@ def iter_headers(
     while position < end:
         rel = position - buf_start
         if len(buf) - rel < HEADER_SIZE:
-            buf = os.pread(fd, min(want, end - position), position)
+            buf = disk_io.pread(fd, min(want, end - position), position)
             buf_start, rel = position, 0
             if len(buf) < HEADER_SIZE:
                 raise CorruptLog(f"no whole batch header at position {position}")
@@ -74,11 +74,11 @@ def iter_valid_batches(
     """
     position = 0
     while position < end:
-        buf = os.pread(fd, min(chunk_bytes, end - position), position)
+        buf = disk_io.pread(fd, min(chunk_bytes, end - position), position)
         if len(buf) >= LENGTH_PREFIX_SIZE:
             _, size = peek_length(buf)
             if len(buf) < size <= end - position:
-                buf = os.pread(fd, size, position)  # one batch larger than a chunk
+                buf = disk_io.pread(fd, size, position)  # one batch larger than a chunk
         consumed, views = valid_prefix(buf, max_batch_bytes=end - position)
         if not views:
             return

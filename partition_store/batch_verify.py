@@ -15,11 +15,11 @@ hot path of serving already-checked data stays ``sendfile`` only.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from rillet.wire import disk_io
 from rillet.wire.batch import LENGTH_PREFIX_SIZE, check_batch, peek_length
 from rillet.wire.errors import CorruptBatch
 
@@ -97,11 +97,11 @@ def verify_file_range(
     while position < stop:
         # At least a length prefix (a batch reaching past the chunk is then read whole).
         want = min(max(min(chunk_bytes, stop - position), LENGTH_PREFIX_SIZE), end - position)
-        buf = os.pread(fd, want, position)
+        buf = disk_io.pread(fd, want, position)
         if len(buf) >= LENGTH_PREFIX_SIZE:
             size = peek_length(buf)[1]
             if len(buf) < size <= end - position:
-                buf = os.pread(fd, size, position)  # one batch larger than a chunk
+                buf = disk_io.pread(fd, size, position)  # one batch larger than a chunk
         final = position + len(buf) >= end or len(buf) < want
         outcome = verify_buffer(buf, position, offset, final)
         if outcome.damage_reason is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from rillet.wire import disk_io
 from rillet.wire.atomic_file import SyncBatch, write_atomically
 
 __all__ = ["encode_int", "overwrite_int", "read_int", "write_atomically", "write_int"]
@@ -44,12 +45,12 @@ def overwrite_int(path: Path, value: int) -> None:
     not write one whole) something :func:`read_int` rejects, which counts as absent.
     """
     data = f"{value:<{OVERWRITE_WIDTH}}\n".encode("ascii")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    fd = disk_io.open_fd(path, os.O_WRONLY | os.O_CREAT, 0o644)
     try:
-        if os.pwrite(fd, data, 0) != len(data):
+        if disk_io.pwrite(fd, data, 0) != len(data):
             raise OSError(f"short write of {path}")
     finally:
-        os.close(fd)
+        disk_io.close(fd)
 
 
 def write_int(path: Path, value: int, batch: SyncBatch | None = None) -> None:

@@ -30,6 +30,7 @@ from pathlib import Path
 from rillet.partition_store.batch_scan import iter_valid_batches
 from rillet.partition_store.layout import LOG_SUFFIX, parse_segment_base, segment_paths
 from rillet.partition_store.segment_cleaner import staging_dir
+from rillet.wire import disk_io
 
 SWAP_SUFFIX = ".swap"
 
@@ -48,7 +49,7 @@ def commit_swap(directory: Path, base_offset: int) -> None:
         (staged.log, final.log),
     ):
         if source.exists() or source == staged.log:
-            os.replace(source, swap_path(target))
+            disk_io.replace(source, swap_path(target))
 
 
 def finish_swap(directory: Path, base_offset: int) -> None:
@@ -57,15 +58,15 @@ def finish_swap(directory: Path, base_offset: int) -> None:
     for target in (final.offset_index, final.time_index, final.log):
         swap = swap_path(target)
         if swap.exists():
-            os.replace(swap, target)
+            disk_io.replace(swap, target)
         elif target != final.log:
-            target.unlink(missing_ok=True)  # a stale index would describe the old log
+            disk_io.unlink_missing_ok(target)  # a stale index would describe the old log
 
 
 def discard_staged(directory: Path, base_offset: int) -> None:
     """An uncommitted clean that will not be installed (the log changed meanwhile)."""
     for path in segment_paths(staging_dir(directory), base_offset):
-        path.unlink(missing_ok=True)
+        disk_io.unlink_missing_ok(path)
 
 
 def remove_staging(directory: Path) -> None:
@@ -89,21 +90,21 @@ def complete_swaps(directory: Path) -> int:
     )
     for base in swaps:
         swap = swap_path(segment_paths(directory, base).log)
-        fd = os.open(swap, os.O_RDONLY)
+        fd = disk_io.open_fd(swap, os.O_RDONLY)
         try:
             end = base
             for _, header in iter_valid_batches(fd, os.fstat(fd).st_size):
                 end = header.next_offset
         finally:
-            os.close(fd)
+            disk_io.close(fd)
         for name in names:
             other = parse_segment_base(name)
             if other is not None and base <= other < max(end, base + 1):
                 for path in segment_paths(directory, other):
                     if other != base or path.suffix == LOG_SUFFIX:
-                        path.unlink(missing_ok=True)
+                        disk_io.unlink_missing_ok(path)
         finish_swap(directory, base)
     for name in os.listdir(directory):
         if name.endswith(SWAP_SUFFIX):  # index swaps of an uncommitted clean
-            os.unlink(directory / name)
+            disk_io.unlink(directory / name)
     return len(swaps)

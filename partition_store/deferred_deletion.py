@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rillet.partition_store.segment import LogSegment
+from rillet.wire import disk_io
 
 
 @dataclass(slots=True)
@@ -55,4 +56,4 @@ class DeferredDeletions:
 def _finish(pending: _Pending) -> None:
     pending.segment.close()
     for path in pending.paths:
-        path.unlink(missing_ok=True)
+        disk_io.unlink_missing_ok(path)

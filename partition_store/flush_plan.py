@@ -22,9 +22,10 @@ from pathlib import Path
 
 from rillet.partition_store.checkpoint import encode_int
 from rillet.partition_store.errors import StoreError
+from rillet.wire import disk_io
 from rillet.wire.atomic_file import write_synced
 
-_fdatasync = getattr(os, "fdatasync", os.fsync)
+_fdatasync = getattr(os, "fdatasync", disk_io.fsync)
 
 
 @dataclass(slots=True)
@@ -46,8 +47,8 @@ class FlushPlan:
             raise StoreError("a flush plan runs only once")
         try:
             for fd in self.fds:
-                _fdatasync(fd)
-            os.fsync(self.dir_fd)
+                disk_io.fdatasync(fd)
+            disk_io.fsync(self.dir_fd)
             # Relative to the directory's fd: a topic deletion may rename it meanwhile, or
             # remove it (then there is nothing left to checkpoint).
             try:
@@ -64,4 +65,4 @@ class FlushPlan:
         dir_fd, self.dir_fd = self.dir_fd, -1
         for fd in [*fds, dir_fd]:
             if fd >= 0:
-                os.close(fd)
+                disk_io.close(fd)

@@ -68,6 +68,7 @@ from rillet.partition_store.sparse_index import IndexCorrupt
 from rillet.partition_store.transaction_index import AbortedIndex
 from rillet.partition_store.transaction_recovery import load_transaction_state
 from rillet.partition_store.transaction_state import AbortedTxn
+from rillet.wire import disk_io
 from rillet.wire.atomic_file import SyncBatch
 from rillet.wire.batch import BatchHeader, assign_offset_and_epoch
 from rillet.wire.control_batch import Marker, encode_marker, is_control, read_marker
@@ -431,7 +432,7 @@ class PartitionLog:
         region = self.read(fetch_offset, max_bytes, max_offset).region
         if region is None:
             return b""
-        data = os.pread(region.fd, region.length, region.position)
+        data = disk_io.pread(region.fd, region.length, region.position)
         if len(data) != region.length:
             raise CorruptLog(f"short read at offset {fetch_offset}")
         return data
@@ -490,7 +491,7 @@ class PartitionLog:
         """A duplicated descriptor of the target's segment for a worker thread (which closes
         it), or None when the segment is gone or was cut since the target was taken."""
         segment = self._scrub_segment(target)
-        return None if segment is None else os.dup(segment.fd)
+        return None if segment is None else disk_io.dup(segment.fd)
 
     def note_scrubbed(
         self, target: ScrubTarget, start: int, outcome: VerifyOutcome
@@ -691,10 +692,10 @@ class PartitionLog:
         try:
             for b in wanted:
                 s = by_base[b]
-                sources[b] = SourceSegment(b, s.next_offset, s.size, os.dup(s.fd))
+                sources[b] = SourceSegment(b, s.next_offset, s.size, disk_io.dup(s.fd))
         except OSError:
             for source in sources.values():
-                os.close(source.fd)
+                disk_io.close(source.fd)
             raise
         interval = self.config.index_interval_bytes
         return CleanJob(self.directory, plan, sources, interval, self._truncations, map_max_bytes)
@@ -768,10 +769,10 @@ class PartitionLog:
             for segment in self._segments:
                 if segment.next_offset > recovery_point or segment is active:
                     fds += segment.dup_fds(with_indexes=segment is not active)
-            dir_fd = os.open(self.directory, os.O_RDONLY)
+            dir_fd = disk_io.open_fd(self.directory, os.O_RDONLY)
         except OSError:
             for fd in fds:
-                os.close(fd)
+                disk_io.close(fd)
             raise
         seq = self._flush.on_plan()
         tmp = self.directory / f"{RECOVERY_POINT_FILE}.{seq}{TMP_SUFFIX}"
@@ -787,9 +788,9 @@ class PartitionLog:
         if self._closed or not self._flush.adopt(
             plan.generation, plan.up_to_offset, self.log_end_offset, self._now_ms
         ):
-            plan.checkpoint_tmp.unlink(missing_ok=True)
+            disk_io.unlink_missing_ok(plan.checkpoint_tmp)
             return
-        os.replace(plan.checkpoint_tmp, self._files.recovery_point_path)
+        disk_io.replace(plan.checkpoint_tmp, self._files.recovery_point_path)
 
     def flush(self) -> None:
         """Blocking flush on this thread: plan, run, complete."""

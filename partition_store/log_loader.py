@@ -18,7 +18,6 @@ whose bytes are intact up to the first damage, and appends continue at their end
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +37,7 @@ from rillet.partition_store.layout import (
 from rillet.partition_store.partition_files import PartitionFiles
 from rillet.partition_store.segment import LogSegment
 from rillet.partition_store.sparse_index import IndexCorrupt
+from rillet.wire import disk_io
 from rillet.wire.atomic_file import SyncBatch, fsync_dir
 
 
@@ -82,7 +82,7 @@ def load_log(directory: Path, config: LogConfig, files: PartitionFiles, now_ms: 
         if broken or (segments and base != segments[-1].next_offset):
             broken = True
             for path in segment_paths(directory, base):
-                path.unlink(missing_ok=True)
+                disk_io.unlink_missing_ok(path)
             stats.segments_deleted += 1
             continue
         segment = LogSegment(directory, base, interval, fresh=False)
@@ -169,6 +169,6 @@ def remove_strays(directory: Path) -> int:
             if name.endswith(suffix) and parse_segment_base(name, suffix) is not None:
                 stray = stray or name[: -len(suffix)] not in logs
         if stray:
-            os.unlink(directory / name)
+            disk_io.unlink(directory / name)
             removed += 1
     return removed

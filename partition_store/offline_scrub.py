@@ -16,6 +16,7 @@ from pathlib import Path
 from rillet.partition_store.batch_verify import BatchDamage, verify_file_range
 from rillet.partition_store.layout import parse_segment_base, segment_paths
 from rillet.partition_store.partition_files import PartitionFiles
+from rillet.wire import disk_io
 
 
 @dataclass(slots=True)
@@ -43,7 +44,7 @@ def scrub_partition_dir(
     bases = sorted(b for p in directory.iterdir() if (b := parse_segment_base(p.name)) is not None)
     for i, base in enumerate(bases):
         path = segment_paths(directory, base).log
-        fd = os.open(path, os.O_RDONLY)
+        fd = disk_io.open_fd(path, os.O_RDONLY)
         try:
             size = os.fstat(fd).st_size
             position, offset = 0, base
@@ -63,7 +64,7 @@ def scrub_partition_dir(
                     break
                 position, offset = outcome.end_position, outcome.next_offset
         finally:
-            os.close(fd)
+            disk_io.close(fd)
         report.segments += 1
     return report
 

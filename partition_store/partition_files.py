@@ -31,6 +31,7 @@ from rillet.partition_store.layout import (
     PARTITION_META_FILE,
     RECOVERY_POINT_FILE,
 )
+from rillet.wire import disk_io
 from rillet.wire.atomic_file import SyncBatch, fsync_dir, write_atomically
 
 META_FORMAT_VERSION = 1
@@ -217,7 +218,7 @@ class PartitionFiles:
             return None
         except (OSError, UnicodeDecodeError):
             text = ""
-        path.unlink()
+        disk_io.unlink(path)
         fsync_dir(self.directory)
         lines = text.splitlines()
         if not lines or lines[0] != _CLEAN_SHUTDOWN_HEADER:

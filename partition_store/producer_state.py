@@ -16,7 +16,6 @@ headers after it — headers only, never records — and cut back when the log i
 from __future__ import annotations
 
 import logging
-import os
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from rillet.partition_store.errors import StoreError
 from rillet.partition_store.layout import PRODUCER_STATE_FILE
 from rillet.partition_store.segment import LogSegment
 from rillet.partition_store.transaction_state import AbortedTxn, TransactionTable
+from rillet.wire import disk_io
 from rillet.wire.atomic_file import SyncBatch, write_atomically
 from rillet.wire.batch import NO_PRODUCER_ID, BatchHeader
 from rillet.wire.control_batch import Marker, is_control, read_marker
@@ -256,7 +256,7 @@ def _marker_at(segment: LogSegment, position: int, header: BatchHeader) -> Marke
     """The marker of a control batch the log already validated; None (and a warning) when
     its record is not a marker Kafka's format describes."""
     try:
-        return read_marker(os.pread(segment.fd, header.size, position))
+        return read_marker(disk_io.pread(segment.fd, header.size, position))
     except CorruptBatch as exc:
         log.warning("%s: control batch at %d: %s", segment.paths.log, header.base_offset, exc)
         return None

@@ -22,6 +22,7 @@ from rillet.partition_store.errors import CorruptLog, InvalidTruncation, LogDama
 from rillet.partition_store.layout import DELETED_SUFFIX, segment_paths
 from rillet.partition_store.recent_batches import RecentBatch, RecentBatches
 from rillet.partition_store.sparse_index import IndexCorrupt, OffsetIndex, TimeIndex
+from rillet.wire import disk_io
 from rillet.wire.batch import HEADER_SIZE, BatchHeader, read_header
 
 NO_TIMESTAMP = -1
@@ -73,7 +74,7 @@ def _open_without_atime(path: Path, flags: int) -> int:
     grants it only to the file's owner (EPERM otherwise: a file of another user, a mount
     that maps owners): the file then stays open without it. Setting it after the open, not
     in it, leaves an exclusive create that the flag would refuse done once, not twice."""
-    fd = os.open(path, flags, 0o644)
+    fd = disk_io.open_fd(path, flags, 0o644)
     if _NO_ATIME:
         try:
             fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | _NO_ATIME)
@@ -102,7 +103,7 @@ class LogSegment:
             self.index = OffsetIndex(self.paths.offset_index, fresh)
             self.time_index = TimeIndex(self.paths.time_index, fresh)
         except BaseException:
-            os.close(self.fd)
+            disk_io.close(self.fd)
             raise
         self.size = os.fstat(self.fd).st_size
         self.next_offset = base_offset
@@ -194,7 +195,7 @@ class LogSegment:
             count += 1
         truncated = self.size - end
         if truncated:
-            os.ftruncate(self.fd, end)
+            disk_io.ftruncate(self.fd, end)
             self.size = end
         self.next_offset = expected
         self.verified_bytes, self.verified_offset, self.appended_from = end, expected, end
@@ -203,7 +204,7 @@ class LogSegment:
 
     def first_batch_timestamp_ms(self) -> int:
         """Max timestamp of the first batch (the roll clock's origin after a restart)."""
-        data = os.pread(self.fd, HEADER_SIZE, 0) if self.size >= HEADER_SIZE else b""
+        data = disk_io.pread(self.fd, HEADER_SIZE, 0) if self.size >= HEADER_SIZE else b""
         return read_header(data).max_timestamp_ms if data else NO_TIMESTAMP
 
     # -- writing ----------------------------------------------------------------------------
@@ -221,12 +222,12 @@ class LogSegment:
         written = 0
         try:
             while written < len(view):
-                n = os.pwrite(self.fd, view[written:], start + written)
+                n = disk_io.pwrite(self.fd, view[written:], start + written)
                 if n == 0:
                     raise OSError(f"no progress writing {self.paths.log}")
                 written += n
         except OSError:
-            os.ftruncate(self.fd, start)
+            disk_io.ftruncate(self.fd, start)
             raise
         self.size = start + written
         recent = self._recent
@@ -273,7 +274,7 @@ class LogSegment:
             raise InvalidTruncation(f"cannot cut {self.paths.log.name} at position {position}")
         relative = offset - self.base_offset
         self._recent.forget()
-        os.ftruncate(self.fd, position)
+        disk_io.ftruncate(self.fd, position)
         self.size = position
         self.index.truncate_entries(self.index.count_below(relative))
         self.time_index.truncate_entries(self.time_index.count_below(relative))
@@ -486,7 +487,7 @@ class LogSegment:
 
     def dup_fds(self, with_indexes: bool) -> list[int]:
         """Duplicate descriptors for a flush on another thread (which closes them)."""
-        fds = [os.dup(self.fd)]
+        fds = [disk_io.dup(self.fd)]
         if with_indexes:
             fds += [self.index.dup_fd(), self.time_index.dup_fd()]
         return fds
@@ -506,7 +507,7 @@ class LogSegment:
         if self.closed:
             return
         self.closed = True
-        os.close(self.fd)
+        disk_io.close(self.fd)
         self.index.close()
         self.time_index.close()
 
@@ -524,7 +525,7 @@ class LogSegment:
             elif path == self.paths.time_index:
                 self.time_index.renamed(target)
             try:
-                os.replace(path, target)
+                disk_io.replace(path, target)
             except FileNotFoundError:
                 continue
             renamed.append(target)

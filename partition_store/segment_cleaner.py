@@ -26,7 +26,8 @@ from rillet.partition_store.compaction_plan import CleanPlan
 from rillet.partition_store.errors import CorruptLog
 from rillet.partition_store.layout import segment_paths
 from rillet.partition_store.segment import LogSegment
-from rillet.wire.atomic_file import fsync_dir
+from rillet.wire import disk_io
+from rillet.wire.atomic_file import fsync_dir, write_all
 from rillet.wire.batch import check_batch, peek_length
 from rillet.wire.errors import WireError
 
@@ -118,18 +119,18 @@ def staging_dir(directory: Path) -> Path:
 
 def close_sources(job: CleanJob) -> None:
     for source in job.sources.values():
-        os.close(source.fd)
+        disk_io.close(source.fd)
 
 
 def iter_segment_batches(source: SourceSegment, budget: IoBudget) -> Iterator[bytes]:
     """Every batch of a sealed segment, CRC-checked; CorruptLog at the first bad one."""
     position, end = 0, source.size_bytes
     while position < end:
-        chunk = os.pread(source.fd, min(READ_CHUNK_BYTES, end - position), position)
+        chunk = disk_io.pread(source.fd, min(READ_CHUNK_BYTES, end - position), position)
         if len(chunk) >= 12:
             size = peek_length(chunk)[1]
             if len(chunk) < size <= end - position:  # one batch larger than a chunk
-                chunk = os.pread(source.fd, size, position)
+                chunk = disk_io.pread(source.fd, size, position)
         budget.spend(len(chunk))
         at = 0
         while at < len(chunk):
@@ -210,8 +211,9 @@ def _write_group(
     base = sources[0].base_offset
     path = segment_paths(staging, base).log
     for stale in segment_paths(staging, base):
-        stale.unlink(missing_ok=True)
-    with open(path, "wb") as out:
+        disk_io.unlink_missing_ok(stale)
+    out = disk_io.open_fd(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
         pending: list[bytes] = []
         pending_bytes = 0
         for source in sources:
@@ -219,15 +221,16 @@ def _write_group(
                 pending.append(data)
                 pending_bytes += len(data)
                 if pending_bytes >= READ_CHUNK_BYTES:
-                    out.write(b"".join(pending))
+                    write_all(out, b"".join(pending))
                     budget.spend(pending_bytes)
                     pending, pending_bytes = [], 0
         pending += list(cleaner.finish())
         data = b"".join(pending)
-        out.write(data)
+        write_all(out, data)
         budget.spend(len(data))
-        out.flush()
-        os.fsync(out.fileno())
+        disk_io.fsync(out)
+    finally:
+        disk_io.close(out)
     segment = LogSegment(staging, base, index_interval_bytes, fresh=False)
     try:
         recovered = segment.recover(-1)  # re-reads what was written; builds the indexes

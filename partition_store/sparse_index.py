@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from rillet.partition_store.errors import StoreError
+from rillet.wire import disk_io
 from rillet.wire.atomic_file import write_all
 
 _U32 = "I" if array("I").itemsize == 4 else "L"
@@ -117,14 +118,14 @@ class _SparseIndex:
         del self.keys[count:]
         del self.values[count:]
         if count < self._written:
-            os.truncate(self.path, count * self.ENTRY.size)
+            disk_io.truncate(self.path, count * self.ENTRY.size)
             self._written = count
 
     def reset(self) -> None:
         del self.keys[:]
         del self.values[:]
         with contextlib.suppress(FileNotFoundError):
-            os.truncate(self.path, 0)
+            disk_io.truncate(self.path, 0)
         self._written = 0
 
     def write_pending(self) -> None:
@@ -136,25 +137,25 @@ class _SparseIndex:
             pack(k, v)
             for k, v in zip(self.keys[self._written :], self.values[self._written :], strict=True)
         )
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = disk_io.open_fd(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             write_all(fd, data)
         finally:
-            os.close(fd)
+            disk_io.close(fd)
         self._written = len(self.keys)
 
     def dup_fd(self) -> int:
         """A descriptor for a flush running on another thread (which fsyncs and closes it),
         after the pending entries are written."""
         self.write_pending()
-        return os.open(self.path, os.O_RDONLY | os.O_CREAT, 0o644)
+        return disk_io.open_fd(self.path, os.O_RDONLY | os.O_CREAT, 0o644)
 
     def sync(self) -> None:
         fd = self.dup_fd()
         try:
-            os.fsync(fd)
+            disk_io.fsync(fd)
         finally:
-            os.close(fd)
+            disk_io.close(fd)
 
     def close(self) -> None:
         """Nothing to release. Pending entries are not written here: a log released after

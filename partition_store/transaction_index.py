@@ -23,6 +23,7 @@ from pathlib import Path
 
 from rillet.partition_store.errors import CorruptLog
 from rillet.partition_store.transaction_state import AbortedTxn
+from rillet.wire import disk_io
 from rillet.wire.atomic_file import SyncBatch, write_atomically
 
 _ENTRY = struct.Struct(">hqqqq")
@@ -81,7 +82,7 @@ class AbortedIndex:
         if entries:
             write_atomically(path, encode_entries(entries), batch=batch)
         else:
-            path.unlink(missing_ok=True)
+            disk_io.unlink_missing_ok(path)
 
     def collect(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
         """The aborted transactions overlapping ``[fetch_offset, upper_bound)``: marker at

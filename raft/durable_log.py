@@ -43,6 +43,7 @@ from rillet.raft.errors import RaftError
 from rillet.raft.log_storage import MemoryStorage
 from rillet.raft.messages import EntryKind, HardState, LogEntry
 from rillet.raft.quorum import Snapshot
+from rillet.wire import disk_io
 from rillet.wire.atomic_file import fsync_dir, write_atomically
 
 FRAME_HEADER = struct.Struct(">II")  # payload length, crc32c of the payload
@@ -173,7 +174,7 @@ class DurableLog:
     def sync(self) -> None:
         """Make every appended entry durable (one fdatasync, however many entries)."""
         if self._unsynced and self._fd is not None:
-            self._io(os.fdatasync, self._fd)
+            self._io(disk_io.fdatasync, self._fd)
             self.syncs += 1
         self._unsynced = False
 
@@ -212,7 +213,7 @@ class DurableLog:
         if not matches:  # a leader's snapshot over a short or diverged log: nothing is kept
             self.close()
             for segment in self._segments:
-                segment.path.unlink(missing_ok=True)
+                disk_io.unlink_missing_ok(segment.path)
             self._segments = []
             fsync_dir(self.directory)
         self._view.apply_snapshot(snapshot)
@@ -220,7 +221,7 @@ class DurableLog:
 
     def close(self) -> None:
         if self._fd is not None:
-            os.close(self._fd)
+            disk_io.close(self._fd)
             self._fd = None
 
     # -- files --------------------------------------------------------------------------------
@@ -252,16 +253,19 @@ class DurableLog:
         kept: list[LogEntry] = []
         expected = None
         for n, path in enumerate(paths):
-            data = path.read_bytes()
+            data = disk_io.read_file(path)
             frames, end = decode_frames(data)
             last = n == len(paths) - 1
             if end != len(data):
                 if not last:
                     raise CorruptStorage(f"{path.name}: damaged at byte {end} (not the tail)")
                 self.truncated_tail_bytes = len(data) - end
-                with open(path, "r+b") as f:  # a torn write: cut it off durably
-                    f.truncate(end)
-                    os.fsync(f.fileno())
+                fd = disk_io.open_fd(path, os.O_WRONLY)  # a torn write: cut it off durably
+                try:
+                    disk_io.ftruncate(fd, end)
+                    disk_io.fsync(fd)
+                finally:
+                    disk_io.close(fd)
             first = _segment_first_index(path)
             segment = _Segment(first, path, end, [])
             for position, entry in frames:
@@ -276,7 +280,7 @@ class DurableLog:
             self._segments.append(segment)
         self._view.append(kept)
         if self._segments:
-            self._fd = self._io(os.open, self._segments[-1].path, os.O_WRONLY | os.O_APPEND)
+            self._fd = self._io(disk_io.open_fd, self._segments[-1].path, os.O_WRONLY | os.O_APPEND)
         self._drop_covered_segments()
 
     def _write(self, entry: LogEntry) -> None:
@@ -291,7 +295,7 @@ class DurableLog:
                 raise CoreContractError(f"entry {entry.index} does not continue the log")
             self._segments.pop()  # an empty segment named for another index
             self.close()
-            segment.path.unlink(missing_ok=True)
+            disk_io.unlink_missing_ok(segment.path)
             segment = None
         if segment is None or (
             segment.size > 0 and segment.size + len(frame) > self._segment_bytes
@@ -300,11 +304,14 @@ class DurableLog:
             segment = self._new_segment(entry.index)
         assert self._fd is not None
         try:
-            written = os.write(self._fd, frame)
+            written = disk_io.write(self._fd, frame)
             if written != len(frame):
                 raise OSError(errno.ENOSPC, "short write")
         except OSError as exc:
-            os.ftruncate(self._fd, segment.size)  # never leave a partial frame behind
+            try:
+                disk_io.ftruncate(self._fd, segment.size)  # never leave a partial frame behind
+            except OSError:
+                pass  # a failing disk: the member stops, and the next open cuts a torn frame
             raise _storage_error(exc) from exc
         segment.positions.append(segment.size)
         segment.size += len(frame)
@@ -314,7 +321,7 @@ class DurableLog:
         self.close()
         path = self.directory / f"{SEGMENT_PREFIX}{first_index:020d}{SEGMENT_SUFFIX}"
         self._fd = self._io(
-            os.open, path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644
+            disk_io.open_fd, path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644
         )
         fsync_dir(self.directory)
         segment = _Segment(first_index, path, 0, [])
@@ -326,7 +333,7 @@ class DurableLog:
         while self._segments and self._segments[-1].first_index >= index:
             gone = self._segments.pop()
             self.close()
-            gone.path.unlink(missing_ok=True)
+            disk_io.unlink_missing_ok(gone.path)
         if self._segments:
             segment = self._segments[-1]
             keep = index - segment.first_index
@@ -334,16 +341,16 @@ class DurableLog:
                 segment.size = segment.positions[keep]
                 del segment.positions[keep:]
             if self._fd is None:
-                self._fd = self._io(os.open, segment.path, os.O_WRONLY | os.O_APPEND)
-            self._io(os.ftruncate, self._fd, segment.size)
-            self._io(os.fsync, self._fd)
+                self._fd = self._io(disk_io.open_fd, segment.path, os.O_WRONLY | os.O_APPEND)
+            self._io(disk_io.ftruncate, self._fd, segment.size)
+            self._io(disk_io.fsync, self._fd)
         fsync_dir(self.directory)
 
     def _drop_covered_segments(self) -> None:
         """Delete segments whose every entry is covered by the snapshot (not the last one)."""
         covered = self.snapshot().index
         while len(self._segments) > 1 and self._segments[1].first_index <= covered + 1:
-            self._segments.pop(0).path.unlink(missing_ok=True)
+            disk_io.unlink_missing_ok(self._segments.pop(0).path)
 
     def _write_checked(self, name: str, payload: bytes) -> None:
         data = struct.pack(">I", crc32c.crc32c(payload)) + payload
@@ -354,7 +361,7 @@ class DurableLog:
 
     def _read_checked(self, name: str) -> list[Any] | None:
         try:
-            data = (self.directory / name).read_bytes()
+            data = disk_io.read_file(self.directory / name)
         except FileNotFoundError:
             return None
         if len(data) < 4 or struct.unpack_from(">I", data)[0] != crc32c.crc32c(data[4:]):

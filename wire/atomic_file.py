@@ -17,9 +17,10 @@ once :meth:`SyncBatch.commit` returns (one ``syncfs`` of the file system).
 
 from __future__ import annotations
 
-import ctypes
 import os
 from pathlib import Path
+
+from rillet.wire import disk_io
 
 # What a file being written is called until it is renamed over its target.
 TMP_SUFFIX = ".tmp"
@@ -29,7 +30,7 @@ def write_all(fd: int, data: bytes) -> None:
     """Write all of ``data`` at ``fd``'s position (``os.write`` may write less)."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view) :]
+        view = view[disk_io.write(fd, view) :]
 
 
 def write_synced(path: Path, data: bytes, dir_fd: int | None = None) -> None:
@@ -40,23 +41,23 @@ def write_synced(path: Path, data: bytes, dir_fd: int | None = None) -> None:
     """
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
     if dir_fd is None:
-        fd = os.open(path, flags, 0o644)
+        fd = disk_io.open_fd(path, flags, 0o644)
     else:
-        fd = os.open(path.name, flags, 0o644, dir_fd=dir_fd)
+        fd = disk_io.open_fd(path.name, flags, 0o644, dir_fd=dir_fd)
     try:
         write_all(fd, data)
-        os.fsync(fd)
+        disk_io.fsync(fd)
     finally:
-        os.close(fd)
+        disk_io.close(fd)
 
 
 def fsync_dir(directory: Path) -> None:
     """Make renames, creations and unlinks in ``directory`` durable."""
-    fd = os.open(directory, os.O_RDONLY)
+    fd = disk_io.open_fd(directory, os.O_RDONLY)
     try:
-        os.fsync(fd)
+        disk_io.fsync(fd)
     finally:
-        os.close(fd)
+        disk_io.close(fd)
 
 
 def write_atomically(
@@ -71,7 +72,7 @@ def write_atomically(
     else:
         _write_unsynced(tmp, data)
         batch.note(path.parent)
-    os.replace(tmp, path)
+    disk_io.replace(tmp, path)
     if batch is None:
         fsync_dir(path.parent)
 
@@ -81,15 +82,15 @@ def replace_unsynced(path: Path, data: bytes) -> None:
     failure it may hold the old content or none. Only for hints whose loss or age is safe."""
     tmp = path.with_name(path.name + TMP_SUFFIX)
     _write_unsynced(tmp, data)
-    os.replace(tmp, path)
+    disk_io.replace(tmp, path)
 
 
 def _write_unsynced(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    fd = disk_io.open_fd(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         write_all(fd, data)
     finally:
-        os.close(fd)
+        disk_io.close(fd)
 
 
 class SyncBatch:
@@ -121,28 +122,8 @@ class SyncBatch:
         directory, self._directory = self._directory, None
         if directory is None:
             return
-        fd = os.open(directory, os.O_RDONLY)
+        fd = disk_io.open_fd(directory, os.O_RDONLY)
         try:
-            _syncfs(fd)
+            disk_io.syncfs(fd)
         finally:
-            os.close(fd)
-
-
-def _syncfs(fd: int) -> None:
-    syncfs = getattr(_LIBC, "syncfs", None) if _LIBC is not None else None
-    if syncfs is None:
-        os.sync()
-        return
-    if syncfs(fd) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"syncfs failed: {os.strerror(err)}")
-
-
-def _load_libc() -> ctypes.CDLL | None:
-    try:
-        return ctypes.CDLL(None, use_errno=True)
-    except OSError:
-        return None
-
-
-_LIBC = _load_libc()
+            disk_io.close(fd)

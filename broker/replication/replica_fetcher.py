@@ -218,6 +218,9 @@ class ReplicaFetcherManager:
             return _Outcome.PROGRESS
         slicer = TimeSlicer()
         moved = positions.take_moved_keys()
+        await _flush_before_fetch(
+            [s.replica for k, s in positions.sent.items() if moved is None or k in moved]
+        )
         for key in moved or ():
             positions.recompute(key)
             await slicer.step()
@@ -304,3 +307,36 @@ class ReplicaFetcherManager:
         if done.refused is not None:
             log.error("replicating %s failed: %s", s.replica.key, done.refused)
         return done.applied
+
+
+async def _flush_before_fetch(replicas: list[PartitionReplica]) -> None:
+    """fsync what followers of topics with a flush policy appended, before the fetch that
+    reports it: with ``flush.ms`` or ``flush.messages`` set, an acknowledged (acks=all)
+    record is then on the disk of every in-sync replica, not only the leader's, and
+    survives a power cut of every node at once (docs/guarantees.md)."""
+    plans = []
+    for replica in replicas:
+        if replica.follower_flush_due():
+            plan = replica.log.flush_plan()
+            if plan is not None:
+                plans.append((replica, plan))
+    if not plans:
+        return
+
+    def run_all() -> None:
+        try:
+            for _, plan in plans:
+                plan.run()
+        finally:
+            for _, plan in plans:
+                plan.discard()  # a plan that did not run (an fsync failed before it)
+
+    try:
+        await trio.to_thread.run_sync(run_all)
+    except OSError as exc:
+        # As for the leader's flushes (replica_manager): what is on disk is unknown after a
+        # failed fsync; stop rather than report offsets that may not be durable.
+        log.critical("fsync of a followed partition failed, stopping the node: %s", exc)
+        raise
+    for replica, plan in plans:
+        replica.flush_done(plan)

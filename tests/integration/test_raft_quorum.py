@@ -16,6 +16,7 @@ import trio
 from rillet.raft.errors import NotLeaderError, ProposalOutcomeUnknown
 from rillet.raft.raft_quorum import RaftQuorum, RaftSettings
 from rillet.raft.transport import PeerAddress
+from rillet.wire import disk_io
 
 pytestmark = pytest.mark.integration
 
@@ -185,7 +186,7 @@ async def test_acknowledgements_are_carried_out_where_they_are_read_and_syncs_of
         sync_threads.append(threading.get_ident())
         fdatasync(fd)
 
-    monkeypatch.setattr(os, "fdatasync", recorded_fdatasync)
+    monkeypatch.setattr(disk_io, "fdatasync", recorded_fdatasync)
     voters = Voters(tmp_path)
     async with trio.open_nursery() as nursery:
         for i in (1, 2, 3):

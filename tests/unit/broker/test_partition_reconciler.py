@@ -19,7 +19,7 @@ from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.metadata_quorum.records import PartitionChange, RegisterBroker
 from rillet.metadata_quorum.state import MetadataState
 from rillet.partition_store.layout import CLEAN_SHUTDOWN_FILE
-from rillet.wire import atomic_file
+from rillet.wire import disk_io
 from rillet.wire.batch import build_batch
 
 NODE = 1
@@ -175,8 +175,8 @@ async def test_a_stopping_node_closes_its_logs_with_two_syncs_and_no_fsync_each(
         assert replica is not None
         replica.log.append_as_leader(build_batch([(0, None, b"v", None)]), 0, 0)
     syncs: list[str] = []
-    monkeypatch.setattr(atomic_file.os, "fsync", lambda fd: syncs.append("fsync"))
-    monkeypatch.setattr(atomic_file, "_syncfs", lambda fd: syncs.append("syncfs"))
+    monkeypatch.setattr(disk_io, "fsync", lambda fd: syncs.append("fsync"))
+    monkeypatch.setattr(disk_io, "syncfs", lambda fd: syncs.append("syncfs"))
     await manager.close_all()
     assert syncs == ["syncfs", "syncfs"]
     monkeypatch.undo()

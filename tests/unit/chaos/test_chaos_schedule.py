@@ -135,3 +135,17 @@ def test_describe_names_the_target() -> None:
     text = " | ".join(s.describe() for s in steps)
     assert "at " in text and "for " in text
     assert "seed=" not in text  # the corruption seed is an implementation detail
+
+
+def test_power_and_disk_kinds_are_opt_in_and_draw_their_parameters() -> None:
+    from rillet.chaos.schedule import DISK_FAULTS
+
+    assert not set(DISK_FAULTS) & set(DEFAULT_FAULTS)  # published seeds replay unchanged
+    steps = build_schedule(7, DISK_FAULTS, 120.0, 3, 6).steps
+    assert {s.kind for s in steps} == set(DISK_FAULTS)
+    for s in steps:
+        if s.kind == "disk-slow":
+            assert 1000 <= s.params["slow_fsync_ms"] <= 2000
+        elif s.kind in ("disk-eio", "disk-full"):
+            assert s.params["where"] in ("partition", "raft") and 0 <= s.params["partition"] < 6
+        assert ("op" in s.params) == (s.kind == "disk-eio")

@@ -18,7 +18,7 @@ from store_batches import T0, batch, open_log, records_of
 from rillet.partition_store.layout import CLEAN_SHUTDOWN_FILE, RECOVERY_POINT_FILE
 from rillet.partition_store.log import PartitionLog
 from rillet.partition_store.producer_state import ProducerStateTable
-from rillet.wire import atomic_file
+from rillet.wire import disk_io
 from rillet.wire.atomic_file import SyncBatch
 from rillet.wire.batch import build_batch
 
@@ -75,7 +75,7 @@ def test_nothing_vouches_for_the_log_until_what_it_vouches_for_is_synced(
     """The first half writes no marker and no recovery point, and no fsync; a crash then
     (the node killed before its first sync) leaves a log the next start recovers."""
     fsyncs: list[int] = []
-    monkeypatch.setattr(atomic_file.os, "fsync", fsyncs.append)
+    monkeypatch.setattr(disk_io, "fsync", fsyncs.append)
     directory = tmp_path / "t-0"
     log = _filled(directory)
     recovery_point_before = (directory / RECOVERY_POINT_FILE).exists()

@@ -17,6 +17,7 @@ from store_batches import T0, TOPIC, batch, open_log, records_of
 import rillet.partition_store.log as log_module
 from rillet.partition_store.config import LogConfig
 from rillet.partition_store.log import PartitionLog
+from rillet.wire import disk_io
 from rillet.wire.atomic_file import SyncBatch
 
 
@@ -85,7 +86,7 @@ def test_a_new_directory_is_durable_in_its_parent(
     synced: list[int] = []
     real_fsync = os.fsync
     monkeypatch.setattr(
-        os, "fsync", lambda fd: (synced.append(os.fstat(fd).st_ino), real_fsync(fd))[1]
+        disk_io, "fsync", lambda fd: (synced.append(os.fstat(fd).st_ino), real_fsync(fd))[1]
     )
     PartitionLog.open(tmp_path / "t-0", LogConfig(), T0, TOPIC, 0).close()
     assert os.stat(tmp_path).st_ino in synced

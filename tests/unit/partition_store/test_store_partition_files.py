@@ -10,6 +10,7 @@ import pytest
 from rillet.partition_store.checkpoint import overwrite_int, read_int, write_atomically, write_int
 from rillet.partition_store.errors import StoreError
 from rillet.partition_store.partition_files import PartitionFiles, PartitionMeta
+from rillet.wire import disk_io
 from rillet.wire.atomic_file import SyncBatch
 
 
@@ -32,7 +33,7 @@ def test_writes_through_a_sync_batch_are_atomic_at_once_and_synced_once(
     periodic high-watermark checkpoint is atomic and never fsynced."""
     fsyncs: list[int] = []
     real_fsync = os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: (fsyncs.append(fd), real_fsync(fd))[1])
+    monkeypatch.setattr(disk_io, "fsync", lambda fd: (fsyncs.append(fd), real_fsync(fd))[1])
     batch = SyncBatch()
     assert not batch.pending
     for n in range(5):

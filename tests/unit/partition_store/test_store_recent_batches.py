@@ -12,6 +12,7 @@ from store_batches import T0, batch, open_log, records_of
 
 from rillet.partition_store.log import PartitionLog
 from rillet.partition_store.recent_batches import RECENT_BATCHES, RecentBatches
+from rillet.wire import disk_io
 from rillet.wire.batch import iter_batches
 
 
@@ -50,7 +51,7 @@ def test_a_read_at_the_log_end_reads_no_headers(
         preads.append(n)
         return real_pread(fd, n, offset)
 
-    monkeypatch.setattr(os, "pread", counting_pread)
+    monkeypatch.setattr(disk_io, "pread", counting_pread)
     result = log.read(57, 1 << 20)  # inside the last batch: a follower's or tail's fetch
     assert result.region is not None and not preads
     monkeypatch.undo()

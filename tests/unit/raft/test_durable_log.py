@@ -26,6 +26,7 @@ from rillet.raft.durable_log import (
 from rillet.raft.log_storage import MemoryStorage
 from rillet.raft.messages import HardState, LogEntry
 from rillet.raft.quorum import Snapshot
+from rillet.wire import disk_io
 
 
 def entries(lo: int, hi: int, term: int = 1, size: int = 10) -> list[LogEntry]:
@@ -154,7 +155,7 @@ def test_a_full_disk_is_a_typed_stop_and_keeps_synced_entries(
         real_write(fd, bytes(data)[:5])  # a partial frame, then the disk is full
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(os, "write", full)
+    monkeypatch.setattr(disk_io, "write", full)
     with pytest.raises(StorageFull):
         log.append(entries(5, 6))
     monkeypatch.undo()
