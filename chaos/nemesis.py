@@ -25,11 +25,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rillet.chaos import probes
+from rillet.chaos.clock_faults import CLOCK_FAULTS, ClockFault
 from rillet.chaos.disk import corrupt_tails
 from rillet.chaos.errors import ChaosError
 from rillet.chaos.history import HistoryWriter
 from rillet.chaos.kernel_network import KernelNetwork
 from rillet.chaos.link_proxy import LinkProxies
+from rillet.chaos.multi_kill import MULTI_KILL_FAULTS, MultiKill
 from rillet.chaos.schedule import FaultStep
 from rillet.launcher.local_cluster import LocalCluster
 from rillet.launcher.local_node import NodeStartError
@@ -156,6 +158,8 @@ INJECTORS: dict[str, Injector] = {
     "pause": Pause(),
     "restart-corrupt-tail": CorruptTail(),
     "degrade": Degrade(),
+    **{kind: ClockFault() for kind in CLOCK_FAULTS},
+    **{kind: MultiKill() for kind in MULTI_KILL_FAULTS},
 }
 
 

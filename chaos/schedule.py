@@ -19,6 +19,9 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from rillet.chaos.clock_faults import CLOCK_FAULTS, draw_clock_params
+from rillet.chaos.multi_kill import MULTI_KILL_FAULTS, draw_multi_kill_params
+
 
 @dataclass(frozen=True, slots=True)
 class FaultKind:
@@ -59,13 +62,45 @@ FAULT_KINDS: dict[str, FaultKind] = {
             "loss and delay on a leader's or a node's link, both ways (tc netem; needs "
             "--network kernel, not in the default set)",
         ),
+        FaultKind(
+            "kill-two",
+            2,
+            True,
+            "SIGKILL two nodes (a majority of three); restart both (needs --max-down 2 "
+            "--allow-majority; opt-in)",
+        ),
+        FaultKind(
+            "kill-all",
+            99,
+            True,
+            "SIGKILL every node; restart the whole cluster (needs --max-down at least the "
+            "node count and --allow-majority; opt-in)",
+        ),
+        FaultKind(
+            "clock-skew",
+            1,
+            True,
+            "set a leader's or a node's wall clock hours ahead or behind, then back "
+            "(opt-in: not in the default set)",
+        ),
+        FaultKind(
+            "clock-jump",
+            1,
+            True,
+            "step a leader's or a node's wall clock by seconds to minutes, then back and "
+            "forth every period until the heal (opt-in: not in the default set)",
+        ),
     )
 }
 # Kinds only the kernel network mode can apply: left out of the defaults (and of "all"), so
 # the default schedules, and the seeds already published, stay as they were.
 KERNEL_ONLY_FAULTS = ("degrade",)
+# Opt-in kinds (named, never in "all"): the defaults, and the seeds published, stay as they were.
+OPT_IN_FAULTS = (*CLOCK_FAULTS, *MULTI_KILL_FAULTS)
 DEFAULT_FAULTS = tuple(
-    k.name for k in FAULT_KINDS.values() if k.available and k.name not in KERNEL_ONLY_FAULTS
+    k.name
+    for k in FAULT_KINDS.values()
+    if k.available and k.name not in KERNEL_ONLY_FAULTS and k.name not in OPT_IN_FAULTS
 )
 
 # Pause and partition targets, drawn per step: a paused or cut-off leader must stop
@@ -217,7 +252,8 @@ def build_schedule(
         kind = FAULT_KINDS[rng.choice(faults)]
         window = rng.uniform(timing.min_window_s, timing.max_window_s)
         active = [(h, n) for h, n in active if h > t]
-        if sum(n for _, n in active) + kind.nodes_down > limit:
+        down = min(kind.nodes_down, nodes)  # kill-all: every node, however many
+        if sum(n for _, n in active) + down > limit:
             if not active:
                 break  # this kind alone exceeds the budget
             t = min(h for h, _ in active)  # the earliest heal, plus its recovery gap
@@ -226,7 +262,7 @@ def build_schedule(
         if heal - t < timing.min_window_s:
             break
         steps.append(_draw_step(rng, len(steps), kind.name, t, heal, nodes, partitions))
-        active.append((heal + rng.uniform(timing.min_gap_s, timing.max_gap_s), kind.nodes_down))
+        active.append((heal + rng.uniform(timing.min_gap_s, timing.max_gap_s), down))
         t += rng.uniform(timing.min_gap_s, timing.max_gap_s)
     return Schedule(seed, duration_s, nodes, limit, steps)
 
@@ -244,7 +280,12 @@ def _draw_step(
         )
     if kind == "kill-any":
         return FaultStep(index, kind, start, heal, "node", node=rng.randint(1, nodes))
-    if kind in ("pause", "partition", "degrade"):
+    if kind in MULTI_KILL_FAULTS:
+        first = rng.randint(1, nodes)
+        return FaultStep(
+            index, kind, start, heal, "node", node=first, params=draw_multi_kill_params(rng)
+        )
+    if kind in ("pause", "partition", "degrade", *CLOCK_FAULTS):
         target = rng.choice(PAUSE_TARGETS)
         node = rng.randint(1, nodes)
         partition = rng.randrange(parts)
@@ -256,6 +297,8 @@ def _draw_step(
                 "loss_pct": rng.choice(DEGRADE_LOSS_PCT),
                 "delay_ms": rng.choice(DEGRADE_DELAY_MS),
             }
+        elif kind in CLOCK_FAULTS:
+            params = draw_clock_params(rng, kind)
         return FaultStep(
             index,
             kind,

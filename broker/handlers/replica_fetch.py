@@ -43,7 +43,7 @@ def read_for_follower(
         code = ErrorCode.NOT_LEADER_OR_FOLLOWER if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return FetchPartitionResponse(p.topic, p.partition, code, -1, -1, b"")
     return answer_follower_fetch(
-        replica, p, replica_id, ctx.now_ms(), remaining, first, hold_region, request_arrived_ms
+        replica, p, replica_id, ctx.steady_ms(), remaining, first, hold_region, request_arrived_ms
     )
 
 

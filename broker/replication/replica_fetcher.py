@@ -131,7 +131,7 @@ class ReplicaFetcherManager:
         positions = FollowedPositions(self._config.fetch_partition_max_bytes)
         try:
             while self._nursery is not None:
-                now_ms = self._replicas.clock.now_ms()
+                now_ms = self._replicas.clock.steady_ms()
                 if positions.needs_rebuild(self._generation, now_ms):
                     partitions = self._followed(leader_id)
                     if not partitions:
