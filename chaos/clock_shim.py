@@ -52,7 +52,7 @@ class ShiftedClock:
         self._offset_ns = 0
         self._flip_ns = 0
         self._period_ns = 0
-        self._seen: float | None = None
+        self._seen: tuple[int, int] | None = None  # (inode, mtime): each write is a new file
         self._stop = threading.Event()
 
     def time_ns(self) -> int:
@@ -67,13 +67,13 @@ class ShiftedClock:
     def reload(self) -> None:
         """Read the file again if it changed (a missing or half-written file: no change)."""
         try:
-            mtime = self._path.stat().st_mtime
-            if mtime == self._seen:
+            st = self._path.stat()
+            if (st.st_ino, st.st_mtime_ns) == self._seen:
                 return
             raw: dict[str, Any] = json.loads(self._path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return
-        self._seen = mtime
+        self._seen = (st.st_ino, st.st_mtime_ns)
         self._offset_ns = int(raw.get("offset_ms", 0)) * 1_000_000
         self._flip_ns = int(raw.get("flip_ms", 0)) * 1_000_000
         self._period_ns = max(0, int(raw.get("period_ms", 0))) * 1_000_000
