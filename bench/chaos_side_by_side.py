@@ -28,6 +28,7 @@ from typing import Any
 
 from _common import REPO, emit, parser
 
+from rillet.chaos import runner
 from rillet.chaos.runner import RunConfig, judge, run_once
 from rillet.chaos.schedule import parse_faults
 
@@ -59,7 +60,15 @@ def main() -> int:
     ap.add_argument("--allow-majority", action="store_true")
     ap.add_argument("--targets", default="kafka,rillet")
     ap.add_argument("--out", type=Path, default=Path("rillet-chaos-side-by-side"))
+    ap.add_argument(
+        "--start-timeout-s",
+        type=float,
+        default=runner.START_TIMEOUT_S,
+        help="how long a rillet cluster may take to start (a machine shared with other "
+        "heavy work needed more than the harness's 60 s)",
+    )
     args = ap.parse_args()
+    runner.START_TIMEOUT_S = args.start_timeout_s
     base = RunConfig(
         duration_s=args.duration,
         faults=parse_faults(args.faults),
