@@ -34,6 +34,7 @@ from typing import Any
 
 from _common import emit, parser
 
+from rillet.chaos import probes
 from rillet.chaos.kafka_clients import producer_config
 from rillet.chaos.runner import CLUSTER_CONFIG
 from rillet.chaos.workload import ProducerOptions
@@ -131,6 +132,9 @@ def read_back(bootstrap: str, topic: str, partitions: int) -> list[str]:
 
 def one(cluster: LocalCluster, topic: str, setting: str, args: Any) -> dict[str, Any]:
     kafka = cluster.plan.kafka_bootstrap
+    ids = [n.node_id for n in cluster.plan.nodes]
+    if probes.wait_until(lambda: probes.brokers_unfenced(cluster, ids), 240) is None:
+        raise RuntimeError("the brokers did not all register in time")
     with BlockingAdmin(cluster.bootstrap) as admin:
         admin.create_topics([NewTopic(topic, args.partitions, 3, {"min.insync.replicas": "2"})])
     time.sleep(2)  # leaders and ISRs of the new topic settle
@@ -173,7 +177,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="rillet-pause-") as tmp:
         plan = plan_cluster(Path(tmp), 3, CLUSTER_CONFIG.format(engine="raft"))
         with LocalCluster(plan, log_level="WARNING") as cluster:
-            cluster.start(timeout_s=180)
+            cluster.start(timeout_s=300)
             for i, setting in enumerate(args.settings):
                 results.append(one(cluster, f"pause-{i}", setting, args))
     emit("kafka_client_pause", {k: str(v) for k, v in vars(args).items()}, {"runs": results})

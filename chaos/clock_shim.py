@@ -99,6 +99,7 @@ def main(argv: list[str]) -> None:
         runpy.run_module(rest[1], run_name="__main__", alter_sys=True)
     else:
         sys.argv = rest
+        sys.path.insert(0, str(Path(rest[0]).resolve().parent))  # as `python SCRIPT` does
         runpy.run_path(rest[0], run_name="__main__")
 
 
