@@ -15,6 +15,7 @@ node-to-node links only, and Kafka's voters name each other by address.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -267,7 +268,8 @@ def run_kafka_once(config: RunConfig, jars: Path, run_dir: Path) -> FinalState:
     from real_kafka_cluster import RealKafkaCluster
 
     schedule = schedule_for(config)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(run_dir, ignore_errors=True)  # a fresh cluster: Kafka refuses an old one
+    run_dir.mkdir(parents=True)
     with RealKafkaCluster(
         jars, config.nodes, work_dir=run_dir / "cluster", properties=KAFKA_PROPERTIES
     ) as kafka:
