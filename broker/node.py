@@ -384,7 +384,8 @@ class Node:
                     max_records_per_batch=q.max_records_per_batch,
                 ),
                 random.Random(),
-                self.clock.now_ms,
+                # Leases and sessions: a wall clock stepped hours must not move them.
+                self.clock.steady_ms,
                 q.controller_tick_ms,
                 on_commit_s=self._raft_append.observe,
                 election_timeout_min_ms=q.election_timeout_min_ms,

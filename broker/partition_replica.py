@@ -203,15 +203,21 @@ class PartitionReplica:
     # -- leader -----------------------------------------------------------------------------
 
     def append_as_leader(
-        self, records: bytes | bytearray | memoryview | FileRegion, now_ms: int
+        self,
+        records: bytes | bytearray | memoryview | FileRegion,
+        now_ms: int,
+        steady_ms: int | None = None,
     ) -> AppendResult:
+        """Append as leader: ``now_ms`` (wall) stamps and rolls, ``steady_ms`` (the clock
+        :class:`LeaderState` runs on, broker.clock; default ``now_ms``) times the settle
+        window after an election."""
         if isinstance(records, FileRegion):
             raise TypeError("produced records arrive as bytes, never as a file region")
         end_before = self.log.log_end_offset
         try:
             result = self.log.append_as_leader(records, self.leader_epoch, now_ms)
         except OutOfOrderSequence as exc:
-            if self._gap_may_close(records, now_ms):
+            if self._gap_may_close(records, now_ms if steady_ms is None else steady_ms):
                 raise SequenceGapAfterElection(
                     f"{self.key}: {exc}, just after an election"
                 ) from None

@@ -149,7 +149,7 @@ class ReplicaManager:
         log_config = effective_log_config(self.config.log, configs)
         if plog.config != log_config:  # the topic's configs changed (or a first install)
             plog.reconfigure(log_config)
-        replica.set_role(role, self.clock.now_ms())
+        replica.set_role(role, self.clock.steady_ms())
         return replica
 
     def remove_replica(self, topic: str, partition: int) -> None:
@@ -229,7 +229,7 @@ class ReplicaManager:
     def follower_connection_lost(self, replica_id: int) -> None:
         """A follower's replica-fetch connection closed: see LeaderState.follower_disconnected."""
         cfg = self.config.replication
-        now = self.clock.now_ms()
+        now = self.clock.steady_ms()
         for replica in self._replicas.values():
             if replica.leader is not None:
                 replica.leader.follower_disconnected(

@@ -25,11 +25,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rillet.chaos import probes
+from rillet.chaos.clock_faults import CLOCK_FAULTS, ClockFault
 from rillet.chaos.disk import corrupt_tails
 from rillet.chaos.errors import ChaosError
 from rillet.chaos.history import HistoryWriter
 from rillet.chaos.kernel_network import KernelNetwork
 from rillet.chaos.link_proxy import LinkProxies
+from rillet.chaos.multi_kill import MULTI_KILL_FAULTS, MultiKill
 from rillet.chaos.power_faults import INJECTORS as POWER_INJECTORS
 from rillet.chaos.reassign_fault import end_move, start_move
 from rillet.chaos.schedule import FAULT_KINDS, FaultStep
@@ -179,6 +181,8 @@ INJECTORS: dict[str, Injector] = {
     "restart-corrupt-tail": CorruptTail(),
     "degrade": Degrade(),
     **POWER_INJECTORS,
+    **{kind: ClockFault() for kind in CLOCK_FAULTS},
+    **{kind: MultiKill() for kind in MULTI_KILL_FAULTS},
 }
 
 

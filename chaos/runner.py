@@ -33,6 +33,8 @@ from typing import Any
 
 from rillet.chaos import probes
 from rillet.chaos.checker import Violation, check_all
+from rillet.chaos.clock_checks import clock_row_stalls
+from rillet.chaos.clock_faults import CLOCK_FAULTS, clock_wrap
 from rillet.chaos.errors import ChaosError
 from rillet.chaos.final_state import FinalState
 from rillet.chaos.history import HISTORY_FILE, HistoryWriter, load_history
@@ -324,6 +326,9 @@ def _run_once(config: RunConfig, node_wrap: NodeWrap | None) -> RunResult:
             stack.enter_context(links)  # starts forwarding: every link is planned by now
         if any(k in DISK_FAULTS for k in config.faults):  # the fault-injecting file layer
             node_wrap = _wraps(faulty_wrap(lambda i: plan.node(i).work_dir), node_wrap)
+        if any(k in CLOCK_FAULTS for k in config.faults):
+            # Clock faults: every node reads its wall clock through the test-only shim.
+            node_wrap = _wraps(node_wrap, clock_wrap(Path(plan.base_dir)))
         wrap = _wraps(node_wrap, network.wrap if network is not None else None)
         cluster = stack.enter_context(LocalCluster(plan, log_level="INFO", wrap=wrap))
         cluster.start(timeout_s=START_TIMEOUT_S)
@@ -347,7 +352,7 @@ def judge(config: RunConfig, run_dir: Path) -> RunResult:
     """Check a finished run's files, write its summary and timeline (also for re-checks)."""
     history = load_history(run_dir / HISTORY_FILE)
     final = FinalState.load(run_dir)
-    violations = check_all(history, final)
+    violations = check_all(history, final) + clock_row_stalls(history)
     summary = summarize(history, final, violations)
     summary["config"] = config.to_json()
     summary["replay"] = replay_command(config)

@@ -19,6 +19,9 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from rillet.chaos.clock_faults import CLOCK_FAULTS, draw_clock_params
+from rillet.chaos.multi_kill import MULTI_KILL_FAULTS, draw_multi_kill_params
+
 
 @dataclass(frozen=True, slots=True)
 class FaultKind:
@@ -92,6 +95,34 @@ FAULT_KINDS: dict[str, FaultKind] = {
             True,
             "ENOSPC on writes growing one partition's files or the Raft log of a node",
         ),
+        FaultKind(
+            "kill-two",
+            2,
+            True,
+            "SIGKILL two nodes (a majority of three); restart both (needs --max-down 2 "
+            "--allow-majority; opt-in)",
+        ),
+        FaultKind(
+            "kill-all",
+            99,
+            True,
+            "SIGKILL every node; restart the whole cluster (needs --max-down at least the "
+            "node count and --allow-majority; opt-in)",
+        ),
+        FaultKind(
+            "clock-skew",
+            1,
+            True,
+            "set a leader's or a node's wall clock hours ahead or behind, then back "
+            "(opt-in: not in the default set)",
+        ),
+        FaultKind(
+            "clock-jump",
+            1,
+            True,
+            "step a leader's or a node's wall clock by seconds to minutes, then back and "
+            "forth every period until the heal (opt-in: not in the default set)",
+        ),
     )
 }
 # Kinds only the kernel network mode can apply: left out of the defaults (and of "all"), so
@@ -101,7 +132,7 @@ KERNEL_ONLY_FAULTS = ("degrade",)
 DISK_FAULTS = ("power-cut", "power-cut-all", "disk-slow", "disk-eio", "disk-full")
 # Kinds added after seeds were published: opt-in by name ("all,reassign"), never in the
 # defaults, for the same reason.
-OPT_IN_FAULTS = ("reassign", *DISK_FAULTS)
+OPT_IN_FAULTS = ("reassign", *DISK_FAULTS, *CLOCK_FAULTS, *MULTI_KILL_FAULTS)
 DEFAULT_FAULTS = tuple(
     k.name
     for k in FAULT_KINDS.values()
@@ -259,7 +290,8 @@ def build_schedule(
         kind = FAULT_KINDS[rng.choice(faults)]
         window = rng.uniform(timing.min_window_s, timing.max_window_s)
         active = [(h, n) for h, n in active if h > t]
-        if sum(n for _, n in active) + kind.nodes_down > limit:
+        down = min(kind.nodes_down, nodes)  # kill-all: every node, however many
+        if sum(n for _, n in active) + down > limit:
             if not active:
                 break  # this kind alone exceeds the budget
             t = min(h for h, _ in active)  # the earliest heal, plus its recovery gap
@@ -268,7 +300,7 @@ def build_schedule(
         if heal - t < timing.min_window_s:
             break
         steps.append(_draw_step(rng, len(steps), kind.name, t, heal, nodes, partitions))
-        active.append((heal + rng.uniform(timing.min_gap_s, timing.max_gap_s), kind.nodes_down))
+        active.append((heal + rng.uniform(timing.min_gap_s, timing.max_gap_s), down))
         t += rng.uniform(timing.min_gap_s, timing.max_gap_s)
     return Schedule(seed, duration_s, nodes, limit, steps)
 
@@ -286,7 +318,12 @@ def _draw_step(
         )
     if kind == "kill-any":
         return FaultStep(index, kind, start, heal, "node", node=rng.randint(1, nodes))
-    if kind in ("pause", "partition", "degrade") or kind in DISK_FAULTS:
+    if kind in MULTI_KILL_FAULTS:
+        first = rng.randint(1, nodes)
+        return FaultStep(
+            index, kind, start, heal, "node", node=first, params=draw_multi_kill_params(rng)
+        )
+    if kind in ("pause", "partition", "degrade", *CLOCK_FAULTS) or kind in DISK_FAULTS:
         target = rng.choice(PAUSE_TARGETS)
         node = rng.randint(1, nodes)
         partition = rng.randrange(parts)
@@ -300,6 +337,8 @@ def _draw_step(
             }
         elif kind in DISK_FAULTS:
             params = _disk_params(rng, kind, parts)
+        elif kind in CLOCK_FAULTS:
+            params = draw_clock_params(rng, kind)
         return FaultStep(
             index,
             kind,

@@ -57,6 +57,10 @@ class BrokerContext:
         """The node's clock (the replica manager's: one clock for the whole middle layer)."""
         return self.replicas.clock.now_ms()
 
+    def steady_ms(self) -> int:
+        """The node's clock for timeouts and lags (never jumps: broker.clock)."""
+        return self.replicas.clock.steady_ms()
+
     def leader_replica(self, topic: str, partition: int) -> PartitionReplica | ErrorCode:
         """The local replica when this node leads the partition, else the error to answer.
 

@@ -97,9 +97,9 @@ async def _fetch(
         return FetchResponse([], ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
     max_wait_ms = min(max(req.max_wait_ms, 0), ctx.config.limits.max_fetch_wait_ms)
     deadline = trio.current_time() + max_wait_ms / 1000
-    arrived_ms = ctx.now_ms()  # a long poll re-reads; its fetch offsets date from now
+    arrived_ms = ctx.steady_ms()  # a long poll re-reads; its fetch offsets date from now
     while True:
-        reading, left_over = (req, False) if to_read is None else to_read(req, ctx.now_ms())
+        reading, left_over = (req, False) if to_read is None else to_read(req, ctx.steady_ms())
         # A read that yields (many partitions) registers the long poll's waiters first: an
         # append to a partition already read must still wake it, not wait out the poll.
         early = _DataWaiters(ctx, req) if len(reading.partitions) > READ_SLICE_PARTITIONS else None

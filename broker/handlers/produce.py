@@ -192,7 +192,7 @@ def _answer(
     try:
         check_keys(p.records, replica.config)
         records = apply_timestamp_policy(p.records, replica.config, now)
-        info = replica.append_as_leader(records, now)
+        info = replica.append_as_leader(records, now, ctx.steady_ms())
     except InvalidTimestamp as exc:
         return _refused(p, ErrorCode.INVALID_TIMESTAMP, str(exc))
     except MissingKey as exc:

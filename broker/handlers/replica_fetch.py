@@ -45,7 +45,7 @@ def read_for_follower(
     request_arrived_ms: int | None = None,
 ) -> FetchPartitionResponse:
     replica = ctx.replicas.get(p.topic, p.partition)
-    now_ms = ctx.now_ms()
+    now_ms = ctx.steady_ms()
     throttle = ctx.leader_throttle
     state = ctx.metadata.state
     throttled = (
@@ -78,7 +78,7 @@ def throttle_wait_s(ctx: BrokerContext) -> float:
     """How long the leader's replication throttle is in debt (inf: it is not): a follower's
     long poll ends then, so the bytes it held back go as soon as they may."""
     throttle = ctx.leader_throttle
-    wait_ms = 0 if throttle is None else throttle.gate.wait_ms(ctx.now_ms())
+    wait_ms = 0 if throttle is None else throttle.gate.wait_ms(ctx.steady_ms())
     return wait_ms / 1000 if wait_ms > 0 else math.inf
 
 

@@ -73,7 +73,7 @@ class IsrManager:
                 epoch = self._broker_epoch()
                 if epoch is None:
                     continue
-                now = self._replicas.clock.now_ms()
+                now = self._replicas.clock.steady_ms()
                 deaf = not self._hears_controller()  # maybe cut off: no removals
                 # A pass over thousands of leaders held the loop for 12 ms a step on average,
                 # up to 82 ms (10,000 partitions): yield every slice of loop time.

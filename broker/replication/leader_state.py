@@ -1,7 +1,8 @@
 """What a partition leader knows about its followers: the pure core of ISR replication.
 
 Fed with follower fetches, the leader's own log end offset and the committed partition
-state, it answers three questions, with no I/O and time passed in as ``now_ms``:
+state, it answers three questions, with no I/O and time passed in as ``now_ms`` (the
+node's steady clock, broker.clock: a wall clock stepped hours must not move lags):
 
 - the high watermark: the smallest log end offset over the in-sync replicas. It never moves
   backwards, and it counts a follower only once that follower has fetched in this leadership

@@ -143,7 +143,7 @@ class ReplicaFetcherManager:
         paused: set[tuple[str, int]] = set()  # throttled partitions left out of the last fetch
         try:
             while self._nursery is not None:
-                now_ms = self._replicas.clock.now_ms()
+                now_ms = self._replicas.clock.steady_ms()
                 if positions.needs_rebuild(self._generation, now_ms):
                     partitions = self._followed(leader_id)
                     if not partitions:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from rillet.broker.handlers.context import InjectedFaults
 from rillet.broker.node import Node
@@ -21,21 +23,33 @@ from rillet.cli.main import build_parser
 ENTRY = ["-m", "rillet.cli.main"]
 
 
-def wrap(node_id: int, argv: list[str]) -> list[str]:
-    """A node's argv (``[python, -m, rillet.cli.main, ...]``) running this script instead."""
-    assert argv[1:3] == ENTRY, argv
-    return [argv[0], str(Path(__file__).resolve()), *argv[3:]]
+def script_wrap(script: Path) -> Callable[[int, list[str]], list[str]]:
+    """A node argv wrap (``[python, -m, rillet.cli.main, ...]``) running ``script`` instead."""
+
+    def wrap(node_id: int, argv: list[str]) -> list[str]:
+        assert argv[1:3] == ENTRY, argv
+        return [argv[0], str(script.resolve()), *argv[3:]]
+
+    return wrap
 
 
-def main() -> int:
+wrap = script_wrap(Path(__file__))
+
+
+def run_node(make_node: Callable[..., Any]) -> int:
+    """``rillet node`` with this argv, its node made by ``make_node`` (faults injected)."""
     args = build_parser().parse_args(sys.argv[1:])
     logging.basicConfig(
         level=args.log_level,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    return node_command.run(args, make_node=make_node)
+
+
+def main() -> int:
     faults = InjectedFaults(ack_before_high_watermark=True)
-    return node_command.run(args, make_node=partial(Node, faults=faults))
+    return run_node(partial(Node, faults=faults))
 
 
 if __name__ == "__main__":

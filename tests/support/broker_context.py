@@ -41,6 +41,9 @@ class TrioClock:
     def monotonic_s(self) -> float:
         return trio.current_time()
 
+    def steady_ms(self) -> int:
+        return self.now_ms()
+
 
 class EmptyMetadataLog:
     """A committed metadata log with nothing in it (the tests give replicas their roles)."""
