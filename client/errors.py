@@ -352,6 +352,30 @@ class TransactionalIdNotFoundError(BrokerError):
     default_code = ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
 
 
+class BrokerIdNotRegisteredError(BrokerError):
+    """UnregisterBroker named a broker the cluster does not have."""
+
+    default_code = ErrorCode.BROKER_ID_NOT_REGISTERED
+
+
+class InvalidVoterKeyError(BrokerError):
+    """A voter change named an unacceptable voter id or directory id."""
+
+    default_code = ErrorCode.INVALID_VOTER_KEY
+
+
+class DuplicateVoterError(BrokerError):
+    """AddRaftVoter named a node that already votes."""
+
+    default_code = ErrorCode.DUPLICATE_VOTER
+
+
+class VoterNotFoundError(BrokerError):
+    """RemoveRaftVoter named a node that does not vote."""
+
+    default_code = ErrorCode.VOTER_NOT_FOUND
+
+
 class StorageError(BrokerError):
     """The node's disk failed for this partition."""
 
@@ -624,6 +648,10 @@ _ALL: tuple[type[BrokerError], ...] = (
     EligibleLeadersNotAvailableError,
     ElectionNotNeededError,
     NoReassignmentInProgressError,
+    BrokerIdNotRegisteredError,
+    InvalidVoterKeyError,
+    DuplicateVoterError,
+    VoterNotFoundError,
 )
 _BY_CODE: dict[ErrorCode, type[BrokerError]] = {cls.default_code: cls for cls in _ALL}
 
