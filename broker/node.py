@@ -299,7 +299,13 @@ class Node:
                 nursery.start_soon(scrubber.run)
                 nursery.start_soon(
                     TxnMarkerWriter(
-                        cfg.node_id, manager, view, link, auth, cfg.quorum.request_timeout_ms / 1000
+                        cfg.node_id,
+                        manager,
+                        view,
+                        link,
+                        auth,
+                        cfg.quorum.request_timeout_ms / 1000,
+                        self._faults,
                     ).run
                 )
                 nursery.start_soon(LogCleaner(cfg.tasks, manager).run)

@@ -24,6 +24,7 @@ import trio
 from rillet.broker.cluster_auth import ClusterAuth
 from rillet.broker.controller_link import ControllerLink
 from rillet.broker.errors import ControllerUnreachable
+from rillet.broker.handlers.context import NO_FAULTS, InjectedFaults
 from rillet.broker.metadata_view import MetadataView
 from rillet.broker.replica_manager import ReplicaManager
 from rillet.metadata_quorum.txn_coordinator import MarkerTask, pending_markers
@@ -59,6 +60,7 @@ class TxnMarkerWriter:
         link: ControllerLink,
         auth: ClusterAuth,
         request_timeout_s: float,
+        faults: InjectedFaults = NO_FAULTS,
     ) -> None:
         self._node_id = node_id
         self._replicas = replicas
@@ -66,6 +68,7 @@ class TxnMarkerWriter:
         self._link = link
         self._auth = auth
         self._timeout_s = request_timeout_s
+        self._faults = faults  # only a test's entry point injects any
         self._written: set[_Key] = set()  # markers written in the current leaderships
 
     async def run(self) -> None:
@@ -89,6 +92,9 @@ class TxnMarkerWriter:
         for p in task.partitions:
             replica = self._replicas.get(p.topic, p.partition)
             if replica is None or not replica.is_leader or replica.deleted:
+                continue
+            if not task.commit and self._faults.skip_abort_markers:
+                done.append(TxnTopicPartition(p.topic, p.partition))
                 continue
             key = (
                 task.transactional_id,
