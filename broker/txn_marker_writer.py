@@ -46,9 +46,13 @@ COMMIT_WAIT_S = 10.0
 # metadata log orders the decisions, so it is always 0.
 COORDINATOR_EPOCH = 0
 
-_Key = tuple[
-    str, int, int, str, int, int
-]  # txn id, producer id, epoch, topic, partition, leader epoch
+# txn id, producer id, epoch, topic, partition, leader epoch, commit, transaction start. The
+# producer id and epoch stay the same across a producer's transactions, so the start and the
+# decision tell this transaction's marker from the previous one's: without them a node that
+# saw the next decision before the previous one's completion took the new marker for written
+# and skipped it (the transactional chaos workload found it: a committed record aborted by
+# the next abort marker of its producer).
+_Key = tuple[str, int, int, str, int, int, bool, int]
 
 
 class TxnMarkerWriter:
@@ -81,8 +85,11 @@ class TxnMarkerWriter:
                 await self._view.follower.wait_applied(self._view.state.last_applied_index + 1)
 
     def _forget_finished(self, tasks: list[MarkerTask]) -> None:
-        live = {(t.transactional_id, t.producer_id, t.producer_epoch) for t in tasks}
-        self._written = {k for k in self._written if k[:3] in live}
+        live = {
+            (t.transactional_id, t.producer_id, t.producer_epoch, t.commit, t.started_ms)
+            for t in tasks
+        }
+        self._written = {k for k in self._written if (*k[:3], *k[6:]) in live}
 
     async def _write(self, task: MarkerTask) -> None:
         """Write this node's markers of ``task``, wait for them to commit, report them."""
@@ -103,6 +110,8 @@ class TxnMarkerWriter:
                 p.topic,
                 p.partition,
                 replica.leader_epoch,
+                task.commit,
+                task.started_ms,
             )
             if key in self._written:
                 done.append(TxnTopicPartition(p.topic, p.partition))

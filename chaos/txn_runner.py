@@ -32,11 +32,13 @@ from rillet.chaos.nemesis import Nemesis
 from rillet.chaos.runner import (
     CLUSTER_CONFIG,
     ENGINES_WITH_LINKS,
+    START_ATTEMPTS,
     START_TIMEOUT_S,
     NodeWrap,
     RunConfig,
     _drive,
     _fresh_dir,
+    port_taken,
     schedule_for,
 )
 from rillet.chaos.txn_checker import COMMITTED, UNCOMMITTED, TxnViolation, check_txn_history
@@ -51,6 +53,7 @@ from rillet.chaos.txn_workload import (
 )
 from rillet.client import BlockingAdmin, NewTopic
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster
+from rillet.launcher.local_node import NodeStartError
 
 log = logging.getLogger(__name__)
 IN_TOPIC = "txn-in"
@@ -77,7 +80,20 @@ class TxnRunResult:
 
 def run_txn_once(config: RunConfig, node_wrap: NodeWrap | None = None) -> TxnRunResult:
     """``config.producers`` writers, ``config.members`` consume-transform-produce workers,
-    one reader per isolation level; ``node_wrap`` runs nodes with a test's fault."""
+    one reader per isolation level; ``node_wrap`` runs nodes with a test's fault. A cluster
+    that could not start only because a planned port was taken meanwhile is planned again
+    (as ``runner.run_once`` does)."""
+    for attempt in range(1, START_ATTEMPTS + 1):
+        try:
+            return _run_txn_once(config, node_wrap)
+        except NodeStartError as exc:
+            if not port_taken(exc) or attempt == START_ATTEMPTS:
+                raise
+            log.warning("seed %d: a planned port was taken, planning again", config.seed)
+    raise AssertionError("unreachable")
+
+
+def _run_txn_once(config: RunConfig, node_wrap: NodeWrap | None) -> TxnRunResult:
     if config.network != "proxy":
         raise ChaosError("the transactional workload runs on the proxy network only")
     config.check()

@@ -78,6 +78,9 @@ class MarkerTask:
     producer_epoch: int
     commit: bool
     partitions: list[TxnPartition]
+    # When the transaction started: the producer id and epoch stay the same from one
+    # transaction to the next, so this tells two decisions of one producer apart.
+    started_ms: int = -1
 
 
 def _refused(error: ErrorCode) -> TxnAnswer:
@@ -280,6 +283,7 @@ def pending_markers(registry: TxnRegistry) -> list[MarkerTask]:
             t.producer_epoch,
             t.txn_state.marker_commits,
             list(t.partitions),
+            t.started_ms,
         )
         for _, t in sorted(registry.transactions.items())
         if t.txn_state.preparing
