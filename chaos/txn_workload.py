@@ -171,6 +171,7 @@ class TxnWriter(_Transactional):
         self._partitions = partitions
         self._rng = random.Random(f"{seed}-{name}")
         self.committed = 0
+        self.committed_values: set[str] = set()  # what read_committed must show in the end
 
     def _main(self) -> None:
         from confluent_kafka import KafkaException
@@ -214,7 +215,9 @@ class TxnWriter(_Transactional):
                     "intended": "commit" if commit else "abort",
                 }
             )
-            self.committed += outcome == "commit"
+            if outcome == "commit":
+                self.committed += 1
+                self.committed_values.update(v for _, v in writes)
             if outcome == "unknown":
                 try:
                     producer = self._fresh_producer()
@@ -242,6 +245,7 @@ class CtpWorker(_Transactional):
         super().__init__(name, bootstrap, history)
         self._in, self._out, self._partitions, self._group = in_topic, out_topic, partitions, group
         self.committed = 0
+        self.committed_values: set[str] = set()
 
     def _main(self) -> None:
         from confluent_kafka import Consumer
@@ -302,6 +306,7 @@ class CtpWorker(_Transactional):
         )
         if outcome == "commit":
             self.committed += 1
+            self.committed_values.update(v for _, v in outputs)
             return producer
         _rewind(consumer, self._in)
         return self._fresh_producer() if outcome == "unknown" else producer
