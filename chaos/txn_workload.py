@@ -112,8 +112,9 @@ class _Transactional(_Thread):
     def _fresh_producer(self) -> Producer:
         from confluent_kafka import KafkaException, Producer
 
-        if self._producer is not None:
-            self._producer.flush(0)
+        # The old producer is dropped as it is (after a fatal error every call on it
+        # raises; the new one's init_transactions fences it and ends what it left open).
+        self._producer = None
         while not self._stop.is_set():
             producer = Producer(producer_config(self._bootstrap, f"chaos-{self.name}"))
             try:
@@ -266,7 +267,11 @@ class CtpWorker(_Transactional):
     def _once(self, consumer: Consumer, producer: Producer, txn: str) -> Producer:
         from confluent_kafka import KafkaException, TopicPartition
 
-        messages = [m for m in consumer.consume(CTP_BATCH, POLL_S) if m.error() is None]
+        try:
+            messages = [m for m in consumer.consume(CTP_BATCH, POLL_S) if m.error() is None]
+        except KafkaException as exc:  # the group's trouble; the next poll tries again
+            log.info("%s: consume: %s", self.name, exc)
+            return producer
         if not messages:
             return producer
         inputs = [(m.partition() or 0, m.offset() or 0) for m in messages]
@@ -352,7 +357,7 @@ class Reader(_Thread):
         self.read = 0
 
     def _main(self) -> None:
-        from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+        from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 
         consumer = Consumer(consumer_config(self._bootstrap, f"chaos-{self.name}", self._iso))
         consumer.assign(
@@ -360,7 +365,11 @@ class Reader(_Thread):
         )
         try:
             while not self._stop.is_set():
-                messages = consumer.consume(500, POLL_S)
+                try:
+                    messages = consumer.consume(500, POLL_S)
+                except KafkaException as exc:
+                    log.info("%s: consume: %s", self.name, exc)
+                    continue
                 records = [
                     [m.partition(), m.offset(), value_text(m.value())]
                     for m in messages
