@@ -151,6 +151,7 @@ class TxnMarkerWriter:
             task.producer_id,
             task.producer_epoch,
             done,
+            task.started_ms,
         )
         try:
             response = await self._link.call(request, self._timeout_s)
