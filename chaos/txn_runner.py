@@ -36,8 +36,8 @@ from rillet.chaos.runner import (
     START_TIMEOUT_S,
     NodeWrap,
     RunConfig,
-    _drive,
     _fresh_dir,
+    drive_then_stop,
     port_taken,
     schedule_for,
 )
@@ -153,15 +153,7 @@ def _workload(
         for t in threads:
             t.start()
             stack.callback(t.stop, UNWIND_STOP_S)
-        try:
-            _drive(schedule, nemesis, history)
-        finally:
-            nemesis.heal_all()
-            history.write({"type": "phase", "phase": "healed"})
-        for w in writers:
-            if not w.stop():
-                log.error("%s did not stop in time", w)
-        history.write({"type": "phase", "phase": "writers-stopped"})
+        drive_then_stop(schedule, nemesis, history, writers)
         recovered = _recover(cluster, nemesis)
         history.write({"type": "phase", "phase": "recovered", "ok": recovered})
         # The workers drain what the writers left, then stop; the readers too.

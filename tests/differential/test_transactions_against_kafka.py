@@ -194,7 +194,15 @@ def test_kafka_transactions_describes_producers_and_aborts_an_open_transaction(
     for broker in brokers:
         _create_topic(broker, topic)
         server = ("--bootstrap-server", broker.bootstrap)
-        txn = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": f"{topic}-h"})
+        # Open for the whole test: JVM tool runs take minutes on a loaded machine, longer than
+        # the default transaction.timeout.ms after which the coordinator would abort it.
+        txn = Producer(
+            {
+                "bootstrap.servers": broker.bootstrap,
+                "transactional.id": f"{topic}-h",
+                "transaction.timeout.ms": 600_000,
+            }
+        )
         txn.init_transactions(TIMEOUT_S)
         txn.begin_transaction()
         txn.produce(topic, value=b"open", partition=0)
