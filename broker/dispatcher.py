@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 from rillet.broker.authorizer import Authorizer
 from rillet.broker.driving_reply import ReshapedReply
 from rillet.broker.forwarded_caller import naming_the_client
-from rillet.broker.handlers import broker_admin, raft_voters, transactions
+from rillet.broker.handlers import broker_admin, producer_admin, raft_voters, transactions
 from rillet.broker.handlers.acls import (
     handle_create_acls,
     handle_delete_acls,
@@ -98,6 +98,7 @@ from rillet.wire import group_messages as gm
 from rillet.wire import leader_epoch_messages as lem
 from rillet.wire import log_dir_messages as ldm
 from rillet.wire import messages as m
+from rillet.wire import producer_admin_messages as pam
 from rillet.wire import raft_voter_messages as rvm
 from rillet.wire import reassignment_messages as ram
 from rillet.wire import record_deletion_messages as rdm
@@ -221,6 +222,12 @@ HANDLERS: dict[ApiKey, Route[Any]] = {
     ),
     ApiKey.TXN_MARKERS_WRITTEN: Route(
         tm.TxnMarkersWrittenRequest, transactions.handle_txn_markers_written
+    ),
+    ApiKey.DESCRIBE_PRODUCERS: Route(
+        pam.DescribeProducersRequest, producer_admin.handle_describe_producers
+    ),
+    ApiKey.WRITE_TXN_MARKERS: Route(
+        pam.WriteTxnMarkersRequest, producer_admin.handle_write_txn_markers
     ),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: Route(
         lem.OffsetForLeaderEpochRequest, handle_offset_for_leader_epoch

@@ -311,7 +311,13 @@ class Node:
                 nursery.start_soon(scrubber.run)
                 nursery.start_soon(
                     TxnMarkerWriter(
-                        cfg.node_id, manager, view, link, auth, cfg.quorum.request_timeout_ms / 1000
+                        cfg.node_id,
+                        manager,
+                        view,
+                        link,
+                        auth,
+                        cfg.quorum.request_timeout_ms / 1000,
+                        self._faults,
                     ).run
                 )
                 # Cleaned logs hold batches release 0.1.0 cannot read (empty batches,

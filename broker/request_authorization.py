@@ -135,6 +135,8 @@ NEEDS: dict[ApiKey, Callable[[Any], list[Need]]] = {
         n for t in r.transactional_ids for n in _transactional_id(t, D)
     ],
     ApiKey.LIST_TRANSACTIONS: lambda r: [],  # trimmed
+    ApiKey.DESCRIBE_PRODUCERS: lambda r: _topics((p.topic for p in r.partitions), R),
+    ApiKey.WRITE_TXN_MARKERS: lambda r: _cluster(Operation.CLUSTER_ACTION),
     ApiKey.DESCRIBE_QUORUM: lambda r: _cluster(D),
     ApiKey.DESCRIBE_LOG_DIRS: lambda r: _cluster(D),
     ApiKey.ALTER_REPLICA_LOG_DIRS: lambda r: _cluster(Operation.ALTER),

@@ -24,6 +24,7 @@ import trio
 from rillet.broker.cluster_auth import ClusterAuth
 from rillet.broker.controller_link import ControllerLink
 from rillet.broker.errors import ControllerUnreachable
+from rillet.broker.handlers.context import NO_FAULTS, InjectedFaults
 from rillet.broker.metadata_view import MetadataView
 from rillet.broker.replica_manager import ReplicaManager
 from rillet.metadata_quorum.txn_coordinator import MarkerTask, pending_markers
@@ -45,9 +46,13 @@ COMMIT_WAIT_S = 10.0
 # metadata log orders the decisions, so it is always 0.
 COORDINATOR_EPOCH = 0
 
-_Key = tuple[
-    str, int, int, str, int, int
-]  # txn id, producer id, epoch, topic, partition, leader epoch
+# txn id, producer id, epoch, topic, partition, leader epoch, commit, transaction start. The
+# producer id and epoch stay the same across a producer's transactions, so the start and the
+# decision tell this transaction's marker from the previous one's: without them a node that
+# saw the next decision before the previous one's completion took the new marker for written
+# and skipped it (the transactional chaos workload found it: a committed record aborted by
+# the next abort marker of its producer).
+_Key = tuple[str, int, int, str, int, int, bool, int]
 
 
 class TxnMarkerWriter:
@@ -59,6 +64,7 @@ class TxnMarkerWriter:
         link: ControllerLink,
         auth: ClusterAuth,
         request_timeout_s: float,
+        faults: InjectedFaults = NO_FAULTS,
     ) -> None:
         self._node_id = node_id
         self._replicas = replicas
@@ -66,6 +72,7 @@ class TxnMarkerWriter:
         self._link = link
         self._auth = auth
         self._timeout_s = request_timeout_s
+        self._faults = faults  # only a test's entry point injects any
         self._written: set[_Key] = set()  # markers written in the current leaderships
 
     async def run(self) -> None:
@@ -78,8 +85,11 @@ class TxnMarkerWriter:
                 await self._view.follower.wait_applied(self._view.state.last_applied_index + 1)
 
     def _forget_finished(self, tasks: list[MarkerTask]) -> None:
-        live = {(t.transactional_id, t.producer_id, t.producer_epoch) for t in tasks}
-        self._written = {k for k in self._written if k[:3] in live}
+        live = {
+            (t.transactional_id, t.producer_id, t.producer_epoch, t.commit, t.started_ms)
+            for t in tasks
+        }
+        self._written = {k for k in self._written if (*k[:3], *k[6:]) in live}
 
     async def _write(self, task: MarkerTask) -> None:
         """Write this node's markers of ``task``, wait for them to commit, report them."""
@@ -90,6 +100,9 @@ class TxnMarkerWriter:
             replica = self._replicas.get(p.topic, p.partition)
             if replica is None or not replica.is_leader or replica.deleted:
                 continue
+            if not task.commit and self._faults.skip_abort_markers:
+                done.append(TxnTopicPartition(p.topic, p.partition))
+                continue
             key = (
                 task.transactional_id,
                 task.producer_id,
@@ -97,6 +110,8 @@ class TxnMarkerWriter:
                 p.topic,
                 p.partition,
                 replica.leader_epoch,
+                task.commit,
+                task.started_ms,
             )
             if key in self._written:
                 done.append(TxnTopicPartition(p.topic, p.partition))
@@ -136,6 +151,7 @@ class TxnMarkerWriter:
             task.producer_id,
             task.producer_epoch,
             done,
+            task.started_ms,
         )
         try:
             response = await self._link.call(request, self._timeout_s)

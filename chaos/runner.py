@@ -462,15 +462,7 @@ def _run_workload(
             # Unwinding (an error, Ctrl-C, SIGTERM): a short wait, the thread is a daemon; a
             # finished run has stopped them below with the full outcome wait.
             stack.callback(w.stop, UNWIND_STOP_S)
-        try:
-            _drive(schedule, nemesis, history)
-        finally:
-            nemesis.heal_all()
-            history.write({"type": "phase", "phase": "healed"})
-        for w in writers:
-            if not w.stop():
-                log.error("%s did not stop in time", w)
-        history.write({"type": "phase", "phase": "writers-stopped"})
+        drive_then_stop(schedule, nemesis, history, writers)
         return collect_final_state(
             cluster,
             nemesis,
@@ -482,6 +474,22 @@ def _run_workload(
             partitions=config.partitions,
             timeout_s=config.recovery_timeout_s,
         )
+
+
+def drive_then_stop(
+    schedule: Schedule, nemesis: Nemesis, history: HistoryWriter, writers: list[Any]
+) -> None:
+    """Drive the schedule, heal whatever is left (also on failure), then stop the writers
+    (each ``stop()`` waits for its outcomes, bounded)."""
+    try:
+        _drive(schedule, nemesis, history)
+    finally:
+        nemesis.heal_all()
+        history.write({"type": "phase", "phase": "healed"})
+    for w in writers:
+        if not w.stop():
+            log.error("%s did not stop in time", w)
+    history.write({"type": "phase", "phase": "writers-stopped"})
 
 
 def _drive(schedule: Schedule, nemesis: Nemesis, history: HistoryWriter) -> None:

@@ -36,6 +36,7 @@ from rillet.chaos.runner import (
 )
 from rillet.chaos.schedule import DEFAULT_FAULTS, FAULT_KINDS, minority, parse_faults
 from rillet.chaos.sweep_report import SeedRow, gaps_by_kind, load_sweep, markdown, totals
+from rillet.cli import chaos_txn_command
 from rillet.cli.common import non_negative_int, positive_int, print_table
 
 SWEEP_HEADER = (
@@ -81,7 +82,9 @@ def register(sub: Any) -> None:
     csub = chaos.add_subparsers(dest="chaos_command", required=True, metavar="ACTION")
     run = csub.add_parser("run", help="run one seed (or --seeds K) and check the history")
     sched = csub.add_parser("schedule", help="print the fault steps a seed gives (no cluster)")
-    for p in (run, sched):
+    txn = csub.add_parser("txn", help="the transactional workload under seeded faults")
+    chaos_txn_command.configure(txn)
+    for p in (run, sched, txn):
         p.add_argument("--seed", type=non_negative_int, default=1, help="default 1")
         p.add_argument("--nodes", type=positive_int, default=3, help="voters (default 3)")
         p.add_argument("--duration", type=_positive_float, default=60.0, help="seconds")

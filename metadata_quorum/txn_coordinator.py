@@ -78,6 +78,9 @@ class MarkerTask:
     producer_epoch: int
     commit: bool
     partitions: list[TxnPartition]
+    # When the transaction started: the producer id and epoch stay the same from one
+    # transaction to the next, so this tells two decisions of one producer apart.
+    started_ms: int = -1
 
 
 def _refused(error: ErrorCode) -> TxnAnswer:
@@ -280,6 +283,7 @@ def pending_markers(registry: TxnRegistry) -> list[MarkerTask]:
             t.producer_epoch,
             t.txn_state.marker_commits,
             list(t.partitions),
+            t.started_ms,
         )
         for _, t in sorted(registry.transactions.items())
         if t.txn_state.preparing
@@ -294,17 +298,21 @@ def markers_written(
     written: Iterable[TxnPartition],
     now_ms: int,
     topic_ids: Mapping[str, str],
+    started_ms: int = -1,
 ) -> TxnAnswer:
     """Partition leaders wrote (and committed) the markers of ``written``: they leave the
     decided transaction's list, and partitions of topics that are gone (not in
     ``topic_ids``) with them. When none is left the transaction is complete, and on commit
-    its offsets are applied to their groups. A report for another epoch, or for a
+    its offsets are applied to their groups. A report for another epoch, for another
+    transaction of the producer (``started_ms``, when given, is not this one's start: a late
+    report of the previous transaction, whose producer id and epoch are the same), or for a
     transaction already complete, changes nothing (INVALID_TXN_STATE)."""
     cur = registry.get(transactional_id)
     if (
         cur is None
         or not cur.txn_state.preparing
         or (cur.producer_id, cur.producer_epoch) != (producer_id, producer_epoch)
+        or (started_ms >= 0 and cur.started_ms != started_ms)
     ):
         return _refused(ErrorCode.INVALID_TXN_STATE)
     done_now = set(written)

@@ -310,6 +310,21 @@ class PartitionLog:
         the leader first checks that the coordinator added the partition to it)."""
         return header.producer_id not in self._producers.transactions.ongoing
 
+    def producers(self) -> list[tuple[int, int, int, int, int]]:
+        """(producer id, epoch, last sequence, first offset of its last batch, first offset
+        of its open transaction or -1) for every producer this log knows (DescribeProducers)."""
+        ongoing = self._producers.transactions.ongoing
+        return [
+            (
+                pid,
+                entry.epoch,
+                entry.batches[-1].last_sequence if entry.batches else -1,
+                entry.batches[-1].first_offset if entry.batches else -1,
+                ongoing.get(pid, -1),
+            )
+            for pid, entry in sorted(self._producers.producers.items())
+        ]
+
     def producer_last_offset(self, producer_id: int) -> int | None:
         """Where the idempotent producer's last batch in this log ends (None: unknown)."""
         return self._producers.last_offset_of(producer_id)

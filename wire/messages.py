@@ -17,6 +17,7 @@ from rillet.wire import feature_messages as fm
 from rillet.wire import group_messages as gm
 from rillet.wire import leader_epoch_messages as lem
 from rillet.wire import log_dir_messages as ldm
+from rillet.wire import producer_admin_messages as pam
 from rillet.wire import raft_voter_messages as rvm
 from rillet.wire import reassignment_messages as ram
 from rillet.wire import record_deletion_messages as rdm
@@ -453,6 +454,8 @@ REQUEST_TYPES: dict[ApiKey, tuple[type, type]] = {
     ),
     ApiKey.LIST_TRANSACTIONS: (tm.ListTransactionsRequest, tm.ListTransactionsResponse),
     ApiKey.TXN_MARKERS_WRITTEN: (tm.TxnMarkersWrittenRequest, tm.TxnMarkersWrittenResponse),
+    ApiKey.DESCRIBE_PRODUCERS: (pam.DescribeProducersRequest, pam.DescribeProducersResponse),
+    ApiKey.WRITE_TXN_MARKERS: (pam.WriteTxnMarkersRequest, pam.WriteTxnMarkersResponse),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: (
         lem.OffsetForLeaderEpochRequest,
         lem.OffsetForLeaderEpochResponse,

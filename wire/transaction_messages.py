@@ -66,6 +66,10 @@ class TxnMarkersWrittenRequest(Request["TxnMarkersWrittenResponse"]):
     producer_id: int
     producer_epoch: int
     partitions: list[TxnTopicPartition]
+    # Which transaction of the producer (its start, as the metadata log has it): the id and
+    # epoch stay the same from one transaction to the next, so a late report of the previous
+    # one must not take partitions off this one's list. -1: not said (older nodes).
+    started_ms: int = -1
 
 
 @dataclass(frozen=True, slots=True)

@@ -176,7 +176,7 @@ def _read_partition(
     plog = replica.log
     hw = replica.high_watermark
     lso = plog.last_stable_offset(hw)
-    end = lso if committed else hw
+    end = lso if committed and not ctx.faults.read_committed_past_lso else hw
     base = (p.topic, p.partition)
     if p.fetch_offset > plog.log_end_offset or p.fetch_offset < plog.log_start_offset:
         return _out_of_range(p, replica)

@@ -192,6 +192,7 @@ async def _markers_written(
             _parts(req.partitions),
             now_ms,
             state.topic_ids,
+            req.started_ms,
         )
         return _decision(answer)
 

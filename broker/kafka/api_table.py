@@ -87,6 +87,8 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     ApiKey.TXN_OFFSET_COMMIT: (0, 3),  # 3 is flexible, with the group's generation (KIP-447)
     ApiKey.DESCRIBE_TRANSACTIONS: (0, 0),  # flexible
     ApiKey.LIST_TRANSACTIONS: (0, 0),  # flexible
+    ApiKey.DESCRIBE_PRODUCERS: (0, 0),  # flexible
+    ApiKey.WRITE_TXN_MARKERS: (1, 1),  # flexible; v0 left Kafka in 4.0
 }
 
 

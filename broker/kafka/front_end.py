@@ -27,6 +27,7 @@ from rillet.broker.kafka import (
     log_dirs,
     offsets,
     partition_counts,
+    producer_admin,
     raft_voters,
     reassignments,
     record_deletion,
@@ -134,6 +135,8 @@ TRANSLATORS: dict[int, Translator] = {
     ),
     ApiKey.ADD_OFFSETS_TO_TXN: lambda s, r, v, c: transactions.translate_add_offsets_to_txn(s, r),
     ApiKey.TXN_OFFSET_COMMIT: lambda s, r, v, c: transactions.translate_txn_offset_commit(s, r),
+    ApiKey.DESCRIBE_PRODUCERS: lambda s, r, v, c: producer_admin.translate_describe_producers(s, r),
+    ApiKey.WRITE_TXN_MARKERS: lambda s, r, v, c: producer_admin.translate_write_txn_markers(s, r),
 }
 
 

@@ -175,3 +175,65 @@ def test_kafka_transactions_lists_and_describes_an_open_transaction(
             [txn_id, "Ongoing", f"{topic}-1"],
         ), (listed, described, broker.log_tail())
     assert shown["rillet"] == shown["kafka"]
+
+
+@pytest.mark.skipif(
+    os.environ.get("RILLET_TRANSACTION_TOOLS") != "1",
+    reason="JVM tool runs: set RILLET_TRANSACTION_TOOLS=1 to run",
+)
+def test_kafka_transactions_describes_producers_and_aborts_an_open_transaction(
+    tools: Path, brokers: list[Broker], topic: str
+) -> None:
+    """``kafka-transactions describe-producers`` shows the open transaction's start offset
+    (DescribeProducers), ``find-hanging`` finds none (the coordinator knows it), and
+    ``abort --start-offset`` (WriteTxnMarkers from the admin client) ends it, so a
+    read_committed reader gets past it to the record written after it: alike on both."""
+    from confluent_kafka import Producer
+
+    shown: dict[str, tuple[list[str], list[str], list[bytes]]] = {}
+    for broker in brokers:
+        _create_topic(broker, topic)
+        server = ("--bootstrap-server", broker.bootstrap)
+        # Open for the whole test: JVM tool runs take minutes on a loaded machine, longer than
+        # the default transaction.timeout.ms after which the coordinator would abort it.
+        txn = Producer(
+            {
+                "bootstrap.servers": broker.bootstrap,
+                "transactional.id": f"{topic}-h",
+                "transaction.timeout.ms": 600_000,
+            }
+        )
+        txn.init_transactions(TIMEOUT_S)
+        txn.begin_transaction()
+        txn.produce(topic, value=b"open", partition=0)
+        assert txn.flush(TIMEOUT_S) == 0
+        plain = Producer({"bootstrap.servers": broker.bootstrap})
+        plain.produce(topic, value=b"after", partition=0)
+        assert plain.flush(TIMEOUT_S) == 0
+        part = ("--topic", topic, "--partition", "0")
+        described = run_tool(tools, TRANSACTIONS_TOOL, *server, "describe-producers", *part)
+        hanging = run_tool(
+            tools,
+            TRANSACTIONS_TOOL,
+            *server,
+            "find-hanging",
+            *part,
+            "--max-transaction-timeout",
+            "0",
+        )
+        run_tool(tools, TRANSACTIONS_TOOL, *server, "abort", *part, "--start-offset", "0")
+        read = _read(broker, topic, "read_committed", 1)
+        # describe-producers: ProducerId ProducerEpoch LatestCoordinatorEpoch LastSequence
+        #                     LastTimestamp CurrentTransactionStartOffset
+        (row,) = [line.split() for line in described.splitlines()[1:] if line.strip()]
+        shown[broker.name] = (
+            [row[1], row[3], row[5]],
+            [line for line in hanging.splitlines()[1:] if line.strip()],
+            read,
+        )
+        assert shown[broker.name] == (["0", "0", "0"], [], [b"after"]), (
+            described,
+            hanging,
+            broker.log_tail(),
+        )
+    assert shown["rillet"] == shown["kafka"]

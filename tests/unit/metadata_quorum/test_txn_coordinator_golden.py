@@ -28,7 +28,9 @@ from rillet.metadata_quorum.txn_registry import (
     TxnOffset,
     TxnPartition,
     TxnRegistry,
+    TxnState,
 )
+from rillet.wire.error_codes import ErrorCode
 
 TESTDATA = Path(__file__).parent / "testdata_txn"
 CONFIG = tc.TxnConfig(transaction_max_timeout_ms=900_000, transactional_id_expiration_ms=86_400_000)
@@ -202,3 +204,22 @@ def test_an_epoch_about_to_overflow_starts_a_new_producer_id() -> None:
     answer = tc.init_producer_id(registry, CONFIG, "app", 1000, 0, 50)
     assert (answer.producer_id, answer.producer_epoch) == (50, 0)
     assert isinstance(answer.records[0], ProducerIds)
+
+
+def test_a_late_report_of_the_previous_transaction_does_not_complete_the_next() -> None:
+    """A producer keeps its id and epoch from one transaction to the next. A leader's report
+    of the previous transaction's markers that arrives once the next one is decided (a
+    retried report, after a pause) must not take that partition off the next one's list:
+    it did, and the next transaction completed without its marker there (the transactional
+    chaos workload, seed 20: a committed record aborted by the producer's next abort)."""
+    registry = TxnRegistry()
+    parts = [TxnPartition("t", 1), TxnPartition("t", 2)]
+    state = int(TxnState.PREPARE_COMMIT)
+    registry.apply(TransactionRecord("app", 7, 0, -1, 60_000, state, parts, started_ms=200))
+    late = tc.markers_written(registry, "app", 7, 0, [TxnPartition("t", 2)], 300, TOPIC_IDS, 100)
+    assert late.error == ErrorCode.INVALID_TXN_STATE and late.records == []
+    own = tc.markers_written(registry, "app", 7, 0, parts, 300, TOPIC_IDS, 200)
+    assert own.error == ErrorCode.NONE
+    (record,) = own.records
+    assert isinstance(record, TransactionRecord)
+    assert record.txn_state is TxnState.COMPLETE_COMMIT

@@ -28,6 +28,7 @@ from rillet.wire import group_messages as gm
 from rillet.wire import leader_epoch_messages as lem
 from rillet.wire import log_dir_messages as ldm
 from rillet.wire import messages as m
+from rillet.wire import producer_admin_messages as pam
 from rillet.wire import raft_voter_messages as rvm
 from rillet.wire import reassignment_messages as ram
 from rillet.wire import record_deletion_messages as rdm
@@ -148,6 +149,10 @@ SAMPLE_REQUESTS: dict[type, Any] = {
     ),
     tm.TxnMarkersWrittenRequest: tm.TxnMarkersWrittenRequest(
         "c", b"a", 2, "app", 7, 1, [tm.TxnTopicPartition("t", 0)]
+    ),
+    pam.DescribeProducersRequest: pam.DescribeProducersRequest([tm.TxnTopicPartition("t", 0)]),
+    pam.WriteTxnMarkersRequest: pam.WriteTxnMarkersRequest(
+        [pam.TxnMarkerSpec(7, 1, False, -1, [tm.TxnTopicPartition("t", 0)])]
     ),
     lem.OffsetForLeaderEpochRequest: lem.OffsetForLeaderEpochRequest(
         [lem.EpochQuery("t", 0, 3, 4)]
@@ -289,6 +294,12 @@ SAMPLE_RESPONSES: dict[type, Any] = {
     ),
     tm.TxnOffsetCommitResponse: tm.TxnOffsetCommitResponse(0, [tm.TxnPartitionResult("t", 0, 0)]),
     tm.TxnMarkersWrittenResponse: tm.TxnMarkersWrittenResponse(41, 3),
+    pam.DescribeProducersResponse: pam.DescribeProducersResponse(
+        [pam.PartitionProducers("t", 0, 0, [pam.ActiveProducer(7, 1, 4, 1700000000000, -1, 12)])]
+    ),
+    pam.WriteTxnMarkersResponse: pam.WriteTxnMarkersResponse(
+        [pam.MarkerResult(7, [tm.TxnPartitionResult("t", 0, 0)])]
+    ),
     lem.OffsetForLeaderEpochResponse: lem.OffsetForLeaderEpochResponse(
         [lem.EpochEndOffset("t", 0, 0, 3, 42)]
     ),
@@ -360,6 +371,7 @@ def test_samples_cover_every_api_and_every_message_class() -> None:
             ram,
             bam,
             rdm,
+            pam,
             rvm,
             um,
             am,
@@ -417,6 +429,7 @@ def test_api_numbers_are_stable() -> None:
         "ADD_PARTITIONS_TO_TXN": 24,
         "ADD_OFFSETS_TO_TXN": 25,
         "END_TXN": 26,
+        "WRITE_TXN_MARKERS": 27,
         "TXN_OFFSET_COMMIT": 28,
         "DESCRIBE_ACLS": 29,
         "CREATE_ACLS": 30,
@@ -436,6 +449,7 @@ def test_api_numbers_are_stable() -> None:
         "DESCRIBE_LOG_DIRS": 35,
         "DESCRIBE_QUORUM": 55,
         "UPDATE_FEATURES": 57,
+        "DESCRIBE_PRODUCERS": 61,
         "DESCRIBE_TRANSACTIONS": 65,
         "LIST_TRANSACTIONS": 66,
         "CONSUMER_GROUP_HEARTBEAT": 68,
