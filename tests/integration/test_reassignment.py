@@ -18,12 +18,12 @@ import os
 import shlex
 import subprocess
 import sys
-import threading
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from acked_traffic import AckedTraffic
 from cluster_checks import FAST_ELECTIONS, raft_leader, wait_for
 
 from rillet.client import BlockingAdmin, BlockingConsumer, BlockingProducer, NewTopic
@@ -79,39 +79,6 @@ def partition_state(cluster: LocalCluster) -> tuple[list[int], int]:
     return list(p.replicas), p.leader
 
 
-class Traffic:
-    """A producer writing numbered values with acks=all until stopped; what was acked."""
-
-    def __init__(self, bootstrap: str, prefix: str) -> None:
-        self.prefix = prefix
-        self.acked: list[bytes] = []
-        self.errors: list[str] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(bootstrap,), daemon=True)
-
-    def __enter__(self) -> Traffic:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=60)
-
-    def _run(self, bootstrap: str) -> None:
-        with BlockingProducer(bootstrap, acks="all", linger_ms=5) as producer:
-            n = 0
-            while not self._stop.is_set():
-                batch = [f"{self.prefix}{n + i}".encode() for i in range(50)]
-                n += 50
-                futures = [(v, producer.send(TOPIC, v, partition=0)) for v in batch]
-                for v, f in futures:
-                    try:
-                        f.result(timeout=30)
-                        self.acked.append(v)
-                    except Exception as exc:
-                        self.errors.append(repr(exc))
-
-
 def read_partition(cluster: LocalCluster) -> list[bytes]:
     tp = TopicPartition(TOPIC, 0)
     with BlockingConsumer(cluster.bootstrap) as consumer:
@@ -156,7 +123,7 @@ def test_move_with_the_leader_killed_then_cancel_a_move(
         producer.flush()
 
     plan = plan_file(tmp_path, "plan.json", [2, 3, 4])
-    with Traffic(cluster.bootstrap, "move-") as traffic:
+    with AckedTraffic(cluster.bootstrap, TOPIC, "move-") as traffic:
         wait_for("traffic", lambda: len(traffic.acked) > 100)
         started = rillet(cluster, f"topics reassign --execute --reassignment-json-file {plan}")
         assert started.returncode == 0, started.stderr
@@ -179,7 +146,7 @@ def test_move_with_the_leader_killed_then_cancel_a_move(
     # never catches up); cancelling returns to {2,3,4} with nothing lost.
     cluster.kill(1)
     back = plan_file(tmp_path, "back.json", [1, 2, 3])
-    with Traffic(cluster.bootstrap, "cancel-") as traffic:
+    with AckedTraffic(cluster.bootstrap, TOPIC, "cancel-") as traffic:
         wait_for("traffic", lambda: len(traffic.acked) > 100)
         moved = rillet(cluster, f"topics reassign --execute --reassignment-json-file {back}")
         assert moved.returncode == 0, moved.stderr
@@ -239,7 +206,7 @@ def test_a_move_survives_a_controller_failover(cluster: LocalCluster, tmp_path: 
     cluster.start([4])
     cluster.stop(4)
     plan = plan_file(tmp_path, "plan.json", [2, 3, 4])
-    with Traffic(cluster.bootstrap, "failover-") as traffic:
+    with AckedTraffic(cluster.bootstrap, TOPIC, "failover-") as traffic:
         wait_for("traffic", lambda: len(traffic.acked) > 100)
         started = rillet(cluster, f"topics reassign --execute --reassignment-json-file {plan}")
         assert started.returncode == 0, started.stderr

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 import trio
+from acked_traffic import AckedTraffic
 from cluster_checks import wait_for
 from test_reassignment import (
     TOPIC,
-    Traffic,
     assert_exactly_once,
     cluster,
     live_brokers,
@@ -89,7 +89,7 @@ def test_a_throttled_move_keeps_to_its_rate(cluster: LocalCluster, tmp_path: Pat
     cluster.start([4])
     fill(cluster, [0], 8000)  # about 8 MB to copy, 16 s at the rate
     plan = plan_file(tmp_path, "plan.json", [2, 3, 4])
-    with Traffic(cluster.bootstrap, "throttled-") as traffic:
+    with AckedTraffic(cluster.bootstrap, TOPIC, "throttled-") as traffic:
         wait_for("traffic", lambda: len(traffic.acked) > 100)
         target = replica_bytes(cluster, 2, 0)
         started = rillet(
@@ -128,7 +128,7 @@ def test_add_a_broker_and_rebalance_then_decommission_it(cluster: LocalCluster) 
     fill(cluster, list(range(6)), 600)
     cluster.start([4])
     wait_for("node 4 registered", lambda: 4 in live_brokers(cluster))
-    with Traffic(cluster.bootstrap, "rebalance-") as traffic:
+    with AckedTraffic(cluster.bootstrap, TOPIC, "rebalance-") as traffic:
         wait_for("traffic", lambda: len(traffic.acked) > 100)
         dry = rillet(cluster, "cluster rebalance --dry-run", 180)
         assert dry.returncode == 0 and "Plan: " in dry.stdout, dry.stdout + dry.stderr
