@@ -14,7 +14,6 @@ of docs/operations-membership.md.
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
 import subprocess
@@ -30,14 +29,10 @@ from rillet.client import BlockingAdmin, NewTopic
 from rillet.launcher.added_node import add_node
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 
-# About 60-90 s on a 2-core machine: outside the default run (docs/operations-membership.md).
+# About 15 s on a quiet 2-core machine: in the default run (docs/operations-membership.md).
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.slow,
-    pytest.mark.skipif(
-        os.environ.get("RILLET_VOTER_TESTS") != "1",
-        reason="about a minute each: run with RILLET_VOTER_TESTS=1",
-    ),
 ]
 
 CONFIG = FAST_ELECTIONS + "broker_session_timeout_ms = 3000\nbroker_heartbeat_interval_ms = 200\n"

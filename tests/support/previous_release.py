@@ -9,10 +9,12 @@ tests that need it skip, with the reason.
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 from pathlib import Path
 
@@ -39,8 +41,7 @@ def previous_release_python(tag: str = PREVIOUS_RELEASE) -> Path:
     with tempfile.TemporaryDirectory(dir=home) as tmp:
         tree, venv = Path(tmp) / f"rillet-{tag}", Path(tmp) / "venv"
         tree.mkdir()
-        archive = f"git -C {REPO} archive {tag} | tar -x -C {tree}"
-        _run(f"git archive of {tag}", ["sh", "-o", "pipefail", "-c", archive])
+        _extract(tag, tree)
         _run("creating the venv", [sys.executable, "-m", "venv", str(venv)])
         pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
         _run("upgrading pip", [*pip, "--upgrade", "pip"])  # an old pip cannot build it
@@ -48,6 +49,24 @@ def previous_release_python(tag: str = PREVIOUS_RELEASE) -> Path:
         shutil.rmtree(home / "venv", ignore_errors=True)
         venv.rename(home / "venv")
     return python
+
+
+def _extract(tag: str, tree: Path) -> None:
+    """The files of ``tag`` into ``tree`` (``git archive``, unpacked without a shell)."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(REPO), "archive", "--format=tar", tag],
+            capture_output=True,
+            timeout=BUILD_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ReleaseUnavailable(f"git archive of {tag} failed: {exc}") from None
+    if done.returncode != 0:
+        last = (done.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
+        raise ReleaseUnavailable(f"git archive of {tag} failed: {last}")
+    with tarfile.open(fileobj=io.BytesIO(done.stdout)) as archive:
+        archive.extractall(tree, filter="data")
 
 
 def _run(what: str, argv: list[str]) -> None:
