@@ -23,11 +23,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from acked_traffic import AckedTraffic
+from acked_traffic import AckedTraffic, read_partition_zero
 from cluster_checks import FAST_ELECTIONS, raft_leader, wait_for
 
-from rillet.client import BlockingAdmin, BlockingConsumer, BlockingProducer, NewTopic
-from rillet.client.types import PartitionInfo, TopicPartition
+from rillet.client import BlockingAdmin, BlockingProducer, NewTopic
+from rillet.client.types import PartitionInfo
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster
 
 # About 160 s on a 2-core machine: outside the default run (docs/reassignment.md).
@@ -80,21 +80,7 @@ def partition_state(cluster: LocalCluster) -> tuple[list[int], int]:
 
 
 def read_partition(cluster: LocalCluster) -> list[bytes]:
-    tp = TopicPartition(TOPIC, 0)
-    with BlockingConsumer(cluster.bootstrap) as consumer:
-        consumer.assign([tp])
-        consumer.seek(tp, 0)
-        end = consumer.end_offsets([tp])[tp]
-        values: list[bytes] = []
-        wait_for(
-            "the whole partition",
-            lambda: (
-                values.extend(r.value for r in consumer.poll(timeout_ms=200))
-                or consumer.position(tp) >= end
-            ),
-            timeout_s=30,
-        )
-    return values
+    return read_partition_zero(cluster.bootstrap, TOPIC)
 
 
 def assert_exactly_once(values: list[bytes], acked: list[bytes]) -> None:

@@ -51,7 +51,8 @@ class AckedTraffic:
                         self.errors.append(repr(exc))
 
 
-def assert_acked_exactly_once(bootstrap: str, topic: str, acked: list[bytes]) -> None:
+def read_partition_zero(bootstrap: str, topic: str) -> list[bytes]:
+    """Every value in partition 0 of ``topic``, from offset 0 to the end as it is now."""
     tp = TopicPartition(topic, 0)
     with BlockingConsumer(bootstrap) as consumer:
         consumer.assign([tp])
@@ -66,6 +67,11 @@ def assert_acked_exactly_once(bootstrap: str, topic: str, acked: list[bytes]) ->
             ),
             timeout_s=30,
         )
+    return values
+
+
+def assert_acked_exactly_once(bootstrap: str, topic: str, acked: list[bytes]) -> None:
+    values = read_partition_zero(bootstrap, topic)
     counts = Counter(values)
     wrong = [v for v in acked if counts[v] != 1]
     assert not wrong, f"{len(wrong)} acked records lost or doubled, e.g. {wrong[:3]}"
