@@ -457,10 +457,22 @@ def test_write_then_read_round_trips_bytes_keys_and_headers(spark: Any, bootstra
 
 
 def committed_values(bootstrap: str, topic: str, partitions: int) -> list[bytes]:
-    """Every value a read_committed consumer reads up to the last stable offsets."""
+    """Every value a read_committed consumer reads once no transaction is open on the topic.
+
+    A committed transaction's markers are written after EndTxn is answered (as in Kafka), so
+    the last stable offset can trail the log end for a moment after the writer returns: wait
+    until the two meet before reading."""
     tps = [TopicPartition(topic, p) for p in range(partitions)]
     out: list[bytes] = []
-    with BlockingConsumer(bootstrap, isolation_level="read_committed") as consumer:
+    with (
+        BlockingConsumer(bootstrap, isolation_level="read_committed") as consumer,
+        BlockingConsumer(bootstrap) as uncommitted,
+    ):
+        wait_for(
+            f"the last stable offsets of {topic} to reach its log end",
+            lambda: consumer.end_offsets(tps) == uncommitted.end_offsets(tps),
+            timeout_s=30,
+        )
         consumer.assign(tps)
         consumer.seek_to_beginning(*tps)
         deadline = time.monotonic() + 30
