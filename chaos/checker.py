@@ -18,7 +18,7 @@ from typing import Any
 
 from rillet.chaos.final_state import FinalState
 from rillet.chaos.history import History, parse_value
-from rillet.chaos.power_promise import power_loss_excused
+from rillet.chaos.power_promise import partitions_with_excused_loss, power_loss_excused
 
 MAX_EXAMPLES = 5  # per violation: enough to debug, short enough to print
 
@@ -184,11 +184,13 @@ def committed_offsets(history: History, final: FinalState) -> list[Violation]:
     """A group's committed offsets never go backwards, and never pass the log's end."""
     out = []
     last: dict[int, tuple[float, int]] = {}
+    where = _final_index(final)
+    lost_from = partitions_with_excused_loss(history, lambda w: w.value in where)
     samples = sorted(history.offsets, key=lambda s: s.t)
     for sample in samples:
         for p, offset in sorted(sample.offsets.items()):
             prev = last.get(p)
-            if prev is not None and offset < prev[1]:
+            if prev is not None and offset < prev[1] and lost_from.get(p, prev[1]) >= prev[1]:
                 out.append(
                     Violation(
                         "committed-offset-regressed",
@@ -241,12 +243,16 @@ def consumer_reads(history: History, final: FinalState) -> list[Violation]:
     every record below the group's final committed offset reached some member."""
     out = []
     at = {(p, o): v for p, records in final.records.items() for o, v in records}
+    # A record every copy of which a power cut may have taken (guarantees.md) is excused
+    # when it is gone: members read it before the cut, the log was written anew after.
+    excused = power_loss_excused(history)
+    lost_ok = {w.value for w in history.writes if excused(w)}
     wrong = [
         f"{r.member} saw {r.value} at {r.partition}/{r.offset}, "
         f"log has {at.get((r.partition, r.offset))}"
         for r in final.received
         if (r.partition, r.offset) in at or final.read_complete(r.partition)
-        if at.get((r.partition, r.offset)) != r.value
+        if at.get((r.partition, r.offset)) != r.value and r.value not in lost_ok
     ]
     if wrong:
         out.append(

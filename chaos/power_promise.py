@@ -43,3 +43,18 @@ def power_loss_excused(history: History) -> Callable[[Write], bool]:
         return len({n for t, n in cuts if t >= w.invoke_t}) >= copies
 
     return excused
+
+
+def partitions_with_excused_loss(
+    history: History, found: Callable[[Write], bool]
+) -> dict[int, int]:
+    """Partition -> the lowest offset of an acknowledged write lost within the promise
+    (``found`` says whether the final read has it). A consumer of such a partition can be
+    past the new log end when the nodes come back: it resets, and what it commits next is
+    below what it committed before. That follows from the excused loss, as in Kafka."""
+    excused = power_loss_excused(history)
+    lowest: dict[int, int] = {}
+    for w in history.acknowledged():
+        if w.offset is not None and not found(w) and excused(w):
+            lowest[w.partition] = min(w.offset, lowest.get(w.partition, w.offset))
+    return lowest

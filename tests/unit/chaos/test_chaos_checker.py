@@ -183,6 +183,35 @@ def test_a_member_that_saw_a_record_the_log_does_not_have_is_caught() -> None:
     assert found[0].details["count"] == 2
 
 
+def power_cut_all_then_rewritten(flush_ms: int | None) -> tuple[History, FinalState]:
+    """Every node loses power at t=2.0 without a flush policy: partition 0 loses offsets 2..5
+    (written before the cut), is written anew from offset 2, and a member that had read the
+    old records resets and commits below what it had committed."""
+    h, final = clean_run()
+    h.meta = {"config": {"flush_ms": flush_ms, "min_insync": 2, "replication_factor": 3}}
+    h.faults.append(FaultWindow(0, "power-cut-all", 2.0, 4.0, 1, {"cut": [1, 2, 3]}))
+    new = [(o, f"w3:{o}") for o in range(2, 5)]
+    for o, value in new:
+        h.writes.append(Write("w3", value, 0, 5.0 + o, "ok", 5.1 + o, o))
+    final.records[0] = final.records[0][:2] + new
+    final.end_offsets[0] = final.read_upto[0] = 5
+    final.committed[0] = 5
+    h.offsets.append(OffsetSample(8.0, {0: 3, 1: 6}))
+    final.received += [Received("c2", 0, o, v) for o, v in new]
+    return h, final
+
+
+def test_what_follows_a_power_loss_the_promise_allows_is_not_a_violation() -> None:
+    h, final = power_cut_all_then_rewritten(flush_ms=None)
+    assert checker.check_all(h, final) == []
+
+
+def test_the_same_history_with_a_flush_policy_is_caught() -> None:
+    h, final = power_cut_all_then_rewritten(flush_ms=0)
+    found = names(checker.check_all(h, final))
+    assert {"acknowledged-lost", "committed-offset-regressed", "consumer-saw-uncommitted"} <= found
+
+
 def test_records_below_the_committed_offset_that_no_member_got_are_caught() -> None:
     h, final = clean_run()
     final.received = [r for r in final.received if (r.partition, r.offset) != (0, 2)]
