@@ -147,9 +147,9 @@ def _nested(cls: type[DataclassInstance]) -> Convert:
     """A nested entity from its description."""
 
     def convert(value: object) -> object:
-        if not isinstance(value, Mapping):
-            raise TypeError(f"{cls.__name__}: {value!r} is not a description")
-        return _build(cls, value)
+        if type(value) is dict or isinstance(value, Mapping):  # (a description is a dict)
+            return _build(cls, value)
+        raise TypeError(f"{cls.__name__}: {value!r} is not a description")
 
     return convert
 
@@ -163,11 +163,13 @@ def _array(convert: Convert) -> Convert:
     """A tuple of entities (or plain values) from a sequence; None stays None (null)."""
 
     def convert_all(value: object) -> object:
+        if type(value) is list or type(value) is tuple:  # (what descriptions hold)
+            return tuple([convert(v) for v in value])
         if value is None:
             return None
         if not isinstance(value, Iterable) or isinstance(value, str | bytes | Mapping):
             raise TypeError(f"{value!r} is not a sequence")
-        return tuple(convert(v) for v in value)
+        return tuple([convert(v) for v in value])
 
     return convert_all
 
