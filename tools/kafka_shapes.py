@@ -37,17 +37,20 @@ HEAD = '''"""Typed descriptions of the served Kafka apis' requests and responses
 Written by tools/kafka_shapes.py from the installed kio and broker/kafka/api_table.py: do
 not edit; run the tool. A ``...Shape`` holds, for one response entity, the union of its
 fields over the served versions (entities.build drops those a version lacks and refuses
-keys no version has); a ``...Requests`` alias is the union of the served versions' request
-classes, and ``is_...`` narrows kio's request protocol to it.
+keys no version has, listed in :data:`FIELDS`); a ``...Requests`` alias is the union of the
+served versions' request classes, and ``is_...`` narrows kio's request protocol to it. The
+types exist for the type checker only (annotations; defining them took 0.1 s at start).
 """
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, TypeAlias, TypedDict, TypeGuard
+from typing import TYPE_CHECKING, TypeGuard
 
 if TYPE_CHECKING:
+    import uuid
+    from collections.abc import Sequence
+    from typing import TypeAlias, TypedDict
+
     from kio.static.protocol import RequestPayload
 '''
 
@@ -140,17 +143,17 @@ def generate() -> str:
         out += ["", f"    {camel(api_key)}Requests: TypeAlias = ("]
         out += [f"        {'| ' if i else ''}{alias}" for i, alias in enumerate(classes)]
         out.append("    )")
-    out.append("")
     for name, fields in gen.shapes.items():
-        out += ["", f"class {name}(TypedDict, total=False):"]
-        out += [f"    {field}: {_union(parts)}" for field, parts in fields.items()]
-        out.append("")
-    out += ["", "ResponseShape: TypeAlias = ("]
-    out += [f"    {'| ' if i else ''}{name}" for i, name in enumerate(roots)]
-    out += [")", ""]
-    out += ["# The shape of each response entity, by (api key, kio class name)."]
-    out += ["SHAPES: dict[tuple[int, str], type] = {"]
-    out += [f'    ({key}, "{cls}"): {name},' for (key, cls), name in gen.keys.items()]
+        out += ["", f"    class {name}(TypedDict, total=False):"]
+        out += [f"        {field}: {_union(parts)}" for field, parts in fields.items()]
+    out += ["", "    ResponseShape: TypeAlias = ("]
+    out += [f"        {'| ' if i else ''}{name}" for i, name in enumerate(roots)]
+    out += ["    )", ""]
+    out += ["", "# The fields of each response entity's description, by (api key, kio class name)."]
+    out += ["FIELDS: dict[tuple[int, str], frozenset[str]] = {"]
+    for (key, cls), name in gen.keys.items():
+        names = ", ".join(f'"{f}"' for f in gen.shapes[name])
+        out.append(f'    ({key}, "{cls}"): frozenset(({names},)),')
     out += ["}", ""]
     for api_key, _ in requests:
         alias = camel(api_key) + "Requests"

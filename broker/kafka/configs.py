@@ -10,6 +10,8 @@ resource types are refused.
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 from rillet.broker.kafka import shapes
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.config_entries import topic_entry
@@ -126,7 +128,7 @@ CLUSTER_DESCRIBE_GATE = DescribeLogDirsRequest([])
 Refusal = tuple[int, str | None] | None
 # A topic's overrides, or the error the node answered for it.
 Overrides = dict[str, str] | int
-Entry = shapes.DescribeConfigsResourceResultShape
+Entry: TypeAlias = "shapes.DescribeConfigsResourceResultShape"
 
 
 def _only(entries: list[Entry], keys: set[str] | None) -> list[Entry]:

@@ -27,9 +27,9 @@ from kio.schema.errors import ErrorCode as KafkaError
 from kio.static.primitive import i32Timedelta, i64Timedelta
 from kio.static.protocol import ResponsePayload
 
+from rillet.broker.kafka import shapes
 from rillet.broker.kafka.error_map import kafka_error
 from rillet.broker.kafka.errors import UnknownResponseField
-from rillet.broker.kafka.shapes import SHAPES, ResponseShape
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -49,7 +49,7 @@ class _Plan:
     known: frozenset[str]
 
 
-def build(cls: type[R], values: ResponseShape) -> R:
+def build(cls: type[R], values: shapes.ResponseShape) -> R:
     """An instance of the kio response ``cls`` from its description (see the module
     docstring). Raises UnknownResponseField on a key no served version has."""
     return _build(cls, values)
@@ -81,15 +81,9 @@ def with_throttle_time(response: R, throttle_ms: int) -> R:
 def _plan(cls: type[DataclassInstance]) -> _Plan:
     fields = tuple((f.name, _converter(f.type)) for f in dataclasses.fields(cls))
     api_key = getattr(cls, "__api_key__", None)
-    shape = SHAPES.get((api_key, cls.__name__)) if isinstance(api_key, int) else None
+    known = shapes.FIELDS.get((api_key, cls.__name__)) if isinstance(api_key, int) else None
     # An entity outside the served apis (a test's) may have exactly its own fields.
-    known = _shape_keys(shape) if shape is not None else frozenset(n for n, _ in fields)
-    return _Plan(fields, known)
-
-
-def _shape_keys(shape: type) -> frozenset[str]:
-    keys: frozenset[str] = getattr(shape, "__optional_keys__", frozenset())
-    return keys | getattr(shape, "__required_keys__", frozenset())
+    return _Plan(fields, known if known is not None else frozenset(n for n, _ in fields))
 
 
 def _identity(value: object) -> object:

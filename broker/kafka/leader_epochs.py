@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 from rillet.broker.kafka import shapes
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
@@ -12,7 +14,7 @@ from rillet.wire.leader_epoch_messages import (
     OffsetForLeaderEpochResponse,
 )
 
-Entry = shapes.OffsetForLeaderEpochEpochEndOffsetShape
+Entry: TypeAlias = "shapes.OffsetForLeaderEpochEpochEndOffsetShape"
 
 
 def translate_offset_for_leader_epoch(

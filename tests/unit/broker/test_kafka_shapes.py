@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from rillet.broker.kafka.api_table import served_schema
 from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.errors import UnknownResponseField
-from rillet.broker.kafka.shapes import ProduceResponseShape
 from rillet.wire.api import ApiKey
+
+if TYPE_CHECKING:
+    from rillet.broker.kafka.shapes import ProduceResponseShape
 
 ROOT = Path(__file__).resolve().parents[3]
 
