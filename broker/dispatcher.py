@@ -1,9 +1,11 @@
 """Routes a decoded request to its handler and shapes what the connection must send.
 
-A handler returns a message, a coroutine that will produce one, a :class:`Refused` (one
-top-level error), or :class:`Unanswered` (no response, for acks=0). Either listener's
+A handler returns an :data:`Outcome`: its response, the coroutine that will produce it
+(:class:`~rillet.broker.handlers.deferred.Deferred`), work to finish in request order first
+(:class:`InOrder`), a :class:`Refused` (one top-level error), or :class:`Unanswered` (no
+response, for acks=0). Either listener's
 front end hands over a typed request (``dispatch_request``); a native request's header is
-checked first (``dispatch``). Any exception a handler raises is
+checked first (``dispatch``). Every exception a handler raises is
 logged and answered with UNKNOWN_SERVER_ERROR: one bad request never takes the connection,
 let alone the node, down.
 """
@@ -11,10 +13,10 @@ let alone the node, down.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Generic, TypeVar
+from typing import Generic, Protocol, TypeAlias, TypeGuard, TypeVar
 
 from rillet.broker.authorizer import Authorizer
 from rillet.broker.driving_reply import ReshapedReply
@@ -42,6 +44,7 @@ from rillet.broker.handlers.cluster import (
     handle_metadata_fetch,
 )
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.handlers.deferred import Deferred
 from rillet.broker.handlers.features import handle_update_features
 from rillet.broker.handlers.fetch import handle_fetch, handle_session_fetch
 from rillet.broker.handlers.group_deletion import (
@@ -123,35 +126,49 @@ from rillet.wire.protocol import PROTOCOL_VERSION, RequestHeader
 log = logging.getLogger(__name__)
 
 Q = TypeVar("Q")
+R = TypeVar("R")
+
+# What a handler gives back for a request answered by an R.
+Outcome: TypeAlias = R | Deferred[R] | InOrder[R] | Refused | Unanswered
 
 
 @dataclass(frozen=True, slots=True)
-class Route(Generic[Q]):
+class Route(Generic[Q, R]):
     """An api's request type and its handler; building one type-checks that the handler
-    takes that request. The handler answers with the response, a coroutine that produces
-    it, or None (acks=0)."""
+    takes that request (and infers the response it answers with)."""
 
     request_type: type[Q]
-    handler: Callable[[BrokerContext, Q], object]
+    handler: Callable[[BrokerContext, Q], Outcome[R]]
 
-    def __call__(self, ctx: BrokerContext, body: object) -> object:
+    def __call__(self, ctx: BrokerContext, body: object) -> Outcome[R]:
         """Run the handler on a decoded body (the codec decoded it as this api's type)."""
         if not isinstance(body, self.request_type):
             raise TypeError(f"{type(body).__name__} is not a {self.request_type.__name__}")
         return self.handler(ctx, body)
 
 
+class Handler(Protocol):
+    """A :class:`Route` of any api, as the table holds it."""
+
+    @property
+    def request_type(self) -> type: ...
+
+    def __call__(self, ctx: BrokerContext, body: object) -> Outcome[object]: ...
+
+
 @dataclass(slots=True)
 class PendingReply:
-    """A response to send, in request order: ready now, or once ``waiting`` completes."""
+    """A response to send, in request order: ready now, or once ``waiting`` completes.
+    ``message`` is of the response type of the request's api (the connection's encoder
+    checks it)."""
 
     correlation_id: int
-    message: Any = None
-    waiting: Coroutine[Any, Any, Any] | None = None
+    message: object = None
+    waiting: Deferred[object] | None = None
     error: ErrorCode | None = None
     error_message: str | None = None
     # Work the connection finishes before reading its next request (handlers/in_order.py).
-    in_order: Coroutine[Any, Any, Any] | None = None
+    in_order: Deferred[object] | None = None
 
     async def settle(self) -> None:
         """Run the in-order work; its result becomes the message or the ``waiting`` one.
@@ -166,10 +183,15 @@ class PendingReply:
             log.exception("in-order work of request %d failed", self.correlation_id)
             self.error = ErrorCode.UNKNOWN_SERVER_ERROR
             return
-        if isinstance(result, Coroutine):
+        if is_deferred(result):
             self.waiting = result
         else:
             self.message = result
+
+
+def is_deferred(result: R | Deferred[R]) -> TypeGuard[Deferred[R]]:
+    """Whether a handler's answer is still to come (a coroutine, or a wrapper of one)."""
+    return hasattr(result, "__await__")
 
 
 def _api_versions(ctx: BrokerContext, req: ApiVersionsRequest) -> ApiVersionsResponse:
@@ -178,7 +200,7 @@ def _api_versions(ctx: BrokerContext, req: ApiVersionsRequest) -> ApiVersionsRes
     )
 
 
-HANDLERS: dict[ApiKey, Route[Any]] = {
+HANDLERS: dict[ApiKey, Handler] = {
     ApiKey.PRODUCE: Route(m.ProduceRequest, handle_produce),
     ApiKey.FETCH: Route(m.FetchRequest, handle_fetch),
     ApiKey.LIST_OFFSETS: Route(m.ListOffsetsRequest, handle_list_offsets),
@@ -330,21 +352,20 @@ class Dispatcher:
         """A follower's replica-fetch connection closed."""
         self.ctx.replicas.follower_connection_lost(replica_id)
 
-    def _note_connection(self, body: Any, session: Session) -> None:
+    def _note_connection(self, body: object, session: Session) -> None:
         """What the loss of this request's connection will mean, registered on its session
         (run by ``Session.close``): the broker heartbeating over it is gone (the controller
         need not wait a whole session), the follower fetching over it is gone (its leaders
         drop it from their ISRs soon), the group members heartbeating over it are gone
         (their coordinator expires them after a short grace). Brokers and followers only
         count once they prove the cluster secret."""
-        kind = type(body)
-        if kind is BrokerHeartbeatRequest:
+        if isinstance(body, BrokerHeartbeatRequest):
             if body.shutting_down:
                 session.forget(_BROKER)
             elif self.proves_secret(body.cluster_id, body.auth):
                 broker = (body.broker_id, body.broker_epoch)
                 session.on_close(_BROKER, lambda: self.broker_connection_lost(*broker), broker)
-        elif kind is FetchRequest and body.replica_id >= 0:
+        elif isinstance(body, FetchRequest) and body.replica_id >= 0:
             replica_id = body.replica_id
             if session.tag_of(_FOLLOWER) != replica_id and self.proves_secret(
                 self.ctx.metadata.auth.cluster_id, body.replica_auth
@@ -352,15 +373,15 @@ class Dispatcher:
                 session.on_close(
                     _FOLLOWER, lambda: self.replica_connection_lost(replica_id), replica_id
                 )
-        elif kind is ConsumerGroupHeartbeatRequest and body.member_id:
+        elif isinstance(body, ConsumerGroupHeartbeatRequest) and body.member_id:
             member = (body.group_id, body.member_id)
             session.on_close(member, lambda: self.members_connection_lost({member}))
 
     def _in_fetch_session(
         self, session: Session, request: FetchRequest
-    ) -> tuple[FetchRequest, Callable[[BrokerContext, Any], Any]]:
-        """A follower's fetch as the full request it stands for, and the handler that reads
-        only the partitions that may have news and answers only those with news
+    ) -> Callable[[], Deferred[m.FetchResponse]]:
+        """A follower's fetch as the full request it stands for, read by the handler that
+        reads only the partitions that may have news and answers only those with news
         (replication.fetch_session)."""
         ctx = self.ctx
         fetch_session = session.fetch_session
@@ -371,10 +392,10 @@ class Dispatcher:
         full, named = fetch_session.expand(request)
         replicas = ctx.replicas
         keeps = partial(fetch_session.keeps, named=named, source_of=lambda key: replicas.get(*key))
-        return full, partial(handle_session_fetch, to_read=fetch_session.to_read, keeps=keeps)
+        return partial(handle_session_fetch, ctx, full, fetch_session.to_read, keeps)
 
     def dispatch(
-        self, header: RequestHeader, body: Any, session: Session | None = None
+        self, header: RequestHeader, body: object, session: Session | None = None
     ) -> PendingReply | Unanswered:
         """Route one native request: its header's api and version are checked first."""
         refusal = header_refusal(header)
@@ -383,7 +404,7 @@ class Dispatcher:
         return self.dispatch_request(header.correlation_id, body, session)
 
     def dispatch_request(
-        self, correlation_id: int, body: Any, session: Session | None = None
+        self, correlation_id: int, body: object, session: Session | None = None
     ) -> PendingReply | Unanswered:
         """Route one typed request, from either listener's front end; ``session`` is the
         connection's (who asks, from where)."""
@@ -392,10 +413,9 @@ class Dispatcher:
         route = HANDLERS.get(api)
         if route is None:
             return PendingReply(cid, error=ErrorCode.UNKNOWN_API, error_message=api.name)
-        handler: Callable[[BrokerContext, Any], Any] = route
         if session is not None:
             body = naming_the_client(body, session)  # in case it is forwarded
-        reshape = None
+        reshape: Callable[[object], object] | None = None
         if self.authorization is not None:
             caller = session or Session("native", "")
             verdict = self.authorization.check(api, body, caller)
@@ -405,40 +425,55 @@ class Dispatcher:
             reshape = verdict.reshape if verdict is not None else None
         if session is not None:  # only for a request allowed: it names who may leave
             self._note_connection(body, session)
-        if session is not None and type(body) is m.ProduceRequest:
-            handler = partial(handle_produce, refusals=session.produce_refusals)
-        elif self.authorization is not None and type(body) is m.MetadataRequest:
-            asker = session or Session("native", "")
-            handler = partial(
-                handle_metadata_request,
-                may_create=self.authorization.creator(asker),
-                asker=ForwardedFor(asker.principal, asker.host),
-            )
-        elif session is not None and _is_proven_follower_fetch(body, session):
+        in_session = None
+        if session is not None and _is_proven_follower_fetch(body, session):
             try:
-                body, handler = self._in_fetch_session(session, body)
+                in_session = self._in_fetch_session(session, body)
             except FetchSessionError as exc:
                 log.warning("fetch session of replica %d: %s", body.replica_id, exc)
                 no_session = ErrorCode.FETCH_SESSION_ID_NOT_FOUND
                 return PendingReply(cid, message=m.FetchResponse([], no_session))
         try:
-            result = handler(self.ctx, body)
+            result = self._handle(route, body, session, in_session)
         except Exception:
             log.exception("handler for %s failed", api.name)
             return PendingReply(cid, error=ErrorCode.UNKNOWN_SERVER_ERROR)
-        if result is None:
-            return Unanswered()
         if isinstance(result, Unanswered):
             return result
         if isinstance(result, Refused):
             return PendingReply(cid, error=result.error, error_message=result.message)
         if isinstance(result, InOrder):
-            return PendingReply(cid, in_order=_in_order(result.work, reshape))
-        if isinstance(result, Coroutine):
+            work = result.work
+            return PendingReply(cid, in_order=work if reshape is None else _in_order(work, reshape))
+        if is_deferred(result):
             if reshape is not None:
                 return PendingReply(cid, waiting=ReshapedReply(result, reshape))
             return PendingReply(cid, waiting=result)
         return PendingReply(cid, message=result if reshape is None else reshape(result))
+
+    def _handle(
+        self,
+        route: Handler,
+        body: object,
+        session: Session | None,
+        in_session: Callable[[], Deferred[m.FetchResponse]] | None,
+    ) -> Outcome[object]:
+        """The handler's outcome; Produce (with the connection's refusals), Metadata (with
+        the asker's right to create topics) and a follower's fetch in its fetch session
+        take more than the request."""
+        if in_session is not None:
+            return in_session()
+        if session is not None and type(body) is m.ProduceRequest:
+            return handle_produce(self.ctx, body, refusals=session.produce_refusals)
+        if self.authorization is not None and type(body) is m.MetadataRequest:
+            asker = session or Session("native", "")
+            return handle_metadata_request(
+                self.ctx,
+                body,
+                may_create=self.authorization.creator(asker),
+                asker=ForwardedFor(asker.principal, asker.host),
+            )
+        return route(self.ctx, body)
 
 
 def header_refusal(header: RequestHeader) -> PendingReply | None:
@@ -453,7 +488,7 @@ def header_refusal(header: RequestHeader) -> PendingReply | None:
     return None
 
 
-def _is_proven_follower_fetch(body: Any, session: Session) -> bool:
+def _is_proven_follower_fetch(body: object, session: Session) -> TypeGuard[FetchRequest]:
     """A follower's fetch on a connection that proved the cluster secret for it (the only
     ones that get a fetch session: a stranger makes the node remember nothing)."""
     return (
@@ -463,11 +498,9 @@ def _is_proven_follower_fetch(body: Any, session: Session) -> bool:
     )
 
 
-async def _in_order(work: Coroutine[Any, Any, Any], reshape: Callable[[Any], Any] | None) -> Any:
+async def _in_order(work: Deferred[object], reshape: Callable[[object], object]) -> object:
     """In-order work whose answer (or the coroutine producing it) is trimmed like others."""
     result = await work
-    if reshape is None:
-        return result
-    if isinstance(result, Coroutine):
+    if is_deferred(result):
         return ReshapedReply(result, reshape)
     return reshape(result)

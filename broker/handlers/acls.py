@@ -9,9 +9,6 @@ authorizer the three apis answer SECURITY_DISABLED, as Kafka's do.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
-from typing import Any
-
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller, forward_once
 from rillet.metadata_quorum.controller import Controller
@@ -34,13 +31,7 @@ NO_AUTHORIZER = "this cluster runs without an authorizer ([authorizer] enabled =
 MAX_ACLS = 100_000  # the cluster's ACLs, all together: a bound on every node's memory
 
 
-def handle_create_acls(
-    ctx: BrokerContext, req: CreateAclsRequest
-) -> Coroutine[Any, Any, CreateAclsResponse]:
-    return _create(ctx, req)
-
-
-async def _create(ctx: BrokerContext, req: CreateAclsRequest) -> CreateAclsResponse:
+async def handle_create_acls(ctx: BrokerContext, req: CreateAclsRequest) -> CreateAclsResponse:
     def every(code: ErrorCode, message: str | None) -> CreateAclsResponse:
         return CreateAclsResponse([AclOutcome(code, message) for _ in req.creations])
 
@@ -75,13 +66,7 @@ async def _create(ctx: BrokerContext, req: CreateAclsRequest) -> CreateAclsRespo
     return CreateAclsResponse(results)
 
 
-def handle_delete_acls(
-    ctx: BrokerContext, req: DeleteAclsRequest
-) -> Coroutine[Any, Any, DeleteAclsResponse]:
-    return _delete(ctx, req)
-
-
-async def _delete(ctx: BrokerContext, req: DeleteAclsRequest) -> DeleteAclsResponse:
+async def handle_delete_acls(ctx: BrokerContext, req: DeleteAclsRequest) -> DeleteAclsResponse:
     def every(code: ErrorCode, message: str | None) -> DeleteAclsResponse:
         return DeleteAclsResponse([DeletedAcls(code, message, []) for _ in req.filters])
 

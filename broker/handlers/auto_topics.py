@@ -10,12 +10,12 @@ another request, is answered LEADER_NOT_AVAILABLE as Kafka answers it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any
 
 from rillet.broker.auto_topic_creation import MayCreate, anyone, creation_answer
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.handlers.deferred import Deferred
 from rillet.broker.handlers.topics import handle_create_topics
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.forwarding import ForwardedFor
@@ -48,7 +48,7 @@ def answer_creating(
     may_create: MayCreate | None,
     answer: Answer,
     asker: ForwardedFor | None = None,
-) -> Coroutine[Any, Any, MetadataResponse]:
+) -> Deferred[MetadataResponse]:
     """``asker``: the client the creation is made for. Its ACLs were checked here
     (``may_create``), and a controller elsewhere checks them again: it decides a creation
     this node forwards as the client named in it, never as this node."""

@@ -9,8 +9,6 @@ INVALID_CONFIG naming it (the rest of a node's settings live in its node.toml).
 from __future__ import annotations
 
 import logging
-from collections.abc import Coroutine
-from typing import Any
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller, forward_once
@@ -51,13 +49,9 @@ def new_broker_configs(current: dict[str, str], change: BrokerConfigChange) -> d
     return out
 
 
-def handle_alter_broker_configs(
+async def handle_alter_broker_configs(
     ctx: BrokerContext, req: AlterBrokerConfigsRequest
-) -> Coroutine[Any, Any, AlterBrokerConfigsResponse]:
-    return _alter(ctx, req)
-
-
-async def _alter(ctx: BrokerContext, req: AlterBrokerConfigsRequest) -> AlterBrokerConfigsResponse:
+) -> AlterBrokerConfigsResponse:
     if not ctx.metadata.controller_is_local() and not req.forwarded:
         return await forward_once(
             ctx,
@@ -94,13 +88,9 @@ async def _alter(ctx: BrokerContext, req: AlterBrokerConfigsRequest) -> AlterBro
     return AlterBrokerConfigsResponse(results)
 
 
-def handle_unregister_broker(
+async def handle_unregister_broker(
     ctx: BrokerContext, req: UnregisterBrokerRequest
-) -> Coroutine[Any, Any, UnregisterBrokerResponse]:
-    return _unregister(ctx, req)
-
-
-async def _unregister(ctx: BrokerContext, req: UnregisterBrokerRequest) -> UnregisterBrokerResponse:
+) -> UnregisterBrokerResponse:
     if not ctx.metadata.controller_is_local() and not req.forwarded:
         return await forward_once(
             ctx,

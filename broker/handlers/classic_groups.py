@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections.abc import Callable
+from typing import TypeVar
 
 import trio
 
 from rillet.broker.handlers import classic_members
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller
+from rillet.broker.handlers.deferred import Deferred
 from rillet.metadata_quorum.classic_members import held_by_consumer_members
 from rillet.metadata_quorum.controller import Controller
 from rillet.metadata_quorum.decision import Decision
@@ -32,9 +33,8 @@ from rillet.wire.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
 
-AsyncAnswer = Coroutine[Any, Any, Any]
 TicketDecideFn = Callable[[Controller, MetadataState, int, int], Decision]
-Failure = Callable[[ErrorCode, str | None], Any]
+R = TypeVar("R")
 
 # Beyond its own timeout, how long a held request waits for the coordinator's answer (which
 # comes from a controller tick at worst) before it is answered NOT_COORDINATOR.
@@ -48,7 +48,7 @@ def _not_here(ctx: BrokerContext) -> bool:
 
 def handle_join_group(
     ctx: BrokerContext, req: cgm.ClassicJoinGroupRequest
-) -> cgm.ClassicJoinGroupResponse | AsyncAnswer:
+) -> cgm.ClassicJoinGroupResponse | Deferred[cgm.ClassicJoinGroupResponse]:
     if _not_here(ctx):
         return cgm.ClassicJoinGroupResponse(ErrorCode.NOT_COORDINATOR)
     if held_by_consumer_members(ctx.metadata.state, req.group_id):
@@ -65,6 +65,7 @@ async def _join(
         ctx,
         lambda ctl, s, now, t: ctl.classic_groups.join(s, req, t, new_member_id, now),
         wait_s,
+        cgm.ClassicJoinGroupResponse,
         lambda code, msg: cgm.ClassicJoinGroupResponse(code, error_message=msg),
     )
     if answer.error_code == ErrorCode.NONE and answer.members:  # the leader's answer
@@ -81,7 +82,7 @@ async def _join(
 
 def handle_sync_group(
     ctx: BrokerContext, req: cgm.ClassicSyncGroupRequest
-) -> cgm.ClassicSyncGroupResponse | AsyncAnswer:
+) -> cgm.ClassicSyncGroupResponse | Deferred[cgm.ClassicSyncGroupResponse]:
     if _not_here(ctx):
         return cgm.ClassicSyncGroupResponse(ErrorCode.NOT_COORDINATOR)
     if held_by_consumer_members(ctx.metadata.state, req.group_id):
@@ -92,13 +93,14 @@ def handle_sync_group(
         ctx,
         lambda ctl, s, now, t: ctl.classic_groups.sync(s, req, t, now),
         rebalance_ms / 1000 + ANSWER_MARGIN_S,
+        cgm.ClassicSyncGroupResponse,
         lambda code, msg: cgm.ClassicSyncGroupResponse(code, error_message=msg),
     )
 
 
 def handle_classic_heartbeat(
     ctx: BrokerContext, req: cgm.ClassicHeartbeatRequest
-) -> cgm.ClassicHeartbeatResponse | AsyncAnswer:
+) -> cgm.ClassicHeartbeatResponse | Deferred[cgm.ClassicHeartbeatResponse]:
     if _not_here(ctx):
         return cgm.ClassicHeartbeatResponse(ErrorCode.NOT_COORDINATOR)
     if held_by_consumer_members(ctx.metadata.state, req.group_id):
@@ -108,12 +110,13 @@ def handle_classic_heartbeat(
         lambda ctl, s, now, t: ctl.classic_groups.heartbeat(s, req, t, now),
         ANSWER_MARGIN_S,
         cgm.ClassicHeartbeatResponse,
+        cgm.ClassicHeartbeatResponse,
     )
 
 
 def handle_classic_leave(
     ctx: BrokerContext, req: cgm.ClassicLeaveGroupRequest
-) -> cgm.ClassicLeaveGroupResponse | AsyncAnswer:
+) -> cgm.ClassicLeaveGroupResponse | Deferred[cgm.ClassicLeaveGroupResponse]:
     if _not_here(ctx):
         return cgm.ClassicLeaveGroupResponse(ErrorCode.NOT_COORDINATOR)
     if held_by_consumer_members(ctx.metadata.state, req.group_id):
@@ -122,11 +125,20 @@ def handle_classic_leave(
         ctx,
         lambda ctl, s, now, t: ctl.classic_groups.leave(s, req, t, now),
         ANSWER_MARGIN_S,
+        cgm.ClassicLeaveGroupResponse,
         lambda code, msg: cgm.ClassicLeaveGroupResponse(code, error_message=msg),
     )
 
 
-async def _held(ctx: BrokerContext, decide: TicketDecideFn, wait_s: float, failure: Failure) -> Any:
+async def _held(
+    ctx: BrokerContext,
+    decide: TicketDecideFn,
+    wait_s: float,
+    answers: type[R],
+    failure: Callable[[ErrorCode, str | None], R],
+) -> R:
+    """The coordinator's answer to a decision that holds the request (a join waits for the
+    rebalance), an ``answers``, or ``failure``'s (anything else is refused as a bug)."""
     service = ctx.metadata.controller
     if service is None:
         return failure(ErrorCode.NOT_COORDINATOR, "this node is not the controller")
@@ -143,10 +155,12 @@ async def _held(ctx: BrokerContext, decide: TicketDecideFn, wait_s: float, failu
             return failure(ErrorCode.NOT_COORDINATOR, outcome.message)
         if outcome.error != ErrorCode.NONE:
             return failure(outcome.error, outcome.message)
-        answer = await board.wait(ticket, wait_s)
+        answer: object = await board.wait(ticket, wait_s)
         if answer is None:
             return failure(ErrorCode.NOT_COORDINATOR, "no answer from the coordinator in time")
-        return answer
+        if isinstance(answer, answers):
+            return answer
+        raise TypeError(f"a held {answers.__name__} was answered with {answer!r}")
     finally:
         board.close(ticket)
 

@@ -4,13 +4,12 @@ the controller), metadata fetch for broker-only nodes, and DescribeQuorum for op
 from __future__ import annotations
 
 import logging
-from collections.abc import Coroutine
-from typing import Any
 
 import trio
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller, refused_auth
+from rillet.broker.handlers.deferred import Deferred
 from rillet.broker.handlers.quorum_replication import voter_states
 from rillet.metadata_quorum.controller import NO_ANSWER_HEARD, Controller, HeardAnswer
 from rillet.metadata_quorum.decision import Decision
@@ -43,7 +42,7 @@ MAX_METADATA_FETCH_WAIT_MS = 5_000
 
 def handle_broker_registration(
     ctx: BrokerContext, req: BrokerRegistrationRequest
-) -> BrokerRegistrationResponse | Coroutine[Any, Any, BrokerRegistrationResponse]:
+) -> BrokerRegistrationResponse | Deferred[BrokerRegistrationResponse]:
     refusal = refused_auth(ctx, req.cluster_id, req.auth)
     if refusal is not None:
         log.warning("refused registration of broker %d: %s", req.broker_id, refusal)
@@ -77,7 +76,7 @@ async def _register(
 
 def handle_broker_heartbeat(
     ctx: BrokerContext, req: BrokerHeartbeatRequest
-) -> BrokerHeartbeatResponse | Coroutine[Any, Any, BrokerHeartbeatResponse]:
+) -> BrokerHeartbeatResponse | Deferred[BrokerHeartbeatResponse]:
     refusal = refused_auth(ctx, req.cluster_id, req.auth)
     if refusal is not None:
         return BrokerHeartbeatResponse(ErrorCode.AUTHENTICATION_FAILED, error_message=refusal)
@@ -122,7 +121,7 @@ async def _heartbeat(ctx: BrokerContext, req: BrokerHeartbeatRequest) -> BrokerH
 
 def handle_alter_partition(
     ctx: BrokerContext, req: AlterPartitionRequest
-) -> AlterPartitionResponse | Coroutine[Any, Any, AlterPartitionResponse]:
+) -> AlterPartitionResponse | Deferred[AlterPartitionResponse]:
     refusal = refused_auth(ctx, req.cluster_id, req.auth)
     if refusal is not None:
         return AlterPartitionResponse(ErrorCode.AUTHENTICATION_FAILED, error_message=refusal)
@@ -168,7 +167,7 @@ async def _alter_partition(
 
 def handle_allocate_producer_ids(
     ctx: BrokerContext, req: AllocateProducerIdsRequest
-) -> AllocateProducerIdsResponse | Coroutine[Any, Any, AllocateProducerIdsResponse]:
+) -> AllocateProducerIdsResponse | Deferred[AllocateProducerIdsResponse]:
     refusal = refused_auth(ctx, req.cluster_id, req.auth)
     if refusal is not None:
         return AllocateProducerIdsResponse(ErrorCode.AUTHENTICATION_FAILED, error_message=refusal)
@@ -197,7 +196,7 @@ async def _allocate_producer_ids(
 
 def handle_metadata_fetch(
     ctx: BrokerContext, req: MetadataFetchRequest
-) -> MetadataFetchResponse | Coroutine[Any, Any, MetadataFetchResponse]:
+) -> MetadataFetchResponse | Deferred[MetadataFetchResponse]:
     refusal = refused_auth(ctx, req.cluster_id, req.auth)
     if refusal is not None:
         return MetadataFetchResponse(ErrorCode.AUTHENTICATION_FAILED, error_message=refusal)

@@ -7,9 +7,10 @@ REQUEST_TIMED_OUT (callers retry; decisions are idempotent against the committed
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Any, TypeVar, cast
+from dataclasses import dataclass
+from typing import TypeVar
 
 from rillet.broker.errors import BrokerError
 from rillet.broker.handlers.context import BrokerContext
@@ -60,6 +61,17 @@ def refused_auth(ctx: BrokerContext, cluster_id: str, auth: bytes) -> str | None
 R = TypeVar("R")
 
 
+def _forwarded(request: Request[R]) -> Request[R]:
+    """``request`` marked as forwarded: every forwardable request is a dataclass with a
+    ``forwarded`` flag (TypeError for any other)."""
+    plain: object = request
+    if dataclasses.is_dataclass(plain) and not isinstance(plain, type):
+        marked = dataclasses.replace(plain, forwarded=True)
+        if isinstance(marked, type(request)):
+            return marked
+    raise TypeError(f"{type(request).__name__} cannot be forwarded")
+
+
 async def forward_once(
     ctx: BrokerContext,
     request: Request[R],
@@ -74,10 +86,8 @@ async def forward_once(
     if link is None:
         return refused("no controller link")
     try:
-        # Every forwardable request is a dataclass with a ``forwarded`` flag.
-        marked: Request[R] = replace(cast(Any, request), forwarded=True)
         response: R = await link.call(
-            marked,
+            _forwarded(request),
             ctx.config.quorum.request_timeout_ms / 1000,
             not_controller=not_controller,
         )

@@ -8,11 +8,9 @@ decided there (``metadata_quorum/feature_decisions.py``).
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
-from typing import Any
-
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller, forward_once
+from rillet.broker.handlers.deferred import Deferred
 from rillet.metadata_quorum.controller import Controller
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.features import BASE_LEVEL, FEATURE_NAME, LATEST_LEVEL
@@ -44,7 +42,7 @@ def describe(ctx: BrokerContext, error: ErrorCode, message: str | None) -> Updat
 
 def handle_update_features(
     ctx: BrokerContext, req: UpdateFeaturesRequest
-) -> UpdateFeaturesResponse | Coroutine[Any, Any, UpdateFeaturesResponse]:
+) -> UpdateFeaturesResponse | Deferred[UpdateFeaturesResponse]:
     if req.level <= 0:
         return describe(ctx, ErrorCode.NONE, None)
     return _raise(ctx, req)

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections.abc import Callable
 
 import trio
 
@@ -46,37 +45,24 @@ _EMPTY = b""
 READ_SLICE_PARTITIONS = 256
 
 
-def handle_fetch(ctx: BrokerContext, req: FetchRequest) -> Coroutine[Any, Any, FetchResponse]:
-    return _fetch(ctx, req)
-
-
 ToRead = Callable[[FetchRequest, int], tuple[FetchRequest, bool]]
 
 
-def handle_session_fetch(
-    ctx: BrokerContext,
-    req: FetchRequest,
-    to_read: ToRead,
-    keeps: Callable[[FetchPartitionResponse], bool],
-) -> Coroutine[Any, Any, FetchResponse]:
-    """A follower's fetch in a fetch session: ``req`` names every partition of the session
-    (a long poll waits on all of them), and each read covers ``to_read(req, now_ms)``, the ones
-    that may have news; when that leaves some for the next fetch, the answer does not wait
-    (replication.fetch_session). The answer has the entries ``keeps`` (those with news),
-    encoded as they are kept (replication.encoded_fetch_answer)."""
-    return _session_fetch(ctx, req, to_read, keeps)
-
-
-async def _session_fetch(
+async def handle_session_fetch(
     ctx: BrokerContext,
     req: FetchRequest,
     to_read: ToRead,
     keeps: Callable[[FetchPartitionResponse], bool],
 ) -> FetchResponse:
-    return await encoded_answer(await _fetch(ctx, req, to_read), keeps)
+    """A follower's fetch in a fetch session: ``req`` names every partition of the session
+    (a long poll waits on all of them), and each read covers ``to_read(req, now_ms)``, the ones
+    that may have news; when that leaves some for the next fetch, the answer does not wait
+    (replication.fetch_session). The answer has the entries ``keeps`` (those with news),
+    encoded as they are kept (replication.encoded_fetch_answer)."""
+    return await encoded_answer(await handle_fetch(ctx, req, to_read), keeps)
 
 
-async def _fetch(
+async def handle_fetch(
     ctx: BrokerContext,
     req: FetchRequest,
     to_read: ToRead | None = None,

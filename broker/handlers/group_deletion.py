@@ -9,11 +9,9 @@ is sent once the deletion is committed.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
-from typing import Any
-
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller
+from rillet.broker.handlers.deferred import Deferred
 from rillet.metadata_quorum.controller import Controller
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.group_deletion import DeletionResult, decide_deletions
@@ -22,12 +20,10 @@ from rillet.metadata_quorum.state import MetadataState
 from rillet.wire import group_messages as gm
 from rillet.wire.error_codes import ErrorCode
 
-AsyncAnswer = Coroutine[Any, Any, Any]
-
 
 def handle_delete_groups(
     ctx: BrokerContext, req: gm.DeleteGroupsRequest
-) -> gm.DeleteGroupsResponse | AsyncAnswer:
+) -> gm.DeleteGroupsResponse | Deferred[gm.DeleteGroupsResponse]:
     if not ctx.metadata.controller_is_local():
         return _all(req, ErrorCode.NOT_COORDINATOR, "this node is not the group coordinator")
     return _delete(ctx, req)
@@ -66,7 +62,7 @@ def _as_coordinator(code: ErrorCode) -> ErrorCode:
 
 def handle_delete_group_offsets(
     ctx: BrokerContext, req: gm.DeleteGroupOffsetsRequest
-) -> gm.DeleteGroupOffsetsResponse | AsyncAnswer:
+) -> gm.DeleteGroupOffsetsResponse | Deferred[gm.DeleteGroupOffsetsResponse]:
     if not ctx.metadata.controller_is_local():
         return gm.DeleteGroupOffsetsResponse(
             ErrorCode.NOT_COORDINATOR, error_message="this node is not the group coordinator"

@@ -8,11 +8,10 @@ descriptions) come from the committed state of the node asked.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Coroutine
-from typing import Any
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller
+from rillet.broker.handlers.deferred import Deferred
 from rillet.broker.handlers.kafka_consumer_groups import (
     heartbeat_kafka_member,
 )
@@ -34,8 +33,6 @@ from rillet.metadata_quorum.state import MetadataState
 from rillet.wire import group_messages as gm
 from rillet.wire.error_codes import ErrorCode
 
-AsyncAnswer = Coroutine[Any, Any, Any]
-
 
 def handle_find_coordinator(
     ctx: BrokerContext, req: gm.FindCoordinatorRequest
@@ -55,7 +52,7 @@ def _not_here(ctx: BrokerContext) -> bool:
 
 def handle_heartbeat(
     ctx: BrokerContext, req: gm.ConsumerGroupHeartbeatRequest
-) -> gm.ConsumerGroupHeartbeatResponse | AsyncAnswer:
+) -> gm.ConsumerGroupHeartbeatResponse | Deferred[gm.ConsumerGroupHeartbeatResponse]:
     if _not_here(ctx):
         return gm.ConsumerGroupHeartbeatResponse(ErrorCode.NOT_COORDINATOR)
     if req.member_epoch is not None:  # Kafka's ConsumerGroupHeartbeat
@@ -115,7 +112,7 @@ async def _heartbeat(
 
 def handle_leave(
     ctx: BrokerContext, req: gm.LeaveGroupRequest
-) -> gm.LeaveGroupResponse | AsyncAnswer:
+) -> gm.LeaveGroupResponse | Deferred[gm.LeaveGroupResponse]:
     if _not_here(ctx):
         return gm.LeaveGroupResponse(ErrorCode.NOT_COORDINATOR)
     return _leave(ctx, req)
@@ -131,7 +128,7 @@ async def _leave(ctx: BrokerContext, req: gm.LeaveGroupRequest) -> gm.LeaveGroup
 
 def handle_offset_commit(
     ctx: BrokerContext, req: gm.OffsetCommitRequest
-) -> gm.OffsetCommitResponse | AsyncAnswer:
+) -> gm.OffsetCommitResponse | Deferred[gm.OffsetCommitResponse]:
     if _not_here(ctx):
         return gm.OffsetCommitResponse(ErrorCode.NOT_COORDINATOR)
     return _offset_commit(ctx, req)

@@ -11,14 +11,17 @@ holds and only that connection waits.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import Generic, TypeVar
+
+from rillet.broker.handlers.deferred import Deferred
+
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
-class InOrder:
+class InOrder(Generic[R]):
     """``work`` returns what a handler returns otherwise: a response, or a coroutine that
     produces it (an acks=all wait), never None (work with no answer stays synchronous)."""
 
-    work: Coroutine[Any, Any, Any]
+    work: Deferred[R | Deferred[R]]

@@ -13,12 +13,12 @@ and a client told so drops their partitions and fails the records queued for the
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Generator
-from typing import Any
+from collections.abc import Generator
 
 from rillet.broker.auto_topic_creation import MayCreate
 from rillet.broker.handlers.auto_topics import answer_creating, names_unknown_topics
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.handlers.deferred import Deferred
 from rillet.broker.handlers.refused import Refused
 from rillet.broker.loop_slices import run_in_slices, run_whole
 from rillet.wire.error_codes import ErrorCode
@@ -40,7 +40,7 @@ def handle_metadata_request(
     req: MetadataRequest,
     may_create: MayCreate | None = None,
     asker: ForwardedFor | None = None,
-) -> MetadataResponse | Coroutine[Any, Any, MetadataResponse] | Refused:
+) -> MetadataResponse | Deferred[MetadataResponse] | Refused:
     """Refuse while this node is not caught up; answer now when the client's offset is
     applied here and the answer is cheap, else once it is applied (bounded), in slices.
     Unknown topics the request may create are created first (handlers/auto_topics.py;
@@ -56,7 +56,7 @@ def handle_metadata_request(
 
 def _answer_known(
     ctx: BrokerContext, req: MetadataRequest
-) -> MetadataResponse | Coroutine[Any, Any, MetadataResponse]:
+) -> MetadataResponse | Deferred[MetadataResponse]:
     """The answer from what this node has applied, once the client's offset is applied."""
     if req.min_metadata_offset <= ctx.metadata.applied_offset and not _large_build(ctx, req):
         return handle_metadata(ctx, req)

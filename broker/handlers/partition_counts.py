@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Coroutine
 from dataclasses import replace
-from typing import Any
 
 import trio
 
@@ -39,13 +37,7 @@ from rillet.wire.messages import (
 log = logging.getLogger(__name__)
 
 
-def handle_create_partitions(
-    ctx: BrokerContext, req: CreatePartitionsRequest
-) -> Coroutine[Any, Any, CreatePartitionsResponse]:
-    return _create_partitions(ctx, req)
-
-
-async def _create_partitions(
+async def handle_create_partitions(
     ctx: BrokerContext, req: CreatePartitionsRequest
 ) -> CreatePartitionsResponse:
     results: dict[str, TopicResult] = {}

@@ -10,14 +10,15 @@ the appended batches or ``timeout_ms`` expired.
 from __future__ import annotations
 
 import logging
-from collections.abc import Coroutine, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import trio
 
 from rillet.broker.compacted_keys import MissingKey, check_keys
 from rillet.broker.errors import SequenceGapAfterElection
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.handlers.deferred import Deferred
 from rillet.broker.handlers.in_order import InOrder
 from rillet.broker.handlers.txn_produce_check import unverified, wait_for_verification
 from rillet.broker.handlers.unanswered import Unanswered
@@ -48,7 +49,7 @@ JUDGE_PARTITIONS = 16
 
 def handle_produce(
     ctx: BrokerContext, req: ProduceRequest, refusals: ProduceRefusals | None = None
-) -> ProduceResponse | Coroutine[Any, Any, ProduceResponse] | InOrder | Unanswered:
+) -> ProduceResponse | Deferred[ProduceResponse] | InOrder[ProduceResponse] | Unanswered:
     """``refusals``: the connection's (broker/produce_refusals.py); a batch pipelined behind
     one refused here gets the same answer rather than OUT_OF_ORDER_SEQUENCE. A request for
     more than :data:`SLICE_PARTITIONS` partitions is appended in slices, yielding to the
@@ -78,7 +79,7 @@ def handle_produce(
 
 async def _append_verified(
     ctx: BrokerContext, req: ProduceRequest, refusals: ProduceRefusals | None
-) -> ProduceResponse | Coroutine[Any, Any, ProduceResponse]:
+) -> ProduceResponse | Deferred[ProduceResponse]:
     """A transaction's first batches (txn_produce_check): appended once the metadata shows
     their partitions added to it, refused INVALID_TXN_STATE if it never does."""
     refused = await wait_for_verification(ctx, req)
@@ -89,7 +90,7 @@ async def _append_verified(
 
 async def _append_in_slices(
     ctx: BrokerContext, req: ProduceRequest, refusals: ProduceRefusals | None
-) -> ProduceResponse | Coroutine[Any, Any, ProduceResponse]:
+) -> ProduceResponse | Deferred[ProduceResponse]:
     produced = _Produced()
     slicer = TimeSlicer()
     for start in range(0, len(req.partitions), JUDGE_PARTITIONS):
@@ -144,7 +145,7 @@ class _Produced:
 
     def answer(
         self, ctx: BrokerContext, req: ProduceRequest
-    ) -> ProduceResponse | Coroutine[Any, Any, ProduceResponse]:
+    ) -> ProduceResponse | Deferred[ProduceResponse]:
         if not self.waits:
             return ProduceResponse(self.results)
         timeout_ms = min(max(req.timeout_ms, 0), ctx.config.limits.max_produce_timeout_ms)

@@ -18,19 +18,18 @@ open here ends nothing and is harmless.
 from __future__ import annotations
 
 import os
-from collections.abc import Coroutine
-from typing import Any
 
 import trio
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.partition_store.errors import StoreError
+from rillet.partition_store.log import PartitionLog
 from rillet.partition_store.producer_state import InvalidProducerEpoch
 from rillet.wire import producer_admin_messages as pam
 from rillet.wire.batch import HEADER_SIZE, read_header
 from rillet.wire.control_batch import ControlType, Marker
 from rillet.wire.error_codes import ErrorCode
-from rillet.wire.transaction_messages import TxnPartitionResult
+from rillet.wire.transaction_messages import TxnPartitionResult, TxnTopicPartition
 
 # How long a marker may take to be committed (the high watermark passing it) before the
 # partition is answered REQUEST_TIMED_OUT; Kafka's admin client then retries.
@@ -62,7 +61,7 @@ def handle_describe_producers(
     return pam.DescribeProducersResponse(out)
 
 
-def _batch_time_ms(log: Any, offset: int) -> int:
+def _batch_time_ms(log: PartitionLog, offset: int) -> int:
     """The max timestamp of the batch at ``offset`` (-1 when it cannot be read: gone with
     retention, or damaged)."""
     if offset < 0:
@@ -79,13 +78,7 @@ def _batch_time_ms(log: Any, offset: int) -> int:
     return int(read_header(data).max_timestamp_ms)
 
 
-def handle_write_txn_markers(
-    ctx: BrokerContext, req: pam.WriteTxnMarkersRequest
-) -> Coroutine[Any, Any, pam.WriteTxnMarkersResponse]:
-    return _write_markers(ctx, req)
-
-
-async def _write_markers(
+async def handle_write_txn_markers(
     ctx: BrokerContext, req: pam.WriteTxnMarkersRequest
 ) -> pam.WriteTxnMarkersResponse:
     out = []
@@ -100,7 +93,7 @@ async def _write_markers(
     return pam.WriteTxnMarkersResponse(out)
 
 
-async def _write_one(ctx: BrokerContext, tp: Any, marker: Marker) -> int:
+async def _write_one(ctx: BrokerContext, tp: TxnTopicPartition, marker: Marker) -> int:
     replica = ctx.leader_replica(tp.topic, tp.partition)
     if isinstance(replica, ErrorCode):
         return int(replica)

@@ -4,10 +4,9 @@ transactional producer's comes from the transaction coordinator (handlers.transa
 from __future__ import annotations
 
 import logging
-from collections.abc import Coroutine
-from typing import Any
 
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.handlers.deferred import Deferred
 from rillet.broker.handlers.transactions import handle_txn_init_producer_id
 from rillet.broker.producer_ids import ProducerIdUnavailable
 from rillet.wire.error_codes import ErrorCode
@@ -18,7 +17,7 @@ log = logging.getLogger(__name__)
 
 def handle_init_producer_id(
     ctx: BrokerContext, req: InitProducerIdRequest
-) -> InitProducerIdResponse | Coroutine[Any, Any, InitProducerIdResponse]:
+) -> InitProducerIdResponse | Deferred[InitProducerIdResponse]:
     if req.transactional_id is not None:
         return handle_txn_init_producer_id(ctx, req)
     return _init_producer_id(ctx)

@@ -12,9 +12,6 @@ pysyncobj engine (UNKNOWN_API: its voter set is fixed).
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
-from typing import Any
-
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import forward_once
 from rillet.metadata_quorum.features import RAFT_DIRECTORY_IDS, refusal_below
@@ -36,16 +33,14 @@ from rillet.wire.raft_voter_messages import (
 DIRECTORY_ID_CHARS = 32
 
 
-def handle_add_raft_voter(
-    ctx: BrokerContext, req: AddRaftVoterRequest
-) -> Coroutine[Any, Any, RaftVoterResponse]:
-    return _change(ctx, req)
+async def handle_add_raft_voter(ctx: BrokerContext, req: AddRaftVoterRequest) -> RaftVoterResponse:
+    return await _change(ctx, req)
 
 
-def handle_remove_raft_voter(
+async def handle_remove_raft_voter(
     ctx: BrokerContext, req: RemoveRaftVoterRequest
-) -> Coroutine[Any, Any, RaftVoterResponse]:
-    return _change(ctx, req)
+) -> RaftVoterResponse:
+    return await _change(ctx, req)
 
 
 def _not_controller(response: RaftVoterResponse) -> int | None:

@@ -9,12 +9,12 @@ metadata_quorum/reassignment.py): the answer only says a move started.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller, forward_once
 from rillet.metadata_quorum.controller import Controller
+from rillet.metadata_quorum.controller_service import DecideFn
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.reassignment import MoveRequest, PartitionResult
 from rillet.metadata_quorum.reassignment_decisions import (
@@ -53,7 +53,7 @@ def _pairs(topics: list[TopicPartitions] | None) -> list[tuple[str, int]] | None
 
 
 async def _decided(
-    ctx: BrokerContext, decide: Any
+    ctx: BrokerContext, decide: DecideFn
 ) -> tuple[ErrorCode, str | None, list[PartitionOutcome]]:
     outcome = await decide_on_controller(ctx, decide)
     decision = outcome.decision
@@ -64,13 +64,9 @@ async def _decided(
     return ErrorCode.NONE, None, _outcomes(decision.results)
 
 
-def handle_alter_reassignments(
+async def handle_alter_reassignments(
     ctx: BrokerContext, req: AlterReassignmentsRequest
-) -> Coroutine[Any, Any, AlterReassignmentsResponse]:
-    return _alter(ctx, req)
-
-
-async def _alter(ctx: BrokerContext, req: AlterReassignmentsRequest) -> AlterReassignmentsResponse:
+) -> AlterReassignmentsResponse:
     if len(req.moves) > MAX_PARTITIONS_PER_REQUEST:
         return AlterReassignmentsResponse(
             ErrorCode.INVALID_REQUEST, f"more than {MAX_PARTITIONS_PER_REQUEST} partitions", []
@@ -113,13 +109,9 @@ def handle_list_reassignments(
     )
 
 
-def handle_elect_leaders(
+async def handle_elect_leaders(
     ctx: BrokerContext, req: ElectLeadersRequest
-) -> Coroutine[Any, Any, ElectLeadersResponse]:
-    return _elect(ctx, req)
-
-
-async def _elect(ctx: BrokerContext, req: ElectLeadersRequest) -> ElectLeadersResponse:
+) -> ElectLeadersResponse:
     try:
         election = ElectionType(req.election_type)
     except ValueError:

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Coroutine
-from typing import Any
 
 import trio
 
@@ -36,13 +34,9 @@ log = logging.getLogger(__name__)
 _Key = tuple[str, int]
 
 
-def handle_delete_records(
+async def handle_delete_records(
     ctx: BrokerContext, req: DeleteRecordsRequest
-) -> Coroutine[Any, Any, DeleteRecordsResponse]:
-    return _delete_records(ctx, req)
-
-
-async def _delete_records(ctx: BrokerContext, req: DeleteRecordsRequest) -> DeleteRecordsResponse:
+) -> DeleteRecordsResponse:
     counts = Counter((p.topic, p.partition) for p in req.partitions)
     answers: dict[_Key, DeleteRecordsPartitionResponse] = {}
     moved: dict[_Key, tuple[PartitionReplica, int, int]] = {}

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Coroutine
 from dataclasses import replace
-from typing import Any
 
 import trio
 
@@ -50,12 +48,6 @@ from rillet.wire.messages import (
 )
 
 log = logging.getLogger(__name__)
-
-
-def handle_alter_topic_configs(
-    ctx: BrokerContext, req: AlterTopicConfigsRequest
-) -> Coroutine[Any, Any, AlterTopicConfigsResponse]:
-    return _alter(ctx, req)
 
 
 def new_overrides(
@@ -96,7 +88,9 @@ def decide_change(
     return ctl.alter_topic_configs(state, change.name, configs)
 
 
-async def _alter(ctx: BrokerContext, req: AlterTopicConfigsRequest) -> AlterTopicConfigsResponse:
+async def handle_alter_topic_configs(
+    ctx: BrokerContext, req: AlterTopicConfigsRequest
+) -> AlterTopicConfigsResponse:
     results: dict[str, TopicResult] = {}
     counts = Counter(t.name for t in req.topics)
     pending = [t for t in req.topics if counts[t.name] == 1]

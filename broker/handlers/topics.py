@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Protocol, TypeVar
 
 import trio
 
@@ -34,30 +34,22 @@ from rillet.wire.messages import (
     NewTopic,
     TopicResult,
 )
+from rillet.wire.request import Request
 
 log = logging.getLogger(__name__)
+T = TypeVar("T", bound="_TopicsAnswer")
 
 MIN_TIMEOUT_MS = 100
 MAX_TIMEOUT_MS = 120_000
-
-
-def handle_create_topics(
-    ctx: BrokerContext, req: CreateTopicsRequest
-) -> Coroutine[Any, Any, CreateTopicsResponse]:
-    return _create_topics(ctx, req)
-
-
-def handle_delete_topics(
-    ctx: BrokerContext, req: DeleteTopicsRequest
-) -> Coroutine[Any, Any, DeleteTopicsResponse]:
-    return _delete_topics(ctx, req)
 
 
 def request_timeout_s(timeout_ms: int) -> float:
     return min(max(timeout_ms, MIN_TIMEOUT_MS), MAX_TIMEOUT_MS) / 1000
 
 
-async def _create_topics(ctx: BrokerContext, req: CreateTopicsRequest) -> CreateTopicsResponse:
+async def handle_create_topics(
+    ctx: BrokerContext, req: CreateTopicsRequest
+) -> CreateTopicsResponse:
     results: dict[str, TopicResult] = {}
     counts = Counter(t.name for t in req.topics)
     pending = [t for t in req.topics if counts[t.name] == 1]
@@ -123,7 +115,9 @@ async def _create_one(
     return TopicResult(t.name, outcome.error, outcome.message)
 
 
-async def _delete_topics(ctx: BrokerContext, req: DeleteTopicsRequest) -> DeleteTopicsResponse:
+async def handle_delete_topics(
+    ctx: BrokerContext, req: DeleteTopicsRequest
+) -> DeleteTopicsResponse:
     results: dict[str, TopicResult] = {}
     timeout_s = request_timeout_s(req.timeout_ms)
     names = list(dict.fromkeys(req.topics))
@@ -163,7 +157,7 @@ def _deleting(name: str, request_id: str) -> DecideFn:
 async def forward_to_controller(
     ctx: BrokerContext,
     topics: list[NewTopic],
-    make_request: Callable[[list[NewTopic]], Any],
+    make_request: Callable[[list[NewTopic]], Request[T]],
     seen: SeenOffset,
 ) -> dict[str, TopicResult]:
     """Send the topics to the controller until each has an answer other than NOT_CONTROLLER,
@@ -220,7 +214,17 @@ def not_forwarded_again(names: Iterable[str]) -> dict[str, TopicResult]:
     }
 
 
-def _all_not_controller(response: Any) -> int | None:
+class _TopicsAnswer(Protocol):
+    """The controller's answer to topics forwarded to it (CreateTopics and alike)."""
+
+    @property
+    def topics(self) -> Sequence[TopicResult]: ...
+
+    @property
+    def metadata_offset(self) -> int: ...
+
+
+def _all_not_controller(response: _TopicsAnswer) -> int | None:
     topics = response.topics
     if topics and all(r.error_code == ErrorCode.NOT_CONTROLLER for r in topics):
         return -1

@@ -9,24 +9,24 @@ transaction's first batch read the committed registry of the node asked: every n
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from functools import partial
-from typing import Any, Protocol
+from typing import Protocol, TypeVar
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller, refused_auth
+from rillet.broker.handlers.deferred import Deferred
 from rillet.metadata_quorum import txn_coordinator as tc
 from rillet.metadata_quorum.controller import Controller
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.features import TRANSACTIONS, refusal_below
 from rillet.metadata_quorum.state import MetadataState
 from rillet.metadata_quorum.txn_offset_fencing import txn_commit_member_error
-from rillet.metadata_quorum.txn_registry import TxnOffset, TxnPartition, TxnState
+from rillet.metadata_quorum.txn_registry import TxnOffset, TxnPartition, TxnRegistry, TxnState
 from rillet.wire import transaction_messages as tm
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import InitProducerIdRequest, InitProducerIdResponse
 
-AsyncAnswer = Coroutine[Any, Any, Any]
 # The coordinator's limits: Kafka's defaults until they are node settings.
 TXN_CONFIG = tc.TxnConfig()
 
@@ -47,6 +47,9 @@ async def _decide(
     return outcome.group_error
 
 
+A = TypeVar("A")  # the one argument a transaction decision takes besides the producer
+
+
 class _ProducerRequest(Protocol):
     @property
     def transactional_id(self) -> str: ...
@@ -57,10 +60,13 @@ class _ProducerRequest(Protocol):
 
 
 async def _decide_for(
-    ctx: BrokerContext, req: _ProducerRequest, decide: Callable[..., tc.TxnAnswer], *args: Any
+    ctx: BrokerContext,
+    req: _ProducerRequest,
+    decide: Callable[[TxnRegistry, str, int, int, A, int], tc.TxnAnswer],
+    arg: A,
 ) -> ErrorCode:
     """A decision on the producer's transaction: ``decide(registry, transactional id,
-    producer id, epoch, *args, now_ms)``."""
+    producer id, epoch, arg, now_ms)``."""
     return await _decide(
         ctx,
         lambda state, now: decide(
@@ -68,7 +74,7 @@ async def _decide_for(
             req.transactional_id,
             req.producer_id,
             req.producer_epoch,
-            *args,
+            arg,
             now,
         ),
     )
@@ -80,7 +86,7 @@ def _parts(partitions: list[tm.TxnTopicPartition]) -> list[TxnPartition]:
 
 def handle_txn_init_producer_id(
     ctx: BrokerContext, req: InitProducerIdRequest
-) -> InitProducerIdResponse | AsyncAnswer:
+) -> InitProducerIdResponse | Deferred[InitProducerIdResponse]:
     if not ctx.metadata.controller_is_local():
         return InitProducerIdResponse(ErrorCode.NOT_COORDINATOR)
     # Transaction records are of the feature level that brings them: a node of the
@@ -91,7 +97,9 @@ def handle_txn_init_producer_id(
     return _init_producer_id(ctx, req)
 
 
-async def _init_producer_id(ctx: BrokerContext, req: InitProducerIdRequest) -> Any:
+async def _init_producer_id(
+    ctx: BrokerContext, req: InitProducerIdRequest
+) -> InitProducerIdResponse:
     txn_id = req.transactional_id or ""
     expected = (req.producer_id, req.producer_epoch) if req.producer_id >= 0 else None
     code = await _decide(
@@ -114,7 +122,7 @@ async def _init_producer_id(ctx: BrokerContext, req: InitProducerIdRequest) -> A
 
 def handle_add_partitions_to_txn(
     ctx: BrokerContext, req: tm.AddPartitionsToTxnRequest
-) -> tm.AddPartitionsToTxnResponse | AsyncAnswer:
+) -> tm.AddPartitionsToTxnResponse | Deferred[tm.AddPartitionsToTxnResponse]:
     if req.verify_only:
         verdicts = tc.verify_partitions(
             ctx.metadata.state.transactions,
@@ -160,7 +168,9 @@ async def _add_partitions(
     return _every_partition(req, code)
 
 
-def handle_end_txn(ctx: BrokerContext, req: tm.EndTxnRequest) -> tm.EndTxnResponse | AsyncAnswer:
+def handle_end_txn(
+    ctx: BrokerContext, req: tm.EndTxnRequest
+) -> tm.EndTxnResponse | Deferred[tm.EndTxnResponse]:
     if not ctx.metadata.controller_is_local():
         return tm.EndTxnResponse(ErrorCode.NOT_COORDINATOR)
     return _end_txn(ctx, req)
@@ -173,7 +183,7 @@ async def _end_txn(ctx: BrokerContext, req: tm.EndTxnRequest) -> tm.EndTxnRespon
 
 def handle_txn_markers_written(
     ctx: BrokerContext, req: tm.TxnMarkersWrittenRequest
-) -> tm.TxnMarkersWrittenResponse | AsyncAnswer:
+) -> tm.TxnMarkersWrittenResponse | Deferred[tm.TxnMarkersWrittenResponse]:
     refusal = refused_auth(ctx, req.cluster_id, req.auth)
     if refusal is not None:
         return tm.TxnMarkersWrittenResponse(ErrorCode.AUTHENTICATION_FAILED, error_message=refusal)
@@ -204,7 +214,7 @@ async def _markers_written(
 
 def handle_add_offsets_to_txn(
     ctx: BrokerContext, req: tm.AddOffsetsToTxnRequest
-) -> tm.AddOffsetsToTxnResponse | AsyncAnswer:
+) -> tm.AddOffsetsToTxnResponse | Deferred[tm.AddOffsetsToTxnResponse]:
     if not ctx.metadata.controller_is_local():
         return tm.AddOffsetsToTxnResponse(ErrorCode.NOT_COORDINATOR)
     return _add_offsets(ctx, req)
@@ -219,7 +229,7 @@ async def _add_offsets(
 
 def handle_txn_offset_commit(
     ctx: BrokerContext, req: tm.TxnOffsetCommitRequest
-) -> tm.TxnOffsetCommitResponse | AsyncAnswer:
+) -> tm.TxnOffsetCommitResponse | Deferred[tm.TxnOffsetCommitResponse]:
     if not ctx.metadata.controller_is_local():
         return _every_offset(req, ErrorCode.NOT_COORDINATOR)
     return _txn_offset_commit(ctx, req)

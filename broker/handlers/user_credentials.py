@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Coroutine
-from typing import Any
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller, forward_once
@@ -32,13 +30,7 @@ from rillet.wire.user_messages import (
 MAX_ITERATIONS = 1_000_000  # what Kafka's clients accept from a server, too
 
 
-def handle_alter_user_scram_credentials(
-    ctx: BrokerContext, req: AlterUserScramCredentialsRequest
-) -> Coroutine[Any, Any, AlterUserScramCredentialsResponse]:
-    return _alter(ctx, req)
-
-
-async def _alter(
+async def handle_alter_user_scram_credentials(
     ctx: BrokerContext, req: AlterUserScramCredentialsRequest
 ) -> AlterUserScramCredentialsResponse:
     for name, mechanism in [(u.name, u.mechanism) for u in req.upsertions] + [

@@ -10,12 +10,12 @@ closes the wrapped coroutine and observes nothing.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Coroutine
-from typing import Any, NoReturn
+from collections.abc import Callable
 
 from rillet.broker.dispatcher import Dispatcher, PendingReply
 from rillet.broker.driving_reply import DrivingReply
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.handlers.deferred import Deferred
 from rillet.broker.handlers.unanswered import Unanswered
 from rillet.broker.http.request_metrics import RequestMetrics
 from rillet.broker.session import Session
@@ -40,10 +40,12 @@ class MeteredDispatcher(Dispatcher):
         self._applied_by_broker = applied_by_broker if applied_by_broker is not None else {}
 
     def dispatch_request(
-        self, correlation_id: int, body: Any, session: Session | None = None
+        self, correlation_id: int, body: object, session: Session | None = None
     ) -> PendingReply | Unanswered:
         started_s = time.perf_counter()
-        if type(body) is BrokerHeartbeatRequest and self.proves_secret(body.cluster_id, body.auth):
+        if isinstance(body, BrokerHeartbeatRequest) and self.proves_secret(
+            body.cluster_id, body.auth
+        ):
             self._applied_by_broker[body.broker_id] = body.applied_index
         reply = super().dispatch_request(correlation_id, body, session)
         kind = type(body)
@@ -67,7 +69,7 @@ class MeteredDispatcher(Dispatcher):
         self._metrics.observe(self._listener, api, time.perf_counter() - started_s)
 
 
-class TimedReply(DrivingReply):
+class TimedReply(DrivingReply[object]):
     """Drives ``inner`` unchanged and calls ``on_done(api, started_s, failed)`` once when it
     finishes (no closure per request: the arguments ride along)."""
 
@@ -75,7 +77,7 @@ class TimedReply(DrivingReply):
 
     def __init__(
         self,
-        inner: Coroutine[Any, Any, Any],
+        inner: Deferred[object],
         on_done: Callable[[str, float, bool], None],
         api: str = "",
         started_s: float = 0.0,
@@ -85,9 +87,8 @@ class TimedReply(DrivingReply):
         self._api = api
         self._started_s = started_s
 
-    def _returned(self, done: StopIteration) -> NoReturn:
+    def _returned(self) -> None:
         self._on_done(self._api, self._started_s, False)
-        super()._returned(done)
 
     def _raised(self) -> None:
         self._on_done(self._api, self._started_s, True)

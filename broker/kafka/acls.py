@@ -7,13 +7,14 @@ forwarded.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from enum import IntEnum
+from typing import Protocol, TypeVar
 
+from rillet.broker.kafka import shapes
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.error_map import kafka_message
-from rillet.broker.kafka.translation import Answer, Forward
+from rillet.broker.kafka.translation import Answer, Forward, KafkaResponse
 from rillet.wire.acl_messages import (
     CreateAclsRequest,
     CreateAclsResponse,
@@ -30,14 +31,55 @@ class _BadNumber(ValueError):
     pass
 
 
-def _enum(kind: Callable[[int], Any], value: int, what: str) -> Any:
+N = TypeVar("N", bound=IntEnum)
+
+
+def _enum(kind: type[N], value: int, what: str) -> N:
     try:
         return kind(int(value))
     except ValueError:
         raise _BadNumber(f"{what} {value} is not known") from None
 
 
-def _filter(f: Any) -> AclFilter:
+class _FilterFields(Protocol):
+    """What DescribeAcls asks, and each filter of DeleteAcls."""
+
+    @property
+    def resource_type_filter(self) -> int: ...
+    @property
+    def resource_name_filter(self) -> str | None: ...
+    @property
+    def pattern_type_filter(self) -> int: ...
+    @property
+    def principal_filter(self) -> str | None: ...
+    @property
+    def host_filter(self) -> str | None: ...
+    @property
+    def operation(self) -> int: ...
+    @property
+    def permission_type(self) -> int: ...
+
+
+class _CreationFields(Protocol):
+    """One binding of CreateAcls."""
+
+    @property
+    def resource_type(self) -> int: ...
+    @property
+    def resource_name(self) -> str: ...
+    @property
+    def resource_pattern_type(self) -> int: ...
+    @property
+    def principal(self) -> str: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def operation(self) -> int: ...
+    @property
+    def permission_type(self) -> int: ...
+
+
+def _filter(f: _FilterFields) -> AclFilter:
     return AclFilter(
         _enum(ResourceType, f.resource_type_filter, "resource type"),
         f.resource_name_filter,
@@ -49,7 +91,7 @@ def _filter(f: Any) -> AclFilter:
     )
 
 
-def _binding(c: Any) -> AclBinding:
+def _binding(c: _CreationFields) -> AclBinding:
     return AclBinding(
         _enum(ResourceType, c.resource_type, "resource type"),
         str(c.resource_name),
@@ -61,8 +103,10 @@ def _binding(c: Any) -> AclBinding:
     )
 
 
-def translate_create_acls(schema: ApiSchema, req: Any) -> Forward | Answer:
-    def respond(results: list[tuple[int, str | None]]) -> Any:
+def translate_create_acls(
+    schema: ApiSchema, req: shapes.CreateAclsRequests
+) -> Forward[CreateAclsResponse] | Answer:
+    def respond(results: list[tuple[int, str | None]]) -> KafkaResponse:
         return build(
             schema.response_type,
             {
@@ -78,7 +122,7 @@ def translate_create_acls(schema: ApiSchema, req: Any) -> Forward | Answer:
     except _BadNumber as exc:
         return Answer(respond([(ErrorCode.INVALID_REQUEST, str(exc))] * len(req.creations)))
 
-    def reply(resp: CreateAclsResponse) -> Any:
+    def reply(resp: CreateAclsResponse) -> KafkaResponse:
         return respond([(r.error_code, r.error_message) for r in resp.results])
 
     return Forward(
@@ -88,8 +132,10 @@ def translate_create_acls(schema: ApiSchema, req: Any) -> Forward | Answer:
     )
 
 
-def translate_describe_acls(schema: ApiSchema, req: Any) -> Forward | Answer:
-    def respond(code: int, message: str | None, bindings: list[AclBinding]) -> Any:
+def translate_describe_acls(
+    schema: ApiSchema, req: shapes.DescribeAclsRequests
+) -> Forward[DescribeAclsResponse] | Answer:
+    def respond(code: int, message: str | None, bindings: list[AclBinding]) -> KafkaResponse:
         resources: dict[tuple[int, str, int], list[AclBinding]] = {}
         for b in bindings:
             key = (int(b.resource_type), b.resource_name, int(b.pattern_type))
@@ -125,14 +171,16 @@ def translate_describe_acls(schema: ApiSchema, req: Any) -> Forward | Answer:
     except _BadNumber as exc:
         return Answer(respond(ErrorCode.INVALID_REQUEST, str(exc), []))
 
-    def reply(resp: DescribeAclsResponse) -> Any:
+    def reply(resp: DescribeAclsResponse) -> KafkaResponse:
         return respond(resp.error_code, resp.error_message, resp.bindings)
 
     return Forward(DescribeAclsRequest(acl_filter), reply, lambda code: respond(code, None, []))
 
 
-def translate_delete_acls(schema: ApiSchema, req: Any) -> Forward | Answer:
-    def respond(results: list[tuple[int, str | None, list[AclBinding]]]) -> Any:
+def translate_delete_acls(
+    schema: ApiSchema, req: shapes.DeleteAclsRequests
+) -> Forward[DeleteAclsResponse] | Answer:
+    def respond(results: list[tuple[int, str | None, list[AclBinding]]]) -> KafkaResponse:
         return build(
             schema.response_type,
             {
@@ -166,7 +214,7 @@ def translate_delete_acls(schema: ApiSchema, req: Any) -> Forward | Answer:
     except _BadNumber as exc:
         return Answer(respond([(ErrorCode.INVALID_REQUEST, str(exc), [])] * len(req.filters)))
 
-    def reply(resp: DeleteAclsResponse) -> Any:
+    def reply(resp: DeleteAclsResponse) -> KafkaResponse:
         return respond([(r.error_code, r.error_message, r.bindings) for r in resp.results])
 
     return Forward(

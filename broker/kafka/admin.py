@@ -8,13 +8,19 @@ not available to Kafka clients.
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any
 
-from rillet.broker.kafka import topic_ids
+from rillet.broker.kafka import shapes, topic_ids
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.error_map import kafka_message
-from rillet.broker.kafka.translation import Answer, ClusterView, Forward, millis
+from rillet.broker.kafka.translation import (
+    Answer,
+    ClusterView,
+    Forward,
+    KafkaResponse,
+    field_or,
+    millis,
+)
 from rillet.wire import group_messages as gm
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import (
@@ -35,10 +41,12 @@ UNKNOWN_AUTHORIZED_OPERATIONS = -(2**31)
 # -- Metadata ----------------------------------------------------------------------------------
 
 
-def translate_metadata(schema: ApiSchema, req: Any, view: ClusterView) -> Forward:
+def translate_metadata(
+    schema: ApiSchema, req: shapes.MetadataRequests, view: ClusterView
+) -> Forward[MetadataResponse]:
     topics, ids = topic_ids.requested(req.topics)
 
-    def reply(resp: MetadataResponse) -> Any:
+    def reply(resp: MetadataResponse) -> KafkaResponse:
         endpoints = view.kafka_endpoints()
         return build(
             schema.response_type,
@@ -57,7 +65,7 @@ def translate_metadata(schema: ApiSchema, req: Any, view: ClusterView) -> Forwar
             },
         )
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         # Every topic asked for (all the node knows of when the client asked for all) with
         # the error and no partitions: Kafka clients keep a topic's partitions through a
         # topic error, but may take a topic missing from an all-topics answer as gone.
@@ -79,9 +87,9 @@ def translate_metadata(schema: ApiSchema, req: Any, view: ClusterView) -> Forwar
     )
 
 
-def topic_entry(t: TopicMetadata, endpoints: Collection[int]) -> dict[str, Any]:
-    """A topic and its partitions as Metadata and DescribeTopicPartitions describe them
-    (``endpoints``: the live brokers, the others' replicas are offline)."""
+def topic_entry(t: TopicMetadata, endpoints: Collection[int]) -> shapes.MetadataResponseTopicShape:
+    """A topic and its partitions as Metadata describes them (``endpoints``: the live
+    brokers, the others' replicas are offline); DescribeTopicPartitions adds to them."""
     return {
         "error_code": t.error_code,
         "name": t.name,
@@ -95,9 +103,6 @@ def topic_entry(t: TopicMetadata, endpoints: Collection[int]) -> dict[str, Any]:
                 "leader_epoch": p.leader_epoch,
                 "replica_nodes": p.replicas,
                 "isr_nodes": p.isr,
-                # DescribeTopicPartitions: no eligible leader replicas (KIP-966) here.
-                "eligible_leader_replicas": (),
-                "last_known_elr": (),
                 "offline_replicas": [r for r in p.replicas if r not in endpoints],
             }
             for p in t.partitions
@@ -106,34 +111,58 @@ def topic_entry(t: TopicMetadata, endpoints: Collection[int]) -> dict[str, Any]:
     }
 
 
-def allows_auto_creation(req: Any) -> bool:
+def allows_auto_creation(req: shapes.MetadataRequests) -> bool:
     """Kafka's Metadata flag: a field from v4 on; before, every request allowed it (the
     node's auto.create.topics.enable still decides)."""
-    return bool(getattr(req, "allow_auto_topic_creation", True))
+    return field_or(req, "allow_auto_topic_creation", True)
 
 
 # -- FindCoordinator ---------------------------------------------------------------------------
 
 
-def translate_find_coordinator(schema: ApiSchema, req: Any, view: ClusterView) -> Forward | Answer:
+def translate_find_coordinator(
+    schema: ApiSchema, req: shapes.FindCoordinatorRequests, view: ClusterView
+) -> Forward[gm.FindCoordinatorResponse] | Answer:
     """One coordinator (the controller) for every key; v4+ batch keys (``coordinator_keys``)
     and answer each, all authorized or none (the native request carries them all)."""
     batched = schema.version >= 4
-    keys = [str(k) for k in req.coordinator_keys] if batched else [str(req.key)]
+    no_keys: tuple[str, ...] = ()
+    keys = (
+        [str(k) for k in field_or(req, "coordinator_keys", no_keys)]
+        if batched
+        else [field_or(req, "key", "")]
+    )
 
     def respond(
         code: int, node_id: int = -1, host: str = "", port: int = -1, message: str | None = None
-    ) -> Any:
-        found = {"node_id": node_id, "host": host, "port": port}
+    ) -> KafkaResponse:
         why = kafka_message(code, message, _FIND_COORDINATOR_REFUSALS)
-        entry = {**found, "error_code": code, "error_message": why}
         if batched:
-            return build(
-                schema.response_type, {"coordinators": [{"key": k, **entry} for k in keys]}
-            )
-        return build(schema.response_type, {"throttle_time": 0, **entry})
+            coordinators: list[shapes.FindCoordinatorCoordinatorShape] = [
+                {
+                    "key": k,
+                    "node_id": node_id,
+                    "host": host,
+                    "port": port,
+                    "error_code": code,
+                    "error_message": why,
+                }
+                for k in keys
+            ]
+            return build(schema.response_type, {"coordinators": coordinators})
+        return build(
+            schema.response_type,
+            {
+                "throttle_time": 0,
+                "node_id": node_id,
+                "host": host,
+                "port": port,
+                "error_code": code,
+                "error_message": why,
+            },
+        )
 
-    def reply(resp: gm.FindCoordinatorResponse) -> Any:
+    def reply(resp: gm.FindCoordinatorResponse) -> KafkaResponse:
         if resp.error_code != ErrorCode.NONE:
             return respond(resp.error_code, message=resp.error_message)
         endpoint = view.kafka_endpoints().get(resp.node_id)
@@ -144,12 +173,12 @@ def translate_find_coordinator(schema: ApiSchema, req: Any, view: ClusterView) -
             )
         return respond(ErrorCode.NONE, endpoint.node_id, endpoint.host, endpoint.port)
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return respond(code)
 
     if not keys:
         return Answer(respond(ErrorCode.NONE))
-    key_type = int(getattr(req, "key_type", 0))
+    key_type = field_or(req, "key_type", 0)
     native = gm.FindCoordinatorRequest(keys[0], key_type, keys[1:])
     return Forward(native, reply, fail)
 
@@ -162,12 +191,14 @@ _FIND_COORDINATOR_REFUSALS = {
 # -- CreateTopics / DeleteTopics ---------------------------------------------------------------
 
 
-def translate_create_topics(schema: ApiSchema, req: Any) -> Forward | Answer:
+def translate_create_topics(
+    schema: ApiSchema, req: shapes.CreateTopicsRequests
+) -> Forward[CreateTopicsResponse] | Answer:
     names = [str(t.name) for t in req.topics]
     manual = "manual replica assignment is not supported"
     refused = {str(t.name): manual for t in req.topics if t.assignments}
 
-    def respond(results: dict[str, tuple[int, str | None]]) -> Any:
+    def respond(results: dict[str, tuple[int, str | None]]) -> KafkaResponse:
         return build(
             schema.response_type,
             {
@@ -196,7 +227,7 @@ def translate_create_topics(schema: ApiSchema, req: Any) -> Forward | Answer:
         return Answer(respond(local))
     native = CreateTopicsRequest(new_topics, millis(req.timeout), bool(req.validate_only))
 
-    def reply(resp: CreateTopicsResponse) -> Any:
+    def reply(resp: CreateTopicsResponse) -> KafkaResponse:
         results = dict(local)
         results.update(
             {
@@ -206,16 +237,18 @@ def translate_create_topics(schema: ApiSchema, req: Any) -> Forward | Answer:
         )
         return respond(results)
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return respond({n: local.get(n, (code, kafka_message(code, None))) for n in names})
 
     return Forward(native, reply, fail)
 
 
-def translate_delete_topics(schema: ApiSchema, req: Any) -> Forward:
+def translate_delete_topics(
+    schema: ApiSchema, req: shapes.DeleteTopicsRequests
+) -> Forward[DeleteTopicsResponse]:
     names = [str(n) for n in req.topic_names]
 
-    def respond(codes: dict[str, int]) -> Any:
+    def respond(codes: dict[str, int]) -> KafkaResponse:
         return build(
             schema.response_type,
             {
@@ -224,10 +257,10 @@ def translate_delete_topics(schema: ApiSchema, req: Any) -> Forward:
             },
         )
 
-    def reply(resp: DeleteTopicsResponse) -> Any:
+    def reply(resp: DeleteTopicsResponse) -> KafkaResponse:
         return respond({r.name: r.error_code for r in resp.topics})
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return respond(dict.fromkeys(names, code))
 
     return Forward(DeleteTopicsRequest(names, millis(req.timeout)), reply, fail)
@@ -236,8 +269,10 @@ def translate_delete_topics(schema: ApiSchema, req: Any) -> Forward:
 # -- InitProducerId ----------------------------------------------------------------------------
 
 
-def translate_init_producer_id(schema: ApiSchema, req: Any) -> Forward:
-    def respond(code: int, producer_id: int = -1, epoch: int = -1) -> Any:
+def translate_init_producer_id(
+    schema: ApiSchema, req: shapes.InitProducerIdRequests
+) -> Forward[InitProducerIdResponse]:
+    def respond(code: int, producer_id: int = -1, epoch: int = -1) -> KafkaResponse:
         return build(
             schema.response_type,
             {
@@ -248,7 +283,7 @@ def translate_init_producer_id(schema: ApiSchema, req: Any) -> Forward:
             },
         )
 
-    def reply(resp: InitProducerIdResponse) -> Any:
+    def reply(resp: InitProducerIdResponse) -> KafkaResponse:
         return respond(resp.error_code, resp.producer_id, resp.producer_epoch)
 
     native = InitProducerIdRequest(

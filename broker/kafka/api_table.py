@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
 from kio.index import load_request_schema, load_response_schema
 from kio.serial import entity_reader, entity_writer
+from kio.serial.readers import Reader
+from kio.serial.writers import Writer
+from kio.static.protocol import RequestPayload, ResponsePayload
 
 from rillet.wire.api import ApiKey
 
@@ -98,10 +100,10 @@ class ApiSchema:
 
     api_key: int
     version: int
-    request_type: type[Any]
-    response_type: type[Any]
-    read_request: Any  # kio Reader: (buffer, offset) -> (entity, bytes read)
-    write_response: Any  # kio Writer: (buffer, entity) -> None
+    request_type: type[RequestPayload]
+    response_type: type[ResponsePayload]
+    read_request: Reader[RequestPayload]  # (buffer, offset) -> (entity, bytes read)
+    write_response: Writer[ResponsePayload]  # (buffer, entity) -> None
 
     @property
     def flexible(self) -> bool:

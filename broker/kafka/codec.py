@@ -11,9 +11,9 @@ from __future__ import annotations
 import io
 import struct
 from dataclasses import dataclass
-from typing import Any
 
 from kio.serial.errors import SerialError
+from kio.static.protocol import RequestPayload, ResponsePayload
 
 from rillet.broker.kafka.api_table import SUPPORTED, ApiSchema, api_name, served_schema
 from rillet.broker.kafka.entities import build
@@ -69,7 +69,7 @@ def schema_for(header: KafkaRequestHeader) -> ApiSchema:
     return schema
 
 
-def decode_body(frame: bytes, body_start: int, schema: ApiSchema) -> Any:
+def decode_body(frame: bytes, body_start: int, schema: ApiSchema) -> RequestPayload:
     """The request entity. Raises MalformedKafkaRequest on any decoding failure."""
     pos = body_start
     try:
@@ -90,7 +90,7 @@ def decode_body(frame: bytes, body_start: int, schema: ApiSchema) -> Any:
     return entity
 
 
-def encode_response(correlation_id: int, schema: ApiSchema, response: Any) -> bytes:
+def encode_response(correlation_id: int, schema: ApiSchema, response: ResponsePayload) -> bytes:
     """A whole response frame: size, header, body. The header is v0 (the correlation id)
     for non-flexible versions and for ApiVersions, whose clients must read it before they
     know what the broker speaks; v1 (with an empty tagged-field section) otherwise."""
@@ -120,7 +120,9 @@ def unsupported_api_versions(correlation_id: int) -> bytes:
     return encode_response(correlation_id, schema, api_versions_response(schema, 35))
 
 
-def api_versions_response(schema: ApiSchema, error_code: int = 0, rillet_level: int = 0) -> Any:
+def api_versions_response(
+    schema: ApiSchema, error_code: int = 0, rillet_level: int = 0
+) -> ResponsePayload:
     """The ApiVersions answer of ``schema``'s version: every api and version served, and
     the features (``rillet_level``: the cluster's feature level, 0 when not known)."""
     return build(

@@ -20,13 +20,15 @@ apart); other resource types are refused.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
+from rillet.broker.kafka import shapes
 from rillet.broker.kafka.api_table import ALTER_CONFIGS, ApiSchema
 from rillet.broker.kafka.configs import BROKER_RESOURCE, TOPIC_RESOURCE
 from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.error_map import kafka_message
-from rillet.broker.kafka.translation import Answer, Forward
+from rillet.broker.kafka.translation import Answer, Forward, KafkaResponse, field_or
 from rillet.broker.replication.replication_throttle import BROKER_THROTTLE_CONFIGS
 from rillet.broker.topic_config import LIST_TOPIC_CONFIGS
 from rillet.wire.broker_admin_messages import (
@@ -47,7 +49,25 @@ Key = tuple[int, str]
 Result = tuple[int, str | None]
 
 
-def translate_config_changes(schema: ApiSchema, req: Any) -> Forward | Answer:
+class _Config(Protocol):
+    """A setting to change: AlterConfigs gives a value, IncrementalAlterConfigs an
+    operation too (read with :func:`_operation`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def value(self) -> str | None: ...
+
+
+def _operation(config: _Config) -> int:
+    """IncrementalAlterConfigs' operation on a setting (AlterConfigs only sets)."""
+    return field_or(config, "config_operation", SET)
+
+
+def translate_config_changes(
+    schema: ApiSchema, req: shapes.AlterConfigsRequests | shapes.IncrementalAlterConfigsRequests
+) -> Forward[AlterTopicConfigsResponse] | Forward[AlterBrokerConfigsResponse] | Answer:
     incremental = schema.api_key != ALTER_CONFIGS
     keys = [(int(r.resource_type), str(r.resource_name)) for r in req.resources]
     local: dict[Key, Result] = {}
@@ -71,7 +91,7 @@ def translate_config_changes(schema: ApiSchema, req: Any) -> Forward | Answer:
             given = {str(c.name): str(c.value) for c in r.configs if c.value is not None}
             changes.append(TopicConfigChange(key[1], given, [], replace=True))
 
-    def respond(results: dict[Key, Result]) -> Any:
+    def respond(results: dict[Key, Result]) -> KafkaResponse:
         return build(
             schema.response_type,
             {
@@ -88,7 +108,7 @@ def translate_config_changes(schema: ApiSchema, req: Any) -> Forward | Answer:
             },
         )
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return respond({k: local.get(k, (code, kafka_message(code, None))) for k in keys})
 
     if broker_changes and changes:
@@ -101,7 +121,7 @@ def translate_config_changes(schema: ApiSchema, req: Any) -> Forward | Answer:
         return Answer(respond(local))
     native = AlterTopicConfigsRequest(changes, validate_only=bool(req.validate_only))
 
-    def reply(resp: AlterTopicConfigsResponse) -> Any:
+    def reply(resp: AlterTopicConfigsResponse) -> KafkaResponse:
         results = dict(local)
         results.update(
             {
@@ -117,14 +137,14 @@ def translate_config_changes(schema: ApiSchema, req: Any) -> Forward | Answer:
     return Forward(native, reply, fail)
 
 
-def _topic_change(name: str, configs: Any) -> TopicConfigChange:
+def _topic_change(name: str, configs: Sequence[_Config]) -> TopicConfigChange:
     def of(op: int) -> dict[str, str]:
-        return {str(c.name): str(c.value or "") for c in configs if c.config_operation == op}
+        return {str(c.name): str(c.value or "") for c in configs if _operation(c) == op}
 
     return TopicConfigChange(
         name,
-        {str(c.name): str(c.value) for c in configs if c.config_operation == SET},
-        [str(c.name) for c in configs if c.config_operation == DELETE],
+        {str(c.name): str(c.value) for c in configs if _operation(c) == SET},
+        [str(c.name) for c in configs if _operation(c) == DELETE],
         append=of(APPEND),
         subtract=of(SUBTRACT),
     )
@@ -134,13 +154,13 @@ def _forward_to_brokers(
     broker_changes: dict[Key, BrokerConfigChange],
     validate_only: bool,
     local: dict[Key, Result],
-    respond: Any,
-    fail: Any,
-) -> Forward:
+    respond: Callable[[dict[Key, Result]], KafkaResponse],
+    fail: Callable[[int], KafkaResponse],
+) -> Forward[AlterBrokerConfigsResponse]:
     native = AlterBrokerConfigsRequest(list(broker_changes.values()), validate_only)
     by_id = {c.broker_id: k for k, c in broker_changes.items()}
 
-    def reply(resp: AlterBrokerConfigsResponse) -> Any:
+    def reply(resp: AlterBrokerConfigsResponse) -> KafkaResponse:
         results = dict(local)
         results.update(
             (by_id[r.broker_id], (r.error_code, kafka_message(r.error_code, r.error_message)))
@@ -152,7 +172,9 @@ def _forward_to_brokers(
     return Forward(native, reply, fail)
 
 
-def _broker_change(name: str, configs: Any, incremental: bool) -> BrokerConfigChange | Result:
+def _broker_change(
+    name: str, configs: Sequence[_Config], incremental: bool
+) -> BrokerConfigChange | Result:
     """The native change for one broker resource, or the answer when there is none to make."""
     named = {str(c.name) for c in configs}
     if not named or not named <= {*BROKER_THROTTLE_CONFIGS, NO_LOG_DIR_THROTTLE}:
@@ -168,7 +190,7 @@ def _broker_change(name: str, configs: Any, incremental: bool) -> BrokerConfigCh
     set_: dict[str, str] = {}
     delete: list[str] = []
     for c in configs:
-        op, key = int(c.config_operation), str(c.name)
+        op, key = _operation(c), str(c.name)
         if op == DELETE:
             if key != NO_LOG_DIR_THROTTLE:
                 delete.append(key)
@@ -191,9 +213,9 @@ def _refusal(resource_type: int) -> Result | None:
     return int(ErrorCode.INVALID_REQUEST), why
 
 
-def _bad_operation(configs: Any) -> Result | None:
+def _bad_operation(configs: Sequence[_Config]) -> Result | None:
     for c in configs:
-        op = int(c.config_operation)
+        op = _operation(c)
         if op in (APPEND, SUBTRACT) and str(c.name) not in LIST_TOPIC_CONFIGS:
             return int(ErrorCode.INVALID_CONFIG), f"{c.name} is not a list: no APPEND or SUBTRACT"
         if op not in (SET, DELETE, APPEND, SUBTRACT):

@@ -11,7 +11,9 @@ takes the node's value, whose Kafka name is its broker synonym (``retention.ms``
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
+
+from rillet.broker.kafka import shapes
 
 # Kafka's ConfigType (DescribeConfigs v3+)
 BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = range(1, 10)
@@ -59,7 +61,7 @@ def entry(
     config_type: int,
     synonyms: Sequence[Synonym] = (),
     read_only: bool = False,
-) -> dict[str, Any]:
+) -> shapes.DescribeConfigsResourceResultShape:
     """One DescribeConfigs entry, as :func:`~rillet.broker.kafka.entities.build` takes it."""
     return {
         "name": name,
@@ -75,7 +77,7 @@ def entry(
 
 def topic_entry(
     key: str, override: str | None, default: str, include_synonyms: bool
-) -> dict[str, Any]:
+) -> shapes.DescribeConfigsResourceResultShape:
     """A topic setting: its override if the topic has one, else the node's value.
 
     Synonyms, most specific first as Kafka lists them: the topic's override, then the

@@ -10,11 +10,10 @@ brokers only (Kafka's tools ask for one type at a time).
 
 from __future__ import annotations
 
-from typing import Any
-
+from rillet.broker.kafka import shapes
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
-from rillet.broker.kafka.translation import Answer, ClusterView, Forward
+from rillet.broker.kafka.translation import Answer, ClusterView, Forward, KafkaResponse, field_or
 from rillet.wire import classic_group_messages as cgm
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import MetadataRequest, MetadataResponse
@@ -24,13 +23,14 @@ LISTED = frozenset({TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP})
 
 
 def translate_list_config_resources(
-    schema: ApiSchema, req: Any, view: ClusterView
-) -> Forward | Answer:
-    types = {int(t) for t in getattr(req, "resource_types", ())} or set(LISTED)
+    schema: ApiSchema, req: shapes.ListConfigResourcesRequests, view: ClusterView
+) -> Forward[MetadataResponse] | Forward[cgm.ClassicListGroupsResponse] | Answer:
+    no_types: tuple[int, ...] = ()  # (v0 lists client metrics resources only)
+    types = {int(t) for t in field_or(req, "resource_types", no_types)} or set(LISTED)
     if schema.version == 0:
         types = {CLIENT_METRICS}
 
-    def respond(code: int, resources: list[tuple[str, int]]) -> Any:
+    def respond(code: int, resources: list[tuple[str, int]]) -> KafkaResponse:
         return build(
             schema.response_type,
             {
@@ -51,19 +51,19 @@ def translate_list_config_resources(
         for node_id in sorted(view.kafka_endpoints())
     ]
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return respond(code, [])
 
     if TOPIC in types:
 
-        def topics(resp: MetadataResponse) -> Any:
+        def topics(resp: MetadataResponse) -> KafkaResponse:
             listed = sorted(t.name for t in resp.topics if t.error_code == ErrorCode.NONE)
             return respond(ErrorCode.NONE, [(name, TOPIC) for name in listed] + brokers)
 
         return Forward(MetadataRequest(None, -1, False), topics, fail)
     if GROUP in types:
 
-        def groups(resp: cgm.ClassicListGroupsResponse) -> Any:
+        def groups(resp: cgm.ClassicListGroupsResponse) -> KafkaResponse:
             listed = sorted(g.group_id for g in resp.groups)
             return respond(resp.error_code, brokers + [(name, GROUP) for name in listed])
 

@@ -10,16 +10,17 @@ resource types are refused.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeAlias
 
+from rillet.broker.kafka import shapes
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.config_entries import topic_entry
 from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.error_map import kafka_message
 from rillet.broker.kafka.node_configs import broker_entries, group_entries
-from rillet.broker.kafka.translation import Answer, ClusterView, Forward
+from rillet.broker.kafka.translation import Answer, ClusterView, Forward, KafkaResponse, field_or
 from rillet.wire.error_codes import ErrorCode
-from rillet.wire.log_dir_messages import DescribeLogDirsRequest
+from rillet.wire.log_dir_messages import DescribeLogDirsRequest, DescribeLogDirsResponse
 from rillet.wire.messages import MetadataRequest, MetadataResponse
 
 TOPIC_RESOURCE = 2
@@ -27,7 +28,9 @@ BROKER_RESOURCE = 4
 GROUP_RESOURCE = 32
 
 
-def translate_describe_configs(schema: ApiSchema, req: Any, view: ClusterView) -> Forward | Answer:
+def translate_describe_configs(
+    schema: ApiSchema, req: shapes.DescribeConfigsRequests, view: ClusterView
+) -> Forward[MetadataResponse] | Forward[DescribeLogDirsResponse] | Answer:
     resources = [
         (
             int(r.resource_type),
@@ -38,11 +41,11 @@ def translate_describe_configs(schema: ApiSchema, req: Any, view: ClusterView) -
     ]
     topics = [name for kind, name, _ in resources if kind == TOPIC_RESOURCE]
     brokers = any(kind == BROKER_RESOURCE for kind, _, _ in resources)
-    synonyms = bool(getattr(req, "include_synonyms", False))
+    synonyms = field_or(req, "include_synonyms", False)
 
     def result(
-        kind: int, name: str, keys: set[str] | None, overrides: Any, refusal: Refusal
-    ) -> dict[str, Any]:
+        kind: int, name: str, keys: set[str] | None, overrides: Overrides, refusal: Refusal
+    ) -> shapes.DescribeConfigsResultShape:
         if kind == BROKER_RESOURCE:
             if refusal is not None:
                 return _result(kind, name, refusal[0], refusal[1], [])
@@ -65,7 +68,7 @@ def translate_describe_configs(schema: ApiSchema, req: Any, view: ClusterView) -
         ]
         return _result(kind, name, ErrorCode.NONE, None, entries)
 
-    def respond(found: dict[str, Any], refusal: Refusal = None) -> Any:
+    def respond(found: dict[str, Overrides], refusal: Refusal = None) -> KafkaResponse:
         return build(
             schema.response_type,
             {
@@ -90,7 +93,7 @@ def translate_describe_configs(schema: ApiSchema, req: Any, view: ClusterView) -
         )
     beside_topics: Refusal = (ErrorCode.INVALID_REQUEST, "describe a broker in its own request")
 
-    def reply(resp: MetadataResponse) -> Any:
+    def reply(resp: MetadataResponse) -> KafkaResponse:
         return respond(
             {
                 t.name: (t.configs if t.error_code == ErrorCode.NONE else t.error_code)
@@ -99,15 +102,15 @@ def translate_describe_configs(schema: ApiSchema, req: Any, view: ClusterView) -
             beside_topics,
         )
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return respond(dict.fromkeys(topics, code), beside_topics)
 
     return Forward(MetadataRequest(topics), reply, fail)
 
 
 def _result(
-    kind: int, name: str, code: int, message: str | None, configs: list[dict[str, Any]]
-) -> dict[str, Any]:
+    kind: int, name: str, code: int, message: str | None, configs: list[Entry]
+) -> shapes.DescribeConfigsResultShape:
     return {
         "error_code": code,
         "error_message": kafka_message(code, message),
@@ -123,15 +126,18 @@ def _result(
 CLUSTER_DESCRIBE_GATE = DescribeLogDirsRequest([])
 # An error code and message a broker resource gets instead of the node's settings.
 Refusal = tuple[int, str | None] | None
+# A topic's overrides, or the error the node answered for it.
+Overrides = dict[str, str] | int
+Entry: TypeAlias = "shapes.DescribeConfigsResourceResultShape"
 
 
-def _only(entries: list[dict[str, Any]], keys: set[str] | None) -> list[dict[str, Any]]:
-    return entries if keys is None else [e for e in entries if e["name"] in keys]
+def _only(entries: list[Entry], keys: set[str] | None) -> list[Entry]:
+    return entries if keys is None else [e for e in entries if e.get("name") in keys]
 
 
 def _broker_result(
     view: ClusterView, name: str, keys: set[str] | None, synonyms: bool
-) -> dict[str, Any]:
+) -> shapes.DescribeConfigsResultShape:
     """This node's settings; none for "" (the cluster-wide dynamic defaults: there are none
     here); another node's id is refused, its settings being in its own file."""
     config = view.node_config()

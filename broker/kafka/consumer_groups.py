@@ -10,13 +10,12 @@ releases partitions on its next heartbeat, and one that stops heartbeating expir
 
 from __future__ import annotations
 
-from typing import Any
-
+from rillet.broker.kafka import shapes
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.error_map import kafka_message
 from rillet.broker.kafka.topic_ids import kafka_topic_id
-from rillet.broker.kafka.translation import Caller, Forward
+from rillet.broker.kafka.translation import Caller, Forward, KafkaResponse, optional_field
 from rillet.wire import group_messages as gm
 from rillet.wire.error_codes import ErrorCode
 
@@ -26,9 +25,11 @@ CLASSIC_MEMBER_TYPE = 0
 _NOT_A_CONSUMER_GROUP = "the group uses the classic (JoinGroup) protocol"
 
 
-def translate_heartbeat(schema: ApiSchema, req: Any, caller: Caller) -> Forward:
+def translate_heartbeat(
+    schema: ApiSchema, req: shapes.ConsumerGroupHeartbeatRequests, caller: Caller
+) -> Forward[gm.ConsumerGroupHeartbeatResponse]:
     names = req.subscribed_topic_names
-    regex = getattr(req, "subscribed_topic_regex", None)  # v1+
+    regex = optional_field(req, "subscribed_topic_regex", str)  # v1+
     owned = req.topic_partitions
     native = gm.ConsumerGroupHeartbeatRequest(
         str(req.group_id),
@@ -52,9 +53,9 @@ def translate_heartbeat(schema: ApiSchema, req: Any, caller: Caller) -> Forward:
         client_id=caller.client_id or "",
     )
 
-    def respond(resp: gm.ConsumerGroupHeartbeatResponse) -> Any:
+    def respond(resp: gm.ConsumerGroupHeartbeatResponse) -> KafkaResponse:
         ok = resp.error_code == ErrorCode.NONE
-        assignment = None
+        assignment: shapes.ConsumerGroupHeartbeatAssignmentShape | None = None
         if ok and resp.generation >= 0:
             assignment = {
                 "topic_partitions": [
@@ -80,7 +81,9 @@ def translate_heartbeat(schema: ApiSchema, req: Any, caller: Caller) -> Forward:
     return Forward(native, respond, lambda code: respond(gm.ConsumerGroupHeartbeatResponse(code)))
 
 
-def _partitions(parts: list[gm.GroupTopicPartitions]) -> list[dict[str, Any]]:
+def _partitions(
+    parts: list[gm.GroupTopicPartitions],
+) -> list[shapes.ConsumerGroupDescribeTopicPartitionsShape]:
     return [
         {
             "topic_id": kafka_topic_id(tp.topic_id),
@@ -91,7 +94,7 @@ def _partitions(parts: list[gm.GroupTopicPartitions]) -> list[dict[str, Any]]:
     ]
 
 
-def _group(g: gm.GroupDescription) -> dict[str, Any]:
+def _group(g: gm.GroupDescription) -> shapes.ConsumerGroupDescribeDescribedGroupShape:
     code: int
     message: str | None
     if g.classic:
@@ -139,7 +142,9 @@ def _kafka_assignor(name: str) -> str:
     return "uniform" if name == "sticky" else name
 
 
-def _failed(group_id: str, code: int, message: str | None) -> dict[str, Any]:
+def _failed(
+    group_id: str, code: int, message: str | None
+) -> shapes.ConsumerGroupDescribeDescribedGroupShape:
     return {
         "error_code": code,
         "error_message": kafka_message(code, message),
@@ -153,16 +158,18 @@ def _failed(group_id: str, code: int, message: str | None) -> dict[str, Any]:
     }
 
 
-def translate_describe(schema: ApiSchema, req: Any) -> Forward:
+def translate_describe(
+    schema: ApiSchema, req: shapes.ConsumerGroupDescribeRequests
+) -> Forward[gm.DescribeGroupsResponse]:
     group_ids = [str(g) for g in req.group_ids]
 
-    def respond(groups: list[dict[str, Any]]) -> Any:
+    def respond(groups: list[shapes.ConsumerGroupDescribeDescribedGroupShape]) -> KafkaResponse:
         return build(schema.response_type, {"groups": groups})
 
-    def reply(resp: gm.DescribeGroupsResponse) -> Any:
+    def reply(resp: gm.DescribeGroupsResponse) -> KafkaResponse:
         return respond([_group(g) for g in resp.groups])
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return respond([_failed(gid, code, None) for gid in group_ids])
 
     return Forward(gm.DescribeGroupsRequest(group_ids), reply, fail)

@@ -6,8 +6,10 @@ Kafka request again and takes answers in turn.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Protocol, TypeVar
 
+from rillet.broker.kafka import shapes
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.fetch_response import FetchedPartition, encode_fetch_body
@@ -18,7 +20,15 @@ from rillet.broker.kafka.fetch_sessions import (
     Position,
     SessionRefusal,
 )
-from rillet.broker.kafka.translation import Answer, ClusterView, Forward, RawBody, millis
+from rillet.broker.kafka.translation import (
+    Answer,
+    ClusterView,
+    Forward,
+    KafkaResponse,
+    RawBody,
+    field_or,
+    millis,
+)
 from rillet.wire.frame import blob_length
 from rillet.wire.messages import (
     FetchPartition,
@@ -32,24 +42,32 @@ from rillet.wire.messages import (
     ProduceResponse,
 )
 
-
-def partition_pairs(
-    request_topics: Any, partitions_field: str, index_field: str
-) -> list[tuple[str, int]]:
-    return [
-        (t_name, getattr(p, index_field))
-        for t_name, t in ((_topic_name(t), t) for t in request_topics)
-        for p in getattr(t, partitions_field)
-    ]
+T = TypeVar("T")
 
 
-def _topic_name(topic: Any) -> str:
-    return str(topic.name if hasattr(topic, "name") else topic.topic)
+def partition_pairs(topics: Iterable[_NamedTopic]) -> list[tuple[str, int]]:
+    """Each (topic, partition) a request names, in request order."""
+    return [(str(t.name), int(p.partition_index)) for t in topics for p in t.partitions]
 
 
-def grouped_by_topic(pairs: list[tuple[str, int]], items: list[Any]) -> list[tuple[str, list[Any]]]:
+class _NamedPartition(Protocol):
+    @property
+    def partition_index(self) -> int: ...
+
+
+class _NamedTopic(Protocol):
+    """A topic and its partitions, as ListOffsets, DeleteRecords and others name them."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def partitions(self) -> Sequence[_NamedPartition]: ...
+
+
+def grouped_by_topic(pairs: list[tuple[str, int]], items: list[T]) -> list[tuple[str, list[T]]]:
     """Consecutive entries of one topic under one heading, in request order."""
-    out: list[tuple[str, list[Any]]] = []
+    out: list[tuple[str, list[T]]] = []
     for (topic, _), item in zip(pairs, items, strict=True):
         if out and out[-1][0] == topic:
             out[-1][1].append(item)
@@ -61,10 +79,12 @@ def grouped_by_topic(pairs: list[tuple[str, int]], items: list[Any]) -> list[tup
 # -- Produce -----------------------------------------------------------------------------------
 
 
-def translate_produce(schema: ApiSchema, req: Any) -> Forward | Answer:
-    pairs = partition_pairs(req.topic_data, "partition_data", "index")
+def translate_produce(
+    schema: ApiSchema, req: shapes.ProduceRequests
+) -> Forward[ProduceResponse] | Answer:
+    pairs = [(str(t.name), int(p.index)) for t in req.topic_data for p in t.partition_data]
 
-    def respond(codes: list[dict[str, Any]]) -> Any:
+    def respond(codes: list[shapes.ProducePartitionProduceResponseShape]) -> KafkaResponse:
         return build(
             schema.response_type,
             {
@@ -76,7 +96,7 @@ def translate_produce(schema: ApiSchema, req: Any) -> Forward | Answer:
             },
         )
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return respond(
             [
                 {"index": p, "error_code": code, "base_offset": -1, "record_errors": ()}
@@ -89,14 +109,14 @@ def translate_produce(schema: ApiSchema, req: Any) -> Forward | Answer:
         acks,  # acks=0: no answer; a failed partition closes the connection (Forward)
         millis(req.timeout),
         [
-            ProducePartitionData(_topic_name(t), int(p.index), bytes(p.records or b""))
+            ProducePartitionData(str(t.name), int(p.index), bytes(p.records or b""))
             for t in req.topic_data
             for p in t.partition_data
         ],
         None if req.transactional_id is None else str(req.transactional_id),
     )
 
-    def reply(resp: ProduceResponse) -> Any:
+    def reply(resp: ProduceResponse) -> KafkaResponse:
         return respond(
             [
                 {
@@ -122,30 +142,41 @@ def translate_produce(schema: ApiSchema, req: Any) -> Forward | Answer:
     return Forward(native, reply, fail, unanswered=acks == 0)
 
 
+class _ForgottenTopic(Protocol):
+    """A topic a fetch session's client no longer wants some partitions of (v7+)."""
+
+    @property
+    def topic(self) -> str: ...
+
+    @property
+    def partitions(self) -> Sequence[int]: ...
+
+
 # -- Fetch -------------------------------------------------------------------------------------
 
 
-def translate_fetch(schema: ApiSchema, req: Any, view: ClusterView) -> Forward | Answer:
+def translate_fetch(
+    schema: ApiSchema, req: shapes.FetchRequests, view: ClusterView
+) -> Forward[FetchResponse] | Answer:
     """A Kafka fetch, within its fetch session if it names one (broker/kafka/fetch_sessions.py):
     the node reads every partition of the session, and the answer keeps those the client
     needs. Versions before 7 have no sessions."""
     version = schema.version
     named = {
-        (_topic_name(t), int(p.partition)): Position(
-            int(p.fetch_offset),
-            int(p.partition_max_bytes),
-            int(getattr(p, "current_leader_epoch", -1)),
+        (str(t.topic), int(p.partition)): Position(
+            int(p.fetch_offset), int(p.partition_max_bytes), field_or(p, "current_leader_epoch", -1)
         )
         for t in req.topics
         for p in t.partitions
     }
+    none_forgotten: tuple[_ForgottenTopic, ...] = ()  # (versions before 7 have no sessions)
     forgotten = [
         (str(t.topic), int(p))
-        for t in getattr(req, "forgotten_topics_data", ())
+        for t in field_or(req, "forgotten_topics_data", none_forgotten)
         for p in t.partitions
     ]
-    session_id = int(getattr(req, "session_id", INVALID_SESSION_ID))
-    epoch = int(getattr(req, "session_epoch", FINAL_EPOCH))
+    session_id = field_or(req, "session_id", INVALID_SESSION_ID)
+    epoch = field_or(req, "session_epoch", FINAL_EPOCH)
     context = view.fetch_sessions().new_context(session_id, epoch, named, forgotten, view.now_ms())
     if isinstance(context, SessionRefusal):
         return Answer(RawBody(encode_fetch_body(version, [], context.error_code)))
@@ -207,19 +238,21 @@ def translate_fetch(schema: ApiSchema, req: Any, view: ClusterView) -> Forward |
 # -- ListOffsets -------------------------------------------------------------------------------
 
 
-def translate_list_offsets(schema: ApiSchema, req: Any) -> Forward:
-    pairs = partition_pairs(req.topics, "partitions", "partition_index")
+def translate_list_offsets(
+    schema: ApiSchema, req: shapes.ListOffsetsRequests
+) -> Forward[ListOffsetsResponse]:
+    pairs = partition_pairs(req.topics)
     native = ListOffsetsRequest(
         [
-            ListOffsetsPartition(_topic_name(t), int(p.partition_index), int(p.timestamp))
+            ListOffsetsPartition(str(t.name), int(p.partition_index), int(p.timestamp))
             for t in req.topics
             for p in t.partitions
         ],
         # v2+: a read_committed client's "latest" is the last stable offset.
-        int(getattr(req, "isolation_level", 0)),
+        field_or(req, "isolation_level", 0),
     )
 
-    def respond(entries: list[dict[str, Any]]) -> Any:
+    def respond(entries: list[shapes.ListOffsetsPartitionResponseShape]) -> KafkaResponse:
         return build(
             schema.response_type,
             {
@@ -231,7 +264,7 @@ def translate_list_offsets(schema: ApiSchema, req: Any) -> Forward:
             },
         )
 
-    def reply(resp: ListOffsetsResponse) -> Any:
+    def reply(resp: ListOffsetsResponse) -> KafkaResponse:
         return respond(
             [
                 {
@@ -244,7 +277,7 @@ def translate_list_offsets(schema: ApiSchema, req: Any) -> Forward:
             ]
         )
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return respond(
             [
                 {"partition_index": p, "error_code": code, "timestamp": -1, "offset": -1}

@@ -7,11 +7,16 @@ controller as Metadata does. Authorized operations are not computed (Kafka's "un
 
 from __future__ import annotations
 
-from typing import Any
-
+from rillet.broker.kafka import shapes
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
-from rillet.broker.kafka.translation import Answer, ClusterView, Forward
+from rillet.broker.kafka.translation import (
+    Answer,
+    ClusterView,
+    Forward,
+    KafkaResponse,
+    field_or,
+)
 from rillet.wire.messages import MetadataRequest, MetadataResponse
 
 UNKNOWN_AUTHORIZED_OPERATIONS = -(2**31)
@@ -21,11 +26,13 @@ BROKER_ENDPOINTS = 1
 UNSUPPORTED_ENDPOINT_TYPE = 115
 
 
-def translate_describe_cluster(schema: ApiSchema, req: Any, view: ClusterView) -> Forward | Answer:
-    if getattr(req, "endpoint_type", BROKER_ENDPOINTS) != BROKER_ENDPOINTS:
+def translate_describe_cluster(
+    schema: ApiSchema, req: shapes.DescribeClusterRequests, view: ClusterView
+) -> Forward[MetadataResponse] | Answer:
+    if field_or(req, "endpoint_type", BROKER_ENDPOINTS) != BROKER_ENDPOINTS:
         return Answer(_failure(schema, UNSUPPORTED_ENDPOINT_TYPE))
 
-    def reply(resp: MetadataResponse) -> Any:
+    def reply(resp: MetadataResponse) -> KafkaResponse:
         endpoints = view.kafka_endpoints()
         return build(
             schema.response_type,
@@ -47,7 +54,7 @@ def translate_describe_cluster(schema: ApiSchema, req: Any, view: ClusterView) -
     return Forward(MetadataRequest([]), reply, lambda code: _failure(schema, code))
 
 
-def _failure(schema: ApiSchema, code: int) -> Any:
+def _failure(schema: ApiSchema, code: int) -> KafkaResponse:
     return build(
         schema.response_type,
         {

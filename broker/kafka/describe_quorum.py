@@ -21,11 +21,11 @@ not vote, their log ends not known (-1): they read the metadata log through the 
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
+from rillet.broker.kafka import shapes
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
-from rillet.broker.kafka.translation import ClusterView, Forward
+from rillet.broker.kafka.translation import ClusterView, Forward, KafkaResponse
 from rillet.wire.cluster_messages import (
     DescribeQuorumRequest,
     DescribeQuorumResponse,
@@ -39,7 +39,7 @@ VOTER_LISTENER = "PLAINTEXT"  # the name Kafka's tools print before a voter's en
 
 def _replica(
     node_id: int, end: int = -1, fetch_ms: int = -1, caught_up_ms: int = -1, directory: str = ""
-) -> Any:
+) -> shapes.DescribeQuorumReplicaStateShape:
     return {
         "replica_id": node_id,
         # Kafka's zero id ("unknown") when the directory is not known here.
@@ -50,19 +50,23 @@ def _replica(
     }
 
 
-def _state(v: VoterState) -> Any:
+def _state(v: VoterState) -> shapes.DescribeQuorumReplicaStateShape:
     return _replica(
         v.voter_id, v.log_end_offset, v.last_fetch_ms, v.last_caught_up_ms, v.directory_id
     )
 
 
-def translate_describe_quorum(schema: ApiSchema, req: Any, view: ClusterView) -> Forward:
-    def respond(code: int, partition: dict[str, Any] | None, voters: list[int]) -> Any:
-        topics = (
+def translate_describe_quorum(
+    schema: ApiSchema, req: shapes.DescribeQuorumRequests, view: ClusterView
+) -> Forward[DescribeQuorumResponse]:
+    def respond(
+        code: int, partition: shapes.DescribeQuorumPartitionDataShape | None, voters: list[int]
+    ) -> KafkaResponse:
+        topics: list[shapes.DescribeQuorumTopicDataShape] = (
             [] if partition is None else [{"topic_name": METADATA_TOPIC, "partitions": [partition]}]
         )
         endpoints = view.kafka_endpoints()
-        nodes = [
+        nodes: list[shapes.DescribeQuorumNodeShape] = [
             {
                 "node_id": n,
                 "listeners": [
@@ -77,8 +81,8 @@ def translate_describe_quorum(schema: ApiSchema, req: Any, view: ClusterView) ->
             {"error_code": code, "error_message": None, "topics": topics, "nodes": nodes},
         )
 
-    def reply(resp: DescribeQuorumResponse) -> Any:
-        partition: dict[str, Any] = {
+    def reply(resp: DescribeQuorumResponse) -> KafkaResponse:
+        partition: shapes.DescribeQuorumPartitionDataShape = {
             "partition_index": 0,
             "error_code": ErrorCode.NONE,
             "error_message": None,

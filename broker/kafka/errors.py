@@ -17,3 +17,8 @@ class MalformedKafkaRequest(KafkaProtocolError):
 
 class UnsupportedKafkaRequest(KafkaProtocolError):
     """An api key or version this listener does not serve (Kafka closes such connections)."""
+
+
+class UnknownResponseField(KafkaProtocolError):
+    """A response description names a field no served version of its entity has: a
+    translator's mistake, refused rather than dropped from every answer."""

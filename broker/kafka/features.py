@@ -19,11 +19,10 @@ ever rises, as Kafka's epoch does).
 
 from __future__ import annotations
 
-from typing import Any
-
+from rillet.broker.kafka import shapes
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
-from rillet.broker.kafka.translation import Answer, Forward
+from rillet.broker.kafka.translation import Answer, Forward, KafkaResponse, field_or
 from rillet.metadata_quorum.features import BASE_LEVEL, FEATURE_NAME, LATEST_LEVEL
 from rillet.wire.feature_messages import UpdateFeaturesRequest, UpdateFeaturesResponse
 
@@ -41,7 +40,7 @@ def _features(rillet_level: int) -> dict[str, tuple[int, int, int]]:
     return {**FEATURES, FEATURE_NAME: (BASE_LEVEL, LATEST_LEVEL, rillet_level)}
 
 
-def feature_fields(rillet_level: int = 0) -> dict[str, Any]:
+def feature_fields(rillet_level: int = 0) -> shapes.ApiVersionsResponseShape:
     """ApiVersions' feature fields, as :func:`~rillet.broker.kafka.entities.build` takes
     them; levels of 0 are supported but not finalized, as Kafka reports them
     (``rillet_level`` 0: the cluster's level is not known here)."""
@@ -80,11 +79,14 @@ def update_refusal(feature: str, level: int, upgrade_type: int, node_id: int) ->
     return f"{prefix} rillet does not change feature levels"  # unreachable while low == high
 
 
-def translate_update_features(schema: ApiSchema, req: Any, node_id: int) -> Answer | Forward:
+def translate_update_features(
+    schema: ApiSchema, req: shapes.UpdateFeaturesRequests, node_id: int
+) -> Answer | Forward[UpdateFeaturesResponse]:
     """Each update checked; v0 and v1 answer per feature, v2 with the first refusal only,
     as Kafka does. An update of rillet's own feature goes to the controller (the other
     updates of the request are checked here); any other never changes anything."""
-    updates = list(req.feature_updates)
+    updates = [u for u in req.feature_updates]  # (list() would join the versions to object)
+    names = [str(u.feature) for u in updates]
     own = [u for u in updates if str(u.feature) == FEATURE_NAME]
     refusals: dict[int, str | None] = {
         i: update_refusal(str(u.feature), int(u.max_version_level), _type(u), node_id)
@@ -92,25 +94,25 @@ def translate_update_features(schema: ApiSchema, req: Any, node_id: int) -> Answ
         if str(u.feature) != FEATURE_NAME
     }
     if not own:
-        return Answer(_answer(schema, updates, refusals))
+        return Answer(_answer(schema, names, refusals))
     native = UpdateFeaturesRequest(
-        FEATURE_NAME, int(own[-1].max_version_level), bool(req.validate_only)
+        FEATURE_NAME, int(own[-1].max_version_level), field_or(req, "validate_only", False)
     )
 
-    def reply(resp: UpdateFeaturesResponse) -> Any:
+    def reply(resp: UpdateFeaturesResponse) -> KafkaResponse:
         why = None if resp.error_code == 0 else resp.error_message or "refused"
-        mine = {i: why for i, u in enumerate(updates) if str(u.feature) == FEATURE_NAME}
-        return _answer(schema, updates, {**refusals, **mine})
+        mine = {i: why for i, name in enumerate(names) if name == FEATURE_NAME}
+        return _answer(schema, names, {**refusals, **mine})
 
-    def fail(code: int) -> Any:
-        mine = {i: f"error {code}" for i, u in enumerate(updates) if str(u.feature) == FEATURE_NAME}
-        return _answer(schema, updates, {**refusals, **mine})
+    def fail(code: int) -> KafkaResponse:
+        mine = {i: f"error {code}" for i, name in enumerate(names) if name == FEATURE_NAME}
+        return _answer(schema, names, {**refusals, **mine})
 
     return Forward(native, reply, fail)
 
 
-def _answer(schema: ApiSchema, updates: list[Any], refusals: dict[int, str | None]) -> Any:
-    ordered = [(str(u.feature), refusals.get(i)) for i, u in enumerate(updates)]
+def _answer(schema: ApiSchema, names: list[str], refusals: dict[int, str | None]) -> KafkaResponse:
+    ordered = [(name, refusals.get(i)) for i, name in enumerate(names)]
     first = next((why for _, why in ordered if why is not None), None)
     top: tuple[int, str | None] = (0, None)
     if first is not None and schema.version >= 2:
@@ -132,8 +134,9 @@ def _answer(schema: ApiSchema, updates: list[Any], refusals: dict[int, str | Non
     )
 
 
-def _type(update: Any) -> int:
+def _type(update: object) -> int:
     """v1's upgrade type; v0's ``allow_downgrade`` as a safe downgrade."""
-    if hasattr(update, "upgrade_type"):
-        return int(update.upgrade_type)
-    return SAFE_DOWNGRADE if getattr(update, "allow_downgrade", False) else UPGRADE
+    upgrade_type = field_or(update, "upgrade_type", -1)
+    if upgrade_type >= 0:
+        return upgrade_type
+    return SAFE_DOWNGRADE if field_or(update, "allow_downgrade", False) else UPGRADE

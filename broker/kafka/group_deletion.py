@@ -10,18 +10,19 @@ errors of their own, as Kafka does."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from rillet.broker.kafka import shapes
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
-from rillet.broker.kafka.translation import Forward
+from rillet.broker.kafka.translation import Forward, KafkaResponse
 from rillet.wire import group_messages as gm
 
 
-def translate_delete_groups(schema: ApiSchema, req: Any) -> Forward:
+def translate_delete_groups(
+    schema: ApiSchema, req: shapes.DeleteGroupsRequests
+) -> Forward[gm.DeleteGroupsResponse]:
     names = list(dict.fromkeys(str(g) for g in req.groups_names))
 
-    def respond(codes: dict[str, int]) -> Any:
+    def respond(codes: dict[str, int]) -> KafkaResponse:
         return build(
             schema.response_type,
             {
@@ -30,20 +31,22 @@ def translate_delete_groups(schema: ApiSchema, req: Any) -> Forward:
             },
         )
 
-    def reply(resp: gm.DeleteGroupsResponse) -> Any:
+    def reply(resp: gm.DeleteGroupsResponse) -> KafkaResponse:
         codes = {r.group_id: r.error_code for r in resp.results}
         return respond({g: codes.get(g, 0) for g in names})
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return respond(dict.fromkeys(names, code))
 
     return Forward(gm.DeleteGroupsRequest(names), reply, fail)
 
 
-def translate_offset_delete(schema: ApiSchema, req: Any) -> Forward:
+def translate_offset_delete(
+    schema: ApiSchema, req: shapes.OffsetDeleteRequests
+) -> Forward[gm.DeleteGroupOffsetsResponse]:
     asked = {str(t.name): [int(p.partition_index) for p in t.partitions] for t in req.topics}
 
-    def respond(code: int, errors: dict[tuple[str, int], int]) -> Any:
+    def respond(code: int, errors: dict[tuple[str, int], int]) -> KafkaResponse:
         return build(
             schema.response_type,
             {
@@ -62,11 +65,11 @@ def translate_offset_delete(schema: ApiSchema, req: Any) -> Forward:
             },
         )
 
-    def reply(resp: gm.DeleteGroupOffsetsResponse) -> Any:
+    def reply(resp: gm.DeleteGroupOffsetsResponse) -> KafkaResponse:
         errors = {(p.topic, p.partition): p.error_code for p in resp.partitions}
         return respond(resp.error_code, errors)
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return respond(code, {})
 
     request = gm.DeleteGroupOffsetsRequest(

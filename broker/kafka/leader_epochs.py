@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeAlias
 
+from rillet.broker.kafka import shapes
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
-from rillet.broker.kafka.translation import Forward
+from rillet.broker.kafka.translation import Forward, KafkaResponse
 from rillet.wire.leader_epoch_messages import (
     EpochQuery,
     OffsetForLeaderEpochRequest,
     OffsetForLeaderEpochResponse,
 )
 
+Entry: TypeAlias = "shapes.OffsetForLeaderEpochEpochEndOffsetShape"
 
-def translate_offset_for_leader_epoch(schema: ApiSchema, req: Any) -> Forward:
+
+def translate_offset_for_leader_epoch(
+    schema: ApiSchema, req: shapes.OffsetForLeaderEpochRequests
+) -> Forward[OffsetForLeaderEpochResponse]:
     # replica_id (v3) is ignored: a Kafka client is always a consumer here.
     queries = [
         EpochQuery(str(t.topic), int(p.partition), int(p.leader_epoch), int(p.current_leader_epoch))
@@ -22,8 +27,8 @@ def translate_offset_for_leader_epoch(schema: ApiSchema, req: Any) -> Forward:
         for p in t.partitions
     ]
 
-    def respond(entries: list[tuple[str, dict[str, Any]]]) -> Any:
-        topics: dict[str, list[dict[str, Any]]] = {}
+    def respond(entries: list[tuple[str, Entry]]) -> KafkaResponse:
+        topics: dict[str, list[Entry]] = {}
         for topic, entry in entries:
             topics.setdefault(topic, []).append(entry)
         return build(
@@ -31,7 +36,7 @@ def translate_offset_for_leader_epoch(schema: ApiSchema, req: Any) -> Forward:
             {"topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()]},
         )
 
-    def reply(resp: OffsetForLeaderEpochResponse) -> Any:
+    def reply(resp: OffsetForLeaderEpochResponse) -> KafkaResponse:
         return respond(
             [
                 (
@@ -47,7 +52,7 @@ def translate_offset_for_leader_epoch(schema: ApiSchema, req: Any) -> Forward:
             ]
         )
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return respond(
             [
                 (

@@ -14,7 +14,6 @@ gets no answer. The answer to a large request is built in a worker thread.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from rillet.broker.connection_events import CloseConnection, Immediate, Inbound
 from rillet.broker.kafka.api_table import SASL_AUTHENTICATE, SASL_HANDSHAKE, ApiSchema
@@ -30,7 +29,14 @@ from rillet.broker.kafka.entities import with_throttle_time
 from rillet.broker.kafka.errors import KafkaProtocolError, UnsupportedKafkaRequest
 from rillet.broker.kafka.framing import KafkaFrameDecoder
 from rillet.broker.kafka.front_end import translate
-from rillet.broker.kafka.translation import Answer, Caller, ClusterView, Forward, RawBody
+from rillet.broker.kafka.translation import (
+    Answer,
+    Caller,
+    ClusterView,
+    Forwarded,
+    KafkaResponse,
+    RawBody,
+)
 from rillet.wire.api import ApiKey
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import BlobPart
@@ -46,24 +52,33 @@ class KafkaEncoder:
 
     __slots__ = ("_forward", "_schema")
 
-    def __init__(self, schema: ApiSchema, forward: Forward) -> None:
+    def __init__(self, schema: ApiSchema, forward: Forwarded) -> None:
         self._schema = schema
         self._forward = forward
 
     def answer(self, correlation_id: int, message: object, throttle_ms: int) -> list[BlobPart]:
-        return self._parts(correlation_id, self._forward.reply(message), throttle_ms)
+        return self._parts(correlation_id, self._forward.answer(message), throttle_ms)
 
     def error(
         self, correlation_id: int, code: ErrorCode, message: str | None, throttle_ms: int
     ) -> list[BlobPart]:
         return self._parts(correlation_id, self._forward.fail(int(code)), throttle_ms)
 
-    def _parts(self, correlation_id: int, response: Any, throttle_ms: int) -> list[BlobPart]:
-        if isinstance(response, RawBody):
-            return frame_parts(correlation_id, response.parts)
-        if throttle_ms:
-            response = with_throttle_time(response, throttle_ms)
-        return [encode_response(correlation_id, self._schema, response)]
+    def _parts(
+        self, correlation_id: int, response: KafkaResponse, throttle_ms: int
+    ) -> list[BlobPart]:
+        return response_parts(correlation_id, self._schema, response, throttle_ms)
+
+
+def response_parts(
+    correlation_id: int, schema: ApiSchema, response: KafkaResponse, throttle_ms: int = 0
+) -> list[BlobPart]:
+    """A response's frame: a kio entity encoded (with the quota's wait), or a raw body."""
+    if isinstance(response, RawBody):
+        return frame_parts(correlation_id, response.parts)
+    if throttle_ms:
+        response = with_throttle_time(response, throttle_ms)
+    return [encode_response(correlation_id, schema, response)]
 
 
 class KafkaFrontEnd:
@@ -118,7 +133,7 @@ class KafkaFrontEnd:
         request = decode_body(frame, body_start, schema)
         action = translate(schema, request, self._view, Caller(header.client_id, self._peer_host))
         if isinstance(action, Answer):
-            return Immediate(cid, [encode_response(cid, schema, action.response)])
+            return Immediate(cid, response_parts(cid, schema, action.response))
         produce = schema.api_key == ApiKey.PRODUCE
         return Inbound(
             cid,

@@ -10,9 +10,9 @@ from rillet's default, else the default. Only what the node really has is listed
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from rillet.broker.config import NodeConfig
+from rillet.broker.kafka import shapes
 from rillet.broker.kafka.config_entries import (
     BOOLEAN,
     DEFAULT_CONFIG,
@@ -119,7 +119,7 @@ GROUP_SETTINGS: dict[str, str] = {
 
 def broker_entries(
     config: NodeConfig, advertised: KafkaEndpoint | None, include_synonyms: bool
-) -> list[dict[str, Any]]:
+) -> list[shapes.DescribeConfigsResourceResultShape]:
     """Every broker setting the node has, read-only; ``advertised.listeners`` is the
     Kafka endpoint the node registered (its bound port, when it was configured as 0)."""
     defaults = NodeConfig()
@@ -142,7 +142,9 @@ def broker_entries(
     return out
 
 
-def group_entries(config: NodeConfig, include_synonyms: bool) -> list[dict[str, Any]]:
+def group_entries(
+    config: NodeConfig, include_synonyms: bool
+) -> list[shapes.DescribeConfigsResourceResultShape]:
     """A group's settings: none is set per group here, so each is the node's value."""
     out = []
     for name, broker_name in sorted(GROUP_SETTINGS.items()):

@@ -11,22 +11,22 @@ from __future__ import annotations
 import dataclasses
 import functools
 import types
-from typing import Any, Union, cast, get_args, get_origin
+from typing import Union, get_args, get_origin
 
 # (field name, may be null, item class to check inside, or None for plain items)
-_Plan = tuple[tuple[str, bool, type[Any] | None], ...]
+_Plan = tuple[tuple[str, bool, type | None], ...]
 
 
-def null_array_path(entity: Any) -> str | None:
+def null_array_path(entity: object) -> str | None:
     """The dotted path of the first array that is null but may not be; None if none is."""
-    cls: Any = type(entity)
+    cls: type = type(entity)
     for name, nullable, item in _plan(cls):
-        value = getattr(entity, name)
+        value: object = getattr(entity, name)
         if value is None:
             if not nullable:
                 return name
             continue
-        if item is not None:
+        if item is not None and isinstance(value, tuple):
             for i, element in enumerate(value):
                 inner = null_array_path(element)
                 if inner is not None:
@@ -35,11 +35,13 @@ def null_array_path(entity: Any) -> str | None:
 
 
 @functools.cache
-def _plan(cls: type[Any]) -> _Plan:
+def _plan(cls: type) -> _Plan:
     """The array fields of an entity class (a bounded set: the served apis' classes)."""
-    plan: list[tuple[str, bool, type[Any] | None]] = []
+    if not dataclasses.is_dataclass(cls):
+        return ()
+    plan: list[tuple[str, bool, type | None]] = []
     for f in dataclasses.fields(cls):
-        tp: Any = f.type
+        tp: object = f.type
         nullable = False
         if get_origin(tp) in (Union, types.UnionType):
             args = [a for a in get_args(tp) if a is not type(None)]
@@ -47,7 +49,7 @@ def _plan(cls: type[Any]) -> _Plan:
             tp = args[0] if len(args) == 1 else tp
         if get_origin(tp) is not tuple:
             continue
-        item: Any = get_args(tp)[0]
-        nested = cast(type[Any], item) if dataclasses.is_dataclass(item) else None
+        item: object = get_args(tp)[0]
+        nested = item if isinstance(item, type) and dataclasses.is_dataclass(item) else None
         plan.append((f.name, nullable, nested))
     return tuple(plan)

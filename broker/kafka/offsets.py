@@ -7,23 +7,50 @@ is repeated on every partition, where Kafka's clients look for it in these versi
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Protocol, TypeVar
 
+from rillet.broker.kafka import shapes
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
-from rillet.broker.kafka.translation import Answer, Forward
+from rillet.broker.kafka.translation import Answer, Forward, KafkaResponse, field_or
 from rillet.wire import group_messages as gm
 from rillet.wire.error_codes import ErrorCode
 
+P = TypeVar("P")
 
-def _grouped(pairs: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    topics: dict[str, list[dict[str, Any]]] = {}
+
+class _AskedTopic(Protocol):
+    """A topic an OffsetFetch asks for (every version names them alike)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def partition_indexes(self) -> Sequence[int]: ...
+
+
+class _AskedGroup(Protocol):
+    """A group an OffsetFetch asks for: v8's groups, or the request itself before."""
+
+    @property
+    def group_id(self) -> str: ...
+
+    @property
+    def topics(self) -> Sequence[_AskedTopic] | None: ...
+
+
+def _grouped(pairs: list[tuple[str, P]]) -> dict[str, list[P]]:
+    """Entries under their topics, in the order topics first appear."""
+    topics: dict[str, list[P]] = {}
     for topic, entry in pairs:
         topics.setdefault(topic, []).append(entry)
-    return [{"name": name, "partitions": entries} for name, entries in topics.items()]
+    return topics
 
 
-def translate_offset_commit(schema: ApiSchema, req: Any) -> Forward:
+def translate_offset_commit(
+    schema: ApiSchema, req: shapes.OffsetCommitRequests
+) -> Forward[gm.OffsetCommitResponse]:
     pairs = [(str(t.name), int(p.partition_index)) for t in req.topics for p in t.partitions]
     native = gm.OffsetCommitRequest(
         str(req.group_id),
@@ -35,33 +62,37 @@ def translate_offset_commit(schema: ApiSchema, req: Any) -> Forward:
                 int(p.partition_index),
                 int(p.committed_offset),
                 p.committed_metadata or "",
-                int(getattr(p, "committed_leader_epoch", -1)),
+                field_or(p, "committed_leader_epoch", -1),
             )
             for t in req.topics
             for p in t.partitions
         ],
     )
 
-    def respond(codes: list[int]) -> Any:
-        entries = [
+    def respond(codes: list[int]) -> KafkaResponse:
+        entries: list[tuple[str, shapes.OffsetCommitResponsePartitionShape]] = [
             (topic, {"partition_index": p, "error_code": code})
             for (topic, p), code in zip(pairs, codes, strict=True)
         ]
-        return build(schema.response_type, {"throttle_time": 0, "topics": _grouped(entries)})
+        topics: list[shapes.OffsetCommitResponseTopicShape] = [
+            {"name": name, "partitions": partitions}
+            for name, partitions in _grouped(entries).items()
+        ]
+        return build(schema.response_type, {"throttle_time": 0, "topics": topics})
 
-    def reply(resp: gm.OffsetCommitResponse) -> Any:
+    def reply(resp: gm.OffsetCommitResponse) -> KafkaResponse:
         if resp.error_code != ErrorCode.NONE:
             return respond([resp.error_code] * len(pairs))
         by_partition = {(e.topic, e.partition): e.error_code for e in resp.partitions}
         return respond([by_partition.get(pair, ErrorCode.NONE) for pair in pairs])
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return respond([code] * len(pairs))
 
     return Forward(native, reply, fail)
 
 
-def _wanted(topics: Any) -> list[gm.GroupTopicPartitions] | None:
+def _wanted(topics: Iterable[_AskedTopic] | None) -> list[gm.GroupTopicPartitions] | None:
     if topics is None:
         return None
     return [
@@ -69,7 +100,9 @@ def _wanted(topics: Any) -> list[gm.GroupTopicPartitions] | None:
     ]
 
 
-def _partition_entry(o: gm.FetchedOffset, code: int) -> tuple[str, dict[str, Any]]:
+def _partition_entry(
+    o: gm.FetchedOffset, code: int
+) -> tuple[str, shapes.OffsetFetchResponsePartitionShape]:
     return (
         o.topic,
         {
@@ -82,43 +115,50 @@ def _partition_entry(o: gm.FetchedOffset, code: int) -> tuple[str, dict[str, Any
     )
 
 
-def translate_offset_fetch(schema: ApiSchema, req: Any) -> Forward | Answer:
-    if schema.version >= 8:
-        return _translate_groups(schema, req)
+def _topics(
+    offsets: list[gm.FetchedOffset], code: int
+) -> list[shapes.OffsetFetchResponseTopicShape]:
+    entries = [_partition_entry(o, code) for o in offsets]
+    return [{"name": name, "partitions": parts} for name, parts in _grouped(entries).items()]
+
+
+def translate_offset_fetch(
+    schema: ApiSchema, req: shapes.OffsetFetchRequests
+) -> Forward[gm.OffsetFetchResponse] | Answer:
+    no_groups: tuple[_AskedGroup, ...] = ()
+    if hasattr(req, "groups"):  # v8+
+        return _translate_groups(schema, field_or(req, "groups", no_groups))
     wanted = _wanted(req.topics)
 
-    def respond(offsets: list[gm.FetchedOffset], code: int = ErrorCode.NONE) -> Any:
-        entries = [_partition_entry(o, code) for o in offsets]
+    def respond(offsets: list[gm.FetchedOffset], code: int = ErrorCode.NONE) -> KafkaResponse:
         return build(
             schema.response_type,
-            {"throttle_time": 0, "topics": _grouped(entries), "error_code": code},
+            {"throttle_time": 0, "topics": _topics(offsets, code), "error_code": code},
         )
 
-    def reply(resp: gm.OffsetFetchResponse) -> Any:
+    def reply(resp: gm.OffsetFetchResponse) -> KafkaResponse:
         return respond(resp.offsets, resp.error_code)
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         asked = [gm.FetchedOffset(t.topic, p, -1) for t in wanted or [] for p in t.partitions]
         return respond(asked, code)
 
     return Forward(gm.OffsetFetchRequest(str(req.group_id), wanted), reply, fail)
 
 
-def _translate_groups(schema: ApiSchema, req: Any) -> Forward | Answer:
+def _translate_groups(
+    schema: ApiSchema, groups: Sequence[_AskedGroup]
+) -> Forward[gm.OffsetFetchResponse] | Answer:
     """v8+: several groups in one request, each answered (or refused) on its own: a group's
     error is its own, with no partitions."""
-    asked = [(str(g.group_id), _wanted(g.topics)) for g in req.groups]
+    asked = [(str(g.group_id), _wanted(g.topics)) for g in groups]
 
-    def respond(groups: list[tuple[str, int, list[gm.FetchedOffset]]]) -> Any:
+    def respond(groups: list[tuple[str, int, list[gm.FetchedOffset]]]) -> KafkaResponse:
         return build(
             schema.response_type,
             {
                 "groups": [
-                    {
-                        "group_id": group_id,
-                        "error_code": code,
-                        "topics": _grouped([_partition_entry(o, 0) for o in offsets]),
-                    }
+                    {"group_id": group_id, "error_code": code, "topics": _topics(offsets, 0)}
                     for group_id, code, offsets in groups
                 ]
             },
@@ -127,12 +167,12 @@ def _translate_groups(schema: ApiSchema, req: Any) -> Forward | Answer:
     if not asked:
         return Answer(respond([]))
 
-    def reply(resp: gm.OffsetFetchResponse) -> Any:
+    def reply(resp: gm.OffsetFetchResponse) -> KafkaResponse:
         first = (asked[0][0], resp.error_code, resp.offsets)
         more = [(g.group_id, g.error_code, g.offsets) for g in resp.more_groups]
         return respond([first, *more])
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return respond([(group_id, code, []) for group_id, _ in asked])
 
     native = gm.OffsetFetchRequest(

@@ -6,25 +6,26 @@ CreateTopics: the controller places replicas itself.
 
 from __future__ import annotations
 
-from typing import Any
-
+from rillet.broker.kafka import shapes
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.error_map import kafka_message
-from rillet.broker.kafka.translation import Answer, Forward, millis
+from rillet.broker.kafka.translation import Answer, Forward, KafkaResponse, millis
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import CreatePartitionsRequest, CreatePartitionsResponse, PartitionCount
 
 MANUAL = "manual replica assignment is not supported"
 
 
-def translate_create_partitions(schema: ApiSchema, req: Any) -> Forward | Answer:
+def translate_create_partitions(
+    schema: ApiSchema, req: shapes.CreatePartitionsRequests
+) -> Forward[CreatePartitionsResponse] | Answer:
     names = [str(t.name) for t in req.topics]
     local: dict[str, tuple[int, str | None]] = {
         str(t.name): (int(ErrorCode.INVALID_REQUEST), MANUAL) for t in req.topics if t.assignments
     }
 
-    def respond(results: dict[str, tuple[int, str | None]]) -> Any:
+    def respond(results: dict[str, tuple[int, str | None]]) -> KafkaResponse:
         return build(
             schema.response_type,
             {
@@ -41,7 +42,7 @@ def translate_create_partitions(schema: ApiSchema, req: Any) -> Forward | Answer
         return Answer(respond(local))
     native = CreatePartitionsRequest(wanted, millis(req.timeout), bool(req.validate_only))
 
-    def reply(resp: CreatePartitionsResponse) -> Any:
+    def reply(resp: CreatePartitionsResponse) -> KafkaResponse:
         results = dict(local)
         results.update(
             {
@@ -51,7 +52,7 @@ def translate_create_partitions(schema: ApiSchema, req: Any) -> Forward | Answer
         )
         return respond(results)
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return respond({n: local.get(n, (code, kafka_message(code, None))) for n in names})
 
     return Forward(native, reply, fail)

@@ -3,22 +3,23 @@ lists to rillet's producer admin requests (broker/handlers/producer_admin.py).""
 
 from __future__ import annotations
 
-from typing import Any
-
+from rillet.broker.kafka import shapes
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.data_path import grouped_by_topic
 from rillet.broker.kafka.entities import build
-from rillet.broker.kafka.translation import Forward
+from rillet.broker.kafka.translation import Forward, KafkaResponse
 from rillet.wire import producer_admin_messages as pam
 from rillet.wire.transaction_messages import TxnPartitionResult, TxnTopicPartition
 
 
-def translate_describe_producers(schema: ApiSchema, req: Any) -> Forward:
+def translate_describe_producers(
+    schema: ApiSchema, req: shapes.DescribeProducersRequests
+) -> Forward[pam.DescribeProducersResponse]:
     wanted = [
         TxnTopicPartition(str(t.name), int(p)) for t in req.topics for p in t.partition_indexes
     ]
 
-    def respond(found: list[pam.PartitionProducers]) -> Any:
+    def respond(found: list[pam.PartitionProducers]) -> KafkaResponse:
         pairs = [(f.topic, f.partition) for f in found]
         return build(
             schema.response_type,
@@ -52,16 +53,18 @@ def translate_describe_producers(schema: ApiSchema, req: Any) -> Forward:
             },
         )
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return respond([pam.PartitionProducers(tp.topic, tp.partition, code) for tp in wanted])
 
-    def reply(resp: pam.DescribeProducersResponse) -> Any:
+    def reply(resp: pam.DescribeProducersResponse) -> KafkaResponse:
         return respond(resp.partitions)
 
     return Forward(pam.DescribeProducersRequest(wanted), reply, fail)
 
 
-def translate_write_txn_markers(schema: ApiSchema, req: Any) -> Forward:
+def translate_write_txn_markers(
+    schema: ApiSchema, req: shapes.WriteTxnMarkersRequests
+) -> Forward[pam.WriteTxnMarkersResponse]:
     specs = [
         pam.TxnMarkerSpec(
             int(m.producer_id),
@@ -73,7 +76,7 @@ def translate_write_txn_markers(schema: ApiSchema, req: Any) -> Forward:
         for m in req.markers
     ]
 
-    def respond(results: list[pam.MarkerResult]) -> Any:
+    def respond(results: list[pam.MarkerResult]) -> KafkaResponse:
         return build(
             schema.response_type,
             {
@@ -98,7 +101,7 @@ def translate_write_txn_markers(schema: ApiSchema, req: Any) -> Forward:
             },
         )
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return respond(
             [
                 pam.MarkerResult(
@@ -109,7 +112,7 @@ def translate_write_txn_markers(schema: ApiSchema, req: Any) -> Forward:
             ]
         )
 
-    def reply(resp: pam.WriteTxnMarkersResponse) -> Any:
+    def reply(resp: pam.WriteTxnMarkersResponse) -> KafkaResponse:
         return respond(resp.markers)
 
     return Forward(pam.WriteTxnMarkersRequest(specs), reply, fail)

@@ -13,11 +13,11 @@ committed (v1's ``ack_when_committed`` = false is answered the same way, later t
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
+from rillet.broker.kafka import shapes
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
-from rillet.broker.kafka.translation import Forward
+from rillet.broker.kafka.translation import Forward, KafkaResponse
 from rillet.wire.raft_voter_messages import (
     AddRaftVoterRequest,
     RaftVoterResponse,
@@ -32,24 +32,30 @@ def _directory(value: uuid.UUID | None) -> str:
     return value.hex
 
 
-def _forward(schema: ApiSchema, request: AddRaftVoterRequest | RemoveRaftVoterRequest) -> Forward:
-    def respond(code: int, message: str | None) -> Any:
+def _forward(
+    schema: ApiSchema, request: AddRaftVoterRequest | RemoveRaftVoterRequest
+) -> Forward[RaftVoterResponse]:
+    def respond(code: int, message: str | None) -> KafkaResponse:
         return build(
             schema.response_type,
             {"throttle_time": 0, "error_code": code, "error_message": message},
         )
 
-    def reply(resp: RaftVoterResponse) -> Any:
+    def reply(resp: RaftVoterResponse) -> KafkaResponse:
         return respond(resp.error_code, resp.error_message)
 
     return Forward(request, reply, lambda code: respond(code, None))
 
 
-def translate_add_raft_voter(schema: ApiSchema, req: Any) -> Forward:
+def translate_add_raft_voter(
+    schema: ApiSchema, req: shapes.AddRaftVoterRequests
+) -> Forward[RaftVoterResponse]:
     native = AddRaftVoterRequest(int(req.voter_id), _directory(req.voter_directory_id), "", "")
     return _forward(schema, native)
 
 
-def translate_remove_raft_voter(schema: ApiSchema, req: Any) -> Forward:
+def translate_remove_raft_voter(
+    schema: ApiSchema, req: shapes.RemoveRaftVoterRequests
+) -> Forward[RaftVoterResponse]:
     native = RemoveRaftVoterRequest(int(req.voter_id), _directory(req.voter_directory_id))
     return _forward(schema, native)

@@ -8,12 +8,11 @@ here in the order the request named them.
 
 from __future__ import annotations
 
-from typing import Any
-
+from rillet.broker.kafka import shapes
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.error_map import kafka_message
-from rillet.broker.kafka.translation import Forward
+from rillet.broker.kafka.translation import Forward, KafkaResponse, field_or
 from rillet.wire.broker_admin_messages import UnregisterBrokerRequest, UnregisterBrokerResponse
 from rillet.wire.reassignment_messages import (
     AlterReassignmentsRequest,
@@ -28,23 +27,17 @@ from rillet.wire.reassignment_messages import (
 )
 
 
-def _per_topic(
-    outcomes: list[PartitionOutcome], topic_key: str, list_key: str, partition_key: str
-) -> list[dict[str, Any]]:
-    """Per-partition outcomes grouped by topic, under the field names of the api's answer."""
-    grouped: dict[str, list[dict[str, Any]]] = {}
+def _per_topic(outcomes: list[PartitionOutcome]) -> dict[str, list[PartitionOutcome]]:
+    """Per-partition outcomes grouped by topic, in the order topics first appear."""
+    grouped: dict[str, list[PartitionOutcome]] = {}
     for o in outcomes:
-        grouped.setdefault(o.topic, []).append(
-            {
-                partition_key: o.partition,
-                "error_code": o.error_code,
-                "error_message": o.error_message,
-            }
-        )
-    return [{topic_key: topic, list_key: ps} for topic, ps in grouped.items()]
+        grouped.setdefault(o.topic, []).append(o)
+    return grouped
 
 
-def translate_alter_reassignments(schema: ApiSchema, req: Any) -> Forward:
+def translate_alter_reassignments(
+    schema: ApiSchema, req: shapes.AlterPartitionReassignmentsRequests
+) -> Forward[AlterReassignmentsResponse]:
     moves = [
         PartitionMove(
             str(t.name),
@@ -55,27 +48,42 @@ def translate_alter_reassignments(schema: ApiSchema, req: Any) -> Forward:
         for p in t.partitions
     ]
 
-    def respond(code: int, message: str | None, outcomes: list[PartitionOutcome]) -> Any:
+    def respond(code: int, message: str | None, outcomes: list[PartitionOutcome]) -> KafkaResponse:
         return build(
             schema.response_type,
             {
                 "throttle_time": 0,
                 "error_code": code,
                 "error_message": message,
-                "responses": _per_topic(outcomes, "name", "partitions", "partition_index"),
+                "responses": [
+                    {
+                        "name": topic,
+                        "partitions": [
+                            {
+                                "partition_index": o.partition,
+                                "error_code": o.error_code,
+                                "error_message": o.error_message,
+                            }
+                            for o in found
+                        ],
+                    }
+                    for topic, found in _per_topic(outcomes).items()
+                ],
             },
         )
 
-    def reply(resp: AlterReassignmentsResponse) -> Any:
+    def reply(resp: AlterReassignmentsResponse) -> KafkaResponse:
         return respond(resp.error_code, resp.error_message, resp.results)
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return respond(code, None, [])
 
     return Forward(AlterReassignmentsRequest(moves), reply, fail)
 
 
-def translate_list_reassignments(schema: ApiSchema, req: Any) -> Forward:
+def translate_list_reassignments(
+    schema: ApiSchema, req: shapes.ListPartitionReassignmentsRequests
+) -> Forward[ListReassignmentsResponse]:
     topics = (
         None
         if req.topics is None
@@ -84,8 +92,9 @@ def translate_list_reassignments(schema: ApiSchema, req: Any) -> Forward:
         ]
     )
 
-    def respond(code: int, resp: ListReassignmentsResponse | None) -> Any:
-        grouped: dict[str, list[dict[str, Any]]] = {}
+    def respond(code: int, resp: ListReassignmentsResponse | None) -> KafkaResponse:
+        grouped: dict[str, list[shapes.ListPartitionReassignmentsOngoingPartitionReassignmentShape]]
+        grouped = {}
         for m in resp.reassignments if resp is not None else []:
             grouped.setdefault(m.topic, []).append(
                 {
@@ -112,8 +121,10 @@ def translate_list_reassignments(schema: ApiSchema, req: Any) -> Forward:
     )
 
 
-def translate_elect_leaders(schema: ApiSchema, req: Any) -> Forward:
-    election = int(getattr(req, "election_type", 0))  # v0 knows only preferred elections
+def translate_elect_leaders(
+    schema: ApiSchema, req: shapes.ElectLeadersRequests
+) -> Forward[ElectLeadersResponse]:
+    election = field_or(req, "election_type", 0)  # v0 knows only preferred elections
     topics = (
         None
         if req.topic_partitions is None
@@ -123,35 +134,48 @@ def translate_elect_leaders(schema: ApiSchema, req: Any) -> Forward:
         ]
     )
 
-    def respond(code: int, outcomes: list[PartitionOutcome]) -> Any:
+    def respond(code: int, outcomes: list[PartitionOutcome]) -> KafkaResponse:
         return build(
             schema.response_type,
             {
                 "throttle_time": 0,
                 "error_code": code,
-                "replica_election_results": _per_topic(
-                    outcomes, "topic", "partition_result", "partition_id"
-                ),
+                "replica_election_results": [
+                    {
+                        "topic": topic,
+                        "partition_result": [
+                            {
+                                "partition_id": o.partition,
+                                "error_code": o.error_code,
+                                "error_message": o.error_message,
+                            }
+                            for o in found
+                        ],
+                    }
+                    for topic, found in _per_topic(outcomes).items()
+                ],
             },
         )
 
-    def reply(resp: ElectLeadersResponse) -> Any:
+    def reply(resp: ElectLeadersResponse) -> KafkaResponse:
         return respond(resp.error_code, resp.results)
 
     return Forward(ElectLeadersRequest(election, topics), reply, lambda code: respond(code, []))
 
 
-def translate_unregister_broker(schema: ApiSchema, req: Any) -> Forward:
+def translate_unregister_broker(
+    schema: ApiSchema, req: shapes.UnregisterBrokerRequests
+) -> Forward[UnregisterBrokerResponse]:
     """UnregisterBroker (api 64): the native request; refused while the broker holds a
     replica (see metadata_quorum/broker_admin.py)."""
 
-    def respond(code: int, message: str | None) -> Any:
+    def respond(code: int, message: str | None) -> KafkaResponse:
         return build(
             schema.response_type,
             {"throttle_time": 0, "error_code": code, "error_message": message},
         )
 
-    def reply(resp: UnregisterBrokerResponse) -> Any:
+    def reply(resp: UnregisterBrokerResponse) -> KafkaResponse:
         return respond(resp.error_code, kafka_message(resp.error_code, resp.error_message))
 
     return Forward(

@@ -7,12 +7,11 @@ watermark, NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT before every in-sync replic
 
 from __future__ import annotations
 
-from typing import Any
-
+from rillet.broker.kafka import shapes
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.data_path import grouped_by_topic, partition_pairs
 from rillet.broker.kafka.entities import build
-from rillet.broker.kafka.translation import Forward, millis
+from rillet.broker.kafka.translation import Forward, KafkaResponse, millis
 from rillet.wire.record_deletion_messages import (
     DeleteRecordsPartition,
     DeleteRecordsRequest,
@@ -20,8 +19,10 @@ from rillet.wire.record_deletion_messages import (
 )
 
 
-def translate_delete_records(schema: ApiSchema, req: Any) -> Forward:
-    pairs = partition_pairs(req.topics, "partitions", "partition_index")
+def translate_delete_records(
+    schema: ApiSchema, req: shapes.DeleteRecordsRequests
+) -> Forward[DeleteRecordsResponse]:
+    pairs = partition_pairs(req.topics)
     native = DeleteRecordsRequest(
         [
             DeleteRecordsPartition(str(t.name), int(p.partition_index), int(p.offset))
@@ -31,7 +32,7 @@ def translate_delete_records(schema: ApiSchema, req: Any) -> Forward:
         millis(req.timeout),
     )
 
-    def respond(entries: list[dict[str, Any]]) -> Any:
+    def respond(entries: list[shapes.DeleteRecordsPartitionResultShape]) -> KafkaResponse:
         return build(
             schema.response_type,
             {
@@ -43,7 +44,7 @@ def translate_delete_records(schema: ApiSchema, req: Any) -> Forward:
             },
         )
 
-    def reply(resp: DeleteRecordsResponse) -> Any:
+    def reply(resp: DeleteRecordsResponse) -> KafkaResponse:
         return respond(
             [
                 {
@@ -55,7 +56,7 @@ def translate_delete_records(schema: ApiSchema, req: Any) -> Forward:
             ]
         )
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return respond(
             [{"partition_index": p, "low_watermark": -1, "error_code": code} for _, p in pairs]
         )

@@ -8,12 +8,10 @@ way the answer is an internal message, translated here into Kafka's.
 
 from __future__ import annotations
 
-import datetime
-from typing import Any
-
+from rillet.broker.kafka import shapes
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
-from rillet.broker.kafka.translation import Forward
+from rillet.broker.kafka.translation import Forward, KafkaResponse
 from rillet.wire.sasl_messages import (
     SaslAuthenticateRequest,
     SaslAuthenticateResponse,
@@ -22,32 +20,36 @@ from rillet.wire.sasl_messages import (
 )
 
 
-def translate_sasl_handshake(schema: ApiSchema, req: Any) -> Forward:
-    def reply(resp: SaslHandshakeResponse) -> Any:
+def translate_sasl_handshake(
+    schema: ApiSchema, req: shapes.SaslHandshakeRequests
+) -> Forward[SaslHandshakeResponse]:
+    def reply(resp: SaslHandshakeResponse) -> KafkaResponse:
         return build(
             schema.response_type,
             {"error_code": resp.error_code, "mechanisms": tuple(resp.mechanisms)},
         )
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return reply(SaslHandshakeResponse(code, []))
 
     return Forward(SaslHandshakeRequest(str(req.mechanism)), reply, fail)
 
 
-def translate_sasl_authenticate(schema: ApiSchema, req: Any) -> Forward:
-    def reply(resp: SaslAuthenticateResponse) -> Any:
+def translate_sasl_authenticate(
+    schema: ApiSchema, req: shapes.SaslAuthenticateRequests
+) -> Forward[SaslAuthenticateResponse]:
+    def reply(resp: SaslAuthenticateResponse) -> KafkaResponse:
         return build(
             schema.response_type,
             {
                 "error_code": resp.error_code,
                 "error_message": resp.error_message,
                 "auth_bytes": resp.auth_bytes,
-                "session_lifetime": datetime.timedelta(0),
+                "session_lifetime": 0,  # ms: the session does not expire
             },
         )
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return reply(SaslAuthenticateResponse(code, None, b""))
 
     return Forward(SaslAuthenticateRequest(bytes(req.auth_bytes)), reply, fail)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Any
 
+from rillet.broker.kafka.translation import optional_field
 from rillet.wire.messages import TopicMetadata
 
 UNKNOWN_TOPIC_ID = 100  # Kafka's error; rillet's own clients never name topics by id
@@ -27,17 +27,17 @@ def kafka_topic_id(topic_id: str) -> uuid.UUID | None:
         return None
 
 
-def requested(topics: Sequence[Any] | None) -> tuple[list[str] | None, list[str]]:
+def requested(topics: Sequence[object] | None) -> tuple[list[str] | None, list[str]]:
     """The names asked for (None: every topic) and the ids asked for by id alone (the node
-    is then asked for every topic)."""
+    is then asked for every topic). Topics have ids from Metadata v10 on, and may lack a
+    name there."""
     if topics is None:
         return None, []
-    ids = [
-        str(t.topic_id)
-        for t in topics
-        if getattr(t, "name", None) is None and getattr(t, "topic_id", None) is not None
+    named = [
+        (optional_field(t, "name", str), optional_field(t, "topic_id", uuid.UUID)) for t in topics
     ]
-    names = [str(t.name) for t in topics if getattr(t, "name", None) is not None]
+    ids = [str(topic_id) for name, topic_id in named if name is None and topic_id is not None]
+    names = [name for name, _ in named if name is not None]
     return names, ids
 
 

@@ -11,12 +11,13 @@ is cut here.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Collection
 
+from rillet.broker.kafka import shapes
 from rillet.broker.kafka.admin import topic_entry
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
-from rillet.broker.kafka.translation import ClusterView, Forward
+from rillet.broker.kafka.translation import ClusterView, Forward, KafkaResponse
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import MetadataRequest, MetadataResponse, TopicMetadata
 
@@ -52,18 +53,34 @@ def page(
     return out, None
 
 
-def translate_describe_topic_partitions(schema: ApiSchema, req: Any, view: ClusterView) -> Forward:
+def _topic_entry(
+    t: TopicMetadata, endpoints: Collection[int]
+) -> shapes.DescribeTopicPartitionsResponseTopicShape:
+    """Metadata's description of a topic, with no eligible leader replicas (KIP-966)."""
+    entry = topic_entry(t, endpoints)
+    return {
+        **entry,
+        "partitions": [
+            {**p, "eligible_leader_replicas": (), "last_known_elr": ()}
+            for p in entry.get("partitions", ())
+        ],
+    }
+
+
+def translate_describe_topic_partitions(
+    schema: ApiSchema, req: shapes.DescribeTopicPartitionsRequests, view: ClusterView
+) -> Forward[MetadataResponse]:
     names = sorted({str(t.name) for t in req.topics})
     cursor = None
     if req.cursor is not None:
         cursor = (str(req.cursor.topic_name), int(req.cursor.partition_index))
 
-    def respond(topics: list[TopicMetadata], next_cursor: tuple[str, int] | None) -> Any:
+    def respond(topics: list[TopicMetadata], next_cursor: tuple[str, int] | None) -> KafkaResponse:
         endpoints = view.kafka_endpoints()
         return build(
             schema.response_type,
             {
-                "topics": [topic_entry(t, endpoints) for t in topics],
+                "topics": [_topic_entry(t, endpoints) for t in topics],
                 "next_cursor": (
                     None
                     if next_cursor is None
@@ -72,10 +89,10 @@ def translate_describe_topic_partitions(schema: ApiSchema, req: Any, view: Clust
             },
         )
 
-    def reply(resp: MetadataResponse) -> Any:
+    def reply(resp: MetadataResponse) -> KafkaResponse:
         return respond(*page(resp.topics, cursor, int(req.response_partition_limit)))
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return respond([TopicMetadata(name, code, []) for name in names], None)
 
     return Forward(MetadataRequest(names or None, -1, False), reply, fail)

@@ -8,12 +8,11 @@ own translators (admin.py)."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from rillet.broker.kafka import shapes
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.data_path import grouped_by_topic
 from rillet.broker.kafka.entities import build
-from rillet.broker.kafka.translation import Forward
+from rillet.broker.kafka.translation import Forward, KafkaResponse, field_or, optional_field
 from rillet.wire import transaction_messages as tm
 
 
@@ -25,10 +24,12 @@ def _codes(
     return [by_partition.get(pair, fallback) for pair in pairs]
 
 
-def translate_add_partitions_to_txn(schema: ApiSchema, req: Any) -> Forward:
+def translate_add_partitions_to_txn(
+    schema: ApiSchema, req: shapes.AddPartitionsToTxnRequests
+) -> Forward[tm.AddPartitionsToTxnResponse]:
     pairs = [(str(t.name), int(p)) for t in req.v3_and_below_topics for p in t.partitions]
 
-    def respond(codes: list[int]) -> Any:
+    def respond(codes: list[int]) -> KafkaResponse:
         return build(
             schema.response_type,
             {
@@ -48,7 +49,7 @@ def translate_add_partitions_to_txn(schema: ApiSchema, req: Any) -> Forward:
             },
         )
 
-    def reply(resp: tm.AddPartitionsToTxnResponse) -> Any:
+    def reply(resp: tm.AddPartitionsToTxnResponse) -> KafkaResponse:
         return respond(_codes(pairs, resp.results, resp.error_code))
 
     native = tm.AddPartitionsToTxnRequest(
@@ -60,8 +61,8 @@ def translate_add_partitions_to_txn(schema: ApiSchema, req: Any) -> Forward:
     return Forward(native, reply, lambda code: respond([code] * len(pairs)))
 
 
-def translate_end_txn(schema: ApiSchema, req: Any) -> Forward:
-    def respond(code: int) -> Any:
+def translate_end_txn(schema: ApiSchema, req: shapes.EndTxnRequests) -> Forward[tm.EndTxnResponse]:
+    def respond(code: int) -> KafkaResponse:
         return build(schema.response_type, {"throttle_time": 0, "error_code": code})
 
     native = tm.EndTxnRequest(
@@ -70,8 +71,10 @@ def translate_end_txn(schema: ApiSchema, req: Any) -> Forward:
     return Forward(native, lambda resp: respond(resp.error_code), respond)
 
 
-def translate_add_offsets_to_txn(schema: ApiSchema, req: Any) -> Forward:
-    def respond(code: int) -> Any:
+def translate_add_offsets_to_txn(
+    schema: ApiSchema, req: shapes.AddOffsetsToTxnRequests
+) -> Forward[tm.AddOffsetsToTxnResponse]:
+    def respond(code: int) -> KafkaResponse:
         return build(schema.response_type, {"throttle_time": 0, "error_code": code})
 
     native = tm.AddOffsetsToTxnRequest(
@@ -80,22 +83,24 @@ def translate_add_offsets_to_txn(schema: ApiSchema, req: Any) -> Forward:
     return Forward(native, lambda resp: respond(resp.error_code), respond)
 
 
-def translate_txn_offset_commit(schema: ApiSchema, req: Any) -> Forward:
+def translate_txn_offset_commit(
+    schema: ApiSchema, req: shapes.TxnOffsetCommitRequests
+) -> Forward[tm.TxnOffsetCommitResponse]:
     offsets = [
         tm.TxnCommitOffset(
             str(t.name),
             int(p.partition_index),
             int(p.committed_offset),
             p.committed_metadata or "",
-            int(getattr(p, "committed_leader_epoch", -1)),
+            field_or(p, "committed_leader_epoch", -1),
         )
         for t in req.topics
         for p in t.partitions
     ]
     pairs = [(o.topic, o.partition) for o in offsets]
 
-    def respond(codes: list[int]) -> Any:
-        entries = [
+    def respond(codes: list[int]) -> KafkaResponse:
+        entries: list[shapes.TxnOffsetCommitResponsePartitionShape] = [
             {"partition_index": p, "error_code": c} for (_, p), c in zip(pairs, codes, strict=True)
         ]
         return build(
@@ -109,7 +114,7 @@ def translate_txn_offset_commit(schema: ApiSchema, req: Any) -> Forward:
             },
         )
 
-    def reply(resp: tm.TxnOffsetCommitResponse) -> Any:
+    def reply(resp: tm.TxnOffsetCommitResponse) -> KafkaResponse:
         return respond(_codes(pairs, resp.results, resp.error_code))
 
     native = tm.TxnOffsetCommitRequest(
@@ -119,17 +124,19 @@ def translate_txn_offset_commit(schema: ApiSchema, req: Any) -> Forward:
         int(req.producer_epoch),
         offsets,
         # v3 (KIP-447): the committing member, fenced by the group's generation
-        str(getattr(req, "member_id", "")),
-        int(getattr(req, "generation_id", -1)),
-        getattr(req, "group_instance_id", None),
+        field_or(req, "member_id", ""),
+        field_or(req, "generation_id", -1),
+        optional_field(req, "group_instance_id", str),
     )
     return Forward(native, reply, lambda code: respond([code] * len(pairs)))
 
 
-def translate_list_transactions(schema: ApiSchema, req: Any) -> Forward:
+def translate_list_transactions(
+    schema: ApiSchema, req: shapes.ListTransactionsRequests
+) -> Forward[tm.ListTransactionsResponse]:
     def respond(
         code: int, listed: list[tm.TxnListing] | None = None, unknown: list[str] | None = None
-    ) -> Any:
+    ) -> KafkaResponse:
         return build(
             schema.response_type,
             {
@@ -151,16 +158,18 @@ def translate_list_transactions(schema: ApiSchema, req: Any) -> Forward:
         [str(s) for s in req.state_filters], [int(p) for p in req.producer_id_filters]
     )
 
-    def reply(resp: tm.ListTransactionsResponse) -> Any:
+    def reply(resp: tm.ListTransactionsResponse) -> KafkaResponse:
         return respond(resp.error_code, resp.transactions, resp.unknown_state_filters)
 
     return Forward(native, reply, respond)
 
 
-def translate_describe_transactions(schema: ApiSchema, req: Any) -> Forward:
+def translate_describe_transactions(
+    schema: ApiSchema, req: shapes.DescribeTransactionsRequests
+) -> Forward[tm.DescribeTransactionsResponse]:
     ids = [str(t) for t in req.transactional_ids]
 
-    def respond(described: list[tm.TxnDescription]) -> Any:
+    def respond(described: list[tm.TxnDescription]) -> KafkaResponse:
         return build(
             schema.response_type,
             {
@@ -186,10 +195,10 @@ def translate_describe_transactions(schema: ApiSchema, req: Any) -> Forward:
             },
         )
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return respond([tm.TxnDescription(code, t) for t in ids])
 
-    def reply(resp: tm.DescribeTransactionsResponse) -> Any:
+    def reply(resp: tm.DescribeTransactionsResponse) -> KafkaResponse:
         return respond(resp.transactions)
 
     return Forward(tm.DescribeTransactionsRequest(ids), reply, fail)

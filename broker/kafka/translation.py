@@ -11,11 +11,18 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Generic, Protocol, TypeAlias, TypeGuard, TypeVar
+
+from kio.static.protocol import ResponsePayload
 
 from rillet.broker.config import NodeConfig
 from rillet.broker.kafka.fetch_sessions import FetchSessionCache
 from rillet.wire.frame import BlobPart
+from rillet.wire.protocol import response_type_for
+from rillet.wire.request import Request
+
+R = TypeVar("R")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,19 +32,52 @@ class RawBody:
     parts: list[BlobPart]
 
 
+# A Kafka response: a kio entity of the request's version, or a body encoded by hand.
+KafkaResponse: TypeAlias = ResponsePayload | RawBody
+
+
 @dataclass(frozen=True, slots=True)
-class Forward:
-    native: Any
-    reply: Callable[[Any], Any]  # internal response -> Kafka response
-    fail: Callable[[int], Any]  # rillet error code -> Kafka response
+class Forward(Generic[R]):
+    """``native`` for the dispatcher; ``reply`` turns its answer into Kafka's response."""
+
+    native: Request[R]
+    reply: Callable[[R], KafkaResponse]  # internal response -> Kafka response
+    fail: Callable[[int], KafkaResponse]  # rillet error code -> Kafka response
     # acks=0: Kafka sends no response, and closes the connection when a partition failed
     # (so the client refreshes its metadata): the handler says so (handlers/unanswered.py).
     unanswered: bool = False
 
+    def answer(self, message: object) -> KafkaResponse:
+        """Kafka's response to the dispatcher's answer ``message`` (which must be the
+        response type ``native`` pairs with: anything else is a dispatcher bug)."""
+        if answers(message, self.native):
+            return self.reply(message)
+        raise TypeError(f"{type(message).__name__} does not answer {type(self.native)}")
+
+
+class Forwarded(Protocol):
+    """A :class:`Forward` of any response type, as the connection holds it."""
+
+    @property
+    def native(self) -> Request[object]: ...
+
+    @property
+    def fail(self) -> Callable[[int], KafkaResponse]: ...
+
+    @property
+    def unanswered(self) -> bool: ...
+
+    def answer(self, message: object) -> KafkaResponse: ...
+
+
+def answers(message: object, request: Request[R]) -> TypeGuard[R]:
+    """Whether ``message`` is of the response type that ``request`` is answered with."""
+    return isinstance(message, response_type_for(request))
+
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    response: Any
+    response: KafkaResponse
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +115,25 @@ class ClusterView(Protocol):
     def now_ms(self) -> int: ...
 
     def feature_level(self) -> int: ...
+
+
+def field_or(entity: object, name: str, default: T) -> T:
+    """Field ``name`` of a request entity, which only some of its api's versions have:
+    ``default`` in the others (what Kafka assumes there). Raises TypeError when the field
+    holds something else than ``default``'s type (its kio type is a subclass of it)."""
+    value = getattr(entity, name, default)
+    if not isinstance(value, type(default)):
+        raise TypeError(f"{type(entity).__name__}.{name} is {value!r}, not {type(default)}")
+    return value
+
+
+def optional_field(entity: object, name: str, kind: type[T]) -> T | None:
+    """Field ``name`` of a request entity where it may be null or absent (older versions):
+    None then. Raises TypeError when it holds something else than a ``kind``."""
+    value = getattr(entity, name, None)
+    if value is None or isinstance(value, kind):
+        return value
+    raise TypeError(f"{type(entity).__name__}.{name} is {value!r}, not {kind.__name__}")
 
 
 def millis(value: datetime.timedelta | int) -> int:

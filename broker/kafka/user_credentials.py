@@ -9,12 +9,11 @@ kafka-python report a user's result by its message alone, so an empty one read a
 
 from __future__ import annotations
 
-from typing import Any
-
+from rillet.broker.kafka import shapes
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.error_map import kafka_message
-from rillet.broker.kafka.translation import Answer, Forward
+from rillet.broker.kafka.translation import Answer, Forward, KafkaResponse
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.user_messages import (
     AlterUserScramCredentialsRequest,
@@ -39,10 +38,12 @@ def refusal_message(code: int, message: str | None) -> str | None:
     return kafka_message(code, message, SCRAM_MESSAGES)
 
 
-def translate_describe(schema: ApiSchema, req: Any) -> Forward:
+def translate_describe(
+    schema: ApiSchema, req: shapes.DescribeUserScramCredentialsRequests
+) -> Forward[DescribeUserScramCredentialsResponse]:
     names = None if req.users is None else [str(u.name) for u in req.users]
 
-    def reply(resp: DescribeUserScramCredentialsResponse) -> Any:
+    def reply(resp: DescribeUserScramCredentialsResponse) -> KafkaResponse:
         return build(
             schema.response_type,
             {
@@ -68,7 +69,7 @@ def translate_describe(schema: ApiSchema, req: Any) -> Forward:
             },
         )
 
-    def fail(code: int) -> Any:
+    def fail(code: int) -> KafkaResponse:
         return build(
             schema.response_type,
             {
@@ -82,12 +83,14 @@ def translate_describe(schema: ApiSchema, req: Any) -> Forward:
     return Forward(DescribeUserScramCredentialsRequest(names), reply, fail)
 
 
-def translate_alter(schema: ApiSchema, req: Any) -> Forward | Answer:
+def translate_alter(
+    schema: ApiSchema, req: shapes.AlterUserScramCredentialsRequests
+) -> Forward[AlterUserScramCredentialsResponse] | Answer:
     users = list(
         dict.fromkeys([str(d.name) for d in req.deletions] + [str(u.name) for u in req.upsertions])
     )
 
-    def respond(code: int, message: str | None) -> Any:
+    def respond(code: int, message: str | None) -> KafkaResponse:
         return build(
             schema.response_type,
             {
@@ -99,11 +102,9 @@ def translate_alter(schema: ApiSchema, req: Any) -> Forward | Answer:
             },
         )
 
-    unknown = [
-        int(x.mechanism)
-        for x in (*req.deletions, *req.upsertions)
-        if int(x.mechanism) not in MECHANISM_BY_NUMBER
-    ]
+    mechanisms = [int(d.mechanism) for d in req.deletions]
+    mechanisms += [int(u.mechanism) for u in req.upsertions]
+    unknown = [m for m in mechanisms if m not in MECHANISM_BY_NUMBER]
     if unknown:
         return Answer(
             respond(ErrorCode.UNSUPPORTED_SASL_MECHANISM, f"unknown mechanism {unknown[0]}")
@@ -125,7 +126,7 @@ def translate_alter(schema: ApiSchema, req: Any) -> Forward | Answer:
         ],
     )
 
-    def reply(resp: AlterUserScramCredentialsResponse) -> Any:
+    def reply(resp: AlterUserScramCredentialsResponse) -> KafkaResponse:
         return respond(resp.error_code, resp.error_message)
 
     return Forward(native, reply, lambda code: respond(code, None))

@@ -10,6 +10,7 @@ dispatcher, connection and handlers on real replicas and the in-memory quorum.""
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -36,9 +37,11 @@ from rillet.wire.cluster_messages import NodeAuthBeginRequest
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FrameDecoder, encode_frame
 from rillet.wire.messages import (
+    REQUEST_TYPES,
     ApiVersionsRequest,
     ApiVersionsResponse,
     CreateTopicsRequest,
+    CreateTopicsResponse,
     NewTopic,
 )
 from rillet.wire.protocol import (
@@ -86,6 +89,7 @@ async def test_another_protocol_version_is_refused_before_the_handler_runs(
         same = d.dispatch(RequestHeader(ApiKey.CREATE_TOPICS, PROTOCOL_VERSION, 10, None), create)
         assert isinstance(same, PendingReply) and same.waiting is not None
         created = await same.waiting
+        assert isinstance(created, CreateTopicsResponse)
         assert [t.error_code for t in created.topics] == [ErrorCode.NONE]
 
 
@@ -183,3 +187,25 @@ async def _receive(client: trio.SocketStream, decoder: FrameDecoder, kind: type)
             assert data, "the connection closed"
             decoder.feed(data)
     return decode_response(frame, kind)
+
+
+def _named_types(hint: object) -> set[object]:
+    """Every class a return annotation names, however nested (unions, Deferred[...])."""
+    found = {hint}
+    for arg in typing.get_args(hint):
+        found |= _named_types(arg)
+    return found
+
+
+def test_every_handler_answers_the_response_its_request_names() -> None:
+    """The pairing is stated once, in each request's ``Request[R]`` base; every handler
+    with an annotated answer must answer that R (a mismatch would reach the encoder)."""
+    checked = 0
+    for api, route in HANDLERS.items():
+        handler = getattr(route, "handler", None)
+        hints = typing.get_type_hints(handler) if handler is not None else {}
+        if "return" not in hints:
+            continue  # the SASL lambdas of a listener without SASL
+        assert REQUEST_TYPES[api][1] in _named_types(hints["return"]), api.name
+        checked += 1
+    assert checked >= len(HANDLERS) - 3
