@@ -27,7 +27,7 @@ from rillet.chaos.kafka_clients import KafkaProducerWorker
 from rillet.chaos.members import KAFKA_MEMBER_MODULE, MemberProcesses
 from rillet.chaos.nemesis import Nemesis
 from rillet.chaos.runner import GROUP, TOPIC, RunConfig, _drive, schedule_for
-from rillet.chaos.schedule import FaultStep
+from rillet.chaos.schedule import FaultStep, Schedule
 from rillet.chaos.workload import FinalRead, ProducerOptions
 from rillet.launcher.local_node import NodeStartError
 
@@ -262,12 +262,14 @@ def _final_read(bootstrap: str, partitions: int, timeout_s: float = 60.0) -> Fin
     return out
 
 
-def run_kafka_once(config: RunConfig, jars: Path, run_dir: Path) -> FinalState:
-    """The seed's schedule against a fresh 3-node Kafka cluster; writes ``run_dir``'s
-    history and final state (judge them with ``rillet.chaos.runner.judge``)."""
+def run_kafka_once(
+    config: RunConfig, jars: Path, run_dir: Path, schedule: Schedule | None = None
+) -> FinalState:
+    """The seed's schedule (or ``schedule``) against a fresh 3-node Kafka cluster; writes
+    ``run_dir``'s history and final state (judge them with ``rillet.chaos.runner.judge``)."""
     from real_kafka_cluster import RealKafkaCluster
 
-    schedule = schedule_for(config)
+    schedule = schedule if schedule is not None else schedule_for(config)
     shutil.rmtree(run_dir, ignore_errors=True)  # a fresh cluster: Kafka refuses an old one
     run_dir.mkdir(parents=True)
     with RealKafkaCluster(
