@@ -7,9 +7,10 @@ acknowledged may be lost, duplicated or reordered, on Kafka too). Rillet runs as
 ``rillet chaos run --client kafka --no-churn --network direct`` (3 s sessions and lag);
 Kafka runs three combined broker+controller processes with the same timeouts
 (bench/_kafka_chaos.py). Rillet's nodes reach each other straight (``--network direct``) as
-Kafka's do (``--rillet-network proxy``: through the link proxies). Partitions are not run: see
-bench/_kafka_chaos.py. Each pause is also reported as its length and the time from its
-SIGCONT to each partition's next acknowledgement (bench/pause_row.py).
+Kafka's do; with ``partition`` faults both targets' node-to-node links run through the
+harness's link proxies (bench/_kafka_chaos.py tells how Kafka's are wired). Each pause is
+also reported as its length and the time from its SIGCONT to each partition's next
+acknowledgement (bench/pause_row.py).
 
     .venv/bin/python bench/chaos_side_by_side.py --seed 1 --duration 60 \\
         --faults kill-leader,kill-partition-leader,kill-any,pause
@@ -67,9 +68,10 @@ def main() -> int:
     ap.add_argument(
         "--rillet-network",
         choices=("direct", "proxy"),
-        default="direct",
-        help="direct (default): rillet's nodes reach each other straight, as Kafka's do here; "
-        "proxy: through the harness's link proxies (in the harness process)",
+        default=None,
+        help="direct (the default without partition faults): rillet's nodes reach each other "
+        "straight, as Kafka's do then; proxy (the default with them, for both targets): "
+        "through the harness's link proxies",
     )
     ap.add_argument("--out", type=Path, default=Path("rillet-chaos-side-by-side"))
     ap.add_argument(
@@ -88,7 +90,8 @@ def main() -> int:
         churn=False,
         max_down=args.max_down,
         allow_majority=args.allow_majority,
-        network=args.rillet_network,
+        network=args.rillet_network
+        or ("proxy" if "partition" in parse_faults(args.faults) else "direct"),
     )
     results: dict[str, Any] = {}
     for seed in range(args.seed, args.seed + args.seeds):
@@ -110,9 +113,11 @@ def main() -> int:
                 "writes": summary["writes"],
                 "faults": summary["faults"],
                 "per_kind": per_kind(summary),
-                # Per pause: its length and how soon every partition acknowledged after it.
-                "pauses": [
-                    {k: p[k] for k in ("node", "pause_s", "worst_s", "median_s")} for p in pauses
+                # Per fault: its length and how soon every partition acknowledged after its
+                # heal (for a pause, after the SIGCONT).
+                "after_heal": [
+                    {k: p[k] for k in ("kind", "node", "pause_s", "worst_s", "median_s")}
+                    for p in pauses
                 ],
                 "wall_s": round(time.monotonic() - started, 1),
             }

@@ -61,8 +61,8 @@ def pause_schedule(pauses: int, pause_s: float, gap_s: float, target: str) -> Sc
 
 
 def resume_delays(history: History) -> list[dict[str, Any]]:
-    """Per applied pause: each partition's first acknowledgement after the SIGCONT, in
-    seconds after it (None: none before the next pause)."""
+    """Per applied fault: each partition's first acknowledgement after its heal (a pause's
+    SIGCONT), in seconds after it (None: none before the next fault started)."""
     acks: dict[int, list[float]] = {}
     for w in history.acknowledged():
         if w.done_t is not None:
@@ -81,6 +81,7 @@ def resume_delays(history: History) -> list[dict[str, Any]]:
         known = [d for d in delays.values() if d is not None]
         out.append(
             {
+                "kind": f.kind,
                 "node": f.node,
                 "pause_s": round(f.heal_t - f.start_t, 3),
                 "delays_s": delays,
