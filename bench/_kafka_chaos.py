@@ -8,8 +8,17 @@ member processes, the history format, the checker and the availability report. W
 is only how the cluster is driven: ``KafkaProcesses`` gives the nemesis the process handles
 of a ``LocalCluster`` for Kafka's JVMs, and ``KafkaNemesis`` resolves targets the Kafka way
 (the active controller from the voters' ``quorum-state`` files, partition leaders and ISRs
-from a Metadata request). Network partitions are left out: the link proxies carry rillet's
-node-to-node links only, and Kafka's voters name each other by address.
+from a Metadata request).
+
+Network partitions (``partition`` steps) run through the same link proxies as rillet's
+(chaos/link_proxy.py) when ``route_links`` wires them (the bench does so when the faults
+name ``partition``): every node-to-node byte of Kafka goes through the proxy of its
+directed link too. Kafka's nodes find each other by address, so each node is given its
+own view: its ``controller.quorum.voters`` name every other voter at the proxy of the link
+from this node, and for replication every node has one listener per node that may dial it
+(``LINK1``, ``LINK2``, ...), advertised at the proxy of that node's link, with node ``i``
+using ``LINKi`` as its ``inter.broker.listener.name``. Clients reach the nodes straight, as
+rillet's do.
 """
 
 from __future__ import annotations
@@ -18,16 +27,18 @@ import json
 import shutil
 import subprocess
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 from rillet.chaos.final_state import FinalState
 from rillet.chaos.history import HISTORY_FILE, HistoryWriter
 from rillet.chaos.kafka_clients import KafkaProducerWorker
+from rillet.chaos.link_proxy import LinkProxies
 from rillet.chaos.members import KAFKA_MEMBER_MODULE, MemberProcesses
 from rillet.chaos.nemesis import Nemesis
 from rillet.chaos.runner import GROUP, TOPIC, RunConfig, _drive, schedule_for
-from rillet.chaos.schedule import FaultStep
+from rillet.chaos.schedule import FaultStep, Schedule
 from rillet.chaos.workload import FinalRead, ProducerOptions
 from rillet.launcher.local_node import NodeStartError
 
@@ -43,6 +54,44 @@ KAFKA_PROPERTIES = {
     "min.insync.replicas": "2",
     "auto.create.topics.enable": "false",
 }
+
+
+def route_links(kafka: Any, links: LinkProxies) -> None:
+    """Give every member of the (not yet launched) RealKafkaCluster ``kafka`` the config
+    that sends its node-to-node bytes through ``links`` (module docstring)."""
+    from real_kafka import HOST, free_port
+
+    members = {m.node_id: m for m in kafka.members}
+    # The replication listener of node j for dialer i: a port of j's, reached via the proxy.
+    listen = {(i, j): free_port() for i in members for j in members}
+    for i, m in members.items():
+        voters, listeners, advertised = [], [], []
+        for j, other in members.items():
+            port = (
+                other.controller_port
+                if i == j
+                else links.route(i, j, "raft", other.controller_port)
+            )
+            voters.append(f"{j}@{HOST}:{port}")
+        for dialer in members:
+            name = f"LINK{dialer}"
+            listeners.append(f"{name}://{HOST}:{listen[(dialer, i)]}")
+            port = (
+                listen[(dialer, i)]
+                if dialer == i
+                else links.route(dialer, i, "repl", listen[(dialer, i)])
+            )
+            advertised.append(f"{name}://{HOST}:{port}")
+        names = ",".join(f"LINK{d}:PLAINTEXT" for d in members)
+        m.voters = ",".join(voters)
+        m.properties = {
+            **m.properties,
+            "listeners": f"PLAINTEXT://{HOST}:{m.port},CONTROLLER://{HOST}:{m.controller_port},"
+            + ",".join(listeners),
+            "advertised.listeners": f"PLAINTEXT://{HOST}:{m.port}," + ",".join(advertised),
+            "inter.broker.listener.name": f"LINK{i}",
+            "listener.security.protocol.map": f"PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,{names}",
+        }
 
 
 class _Plan:
@@ -262,17 +311,26 @@ def _final_read(bootstrap: str, partitions: int, timeout_s: float = 60.0) -> Fin
     return out
 
 
-def run_kafka_once(config: RunConfig, jars: Path, run_dir: Path) -> FinalState:
-    """The seed's schedule against a fresh 3-node Kafka cluster; writes ``run_dir``'s
-    history and final state (judge them with ``rillet.chaos.runner.judge``)."""
+def run_kafka_once(
+    config: RunConfig, jars: Path, run_dir: Path, schedule: Schedule | None = None
+) -> FinalState:
+    """The seed's schedule (or ``schedule``) against a fresh 3-node Kafka cluster; writes
+    ``run_dir``'s history and final state (judge them with ``rillet.chaos.runner.judge``)."""
     from real_kafka_cluster import RealKafkaCluster
 
-    schedule = schedule_for(config)
+    schedule = schedule if schedule is not None else schedule_for(config)
     shutil.rmtree(run_dir, ignore_errors=True)  # a fresh cluster: Kafka refuses an old one
     run_dir.mkdir(parents=True)
-    with RealKafkaCluster(
+    cluster = RealKafkaCluster(
         jars, config.nodes, work_dir=run_dir / "cluster", properties=KAFKA_PROPERTIES
-    ) as kafka:
+    )
+    links = LinkProxies() if "partition" in config.faults else None
+    if links is not None:
+        route_links(cluster, links)
+    with ExitStack() as stack:
+        if links is not None:
+            stack.enter_context(links)
+        kafka = stack.enter_context(cluster)
         procs = KafkaProcesses(kafka)
         _create_topic(kafka.bootstrap, config)
         if not _wait(lambda: _healthy(procs, config.replication_factor), 60):
@@ -293,6 +351,7 @@ def run_kafka_once(config: RunConfig, jars: Path, run_dir: Path) -> FinalState:
                 history,
                 schedule.max_down,
                 restart_timeout_s=READY_TIMEOUT_S,
+                links=links,
                 isr_probe=_isr_probe,
                 raft_leader_probe=_controller_probe,
             )

@@ -4,9 +4,13 @@ against rillet, side by side: per fault kind, the worst partition's write gap on
 Both targets get the same seed's schedule, the same librdkafka idempotent acks=all producers
 (confluent-kafka), the same classic-group member processes and the same checker (nothing
 acknowledged may be lost, duplicated or reordered, on Kafka too). Rillet runs as in
-``rillet chaos run --client kafka --no-churn`` (proxy network mode, 3 s sessions and lag);
+``rillet chaos run --client kafka --no-churn --network direct`` (3 s sessions and lag);
 Kafka runs three combined broker+controller processes with the same timeouts
-(bench/_kafka_chaos.py). Network partitions are not run: see that module.
+(bench/_kafka_chaos.py). Rillet's nodes reach each other straight (``--network direct``) as
+Kafka's do; with ``partition`` faults both targets' node-to-node links run through the
+harness's link proxies (bench/_kafka_chaos.py tells how Kafka's are wired). Each pause is
+also reported as its length and the time from its SIGCONT to each partition's next
+acknowledgement (bench/pause_row.py).
 
     .venv/bin/python bench/chaos_side_by_side.py --seed 1 --duration 60 \\
         --faults kill-leader,kill-partition-leader,kill-any,pause
@@ -29,12 +33,14 @@ from typing import Any
 from _common import REPO, emit, parser
 
 from rillet.chaos import runner
+from rillet.chaos.history import HISTORY_FILE, load_history
 from rillet.chaos.runner import RunConfig, judge, run_once
 from rillet.chaos.schedule import parse_faults
 
 sys.path.insert(0, str(REPO / "tests" / "support"))  # the real Kafka launcher lives there
 
 from _kafka_chaos import run_kafka_once
+from pause_row import resume_delays
 
 
 def per_kind(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -59,6 +65,14 @@ def main() -> int:
     ap.add_argument("--max-down", type=int, default=None)
     ap.add_argument("--allow-majority", action="store_true")
     ap.add_argument("--targets", default="kafka,rillet")
+    ap.add_argument(
+        "--rillet-network",
+        choices=("direct", "proxy"),
+        default=None,
+        help="direct (the default without partition faults): rillet's nodes reach each other "
+        "straight, as Kafka's do then; proxy (the default with them, for both targets): "
+        "through the harness's link proxies",
+    )
     ap.add_argument("--out", type=Path, default=Path("rillet-chaos-side-by-side"))
     ap.add_argument(
         "--start-timeout-s",
@@ -76,6 +90,8 @@ def main() -> int:
         churn=False,
         max_down=args.max_down,
         allow_majority=args.allow_majority,
+        network=args.rillet_network
+        or ("proxy" if "partition" in parse_faults(args.faults) else "direct"),
     )
     results: dict[str, Any] = {}
     for seed in range(args.seed, args.seed + args.seeds):
@@ -90,12 +106,19 @@ def main() -> int:
 
                 run_kafka_once(config, ensure_jars(), config.run_dir())
                 summary = judge(config, config.run_dir()).summary
+            pauses = resume_delays(load_history(config.run_dir() / HISTORY_FILE))
             results[f"{target}/{seed}"] = {
                 "verdict": summary["verdict"],
                 "violations": [v["check"] for v in summary["violations"]],
                 "writes": summary["writes"],
                 "faults": summary["faults"],
                 "per_kind": per_kind(summary),
+                # Per fault: its length and how soon every partition acknowledged after its
+                # heal (for a pause, after the SIGCONT).
+                "after_heal": [
+                    {k: p[k] for k in ("kind", "node", "pause_s", "worst_s", "median_s")}
+                    for p in pauses
+                ],
                 "wall_s": round(time.monotonic() - started, 1),
             }
             print(f"  {results[f'{target}/{seed}']}", file=sys.stderr)

@@ -40,14 +40,26 @@ RETRY_S = 0.1
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 5.0
 
 
-def next_heartbeat_s(error_code: int | None, fenced: bool, interval_s: float) -> float | None:
+def next_heartbeat_s(
+    error_code: int | None, fenced: bool, interval_s: float, new_controller: bool = False
+) -> float | None:
     """The heartbeat loop's step after an answer (``error_code`` None: no answer came),
     with ``fenced`` as last heard: None to register again (the epoch is stale:
     UNKNOWN_MEMBER_ID), else the seconds until the next heartbeat: the interval, or at most
     ``RETRY_S`` while fenced (unfencing should follow catching up promptly). A step of its
-    own so that the replication simulation runs the same loop."""
+    own so that the replication simulation runs the same loop.
+
+    ``new_controller``: the answer is the first from a controller this broker had not heard
+    (its answer key is new). The next heartbeat then goes at once, echoing it: a controller
+    renews the lease of the previous quorum leader's broker only once that broker echoes
+    one of its answers (it may be deaf, cut off one way), counting its session from when
+    the quorum last heard it. A former controller resuming from a pause shorter than the
+    session (SIGSTOP, a stall) was fenced when its echo waited a heartbeat interval past
+    that session's end; Kafka keeps such a broker, so the pause row cost leaderships."""
     if error_code == ErrorCode.UNKNOWN_MEMBER_ID:
         return None
+    if error_code == ErrorCode.NONE and new_controller:
+        return 0.0
     if error_code == ErrorCode.NONE and not fenced:
         return interval_s
     return min(interval_s, RETRY_S if fenced else interval_s)
@@ -74,6 +86,9 @@ class BrokerLifecycle:
         # fences a broker that reaches it but hears nothing back) and when it came.
         self._heard = (0, -1)
         self._heard_at_s: float | None = None
+        # The answer key last echoed at once (next_heartbeat_s): once per controller, so two
+        # controllers answering in turn cannot make a loop without pauses.
+        self._echoed_key = 0
         self._session_s = config.quorum.broker_session_timeout_ms / 1000
         self.caught_up = trio.Event()
         self.unfenced = trio.Event()
@@ -124,6 +139,7 @@ class BrokerLifecycle:
 
     async def _heartbeat_until_stale(self, epoch: int) -> None:
         while True:
+            new_controller = False
             try:
                 response: BrokerHeartbeatResponse = await self._link.call(
                     self._heartbeat_request(epoch, shutting_down=False), self._request_timeout_s
@@ -134,14 +150,18 @@ class BrokerLifecycle:
             else:
                 code = response.error_code
                 if code == ErrorCode.NONE:
-                    self._heard = (response.answer_key, response.answered_ms)
+                    key = response.answer_key
+                    new_controller = key not in (self._heard[0], self._echoed_key)
+                    if new_controller:
+                        self._echoed_key = key
+                    self._heard = (key, response.answered_ms)
                     self._heard_at_s = trio.current_time()
                     if self.fenced != response.fenced:
                         log.info("broker %s", "fenced" if response.fenced else "unfenced")
                     self.fenced = response.fenced
                     if not response.fenced:
                         self.unfenced.set()
-            delay_s = next_heartbeat_s(code, self.fenced, self._interval_s)
+            delay_s = next_heartbeat_s(code, self.fenced, self._interval_s, new_controller)
             if delay_s is None:
                 return
             await trio.sleep(delay_s)

@@ -9,11 +9,13 @@ files, and hands the history and that final state to the checker. Every process 
 is stopped on the way out, also when something fails or the user presses Ctrl-C: the
 LocalCluster and MemberProcesses contexts own them, and the threads are bounded joins.
 
-Two networks (``RunConfig.network``): ``proxy`` (the default) puts every node on 127.0.0.1
+Three networks (``RunConfig.network``): ``proxy`` (the default) puts every node on 127.0.0.1
 and every node-to-node link through a user-space proxy, with shortened liveness timeouts so
-faults resolve within a window; ``kernel`` puts every node in a network namespace of its own
-on its own address (``chaos/kernel_network.py``), the harness and its clients in another,
-and runs the nodes with the timeouts users run (the defaults).
+faults resolve within a window; ``direct`` is the same without the proxies (no network
+partitions; the nodes' bytes take no detour through the harness process); ``kernel`` puts
+every node in a network namespace of its own on its own address
+(``chaos/kernel_network.py``), the harness and its clients in another, and runs the nodes
+with the timeouts users run (the defaults).
 
 What a run leaves in its directory: history.jsonl, final.json, summary.json, timeline.png,
 the members' files, and (after a violation, or with ``keep_data``) the nodes' data and logs.
@@ -21,6 +23,7 @@ the members' files, and (after a violation, or with ``keep_data``) the nodes' da
 
 from __future__ import annotations
 
+import heapq
 import json
 import logging
 import shutil
@@ -90,7 +93,10 @@ KERNEL_CLUSTER_CONFIG = 'engine = "{engine}"\n'
 # Network partitions cut per-link proxies; pysyncobj names its peers by address, so a node
 # cannot reach a peer at a proxy's port: only our own engine runs behind them.
 ENGINES_WITH_LINKS = ("raft",)
-NETWORKS = ("proxy", "kernel")
+# "direct": loopback without the proxies (no network partitions), so the node-to-node bytes
+# take no detour through the harness process: how Kafka's nodes run in the side-by-side
+# bench (bench/chaos_side_by_side.py), which has no proxies for them.
+NETWORKS = ("proxy", "kernel", "direct")
 # Whose clients drive the workload: rillet's own, or Kafka's (confluent-kafka) through the
 # nodes' Kafka listeners.
 CLIENTS = ("native", "kafka")
@@ -117,7 +123,7 @@ class RunConfig:
     out_dir: Path = Path("rillet-chaos")
     keep_data: bool = False
     recovery_timeout_s: float = 90.0
-    network: str = "proxy"  # "proxy" (loopback, per-link proxies) or "kernel" (namespaces)
+    network: str = "proxy"  # "proxy" (loopback, per-link proxies), "kernel" or "direct"
     client: str = "native"  # "native" (rillet's client) or "kafka" (confluent-kafka)
     flush_ms: int | None = None  # the topic's flush.ms (None: the default, never forced)
 
@@ -189,6 +195,8 @@ class RunConfig:
             raise ValueError(f"fault kinds {', '.join(kernel_only)} need --network kernel")
         if self.network == "kernel":
             return  # real addresses: both engines run every kind
+        if "partition" in self.faults and self.network == "direct":
+            raise ValueError("network partitions need --network proxy or kernel")
         if "partition" in self.faults and self.engine not in ENGINES_WITH_LINKS:
             raise ValueError(
                 f"network partitions need quorum engine {' or '.join(ENGINES_WITH_LINKS)}, "
@@ -277,16 +285,19 @@ def port_taken(exc: NodeStartError) -> bool:
     return PORT_TAKEN in str(exc).lower()
 
 
-def run_once(config: RunConfig, node_wrap: NodeWrap | None = None) -> RunResult:
+def run_once(
+    config: RunConfig, node_wrap: NodeWrap | None = None, schedule: Schedule | None = None
+) -> RunResult:
     """Run one seeded schedule against a fresh cluster and judge it. ``node_wrap``: how
-    each node's argv is changed (a test runs a node with a fault injected).
+    each node's argv is changed (a test runs a node with a fault injected); ``schedule``:
+    steps to run instead of the seed's (a bench repeats one fault kind).
 
     The plan picks free ports before the nodes bind them, so on a busy machine another
     process can take one in between: a cluster that could not start for that reason (before
     any workload or fault) is planned afresh, at most ``START_ATTEMPTS`` times."""
     for attempt in range(1, START_ATTEMPTS + 1):
         try:
-            return _run_once(config, node_wrap)
+            return _run_once(config, node_wrap, schedule)
         except NodeStartError as exc:
             if not port_taken(exc) or attempt == START_ATTEMPTS:
                 raise
@@ -301,13 +312,16 @@ def _wraps(inner: NodeWrap | None, outer: NodeWrap | None) -> NodeWrap | None:
     return lambda node_id, argv: outer(node_id, inner(node_id, argv))
 
 
-def _run_once(config: RunConfig, node_wrap: NodeWrap | None) -> RunResult:
+def _run_once(
+    config: RunConfig, node_wrap: NodeWrap | None, schedule: Schedule | None
+) -> RunResult:
     config.check()
-    schedule = schedule_for(config)
+    schedule = schedule if schedule is not None else schedule_for(config)
     run_dir = config.run_dir().resolve()
     _fresh_dir(run_dir)
     kernel = config.network == "kernel"
-    links = LinkProxies() if config.engine in ENGINES_WITH_LINKS and not kernel else None
+    proxied = config.engine in ENGINES_WITH_LINKS and config.network == "proxy"
+    links = LinkProxies() if proxied else None
     with ExitStack() as stack:
         network = None
         if kernel:
@@ -492,21 +506,29 @@ def drive_then_stop(
     history.write({"type": "phase", "phase": "writers-stopped"})
 
 
-def _drive(schedule: Schedule, nemesis: Nemesis, history: HistoryWriter) -> None:
+def _drive(
+    schedule: Schedule,
+    nemesis: Nemesis,
+    history: HistoryWriter,
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
     """Apply and heal the steps at their times (heals first when times tie).
 
     A step that ends late (a restart waits until the node is ready) delays every later
     event by as much, so the gaps the schedule left for recovery are kept; the run then
-    ends that much later.
+    ends that much later. A fault whose start ends a little late (finding its target, the
+    ISR and Raft leader probes: tens to hundreds of milliseconds, more on a client that
+    starts a connection for each) is healed as much later, so it stays in force for its
+    whole window: otherwise each target's probes shortened its pauses by their own
+    duration, and a pause row compared pauses of different lengths.
     """
-    events = sorted(
-        [(s.start_s, 1, s.index) for s in schedule.steps]
-        + [(s.heal_s, 0, s.index) for s in schedule.steps]
-    )
     steps = {s.index: s for s in schedule.steps}
+    events = [(s.start_s, 1, s.index) for s in schedule.steps]
+    heapq.heapify(events)
     lag = 0.0
-    for at, phase, index in events:
-        _sleep_until(history, at + lag, nemesis)
+    while events:
+        at, phase, index = heapq.heappop(events)
+        _sleep_until(history, at + lag, nemesis, sleep)
         if phase == 1:
             nemesis.start(steps[index])
         else:
@@ -514,12 +536,17 @@ def _drive(schedule: Schedule, nemesis: Nemesis, history: HistoryWriter) -> None
         late = history.clock() - (at + lag)
         if late > MAX_STEP_LATENESS_S:
             lag += late
+            late = 0.0
+        if phase == 1:
+            heapq.heappush(events, (steps[index].heal_s + max(late, 0.0), 0, index))
     if lag > 0:
         history.write({"type": "phase", "phase": "schedule-delayed", "lag_s": round(lag, 3)})
-    _sleep_until(history, schedule.duration_s + lag, nemesis)
+    _sleep_until(history, schedule.duration_s + lag, nemesis, sleep)
 
 
-def _sleep_until(history: HistoryWriter, at: float, nemesis: Nemesis) -> None:
+def _sleep_until(
+    history: HistoryWriter, at: float, nemesis: Nemesis, sleep: Callable[[float], None]
+) -> None:
     while (remaining := at - history.clock()) > 0:
         nemesis.check_crashes()
-        time.sleep(min(remaining, 0.25))
+        sleep(min(remaining, 0.25))

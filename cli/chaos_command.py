@@ -107,8 +107,8 @@ def register(sub: Any) -> None:
             default=RunConfig().network,
             help="proxy: nodes on 127.0.0.1, links through user-space proxies, short "
             "timeouts; kernel: each node in its own network namespace and address, links "
-            "cut with `ip link`, default timeouts (needs root and iproute2) "
-            "(default %(default)s)",
+            "cut with `ip link`, default timeouts (needs root and iproute2); direct: as "
+            "proxy without the proxies, no network partitions (default %(default)s)",
         )
         p.add_argument(
             "--max-down", type=non_negative_int, help="nodes down at once (default: a minority)"

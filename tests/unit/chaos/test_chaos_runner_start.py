@@ -16,7 +16,7 @@ TAKEN = "node 1 exited with status 1:\nOSError: [Errno 98] Address already in us
 def test_a_taken_port_is_planned_again(monkeypatch: pytest.MonkeyPatch) -> None:
     outcomes: list[Any] = [NodeStartError(TAKEN), NodeStartError(TAKEN), "result"]
 
-    def attempt(config: runner.RunConfig, node_wrap: Any = None) -> Any:
+    def attempt(config: runner.RunConfig, node_wrap: Any = None, schedule: Any = None) -> Any:
         outcome = outcomes.pop(0)
         if isinstance(outcome, Exception):
             raise outcome
@@ -32,7 +32,7 @@ def test_a_port_taken_every_time_or_another_start_failure_is_raised(
     calls: list[str] = []
 
     def attempt_with(message: str) -> Any:
-        def attempt(config: runner.RunConfig, node_wrap: Any = None) -> Any:
+        def attempt(config: runner.RunConfig, node_wrap: Any = None, schedule: Any = None) -> Any:
             calls.append(message)
             raise NodeStartError(message)
 
@@ -61,3 +61,9 @@ def test_a_port_taken_every_time_or_another_start_failure_is_raised(
 def test_both_ways_a_node_reports_a_taken_port_are_recognised(message: str) -> None:
     assert runner.port_taken(NodeStartError(message))
     assert not runner.port_taken(NodeStartError("node 2 did not become ready"))
+
+
+def test_the_direct_network_runs_without_proxies_and_refuses_partitions() -> None:
+    runner.RunConfig(network="direct", faults=("pause", "kill-leader")).check()
+    with pytest.raises(ValueError, match="network partitions need"):
+        runner.RunConfig(network="direct", faults=("pause", "partition")).check()
