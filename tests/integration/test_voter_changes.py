@@ -105,7 +105,9 @@ def test_add_a_fourth_and_fifth_voter_and_remove_two(cluster: LocalCluster) -> N
         traffic.more(100, "writes with voters 3, 4, 5")
     with BlockingAdmin(bootstrap_of(cluster, [3, 4, 5])) as admin:  # metadata still commits
         admin.create_topics([NewTopic("after", 1, replication_factor=1)])
-    leader = raft_leader(cluster, all_ids)
+    # The removed voters learn of the last leader only once it replicates to them again
+    # (they ask it to, within a few seconds): a leader all five name is waited for.
+    leader = wait_for("a raft leader all nodes name", lambda: raft_leader(cluster, all_ids))
     assert leader in (3, 4, 5)
     wait_for(  # the removed voters follow the log as observers
         "removed voters caught up",
