@@ -188,6 +188,8 @@ class RunConfig:
         kernel_only = [k for k in self.faults if k in KERNEL_ONLY_FAULTS]
         if kernel_only and self.network != "kernel":
             raise ValueError(f"fault kinds {', '.join(kernel_only)} need --network kernel")
+        if "replace-voter" in self.faults and self.engine != "raft":
+            raise ValueError("replace-voter needs quorum engine raft (fixed voters in pysyncobj)")
         if self.network == "kernel":
             return  # real addresses: both engines run every kind
         if "partition" in self.faults and self.engine not in ENGINES_WITH_LINKS:

@@ -7,6 +7,8 @@ import json
 from itertools import pairwise
 from pathlib import Path
 
+import pytest
+
 from rillet.chaos.final_state import FinalState
 from rillet.chaos.history import parse_history
 from rillet.chaos.replace_voter import (
@@ -15,6 +17,7 @@ from rillet.chaos.replace_voter import (
     settled,
     voter_set,
 )
+from rillet.chaos.runner import RunConfig
 from rillet.chaos.schedule import DEFAULT_FAULTS, build_schedule, minority, parse_faults
 from rillet.wire.error_codes import ErrorCode
 
@@ -107,3 +110,9 @@ def test_the_final_voters_survive_the_final_state_file(tmp_path: Path) -> None:
     assert FinalState.load(tmp_path).voters == [(1, OLD), (2, NEW)]
     _final(None).save(tmp_path)
     assert FinalState.load(tmp_path).voters is None
+
+
+def test_replace_voter_is_refused_with_the_pysyncobj_engine() -> None:
+    with pytest.raises(ValueError, match="replace-voter needs quorum engine raft"):
+        RunConfig(faults=("replace-voter",), engine="pysyncobj").check()
+    RunConfig(faults=("replace-voter",)).check()
