@@ -57,6 +57,9 @@ class FinalState:
     topics: list[str] | None = None  # topics that exist after healing (None: unknown)
     recovered: bool = True
     notes: list[str] = field(default_factory=list)  # what did not go to plan, and why
+    # The voters (node id, directory id) of the agreed final DescribeQuorum view (None:
+    # the nodes did not agree); chaos/replace_voter.py checks them after replacements.
+    voters: list[tuple[int, str]] | None = None
 
     def read_complete(self, partition: int) -> bool:
         end = self.end_offsets.get(partition)
@@ -96,6 +99,9 @@ class FinalState:
             topics=raw.get("topics"),
             recovered=bool(raw.get("recovered", True)),
             notes=list(raw.get("notes", [])),
+            voters=None
+            if raw.get("voters") is None
+            else [(int(n), str(d)) for n, d in raw["voters"]],
         )
 
     def save(self, directory: Path) -> Path:

@@ -34,6 +34,7 @@ from rillet.chaos.link_proxy import LinkProxies
 from rillet.chaos.multi_kill import MULTI_KILL_FAULTS, MultiKill
 from rillet.chaos.power_faults import INJECTORS as POWER_INJECTORS
 from rillet.chaos.reassign_fault import end_move, start_move
+from rillet.chaos.replace_voter import ReplaceVoter
 from rillet.chaos.schedule import FAULT_KINDS, FaultStep
 from rillet.launcher.local_cluster import LocalCluster
 from rillet.launcher.local_node import NodeStartError
@@ -173,6 +174,7 @@ class Reassign:
 
 INJECTORS: dict[str, Injector] = {
     "reassign": Reassign(),
+    "replace-voter": ReplaceVoter(),
     "partition": Partition(),
     "kill-leader": Kill(),
     "kill-partition-leader": Kill(),

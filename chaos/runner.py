@@ -52,6 +52,7 @@ from rillet.chaos.members import (
 )
 from rillet.chaos.nemesis import Nemesis
 from rillet.chaos.power_faults import faulty_wrap
+from rillet.chaos.replace_voter import voter_set
 from rillet.chaos.report import SUMMARY_FILE, TIMELINE_FILE, summarize, write_timeline
 from rillet.chaos.schedule import (
     DEFAULT_FAULTS,
@@ -193,6 +194,8 @@ class RunConfig:
         kernel_only = [k for k in self.faults if k in KERNEL_ONLY_FAULTS]
         if kernel_only and self.network != "kernel":
             raise ValueError(f"fault kinds {', '.join(kernel_only)} need --network kernel")
+        if "replace-voter" in self.faults and self.engine != "raft":
+            raise ValueError("replace-voter needs quorum engine raft (fixed voters in pysyncobj)")
         if self.network == "kernel":
             return  # real addresses: both engines run every kind
         if "partition" in self.faults and self.network == "direct":
@@ -366,7 +369,7 @@ def judge(config: RunConfig, run_dir: Path) -> RunResult:
     """Check a finished run's files, write its summary and timeline (also for re-checks)."""
     history = load_history(run_dir / HISTORY_FILE)
     final = FinalState.load(run_dir)
-    violations = check_all(history, final) + clock_row_stalls(history)
+    violations = check_all(history, final) + clock_row_stalls(history) + voter_set(history, final)
     summary = summarize(history, final, violations)
     summary["config"] = config.to_json()
     summary["replay"] = replay_command(config)

@@ -69,6 +69,14 @@ FAULT_KINDS: dict[str, FaultKind] = {
             "move a partition's replicas (a new node in, or one out), then cancel the move "
             "or move it back at the heal (opt-in, not in the default set)",
         ),
+        FaultKind(
+            "replace-voter",
+            1,
+            True,
+            "SIGKILL a voter (the Raft leader or a node), delete its data directory, remove "
+            "its identity; at the heal start it empty and add it back under its new "
+            "directory id (opt-in, not in the default set)",
+        ),
         # Power and disk faults (chaos/power_faults.py): opt-in by name, never in "all".
         FaultKind(
             "power-cut",
@@ -132,7 +140,7 @@ KERNEL_ONLY_FAULTS = ("degrade",)
 DISK_FAULTS = ("power-cut", "power-cut-all", "disk-slow", "disk-eio", "disk-full")
 # Kinds added after seeds were published: opt-in by name ("all,reassign"), never in the
 # defaults, for the same reason.
-OPT_IN_FAULTS = ("reassign", *DISK_FAULTS, *CLOCK_FAULTS, *MULTI_KILL_FAULTS)
+OPT_IN_FAULTS = ("reassign", "replace-voter", *DISK_FAULTS, *CLOCK_FAULTS, *MULTI_KILL_FAULTS)
 DEFAULT_FAULTS = tuple(
     k.name
     for k in FAULT_KINDS.values()
@@ -143,6 +151,8 @@ DEFAULT_FAULTS = tuple(
 # acknowledging once it has been replaced.
 PAUSE_TARGETS = ("raft-leader", "partition-leader", "node")
 CORRUPT_MODES = ("truncate", "flip")
+# Whose machine a replace-voter step replaces: the Raft leader's, or a node's.
+REPLACE_TARGETS = ("raft-leader", "node")
 # Partition modes: "isolate" puts the target alone in the minority (on 3 nodes every
 # majority/minority split is this), "split" adds further nodes to its minority while the
 # budget allows (5+ nodes), "one-way-out" loses what the target sends, "one-way-in" what it
@@ -357,6 +367,10 @@ def _draw_step(
         return FaultStep(
             index, kind, start, heal, "cluster", partition=rng.randrange(parts), params=params
         )
+    if kind == "replace-voter":
+        target = rng.choice(REPLACE_TARGETS)
+        node = rng.randint(1, nodes)
+        return FaultStep(index, kind, start, heal, target, node=node if target == "node" else None)
     if kind == "restart-corrupt-tail":
         params = {
             "mode": rng.choice(CORRUPT_MODES),

@@ -18,6 +18,7 @@ from rillet.chaos.final_state import FinalState, ReplicaCopy
 from rillet.chaos.history import HistoryWriter
 from rillet.chaos.members import GroupSampler, MemberProcesses
 from rillet.chaos.nemesis import Nemesis
+from rillet.chaos.replace_voter import leader_voters
 from rillet.chaos.workload import final_read
 from rillet.client import BlockingAdmin, BlockingConsumer, TopicPartition
 from rillet.client.errors import RilletError
@@ -60,9 +61,12 @@ def collect_final_state(
         final.notes.append(f"members exited on their own: {exited}")
     members.close()
     history.write({"type": "phase", "phase": "members-stopped"})
-    if probes.wait_until(lambda: probes.metadata_agreed(cluster, ids), AGREEMENT_TIMEOUT_S) is None:
+    agreed = probes.wait_until(lambda: probes.metadata_agreed(cluster, ids), AGREEMENT_TIMEOUT_S)
+    if agreed is None:
         final.recovered = False
         final.notes.append(f"the nodes' metadata did not agree within {AGREEMENT_TIMEOUT_S:g}s")
+    else:
+        final.voters = leader_voters(cluster, agreed.leader_id)
     read = final_read(cluster.bootstrap, topic, partitions, READ_TIMEOUT_S)
     final.records, final.end_offsets, final.read_upto = (
         read.records,

@@ -107,6 +107,31 @@ class _Target:
         return int(ErrorCode.NETWORK_EXCEPTION), last
 
 
+def made_by_a_lost_attempt(code: int, was_voter: bool | None, removing: bool) -> bool:
+    """Whether a refusal says our own change is already made: ``remove-voter`` answered
+    VOTER_NOT_FOUND for a node that was a voter when the command began, or ``add-voter``
+    DUPLICATE_VOTER for one that was not. A request can reach the leader twice: when the
+    leader removes itself it hands leadership over at the commit, and a request whose answer
+    was lost on the way (sent again to the next bootstrap node, or forwarded again by a node
+    that saw the leader change) is then refused by the new leader as already done.
+    ``was_voter`` None: the voters were not known, so a refusal stays one."""
+    if was_voter is None:
+        return False
+    if removing:
+        return code == ErrorCode.VOTER_NOT_FOUND and was_voter
+    return code == ErrorCode.DUPLICATE_VOTER and not was_voter
+
+
+async def _was_voter(target: _Target, node: int) -> bool | None:
+    """Whether ``node`` is a voter as the first bootstrap node that answers sees it."""
+    assert target.bootstrap is not None
+    for host, port in parse_bootstrap(target.bootstrap):
+        answer = await probe(host, port, ssl_context=target.tls, sasl=target.sasl)
+        if answer.view is not None:
+            return node in answer.view.voters
+    return None
+
+
 def _fail(message: str) -> int:
     print(f"error: {message}", file=sys.stderr)
     return 1
@@ -136,8 +161,9 @@ async def _add(args: argparse.Namespace) -> int:
         if answer.view is None or not answer.view.directory_id:
             return _fail(f"node {node} at {listener} did not tell its directory id ({answer})")
         directory = answer.view.directory_id
+    was_voter = await _was_voter(target, node)
     code, message = await target.send(AddRaftVoterRequest(node, directory, raft, listener))
-    if code != ErrorCode.NONE:
+    if code != ErrorCode.NONE and not made_by_a_lost_attempt(code, was_voter, removing=False):
         return _fail(f"node {node} not added: {ErrorCode.from_wire(code).name}: {message}")
     print(f"node {node} is a voter (directory {directory})")
     return 0
@@ -148,8 +174,9 @@ async def _remove(args: argparse.Namespace) -> int:
     node = int(args.node)
     if target.bootstrap is None:
         return _fail(f"no cluster in {args.data_dir} (give --bootstrap)")
+    was_voter = await _was_voter(target, node)
     code, message = await target.send(RemoveRaftVoterRequest(node, args.directory_id))
-    if code != ErrorCode.NONE:
+    if code != ErrorCode.NONE and not made_by_a_lost_attempt(code, was_voter, removing=True):
         return _fail(f"node {node} not removed: {ErrorCode.from_wire(code).name}: {message}")
     print(f"node {node} is no longer a voter")
     return 0

@@ -33,6 +33,8 @@
   for a node id is not repeated for another directory of it.
 * Only voters of the configuration in effect campaign; everyone answers votes (a voter just
   added may not have the entry that added it yet), but only voters' answers are counted.
+* An observer never campaigns, so it would name a leader that went silent forever: after an
+  election timeout without a word from it, it names none (``forget_silent_leader``).
 """
 
 from __future__ import annotations
@@ -59,7 +61,9 @@ class Election(Replication):
     def tick_election(self) -> None:
         self.election_elapsed_ticks += 1
         if not self.may_campaign():
-            return  # an observer never campaigns: it has no vote to win with
+            # An observer never campaigns: it has no vote to win with.
+            self.forget_silent_leader()
+            return
         if self.election_elapsed_ticks >= self.randomized_election_timeout_ticks:
             self.election_elapsed_ticks = 0
             self.campaign(
@@ -70,6 +74,21 @@ class Election(Replication):
             and self.election_elapsed_ticks % self.config.heartbeat_interval_ticks == 0
         ):
             self.ask_again_for_pre_votes()
+
+    def forget_silent_leader(self) -> None:
+        """An observer that has not heard from its leader for an election timeout stops
+        naming it. A voter finds the next leader by campaigning or by being asked to vote; an
+        observer is only reached by a leader that knows of it, and a new leader knows only the
+        observers that asked it (the leader keeps them in memory). A removed voter that kept
+        naming the leader that removed the next voter sent its requests there forever and
+        was never replicated to again; with no leader named, the driver asks every voter
+        (KRaft's observer does the same: unattached, it asks the bootstrap voters)."""
+        if (
+            self.role is Role.FOLLOWER
+            and self.leader_id is not None
+            and self.election_elapsed_ticks >= self.config.election_timeout_ticks
+        ):
+            self.leader_id = None
 
     def ask_again_for_pre_votes(self) -> None:
         """Send the pre-vote request again to the voters that have not answered it."""
