@@ -9,20 +9,36 @@ records (a trio ``send_all`` yields between the two sends, so they are rarely me
 kernel). For a few KiB, copying costs less than the extra segment and wake-up; larger
 regions keep ``sendfile``.
 
-Every region owns a duplicated fd; whatever happens, each is closed exactly once.
+Every region owns a duplicated fd; whatever happens, each is closed exactly once. Regions
+are read through ``disk_io`` (``pread``, ``sendfile``), so a disk fault reaches them too: a
+region that cannot be read ends the connection with one line in the log
+(:class:`RegionUnreadable`): the frame is cut short, never completed with other bytes.
 """
 
 from __future__ import annotations
 
-import os
+import logging
 
 import trio
 
 from rillet.broker.served_stream import ServedStream
+from rillet.wire import disk_io
 from rillet.wire.frame import BlobPart, FileRegion
+
+log = logging.getLogger(__name__)
 
 JOIN_REGION_BYTES = 16 * 1024
 TLS_CHUNK_BYTES = 256 * 1024
+
+
+class RegionUnreadable(trio.BrokenResourceError):
+    """The log file behind a region failed to read (EIO): the reply cannot be completed,
+    so its connection ends (the peer sees a cut frame and asks again)."""
+
+
+def _unreadable(exc: OSError) -> RegionUnreadable:
+    log.error("reading log bytes for a reply failed: %s; closing the connection", exc)
+    return RegionUnreadable(f"log bytes unreadable: {exc}")
 
 
 async def send_parts(stream: ServedStream, parts: list[BlobPart]) -> None:
@@ -55,7 +71,10 @@ async def send_parts(stream: ServedStream, parts: list[BlobPart]) -> None:
 async def _send_region_read(stream: ServedStream, region: FileRegion) -> None:
     position, end = region.position, region.position + region.length
     while position < end:
-        data = os.pread(region.fd, min(TLS_CHUNK_BYTES, end - position), position)
+        try:
+            data = disk_io.pread(region.fd, min(TLS_CHUNK_BYTES, end - position), position)
+        except OSError as exc:
+            raise _unreadable(exc) from exc
         if not data:
             raise trio.BrokenResourceError("file region ended early (segment truncated?)")
         await stream.send_all(data)
@@ -65,11 +84,14 @@ async def _send_region_read(stream: ServedStream, region: FileRegion) -> None:
 def _release(parts: list[BlobPart], i: int, region: FileRegion) -> None:
     """``parts[i]`` (``region``) is sent or read: blank its slot and close its fd once."""
     parts[i] = b""
-    os.close(region.fd)
+    disk_io.close(region.fd)
 
 
 def _read_region(region: FileRegion) -> bytes:
-    data = os.pread(region.fd, region.length, region.position)
+    try:
+        data = disk_io.pread(region.fd, region.length, region.position)
+    except OSError as exc:
+        raise _unreadable(exc) from exc
     if len(data) != region.length:
         raise trio.BrokenResourceError("file region ended early (segment truncated?)")
     return data
@@ -81,10 +103,14 @@ async def _sendfile(stream: trio.SocketStream, region: FileRegion) -> None:
     position, remaining = region.position, region.length
     while remaining > 0:
         try:
-            sent = os.sendfile(sock_fd, region.fd, position, remaining)
+            sent = disk_io.sendfile(sock_fd, region.fd, position, remaining)
         except BlockingIOError:
             await trio.lowlevel.wait_writable(sock)
             continue
+        except OSError as exc:
+            if isinstance(exc, ConnectionError):
+                raise  # the peer went away
+            raise _unreadable(exc) from exc
         if sent == 0:
             raise trio.BrokenResourceError("file region ended early (segment truncated?)")
         position += sent
@@ -130,6 +156,6 @@ def close_regions(parts: list[BlobPart]) -> None:
         if isinstance(part, FileRegion):
             parts[i] = b""
             try:
-                os.close(part.fd)
+                disk_io.close(part.fd)
             except OSError:
                 pass

@@ -17,8 +17,9 @@ Files that exist when the layer starts count as durable (as if the kernel wrote 
 before this run; the model only loses what this process wrote). Directories themselves
 (mkdir, rmtree of a deleted partition) are not journalled.
 
-The same layer injects disk faults (:class:`DiskFaults`): EIO on reads or writes of files
-whose path contains a given text, ENOSPC on writes, and fsyncs that take a while.
+The same layer injects disk faults (:class:`DiskFaults`): EIO on reads (``pread``, and
+``sendfile`` of served log bytes) or writes of files whose path contains a given text,
+ENOSPC on writes, and fsyncs that take a while.
 """
 
 from __future__ import annotations
@@ -163,17 +164,20 @@ class LazyDisk:
             self._fds[fd] = _Fd(full, key, bool(flags & os.O_APPEND))
             return fd
 
+    # close and dup change no file and are called on the event loop (regions of fetch
+    # answers): they do not wait for the lock, which a thread may hold through an fsync.
+    # Forgetting a descriptor before closing it keeps its number free of a stale entry.
+
     def close(self, fd: int) -> None:
-        with self._lock:
-            self._fds.pop(fd, None)
-            os.close(fd)
+        self._fds.pop(fd, None)
+        os.close(fd)
 
     def dup(self, fd: int) -> int:
-        with self._lock:
-            new = os.dup(fd)
-            if fd in self._fds:
-                self._fds[new] = self._fds[fd]
-            return new
+        new = os.dup(fd)
+        entry = self._fds.get(fd)
+        if entry is not None:
+            self._fds[new] = entry
+        return new
 
     def _write_at(self, fd: int, data: Any, offset: int | None) -> int:
         with self._lock:
@@ -199,10 +203,26 @@ class LazyDisk:
         return self._write_at(fd, data, offset)
 
     def pread(self, fd: int, n: int, offset: int) -> bytes:
-        entry = self._fds.get(fd)
-        if entry is not None:
-            self._check("eio_read", entry.path)
+        self._check_read(fd)
         return os.pread(fd, n, offset)
+
+    def sendfile(self, out_fd: int, in_fd: int, offset: int, count: int) -> int:
+        """Log bytes sent to a socket straight from the page cache (fetch answers)."""
+        self._check_read(in_fd)
+        return os.sendfile(out_fd, in_fd, offset, count)
+
+    def _check_read(self, fd: int) -> None:
+        """EIO when reads of ``fd``'s file are failing. Only a descriptor this layer opened
+        or duplicated counts: one closed behind its back (``os.close``) may have been reused
+        for another file, which the inode tells."""
+        if not self.faults.eio_read:
+            return
+        entry = self._fds.get(fd)
+        if entry is None or entry.key is None:
+            return
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) == entry.key:
+            self._check("eio_read", entry.path)
 
     def ftruncate(self, fd: int, length: int) -> None:
         with self._lock:

@@ -33,6 +33,7 @@ from rillet.chaos.kernel_network import KernelNetwork
 from rillet.chaos.link_proxy import LinkProxies
 from rillet.chaos.multi_kill import MULTI_KILL_FAULTS, MultiKill
 from rillet.chaos.power_faults import INJECTORS as POWER_INJECTORS
+from rillet.chaos.power_faults import stopped_by_disk_fault
 from rillet.chaos.reassign_fault import end_move, start_move
 from rillet.chaos.replace_voter import ReplaceVoter
 from rillet.chaos.schedule import FAULT_KINDS, FaultStep
@@ -363,6 +364,11 @@ class Nemesis:
 
     def _crash(self, node: int, tail: str) -> None:
         status = self.cluster.stop(node)  # reaps the exited process: its exit status
+        if stopped_by_disk_fault(status, tail):
+            # It stopped on an injected disk error, as it must, only after the fault's heal.
+            log.info("node %d stopped on an injected disk error (status %s)", node, status)
+            self.history.write({"type": "disk-stop", "node": node, "status": status})
+            return
         self.crashes[node] = self.crashes.get(node, 0) + 1
         log.error("node %d exited on its own (status %s)", node, status)
         self.history.write({"type": "crash", "node": node, "status": status, "log_tail": tail})

@@ -13,7 +13,9 @@ an order written to the node's control file, then ``SIGUSR2``:
 - ``disk-full``: writes that grow one partition's files, or the Raft log, fail with ENOSPC.
 
 A node may stop because of a disk fault (the store refuses to go on rather than serve wrong
-data); while the fault is in force that is not a crash, and the heal restarts it.
+data); that is not a crash, and the node is started again: at the heal if it has exited by
+then, else as soon as the nemesis sees it gone (a node that met the fault may finish stopping
+after the heal; :func:`stopped_by_disk_fault` tells its exit from a crash).
 """
 
 from __future__ import annotations
@@ -39,6 +41,11 @@ BROKEN_ENV = "RILLET_CHAOS_BROKEN"
 POWER_CUT_WAIT_S = 10.0  # a node applies a cut and exits well within this
 DISK_KINDS = ("power-cut", "power-cut-all", "disk-slow", "disk-eio", "disk-full")
 RAFT_PATH_TEXT = "/__raft/"  # the Raft log's directory under the data directory
+# How a node that stopped on a disk error exits (cli/node_command.py EXIT_START_FAILED), and
+# the text the fault layer puts in every error it injects (chaos/lazy_disk.py).
+DISK_STOP_STATUS = 2
+INJECTED_TEXT = "(injected)"
+NODE_COMMAND_LOGGER = "rillet.cli.node_command"
 
 
 def faulty_wrap(work_dir_of: Any) -> Any:
@@ -63,6 +70,15 @@ def faulty_wrap(work_dir_of: Any) -> Any:
         ]
 
     return wrap
+
+
+def stopped_by_disk_fault(status: int | None, log_tail: str) -> bool:
+    """A node's exit is its answer to an injected disk error, not a crash: it exited with the
+    stop status and the last line the node command logged names an injected error."""
+    if status != DISK_STOP_STATUS:
+        return False
+    lines = [line for line in log_tail.splitlines() if NODE_COMMAND_LOGGER in line]
+    return bool(lines) and INJECTED_TEXT in lines[-1]
 
 
 def send_order(nemesis: Nemesis, node: int, order: dict[str, Any]) -> None:

@@ -10,14 +10,18 @@ docs/guarantees.md relies on:
   waits for the disks (the power-cut-all row with ``--flush-ms 0`` must catch it);
 - ``no-eligibility``: the controller never moves leadership or ISR places off a node that
   restarts or is fenced, so a node that lost its unflushed tail comes back as the leader
-  (the power-cut rows must catch it).
+  (the power-cut rows must catch it);
+- ``ack-on-eio``: a leader whose append to a partition fails with a disk error (EIO,
+  ENOSPC) answers the producer as if it had written the records, at the log's end, instead
+  of STORAGE_ERROR: it keeps serving the partition as though its disk had taken the write
+  (the disk-eio and disk-full rows must catch it).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-VARIANTS = ("ack-before-fsync", "no-eligibility")
+VARIANTS = ("ack-before-fsync", "no-eligibility", "ack-on-eio")
 
 
 def apply(name: str) -> None:
@@ -36,5 +40,25 @@ def apply(name: str) -> None:
 
         ctl: Any = controller.Controller
         ctl._move_off_dead_brokers = lambda self, state, live: []
+    elif name == "ack-on-eio":
+        _ack_on_eio()
     else:
         raise SystemExit(f"unknown broken variant {name!r}; known: {', '.join(VARIANTS)}")
+
+
+def _ack_on_eio() -> None:
+    from rillet.broker.handlers import produce
+    from rillet.wire.error_codes import ErrorCode
+    from rillet.wire.messages import ProducePartitionResponse
+
+    answer = produce._answer
+
+    def acknowledged_anyway(ctx: Any, req: Any, p: Any, *rest: Any) -> Any:
+        out = answer(ctx, req, p, *rest)
+        if out.error_code != ErrorCode.STORAGE_ERROR:
+            return out
+        replica = ctx.leader_replica(p.topic, p.partition)
+        end = replica.log.log_end_offset if not isinstance(replica, ErrorCode) else 0
+        return produce._Answer(ProducePartitionResponse(p.topic, p.partition, ErrorCode.NONE, end))
+
+    setattr(produce, "_answer", acknowledged_anyway)  # noqa: B010

@@ -69,7 +69,12 @@ def main() -> int:
     signal.signal(CONTROL_SIGNAL, on_signal)
     from rillet.cli.main import main as node_main
 
-    return node_main(node_argv)
+    try:
+        return node_main(node_argv)
+    finally:
+        # The node has stopped; the interpreter's exit would put back the default action,
+        # which ends the process on a late order (a heal) with no status of its own.
+        signal.signal(CONTROL_SIGNAL, signal.SIG_IGN)
 
 
 if __name__ == "__main__":

@@ -56,6 +56,7 @@ class ProducerBatch:
         "error",
         "in_flight",
         "log_append_time_ms",
+        "maybe_written",
         "partition",
         "restamp",
         "retry_at_s",
@@ -95,6 +96,10 @@ class ProducerBatch:
         # Sent under a producer id the producer has since replaced, and refused as out of
         # sequence (so never written): number it again under the new one.
         self.restamp = False
+        # An attempt ended without a refusal that proves it wrote nothing (no answer, a
+        # timeout, a leader that moved after appending): the leader may hold the batch, so
+        # it must never be numbered again (that would write it twice).
+        self.maybe_written = False
         # Sent while a batch of its partition taken before it was still unanswered: the
         # leader may see this one first (a retry of the other, answers from two leaders),
         # so an OUT_OF_ORDER_SEQUENCE for it is not a gap even if the other has landed

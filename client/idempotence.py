@@ -36,6 +36,9 @@ class IdempotenceState:
         self._next_sequence: dict[TP, int] = {}
         # Per partition, the leader that acknowledged a batch of this producer id.
         self._confirmed: dict[TP, int] = {}
+        # Per partition, the (producer id, first sequence) of the batch numbered last; kept
+        # across producer id changes (numbered_after).
+        self._last_numbered: dict[TP, tuple[int, int]] = {}
 
     @property
     def has_producer_id(self) -> bool:
@@ -63,6 +66,14 @@ class IdempotenceState:
         """The leader known to check this producer's sequences in ``tp``, if any."""
         return self._confirmed.get(tp)
 
+    def numbered_after(self, batch: ProducerBatch) -> bool:
+        """A batch of ``batch``'s partition was numbered after it. If ``batch`` was written,
+        the leader may then have moved past it (it keeps a producer's last 5 batches), so
+        an OUT_OF_ORDER_SEQUENCE for it no longer proves it is missing."""
+        builder = batch.builder
+        last = self._last_numbered.get((batch.topic, batch.partition))
+        return last != (builder.producer_id, builder.base_sequence)
+
     def stamp(self, batch: ProducerBatch) -> None:
         """Number a batch on its first send; a retry keeps the numbers it was sent with,
         unless it was refused as out of sequence under a producer id since replaced
@@ -78,4 +89,5 @@ class IdempotenceState:
         builder.producer_epoch = self.producer_epoch
         builder.base_sequence = sequence
         builder.transactional = self.transactional
+        self._last_numbered[tp] = (self.producer_id, sequence)
         self._next_sequence[tp] = (sequence + batch.count) % SEQUENCE_MODULUS

@@ -1,10 +1,12 @@
 """The file operations of the stores (partition logs, Raft log, small atomic files), in one place.
 
 Every open, write, truncation, fsync, rename and unlink of a data file goes through these
-names, so a test harness can slide a fault-injecting layer under the stores: a "power cut"
-that drops what was never fsynced, EIO, a slow or a full disk (``rillet.chaos.lazy_disk``,
-docs/chaos.md). In production the names *are* the ``os`` functions, bound once at import, so
-a call costs the same attribute lookup as ``os.pwrite`` and nothing else.
+names, and so does every read of log bytes served to clients and followers (``pread``, or
+``sendfile`` from a descriptor taken with ``dup`` and released with ``close``), so a test
+harness can slide a fault-injecting layer under the stores: a "power cut" that drops what
+was never fsynced, EIO, a slow or a full disk (``rillet.chaos.lazy_disk``, docs/chaos.md).
+In production the names *are* the ``os`` functions, bound once at import, so a call costs
+the same attribute lookup as ``os.pwrite`` and nothing else.
 
 :func:`install` rebinds them for the whole process. Only the chaos harness's node entry
 point calls it, once, before the node starts (a test mode, never an environment switch);
@@ -52,6 +54,7 @@ dup: Callable[[int], int] = os.dup
 write: Callable[[int, Any], int] = os.write
 pwrite: Callable[[int, Any, int], int] = os.pwrite
 pread: Callable[[int, int, int], bytes] = os.pread
+sendfile: Callable[[int, int, int, int], int] = os.sendfile  # (socket, file, offset, count)
 ftruncate: Callable[[int, int], None] = os.ftruncate
 truncate: Callable[[StrPath, int], None] = os.truncate
 fsync: Callable[[int], None] = os.fsync
@@ -94,6 +97,7 @@ class FileLayer(Protocol):
     def write(self, fd: int, data: Any) -> int: ...
     def pwrite(self, fd: int, data: Any, offset: int) -> int: ...
     def pread(self, fd: int, n: int, offset: int) -> bytes: ...
+    def sendfile(self, out_fd: int, in_fd: int, offset: int, count: int) -> int: ...
     def ftruncate(self, fd: int, length: int) -> None: ...
     def truncate(self, path: StrPath, length: int) -> None: ...
     def fsync(self, fd: int) -> None: ...
@@ -110,6 +114,7 @@ _NAMES = (
     "write",
     "pwrite",
     "pread",
+    "sendfile",
     "ftruncate",
     "truncate",
     "fsync",

@@ -172,6 +172,8 @@ def _read_partition(
         try:
             # KIP-74: the first partition of a response returns at least one whole batch.
             result = plog.read(p.fetch_offset, limit, max_offset=end, min_one_batch=first)
+            if result.region is not None and result.region.length > 0:
+                region = hold_region(result.region)  # reads small regions now
         except OffsetOutOfRange:
             return _out_of_range(p, replica)
         except LogDamaged as exc:
@@ -188,10 +190,8 @@ def _read_partition(
             return FetchPartitionResponse(
                 p.topic, p.partition, ErrorCode.STORAGE_ERROR, hw, plog.log_start_offset, _EMPTY
             )
-        if result.region is not None and result.region.length > 0:
-            r = result.region
-            region = hold_region(r)
-            replica.bytes_out += r.length  # consumer bytes out, for /metrics
+        if region is not None:
+            replica.bytes_out += blob_length(region)  # consumer bytes out, for /metrics
     aborted = []
     if committed and region is not None:
         aborted = [

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import errno
 import math
-import os
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.part_sender import JOIN_REGION_BYTES
 from rillet.broker.replication.follower_fetch_answer import answer_if_hosted, is_diverging
+from rillet.wire import disk_io
 from rillet.wire.frame import FileRegion, blob_length
 from rillet.wire.messages import FetchPartition, FetchPartitionResponse
 
@@ -90,14 +90,16 @@ def hold_region(region: FileRegion) -> FileRegion | bytes:
     a dup, a read and a close in the one step that sent the answer); a larger one a
     duplicated descriptor, so the bytes leave with sendfile even if the segment is deleted
     meanwhile; or, when the process has no descriptor to spare (EMFILE / ENFILE: thousands
-    of partitions in one answer near the open-file limit), the bytes themselves."""
+    of partitions in one answer near the open-file limit), the bytes themselves. Reads and
+    the descriptor go through ``disk_io``, so a disk fault reaches them (an OSError here
+    fails the partition's answer, never a short one)."""
     if region.length <= JOIN_REGION_BYTES:
-        data = os.pread(region.fd, region.length, region.position)
+        data = disk_io.pread(region.fd, region.length, region.position)
         if len(data) == region.length:
             return data
     try:
-        return FileRegion(os.dup(region.fd), region.position, region.length)
+        return FileRegion(disk_io.dup(region.fd), region.position, region.length)
     except OSError as exc:
         if exc.errno not in (errno.EMFILE, errno.ENFILE):
             raise
-        return os.pread(region.fd, region.length, region.position)
+        return disk_io.pread(region.fd, region.length, region.position)

@@ -98,6 +98,8 @@ def answer_follower_fetch(
         recheck = replica.follower_refetches(replica_id, p.fetch_offset)
         try:
             result = plog.read(p.fetch_offset, limit, min_one_batch=first, recheck=recheck)
+            if result.region is not None and result.region.length > 0:
+                records = hold(result.region)  # reads small regions now
         except OffsetOutOfRange:
             return _answer(p, replica, ErrorCode.OFFSET_OUT_OF_RANGE)
         except LogDamaged as exc:  # bit rot: never replicated (see handlers/fetch.py)
@@ -106,8 +108,6 @@ def answer_follower_fetch(
         except (StoreError, OSError) as exc:
             log.error("read of %s for replica %d failed: %s", replica.key, replica_id, exc)
             return _answer(p, replica, ErrorCode.STORAGE_ERROR)
-        if result.region is not None and result.region.length > 0:
-            records = hold(result.region)
         replica.served_follower(replica_id, p.fetch_offset, records is not None)
     return _answer(p, replica, ErrorCode.NONE, records=records)
 

@@ -262,3 +262,35 @@ async def test_with_flush_messages_alone_a_short_tail_commits_at_the_next_flush_
     assert answers[0].partitions[0].error_code == ErrorCode.NONE
     interval_s = m.ctx.config.tasks.flush_check_interval_ms / 1000
     assert trio.current_time() <= interval_s + 1  # one pass, not the produce timeout
+
+
+async def test_acks_all_answers_each_partition_by_its_own_high_watermark(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """One Produce for two partitions: the follower copies t-1's batch, never t-0's. At the
+    timeout t-0 is REQUEST_TIMED_OUT, but t-1's write was committed and is answered so (as
+    Kafka's delayed produce does); a timed-out answer for a committed batch sends its
+    producer into a retry the leader may no longer recognise (chaos disk-full seed 1)."""
+    m = middle(tmp_path)
+    m.host("t", 0)
+    m.host("t", 1)
+    now = m.clock.now_ms()
+    request = ProduceRequest(
+        -1,
+        20_000,
+        [ProducePartitionData("t", p, _records(2, now)) for p in (0, 1)],
+    )
+    answers: list[ProduceResponse] = []
+    async with trio.open_nursery() as nursery:
+
+        async def produce() -> None:
+            result = handle_produce(m.ctx, request)
+            assert result is not None and not isinstance(result, ProduceResponse)
+            answers.append(await result)
+
+        nursery.start_soon(produce)
+        await trio.testing.wait_all_tasks_blocked()
+        p1 = FetchPartition("t", 1, 2, 1 << 20, 1, 1)
+        assert read_for_follower(m.ctx, p1, FOLLOWER, 1 << 20, first=True).high_watermark == 2
+    codes = {p.partition: p.error_code for p in answers[0].partitions}
+    assert codes == {0: ErrorCode.REQUEST_TIMED_OUT, 1: ErrorCode.NONE}

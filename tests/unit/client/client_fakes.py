@@ -83,6 +83,9 @@ class FakeCluster:
         # once late_answers_sent is set: an answer overtaken by later ones.
         self.late_answers: set[int] = set()
         self.late_answers_sent = trio.Event()
+        # When set, a late answer reports this code for each of its partitions although the
+        # batches were written (as a node whose acks=all wait timed out after appending).
+        self.late_error: ErrorCode | None = None
         self.hold = trio.Event()  # while produce_hold is True, produce waits for this
         self.produce_hold = False
         self.appended = trio.Event()
@@ -200,6 +203,16 @@ class FakeCluster:
             else:
                 parts = encode_response(header.correlation_id, response)
             if late and nursery is not None:
+                if self.late_error is not None and isinstance(response, ProduceResponse):
+                    parts = encode_response(
+                        header.correlation_id,
+                        ProduceResponse(
+                            [
+                                ProducePartitionResponse(r.topic, r.partition, self.late_error)
+                                for r in response.partitions
+                            ]
+                        ),
+                    )
                 nursery.start_soon(self._send_late, stream, lock, parts)
                 return
         await self._send(stream, lock, parts)

@@ -199,3 +199,35 @@ async def test_a_partition_is_pipelined_only_once_its_leader_knows_the_producer(
         assert [(await f).offset for f in later] == [4, 5, 6, 7, 8]
     assert offsets == [0, 1, 2]
     assert cluster.values(TP)[:3] == [VALUE + bytes([i]) for i in range(3)]
+
+
+async def test_a_batch_that_may_be_written_is_never_numbered_again(
+    cluster: FakeCluster,
+) -> None:
+    """Two partitions each have a batch written whose answer is slow and then says
+    REQUEST_TIMED_OUT (the node appended it; its acks=all wait timed out), while five later
+    batches of each are acknowledged. The retries are too old for the leader's window of 5
+    (OUT_OF_ORDER_SEQUENCE): the first fails, which replaces the producer id. The other must
+    fail too, its outcome unknown: numbered anew under the new id it would be written a
+    second time, after later records (the duplicates of chaos disk-full seed 1)."""
+    cluster.create_topic("t", 2)
+    tps = [("t", 0), ("t", 1)]
+    async with Producer(cluster.bootstrap, linger_ms=0, batch_bytes=300, **FAST) as producer:
+        for _, p in tps:  # acknowledged: each leader knows the producer, the pipeline opens
+            await (await producer.send("t", b"first", partition=p))
+        cluster.late_answers.update({2, 3})
+        cluster.late_error = ErrorCode.REQUEST_TIMED_OUT
+        slow = []
+        with trio.fail_after(5):
+            for _, p in tps:
+                slow.append(await producer.send("t", b"slow", partition=p))
+                await cluster.wait_for(ProduceRequest, 3 + p)
+            for i in range(5):
+                for _, p in tps:
+                    await (await producer.send("t", VALUE + bytes([i]), partition=p))
+            cluster.late_answers_sent.set()
+            for future in slow:
+                with pytest.raises(OutOfOrderSequenceError):
+                    await future
+    for tp in tps:
+        assert cluster.values(tp) == [b"first", b"slow"] + [VALUE + bytes([i]) for i in range(5)]
