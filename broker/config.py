@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rillet.broker.authorizer import AuthorizerConfig
+from rillet.broker.authorizer_config import AuthorizerConfig
 from rillet.broker.connection_limits import parse_overrides
 from rillet.broker.errors import ConfigError
 from rillet.broker.http_config import HttpConfig

@@ -15,7 +15,7 @@ from typing import Any
 import trio
 from broker_context import middle
 
-from rillet.broker.authorizer import AuthorizerConfig
+from rillet.broker.authorizer_config import AuthorizerConfig
 from rillet.broker.auto_topic_creation import AutoTopicCreations, anyone, creation_answer
 from rillet.broker.config import NodeConfig, TopicDefaults
 from rillet.broker.dispatcher import Dispatcher

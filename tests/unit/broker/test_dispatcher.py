@@ -21,7 +21,7 @@ from broker_context import NODE_ID, middle
 from served_connection import serving
 from voter_context import answer, voter
 
-from rillet.broker.authorizer import AuthorizerConfig
+from rillet.broker.authorizer_config import AuthorizerConfig
 from rillet.broker.config import NodeConfig
 from rillet.broker.connection import Connection
 from rillet.broker.dispatcher import HANDLERS, Dispatcher, PendingReply, Route
