@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from rillet.broker.authorizer_config import AuthorizerConfig
-from rillet.broker.connection_limits import parse_overrides
 from rillet.broker.errors import ConfigError
 from rillet.broker.http_config import HttpConfig
 from rillet.broker.quorum_config import QuorumConfig
@@ -34,6 +33,23 @@ def sasl_mechanism_list(key: str, text: str) -> tuple[str, ...]:
     if unknown:
         raise ValueError(f"{key}: {', '.join(unknown)} not one of {', '.join(SASL_MECHANISMS)}")
     return mechanisms
+
+
+def parse_overrides(text: str) -> dict[str, int]:
+    """Kafka's ``max.connections.per.ip.overrides`` format: ``host:count,host:count``."""
+    out: dict[str, int] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        host, sep, count = item.rpartition(":")
+        if not sep or not host:
+            raise ConfigError(f"max_connections_per_ip_overrides: {item!r} is not host:count")
+        try:
+            limit = int(count)
+        except ValueError:
+            raise ConfigError(f"max_connections_per_ip_overrides: {item!r}: not a count") from None
+        if limit < 0:
+            raise ConfigError(f"max_connections_per_ip_overrides: {item!r}: negative count")
+        out[host.strip("[]")] = limit
+    return out
 
 
 @dataclass(frozen=True, slots=True)

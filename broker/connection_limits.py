@@ -15,8 +15,6 @@ from collections import Counter
 from dataclasses import dataclass
 from enum import Enum
 
-from rillet.broker.errors import ConfigError
-
 
 class Slot(Enum):
     COUNTED = "counted"  # a client connection within the limits
@@ -28,23 +26,6 @@ class Slot(Enum):
 class Admission:
     host: str
     slot: Slot
-
-
-def parse_overrides(text: str) -> dict[str, int]:
-    """Kafka's ``max.connections.per.ip.overrides`` format: ``host:count,host:count``."""
-    out: dict[str, int] = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        host, sep, count = item.rpartition(":")
-        if not sep or not host:
-            raise ConfigError(f"max_connections_per_ip_overrides: {item!r} is not host:count")
-        try:
-            limit = int(count)
-        except ValueError:
-            raise ConfigError(f"max_connections_per_ip_overrides: {item!r}: not a count") from None
-        if limit < 0:
-            raise ConfigError(f"max_connections_per_ip_overrides: {item!r}: negative count")
-        out[host.strip("[]")] = limit
-    return out
 
 
 class ConnectionLimiter:

@@ -32,9 +32,9 @@ import trio
 from rillet.broker.broker_lifecycle import CONTROLLED_SHUTDOWN_TIMEOUT_S, BrokerLifecycle
 from rillet.broker.clock import SYSTEM_CLOCK, Clock
 from rillet.broker.cluster_auth import ClusterAuth
-from rillet.broker.config import NodeConfig
+from rillet.broker.config import NodeConfig, parse_overrides
 from rillet.broker.connection import Connection
-from rillet.broker.connection_limits import ConnectionLimiter, Slot, parse_overrides
+from rillet.broker.connection_limits import ConnectionLimiter, Slot
 from rillet.broker.controller_link import ControllerLink
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.errors import BrokerError

@@ -6,8 +6,8 @@ import pytest
 import trio
 import trio.testing
 
-from rillet.broker.config import load_config
-from rillet.broker.connection_limits import ConnectionLimiter, Slot, parse_overrides
+from rillet.broker.config import load_config, parse_overrides
+from rillet.broker.connection_limits import ConnectionLimiter, Slot
 from rillet.broker.errors import ConfigError
 from rillet.broker.read_shares import RequestBytesBudget
 from rillet.broker.request_budget import ReadTimers
