@@ -23,6 +23,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from enum import Enum
 
+from rillet.broker.quota_config import QuotasConfig
+
 MAX_TRACKED_PRINCIPALS = 10_000
 
 
@@ -63,6 +65,19 @@ class ClientQuotas:
         self._overrides = dict(overrides or {})
         self._window_ms = window_ms
         self._buckets: OrderedDict[tuple[str, QuotaKind], _Bucket] = OrderedDict()
+
+    @classmethod
+    def from_config(cls, config: QuotasConfig) -> ClientQuotas:
+        """The meters of the ``[quotas]`` section (its rates the default, its users' the
+        overrides)."""
+        return cls(
+            ByteRates(config.producer_byte_rate, config.consumer_byte_rate),
+            {
+                u.principal: ByteRates(u.producer_byte_rate, u.consumer_byte_rate)
+                for u in config.users
+            },
+            config.quota_window_ms,
+        )
 
     @property
     def enabled(self) -> bool:

@@ -30,6 +30,7 @@ from typing import Any
 import trio
 
 from rillet.broker.broker_lifecycle import CONTROLLED_SHUTDOWN_TIMEOUT_S, BrokerLifecycle
+from rillet.broker.client_quotas import ClientQuotas
 from rillet.broker.clock import SYSTEM_CLOCK, Clock
 from rillet.broker.cluster_auth import ClusterAuth
 from rillet.broker.config import NodeConfig, parse_overrides
@@ -149,7 +150,7 @@ class Node:
             parse_overrides(limits.max_connections_per_ip_overrides),
             limits.node_connection_reserve,
         )
-        self._read_policy = ReadPolicy.for_limits(limits, config.quotas.meters())
+        self._read_policy = ReadPolicy.for_limits(limits, ClientQuotas.from_config(config.quotas))
         self._refused_logged_at = -math.inf
         # TLS on every listener and inter-node link when [tls] names a certificate.
         self.tls = TlsContexts(config.tls) if config.tls.enabled else None

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rillet.broker.client_quotas import ByteRates, ClientQuotas
-
 
 @dataclass(frozen=True, slots=True)
 class UserQuotaConfig:
@@ -38,13 +36,3 @@ class QuotasConfig:
         duplicates = sorted({p for p in seen if seen.count(p) > 1})
         if duplicates:
             raise ValueError(f"quotas.users names {', '.join(duplicates)} more than once")
-
-    def meters(self) -> ClientQuotas:
-        return ClientQuotas(
-            ByteRates(self.producer_byte_rate, self.consumer_byte_rate),
-            {
-                u.principal: ByteRates(u.producer_byte_rate, u.consumer_byte_rate)
-                for u in self.users
-            },
-            self.quota_window_ms,
-        )

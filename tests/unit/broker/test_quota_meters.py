@@ -88,7 +88,7 @@ def test_quotas_config_reads_defaults_and_per_user_tables(tmp_path: Path) -> Non
         '[[quotas.users]]\nprincipal = "User:etl"\nconsumer_byte_rate = 5000\n'
     )
     cfg = load_config(path).quotas
-    meters = cfg.meters()
+    meters = ClientQuotas.from_config(cfg)
     assert meters.rate_of("User:anyone", PRODUCE) == 1_048_576
     assert meters.rate_of("User:etl", FETCH) == 5_000
     assert meters.rate_of("User:etl", PRODUCE) == 0  # an override replaces the default
