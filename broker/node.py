@@ -39,7 +39,7 @@ from rillet.broker.connection_limits import ConnectionLimiter, Slot
 from rillet.broker.controller_link import ControllerLink
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.errors import BrokerError
-from rillet.broker.handlers.context import NO_FAULTS, BrokerContext, InjectedFaults
+from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.heap_freezer import run_heap_freezer
 from rillet.broker.http.decision_journal import DecisionJournal, JournalingLog
 from rillet.broker.http.endpoint import (
@@ -51,6 +51,7 @@ from rillet.broker.http.endpoint import (
 from rillet.broker.http.metered_dispatcher import MeteredDispatcher
 from rillet.broker.http.node_probe import NodeProbe
 from rillet.broker.http.request_metrics import RAFT_APPEND_BUCKETS_S, LocalHistogram
+from rillet.broker.injected_faults import NO_FAULTS, InjectedFaults
 from rillet.broker.kafka.fetch_sessions import FetchSessionCache
 from rillet.broker.log_cleaner import LogCleaner
 from rillet.broker.log_scrubber import LogScrubber

@@ -24,7 +24,7 @@ import trio
 from rillet.broker.cluster_auth import ClusterAuth
 from rillet.broker.controller_link import ControllerLink
 from rillet.broker.errors import ControllerUnreachable
-from rillet.broker.handlers.context import NO_FAULTS, InjectedFaults
+from rillet.broker.injected_faults import NO_FAULTS, InjectedFaults
 from rillet.broker.metadata_view import MetadataView
 from rillet.broker.replica_manager import ReplicaManager
 from rillet.metadata_quorum.txn_coordinator import MarkerTask, pending_markers
