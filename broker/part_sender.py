@@ -19,9 +19,8 @@ import os
 import trio
 
 from rillet.broker.served_stream import ServedStream
-from rillet.wire.frame import BlobPart, FileRegion
+from rillet.wire.frame import JOIN_REGION_BYTES, BlobPart, FileRegion
 
-JOIN_REGION_BYTES = 16 * 1024
 TLS_CHUNK_BYTES = 256 * 1024
 
 

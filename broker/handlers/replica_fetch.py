@@ -16,9 +16,8 @@ import math
 import os
 
 from rillet.broker.handlers.context import BrokerContext
-from rillet.broker.part_sender import JOIN_REGION_BYTES
 from rillet.broker.replication.follower_fetch_answer import answer_if_hosted, is_diverging
-from rillet.wire.frame import FileRegion, blob_length
+from rillet.wire.frame import JOIN_REGION_BYTES, FileRegion, blob_length
 from rillet.wire.messages import FetchPartition, FetchPartitionResponse
 
 __all__ = [
