@@ -5,17 +5,17 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from rillet.broker.auto_topic_creation import AutoTopicCreations
+from rillet.broker.cluster.metadata_answers import MetadataAnswers
+from rillet.broker.cluster.metadata_view import MetadataView
 from rillet.broker.config import NodeConfig
-from rillet.broker.injected_faults import NO_FAULTS, InjectedFaults
-from rillet.broker.kafka.fetch_sessions import DEFAULT_SESSION_SLOTS, FetchSessionCache
-from rillet.broker.metadata_answers import MetadataAnswers
-from rillet.broker.metadata_view import MetadataView
-from rillet.broker.partition_replica import PartitionReplica
-from rillet.broker.producer_ids import ProducerIdSource
-from rillet.broker.replica_manager import ReplicaManager
-from rillet.broker.replication.throttled_replicas import ThrottledReplicas
-from rillet.broker.sasl.login_guard import LoginGuard
+from rillet.broker.handlers.auto_topic_creation import AutoTopicCreations
+from rillet.broker.handlers.fetch_sessions import DEFAULT_SESSION_SLOTS, FetchSessionCache
+from rillet.broker.replica.partition_replica import PartitionReplica
+from rillet.broker.replica.producer_ids import ProducerIdSource
+from rillet.broker.replica.replica_manager import ReplicaManager
+from rillet.broker.replica.replication.throttled_replicas import ThrottledReplicas
+from rillet.broker.runtime.injected_faults import NO_FAULTS, InjectedFaults
+from rillet.broker.security.sasl.login_guard import LoginGuard
 from rillet.wire.error_codes import ErrorCode
 
 

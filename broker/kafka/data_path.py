@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from rillet.broker.kafka.api_table import ApiSchema
-from rillet.broker.kafka.entities import build
-from rillet.broker.kafka.fetch_response import FetchedPartition, encode_fetch_body
-from rillet.broker.kafka.fetch_sessions import (
+from rillet.broker.handlers.fetch_sessions import (
     FINAL_EPOCH,
     INVALID_SESSION_ID,
     PartitionAnswer,
     Position,
     SessionRefusal,
 )
+from rillet.broker.kafka.api_table import ApiSchema
+from rillet.broker.kafka.entities import build
+from rillet.broker.kafka.fetch_response import FetchedPartition, encode_fetch_body
 from rillet.broker.kafka.translation import Answer, ClusterView, Forward, RawBody, millis
 from rillet.wire.frame import blob_length
 from rillet.wire.messages import (
@@ -126,7 +126,7 @@ def translate_produce(schema: ApiSchema, req: Any) -> Forward | Answer:
 
 
 def translate_fetch(schema: ApiSchema, req: Any, view: ClusterView) -> Forward | Answer:
-    """A Kafka fetch, within its fetch session if it names one (broker/kafka/fetch_sessions.py):
+    """A Kafka fetch, within its fetch session if it names one (broker/handlers/fetch_sessions.py):
     the node reads every partition of the session, and the answer keeps those the client
     needs. Versions before 7 have no sessions."""
     version = schema.version

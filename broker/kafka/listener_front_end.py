@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from rillet.broker.connection_events import CloseConnection, Immediate, Inbound
 from rillet.broker.kafka.api_table import SASL_AUTHENTICATE, SASL_HANDSHAKE, ApiSchema
 from rillet.broker.kafka.codec import (
     decode_body,
@@ -31,6 +30,7 @@ from rillet.broker.kafka.errors import KafkaProtocolError, UnsupportedKafkaReque
 from rillet.broker.kafka.framing import KafkaFrameDecoder
 from rillet.broker.kafka.front_end import translate
 from rillet.broker.kafka.translation import Answer, Caller, ClusterView, Forward, RawBody
+from rillet.broker.network.connection_events import CloseConnection, Immediate, Inbound
 from rillet.wire.api import ApiKey
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import BlobPart

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from rillet.broker.config import NodeConfig
-from rillet.broker.kafka.fetch_sessions import FetchSessionCache
+from rillet.broker.handlers.fetch_sessions import FetchSessionCache
 from rillet.wire.frame import BlobPart
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import trio
 
-from rillet.broker.part_sender import send_parts
+from rillet.broker.network.part_sender import send_parts
 from rillet.wire.frame import JOIN_REGION_BYTES, BlobPart, FileRegion
 
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from rillet.broker import client_quotas
-from rillet.broker.client_quotas import ByteRates, ClientQuotas, QuotaKind
 from rillet.broker.config import ConfigError, load_config
-from rillet.broker.connection_throttle import ConnectionThrottle
-from rillet.broker.session import Session
+from rillet.broker.network import client_quotas
+from rillet.broker.network.client_quotas import ByteRates, ClientQuotas, QuotaKind
+from rillet.broker.network.connection_throttle import ConnectionThrottle
+from rillet.broker.security.session import Session
 
 PRODUCE, FETCH = QuotaKind.PRODUCE, QuotaKind.FETCH
 
