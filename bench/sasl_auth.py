@@ -17,9 +17,9 @@ from typing import Any
 from _common import emit, parser
 from kafka.net.sasl.scram import ScramClient
 
-from rillet.broker.sasl.decoys import decoy_credential
-from rillet.broker.sasl.plain import authenticate_plain
-from rillet.broker.sasl.scram import SaslAuthenticationFailed, ScramServer, make_credential
+from rillet.broker.security.sasl.decoys import decoy_credential
+from rillet.broker.security.sasl.plain import authenticate_plain
+from rillet.broker.security.sasl.scram import SaslAuthenticationFailed, ScramServer, make_credential
 
 DECOY = partial(decoy_credential, b"bench-decoy-key")
 

@@ -18,9 +18,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Generic, Protocol, TypeAlias, TypeGuard, TypeVar
 
-from rillet.broker.authorizer import Authorizer
-from rillet.broker.driving_reply import ReshapedReply
-from rillet.broker.forwarded_caller import naming_the_client
 from rillet.broker.handlers import broker_admin, producer_admin, raft_voters, transactions
 from rillet.broker.handlers.acls import (
     handle_create_acls,
@@ -45,6 +42,7 @@ from rillet.broker.handlers.cluster import (
 )
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.deferred import Deferred
+from rillet.broker.handlers.driving_reply import ReshapedReply
 from rillet.broker.handlers.features import handle_update_features
 from rillet.broker.handlers.fetch import handle_fetch, handle_session_fetch
 from rillet.broker.handlers.group_deletion import (
@@ -85,13 +83,15 @@ from rillet.broker.handlers.user_credentials import (
     handle_alter_user_scram_credentials,
     handle_describe_user_scram_credentials,
 )
-from rillet.broker.replication.fetch_session import (
+from rillet.broker.replica.replication.fetch_session import (
     FetchSessionError,
     LeaderFetchSession,
     partition_limit,
 )
-from rillet.broker.request_authorization import RequestAuthorizer
-from rillet.broker.session import Session
+from rillet.broker.security.authorizer import Authorizer
+from rillet.broker.security.forwarded_caller import naming_the_client
+from rillet.broker.security.request_authorization import RequestAuthorizer
+from rillet.broker.security.session import Session
 from rillet.wire import acl_messages as am
 from rillet.wire import broker_admin_messages as bam
 from rillet.wire import classic_group_messages as cgm

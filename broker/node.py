@@ -29,17 +29,24 @@ from typing import Any
 
 import trio
 
-from rillet.broker.broker_lifecycle import CONTROLLED_SHUTDOWN_TIMEOUT_S, BrokerLifecycle
-from rillet.broker.clock import SYSTEM_CLOCK, Clock
-from rillet.broker.cluster_auth import ClusterAuth
-from rillet.broker.config import NodeConfig
-from rillet.broker.connection import Connection
-from rillet.broker.connection_limits import ConnectionLimiter, Slot, parse_overrides
-from rillet.broker.controller_link import ControllerLink
+from rillet.broker.cluster.broker_lifecycle import CONTROLLED_SHUTDOWN_TIMEOUT_S, BrokerLifecycle
+from rillet.broker.cluster.cluster_auth import ClusterAuth
+from rillet.broker.cluster.controller_link import ControllerLink
+from rillet.broker.cluster.metadata_view import MetadataView
+from rillet.broker.cluster.node_secret import node_secret
+from rillet.broker.cluster.quorum_setup import (
+    build_quorum,
+    observer_address,
+    resolve_voters,
+    runs_raft,
+)
+from rillet.broker.cluster.raft_observer import follow_voters
+from rillet.broker.cluster.remote_metadata_log import RemoteMetadataLog
+from rillet.broker.config import NodeConfig, parse_overrides
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.errors import BrokerError
-from rillet.broker.handlers.context import NO_FAULTS, BrokerContext, InjectedFaults
-from rillet.broker.heap_freezer import run_heap_freezer
+from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.handlers.fetch_sessions import FetchSessionCache
 from rillet.broker.http.decision_journal import DecisionJournal, JournalingLog
 from rillet.broker.http.endpoint import (
     HttpEndpoint,
@@ -50,34 +57,29 @@ from rillet.broker.http.endpoint import (
 from rillet.broker.http.metered_dispatcher import MeteredDispatcher
 from rillet.broker.http.node_probe import NodeProbe
 from rillet.broker.http.request_metrics import RAFT_APPEND_BUCKETS_S, LocalHistogram
-from rillet.broker.kafka.fetch_sessions import FetchSessionCache
-from rillet.broker.log_cleaner import LogCleaner
-from rillet.broker.log_scrubber import LogScrubber
-from rillet.broker.loop_lag import LagTracker, monitor_loop_lag
-from rillet.broker.metadata_view import MetadataView
-from rillet.broker.node_secret import node_secret
-from rillet.broker.open_files import raise_open_file_limit, segment_capacity
-from rillet.broker.partition_reconciler import PartitionReconciler
-from rillet.broker.producer_ids import ProducerIdSource
-from rillet.broker.quorum_setup import (
-    build_quorum,
-    observer_address,
-    resolve_voters,
-    runs_raft,
-)
-from rillet.broker.raft_observer import follow_voters
-from rillet.broker.remote_metadata_log import RemoteMetadataLog
-from rillet.broker.replica_manager import ReplicaManager
-from rillet.broker.replica_repair import ReplicaRepairer
-from rillet.broker.replication.isr_manager import IsrManager
-from rillet.broker.replication.replica_fetcher import ReplicaFetcherManager
-from rillet.broker.replication.throttled_replicas import ThrottledReplicas
-from rillet.broker.request_budget import ReadPolicy
-from rillet.broker.sasl.login_guard import LoginGuard
-from rillet.broker.served_stream import ServedStream, peer_host, tls_accept
-from rillet.broker.slow_steps import watch_slow_steps
-from rillet.broker.tls_contexts import TlsContexts
-from rillet.broker.txn_marker_writer import TxnMarkerWriter
+from rillet.broker.network.client_quotas import ClientQuotas
+from rillet.broker.network.connection import Connection
+from rillet.broker.network.connection_limits import ConnectionLimiter, Slot
+from rillet.broker.network.request_budget import ReadPolicy
+from rillet.broker.network.served_stream import ServedStream, peer_host, tls_accept
+from rillet.broker.replica.log_cleaner import LogCleaner
+from rillet.broker.replica.log_scrubber import LogScrubber
+from rillet.broker.replica.partition_reconciler import PartitionReconciler
+from rillet.broker.replica.producer_ids import ProducerIdSource
+from rillet.broker.replica.replica_manager import ReplicaManager
+from rillet.broker.replica.replica_repair import ReplicaRepairer
+from rillet.broker.replica.replication.isr_manager import IsrManager
+from rillet.broker.replica.replication.replica_fetcher import ReplicaFetcherManager
+from rillet.broker.replica.replication.throttled_replicas import ThrottledReplicas
+from rillet.broker.replica.txn_marker_writer import TxnMarkerWriter
+from rillet.broker.runtime.clock import SYSTEM_CLOCK, Clock
+from rillet.broker.runtime.heap_freezer import run_heap_freezer
+from rillet.broker.runtime.injected_faults import NO_FAULTS, InjectedFaults
+from rillet.broker.runtime.loop_lag import LagTracker, monitor_loop_lag
+from rillet.broker.runtime.open_files import raise_open_file_limit, segment_capacity
+from rillet.broker.runtime.slow_steps import watch_slow_steps
+from rillet.broker.security.sasl.login_guard import LoginGuard
+from rillet.broker.security.tls_contexts import TlsContexts
 from rillet.launcher.private_files import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, tighten
 from rillet.metadata_quorum.controller import ControllerConfig
 from rillet.metadata_quorum.controller_service import ControllerService
@@ -149,7 +151,7 @@ class Node:
             parse_overrides(limits.max_connections_per_ip_overrides),
             limits.node_connection_reserve,
         )
-        self._read_policy = ReadPolicy.for_limits(limits, config.quotas.meters())
+        self._read_policy = ReadPolicy.for_limits(limits, ClientQuotas.from_config(config.quotas))
         self._refused_logged_at = -math.inf
         # TLS on every listener and inter-node link when [tls] names a certificate.
         self.tls = TlsContexts(config.tls) if config.tls.enabled else None

@@ -26,8 +26,8 @@ VARIANTS = ("ack-before-fsync", "no-eligibility", "ack-on-eio")
 
 def apply(name: str) -> None:
     if name == "ack-before-fsync":
-        from rillet.broker import partition_replica
-        from rillet.broker.replication import replica_fetcher
+        from rillet.broker.replica import partition_replica
+        from rillet.broker.replica.replication import replica_fetcher
 
         async def no_flush(replicas: Any) -> None:
             return None

@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from rillet.broker.quorum_config import ENGINES
+from rillet.broker.config.quorum_config import ENGINES
 from rillet.chaos.errors import ChaosError
 from rillet.chaos.kafka_clients import unavailable_reason as kafka_clients_unavailable
 from rillet.chaos.kernel_network import unavailable_reason as kernel_network_unavailable

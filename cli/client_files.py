@@ -13,7 +13,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from rillet.broker.tls_certificates import CertificateFiles
+from rillet.broker.security.tls_certificates import CertificateFiles
 from rillet.launcher.private_files import private_dir, write_private
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import trio
 
-from rillet.broker.replication.replication_throttle import (
+from rillet.broker.replica.replication.replication_throttle import (
     BROKER_THROTTLE_CONFIGS,
     FOLLOWER_RATE,
     FOLLOWER_REPLICAS,

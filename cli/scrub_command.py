@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rillet.broker.log_scrubber import SCRUB_STATUS_FILE
 from rillet.broker.node import LOCK_FILE
+from rillet.broker.replica.log_scrubber import SCRUB_STATUS_FILE
 from rillet.cli.common import EXIT_FAILED, EXIT_OK
 from rillet.partition_store.offline_scrub import partition_dirs, scrub_partition_dir
 

@@ -19,7 +19,7 @@ import ssl
 from dataclasses import replace
 from pathlib import Path
 
-from rillet.broker.tls_certificates import CertificateFiles, LocalCa
+from rillet.broker.security.tls_certificates import CertificateFiles, LocalCa
 from rillet.cli.client_files import ClientFiles, SaslLoginFiles, write_client_files
 from rillet.client import Admin
 from rillet.client.errors import RilletError

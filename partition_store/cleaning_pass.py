@@ -2,7 +2,7 @@
 file work anywhere (a worker thread), install on the log's thread.
 
 :func:`clean_now` runs all three in a row on the caller's thread (tests, tools, the bench);
-the broker's cleaner task (``broker/log_cleaner.py``) runs the middle part with
+the broker's cleaner task (``broker/replica/log_cleaner.py``) runs the middle part with
 ``trio.to_thread`` so appends and reads never wait for it.
 """
 

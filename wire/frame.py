@@ -39,6 +39,11 @@ class FileRegion(NamedTuple):
 
 BlobPart = bytes | bytearray | memoryview | FileRegion
 
+# A region up to this size is read and sent joined with the bytes before it, not by
+# sendfile (one segment, one wake-up for the peer): the drivers' rule, which whoever builds
+# an answer may anticipate by holding such a region's bytes at once.
+JOIN_REGION_BYTES = 16 * 1024
+
 
 def blob_length(blob: BlobPart) -> int:
     """Length in bytes of any blob part."""

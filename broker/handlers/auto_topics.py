@@ -1,4 +1,4 @@
-"""Metadata requests that create the topics they name (broker/auto_topic_creation.py
+"""Metadata requests that create the topics they name (broker/handlers/auto_topic_creation.py
 decides; this driver sends the creations to the controller and patches the answer).
 
 The request that starts a creation waits for the controller's answer (bounded by
@@ -13,7 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
-from rillet.broker.auto_topic_creation import MayCreate, anyone, creation_answer
+from rillet.broker.handlers.auto_topic_creation import MayCreate, anyone, creation_answer
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.deferred import Deferred
 from rillet.broker.handlers.topics import handle_create_topics

@@ -12,7 +12,7 @@ import logging
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller, forward_once
-from rillet.broker.replication.replication_throttle import (
+from rillet.broker.replica.replication.replication_throttle import (
     BROKER_THROTTLE_CONFIGS,
     ThrottleConfigError,
     parse_rate,

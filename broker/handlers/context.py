@@ -5,39 +5,18 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from rillet.broker.auto_topic_creation import AutoTopicCreations
+from rillet.broker.cluster.metadata_answers import MetadataAnswers
+from rillet.broker.cluster.metadata_view import MetadataView
 from rillet.broker.config import NodeConfig
-from rillet.broker.kafka.fetch_sessions import DEFAULT_SESSION_SLOTS, FetchSessionCache
-from rillet.broker.metadata_answers import MetadataAnswers
-from rillet.broker.metadata_view import MetadataView
-from rillet.broker.partition_replica import PartitionReplica
-from rillet.broker.producer_ids import ProducerIdSource
-from rillet.broker.replica_manager import ReplicaManager
-from rillet.broker.replication.throttled_replicas import ThrottledReplicas
-from rillet.broker.sasl.login_guard import LoginGuard
+from rillet.broker.handlers.auto_topic_creation import AutoTopicCreations
+from rillet.broker.handlers.fetch_sessions import DEFAULT_SESSION_SLOTS, FetchSessionCache
+from rillet.broker.replica.partition_replica import PartitionReplica
+from rillet.broker.replica.producer_ids import ProducerIdSource
+from rillet.broker.replica.replica_manager import ReplicaManager
+from rillet.broker.replica.replication.throttled_replicas import ThrottledReplicas
+from rillet.broker.runtime.injected_faults import NO_FAULTS, InjectedFaults
+from rillet.broker.security.sasl.login_guard import LoginGuard
 from rillet.wire.error_codes import ErrorCode
-
-
-@dataclass(frozen=True, slots=True)
-class InjectedFaults:
-    """Faults a test asks the node to inject, given to the node when it is built (only a
-    test-only entry point does: tests/support/ack_before_hw_node.py; ``rillet node`` never).
-
-    ``ack_before_high_watermark``: answer acks=all right after the local append, before the
-    high watermark passes the batch: the chaos harness's proof that its checker catches a
-    broker that acknowledges what it cannot keep (docs/chaos.md).
-    ``read_committed_past_lso``: read_committed fetches read to the high watermark, past the
-    last stable offset (tests/support/txn_fault_node.py). ``skip_abort_markers``: partition
-    leaders report an abort's markers written without writing them (same entry point). Both
-    prove the transactional chaos checker catches what they break.
-    """
-
-    ack_before_high_watermark: bool = False
-    read_committed_past_lso: bool = False
-    skip_abort_markers: bool = False
-
-
-NO_FAULTS = InjectedFaults()
 
 
 @dataclass(frozen=True, slots=True)

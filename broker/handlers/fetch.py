@@ -22,10 +22,10 @@ from rillet.broker.handlers.replica_fetch import (
     refused_follower,
     throttle_wait_s,
 )
-from rillet.broker.loop_slices import TimeSlicer
-from rillet.broker.partition_replica import PartitionReplica
-from rillet.broker.replication.encoded_fetch_answer import encoded_answer
-from rillet.broker.replication.follower_fetch_answer import answers_at_once, long_poll_ends
+from rillet.broker.replica.partition_replica import PartitionReplica
+from rillet.broker.replica.replication.encoded_fetch_answer import encoded_answer
+from rillet.broker.replica.replication.follower_fetch_answer import answers_at_once, long_poll_ends
+from rillet.broker.runtime.loop_slices import TimeSlicer
 from rillet.partition_store.errors import LogDamaged, OffsetOutOfRange, StoreError
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FileRegion, blob_length

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from rillet.broker.handlers.context import BrokerContext
-from rillet.broker.partition_replica import PartitionReplica
+from rillet.broker.replica.partition_replica import PartitionReplica
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.log_dir_messages import (
     AlterReplicaLogDirsRequest,

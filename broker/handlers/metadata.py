@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Generator
 
-from rillet.broker.auto_topic_creation import MayCreate
+from rillet.broker.handlers.auto_topic_creation import MayCreate
 from rillet.broker.handlers.auto_topics import answer_creating, names_unknown_topics
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.deferred import Deferred
 from rillet.broker.handlers.refused import Refused
-from rillet.broker.loop_slices import run_in_slices, run_whole
+from rillet.broker.runtime.loop_slices import run_in_slices, run_whole
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.forwarding import ForwardedFor
 from rillet.wire.messages import (

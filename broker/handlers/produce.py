@@ -1,7 +1,7 @@
 """Produce: validate and append each partition's batches, then answer per ``acks``.
 
 The append happens synchronously in request order; no records are decoded (batch headers and
-CRCs only). The topic's timestamp policy runs first (broker/message_timestamps.py: refuse
+CRCs only). The topic's timestamp policy runs first (broker/replica/message_timestamps.py: refuse
 stamps too far from the leader's clock, or stamp LogAppendTime). acks=0 gets no response,
 acks=1 answers after the local append, acks=all answers once the high watermark has passed
 the appended batches or ``timeout_ms`` expired.
@@ -15,17 +15,17 @@ from typing import NamedTuple
 
 import trio
 
-from rillet.broker.compacted_keys import MissingKey, check_keys
 from rillet.broker.errors import SequenceGapAfterElection
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.deferred import Deferred
 from rillet.broker.handlers.in_order import InOrder
 from rillet.broker.handlers.txn_produce_check import unverified, wait_for_verification
 from rillet.broker.handlers.unanswered import Unanswered
-from rillet.broker.loop_slices import TimeSlicer
-from rillet.broker.message_timestamps import InvalidTimestamp, apply_timestamp_policy
-from rillet.broker.produce_refusals import BatchSpan, ProduceRefusals, span_of
-from rillet.broker.replication.acks_verdict import acks_all_refusal, acks_all_verdict
+from rillet.broker.replica.compacted_keys import MissingKey, check_keys
+from rillet.broker.replica.message_timestamps import InvalidTimestamp, apply_timestamp_policy
+from rillet.broker.replica.produce_refusals import BatchSpan, ProduceRefusals, span_of
+from rillet.broker.replica.replication.acks_verdict import acks_all_refusal, acks_all_verdict
+from rillet.broker.runtime.loop_slices import TimeSlicer
 from rillet.partition_store.errors import StoreError
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.errors import WireError
@@ -42,7 +42,7 @@ ACKS_ALL = -1
 _VALID_ACKS = (0, 1, ACKS_ALL)
 # A request for more partitions than this is appended in slices of event-loop time.
 SLICE_PARTITIONS = 256
-# Partitions appended between two looks at the clock (broker/loop_slices.py) in such a
+# Partitions appended between two looks at the clock (broker/runtime/loop_slices.py) in such a
 # request: appends cost from microseconds to a millisecond each.
 JUDGE_PARTITIONS = 16
 
@@ -50,7 +50,7 @@ JUDGE_PARTITIONS = 16
 def handle_produce(
     ctx: BrokerContext, req: ProduceRequest, refusals: ProduceRefusals | None = None
 ) -> ProduceResponse | Deferred[ProduceResponse] | InOrder[ProduceResponse] | Unanswered:
-    """``refusals``: the connection's (broker/produce_refusals.py); a batch pipelined behind
+    """``refusals``: the connection's (broker/replica/produce_refusals.py); a batch pipelined behind
     one refused here gets the same answer rather than OUT_OF_ORDER_SEQUENCE. A request for
     more than :data:`SLICE_PARTITIONS` partitions is appended in slices, yielding to the
     event loop between them, before the connection reads its next request (InOrder);

@@ -6,7 +6,7 @@ last sequence, the time of its last batch, and the first offset of its open tran
 (-1 when none is open); ``kafka-transactions find-hanging`` and ``describe-producers`` read it.
 
 WriteTxnMarkers is how Kafka's coordinators write markers; here they do not need it (leaders
-pull the decisions from the metadata log, broker/txn_marker_writer.py), and it serves what
+pull the decisions from the metadata log, broker/replica/txn_marker_writer.py), and it serves what
 ``kafka-transactions abort`` sends: an abort marker for a *hanging* transaction, one a
 partition holds open though no coordinator knows it (its producer's data reached the log
 without the partition being added), which pins the last stable offset for ever. Kafka

@@ -8,7 +8,7 @@ import logging
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.deferred import Deferred
 from rillet.broker.handlers.transactions import handle_txn_init_producer_id
-from rillet.broker.producer_ids import ProducerIdUnavailable
+from rillet.broker.replica.producer_ids import ProducerIdUnavailable
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import InitProducerIdRequest, InitProducerIdResponse
 

@@ -18,7 +18,7 @@ from collections import Counter
 import trio
 
 from rillet.broker.handlers.context import BrokerContext
-from rillet.broker.partition_replica import PartitionReplica
+from rillet.broker.replica.partition_replica import PartitionReplica
 from rillet.partition_store.errors import StoreError
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.record_deletion_messages import (

@@ -2,7 +2,7 @@
 
 The caller must prove the cluster secret (a forged follower fetch would move the high
 watermark and make acks=all lie); then each partition is answered by
-:func:`~rillet.broker.replication.follower_fetch_answer.answer_follower_fetch`, which holds
+:func:`~rillet.broker.replica.replication.follower_fetch_answer.answer_follower_fetch`, which holds
 the decisions (epoch fencing, divergence, reads up to the log end). This module adds the
 node's side: finding the replica, the leader's replication throttle (a partition its
 ``leader.replication.throttled.rate`` covers gets no records while the node's bucket is in
@@ -15,10 +15,9 @@ import errno
 import math
 
 from rillet.broker.handlers.context import BrokerContext
-from rillet.broker.part_sender import JOIN_REGION_BYTES
-from rillet.broker.replication.follower_fetch_answer import answer_if_hosted, is_diverging
+from rillet.broker.replica.replication.follower_fetch_answer import answer_if_hosted, is_diverging
 from rillet.wire import disk_io
-from rillet.wire.frame import FileRegion, blob_length
+from rillet.wire.frame import JOIN_REGION_BYTES, FileRegion, blob_length
 from rillet.wire.messages import FetchPartition, FetchPartitionResponse
 
 __all__ = [

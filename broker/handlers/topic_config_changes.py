@@ -28,7 +28,7 @@ from rillet.broker.handlers.topics import (
     request_timeout_s,
     result_or_timeout,
 )
-from rillet.broker.topic_config import (
+from rillet.broker.replica.topic_config import (
     LIST_TOPIC_CONFIGS,
     STRING_TOPIC_CONFIGS,
     edited_list,

@@ -14,7 +14,7 @@ import hmac
 
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller, forward_once
-from rillet.broker.sasl.scram import MECHANISMS, MIN_ITERATIONS
+from rillet.broker.security.sasl.scram import MECHANISMS, MIN_ITERATIONS
 from rillet.metadata_quorum.scram_registry import UserScramCredential
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.user_messages import (

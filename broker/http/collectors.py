@@ -21,9 +21,9 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
+from rillet.broker.handlers.fetch_sessions import FetchSessionCache
 from rillet.broker.http.group_lag import group_lags
 from rillet.broker.http.node_probe import NodeProbe
-from rillet.broker.kafka.fetch_sessions import FetchSessionCache
 from rillet.metadata_quorum.records import NO_LEADER
 from rillet.partition_store.cleaning_pass import lag_of
 

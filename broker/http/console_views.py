@@ -15,7 +15,7 @@ from rillet.broker.handlers.log_dirs import describe_replicas, disk_space
 from rillet.broker.http.history import History, TopicCounters
 from rillet.broker.http.node_probe import NodeProbe
 from rillet.broker.http.svg_chart import line_chart, si
-from rillet.broker.topic_config import topic_config_defaults
+from rillet.broker.replica.topic_config import topic_config_defaults
 
 NAV = (
     ("/", "overview"),

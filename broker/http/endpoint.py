@@ -24,6 +24,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from rillet.broker.config import NodeConfig
+from rillet.broker.config.http_config import HttpConfig
 from rillet.broker.errors import ConfigError
 from rillet.broker.http.access import MIN_TOKEN_CHARS, AccessPolicy
 from rillet.broker.http.browser_view import browse_page
@@ -40,7 +41,6 @@ from rillet.broker.http.node_probe import NodeProbe
 from rillet.broker.http.request_metrics import RequestMetrics
 from rillet.broker.http.request_parser import HttpRequest
 from rillet.broker.http.server import HttpResponse, HttpServer, plain
-from rillet.broker.http_config import HttpConfig
 
 log = logging.getLogger(__name__)
 

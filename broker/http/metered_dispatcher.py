@@ -13,12 +13,12 @@ import time
 from collections.abc import Callable
 
 from rillet.broker.dispatcher import Dispatcher, PendingReply
-from rillet.broker.driving_reply import DrivingReply
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.deferred import Deferred
+from rillet.broker.handlers.driving_reply import DrivingReply
 from rillet.broker.handlers.unanswered import Unanswered
 from rillet.broker.http.request_metrics import RequestMetrics
-from rillet.broker.session import Session
+from rillet.broker.security.session import Session
 from rillet.wire.cluster_messages import BrokerHeartbeatRequest
 from rillet.wire.messages import API_OF_REQUEST
 

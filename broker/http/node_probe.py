@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from rillet.broker.broker_lifecycle import BrokerLifecycle
+from rillet.broker.cluster.broker_lifecycle import BrokerLifecycle
+from rillet.broker.cluster.metadata_view import MetadataView
 from rillet.broker.config import NodeConfig
+from rillet.broker.handlers.fetch_sessions import FetchSessionCache
 from rillet.broker.http.decision_journal import DecisionJournal
 from rillet.broker.http.request_metrics import RAFT_APPEND_BUCKETS_S, LocalHistogram
-from rillet.broker.kafka.fetch_sessions import FetchSessionCache
-from rillet.broker.loop_lag import LagTracker
-from rillet.broker.metadata_view import MetadataView
-from rillet.broker.replica_manager import ReplicaManager
+from rillet.broker.replica.replica_manager import ReplicaManager
+from rillet.broker.runtime.loop_lag import LagTracker
 
 
 @dataclass(slots=True)
@@ -43,7 +43,7 @@ class NodeProbe:
     lifecycle: BrokerLifecycle
     open_connections: Callable[[], int]
     journal: DecisionJournal = field(default_factory=DecisionJournal)
-    # The node's event-loop lag monitor (broker/loop_lag.py), read at scrape time.
+    # The node's event-loop lag monitor (broker/runtime/loop_lag.py), read at scrape time.
     loop_lag: LagTracker = field(default_factory=LagTracker)
     raft: RaftActivity = field(default_factory=RaftActivity)
     # Seconds from proposing a metadata entry to its commit, on this node as controller.
@@ -53,9 +53,9 @@ class NodeProbe:
     # Applied metadata index by broker id, from the heartbeats this node received as
     # controller (empty elsewhere).
     applied_by_broker: dict[int, int] = field(default_factory=dict)
-    # Failed SASL logins by (listener, mechanism) (broker/sasl/login_guard.py).
+    # Failed SASL logins by (listener, mechanism) (broker/security/sasl/login_guard.py).
     sasl_failures: Mapping[tuple[str, str], int] = field(default_factory=dict)
-    # Kafka clients' fetch sessions (broker/kafka/fetch_sessions.py); None in tests.
+    # Kafka clients' fetch sessions (broker/handlers/fetch_sessions.py); None in tests.
     fetch_sessions: FetchSessionCache | None = None
 
     @property

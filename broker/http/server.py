@@ -23,8 +23,8 @@ import trio
 from rillet.broker.http.errors import HttpError
 from rillet.broker.http.request_parser import HttpRequest, RequestHeadParser
 from rillet.broker.http.slots import HttpSlots
-from rillet.broker.served_stream import peer_host
-from rillet.broker.session import certificate_subject
+from rillet.broker.network.served_stream import peer_host
+from rillet.broker.security.session import certificate_subject
 
 log = logging.getLogger(__name__)
 

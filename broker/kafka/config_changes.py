@@ -29,8 +29,8 @@ from rillet.broker.kafka.configs import BROKER_RESOURCE, TOPIC_RESOURCE
 from rillet.broker.kafka.entities import build
 from rillet.broker.kafka.error_map import kafka_message
 from rillet.broker.kafka.translation import Answer, Forward, KafkaResponse, field_or
-from rillet.broker.replication.replication_throttle import BROKER_THROTTLE_CONFIGS
-from rillet.broker.topic_config import LIST_TOPIC_CONFIGS
+from rillet.broker.replica.replication.replication_throttle import BROKER_THROTTLE_CONFIGS
+from rillet.broker.replica.topic_config import LIST_TOPIC_CONFIGS
 from rillet.wire.broker_admin_messages import (
     AlterBrokerConfigsRequest,
     AlterBrokerConfigsResponse,

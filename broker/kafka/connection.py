@@ -1,4 +1,4 @@
-"""The Kafka listener's connections: the shared connection driver (broker/connection.py)
+"""The Kafka listener's connections: the shared connection driver (broker/network/connection.py)
 with the Kafka front end (broker/kafka/listener_front_end.py), and the node's view its
 translators need (where each live broker's Kafka listener is, the topic defaults).
 """
@@ -9,11 +9,11 @@ from collections.abc import Callable
 
 from rillet.broker.config import NodeConfig
 from rillet.broker.handlers.context import BrokerContext
-from rillet.broker.kafka.fetch_sessions import FetchSessionCache
+from rillet.broker.handlers.fetch_sessions import FetchSessionCache
 from rillet.broker.kafka.listener_front_end import KafkaFrontEnd
 from rillet.broker.kafka.translation import KafkaEndpoint
-from rillet.broker.request_budget import ReadPolicy
-from rillet.broker.topic_config import topic_config_defaults
+from rillet.broker.network.request_budget import ReadPolicy
+from rillet.broker.replica.topic_config import topic_config_defaults
 
 
 class BrokerClusterView:
@@ -52,7 +52,7 @@ class BrokerClusterView:
 def kafka_front_end(
     ctx: BrokerContext, max_frame_bytes: int, policy: ReadPolicy | None = None
 ) -> Callable[[str], KafkaFrontEnd]:
-    """What a Kafka listener's connection (broker/connection.py) reads and writes with:
+    """What a Kafka listener's connection (broker/network/connection.py) reads and writes with:
     ``Connection(..., front_end=kafka_front_end(ctx, max_frame_bytes, policy))``."""
     offload_bytes = (policy or ReadPolicy.unlimited()).offload.threshold_bytes
     view = BrokerClusterView(ctx)

@@ -9,17 +9,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Protocol, TypeVar
 
-from rillet.broker.kafka import shapes
-from rillet.broker.kafka.api_table import ApiSchema
-from rillet.broker.kafka.entities import build
-from rillet.broker.kafka.fetch_response import FetchedPartition, encode_fetch_body
-from rillet.broker.kafka.fetch_sessions import (
+from rillet.broker.handlers.fetch_sessions import (
     FINAL_EPOCH,
     INVALID_SESSION_ID,
     PartitionAnswer,
     Position,
     SessionRefusal,
 )
+from rillet.broker.kafka import shapes
+from rillet.broker.kafka.api_table import ApiSchema
+from rillet.broker.kafka.entities import build
+from rillet.broker.kafka.fetch_response import FetchedPartition, encode_fetch_body
 from rillet.broker.kafka.translation import (
     Answer,
     ClusterView,
@@ -158,7 +158,7 @@ class _ForgottenTopic(Protocol):
 def translate_fetch(
     schema: ApiSchema, req: shapes.FetchRequests, view: ClusterView
 ) -> Forward[FetchResponse] | Answer:
-    """A Kafka fetch, within its fetch session if it names one (broker/kafka/fetch_sessions.py):
+    """A Kafka fetch, within its fetch session if it names one (broker/handlers/fetch_sessions.py):
     the node reads every partition of the session, and the answer keeps those the client
     needs. Versions before 7 have no sessions."""
     version = schema.version

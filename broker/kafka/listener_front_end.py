@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 
-from rillet.broker.connection_events import CloseConnection, Immediate, Inbound
 from rillet.broker.kafka.api_table import SASL_AUTHENTICATE, SASL_HANDSHAKE, ApiSchema
 from rillet.broker.kafka.codec import (
     decode_body,
@@ -37,6 +36,7 @@ from rillet.broker.kafka.translation import (
     KafkaResponse,
     RawBody,
 )
+from rillet.broker.network.connection_events import CloseConnection, Immediate, Inbound
 from rillet.wire.api import ApiKey
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import BlobPart

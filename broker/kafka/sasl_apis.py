@@ -1,7 +1,7 @@
 """Kafka's SaslHandshake (v1) and SaslAuthenticate as the internal SASL requests (sans-I/O).
 
 The connection protocol answers them itself on a listener with SASL mechanisms (the same
-exchange for both listeners: broker/connection_protocol.py); on a listener without, the
+exchange for both listeners: broker/network/connection_protocol.py); on a listener without, the
 dispatcher's handlers answer UNSUPPORTED_SASL_MECHANISM and ILLEGAL_SASL_STATE. Either
 way the answer is an internal message, translated here into Kafka's.
 """

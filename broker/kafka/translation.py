@@ -16,7 +16,7 @@ from typing import Generic, Protocol, TypeAlias, TypeGuard, TypeVar
 from kio.static.protocol import ResponsePayload
 
 from rillet.broker.config import NodeConfig
-from rillet.broker.kafka.fetch_sessions import FetchSessionCache
+from rillet.broker.handlers.fetch_sessions import FetchSessionCache
 from rillet.wire.frame import BlobPart
 from rillet.wire.protocol import response_type_for
 from rillet.wire.request import Request

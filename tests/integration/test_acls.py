@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from cluster_checks import wait_for
 
-from rillet.broker.tls_certificates import LocalCa
+from rillet.broker.security.tls_certificates import LocalCa
 from rillet.cli.secure_cluster import SUPER_USERS, make_tls_files, plan_ssl_context
 from rillet.client import BlockingAdmin, BlockingProducer, NewTopic
 from rillet.client.errors import AuthorizationFailedError

@@ -25,7 +25,7 @@ from cluster_checks import (
     wait_for,
 )
 
-from rillet.broker.cluster_auth import ClusterAuth
+from rillet.broker.cluster.cluster_auth import ClusterAuth
 from rillet.client import (
     BlockingAdmin,
     NewTopic,

@@ -23,7 +23,7 @@ import pytest
 from node_process import NodeProcess
 from prometheus_client.parser import text_string_to_metric_families
 
-from rillet.broker.tls_certificates import CertificateFiles, LocalCa
+from rillet.broker.security.tls_certificates import CertificateFiles, LocalCa
 
 pytestmark = [pytest.mark.integration, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 

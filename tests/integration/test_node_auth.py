@@ -18,10 +18,10 @@ import trio
 from cluster_checks import agreed_state, raft_leader, views, wait_for
 from node_process import NodeProcess
 
-from rillet.broker.cluster_auth import ClusterAuth
+from rillet.broker.cluster.cluster_auth import ClusterAuth
+from rillet.broker.cluster.node_handshake import KEY_PURPOSE, NodeAuthClient
+from rillet.broker.cluster.node_secret import GENERATED_SECRET_FILE
 from rillet.broker.config import NodeConfig
-from rillet.broker.node_handshake import KEY_PURPOSE, NodeAuthClient
-from rillet.broker.node_secret import GENERATED_SECRET_FILE
 from rillet.client import BlockingAdmin, NewTopic
 from rillet.client.connection import BrokerConnection
 from rillet.client.errors import ClusterAuthorizationFailedError

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from node_process import NodeProcess
 
-from rillet.broker.quorum_config import QuorumConfig
+from rillet.broker.config.quorum_config import QuorumConfig
 from rillet.raft.transport import MAGIC, NONCE_BYTES
 
 pytestmark = pytest.mark.integration

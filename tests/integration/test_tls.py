@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from cluster_checks import wait_for
 
-from rillet.broker.tls_certificates import CertificateFiles, LocalCa
+from rillet.broker.security.tls_certificates import CertificateFiles, LocalCa
 from rillet.client import BlockingAdmin, BlockingConsumer, BlockingProducer, NewTopic
 from rillet.client.errors import RilletError
 from rillet.client.tls import client_ssl_context

@@ -15,8 +15,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from rillet.broker.handlers.context import InjectedFaults
 from rillet.broker.node import Node
+from rillet.broker.runtime.injected_faults import InjectedFaults
 from rillet.cli import node_command
 from rillet.cli.main import build_parser
 

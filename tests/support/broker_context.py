@@ -13,13 +13,13 @@ from pathlib import Path
 
 import trio
 
-from rillet.broker.cluster_auth import ClusterAuth
+from rillet.broker.cluster.cluster_auth import ClusterAuth
+from rillet.broker.cluster.metadata_view import MetadataView
 from rillet.broker.config import NodeConfig
 from rillet.broker.handlers.context import BrokerContext
-from rillet.broker.metadata_view import MetadataView
-from rillet.broker.partition_replica import PartitionReplica
-from rillet.broker.replica_manager import ReplicaManager
-from rillet.broker.replica_role import ReplicaRole, TopicPartitionKey
+from rillet.broker.replica.partition_replica import PartitionReplica
+from rillet.broker.replica.replica_manager import ReplicaManager
+from rillet.broker.replica.replica_role import ReplicaRole, TopicPartitionKey
 from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.raft.quorum import Entry, Snapshot
 
@@ -29,7 +29,7 @@ TEST_SECRET = "a-test-cluster-secret"  # any non-empty secret: no key derives fr
 
 
 class TrioClock:
-    """The broker's :class:`~rillet.broker.clock.Clock` read from trio's clock: wall time
+    """The broker's :class:`~rillet.broker.runtime.clock.Clock` read from trio's clock: wall time
     is ``epoch_ms`` plus trio's time, so it jumps with a MockClock."""
 
     def __init__(self, epoch_ms: int = EPOCH_MS) -> None:

@@ -7,9 +7,9 @@ import random
 from typing import Any
 
 from rillet.broker.config import NodeConfig
+from rillet.broker.handlers.fetch_sessions import DEFAULT_SESSION_SLOTS, FetchSessionCache
 from rillet.broker.kafka.api_table import ApiSchema
 from rillet.broker.kafka.codec import KafkaRequestHeader, decode_body, decode_header, schema_for
-from rillet.broker.kafka.fetch_sessions import DEFAULT_SESSION_SLOTS, FetchSessionCache
 from rillet.broker.kafka.framing import KafkaFrameDecoder
 from rillet.broker.kafka.front_end import translate
 from rillet.broker.kafka.translation import Caller, Forward, KafkaEndpoint

@@ -14,8 +14,8 @@ import sys
 from functools import partial
 from pathlib import Path
 
-from rillet.broker.handlers.context import InjectedFaults
 from rillet.broker.node import Node
+from rillet.broker.runtime.injected_faults import InjectedFaults
 from rillet.cli import node_command
 from rillet.cli.main import build_parser
 

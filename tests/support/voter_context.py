@@ -26,13 +26,13 @@ import trio
 from broker_context import NODE_ID, TEST_SECRET, Middle, TrioClock
 from sim_quorum import SimCluster
 
-from rillet.broker.cluster_auth import ClusterAuth
+from rillet.broker.cluster.cluster_auth import ClusterAuth
+from rillet.broker.cluster.metadata_view import MetadataView
 from rillet.broker.config import NodeConfig
 from rillet.broker.dispatcher import HANDLERS
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller
-from rillet.broker.metadata_view import MetadataView
-from rillet.broker.replica_manager import ReplicaManager
+from rillet.broker.replica.replica_manager import ReplicaManager
 from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.controller_service import ControllerService
 from rillet.metadata_quorum.decision import Decision
@@ -59,7 +59,7 @@ async def _never_refuses(host: str, port: int) -> bool:
 
 class InProcessLink:
     """A broker's line to the controller that calls the voter's handlers in-process (the
-    :class:`~rillet.broker.controller_link.ControllerLink` interface, without sockets)."""
+    :class:`~rillet.broker.cluster.controller_link.ControllerLink` interface, without sockets)."""
 
     def __init__(self, controller: BrokerContext) -> None:
         self.controller = controller

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from ack_before_hw_node import run_node, script_wrap
 
-from rillet.broker.clock import SystemClock
 from rillet.broker.node import Node
+from rillet.broker.runtime.clock import SystemClock
 
 
 class WallClockLeases(SystemClock):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rillet.broker.authorizer import (
+from rillet.broker.security.authorizer import (
     AclBinding,
     Authorizer,
     Operation,

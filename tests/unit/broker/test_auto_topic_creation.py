@@ -1,4 +1,4 @@
-"""Topic auto-creation on Metadata (broker/auto_topic_creation.py and its driver).
+"""Topic auto-creation on Metadata (broker/handlers/auto_topic_creation.py and its driver).
 
 The core decides, per unknown name of a request that allows auto-creation: create it once
 however many ask at once (the others hear LEADER_NOT_AVAILABLE), refuse invalid and Kafka
@@ -15,13 +15,13 @@ from typing import Any
 import trio
 from broker_context import middle
 
-from rillet.broker.authorizer import AuthorizerConfig
-from rillet.broker.auto_topic_creation import AutoTopicCreations, anyone, creation_answer
 from rillet.broker.config import NodeConfig, TopicDefaults
+from rillet.broker.config.authorizer_config import AuthorizerConfig
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.handlers import auto_topics
+from rillet.broker.handlers.auto_topic_creation import AutoTopicCreations, anyone, creation_answer
 from rillet.broker.handlers.metadata import handle_metadata_request
-from rillet.broker.session import Session
+from rillet.broker.security.session import Session
 from rillet.metadata_quorum.acl_registry import AclCreated
 from rillet.wire.acls import AclBinding, Operation, PatternType, Permission, ResourceType
 from rillet.wire.api import ApiKey

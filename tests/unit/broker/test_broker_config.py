@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from rillet.broker.cluster.node_secret import GENERATED_SECRET_FILE, node_secret
+from rillet.broker.cluster.quorum_setup import resolve_voters
 from rillet.broker.config import NodeConfig, load_config
+from rillet.broker.config.quorum_config import QuorumConfig, VoterConfig
 from rillet.broker.errors import ConfigError, TopicError
-from rillet.broker.node_secret import GENERATED_SECRET_FILE, node_secret
-from rillet.broker.quorum_config import QuorumConfig, VoterConfig
-from rillet.broker.quorum_setup import resolve_voters
-from rillet.broker.topic_config import (
+from rillet.broker.replica.topic_config import (
     effective_log_config,
     validate_topic_configs,
     validate_topic_name,

@@ -17,10 +17,10 @@ from typing import Any, cast
 import trio
 import trio.testing
 
-from rillet.broker.broker_lifecycle import BrokerLifecycle, next_heartbeat_s
+from rillet.broker.cluster.broker_lifecycle import BrokerLifecycle, next_heartbeat_s
+from rillet.broker.cluster.controller_link import ControllerLink
+from rillet.broker.cluster.metadata_view import MetadataView
 from rillet.broker.config import NodeConfig
-from rillet.broker.controller_link import ControllerLink
-from rillet.broker.metadata_view import MetadataView
 from rillet.wire.cluster_messages import BrokerHeartbeatRequest, BrokerHeartbeatResponse
 from rillet.wire.error_codes import ErrorCode
 

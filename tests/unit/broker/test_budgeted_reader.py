@@ -9,8 +9,8 @@ import socket
 import trio
 from task_steps import TaskSteps
 
-from rillet.broker.read_shares import RequestBytesBudget
-from rillet.broker.request_budget import BudgetedReader, ReadTimers
+from rillet.broker.network.read_shares import RequestBytesBudget
+from rillet.broker.network.request_budget import BudgetedReader, ReadTimers
 
 
 def _reader(budget: RequestBytesBudget) -> tuple[BudgetedReader, socket.socket]:

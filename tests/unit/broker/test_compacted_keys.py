@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rillet.broker.compacted_keys import MissingKey, check_keys
+from rillet.broker.replica.compacted_keys import MissingKey, check_keys
 from rillet.partition_store.config import COMPACT_POLICY, LogConfig
 from rillet.wire.batch import build_batch
 

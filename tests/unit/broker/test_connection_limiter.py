@@ -6,11 +6,11 @@ import pytest
 import trio
 import trio.testing
 
-from rillet.broker.config import load_config
-from rillet.broker.connection_limits import ConnectionLimiter, Slot, parse_overrides
+from rillet.broker.config import load_config, parse_overrides
 from rillet.broker.errors import ConfigError
-from rillet.broker.read_shares import RequestBytesBudget
-from rillet.broker.request_budget import ReadTimers
+from rillet.broker.network.connection_limits import ConnectionLimiter, Slot
+from rillet.broker.network.read_shares import RequestBytesBudget
+from rillet.broker.network.request_budget import ReadTimers
 
 
 def test_per_ip_and_total_limits_with_overrides_and_a_node_reserve() -> None:

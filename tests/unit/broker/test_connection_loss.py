@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from broker_context import Middle, middle
 
-from rillet.broker.authorizer import Authorizer
 from rillet.broker.dispatcher import Dispatcher
-from rillet.broker.request_authorization import RequestAuthorizer
-from rillet.broker.session import MAX_CLOSE_ACTIONS, Session
+from rillet.broker.security.authorizer import Authorizer
+from rillet.broker.security.request_authorization import RequestAuthorizer
+from rillet.broker.security.session import MAX_CLOSE_ACTIONS, Session
 from rillet.metadata_quorum.acl_registry import AclRegistry
 from rillet.wire.api import ApiKey
 from rillet.wire.cluster_messages import BrokerHeartbeatRequest

@@ -18,8 +18,12 @@ from kafka.protocol.sasl import SaslHandshakeRequest as KafkaSaslHandshake
 from kafka.protocol.sasl import SaslHandshakeResponse as KafkaSaslHandshakeResponse
 from kafka_front_end import StaticView
 
-from rillet.broker.client_quotas import ByteRates, ClientQuotas
-from rillet.broker.connection_events import (
+from rillet.broker.cluster.node_handshake import NodeAuthClient, NodeAuthServer
+from rillet.broker.dispatcher import PendingReply
+from rillet.broker.handlers.unanswered import Unanswered
+from rillet.broker.kafka.listener_front_end import KafkaFrontEnd
+from rillet.broker.network.client_quotas import ByteRates, ClientQuotas
+from rillet.broker.network.connection_events import (
     Action,
     Close,
     CloseConnection,
@@ -28,17 +32,13 @@ from rillet.broker.connection_events import (
     NodeAuthenticated,
     Send,
 )
-from rillet.broker.connection_protocol import ConnectionProtocol
-from rillet.broker.dispatcher import PendingReply
-from rillet.broker.handlers.unanswered import Unanswered
-from rillet.broker.kafka.listener_front_end import KafkaFrontEnd
-from rillet.broker.native_front_end import NativeFrontEnd
-from rillet.broker.node_handshake import NodeAuthClient, NodeAuthServer
-from rillet.broker.read_shares import ReadShares, RequestBytesBudget
-from rillet.broker.request_budget import ReadPolicy
-from rillet.broker.sasl.exchange import PasswordCheck, SaslExchange
-from rillet.broker.sasl.scram import ScramCredential, make_credential
-from rillet.broker.session import Session
+from rillet.broker.network.connection_protocol import ConnectionProtocol
+from rillet.broker.network.native_front_end import NativeFrontEnd
+from rillet.broker.network.read_shares import ReadShares, RequestBytesBudget
+from rillet.broker.network.request_budget import ReadPolicy
+from rillet.broker.security.sasl.exchange import PasswordCheck, SaslExchange
+from rillet.broker.security.sasl.scram import ScramCredential, make_credential
+from rillet.broker.security.session import Session
 from rillet.raft.peer_mac import NONCE_BYTES
 from rillet.wire import cluster_messages as cm
 from rillet.wire.error_codes import ErrorCode

@@ -1,4 +1,4 @@
-"""One client connection (broker/connection.py) over loopback TCP, with the real dispatcher
+"""One client connection (broker/network/connection.py) over loopback TCP, with the real dispatcher
 and handlers on real replicas, under trio's MockClock: pipelined requests are answered in
 order, an acks=all answer waits for the high watermark, and the idle deadline closes a
 silent connection after virtual minutes that take no real time.
@@ -16,12 +16,12 @@ import trio
 import trio.testing
 from broker_context import Middle, middle
 
-from rillet.broker.connection import Connection
+from rillet.broker.cluster.node_handshake import NodeAuthClient
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.handlers.replica_fetch import read_for_follower
-from rillet.broker.node_handshake import NodeAuthClient
-from rillet.broker.read_shares import RequestBytesBudget
-from rillet.broker.request_budget import ReadPolicy
+from rillet.broker.network.connection import Connection
+from rillet.broker.network.read_shares import RequestBytesBudget
+from rillet.broker.network.request_budget import ReadPolicy
 from rillet.raft.peer_mac import NONCE_BYTES
 from rillet.wire.batch import build_batch
 from rillet.wire.cluster_messages import NodeAuthBeginResponse, NodeAuthProveResponse

@@ -6,7 +6,7 @@ from functools import partial
 
 import trio
 
-from rillet.broker.controller_link import ControllerLink
+from rillet.broker.cluster.controller_link import ControllerLink
 from rillet.wire.frame import FileRegion, FrameDecoder
 from rillet.wire.messages import MetadataRequest, MetadataResponse
 from rillet.wire.protocol import decode_request, encode_response

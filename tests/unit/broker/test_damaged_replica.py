@@ -1,6 +1,6 @@
 """A replica with a damaged batch (bit rot): what it answers, when it cuts, what it asks for.
 
-The repair steps (broker/replica_repair.py) must never cut committed data while the replica
+The repair steps (broker/replica/replica_repair.py) must never cut committed data while the replica
 still counts as in sync, and never on the only in-sync copy.
 """
 
@@ -13,11 +13,11 @@ import trio
 
 from rillet.broker.config import NodeConfig, TasksConfig, load_config
 from rillet.broker.errors import ConfigError
-from rillet.broker.log_scrubber import SCRUB_STATUS_FILE, LogScrubber
-from rillet.broker.partition_replica import PartitionReplica
-from rillet.broker.replica_manager import ReplicaManager
-from rillet.broker.replica_repair import RepairAction, repair_action
-from rillet.broker.replica_role import ReplicaRole, TopicPartitionKey
+from rillet.broker.replica.log_scrubber import SCRUB_STATUS_FILE, LogScrubber
+from rillet.broker.replica.partition_replica import PartitionReplica
+from rillet.broker.replica.replica_manager import ReplicaManager
+from rillet.broker.replica.replica_repair import RepairAction, repair_action
+from rillet.broker.replica.replica_role import ReplicaRole, TopicPartitionKey
 from rillet.partition_store.config import LogConfig
 from rillet.partition_store.errors import LogDamaged
 from rillet.partition_store.log import PartitionLog

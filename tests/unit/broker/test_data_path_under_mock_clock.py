@@ -15,8 +15,8 @@ from broker_context import NODE_ID, Middle, middle
 from rillet.broker.handlers.fetch import handle_fetch
 from rillet.broker.handlers.produce import handle_produce
 from rillet.broker.handlers.replica_fetch import read_for_follower
-from rillet.broker.replication.isr_manager import IsrManager
-from rillet.broker.replication.leader_state import NEW_PARTITION_GRACE_LAGS
+from rillet.broker.replica.replication.isr_manager import IsrManager
+from rillet.broker.replica.replication.leader_state import NEW_PARTITION_GRACE_LAGS
 from rillet.wire.batch import build_batch
 from rillet.wire.cluster_messages import AlterPartitionRequest, AlterPartitionResponse
 from rillet.wire.error_codes import ErrorCode

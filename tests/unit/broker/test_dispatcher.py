@@ -22,13 +22,13 @@ from broker_context import NODE_ID, middle
 from served_connection import serving
 from voter_context import answer, voter
 
-from rillet.broker.authorizer import AuthorizerConfig
 from rillet.broker.config import NodeConfig
-from rillet.broker.connection import Connection
+from rillet.broker.config.authorizer_config import AuthorizerConfig
 from rillet.broker.dispatcher import HANDLERS, Dispatcher, PendingReply, Route
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.in_order import InOrder
-from rillet.broker.session import Session
+from rillet.broker.network.connection import Connection
+from rillet.broker.security.session import Session
 from rillet.wire import group_messages as gm
 from rillet.wire.acl_messages import CreateAclsRequest
 from rillet.wire.acls import AclBinding, AclFilter, Operation, PatternType, Permission, ResourceType

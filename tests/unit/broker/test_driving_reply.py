@@ -9,7 +9,7 @@ import inspect
 import pytest
 import trio
 
-from rillet.broker.driving_reply import ReshapedReply
+from rillet.broker.handlers.driving_reply import ReshapedReply
 
 
 async def _answer(value: int) -> int:

@@ -11,8 +11,11 @@ from typing import Any
 import pytest
 import trio
 
-from rillet.broker import loop_slices
-from rillet.broker.replication.encoded_fetch_answer import EncodedFetchResponse, encoded_answer
+from rillet.broker.replica.replication.encoded_fetch_answer import (
+    EncodedFetchResponse,
+    encoded_answer,
+)
+from rillet.broker.runtime import loop_slices
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FileRegion, FrameDecoder
 from rillet.wire.messages import FetchPartitionResponse, FetchResponse

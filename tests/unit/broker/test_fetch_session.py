@@ -16,14 +16,14 @@ from broker_context import Middle, middle
 
 from rillet.broker.dispatcher import SESSION_REFRESH_MS, Dispatcher
 from rillet.broker.handlers.produce import handle_produce
-from rillet.broker.replication.fetch_session import (
+from rillet.broker.replica.replication.fetch_session import (
     FetchSessionError,
     FollowerFetchSession,
     LeaderFetchSession,
     NewsSource,
 )
-from rillet.broker.replication.session_rounds import SessionRounds
-from rillet.broker.session import Session
+from rillet.broker.replica.replication.session_rounds import SessionRounds
+from rillet.broker.security.session import Session
 from rillet.wire.api import ApiKey
 from rillet.wire.batch import build_batch
 from rillet.wire.error_codes import ErrorCode

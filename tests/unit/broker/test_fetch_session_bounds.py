@@ -17,8 +17,8 @@ from test_fetch_session import _keyed, _position, random_rounds
 
 from rillet.broker.config import NodeConfig, ReplicationConfig
 from rillet.broker.dispatcher import SESSION_REFRESH_MS, Dispatcher
-from rillet.broker.replication.fetch_session import FollowerFetchSession, LeaderFetchSession
-from rillet.broker.session import Session
+from rillet.broker.replica.replication.fetch_session import FollowerFetchSession, LeaderFetchSession
+from rillet.broker.security.session import Session
 from rillet.wire.api import ApiKey
 from rillet.wire.messages import FetchPartition, FetchRequest, FetchResponse
 from rillet.wire.protocol import PROTOCOL_VERSION, RequestHeader

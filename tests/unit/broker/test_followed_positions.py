@@ -7,8 +7,8 @@ from pathlib import Path
 
 from broker_context import middle
 
-from rillet.broker.partition_replica import PartitionReplica
-from rillet.broker.replication.followed_positions import FULL_ROUND_MS, FollowedPositions
+from rillet.broker.replica.partition_replica import PartitionReplica
+from rillet.broker.replica.replication.followed_positions import FULL_ROUND_MS, FollowedPositions
 
 MAX_BYTES = 1 << 20
 

@@ -1,4 +1,4 @@
-"""The follower-side decisions (broker/replication/follower_state.py), with the real
+"""The follower-side decisions (broker/replica/replication/follower_state.py), with the real
 LeaderEpochCache on both sides, as the replica fetcher uses them.
 
 The point of the divergence rules (KIP-101/279): a follower never keeps a suffix its leader
@@ -8,7 +8,7 @@ would throw away records the leader may already count as committed.
 
 from __future__ import annotations
 
-from rillet.broker.replication.follower_state import (
+from rillet.broker.replica.replication.follower_state import (
     OutOfRangeStep,
     divergence_truncation_offset,
     plan_out_of_range,

@@ -7,7 +7,7 @@ import gc
 
 import trio
 
-from rillet.broker.heap_freezer import FreezeDecider, HeapAction, run_heap_freezer
+from rillet.broker.runtime.heap_freezer import FreezeDecider, HeapAction, run_heap_freezer
 
 
 def test_a_slow_full_pass_is_followed_by_one_freeze() -> None:

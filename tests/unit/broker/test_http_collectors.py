@@ -22,7 +22,8 @@ import trio
 from prometheus_client.parser import text_string_to_metric_families
 from sim_quorum import SimCluster
 
-from rillet.broker.cluster_auth import ClusterAuth
+from rillet.broker.cluster.cluster_auth import ClusterAuth
+from rillet.broker.cluster.metadata_view import MetadataView
 from rillet.broker.config import HttpConfig, NodeConfig, TasksConfig, load_config
 from rillet.broker.errors import ConfigError
 from rillet.broker.http.access import AccessPolicy
@@ -32,10 +33,9 @@ from rillet.broker.http.metered_dispatcher import TimedReply
 from rillet.broker.http.node_probe import NodeProbe, RaftActivity
 from rillet.broker.http.request_parser import parse_head
 from rillet.broker.http.server import HttpResponse
-from rillet.broker.log_cleaner import LogCleaner
-from rillet.broker.metadata_view import MetadataView
-from rillet.broker.partition_reconciler import PartitionReconciler
-from rillet.broker.replica_manager import ReplicaManager
+from rillet.broker.replica.log_cleaner import LogCleaner
+from rillet.broker.replica.partition_reconciler import PartitionReconciler
+from rillet.broker.replica.replica_manager import ReplicaManager
 from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.follower import MetadataFollower

@@ -6,12 +6,12 @@ import re
 
 import pytest
 
+from rillet.broker.config.http_config import HttpConfig
 from rillet.broker.http.access import AccessPolicy
 from rillet.broker.http.errors import HttpError
 from rillet.broker.http.history import History, Sample, TopicCounters, busiest, most_lagging
 from rillet.broker.http.message_browser import parse_query, shown
 from rillet.broker.http.svg_chart import line_chart, si
-from rillet.broker.http_config import HttpConfig
 
 
 def sample(bytes_in: int, lag: int = 0, under: int = 0) -> Sample:

@@ -13,8 +13,8 @@ from rillet.broker.http.history import TopicCounters
 from rillet.broker.http.history_sampler import take_sample
 from rillet.broker.http.request_parser import parse_head
 from rillet.broker.http.server import HttpResponse
-from rillet.broker.partition_reconciler import PartitionReconciler
-from rillet.broker.replica_manager import ReplicaManager
+from rillet.broker.replica.partition_reconciler import PartitionReconciler
+from rillet.broker.replica.replica_manager import ReplicaManager
 from rillet.metadata_quorum.records import PartitionChange
 from rillet.metadata_quorum.state import MetadataState
 from rillet.wire.batch import build_batch

@@ -8,6 +8,7 @@ import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rillet.broker.config.http_config import HttpConfig
 from rillet.broker.http.errors import HttpError
 from rillet.broker.http.request_parser import MAX_HEAD_BYTES, RequestHeadParser, parse_head
 from rillet.broker.http.server import (
@@ -17,7 +18,6 @@ from rillet.broker.http.server import (
     encode_response,
     plain,
 )
-from rillet.broker.http_config import HttpConfig
 
 
 def test_a_request_head_arriving_in_pieces() -> None:

@@ -14,8 +14,7 @@ import pytest
 from kafka.protocol.consumer import FetchRequest, FetchResponse
 from kafka_front_end import StaticView, received
 
-from rillet.broker.kafka.codec import frame_parts
-from rillet.broker.kafka.fetch_sessions import (
+from rillet.broker.handlers.fetch_sessions import (
     FetchContext,
     FetchSessionCache,
     PartitionAnswer,
@@ -23,6 +22,7 @@ from rillet.broker.kafka.fetch_sessions import (
     SessionRefusal,
     next_epoch,
 )
+from rillet.broker.kafka.codec import frame_parts
 from rillet.broker.kafka.front_end import translate
 from rillet.broker.kafka.translation import Answer, Caller, Forward, RawBody
 from rillet.wire import messages as m

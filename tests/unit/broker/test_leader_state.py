@@ -1,4 +1,4 @@
-"""The leader-side core of ISR replication (broker/replication/leader_state.py).
+"""The leader-side core of ISR replication (broker/replica/replication/leader_state.py).
 
 Each test pins one rule the simulation relies on: acks=all is only as true as the high
 watermark, and the high watermark is only as safe as the set of replicas it is computed
@@ -8,8 +8,8 @@ holds (its fetch offset, never what was sent to it).
 
 from __future__ import annotations
 
-from rillet.broker.replication.leader_state import IsrProposal, LeaderState
-from rillet.broker.replication.session_rounds import SessionRounds
+from rillet.broker.replica.replication.leader_state import IsrProposal, LeaderState
+from rillet.broker.replica.replication.session_rounds import SessionRounds
 
 LAG_MS = 100
 

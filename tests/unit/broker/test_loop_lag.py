@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rillet.broker.loop_lag import CpuWaitClock, LagTracker
+from rillet.broker.runtime.loop_lag import CpuWaitClock, LagTracker
 
 
 def test_a_stall_is_reported_at_once_and_the_window_maximum_when_it_closes() -> None:

@@ -6,7 +6,7 @@ import trio
 import trio.testing
 from task_steps import TaskSteps
 
-from rillet.broker.loop_slices import TimeSlicer
+from rillet.broker.runtime.loop_slices import TimeSlicer
 
 
 async def test_it_yields_once_the_slice_is_used_up(mock_clock: trio.testing.MockClock) -> None:

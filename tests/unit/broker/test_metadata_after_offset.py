@@ -18,14 +18,14 @@ from typing import Any, cast
 import trio
 import trio.testing
 
-from rillet.broker.cluster_auth import ClusterAuth
+from rillet.broker.cluster.cluster_auth import ClusterAuth
+from rillet.broker.cluster.metadata_view import MetadataView
 from rillet.broker.config import NodeConfig
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.groups import handle_offset_fetch
 from rillet.broker.handlers.metadata import handle_metadata_request
 from rillet.broker.handlers.refused import Refused
-from rillet.broker.metadata_view import MetadataView
 from rillet.metadata_quorum.follower import MetadataFollower
 from rillet.metadata_quorum.records import (
     PartitionRecord,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import cbor2
 import pytest
 
-from rillet.broker.metadata_answers import MetadataAnswers
+from rillet.broker.cluster.metadata_answers import MetadataAnswers
 from rillet.metadata_quorum.records import (
     PartitionChange,
     PartitionRecord,

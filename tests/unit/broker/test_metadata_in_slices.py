@@ -10,9 +10,9 @@ import pytest
 import trio
 from broker_context import middle
 
-from rillet.broker import loop_slices
 from rillet.broker.handlers import metadata as metadata_handler
 from rillet.broker.handlers.metadata import handle_metadata, handle_metadata_request
+from rillet.broker.runtime import loop_slices
 from rillet.metadata_quorum.records import PartitionRecord, TopicRecord
 from rillet.wire.messages import MetadataRequest, MetadataResponse
 

@@ -8,7 +8,7 @@ quorum had committed after it started, and never from an older state than it ans
 
 from __future__ import annotations
 
-from rillet.broker.metadata_readiness import MetadataReadiness
+from rillet.broker.cluster.metadata_readiness import MetadataReadiness
 
 
 def test_a_node_that_learned_no_committed_offset_does_not_answer() -> None:

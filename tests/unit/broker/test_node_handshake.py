@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rillet.broker.internal_api_gate import check_internal, refusal_response
-from rillet.broker.node_handshake import (
+from rillet.broker.cluster.node_handshake import (
     NodeAuthClient,
     NodeAuthFailed,
     NodeAuthServer,
     handshake_key,
 )
+from rillet.broker.security.internal_api_gate import check_internal, refusal_response
 from rillet.raft.peer_mac import NONCE_BYTES
 from rillet.wire.cluster_messages import (
     BrokerHeartbeatRequest,

@@ -12,12 +12,16 @@ from pathlib import Path
 import pytest
 import trio
 
-from rillet.broker.cluster_auth import ClusterAuth
+from rillet.broker.cluster.cluster_auth import ClusterAuth
+from rillet.broker.cluster.node_handshake import handshake_key
+from rillet.broker.cluster.node_secret import (
+    GENERATED_SECRET_FILE,
+    node_secret,
+    read_or_create_secret,
+)
 from rillet.broker.config import NodeConfig, load_config
+from rillet.broker.config.quorum_config import QuorumConfig, VoterConfig
 from rillet.broker.errors import ConfigError
-from rillet.broker.node_handshake import handshake_key
-from rillet.broker.node_secret import GENERATED_SECRET_FILE, node_secret, read_or_create_secret
-from rillet.broker.quorum_config import QuorumConfig, VoterConfig
 from rillet.raft.errors import MissingSecret
 from rillet.raft.peer_mac import derive_key
 from rillet.raft.pysyncobj_engine import PysyncobjQuorum

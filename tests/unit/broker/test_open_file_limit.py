@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import resource
 
-from rillet.broker.open_files import RESERVED_DESCRIPTORS, raise_open_file_limit, segment_capacity
+from rillet.broker.runtime.open_files import (
+    RESERVED_DESCRIPTORS,
+    raise_open_file_limit,
+    segment_capacity,
+)
 
 
 def test_the_soft_limit_is_raised_to_the_hard_one() -> None:

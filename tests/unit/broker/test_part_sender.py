@@ -9,8 +9,8 @@ from pathlib import Path
 
 import trio
 
-from rillet.broker.part_sender import JOIN_REGION_BYTES, send_parts
-from rillet.wire.frame import BlobPart, FileRegion
+from rillet.broker.network.part_sender import send_parts
+from rillet.wire.frame import JOIN_REGION_BYTES, BlobPart, FileRegion
 
 
 def _region(path: Path, data: bytes, position: int = 0) -> FileRegion:

@@ -10,8 +10,8 @@ import pytest
 from sim_quorum import SimCluster
 
 from rillet.broker.config import NodeConfig
-from rillet.broker.partition_reconciler import PartitionReconciler
-from rillet.broker.replica_manager import DELETE_SUFFIX, ReplicaManager
+from rillet.broker.replica.partition_reconciler import PartitionReconciler
+from rillet.broker.replica.replica_manager import DELETE_SUFFIX, ReplicaManager
 from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.entry_split import split_records

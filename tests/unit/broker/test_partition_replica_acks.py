@@ -15,8 +15,8 @@ from pathlib import Path
 
 import trio
 
-from rillet.broker.partition_replica import PartitionReplica
-from rillet.broker.replica_role import ReplicaRole, TopicPartitionKey
+from rillet.broker.replica.partition_replica import PartitionReplica
+from rillet.broker.replica.replica_role import ReplicaRole, TopicPartitionKey
 from rillet.partition_store.config import LogConfig
 from rillet.partition_store.log import PartitionLog
 from rillet.wire.batch import build_batch

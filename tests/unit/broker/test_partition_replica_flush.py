@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from rillet.broker.partition_replica import PartitionReplica
-from rillet.broker.replica_role import ReplicaRole, TopicPartitionKey
-from rillet.broker.replication.replica_fetcher import _flush_before_fetch
+from rillet.broker.replica.partition_replica import PartitionReplica
+from rillet.broker.replica.replica_role import ReplicaRole, TopicPartitionKey
+from rillet.broker.replica.replication.replica_fetcher import _flush_before_fetch
 from rillet.partition_store.config import LogConfig
 from rillet.partition_store.log import PartitionLog
 from rillet.wire.batch import build_batch

@@ -10,9 +10,9 @@ import pytest
 import trio
 import trio.testing
 
-from rillet.broker.invariants import InvariantViolation
-from rillet.broker.partition_replica import PartitionReplica
-from rillet.broker.replica_role import ReplicaRole, TopicPartitionKey
+from rillet.broker.replica.partition_replica import PartitionReplica
+from rillet.broker.replica.replica_role import ReplicaRole, TopicPartitionKey
+from rillet.broker.runtime.invariants import InvariantViolation
 from rillet.partition_store.config import LogConfig
 from rillet.partition_store.log import PartitionLog
 from rillet.wire.batch import build_batch

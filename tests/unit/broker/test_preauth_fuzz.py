@@ -26,8 +26,8 @@ from served_connection import Served, serving
 from test_preauth_limits import kafka, native
 
 from rillet.broker.config import LimitsConfig
-from rillet.broker.read_shares import ReadShares, RequestBytesBudget
-from rillet.broker.request_budget import ReadPolicy
+from rillet.broker.network.read_shares import ReadShares, RequestBytesBudget
+from rillet.broker.network.request_budget import ReadPolicy
 
 EXAMPLES = int(os.environ.get("RILLET_FUZZ_EXAMPLES", "60"))
 CAP = 4096  # sasl_server_max_receive_size here: small, so fuzzed frames cross it

@@ -19,10 +19,10 @@ from broker_context import Middle, middle
 from served_connection import LoopLagProbe, Served, blocking_twin, serving
 
 from rillet.broker.config import LimitsConfig, NodeConfig
-from rillet.broker.connection import Connection
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.kafka.connection import kafka_front_end
-from rillet.broker.request_budget import ReadPolicy
+from rillet.broker.network.connection import Connection
+from rillet.broker.network.request_budget import ReadPolicy
 from rillet.wire.frame import LENGTH
 from rillet.wire.messages import ApiVersionsRequest, MetadataRequest
 from rillet.wire.protocol import encode_request

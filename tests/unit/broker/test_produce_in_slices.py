@@ -17,12 +17,12 @@ from test_connection_under_mock_clock import receive, send, served
 
 import rillet.broker.handlers.fetch as fetch_handler
 import rillet.broker.handlers.produce as produce_handler
-from rillet.broker import loop_slices
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.handlers.fetch import handle_fetch
 from rillet.broker.handlers.in_order import InOrder
 from rillet.broker.handlers.produce import handle_produce
-from rillet.broker.session import Session
+from rillet.broker.runtime import loop_slices
+from rillet.broker.security.session import Session
 from rillet.wire.api import ApiKey
 from rillet.wire.batch import build_batch
 from rillet.wire.error_codes import ErrorCode

@@ -1,6 +1,6 @@
 """A batch pipelined behind one this node refused gets the same retriable answer, never
 OUT_OF_ORDER_SEQUENCE (which makes librdkafka renumber records an earlier attempt wrote, and
-write them twice): broker/produce_refusals.py, on real replicas and files."""
+write them twice): broker/replica/produce_refusals.py, on real replicas and files."""
 
 from __future__ import annotations
 
@@ -12,16 +12,16 @@ from broker_context import EPOCH_MS, NODE_ID, Middle, middle
 
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.handlers.produce import handle_produce
-from rillet.broker.partition_replica import SEQUENCE_GAP_SETTLE_MS, PartitionReplica
-from rillet.broker.produce_refusals import (
+from rillet.broker.replica.partition_replica import SEQUENCE_GAP_SETTLE_MS, PartitionReplica
+from rillet.broker.replica.produce_refusals import (
     MAX_BATCHES_BEHIND,
     RETRIABLE_REFUSALS,
     BatchSpan,
     ProduceRefusals,
     span_of,
 )
-from rillet.broker.replica_role import ReplicaRole
-from rillet.broker.session import Session
+from rillet.broker.replica.replica_role import ReplicaRole
+from rillet.broker.security.session import Session
 from rillet.wire.api import ApiKey
 from rillet.wire.batch import build_batch
 from rillet.wire.error_codes import ErrorCode

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from rillet.broker import client_quotas
-from rillet.broker.client_quotas import ByteRates, ClientQuotas, QuotaKind
 from rillet.broker.config import ConfigError, load_config
-from rillet.broker.connection_throttle import ConnectionThrottle
-from rillet.broker.session import Session
+from rillet.broker.network import client_quotas
+from rillet.broker.network.client_quotas import ByteRates, ClientQuotas, QuotaKind
+from rillet.broker.network.connection_throttle import ConnectionThrottle
+from rillet.broker.security.session import Session
 
 PRODUCE, FETCH = QuotaKind.PRODUCE, QuotaKind.FETCH
 
@@ -88,7 +88,7 @@ def test_quotas_config_reads_defaults_and_per_user_tables(tmp_path: Path) -> Non
         '[[quotas.users]]\nprincipal = "User:etl"\nconsumer_byte_rate = 5000\n'
     )
     cfg = load_config(path).quotas
-    meters = cfg.meters()
+    meters = ClientQuotas.from_config(cfg)
     assert meters.rate_of("User:anyone", PRODUCE) == 1_048_576
     assert meters.rate_of("User:etl", FETCH) == 5_000
     assert meters.rate_of("User:etl", PRODUCE) == 0  # an override replaces the default

@@ -9,7 +9,7 @@ import pytest
 
 from rillet.broker.config import LimitsConfig, load_config
 from rillet.broker.errors import ConfigError
-from rillet.broker.read_shares import ReadShares, RequestBytesBudget
+from rillet.broker.network.read_shares import ReadShares, RequestBytesBudget
 from rillet.wire.errors import MalformedFrame
 from rillet.wire.messages import ApiVersionsRequest
 from rillet.wire.protocol import encode_request

@@ -16,8 +16,8 @@ import trio.testing
 from broker_context import Middle, middle
 from task_steps import TaskSteps
 
-from rillet.broker import loop_slices
-from rillet.broker.replication.isr_manager import IsrManager
+from rillet.broker.replica.replication.isr_manager import IsrManager
+from rillet.broker.runtime import loop_slices
 
 REPLICAS = 20
 

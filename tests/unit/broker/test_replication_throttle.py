@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rillet.broker.replication.replication_throttle import (
+from rillet.broker.replica.replication.replication_throttle import (
     FOLLOWER_RATE,
     FOLLOWER_REPLICAS,
     LEADER_RATE,
@@ -19,7 +19,7 @@ from rillet.broker.replication.replication_throttle import (
     parse_replicas,
     replicas_text,
 )
-from rillet.broker.replication.throttled_replicas import ThrottledReplicas
+from rillet.broker.replica.replication.throttled_replicas import ThrottledReplicas
 from rillet.metadata_quorum.records import (
     BrokerConfigsRecord,
     PartitionRecord,

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import trio
 
-from rillet.broker.reply_writer import ReplyWriter
+from rillet.broker.network.reply_writer import ReplyWriter
 from rillet.wire.frame import BlobPart
 
 

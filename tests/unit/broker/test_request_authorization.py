@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from rillet.broker.authorizer import Authorizer
-from rillet.broker.forwarded_caller import naming_the_client
 from rillet.broker.kafka.configs import CLUSTER_DESCRIBE_GATE
-from rillet.broker.request_authorization import RequestAuthorizer
-from rillet.broker.session import Session
+from rillet.broker.security.authorizer import Authorizer
+from rillet.broker.security.forwarded_caller import naming_the_client
+from rillet.broker.security.request_authorization import RequestAuthorizer
+from rillet.broker.security.session import Session
 from rillet.metadata_quorum.acl_registry import AclCreated, AclRegistry, AclRemoved
 from rillet.wire import group_messages as gm
 from rillet.wire import log_dir_messages as ldm

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from rillet.broker.sasl.backoff import FailureBackoff
+from rillet.broker.security.sasl.backoff import FailureBackoff
 
 ADDRESS = ("address", "10.0.0.1")
 ALICE = ("user", "alice")

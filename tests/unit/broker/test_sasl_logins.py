@@ -1,4 +1,4 @@
-"""SASL logins as the node runs them (broker/sasl/login_guard.py around the sans-I/O
+"""SASL logins as the node runs them (broker/security/sasl/login_guard.py around the sans-I/O
 exchange): password checks run on worker threads, so the event loop keeps serving while
 logins fail; an unknown user costs the same PBKDF2 work and gets the same answers as a
 known one; failures wait out their backoff, are counted by mechanism and logged."""
@@ -16,12 +16,12 @@ import trio
 import trio.testing
 from kafka.net.sasl.scram import ScramClient
 
-from rillet.broker.loop_lag import CpuWaitClock
-from rillet.broker.sasl.config import SaslConfig
-from rillet.broker.sasl.exchange import PasswordCheck, SaslExchange, SaslStep
-from rillet.broker.sasl.login_guard import LoginGuard
-from rillet.broker.sasl.scram import Lookup, ScramCredential, make_credential
-from rillet.broker.session import Session
+from rillet.broker.config.sasl_config import SaslConfig
+from rillet.broker.runtime.loop_lag import CpuWaitClock
+from rillet.broker.security.sasl.exchange import PasswordCheck, SaslExchange, SaslStep
+from rillet.broker.security.sasl.login_guard import LoginGuard
+from rillet.broker.security.sasl.scram import Lookup, ScramCredential, make_credential
+from rillet.broker.security.session import Session
 from rillet.wire.error_codes import ErrorCode
 
 KEY = b"k" * 32
@@ -152,7 +152,7 @@ async def test_failures_wait_their_backoff_are_counted_and_logged(
         step = await guard.authenticate(sasl, token, session)
         return step, trio.current_time() - started
 
-    caplog.set_level(logging.INFO, logger="rillet.broker.sasl.login_guard")
+    caplog.set_level(logging.INFO, logger="rillet.broker.security.sasl.login_guard")
     first, first_s = await attempt(b"\0alice\0wrong")
     second, second_s = await attempt(b"\0alice\0wrong")
     assert first.error_code == second.error_code == FAILED

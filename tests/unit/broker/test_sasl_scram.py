@@ -10,9 +10,9 @@ from functools import partial
 import pytest
 from kafka.net.sasl.scram import ScramClient
 
-from rillet.broker.sasl.decoys import decoy_credential
-from rillet.broker.sasl.plain import authenticate_plain
-from rillet.broker.sasl.scram import (
+from rillet.broker.security.sasl.decoys import decoy_credential
+from rillet.broker.security.sasl.plain import authenticate_plain
+from rillet.broker.security.sasl.scram import (
     Lookup,
     SaslAuthenticationFailed,
     ScramCredential,

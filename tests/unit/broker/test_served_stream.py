@@ -9,8 +9,8 @@ from pathlib import Path
 
 import trio
 
-from rillet.broker.served_stream import wait_readable
-from rillet.broker.tls_certificates import LocalCa
+from rillet.broker.network.served_stream import wait_readable
+from rillet.broker.security.tls_certificates import LocalCa
 
 
 async def test_records_already_received_count_as_readable(tmp_path: Path) -> None:

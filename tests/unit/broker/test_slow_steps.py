@@ -9,7 +9,7 @@ import pytest
 import trio
 
 from rillet.broker.config import TasksConfig
-from rillet.broker.slow_steps import SlowStepLog, watch_slow_steps
+from rillet.broker.runtime.slow_steps import SlowStepLog, watch_slow_steps
 
 
 async def _hog_the_loop(seconds: float) -> None:
@@ -25,7 +25,7 @@ async def _hog_the_loop(seconds: float) -> None:
 async def test_a_step_over_the_threshold_is_logged_with_its_task_and_cpu_time(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="rillet.broker.slow_steps")
+    caplog.set_level(logging.WARNING, logger="rillet.broker.runtime.slow_steps")
     async with trio.open_nursery() as nursery:
         nursery.start_soon(watch_slow_steps, 20)
         await trio.testing.wait_all_tasks_blocked()

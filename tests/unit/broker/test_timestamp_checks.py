@@ -16,8 +16,8 @@ import pytest
 from rillet.broker.config import NodeConfig
 from rillet.broker.errors import TopicError
 from rillet.broker.kafka.node_configs import broker_entries
-from rillet.broker.message_timestamps import InvalidTimestamp, apply_timestamp_policy
-from rillet.broker.topic_config import effective_log_config, validate_topic_configs
+from rillet.broker.replica.message_timestamps import InvalidTimestamp, apply_timestamp_policy
+from rillet.broker.replica.topic_config import effective_log_config, validate_topic_configs
 from rillet.partition_store.config import DAY_MS, HOUR_MS, LogConfig
 from rillet.partition_store.errors import StoreConfigError
 from rillet.wire.batch import (

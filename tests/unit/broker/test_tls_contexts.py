@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from rillet.broker.config import load_config
+from rillet.broker.config.tls_config import TlsConfig
 from rillet.broker.errors import ConfigError
-from rillet.broker.tls_certificates import LocalCa
-from rillet.broker.tls_config import TlsConfig
-from rillet.broker.tls_contexts import TlsContexts, TlsSetupError
+from rillet.broker.security.tls_certificates import LocalCa
+from rillet.broker.security.tls_contexts import TlsContexts, TlsSetupError
 
 
 class Clock:

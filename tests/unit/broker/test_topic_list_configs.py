@@ -7,7 +7,7 @@ import pytest
 
 from rillet.broker.errors import TopicError
 from rillet.broker.handlers.topic_config_changes import new_overrides
-from rillet.broker.topic_config import edited_list, validate_topic_configs
+from rillet.broker.replica.topic_config import edited_list, validate_topic_configs
 from rillet.partition_store.config import LogConfig
 from rillet.wire.messages import TopicConfigChange
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any, cast
 
-from rillet.broker.cluster_auth import ClusterAuth
-from rillet.broker.txn_marker_writer import TxnMarkerWriter
+from rillet.broker.cluster.cluster_auth import ClusterAuth
+from rillet.broker.replica.txn_marker_writer import TxnMarkerWriter
 from rillet.metadata_quorum.txn_coordinator import MarkerTask
 from rillet.metadata_quorum.txn_registry import TxnPartition
 from rillet.wire.transaction_messages import TxnMarkersWrittenRequest, TxnMarkersWrittenResponse

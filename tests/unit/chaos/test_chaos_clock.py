@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rillet.broker.clock import SystemClock
+from rillet.broker.runtime.clock import SystemClock
 from rillet.chaos.clock_checks import STALL_BOUND_S, clock_row_stalls
 from rillet.chaos.clock_faults import CLOCK_FAULTS, clock_file, clock_wrap
 from rillet.chaos.clock_shim import ShiftedClock, write_clock

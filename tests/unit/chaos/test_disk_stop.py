@@ -18,7 +18,7 @@ DISK_LINE = (
     "2026-11-29 13:12:14,691 ERROR rillet.cli.node_command: data_dir /d is not usable "
     "(/d/chaos-2/00000000000000000000.log): No space left on device (injected)"
 )
-EARLIER = "2026-11-29 13:12:14,507 ERROR rillet.broker.clean_close: closing chaos-2 failed"
+EARLIER = "2026-11-29 13:12:14,507 ERROR rillet.broker.replica.clean_close: closing chaos-2 failed"
 
 
 @dataclass

@@ -16,7 +16,7 @@ import trio
 from lazy_disk_layer import install_lazy_disk
 
 from rillet.broker.handlers.replica_fetch import hold_region
-from rillet.broker.part_sender import JOIN_REGION_BYTES, RegionUnreadable, send_parts
+from rillet.broker.network.part_sender import JOIN_REGION_BYTES, RegionUnreadable, send_parts
 from rillet.chaos.lazy_disk import DiskFaults, LazyDisk
 from rillet.wire import disk_io
 from rillet.wire.frame import BlobPart, FileRegion

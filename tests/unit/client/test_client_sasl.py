@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rillet.broker.sasl.scram import ScramServer, make_credential
+from rillet.broker.security.sasl.scram import ScramServer, make_credential
 from rillet.client.errors import AuthenticationFailedError
 from rillet.client.sasl import SaslLogin, ScramClient, plain_message
 

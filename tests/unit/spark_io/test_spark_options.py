@@ -204,7 +204,7 @@ def test_a_streaming_sink_accepts_spark_s_checkpoint_location() -> None:
 
 
 def test_tls_files_and_a_sasl_login_are_options(tmp_path: Path) -> None:
-    from rillet.broker.tls_certificates import LocalCa
+    from rillet.broker.security.tls_certificates import LocalCa
     from rillet.client.sasl import SaslLogin
 
     ca = LocalCa(tmp_path)

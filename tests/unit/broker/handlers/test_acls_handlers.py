@@ -11,8 +11,8 @@ import trio.testing
 from broker_context import NODE_ID, middle
 from voter_context import answer, voter
 
-from rillet.broker.authorizer import AuthorizerConfig
 from rillet.broker.config import NodeConfig
+from rillet.broker.config.authorizer_config import AuthorizerConfig
 from rillet.broker.handlers.acls import (
     handle_create_acls,
     handle_delete_acls,

@@ -15,7 +15,7 @@ from broker_context import middle
 from voter_context import answer, voter
 
 from rillet.broker.handlers.producer_ids import handle_init_producer_id
-from rillet.broker.producer_ids import ProducerIdSource
+from rillet.broker.replica.producer_ids import ProducerIdSource
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import InitProducerIdRequest
 

@@ -22,7 +22,7 @@ What is real and what is scheduled:
   metadata log (SimQuorum) and decoded again by every broker (:mod:`.controller`).
 - real driver steps, imported from the broker's trio drivers, which call the same
   functions: the ISR manager's choice of a proposal and its settling of the answer
-  (:mod:`rillet.broker.replication.isr_proposal_step`), the follower fetch loop's positions
+  (:mod:`rillet.broker.replica.replication.isr_proposal_step`), the follower fetch loop's positions
   (:class:`FollowedPositions`) and its apply step (:func:`apply_answer`), the fetch
   handler's long-poll rule (``long_poll_ends``), the produce handler's acks=all refusal
   (``acks_all_refusal``) and verdict, and the broker lifecycle's heartbeat step

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import enum
 
-from rillet.broker.partition_replica import PartitionReplica
-from rillet.broker.replication.isr_proposal_step import ProposalSettlement
-from rillet.broker.replication.leader_state import IsrProposal, LeaderState
+from rillet.broker.replica.partition_replica import PartitionReplica
+from rillet.broker.replica.replication.isr_proposal_step import ProposalSettlement
+from rillet.broker.replica.replication.leader_state import IsrProposal, LeaderState
 from rillet.wire.error_codes import ErrorCode
 
 

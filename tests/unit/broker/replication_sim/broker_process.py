@@ -14,14 +14,14 @@ import abc
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from rillet.broker.partition_replica import PartitionReplica
+from rillet.broker.replica.partition_replica import PartitionReplica
 from rillet.metadata_quorum.state import MetadataState, PartitionState
 from rillet.partition_store.flush_plan import FlushPlan
 
 from .partition_log import BrokerLog
 
 if TYPE_CHECKING:
-    from rillet.broker.replication.followed_positions import SentPosition
+    from rillet.broker.replica.replication.followed_positions import SentPosition
 
     from .in_flight import AcksWaiter, AlterCall, ParkedFetch
     from .messages import ControllerResp

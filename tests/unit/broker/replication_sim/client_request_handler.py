@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rillet.broker.replication.acks_verdict import acks_all_refusal, acks_all_verdict
+from rillet.broker.replica.replication.acks_verdict import acks_all_refusal, acks_all_verdict
 from rillet.wire.error_codes import ErrorCode
 
 from .broker_process import BrokerProcess

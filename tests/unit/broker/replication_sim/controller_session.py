@@ -9,8 +9,8 @@ answers (an AlterPartition answer to :mod:`.isr_proposer`).
 
 from __future__ import annotations
 
-from rillet.broker.broker_lifecycle import next_heartbeat_s
-from rillet.broker.replica_role import ReplicaRole, TopicPartitionKey
+from rillet.broker.cluster.broker_lifecycle import next_heartbeat_s
+from rillet.broker.replica.replica_role import ReplicaRole, TopicPartitionKey
 from rillet.metadata_quorum.records import decode_entry
 from rillet.metadata_quorum.state import PartitionState
 from rillet.wire.error_codes import ErrorCode

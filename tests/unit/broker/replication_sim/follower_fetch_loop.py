@@ -9,10 +9,10 @@ the runs reach those paths.
 
 from __future__ import annotations
 
-from rillet.broker.replica_role import FetchApplied
-from rillet.broker.replication.followed_positions import FollowedPositions, SentPosition
-from rillet.broker.replication.follower_apply import apply_answer
-from rillet.broker.replication.follower_fetch_answer import is_diverging
+from rillet.broker.replica.replica_role import FetchApplied
+from rillet.broker.replica.replication.followed_positions import FollowedPositions, SentPosition
+from rillet.broker.replica.replication.follower_apply import apply_answer
+from rillet.broker.replica.replication.follower_fetch_answer import is_diverging
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.messages import FetchPartitionResponse
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import trio
 
-from rillet.broker.controller_link import INITIAL_BACKOFF_S
-from rillet.broker.replication.leader_state import IsrProposal
+from rillet.broker.cluster.controller_link import INITIAL_BACKOFF_S
+from rillet.broker.replica.replication.leader_state import IsrProposal
 
 from .messages import ControllerReq, FetchReq
 from .partition_log import Batch

@@ -3,7 +3,7 @@ settle the proposal by its answer, its refusal, or its silence.
 
 Why a module of its own: it schedules what replication/isr_manager.py does (through
 ControllerLink.call, with its retries on NOT_CONTROLLER): the manager's own steps
-(:mod:`rillet.broker.replication.isr_proposal_step`) choose the proposal and settle each
+(:mod:`rillet.broker.replica.replication.isr_proposal_step`) choose the proposal and settle each
 answer. The bug this simulation found lived in that settling: an AlterPartition without
 answer must count as "outcome unknown", not "refused"; the old step is kept as a broken
 variant (:class:`~.broken_variants.Bug`) that the suite must catch.
@@ -11,8 +11,8 @@ variant (:class:`~.broken_variants.Bug`) that the suite must catch.
 
 from __future__ import annotations
 
-from rillet.broker.controller_link import next_backoff_s
-from rillet.broker.replication.isr_proposal_step import ProposalSettled, proposal_due
+from rillet.broker.cluster.controller_link import next_backoff_s
+from rillet.broker.replica.replication.isr_proposal_step import ProposalSettled, proposal_due
 from rillet.wire.error_codes import ErrorCode
 
 from .broker_process import BrokerProcess

@@ -1,7 +1,7 @@
 """The leader's answer to a follower fetch, and the long poll that holds an empty one.
 
 Why a module of its own: the answer is the real
-:func:`~rillet.broker.replication.follower_fetch_answer.answer_follower_fetch` on the real
+:func:`~rillet.broker.replica.replication.follower_fetch_answer.answer_follower_fetch` on the real
 replica (epoch fencing, the divergence check, the follower's progress reaching
 :class:`LeaderState`, reads of the real log); this part only schedules it, holds empty
 answers until the replica wakes them (its real follower waiters) or the wait expires, and
@@ -15,12 +15,12 @@ import os
 
 import trio
 
-from rillet.broker.replication.follower_fetch_answer import (
+from rillet.broker.replica.replication.follower_fetch_answer import (
     answer_if_hosted,
     answers_at_once,
     long_poll_ends,
 )
-from rillet.broker.replication.replica_fetcher import FETCH_MIN_BYTES
+from rillet.broker.replica.replication.replica_fetcher import FETCH_MIN_BYTES
 from rillet.wire.batch import read_header
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.frame import FileRegion, blob_length

@@ -1,0 +1,190 @@
+"""A broker's line to the active controller, wherever it runs.
+
+The controller lives on whichever voter leads the Raft quorum. The link sends a request to
+the voter it believes is the controller (a hint from the local quorum, or from the last
+NOT_CONTROLLER answer), and on NOT_CONTROLLER, a broken connection or a timeout tries again
+on the hinted voter or the next one, with bounded exponential backoff, until the caller's
+deadline. An unanswered attempt is abandoned at once when the local quorum names another
+leader. One connection per voter is kept and replaced when it breaks; each new one first
+runs the node handshake (broker/cluster/node_handshake.py), so it may carry internal requests.
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import trio
+
+from rillet.broker.errors import BrokerError, ControllerUnreachable
+from rillet.client.connection import BrokerConnection
+from rillet.client.errors import RilletError
+from rillet.wire.error_codes import ErrorCode
+from rillet.wire.request import Request
+
+R = TypeVar("R")
+
+log = logging.getLogger(__name__)
+
+INITIAL_BACKOFF_S = 0.02
+MAX_BACKOFF_S = 0.5
+HINT_POLL_S = 0.05  # how often an unanswered attempt checks whether the controller moved
+
+
+def next_backoff_s(backoff_s: float) -> float:
+    """The wait before the attempt after next: doubled, up to ``MAX_BACKOFF_S`` (the first
+    is ``INITIAL_BACKOFF_S``). A step of its own so that the replication simulation backs
+    off as the link does."""
+    return min(backoff_s * 2, MAX_BACKOFF_S)
+
+
+class _ControllerMoved(BrokerError):
+    """An attempt abandoned because the local quorum now names another leader (internal:
+    ``call`` catches it and tries the new leader)."""
+
+
+class ControllerLink:
+    def __init__(
+        self,
+        nursery: trio.Nursery,
+        voters: dict[int, tuple[str, int]],
+        request_timeout_s: float,
+        local_hint: Callable[[], int | None] | None = None,
+        client_id: str = "rillet-broker",
+        authenticate: Callable[[BrokerConnection], Awaitable[None]] | None = None,
+        tls: Callable[[], ssl.SSLContext | None] = lambda: None,
+    ) -> None:
+        """``tls``: the context for connections to the controller (None: plaintext)."""
+        self._nursery = nursery
+        self._tls = tls
+        self._voters = dict(sorted(voters.items()))
+        self._request_timeout_s = request_timeout_s
+        self._local_hint = local_hint
+        self._client_id = client_id
+        # The node handshake run on every new connection before it carries a request:
+        # controllers serve internal apis only on connections authenticated as a node.
+        self._authenticate = authenticate
+        self._hint: int | None = None
+        self._connections: dict[int, BrokerConnection] = {}
+        self._next = 0
+
+    def learn_voter(self, node_id: int, address: tuple[str, int]) -> None:
+        """A voter added at run time (its listener, from the Raft configuration): it may
+        become the controller, so requests may go there too."""
+        if self._voters.get(node_id) != address:
+            self._voters = dict(sorted({**self._voters, node_id: address}.items()))
+
+    @property
+    def controller_hint(self) -> int | None:
+        """The voter believed to be the controller, or None."""
+        local = self._local_hint() if self._local_hint is not None else None
+        return local if local is not None else self._hint
+
+    def _target(self) -> int:
+        hint = self.controller_hint
+        if hint is not None and hint in self._voters:
+            return hint
+        ids = list(self._voters)
+        self._next = (self._next + 1) % len(ids)
+        return ids[self._next]
+
+    async def _connection(self, voter: int) -> BrokerConnection:
+        conn = self._connections.get(voter)
+        if conn is None or conn.closed:
+            host, port = self._voters[voter]
+            conn = BrokerConnection(host, port, client_id=self._client_id, ssl_context=self._tls())
+            await conn.connect(self._nursery, self._request_timeout_s)
+            if self._authenticate is not None:
+                await self._authenticate(conn)
+            self._connections[voter] = conn
+        return conn
+
+    async def call(
+        self,
+        request: Request[R],
+        deadline_s: float,
+        not_controller: Callable[[Any], int | None] | None = None,
+    ) -> R:
+        """Send ``request`` to the controller and return its answer.
+
+        ``not_controller(response)`` returns the controller hint (or -1) when the answer says
+        "not the controller"; by default the response's ``error_code`` and ``controller_id``
+        fields are read. Raises ControllerUnreachable after ``deadline_s`` seconds.
+        """
+        check = not_controller or _default_not_controller
+        backoff_s = INITIAL_BACKOFF_S
+        failure = "no attempt"
+        with trio.move_on_after(deadline_s):
+            while True:
+                voter = self._target()
+                try:
+                    conn = await self._connection(voter)
+                    response = await self._request(conn, request, voter)
+                except _ControllerMoved as moved:
+                    failure = f"voter {voter}: {moved}"
+                    continue  # no backoff: the new controller is known
+                except RilletError as exc:
+                    failure = f"voter {voter}: {exc}"
+                    conn_failed = self._connections.pop(voter, None)
+                    if conn_failed is not None:
+                        conn_failed.close()
+                    self._hint = None
+                else:
+                    hint = check(response)
+                    if hint is None:
+                        self._hint = voter
+                        return response
+                    failure = f"voter {voter} is not the controller"
+                    self._hint = hint if hint in self._voters and hint != voter else None
+                await trio.sleep(backoff_s)
+                backoff_s = next_backoff_s(backoff_s)
+        raise ControllerUnreachable(f"no controller answered within {deadline_s:.3g}s ({failure})")
+
+    async def _request(self, conn: BrokerConnection, request: Request[R], voter: int) -> R:
+        """One attempt at ``voter``, abandoned as soon as the local quorum names another
+        leader. A voter that was cut off or died with the request unanswered would otherwise
+        hold it for a whole request timeout — longer than a new controller waits for the
+        brokers' first heartbeats before it fences them (chaos seed 37)."""
+        answered: list[R] = []
+        error: RilletError | None = None
+        moved = False
+        async with trio.open_nursery() as nursery:
+
+            async def attempt() -> None:
+                nonlocal error
+                try:
+                    answered.append(await conn.request(request, self._request_timeout_s))
+                except RilletError as exc:  # raised below, not as an exception group
+                    error = exc
+                nursery.cancel_scope.cancel()
+
+            async def watch() -> None:
+                nonlocal moved
+                while True:
+                    await trio.sleep(HINT_POLL_S)
+                    local = self._local_hint() if self._local_hint is not None else None
+                    if local is not None and local != voter and local in self._voters:
+                        moved = True
+                        nursery.cancel_scope.cancel()
+                        return
+
+            nursery.start_soon(attempt)
+            nursery.start_soon(watch)
+        if error is not None:
+            raise error
+        if moved:
+            raise _ControllerMoved("the local quorum names another leader")
+        return answered[0]
+
+    def close(self) -> None:
+        for conn in self._connections.values():
+            conn.close()
+        self._connections.clear()
+
+
+def _default_not_controller(response: Any) -> int | None:
+    if getattr(response, "error_code", ErrorCode.NONE) == ErrorCode.NOT_CONTROLLER:
+        return int(getattr(response, "controller_id", -1))
+    return None
