@@ -338,17 +338,19 @@ def test_kafka_admin_clients_manage_acls(cluster: LocalCluster) -> None:
     assert added.returncode == 0, added.stderr
     kp = KafkaAdminClient(**kafka_python_alice(c))
     try:
-        made = kp.create_acls([acl])
+        # Alice's new permission reaches the node she asks when it applies the change.
+        made = wait_for("alice to be allowed to create ACLs", lambda: _created(kp, acl))
         assert made["succeeded"] and not made["failed"]
-        found, _ = kp.describe_acls(
-            ACLFilter(
-                "User:carol",
-                None,
-                ACLOperation.ANY,
-                ACLPermissionType.ANY,
-                ResourcePatternFilter(ResourceType.ANY, None, ACLResourcePatternType.ANY),
-            )
+        carols = ACLFilter(
+            "User:carol",
+            None,
+            ACLOperation.ANY,
+            ACLPermissionType.ANY,
+            ResourcePatternFilter(ResourceType.ANY, None, ACLResourcePatternType.ANY),
         )
+        # The node asked may apply the committed change a moment after the controller
+        # answered (as on Kafka, where each broker applies the metadata log on its own).
+        found = wait_for("carol's ACL to be described", lambda: kp.describe_acls(carols)[0])
         assert [(a.principal, a.operation, a.resource_pattern.resource_name) for a in found] == [
             ("User:carol", ACLOperation.READ, "audit")
         ]
@@ -366,4 +368,10 @@ def test_kafka_admin_clients_manage_acls(cluster: LocalCluster) -> None:
         assert len(deleted[0][1]) == 1
     finally:
         kp.close()
-    assert "User:carol" not in acls_cli(c, "list").stdout
+    wait_for("carol's ACL to be gone", lambda: "User:carol" not in acls_cli(c, "list").stdout)
+
+
+def _created(admin: Any, acl: Any) -> dict[str, Any] | None:
+    """create_acls' answer once it succeeded (an ACL that exists already is created again)."""
+    answer: dict[str, Any] = admin.create_acls([acl])
+    return answer if answer["succeeded"] else None
