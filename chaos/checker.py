@@ -190,6 +190,8 @@ def committed_offsets(history: History, final: FinalState) -> list[Violation]:
     for sample in samples:
         for p, offset in sorted(sample.offsets.items()):
             prev = last.get(p)
+            # A step back is excused only when the partition lost acknowledged records (within
+            # the power promise) below the earlier commit: its members were past the new end.
             if prev is not None and offset < prev[1] and lost_from.get(p, prev[1]) >= prev[1]:
                 out.append(
                     Violation(
