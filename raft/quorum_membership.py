@@ -77,12 +77,18 @@ class QuorumMembership:
 
     def addresses(self) -> dict[int, PeerAddress]:
         """Every replica this node knows how to reach, the newest address winning."""
+        known = self._voter_addresses()
+        known.update(self._observers)
+        return known
+
+    def _voter_addresses(self) -> dict[int, PeerAddress]:
+        """The configured voters, and the voters added at run time at the address their
+        configuration entry carries."""
         known = dict(self._configured)
         for voter in self._core.configuration().voters:
             address = parse_peer_address(voter.raft_address)
             if address is not None:
                 known[voter.node_id] = address
-        known.update(self._observers)
         return known
 
     def sync(self) -> None:
@@ -149,6 +155,12 @@ class QuorumMembership:
     def observe(self, node_id: int, raft: PeerAddress) -> None:
         """Replicate to ``node_id`` without counting it, until this node leads no more."""
         if node_id == self._core.id:
+            return
+        if node_id in self._core.configuration().ids() and node_id in self._voter_addresses():
+            # A voter that knows no leader asks too (at start-up, say): it is replicated to
+            # already, at the address this node was given for it. Its own idea of its
+            # address must not replace that one: where links are routed (through a proxy,
+            # a tunnel, another interface), the configured route is the one to keep.
             return
         if node_id not in self._observers and len(self._observers) >= MAX_VOTERS:
             raise VoterChangeFailed(f"already {MAX_VOTERS} observers")
