@@ -68,8 +68,9 @@ from rillet.broker.replica.partition_reconciler import PartitionReconciler
 from rillet.broker.replica.producer_ids import ProducerIdSource
 from rillet.broker.replica.replica_manager import ReplicaManager
 from rillet.broker.replica.replica_repair import ReplicaRepairer
-from rillet.broker.replica.replication.isr_manager import IsrManager
+from rillet.broker.replica.replication.isr_manager import ISR_CHECK_INTERVAL_MS, IsrManager
 from rillet.broker.replica.replication.replica_fetcher import ReplicaFetcherManager
+from rillet.broker.replica.replication.stranded_leaders import StrandedLeaderWatch
 from rillet.broker.replica.replication.throttled_replicas import ThrottledReplicas
 from rillet.broker.replica.txn_marker_writer import TxnMarkerWriter
 from rillet.broker.runtime.clock import SYSTEM_CLOCK, Clock
@@ -240,6 +241,13 @@ class Node:
                     lambda: lifecycle.broker_epoch,
                     lifecycle.hears_controller,
                 )
+                stranded = StrandedLeaderWatch(
+                    manager,
+                    cfg.replication.replica_lag_time_max_ms,
+                    ISR_CHECK_INTERVAL_MS,
+                    lambda: lifecycle.broker_epoch is not None,
+                    lifecycle.hears_controller,
+                )
                 repairer = ReplicaRepairer(
                     cfg,
                     manager,
@@ -309,6 +317,7 @@ class Node:
                 nursery.start_soon(reconciler.run, lifecycle.caught_up)
                 nursery.start_soon(fetchers.run)
                 nursery.start_soon(isr.run)
+                nursery.start_soon(stranded.run)
                 nursery.start_soon(repairer.run)
                 nursery.start_soon(scrubber.run)
                 nursery.start_soon(

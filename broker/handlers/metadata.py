@@ -14,6 +14,7 @@ and a client told so drops their partitions and fails the records queued for the
 from __future__ import annotations
 
 from collections.abc import Generator
+from dataclasses import replace
 
 from rillet.broker.handlers.auto_topic_creation import MayCreate
 from rillet.broker.handlers.auto_topics import answer_creating, names_unknown_topics
@@ -108,7 +109,9 @@ def _answering(ctx: BrokerContext, req: MetadataRequest) -> Generator[None, None
         if topic is None:
             topics.append(TopicMetadata(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, []))
             continue
-        topics.append((yield from answers.building(state, topic)))  # kept until it changes
+        built = yield from answers.building(state, topic)  # kept until it changes
+        stranded = ctx.replicas.stranded.get(name)
+        topics.append(built if not stranded else without_leader(built, stranded))
     brokers = [
         BrokerInfo(b.broker_id, b.host, b.port, b.rack)
         for b in sorted(state.brokers.values(), key=lambda b: b.broker_id)
@@ -121,4 +124,18 @@ def _answering(ctx: BrokerContext, req: MetadataRequest) -> Generator[None, None
         topics,
         applied_index,
         ctx.config.log.max_batch_bytes,
+    )
+
+
+def without_leader(topic: TopicMetadata, partitions: frozenset[int]) -> TopicMetadata:
+    """``topic`` with no leader named for ``partitions``, whose leader here is cut off from
+    the cluster (replication/stranded_leaders.py): its clients must look for the new one."""
+    return replace(
+        topic,
+        partitions=[
+            replace(p, leader_id=-1, error_code=ErrorCode.LEADER_NOT_AVAILABLE)
+            if p.partition in partitions
+            else p
+            for p in topic.partitions
+        ],
     )

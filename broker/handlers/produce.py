@@ -24,7 +24,11 @@ from rillet.broker.handlers.unanswered import Unanswered
 from rillet.broker.replica.compacted_keys import MissingKey, check_keys
 from rillet.broker.replica.message_timestamps import InvalidTimestamp, apply_timestamp_policy
 from rillet.broker.replica.produce_refusals import BatchSpan, ProduceRefusals, span_of
-from rillet.broker.replica.replication.acks_verdict import acks_all_refusal, acks_all_verdict
+from rillet.broker.replica.replication.acks_verdict import (
+    STRANDED_MESSAGE,
+    acks_all_refusal,
+    acks_all_verdict,
+)
 from rillet.broker.runtime.loop_slices import TimeSlicer
 from rillet.partition_store.errors import StoreError
 from rillet.wire.error_codes import ErrorCode
@@ -186,6 +190,8 @@ def _answer(
     replica = ctx.leader_replica(p.topic, p.partition)
     if isinstance(replica, ErrorCode):
         return _refused(p, replica, f"{p.topic}-{p.partition}: {replica.name}")
+    if replica.stranded:  # any acks: a write here may be truncated once the cut heals
+        return _refused(p, ErrorCode.NOT_LEADER_OR_FOLLOWER, STRANDED_MESSAGE)
     if req.acks == ACKS_ALL:
         refusal = acks_all_refusal(replica)
         if refusal is not None:

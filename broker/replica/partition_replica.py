@@ -94,6 +94,9 @@ class PartitionReplica:
         # and whether the controller found no other in-sync replica to take over.
         self.damage: BatchDamage | None = log.damage
         self.handover_refused = False
+        # A leader that hears neither the controller nor an in-sync follower
+        # (replication/stranded_leaders.py): it refuses writes, so clients look elsewhere.
+        self.stranded = False
         self.on_damage: Callable[[], None] = _nothing
         # Per follower, the fetch offset of the last answer that carried records: a fetch
         # from the same offset again means the follower could not append them (its report of
@@ -137,6 +140,7 @@ class PartitionReplica:
         )
         self.role = role
         self.leader_epoch = role.leader_epoch
+        self.stranded = False  # the committed state reached us: not cut off any more
         if not role.is_leader:
             if self.leader is not None:
                 self.leader = None
@@ -296,6 +300,14 @@ class PartitionReplica:
         """That session reads the partition again."""
         if self.leader is not None:
             self.leader.follower_resumed(replica_id, rounds)
+
+    def set_stranded(self, stranded: bool) -> None:
+        """Mark this leader cut off (or not). Becoming so ends the acks=all waits at once,
+        with NOT_LEADER_OR_FOLLOWER (acks_verdict): their clients would otherwise wait out
+        their request timeout before looking for the partition's new leader."""
+        if stranded and not self.stranded and self.leader is not None:
+            self._hw_waiters.release_all()
+        self.stranded = stranded and self.leader is not None
 
     def isr_change(
         self, now_ms: int, lag_max_ms: int, may_remove: bool = True
@@ -638,10 +650,14 @@ class PartitionReplica:
 
     async def wait_for_high_watermark(self, offset: int, leader_epoch: int) -> bool:
         """Wait until :meth:`acks_progress` decides: True once the high watermark reaches
-        ``offset`` in ``leader_epoch``, False once that leadership ends."""
+        ``offset`` in ``leader_epoch``, False once that leadership ends or this leader is
+        cut off (:meth:`set_stranded`; a wait that begins then, behind another partition's
+        wait in the same request, ends at once too)."""
         progress = self.acks_progress(offset, leader_epoch)
         if progress is not None:
             return progress
+        if self.stranded:
+            return False
         return await self._hw_waiters.wait(offset, leader_epoch)
 
     # -- checkpoint -------------------------------------------------------------------------

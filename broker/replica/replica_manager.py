@@ -59,6 +59,9 @@ class ReplicaManager:
         # Called with each fsync's duration in seconds (the node's metrics, when enabled).
         self.on_fsync_s: Callable[[float], None] | None = None
         self._damage_listener: Callable[[], None] | None = None
+        # Topic -> partitions whose leader here is cut off (replication/stranded_leaders.py),
+        # as of the watch's last pass: Metadata answers name no leader for them.
+        self.stranded: dict[str, frozenset[int]] = {}
 
     def set_damage_listener(self, listener: Callable[[], None]) -> None:
         """Call ``listener`` when a replica reports a damaged batch (the repair task)."""

@@ -12,6 +12,11 @@ from __future__ import annotations
 from rillet.broker.replica.partition_replica import PartitionReplica
 from rillet.wire.error_codes import ErrorCode
 
+STRANDED_MESSAGE = (
+    "this leader hears neither the controller nor its in-sync followers: "
+    "its leadership may have moved (refresh metadata)"
+)
+
 
 def acks_all_refusal(replica: PartitionReplica) -> tuple[ErrorCode, str] | None:
     """Why the leader ``replica`` refuses an acks=all write before appending it (fewer
@@ -55,6 +60,8 @@ def acks_all_verdict(
         )
     if not replica.is_leader or replica.leader_epoch != leader_epoch:
         return ErrorCode.NOT_LEADER_OR_FOLLOWER, "leadership moved while waiting for acks=all"
+    if replica.stranded:
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER, STRANDED_MESSAGE
     if isr < min_isr:
         return (
             ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,

@@ -213,14 +213,14 @@ class LeaderState:
         elif answered_partition_epoch <= self.partition_epoch:
             self.proposal_failed()
 
-    def _still_opening(self, p: FollowerProgress, lag_max_ms: int) -> bool:
+    def _still_opening(self, p: FollowerProgress, lag_max_ms: int, now_ms: int) -> bool:
         """Whether a lagging ISR member keeps its place as a follower of a new partition
         that may still be creating its log (NEW_PARTITION_GRACE_LAGS)."""
         return (
             p.silent
             and not p.lost_committed
             and self.epoch_start_offset == 0
-            and self.now_ms - self.elected_ms <= NEW_PARTITION_GRACE_LAGS * lag_max_ms
+            and now_ms - self.elected_ms <= NEW_PARTITION_GRACE_LAGS * lag_max_ms
         )
 
     def follower_disconnected(
@@ -248,10 +248,7 @@ class LeaderState:
         isr = set(self.isr)
         for replica, p in self.followers.items():
             if replica in isr:
-                if not may_remove:
-                    continue
-                lagging = p.lost_committed or self.now_ms - p.caught_up_ms() > lag_max_ms
-                if lagging and not self._still_opening(p, lag_max_ms):
+                if may_remove and self._lags(p, lag_max_ms):
                     isr.discard(replica)
             elif self._may_join(p, leader_end_offset):
                 isr.add(replica)
@@ -261,6 +258,24 @@ class LeaderState:
             return None
         self.pending = IsrProposal(proposed, self.partition_epoch)
         return self.pending
+
+    def lagging_in_sync(self, now_ms: int, lag_max_ms: int) -> tuple[int, ...]:
+        """The in-sync followers an ISR check would remove now (pure: proposes nothing).
+        While any is left, no acks=all write of this leader can commit without the
+        controller's agreement to a smaller ISR."""
+        now_ms = max(self.now_ms, now_ms)
+        return tuple(
+            sorted(
+                replica
+                for replica, p in self.followers.items()
+                if replica in self.isr and self._lags(p, lag_max_ms, now_ms)
+            )
+        )
+
+    def _lags(self, p: FollowerProgress, lag_max_ms: int, now_ms: int | None = None) -> bool:
+        now = self.now_ms if now_ms is None else now_ms
+        lagging = p.lost_committed or now - p.caught_up_ms() > lag_max_ms
+        return lagging and not self._still_opening(p, lag_max_ms, now)
 
     def _may_join(self, p: FollowerProgress, leader_end_offset: int) -> bool:
         """Caught up to the high watermark and to this leadership's first offset (so it

@@ -13,6 +13,7 @@ it started, a node refuses with LEADER_NOT_AVAILABLE.
 from __future__ import annotations
 
 import dataclasses
+from types import SimpleNamespace
 from typing import Any, cast
 
 import trio
@@ -86,7 +87,8 @@ def _context(
     view = MetadataView(1, follower, ClusterAuth(config.cluster_id, "a-test-cluster-secret"))
     if start_up_offset is not None:
         view.readiness.learn_committed(start_up_offset)
-    return BrokerContext(config, cast(Any, None), 0, view)
+    # No partition is hosted here: the handler only asks which leaders are cut off.
+    return BrokerContext(config, cast(Any, SimpleNamespace(stranded={})), 0, view)
 
 
 async def _answer(ctx: BrokerContext, request: MetadataRequest) -> MetadataResponse:
