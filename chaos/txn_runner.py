@@ -61,6 +61,9 @@ OUT_TOPIC = "txn-out"
 GROUP = "txn-ctp"
 SUMMARY_FILE = "summary.json"
 FINAL_READ_TIMEOUT_S = 60.0
+# Asking a partition's high watermark again after a retriable error: how long, how often.
+WATERMARK_TIMEOUT_S = 15.0
+WATERMARK_RETRY_S = 0.2
 RECOVERY_TIMEOUT_S = 90.0
 UNWIND_STOP_S = 5.0
 DRAINED_STILL_S = 2.0
@@ -265,8 +268,9 @@ def final_read(bootstrap: str, topic: str, partitions: int, iso: str) -> dict[st
                 elif error.code() == KafkaError._PARTITION_EOF:
                     at_end.add(p)
         for p in range(partitions):
-            _, high = consumer.get_watermark_offsets(TopicPartition(topic, p), 5.0)
-            ends[str(p)] = high
+            ends[str(p)] = _high_watermark(
+                consumer, TopicPartition(topic, p), time.monotonic() + WATERMARK_TIMEOUT_S
+            )
     finally:
         consumer.close()
     return {
@@ -277,6 +281,22 @@ def final_read(bootstrap: str, topic: str, partitions: int, iso: str) -> dict[st
         "end_offsets": ends,
         "records": records,
     }
+
+
+def _high_watermark(consumer: Any, tp: Any, deadline: float) -> int:
+    """The partition's high watermark, asked again while the answer is a retriable error
+    (a leader that moved since the client's metadata, as after a preferred-leader election
+    at the end of a run) and the final read's deadline allows."""
+    from confluent_kafka import KafkaException
+
+    while True:
+        try:
+            _, high = consumer.get_watermark_offsets(tp, 5.0)
+            return int(high)
+        except KafkaException as exc:
+            if not exc.args[0].retriable() or time.monotonic() >= deadline:
+                raise
+            time.sleep(WATERMARK_RETRY_S)
 
 
 def judge_txn(
