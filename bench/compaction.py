@@ -249,6 +249,7 @@ async def produce_latency(
 def produce_per_worker(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for worker in args.workers:
+        os.sync()  # the clean part's (or the previous node's) writeback would skew this one
         config = (
             "[http]\nenabled = true\nport = 0\n"
             "[tasks]\nlog_cleaner_backoff_ms = 100\n"

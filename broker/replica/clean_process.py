@@ -10,10 +10,13 @@ node. The I/O budget is enforced in the child. The answer comes back as CBOR on 
 and is checked against the job (``clean_job_codec``) before the node installs anything.
 
 A process per clean, not a long-lived worker: descriptors reach a child at its start
-(``pass_fds``), where a long-lived worker would need them passed over a Unix socket; a
-clean takes seconds and a start about a tenth of one; killing the child is all there is to
-cancelling a clean; and each clean's key map (up to ``log_cleaner_dedupe_buffer_size``)
-goes back to the OS when the child exits instead of staying in the node's heap.
+(``pass_fds``), where a long-lived worker would need them passed over a Unix socket
+(SCM_RIGHTS); killing the child is all there is to cancelling a clean, with no worker state
+to resynchronise; a crash costs one clean, not a worker to restart; and each clean's key map
+(up to ``log_cleaner_dedupe_buffer_size``) goes back to the OS when the child exits instead
+of staying in anyone's heap. The price: each clean starts an interpreter and imports the
+store's modules, about 0.15 s of CPU in the child (docs/compaction.md, "Cost"); where cleans
+come every second or faster, a long-lived worker fed over a socket would save that.
 
 Cancelling (node shutdown) kills the child at once (SIGKILL) and waits for it. A child that
 is killed, crashes or answers garbage is a :class:`CleanerProcessError`; either way nothing
