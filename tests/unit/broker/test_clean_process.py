@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from log_rows import Row, latest_per_key, read_all
 
 from rillet.broker.replica.clean_process import clean_in_process, clean_now_in_process
 from rillet.partition_store.cleaning_pass import clean_now, job_for
@@ -20,7 +21,7 @@ from rillet.partition_store.config import LogConfig
 from rillet.partition_store.errors import CleanerProcessError, CorruptLog
 from rillet.partition_store.log import PartitionLog
 from rillet.partition_store.segment_cleaner import CleanJob, CleanResult, staging_dir
-from rillet.wire.batch import build_batch, decode_records, iter_batches
+from rillet.wire.batch import build_batch
 
 T0 = 1_700_000_000_000
 KEYS = 10
@@ -41,17 +42,6 @@ def filled(directory: Path, count: int = 300) -> PartitionLog:
         log.append_as_leader(build_batch([(T0 + i, key, value, None)]), 0, T0 + i)
     log.roll(T0 + count)
     return log
-
-
-def rows(log: PartitionLog) -> list[tuple[int, bytes | None, bytes | None]]:
-    out = []
-    offset = log.log_start_offset
-    while offset < log.log_end_offset:
-        data = log.read_bytes(offset, 1 << 20)
-        for view in iter_batches(data, 1 << 31):
-            out += [(r.offset, r.key, r.value) for r in decode_records(data, view.position)]
-            offset = view.header.next_offset
-    return out
 
 
 def segment_files(log: PartitionLog) -> dict[str, bytes]:
@@ -77,11 +67,11 @@ async def staged_log_appears(job: CleanJob) -> None:
             await trio.sleep(0.005)
 
 
-async def assert_next_clean_succeeds(log: PartitionLog, before: list[tuple]) -> None:
+async def assert_next_clean_succeeds(log: PartitionLog, before: list[Row]) -> None:
     result = await clean_now_in_process(log, T0 + 10_000)
     assert result is not None and result.staged and result.stats.records_dropped > 0
-    after = rows(log)
-    assert {r[1]: r for r in after} == {r[1]: r for r in before}
+    after = read_all(log)
+    assert latest_per_key(after) == latest_per_key(before)
     assert set(after) <= set(before)
 
 
@@ -93,12 +83,12 @@ async def test_the_child_writes_the_same_segments_as_the_thread(tmp_path: Path) 
     assert without_durations(child_result) == without_durations(thread_result)
     assert by_child.size_bytes < by_child.log_end_offset * 30
     assert segment_files(by_child) == segment_files(by_thread)
-    assert rows(by_child) == rows(by_thread)
+    assert read_all(by_child) == read_all(by_thread)
 
 
 async def test_a_child_killed_mid_clean_changes_nothing(tmp_path: Path) -> None:
     log = filled(tmp_path / "t-0")
-    before, files = rows(log), segment_files(log)
+    before, files = read_all(log), segment_files(log)
     job = job_of(log)
     async with trio.open_nursery() as nursery:
 
@@ -115,14 +105,14 @@ async def test_a_child_killed_mid_clean_changes_nothing(tmp_path: Path) -> None:
 
 async def test_a_cancelled_clean_kills_the_child_at_once(tmp_path: Path) -> None:
     log = filled(tmp_path / "t-0")
-    before, files = rows(log), segment_files(log)
+    before, files = read_all(log), segment_files(log)
     job = job_of(log)
     async with trio.open_nursery() as nursery:
         child = await nursery.start(clean_in_process, job, SLOW_BYTES_PER_S, 0)
         await staged_log_appears(job)
         cancelled_at = trio.current_time()
         nursery.cancel_scope.cancel()
-    assert trio.current_time() - cancelled_at < 1.0
+    assert trio.current_time() - cancelled_at < 3.0  # trio would give a SIGTERM 5 s
     assert child.returncode == -signal.SIGKILL
     assert segment_files(log) == files
     log.close()  # a shutdown: the next start drops what the child staged
