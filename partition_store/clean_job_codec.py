@@ -149,17 +149,20 @@ def decode_answer(data: bytes, job: CleanJob) -> CleanResult:
 
 def check_answer(job: CleanJob, result: CleanResult) -> None:
     """The answer is one the job could have: a dirty end inside the plan's dirty range, one
-    staged segment per group (a prefix of the groups, each staging the group's sources
-    below the dirty end) whose file is there with the size the answer says."""
+    staged segment for each group that starts below it (staging the group's sources below
+    the dirty end), whose file is there with the size the answer says."""
     plan = job.plan
     if not plan.dirty_start <= result.dirty_end <= plan.dirty_end:
         raise CleanerProcessError(
             f"cleaner answer: dirty end {result.dirty_end} outside "
             f"[{plan.dirty_start}, {plan.dirty_end}]"
         )
-    if len(result.staged) > len(plan.groups):
-        raise CleanerProcessError("cleaner answer: more staged segments than groups")
-    for segment, group in zip(result.staged, plan.groups, strict=False):
+    groups = [g for g in plan.groups if job.sources[g[0]].next_offset <= result.dirty_end]
+    if len(result.staged) != len(groups):
+        raise CleanerProcessError(
+            f"cleaner answer: {len(result.staged)} staged segments, not {len(groups)}"
+        )
+    for segment, group in zip(result.staged, groups, strict=True):
         wanted = [job.sources[b] for b in group if job.sources[b].next_offset <= result.dirty_end]
         expected = tuple((s.base_offset, s.size_bytes) for s in wanted)
         span = (segment.base_offset, segment.next_offset)

@@ -82,7 +82,8 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
         lambda d: _staged(d, lambda s: s.__setitem__(2, s[2] + 1)),
         "bytes, not",
     ),
-    "too-many": (lambda d: d["staged"].extend(d["staged"] * 99), "more staged segments than"),
+    "too-many": (lambda d: d["staged"].extend(d["staged"]), "staged segments, not"),
+    "too-few": (lambda d: d["staged"].pop(), "staged segments, not"),
 }
 
 
