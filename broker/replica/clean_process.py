@@ -59,11 +59,10 @@ async def clean_in_process(
     """Run ``job`` in a child (``argv``: the worker; tests give another) and return its
     checked result; closes the job's descriptors. With ``nursery.start`` it reports the
     child's :class:`trio.Process` once started."""
-    payload = encode_job(job, io_max_bytes_per_second, niceness)
     try:
         done = await trio.run_process(
             list(argv),
-            stdin=payload,
+            stdin=encode_job(job, io_max_bytes_per_second, niceness),
             capture_stdout=True,
             capture_stderr=True,
             check=False,
