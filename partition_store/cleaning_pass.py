@@ -1,9 +1,10 @@
 """One clean of one log, in the three parts its owner runs: plan on the log's thread, the
-file work anywhere (a worker thread), install on the log's thread.
+file work anywhere (a child process, a worker thread), install on the log's thread.
 
 :func:`clean_now` runs all three in a row on the caller's thread (tests, tools, the bench);
-the broker's cleaner task (``broker/replica/log_cleaner.py``) runs the middle part with
-``trio.to_thread`` so appends and reads never wait for it.
+the broker's cleaner task (``broker/replica/log_cleaner.py``) runs the middle part in a child
+process (``clean_worker``, by default) or with ``trio.to_thread``, so appends and reads never
+wait for it.
 """
 
 from __future__ import annotations
@@ -59,11 +60,26 @@ def plan_for(
 
 
 def work(job: CleanJob, budget: IoBudget) -> CleanResult:
-    """The file work (any thread); closes the job's descriptors."""
+    """The file work (any thread, or the cleaner's child process); closes the job's
+    descriptors."""
     try:
         return run_clean(job, budget)
     finally:
         close_sources(job)
+
+
+def job_for(
+    log: PartitionLog,
+    now_ms: int,
+    high_watermark: int | None = None,
+    last_stable_offset: int | None = None,
+    map_max_bytes: int = DEFAULT_MAP_MAX_BYTES,
+) -> CleanJob | None:
+    """The job of a clean now (None: nothing to clean); ``high_watermark`` defaults to the
+    log end (a single replica)."""
+    hw = log.log_end_offset if high_watermark is None else high_watermark
+    plan = plan_for(log, now_ms, hw, last_stable_offset)
+    return None if plan is None else log.clean_job(plan, map_max_bytes)
 
 
 def clean_now(
@@ -74,11 +90,8 @@ def clean_now(
     io_max_bytes_per_second: float = UNLIMITED,
     map_max_bytes: int = DEFAULT_MAP_MAX_BYTES,
 ) -> CleanResult | None:
-    """Plan, clean and install on this thread; None when there was nothing to clean.
-    ``high_watermark`` defaults to the log end (a single replica)."""
-    hw = log.log_end_offset if high_watermark is None else high_watermark
-    plan = plan_for(log, now_ms, hw, last_stable_offset)
-    job = None if plan is None else log.clean_job(plan, map_max_bytes)
+    """Plan, clean and install on this thread; None when there was nothing to clean."""
+    job = job_for(log, now_ms, high_watermark, last_stable_offset, map_max_bytes)
     if job is None:
         return None
     result = work(job, IoBudget(io_max_bytes_per_second))

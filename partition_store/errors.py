@@ -98,3 +98,9 @@ class LogDamaged(CorruptLog):
     def __init__(self, damage: BatchDamage) -> None:
         super().__init__(f"damaged batch in {damage}")
         self.damage = damage
+
+
+class CleanerProcessError(StoreError):
+    """A clean run in a child process failed: the child was killed or crashed, answered
+    something that is not a result for its job, or reported the error that stopped the
+    clean. Nothing of that clean is installed."""

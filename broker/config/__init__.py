@@ -225,6 +225,10 @@ class TopicDefaults:
             )
 
 
+LOG_CLEANER_WORKERS = ("process", "thread")
+MAX_NICENESS = 19  # the lowest CPU priority on Linux (os.nice)
+
+
 @dataclass(frozen=True, slots=True)
 class TasksConfig:
     retention_check_interval_ms: int = 300_000
@@ -243,6 +247,12 @@ class TasksConfig:
     # A clean's key map holds about this many bytes at most (keys + ~100 B each); a larger
     # dirty part is cleaned over several cleans (Kafka's log.cleaner.dedupe.buffer.size).
     log_cleaner_dedupe_buffer_size: int = 128 * 1024 * 1024
+    # Where a clean's file work (decoding and re-encoding records) runs: "process", a child
+    # process per clean at log_cleaner_process_niceness, off the node's GIL; or "thread", a
+    # worker thread of the node, which competes with the event loop for the GIL
+    # (docs/compaction.md, "Cost").
+    log_cleaner_worker: str = "process"
+    log_cleaner_process_niceness: int = 10
     # Log every event-loop task step that held the loop this long, naming the task (0: off;
     # broker/runtime/slow_steps.py). A diagnostic: it costs two clock reads per task step.
     slow_task_step_ms: int = 0
@@ -260,6 +270,10 @@ class TasksConfig:
             raise ValueError("log_cleaner_backoff_ms must be >= 1")
         if self.log_cleaner_io_max_bytes_per_second == 0:
             raise ValueError("log_cleaner_io_max_bytes_per_second must be >= 1, or -1 (unlimited)")
+        if self.log_cleaner_worker not in LOG_CLEANER_WORKERS:
+            raise ValueError('log_cleaner_worker must be "process" or "thread"')
+        if not 0 <= self.log_cleaner_process_niceness <= MAX_NICENESS:
+            raise ValueError(f"log_cleaner_process_niceness must be 0..{MAX_NICENESS}")
 
 
 @dataclass(frozen=True, slots=True)

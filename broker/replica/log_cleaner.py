@@ -5,7 +5,10 @@ Each round plans every compacted replica on this node (``partition_store.cleanin
 below the replica's high watermark, sealed segments only) and cleans the dirtiest log, as
 Kafka's cleaner picks the log with the highest dirty ratio. The planning and the swap run on
 the event loop (a few renames); reading, deduplicating and writing the cleaned segments run
-in a worker thread (``trio.to_thread``) paced to ``log_cleaner_io_max_bytes_per_second``.
+paced to ``log_cleaner_io_max_bytes_per_second``, by default in a child process at a lower
+CPU priority (``clean_process``: off the node's GIL), or with ``log_cleaner_worker =
+"thread"`` in a worker thread (``trio.to_thread``). A clean that fails there (a damaged
+source, a full disk, a child killed or answering garbage) is logged and changes nothing.
 Appends, fetches and replication go on meanwhile: the cleaner never touches the active
 segment, and a clean whose sources changed (a truncation, retention) is discarded. When no
 log needs cleaning it waits ``log_cleaner_backoff_ms``.
@@ -25,12 +28,13 @@ import shutil
 import trio
 
 from rillet.broker.config import TasksConfig
+from rillet.broker.replica.clean_process import clean_in_process
 from rillet.broker.replica.partition_replica import PartitionReplica
 from rillet.broker.replica.replica_manager import ReplicaManager
 from rillet.partition_store.cleaning_pass import plan_for, work
 from rillet.partition_store.compaction_plan import CleanPlan
 from rillet.partition_store.errors import StoreError
-from rillet.partition_store.segment_cleaner import CleanResult, IoBudget, staging_dir
+from rillet.partition_store.segment_cleaner import CleanJob, CleanResult, IoBudget, staging_dir
 
 log = logging.getLogger(__name__)
 
@@ -64,11 +68,8 @@ class LogCleaner:
             return False
         if job is None:
             return False
-        budget = IoBudget(self._tasks.log_cleaner_io_max_bytes_per_second)
         try:
-            result: CleanResult = await trio.to_thread.run_sync(
-                work, job, budget, abandon_on_cancel=True
-            )
+            result = await self._work(job)
         except (StoreError, OSError) as exc:
             log.error("cleaning %s failed, nothing changed: %s", replica.key, exc)
             shutil.rmtree(staging_dir(job.directory), ignore_errors=True)
@@ -93,6 +94,12 @@ class LogCleaner:
             result.keys,
         )
         return installed > 0  # else the log changed meanwhile: wait before planning again
+
+    async def _work(self, job: CleanJob) -> CleanResult:
+        rate = self._tasks.log_cleaner_io_max_bytes_per_second
+        if self._tasks.log_cleaner_worker == "thread":
+            return await trio.to_thread.run_sync(work, job, IoBudget(rate), abandon_on_cancel=True)
+        return await clean_in_process(job, rate, self._tasks.log_cleaner_process_niceness)
 
     def _dirtiest(self) -> tuple[PartitionReplica, CleanPlan] | None:
         now = self._replicas.clock.now_ms()

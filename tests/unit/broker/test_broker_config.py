@@ -67,6 +67,9 @@ def test_file_and_overrides(tmp_path: Path) -> None:
         ("[sasl]\nfailed_authentication_delay_max_ms = 50\n", "delay_max_ms must be >="),
         ("[sasl]\nfailed_authentication_tracked_max = 0\n", "tracked_max must be >= 1"),
         ("[sasl]\npassword_check_threads = 0\n", "password_check_threads must be >= 1"),
+        ("[tasks]\nlog_cleaner_worker = 'fork'\n", 'log_cleaner_worker must be "process" or'),
+        ("[tasks]\nlog_cleaner_process_niceness = 20\n", "log_cleaner_process_niceness must be 0"),
+        ("[tasks]\nlog_cleaner_process_niceness = -1\n", "log_cleaner_process_niceness must be"),
     ],
 )
 def test_bad_config_is_refused_by_name(tmp_path: Path, text: str, needle: str) -> None:

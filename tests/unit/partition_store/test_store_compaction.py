@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from log_rows import latest_per_key, read_all
 from store_batches import T0, crash
 
 from rillet.partition_store.cleaner_swap import commit_swap, finish_swap
@@ -20,7 +21,6 @@ from rillet.wire.batch import build_batch, decode_records, iter_batches
 
 KEYS = 10
 RETENTION_MS = 60_000
-Row = tuple[int, bytes | None, bytes | None]
 
 
 def compacted(directory: Path) -> PartitionLog:
@@ -45,21 +45,6 @@ def write(
             continue
         value = None if key == tombstone_for else f"v{i}".encode()
         log.append_as_leader(build_batch([(T0 + i, key, value, None)]), 0, T0 + i)
-
-
-def read_all(log: PartitionLog) -> list[Row]:
-    rows: list[Row] = []
-    offset = log.log_start_offset
-    while offset < log.log_end_offset:
-        data = log.read_bytes(offset, 1 << 20)
-        for view in iter_batches(data, 1 << 31):
-            rows += [(r.offset, r.key, r.value) for r in decode_records(data, view.position)]
-            offset = view.header.next_offset
-    return rows
-
-
-def latest_per_key(rows: list[Row]) -> dict[bytes | None, Row]:
-    return {row[1]: row for row in rows}
 
 
 def test_clean_keeps_latest_value_per_key_with_original_offsets(tmp_path: Path) -> None:
