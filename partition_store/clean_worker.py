@@ -25,6 +25,21 @@ from rillet.partition_store.errors import CleanerProcessError, StoreError
 from rillet.partition_store.segment_cleaner import IoBudget
 
 BAD_JOB_EXIT_STATUS = 2
+# At the lowest priority the child also leaves the normal scheduling class for Linux's idle
+# one (SCHED_IDLE): it then runs only on a CPU nothing else wants, so a woken event loop
+# never waits for it (a niced task still takes its share of a busy CPU).
+IDLE_CLASS_NICENESS = 19
+
+
+def _enter_idle_class() -> None:
+    setter = getattr(os, "sched_setscheduler", None)
+    idle = getattr(os, "SCHED_IDLE", None)
+    if setter is None or idle is None:
+        return  # not Linux: the niceness alone
+    try:
+        setter(0, idle, os.sched_param(0))
+    except OSError:
+        pass  # refused (a container's seccomp profile): the niceness alone
 
 
 def main() -> int:
@@ -35,6 +50,8 @@ def main() -> int:
         return BAD_JOB_EXIT_STATUS
     if niceness:
         os.nice(niceness)
+    if niceness >= IDLE_CLASS_NICENESS:
+        _enter_idle_class()
     try:
         answer = encode_result(work(job, IoBudget(io_max_bytes_per_second)))
     except (StoreError, OSError) as exc:
