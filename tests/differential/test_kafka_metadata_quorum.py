@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from broker_pair import Broker
 from cluster_checks import raft_leader, views
+from kafka_quorum_request import describe_quorum_request
 from test_against_kafka import RawKafka
 from test_kafka_tools import QUORUM, run_tool
 
@@ -103,17 +104,9 @@ def test_describe_shows_the_observer_as_kafka_shows_observers(
 
 def describe_quorum(bootstrap: str) -> tuple[int, Any]:
     """DescribeQuorum v2 asked of exactly this node: the top-level error and the partition."""
-    from kafka.protocol.admin import DescribeQuorumRequest, DescribeQuorumResponse
+    from kafka.protocol.admin import DescribeQuorumResponse
 
-    q = DescribeQuorumRequest
-    request = q(
-        topics=[
-            q.TopicData(
-                topic_name="__cluster_metadata",
-                partitions=[q.TopicData.PartitionData(partition_index=0)],
-            )
-        ]
-    )
+    request = describe_quorum_request()
     with RawKafka(bootstrap) as conn:
         answer = conn.call(request, 2, DescribeQuorumResponse)
     [topic] = answer.topics

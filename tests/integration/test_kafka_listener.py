@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from cluster_checks import raft_leader, wait_for
+from kafka_quorum_request import describe_quorum_request
 from prometheus_client.parser import text_string_to_metric_families
 
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster
@@ -983,17 +984,9 @@ def test_every_node_answers_describe_quorum_with_the_raft_leader_s_view(
     """Kafka's admin client sends DescribeQuorum to a node of its choosing and Kafka
     forwards it to the active controller: a follower answers the leader's view too, every
     voter's log end known, not -1."""
-    from kafka.protocol.admin import DescribeQuorumRequest, DescribeQuorumResponse
+    from kafka.protocol.admin import DescribeQuorumResponse
 
-    q = DescribeQuorumRequest
-    request = q(
-        topics=[
-            q.TopicData(
-                topic_name="__cluster_metadata",
-                partitions=[q.TopicData.PartitionData(partition_index=0)],
-            )
-        ]
-    )
+    request = describe_quorum_request()
     leader = wait_for("a Raft leader", lambda: raft_leader(cluster))
     assert len(cluster.plan.nodes) > 1
     for node in cluster.plan.nodes:  # the followers, and the leader
