@@ -192,6 +192,7 @@ class Node:
                         voters.listeners,
                         cfg.quorum.request_timeout_ms / 1000,
                         local_hint=_leader_of(quorum),
+                        local_change=_leadership_change_of(quorum),
                         client_id=f"rillet-broker-{cfg.node_id}-{purpose}",
                         authenticate=partial(
                             auth.authenticate,
@@ -552,3 +553,10 @@ def _leader_of(quorum: Quorum | None) -> Callable[[], int | None] | None:
     if quorum is None:
         return None
     return lambda: quorum.leadership().leader_id
+
+
+def _leadership_change_of(quorum: Quorum | None) -> Callable[[], Awaitable[object]] | None:
+    """The wait for the quorum's next leadership change (the controller links' event)."""
+    if quorum is None:
+        return None
+    return lambda: quorum.wait_for_leadership_change(quorum.leadership())

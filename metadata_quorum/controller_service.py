@@ -109,9 +109,13 @@ class ControllerService:
                     # A tick's records were not committed (leadership moving, or no majority
                     # within the commit timeout): whatever this controller decided may not
                     # have happened, so it starts over from the committed state if this
-                    # member still leads.
-                    log.warning("controller for term %d restarts: %s", lead.term, exc)
-                    await trio.sleep(self._tick_s)  # leadership may be changing: no busy loop
+                    # member still leads. A member the quorum already reports deposed stops
+                    # now (the driver reports that as soon as it learns it).
+                    if self._quorum.leadership() != lead:
+                        log.info("controller for term %d stops: %s", lead.term, exc)
+                    else:
+                        log.warning("controller for term %d restarts: %s", lead.term, exc)
+                        await trio.sleep(self._tick_s)  # leadership may be changing
                 finally:
                     # Closed to new tasks from here on, also when the node is stopping (a
                     # connection closing meanwhile must not start a probe in it).

@@ -38,11 +38,12 @@ from rillet.raft.core_config import Config
 from rillet.raft.core_errors import CoreContractError
 from rillet.raft.durable_log import DurableLog
 from rillet.raft.errors import NotLeaderError, ProposalOutcomeUnknown, RaftError, SnapshotRequired
+from rillet.raft.leadership_report import leadership_to_report
 from rillet.raft.message_codec import decode_message, encode_message
 from rillet.raft.messages import AppendEntries, EntryKind, Heartbeat, Message
 from rillet.raft.quorum import Entry, Leadership, Quorum, ReplicaProgress, Snapshot, VoterProgress
 from rillet.raft.quorum_membership import QuorumMembership, parse_raft_address
-from rillet.raft.ready import Ready, Role
+from rillet.raft.ready import Ready, Role, SoftState
 from rillet.raft.transport import (
     InboundLimits,
     PeerAddress,
@@ -176,8 +177,12 @@ class RaftQuorum(Quorum):
     async def _ticker(self) -> None:
         while True:
             await trio.sleep(self._settings.tick_ms / 1000)
-            self._core.tick()
-            self._work.set()
+            self._tick()
+
+    def _tick(self) -> None:
+        self._core.tick()
+        self._report_leadership()  # check-quorum may have deposed this leader
+        self._work.set()
 
     def _on_message(
         self, peer: int, payload: bytes, more: bool
@@ -193,6 +198,7 @@ class RaftQuorum(Quorum):
             return None
         self.membership.heard(peer)
         self._core.step(message)
+        self._report_leadership()  # a newer term may have deposed this leader
         rest = None if more else self._handle_now()
         if self._core.has_ready():
             self._work.set()
@@ -306,8 +312,12 @@ class RaftQuorum(Quorum):
                 self._send(message)
         for entry in ready.committed_entries:
             self._apply(entry.index, entry.term, entry.data, entry.kind)
-        if ready.soft_state is not None:
-            self._set_leadership(ready.soft_state.leader_id)
+        self._report_leadership(ready.soft_state)
+        if self._pending and self._core.role is not Role.LEADER:
+            for proposal in self._pending.values():  # they may still commit, or not
+                proposal.error = ProposalOutcomeUnknown("leadership changed")
+                proposal.done.set()
+            self._pending.clear()
         self._core.advance(ready)
         self.membership.sync()
         self._notify()
@@ -343,17 +353,18 @@ class RaftQuorum(Quorum):
                 proposal.error = NotLeaderError(self._leadership.leader_id, term)
             proposal.done.set()
 
-    def _set_leadership(self, leader_id: int | None) -> None:
-        term = self._core.status().term
-        changed = Leadership(leader_id, term)
-        if changed == self._leadership:
+    def _report_leadership(self, settled: SoftState | None = None) -> None:
+        """Tell the layers above who leads (raft/leadership_report.py): a Ready's soft state
+        once it is carried out (``settled``), a deposition of this leader at once."""
+        core = self._core
+        now = leadership_to_report(
+            self.node_id, self._leadership, core.soft_state(), core.term, settled
+        )
+        if now is None:
             return
-        self._leadership = changed
-        if leader_id != self.node_id:
-            for proposal in self._pending.values():  # they may still commit, or not
-                proposal.error = ProposalOutcomeUnknown("leadership changed")
-                proposal.done.set()
-            self._pending.clear()
+        self._leadership = now
+        if settled is None:  # between Readys: nobody else wakes the waiters
+            self._notify()
 
     def _notify(self) -> None:
         self._changed.set()

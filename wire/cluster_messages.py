@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rillet.wire.forwarding import ForwardedFor
 from rillet.wire.request import Request
 
 # -- BrokerRegistration ------------------------------------------------------------------------
@@ -205,9 +206,17 @@ class NodeAuthProveResponse:
 class DescribeQuorumRequest(Request["DescribeQuorumResponse"]):
     """``include_state_digest``: also hash the whole metadata state (tests and the chaos
     harness compare nodes by it; with thousands of partitions it costs the node a
-    noticeable pause, so status checks leave it out)."""
+    noticeable pause, so status checks leave it out).
+
+    ``leader_view``: the Raft leader's view, wherever asked (Kafka's DescribeQuorum): a node
+    that does not lead forwards the request there once (``forwarded``), naming the client
+    it asks for (``forwarded_for``). Without it, the node asked answers its own view. A
+    node of the previous release ignores these fields and answers its own view."""
 
     include_state_digest: bool = False
+    leader_view: bool = False
+    forwarded: bool = False  # sent by a node to the Raft leader: never forwarded again
+    forwarded_for: ForwardedFor | None = None  # set by the node that forwards it
 
 
 @dataclass(frozen=True, slots=True)

@@ -164,7 +164,7 @@ class BrokerLifecycle:
             delay_s = next_heartbeat_s(code, self.fenced, self._interval_s, new_controller)
             if delay_s is None:
                 return
-            await trio.sleep(delay_s)
+            await self._link.pause(delay_s)  # cut short when the local quorum names a new leader
 
     def _heartbeat_request(self, epoch: int, shutting_down: bool) -> BrokerHeartbeatRequest:
         cfg = self._config

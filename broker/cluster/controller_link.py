@@ -5,8 +5,11 @@ the voter it believes is the controller (a hint from the local quorum, or from t
 NOT_CONTROLLER answer), and on NOT_CONTROLLER, a broken connection or a timeout tries again
 on the hinted voter or the next one, with bounded exponential backoff, until the caller's
 deadline. An unanswered attempt is abandoned at once when the local quorum names another
-leader. One connection per voter is kept and replaced when it breaks; each new one first
-runs the node handshake (broker/cluster/node_handshake.py), so it may carry internal requests.
+leader (on its leadership event; a node without a quorum polls), and a broker waiting
+between heartbeats (:meth:`ControllerLink.pause`) goes on at once when it names a leader
+other than the one that answered last. One connection per voter is kept and replaced when
+it breaks; each new one first runs the node handshake (broker/cluster/node_handshake.py),
+so it may carry internal requests.
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ log = logging.getLogger(__name__)
 
 INITIAL_BACKOFF_S = 0.02
 MAX_BACKOFF_S = 0.5
-HINT_POLL_S = 0.05  # how often an unanswered attempt checks whether the controller moved
+# How often an unanswered attempt checks whether the controller moved, on a node whose
+# quorum cannot say when its leadership changes.
+HINT_POLL_S = 0.05
 
 
 def next_backoff_s(backoff_s: float) -> float:
@@ -55,18 +60,24 @@ class ControllerLink:
         client_id: str = "rillet-broker",
         authenticate: Callable[[BrokerConnection], Awaitable[None]] | None = None,
         tls: Callable[[], ssl.SSLContext | None] = lambda: None,
+        local_change: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
-        """``tls``: the context for connections to the controller (None: plaintext)."""
+        """``tls``: the context for connections to the controller (None: plaintext).
+        ``local_change()`` returns at the local quorum's next leadership change (what
+        ``local_hint`` names may then differ)."""
         self._nursery = nursery
         self._tls = tls
         self._voters = dict(sorted(voters.items()))
         self._request_timeout_s = request_timeout_s
         self._local_hint = local_hint
+        self._local_change = local_change
         self._client_id = client_id
         # The node handshake run on every new connection before it carries a request:
         # controllers serve internal apis only on connections authenticated as a node.
         self._authenticate = authenticate
         self._hint: int | None = None
+        self._answered_by: int | None = None  # the voter whose answer was taken last
+        self._cut_for: int | None = None  # the leader the last pause was cut short for
         self._connections: dict[int, BrokerConnection] = {}
         self._next = 0
 
@@ -134,7 +145,7 @@ class ControllerLink:
                 else:
                     hint = check(response)
                     if hint is None:
-                        self._hint = voter
+                        self._hint = self._answered_by = voter
                         return response
                     failure = f"voter {voter} is not the controller"
                     self._hint = hint if hint in self._voters and hint != voter else None
@@ -162,13 +173,10 @@ class ControllerLink:
 
             async def watch() -> None:
                 nonlocal moved
-                while True:
-                    await trio.sleep(HINT_POLL_S)
-                    local = self._local_hint() if self._local_hint is not None else None
-                    if local is not None and local != voter and local in self._voters:
-                        moved = True
-                        nursery.cancel_scope.cancel()
-                        return
+                while not self._local_leader_other_than(voter):
+                    await self._local_changed()
+                moved = True
+                nursery.cancel_scope.cancel()
 
             nursery.start_soon(attempt)
             nursery.start_soon(watch)
@@ -177,6 +185,35 @@ class ControllerLink:
         if moved:
             raise _ControllerMoved("the local quorum names another leader")
         return answered[0]
+
+    async def pause(self, seconds: float) -> None:
+        """Wait ``seconds``, or less: until the local quorum names a leader other than the
+        voter whose answer was taken last (once per leader named: a quorum that names a
+        voter which does not answer as the controller yet must not make a loop of it). A
+        broker's heartbeat loop waits here, so that it reaches a new controller at once
+        instead of a heartbeat interval later (that controller counts the lease of a broker
+        it has not heard from since the quorum last heard its node; a deposed controller's
+        broker had little of it left)."""
+        with trio.move_on_after(seconds):
+            if self._local_hint is None or self._local_change is None:
+                await trio.sleep_forever()
+            while True:
+                local = self._local_hint()
+                if self._local_leader_other_than(self._answered_by) and local != self._cut_for:
+                    self._cut_for = local
+                    return
+                await self._local_change()
+
+    def _local_leader_other_than(self, voter: int | None) -> bool:
+        local = self._local_hint() if self._local_hint is not None else None
+        return local is not None and local != voter and local in self._voters
+
+    async def _local_changed(self) -> None:
+        """Until the local quorum's leadership may have changed."""
+        if self._local_change is None:
+            await trio.sleep(HINT_POLL_S)
+        else:
+            await self._local_change()
 
     def close(self) -> None:
         for conn in self._connections.values():

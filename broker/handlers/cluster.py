@@ -1,14 +1,28 @@
 """The cluster-internal apis a voter serves: broker registration and heartbeats (decided by
-the controller), metadata fetch for broker-only nodes, and DescribeQuorum for operators."""
+the controller), metadata fetch for broker-only nodes, and DescribeQuorum for operators.
+
+DescribeQuorum answers the node's own view (``rillet cluster status`` compares the nodes'),
+or with ``leader_view`` (Kafka's DescribeQuorum) the Raft leader's: only the leader knows
+how far each voter is, so a node that does not lead forwards the request there once over
+its controller link, as Kafka's brokers forward it to the active controller. While no
+leader is known, or when a forwarded request reaches a node that no longer leads, the
+answer is NOT_LEADER_OR_FOLLOWER (Kafka's admin client retries), never a view with the
+log ends unknown.
+"""
 
 from __future__ import annotations
 
+import enum
 import logging
 
 import trio
 
 from rillet.broker.handlers.context import BrokerContext
-from rillet.broker.handlers.controller_calls import decide_on_controller, refused_auth
+from rillet.broker.handlers.controller_calls import (
+    decide_on_controller,
+    forward_once,
+    refused_auth,
+)
 from rillet.broker.handlers.deferred import Deferred
 from rillet.broker.handlers.quorum_replication import voter_states
 from rillet.metadata_quorum.controller import NO_ANSWER_HEARD, Controller, HeardAnswer
@@ -233,9 +247,76 @@ async def _metadata_fetch(ctx: BrokerContext, req: MetadataFetchRequest) -> Meta
     )
 
 
+class QuorumViewAt(enum.Enum):
+    """Where a request for the Raft leader's view is answered."""
+
+    HERE = "here"
+    FORWARD = "forward"
+    REFUSE = "refuse"
+
+
+def leader_view_at(leads: bool, leader_known: bool, forwarded: bool) -> QuorumViewAt:
+    """The leader answers; another node forwards once to the leader it knows of (a node
+    without a quorum lets its controller link find it); a request already forwarded, or
+    one asked while no leader is known, is refused."""
+    if leads:
+        return QuorumViewAt.HERE
+    if forwarded or not leader_known:
+        return QuorumViewAt.REFUSE
+    return QuorumViewAt.FORWARD
+
+
+def not_the_leaders_view(response: DescribeQuorumResponse) -> int | None:
+    """For the controller link: None when ``response`` is to be passed on (the Raft
+    leader's view, or an error that is not about leadership), else the leader it names (-1:
+    none), where the link tries next. A node of the previous release ignores
+    ``leader_view`` and answers its own view: the leader's only when it names itself."""
+    if response.error_code == ErrorCode.NONE:
+        if response.leader_id == response.node_id:
+            return None
+    elif response.error_code not in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.NOT_CONTROLLER):
+        return None
+    return response.leader_id if response.leader_id >= 0 else -1
+
+
 def handle_describe_quorum(
     ctx: BrokerContext, req: DescribeQuorumRequest
-) -> DescribeQuorumResponse:
+) -> DescribeQuorumResponse | Deferred[DescribeQuorumResponse]:
+    if not req.leader_view:
+        return _describe_here(ctx, req)
+    quorum = ctx.metadata.quorum
+    at = leader_view_at(
+        leads=quorum is not None and quorum.is_leader(),
+        leader_known=quorum is None or quorum.leadership().leader_id is not None,
+        forwarded=req.forwarded,
+    )
+    if at is QuorumViewAt.HERE:
+        return _describe_here(ctx, req)
+    if at is QuorumViewAt.REFUSE:
+        why = "not the Raft leader (forwarded request)" if req.forwarded else "no Raft leader"
+        return _not_the_leader(ctx, why)
+    return forward_once(ctx, req, lambda why: _not_the_leader(ctx, why), not_the_leaders_view)
+
+
+def _not_the_leader(ctx: BrokerContext, why: str) -> DescribeQuorumResponse:
+    view = ctx.metadata
+    quorum = view.quorum
+    return DescribeQuorumResponse(
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ctx.config.node_id,
+        view.controller_id(),
+        quorum.leadership().term if quorum is not None else -1,
+        sorted(quorum.voters) if quorum is not None else [],
+        view.state.last_applied_index,
+        [],
+        0,
+        0,
+        [],
+        error_message=f"node {ctx.config.node_id}: {why}",
+    )
+
+
+def _describe_here(ctx: BrokerContext, req: DescribeQuorumRequest) -> DescribeQuorumResponse:
     view = ctx.metadata
     state = view.state
     term = view.quorum.leadership().term if view.quorum is not None else -1

@@ -9,13 +9,15 @@ entry records (the zero id, Kafka's "unknown", for voters of the static bootstra
 Voters reach each other on their Raft ports, which speak no Kafka protocol: a voter's
 endpoint is its Kafka listener, the address Kafka tools reach it at.
 
-Only the Raft leader knows how far the others are. Another node answers what it knows: the
-leader and epoch, its own commit index as the high watermark, and the voters with their log
-ends and times unknown (-1). (Kafka's brokers forward the request to the active controller;
-answering NOT_LEADER_OR_FOLLOWER instead made Kafka's admin client retry, mostly on the same
-node, until its timeout.) The observers are the replicas the leader sends the log to without
+Only the Raft leader knows how far the others are, so the native request asks for the
+leader's view (``leader_view``): a node that does not lead forwards it there, as Kafka's
+brokers forward DescribeQuorum to the active controller (handlers/cluster.py). While no
+leader is known the answer is Kafka's: the partition's NOT_LEADER_OR_FOLLOWER, and the
+admin client retries. The observers are the replicas the leader sends the log to without
 counting them (a node being added, with its log end), then the registered brokers that do
 not vote, their log ends not known (-1): they read the metadata log through the controller.
+The pysyncobj engine tells no replication progress: there every voter is -1 and the high
+watermark is the leader's applied index.
 """
 
 from __future__ import annotations
@@ -82,6 +84,8 @@ def translate_describe_quorum(
         )
 
     def reply(resp: DescribeQuorumResponse) -> KafkaResponse:
+        if resp.error_code != ErrorCode.NONE:  # Kafka's answer from a node not leading
+            return respond(ErrorCode.NONE, _refused(resp), [])
         partition: shapes.DescribeQuorumPartitionDataShape = {
             "partition_index": 0,
             "error_code": ErrorCode.NONE,
@@ -90,7 +94,7 @@ def translate_describe_quorum(
             "leader_epoch": resp.term,
             "high_watermark": resp.high_watermark,
         }
-        if not resp.voter_states:  # not the leader: what this node knows
+        if not resp.voter_states:  # pysyncobj: no progress known
             partition["high_watermark"] = resp.applied_index
         known = {v.voter_id: v for v in resp.voter_states}
         partition["current_voters"] = [
@@ -104,4 +108,20 @@ def translate_describe_quorum(
         ]
         return respond(ErrorCode.NONE, partition, resp.voters)
 
-    return Forward(DescribeQuorumRequest(), reply, lambda code: respond(code, None, []))
+    return Forward(
+        DescribeQuorumRequest(leader_view=True), reply, lambda code: respond(code, None, [])
+    )
+
+
+def _refused(resp: DescribeQuorumResponse) -> shapes.DescribeQuorumPartitionDataShape:
+    """The partition's error, with nothing else known (Kafka's admin client reads no more)."""
+    return {
+        "partition_index": 0,
+        "error_code": resp.error_code,
+        "error_message": resp.error_message,
+        "leader_id": -1,
+        "leader_epoch": -1,
+        "high_watermark": -1,
+        "current_voters": [],
+        "observers": [],
+    }

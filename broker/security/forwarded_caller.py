@@ -7,8 +7,9 @@ so the controller must not decide such a request as the node that carried it: th
 received it from the client names that client in it (``forwarded_for``, replacing whatever
 the client wrote there), and the controller authorizes a forwarded request that arrived on a
 node-authenticated connection as the client it names, as Kafka's controller authorizes a
-forwarded envelope as the principal inside it. Any other request, from a node or not, is
-authorized as the connection's own principal.
+forwarded envelope as the principal inside it. Kafka's DescribeQuorum changes nothing but
+is forwarded the same way, to the Raft leader, which alone knows how far every voter is.
+Any other request, from a node or not, is authorized as the connection's own principal.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from rillet.broker.security.session import Session
 from rillet.wire import messages as m
 from rillet.wire.acl_messages import CreateAclsRequest, DeleteAclsRequest
 from rillet.wire.broker_admin_messages import AlterBrokerConfigsRequest, UnregisterBrokerRequest
+from rillet.wire.cluster_messages import DescribeQuorumRequest
 from rillet.wire.feature_messages import UpdateFeaturesRequest
 from rillet.wire.forwarding import ForwardedFor
 from rillet.wire.raft_voter_messages import AddRaftVoterRequest, RemoveRaftVoterRequest
@@ -44,6 +46,7 @@ FORWARDABLE = frozenset(
         UpdateFeaturesRequest,
         AlterBrokerConfigsRequest,
         UnregisterBrokerRequest,
+        DescribeQuorumRequest,  # Kafka's, answered by the Raft leader (not a change)
     }
 )
 

@@ -1,7 +1,9 @@
 """Kafka's ``kafka-metadata-quorum describe --status / --replication`` against a rillet
 cluster that has an observer (a node started with ``rillet cluster add-node``), and against
 the real Kafka broker: the same columns and fields, the observer shown where Kafka shows its
-observers (the brokers that fetch the metadata log without a vote).
+observers (the brokers that fetch the metadata log without a vote). Every node answers with
+the Raft leader's view (a Kafka broker forwards DescribeQuorum to the active controller):
+each is asked directly too, since the tool's admin client picks the node it asks.
 
 The real Kafka is the suite's one combined node, so it has no observer: its answers give
 the shape (header, fields, a row per replica), rillet's the observer row. Skipped with the
@@ -15,10 +17,13 @@ import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from broker_pair import Broker
 from cluster_checks import raft_leader, views
+from kafka_quorum_request import describe_quorum_request
+from test_against_kafka import RawKafka
 from test_kafka_tools import QUORUM, run_tool
 
 from rillet.launcher.added_node import add_node
@@ -85,14 +90,41 @@ def test_describe_shows_the_observer_as_kafka_shows_observers(
     ]
     assert by_id[leader]["Status"] == "Leader"
     # Kafka's admin client sends the request to a node of its choosing (the least loaded,
-    # from a random start), not to the bootstrap node. The Raft leader knows every log end;
-    # another rillet node answers them unknown (-1) where Kafka would forward to the active
-    # controller (docs/kafka-compatibility.md): one form or the other, never a mix.
-    ends = {int(r["LogEndOffset"]) for r in rows}
-    assert all(e > 0 for e in ends) or ends == {-1}, rows
+    # from a random start), not to the bootstrap node: whichever it is, the answer is the
+    # Raft leader's, every log end known.
+    assert all(int(r["LogEndOffset"]) > 0 for r in rows), rows
     assert all(int(r["Lag"]) >= 0 for r in rows), rows
 
     kafka_fields, fields = status(tools, real_kafka.bootstrap), status(tools, bootstrap)
     assert sorted(fields) == sorted(kafka_fields)
     observers = json.loads(fields["CurrentObservers"])
     assert [o["id"] for o in observers] == [4], fields["CurrentObservers"]
+    every_node_answers_the_leader_s_view(real_kafka, cluster, leader)
+
+
+def describe_quorum(bootstrap: str) -> tuple[int, Any]:
+    """DescribeQuorum v2 asked of exactly this node: the top-level error and the partition."""
+    from kafka.protocol.admin import DescribeQuorumResponse
+
+    request = describe_quorum_request()
+    with RawKafka(bootstrap) as conn:
+        answer = conn.call(request, 2, DescribeQuorumResponse)
+    [topic] = answer.topics
+    [partition] = topic.partitions
+    return answer.error_code, partition
+
+
+def every_node_answers_the_leader_s_view(
+    real_kafka: Broker, cluster: LocalCluster, leader: int
+) -> None:
+    """Each node asked directly, as Kafka's broker is: the Raft leader's view from all."""
+    kafka_error, kafka = describe_quorum(real_kafka.bootstrap)
+    assert (kafka_error, kafka.error_code) == (0, 0)
+    assert kafka.high_watermark > 0 and all(v.log_end_offset > 0 for v in kafka.current_voters)
+    for node in cluster.plan.nodes:  # voters 1-3 (the leader among them) and observer 4
+        error, p = describe_quorum(node.kafka_bootstrap)
+        assert (error, p.error_code, p.leader_id) == (0, 0, leader), node.node_id
+        assert p.high_watermark > 0, node.node_id
+        assert all(v.log_end_offset > 0 for v in p.current_voters), (node.node_id, p)
+        assert [o.replica_id for o in p.observers] == [4], (node.node_id, p)
+        assert all(o.log_end_offset > 0 for o in p.observers), (node.node_id, p)

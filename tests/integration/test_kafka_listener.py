@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cluster_checks import wait_for
+from cluster_checks import raft_leader, wait_for
+from kafka_quorum_request import describe_quorum_request
 from prometheus_client.parser import text_string_to_metric_families
 
 from rillet.launcher.local_cluster import LocalCluster, plan_cluster
@@ -975,3 +976,28 @@ def test_a_consumer_of_many_partitions_sends_incremental_fetches(cluster: LocalC
     answered = delta("rillet_kafka_incremental_fetch_partitions_answered_total")
     assert named <= incremental, (named, incremental)
     assert 1 <= answered <= incremental, (answered, incremental)
+
+
+def test_every_node_answers_describe_quorum_with_the_raft_leader_s_view(
+    cluster: LocalCluster,
+) -> None:
+    """Kafka's admin client sends DescribeQuorum to a node of its choosing and Kafka
+    forwards it to the active controller: a follower answers the leader's view too, every
+    voter's log end known, not -1."""
+    from kafka.protocol.admin import DescribeQuorumResponse
+
+    request = describe_quorum_request()
+    leader = wait_for("a Raft leader", lambda: raft_leader(cluster))
+    assert len(cluster.plan.nodes) > 1
+    for node in cluster.plan.nodes:  # the followers, and the leader
+        conn = RawKafka(node.kafka_bootstrap)
+        try:
+            answer = conn.call(request, 2, DescribeQuorumResponse)
+        finally:
+            conn.close()
+        [topic] = answer.topics
+        [p] = topic.partitions
+        assert (answer.error_code, p.error_code, p.leader_id) == (0, 0, leader), node.node_id
+        ends = [v.log_end_offset for v in p.current_voters]
+        assert sorted(v.replica_id for v in p.current_voters) == [1, 2, 3]
+        assert p.high_watermark > 0 and all(e > 0 for e in ends), (node.node_id, ends)

@@ -47,6 +47,9 @@ class _ScriptedLink:
         key = self.keys[min(len(self.sent), len(self.keys)) - 1]
         return BrokerHeartbeatResponse(ErrorCode.NONE, 2, False, None, key, 1000)
 
+    async def pause(self, seconds: float) -> None:
+        await trio.sleep(seconds)  # no local quorum naming another controller
+
 
 @dataclass
 class _Auth:

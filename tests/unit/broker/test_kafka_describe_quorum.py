@@ -1,6 +1,7 @@
 """DescribeQuorum (api 55, kafka-metadata-quorum describe): the Raft leader's view of the
-metadata quorum through the Kafka listener (kafka-python encodes and decodes), and the
-voters' log ends and times from the engine's progress."""
+metadata quorum through the Kafka listener (kafka-python encodes and decodes), Kafka's
+refusal while no leader is known, and the voters' log ends and times from the engine's
+progress."""
 
 from __future__ import annotations
 
@@ -42,8 +43,16 @@ def _native(states: list[cm.VoterState]) -> cm.DescribeQuorumResponse:
     )
 
 
+def _refusal() -> cm.DescribeQuorumResponse:
+    return cm.DescribeQuorumResponse(
+        ErrorCode.NOT_LEADER_OR_FOLLOWER, 2, -1, 8, [1, 2, 3], 40, [], 0, 0, [], "", "no leader"
+    )
+
+
 @pytest.mark.parametrize("version", [0, 1, 2])
-def test_the_leader_answers_kafkas_shape_and_others_what_they_know(version: int) -> None:
+def test_the_leader_s_view_in_kafkas_shape_and_kafkas_refusal_without_a_leader(
+    version: int,
+) -> None:
     request = Q(
         topics=[
             Q.TopicData(
@@ -54,7 +63,7 @@ def test_the_leader_answers_kafkas_shape_and_others_what_they_know(version: int)
     )
     view = StaticView({n: KafkaEndpoint(n, f"h{n}", 9090 + n, None) for n in (1, 2, 3, 4)})
     schema, action = forwarded(request, version, view)
-    assert action.native == cm.DescribeQuorumRequest()
+    assert action.native == cm.DescribeQuorumRequest(leader_view=True)  # from any node
     states = [cm.VoterState(1, 40, NOW_MS, NOW_MS), cm.VoterState(3, 31, NOW_MS - 900, -1)]
     decoded = DescribeQuorumResponse.decode(
         encode_response(2, schema, action.reply(_native(states))),
@@ -83,16 +92,36 @@ def test_the_leader_answers_kafkas_shape_and_others_what_they_know(version: int)
         ]
         assert nodes == [(v, [("PLAINTEXT", f"h{v}", 9090 + v)]) for v in (1, 2, 3)]
 
-    follower = DescribeQuorumResponse.decode(
+    # The pysyncobj engine tells no progress: every voter unknown, the applied index as HW.
+    pysyncobj = DescribeQuorumResponse.decode(
         encode_response(2, schema, action.reply(_native([]))),
         version=version,
         header=True,
         framed=True,
     )
-    [fp] = follower.topics[0].partitions
+    [fp] = pysyncobj.topics[0].partitions
     assert (fp.error_code, fp.leader_id, fp.high_watermark) == (ErrorCode.NONE, 1, 40)
     assert [(v.replica_id, v.log_end_offset) for v in fp.current_voters] == [
         (1, -1),
         (2, -1),
         (3, -1),
     ]
+
+    # No leader known: Kafka's answer, the partition's NOT_LEADER_OR_FOLLOWER (the admin
+    # client retries), never log ends of -1 beside real values.
+    refused = DescribeQuorumResponse.decode(
+        encode_response(2, schema, action.reply(_refusal())),
+        version=version,
+        header=True,
+        framed=True,
+    )
+    assert refused.error_code == ErrorCode.NONE
+    [rp] = refused.topics[0].partitions
+    assert (rp.error_code, rp.leader_id, list(rp.current_voters), list(rp.observers)) == (
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        -1,
+        [],
+        [],
+    )
+    if version >= 2:
+        assert rp.error_message == "no leader"

@@ -29,7 +29,7 @@ from rillet.wire.acls import (
     ResourceType,
 )
 from rillet.wire.api import ApiKey
-from rillet.wire.cluster_messages import MetadataFetchRequest
+from rillet.wire.cluster_messages import DescribeQuorumRequest, MetadataFetchRequest
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.forwarding import ForwardedFor
 
@@ -126,6 +126,21 @@ def test_a_change_a_node_forwarded_is_decided_as_the_client_it_names() -> None:
     assert error(auth, ApiKey.CREATE_TOPICS, as_bob, node) == ErrorCode.AUTHORIZATION_FAILED
     unnamed = replace(forwarded, forwarded_for=None)  # decided as anonymous
     assert error(auth, ApiKey.CREATE_TOPICS, unnamed, node) == ErrorCode.AUTHORIZATION_FAILED
+
+
+def test_a_describe_quorum_forwarded_to_the_raft_leader_is_decided_as_its_client() -> None:
+    """Kafka's DescribeQuorum reaches the Raft leader over a node's link: the leader checks
+    DESCRIBE on the cluster for the client that asked, not for the node that carried it."""
+    auth, _ = authorizer(acl(ResourceType.CLUSTER, CLUSTER_NAME, Operation.DESCRIBE))
+    node = Session("native", "10.0.0.2", node_id=2)
+    asked = naming_the_client(DescribeQuorumRequest(leader_view=True), ALICE)
+    assert asked.forwarded_for == ForwardedFor("User:alice", "10.0.0.1")
+    forwarded = replace(asked, forwarded=True)
+    assert auth.check(ApiKey.DESCRIBE_QUORUM, forwarded, node) is None
+    as_bob = replace(forwarded, forwarded_for=ForwardedFor("User:bob", "10.0.0.1"))
+    assert error(auth, ApiKey.DESCRIBE_QUORUM, as_bob, node) == (
+        ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    )
 
 
 def test_a_client_cannot_name_someone_else_as_the_one_it_forwards_for() -> None:

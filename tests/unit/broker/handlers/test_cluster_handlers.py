@@ -195,7 +195,7 @@ async def test_describe_quorum_reports_the_committed_cluster(
     async with voter(tmp_path) as v:
         await v.live_brokers(1, 2)
         await v.topic("t", 3)
-        described = handle_describe_quorum(v.ctx, cm.DescribeQuorumRequest(True))
+        described = await answer(handle_describe_quorum(v.ctx, cm.DescribeQuorumRequest(True)))
         assert (described.error_code, described.node_id, described.leader_id) == (
             ErrorCode.NONE,
             1,
@@ -206,6 +206,9 @@ async def test_describe_quorum_reports_the_committed_cluster(
         assert (described.topics, described.partitions) == (1, 3)
         assert described.applied_index == v.state.last_applied_index
         assert described.state_sha256 == v.ctx.metadata.state_sha256()
-        assert handle_describe_quorum(v.ctx, cm.DescribeQuorumRequest()).state_sha256 == ""
-    not_voter = handle_describe_quorum(middle(tmp_path / "b").ctx, cm.DescribeQuorumRequest())
+        plain = await answer(handle_describe_quorum(v.ctx, cm.DescribeQuorumRequest()))
+        assert plain.state_sha256 == ""
+    not_voter = await answer(
+        handle_describe_quorum(middle(tmp_path / "b").ctx, cm.DescribeQuorumRequest())
+    )
     assert (not_voter.leader_id, not_voter.term) == (-1, -1)  # no quorum here: nothing known
