@@ -117,9 +117,14 @@ def test_the_runs_go_through_the_paths_that_matter() -> None:
         assert total[path] > 0, f"no run went through {path!r}: {dict(total)}"
 
 
-# Where each broken variant is looked for: the first seeds, or (the old ISR settling step,
-# which needs a lost answer to an expansion at the wrong moment) the seeds that found it.
-CATCHING_SEEDS = {Bug.LOST_ALTER_ANSWER_REFUSED: OLD_DRIVER_BUG_SEEDS}
+# Where each broken variant is looked for: the first seeds, or (the ISR settling and the
+# ISR cycle's ending, which need a lost answer to an expansion at the wrong moment) the
+# seeds that show it: for the cycle reading a timed-out call as a refusal, seed 170 is the
+# one of seeds 0-999 that does.
+CATCHING_SEEDS = {
+    Bug.LOST_ALTER_ANSWER_REFUSED: OLD_DRIVER_BUG_SEEDS,
+    Bug.UNANSWERED_ALTER_CALL_REFUSED: (170,),
+}
 
 
 @pytest.mark.parametrize("bug", list(Bug), ids=lambda b: b.value)

@@ -23,8 +23,8 @@ from .partition_log import BrokerLog
 if TYPE_CHECKING:
     from rillet.broker.replica.replication.followed_positions import SentPosition
 
-    from .in_flight import AcksWaiter, AlterCall, ParkedFetch
-    from .messages import ControllerResp
+    from .controller_calls import SimCall
+    from .in_flight import AcksWaiter, ParkedFetch
     from .simulation import Simulation
 
 
@@ -57,7 +57,7 @@ class BrokerProcess(abc.ABC):
         self.acks_waiters: list[AcksWaiter] = []
         self.md_in_flight: int | None = None
         self.hb_in_flight: int | None = None
-        self.alter: AlterCall | None = None
+        self.calls: dict[int, SimCall] = {}  # calls to the controller, by attempt id
         self.flushing = False
 
     def __repr__(self) -> str:
@@ -145,6 +145,3 @@ class BrokerProcess(abc.ABC):
 
     @abc.abstractmethod
     def isr_check(self) -> None: ...
-
-    @abc.abstractmethod
-    def _alter_answered(self, resp: ControllerResp) -> None: ...

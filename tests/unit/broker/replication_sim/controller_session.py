@@ -100,10 +100,10 @@ class ControllerSession(BrokerProcess):
             if self.caught_up:
                 self.reconcile()
             self.poll_metadata()
-        elif (
-            resp.kind == "alter" and self.alter is not None and resp.req_id == self.alter.req.req_id
-        ):
-            self._alter_answered(resp)
+        elif resp.kind == "alter":
+            call = self.calls.get(resp.req_id)
+            if call is not None:
+                call.answered(resp)
 
     def _maybe_caught_up(self) -> None:
         """broker_lifecycle: caught up once the metadata holds this broker's registration."""

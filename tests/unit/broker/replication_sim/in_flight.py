@@ -1,5 +1,6 @@
-"""What a broker process remembers about work in flight: acks=all waiters, its ISR
-proposal, the follower fetch it sent, and the follower fetches it holds in a long poll.
+"""What a broker process remembers about work in flight: acks=all waiters, the follower
+fetch it sent, and the follower fetches it holds in a long poll (its calls to the
+controller are :class:`~.controller_calls.SimCall`).
 
 Why a module of its own: all of it lives in the process's memory, so a crash loses it and a
 restart starts empty (:meth:`BrokerProcess._reset`); the parts of the broker that create
@@ -12,10 +13,7 @@ from dataclasses import dataclass
 
 import trio
 
-from rillet.broker.cluster.controller_link import INITIAL_BACKOFF_S
-from rillet.broker.replica.replication.leader_state import IsrProposal
-
-from .messages import ControllerReq, FetchReq
+from .messages import FetchReq
 from .partition_log import Batch
 
 
@@ -28,17 +26,6 @@ class AcksWaiter:
     target: int
     batch: Batch
     resolved: bool = False
-
-
-@dataclass(slots=True)
-class AlterCall:
-    """One IsrManager._propose in flight (ControllerLink.call with its deadline)."""
-
-    proposal: IsrProposal
-    req: ControllerReq
-    deadline: int
-    backoff_s: float = INITIAL_BACKOFF_S  # the link's own backoff (next_backoff_s)
-    done: bool = False
 
 
 @dataclass(slots=True)
