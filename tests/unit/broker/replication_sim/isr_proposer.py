@@ -2,7 +2,7 @@
 
 Why a module of its own: it executes, as events, what the ISR manager's own steps decide
 (:mod:`rillet.broker.replica.replication.isr_proposal_step`): a pass every check interval
-asks :func:`proposal_due`, each
+asks :func:`proposal_due` (no removals while the membership hears no controller), each
 proposal is an :class:`IsrProposalCycle` whose AlterPartition goes through a
 :class:`~.controller_calls.SimCall` (the link's own retry schedule), and the cycle settles
 the leader by the call's end. The bug this simulation found lived in that settling (a lost
@@ -31,10 +31,11 @@ class IsrProposer(BrokerProcess):
         sim = self.sim
         sim.later(self, sim.config.isr_check_ms, self.isr_check)
         r = self.replica
-        epoch = self.broker_epoch
+        epoch = self.membership.broker_epoch
         if epoch is None or r is None:
             return
-        proposal = proposal_due(r, sim.now, sim.config.lag_max_ms)
+        deaf = not self.membership.hears_controller(sim.now / 1000)
+        proposal = proposal_due(r, sim.now, sim.config.lag_max_ms, may_remove=not deaf)
         if proposal is None:
             return
         cycle = sim.cycle_type.begin(r, proposal, sim.settlement)
