@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import trio
 
+from rillet.broker.replica.replication.follower_fetch_answer import LongPoll
+
 from .messages import FetchReq
 from .partition_log import Batch
 
@@ -30,9 +32,10 @@ class AcksWaiter:
 
 @dataclass(slots=True)
 class ParkedFetch:
-    """A follower fetch held in the leader's long poll until records come or ``deadline``;
-    ``woken`` is registered with the real replica, which sets it when its log end moves."""
+    """A follower fetch held in the leader's long poll (the handler's own
+    :class:`LongPoll`) until records come or its deadline; ``woken`` is registered with the
+    real replica, which sets it when its log end moves."""
 
     req: FetchReq
-    deadline: int
+    poll: LongPoll
     woken: trio.Event | None = None
