@@ -12,6 +12,11 @@
    says so. A heartbeat refused for a stale epoch sends the broker back to step 1.
 4. On shutdown, one heartbeat with ``shutting_down`` asks the controller to fence the
    broker and move its leaderships now rather than after the session timeout.
+
+Steps 1-3 are the sans-I/O state machine
+:class:`~rillet.broker.cluster.broker_membership.BrokerMembership` (phases, timing, what an
+answer means); this driver makes its calls and waits, and the replication simulation
+executes the same machine.
 """
 
 from __future__ import annotations
