@@ -12,6 +12,11 @@
    says so. A heartbeat refused for a stale epoch sends the broker back to step 1.
 4. On shutdown, one heartbeat with ``shutting_down`` asks the controller to fence the
    broker and move its leaderships now rather than after the session timeout.
+
+Steps 1-3 are the sans-I/O state machine
+:class:`~rillet.broker.cluster.broker_membership.BrokerMembership` (phases, timing, what an
+answer means); this driver makes its calls and waits, and the replication simulation
+executes the same machine.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import uuid
 
 import trio
 
+from rillet.broker.cluster.broker_membership import BrokerMembership, CatchUp, Register
 from rillet.broker.cluster.controller_link import ControllerLink
 from rillet.broker.cluster.metadata_view import MetadataView
 from rillet.broker.config import NodeConfig
@@ -36,36 +42,13 @@ from rillet.wire.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
 
-RETRY_S = 0.1
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 5.0
 
 
-def next_heartbeat_s(
-    error_code: int | None, fenced: bool, interval_s: float, new_controller: bool = False
-) -> float | None:
-    """The heartbeat loop's step after an answer (``error_code`` None: no answer came),
-    with ``fenced`` as last heard: None to register again (the epoch is stale:
-    UNKNOWN_MEMBER_ID), else the seconds until the next heartbeat: the interval, or at most
-    ``RETRY_S`` while fenced (unfencing should follow catching up promptly). A step of its
-    own so that the replication simulation runs the same loop.
-
-    ``new_controller``: the answer is the first from a controller this broker had not heard
-    (its answer key is new). The next heartbeat then goes at once, echoing it: a controller
-    renews the lease of the previous quorum leader's broker only once that broker echoes
-    one of its answers (it may be deaf, cut off one way), counting its session from when
-    the quorum last heard it. A former controller resuming from a pause shorter than the
-    session (SIGSTOP, a stall) was fenced when its echo waited a heartbeat interval past
-    that session's end; Kafka keeps such a broker, so the pause row cost leaderships."""
-    if error_code == ErrorCode.UNKNOWN_MEMBER_ID:
-        return None
-    if error_code == ErrorCode.NONE and new_controller:
-        return 0.0
-    if error_code == ErrorCode.NONE and not fenced:
-        return interval_s
-    return min(interval_s, RETRY_S if fenced else interval_s)
-
-
 class BrokerLifecycle:
+    """The trio driver of :class:`BrokerMembership`: it sends what the membership asks for
+    over the controller link, waits for the metadata follower, and feeds the answers back."""
+
     def __init__(
         self,
         config: NodeConfig,
@@ -80,32 +63,38 @@ class BrokerLifecycle:
         self._link = link
         self._port = advertised_port
         self._request_timeout_s = config.quorum.request_timeout_ms / 1000
-        self._interval_s = config.quorum.broker_heartbeat_interval_ms / 1000
-        self.broker_epoch: int | None = None
-        # The last heartbeat answer received (echoed in every heartbeat: the controller
-        # fences a broker that reaches it but hears nothing back) and when it came.
-        self._heard = (0, -1)
-        self._heard_at_s: float | None = None
-        # The answer key last echoed at once (next_heartbeat_s): once per controller, so two
-        # controllers answering in turn cannot make a loop without pauses.
-        self._echoed_key = 0
-        self._session_s = config.quorum.broker_session_timeout_ms / 1000
+        self.membership = BrokerMembership(
+            config.quorum.broker_heartbeat_interval_ms / 1000,
+            config.quorum.broker_session_timeout_ms / 1000,
+        )
         self.caught_up = trio.Event()
         self.unfenced = trio.Event()
-        self.fenced = True
+
+    @property
+    def broker_epoch(self) -> int | None:
+        """The broker epoch last registered (kept while registering again)."""
+        return self.membership.broker_epoch
+
+    @property
+    def fenced(self) -> bool:
+        """Whether the last heartbeat answer said this broker is fenced."""
+        return self.membership.fenced
 
     async def run(self) -> None:
         """Register and heartbeat forever (cancel to stop)."""
+        fresh = self.membership.start()
         while True:
-            epoch = await self._register()
-            self.broker_epoch = epoch
+            epoch = await self._register(fresh)
             self._view.readiness.learn_committed(epoch)
             await self._view.follower.wait_applied(epoch)
             self.caught_up.set()
-            await self._heartbeat_until_stale(epoch)
+            self.membership.metadata_caught_up()
+            fresh = await self._heartbeat_until_stale(epoch)
             log.warning("broker epoch %d is no longer current: registering again", epoch)
 
-    async def _register(self) -> int:
+    async def _register(self, step: Register) -> int:
+        """Register under a new incarnation id until the controller accepts (the
+        membership says when to send again)."""
         cfg = self._config
         auth = self._view.auth
         request = BrokerRegistrationRequest(
@@ -121,50 +110,62 @@ class BrokerLifecycle:
             LATEST_LEVEL,
         )
         while True:
+            if step.after_s > 0:
+                await trio.sleep(step.after_s)
             try:
                 response: BrokerRegistrationResponse = await self._link.call(
                     request, self._request_timeout_s
                 )
             except ControllerUnreachable as exc:
                 log.info("registration pending: %s", exc)
-                continue
-            if response.error_code == ErrorCode.NONE:
-                log.info("registered as broker %d, epoch %d", cfg.node_id, response.broker_epoch)
-                return response.broker_epoch
-            if response.error_code == ErrorCode.AUTHENTICATION_FAILED:
-                log.error("registration refused: %s", response.error_message)
+                answered = self.membership.registration_answered(None)
             else:
-                log.info("registration not accepted yet: %s", ErrorCode(response.error_code).name)
-            await trio.sleep(RETRY_S)
+                answered = self.membership.registration_answered(
+                    response.error_code, response.broker_epoch
+                )
+                if isinstance(answered, CatchUp):
+                    log.info(
+                        "registered as broker %d, epoch %d", cfg.node_id, response.broker_epoch
+                    )
+                    return answered.broker_epoch
+                if response.error_code == ErrorCode.AUTHENTICATION_FAILED:
+                    log.error("registration refused: %s", response.error_message)
+                else:
+                    log.info(
+                        "registration not accepted yet: %s", ErrorCode(response.error_code).name
+                    )
+            assert isinstance(answered, Register)  # the table allows nothing else here
+            step = answered
 
-    async def _heartbeat_until_stale(self, epoch: int) -> None:
+    async def _heartbeat_until_stale(self, epoch: int) -> Register:
+        """Heartbeat as the membership times it until it says the epoch is stale; returns
+        the registration to start with."""
         while True:
-            new_controller = False
             try:
                 response: BrokerHeartbeatResponse = await self._link.call(
                     self._heartbeat_request(epoch, shutting_down=False), self._request_timeout_s
                 )
             except ControllerUnreachable as exc:
                 log.warning("heartbeat failed: %s", exc)
-                code = None
+                step = self.membership.heartbeat_answered(None, trio.current_time())
             else:
-                code = response.error_code
-                if code == ErrorCode.NONE:
-                    key = response.answer_key
-                    new_controller = key not in (self._heard[0], self._echoed_key)
-                    if new_controller:
-                        self._echoed_key = key
-                    self._heard = (key, response.answered_ms)
-                    self._heard_at_s = trio.current_time()
-                    if self.fenced != response.fenced:
+                was_fenced = self.membership.fenced
+                step = self.membership.heartbeat_answered(
+                    response.error_code,
+                    trio.current_time(),
+                    response.fenced,
+                    response.answer_key,
+                    response.answered_ms,
+                )
+                if response.error_code == ErrorCode.NONE:
+                    if was_fenced != response.fenced:
                         log.info("broker %s", "fenced" if response.fenced else "unfenced")
-                    self.fenced = response.fenced
                     if not response.fenced:
                         self.unfenced.set()
-            delay_s = next_heartbeat_s(code, self.fenced, self._interval_s, new_controller)
-            if delay_s is None:
-                return
-            await self._link.pause(delay_s)  # cut short when the local quorum names a new leader
+            if isinstance(step, Register):
+                return step
+            # Cut short when the local quorum names a new leader.
+            await self._link.pause(step.after_s)
 
     def _heartbeat_request(self, epoch: int, shutting_down: bool) -> BrokerHeartbeatRequest:
         cfg = self._config
@@ -176,7 +177,7 @@ class BrokerLifecycle:
             self._view.state.last_applied_index,
             self.caught_up.is_set(),
             shutting_down,
-            *self._heard,
+            *self.membership.heard,
             LATEST_LEVEL,
         )
 
@@ -185,8 +186,7 @@ class BrokerLifecycle:
         heard nothing for longer may be the one cut off: it then asks for no ISR removals
         (a deaf leader would drop healthy followers, and the controller may commit that
         before it fences the leader, leaving the partition no leader to elect)."""
-        heard_at = self._heard_at_s
-        return heard_at is not None and trio.current_time() - heard_at < self._session_s / 2
+        return self.membership.hears_controller(trio.current_time())
 
     async def controlled_shutdown(self) -> bool:
         """Ask the controller to fence this broker now; True when it did."""

@@ -4,12 +4,14 @@ The controller lives on whichever voter leads the Raft quorum. The link sends a 
 the voter it believes is the controller (a hint from the local quorum, or from the last
 NOT_CONTROLLER answer), and on NOT_CONTROLLER, a broken connection or a timeout tries again
 on the hinted voter or the next one, with bounded exponential backoff, until the caller's
-deadline. An unanswered attempt is abandoned at once when the local quorum names another
-leader (on its leadership event; a node without a quorum polls), and a broker waiting
-between heartbeats (:meth:`ControllerLink.pause`) goes on at once when it names a leader
-other than the one that answered last. One connection per voter is kept and replaced when
-it breaks; each new one first runs the node handshake (broker/cluster/node_handshake.py),
-so it may carry internal requests.
+deadline. When to try again and when to give up is the sans-I/O
+:class:`~rillet.broker.cluster.controller_call.ControllerCall` (the replication simulation
+runs it too); this driver makes the attempts. An unanswered attempt is abandoned at once
+when the local quorum names another leader (on its leadership event; a node without a
+quorum polls), and a broker waiting between heartbeats (:meth:`ControllerLink.pause`) goes
+on at once when it names a leader other than the one that answered last. One connection per
+voter is kept and replaced when it breaks; each new one first runs the node handshake
+(broker/cluster/node_handshake.py), so it may carry internal requests.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any, TypeVar
 
 import trio
 
+from rillet.broker.cluster.controller_call import ControllerCall, Finished, Retry, Send
 from rillet.broker.errors import BrokerError, ControllerUnreachable
 from rillet.client.connection import BrokerConnection
 from rillet.client.errors import RilletError
@@ -31,18 +34,9 @@ R = TypeVar("R")
 
 log = logging.getLogger(__name__)
 
-INITIAL_BACKOFF_S = 0.02
-MAX_BACKOFF_S = 0.5
 # How often an unanswered attempt checks whether the controller moved, on a node whose
 # quorum cannot say when its leadership changes.
 HINT_POLL_S = 0.05
-
-
-def next_backoff_s(backoff_s: float) -> float:
-    """The wait before the attempt after next: doubled, up to ``MAX_BACKOFF_S`` (the first
-    is ``INITIAL_BACKOFF_S``). A step of its own so that the replication simulation backs
-    off as the link does."""
-    return min(backoff_s * 2, MAX_BACKOFF_S)
 
 
 class _ControllerMoved(BrokerError):
@@ -125,33 +119,33 @@ class ControllerLink:
         fields are read. Raises ControllerUnreachable after ``deadline_s`` seconds.
         """
         check = not_controller or _default_not_controller
-        backoff_s = INITIAL_BACKOFF_S
-        failure = "no attempt"
+        progress: ControllerCall[R] = ControllerCall(deadline_s)
+        step: Send | Retry | Finished[R] = progress.start()
         with trio.move_on_after(deadline_s):
             while True:
+                if isinstance(step, Retry):
+                    await trio.sleep_until(step.at_s)
                 voter = self._target()
                 try:
                     conn = await self._connection(voter)
                     response = await self._request(conn, request, voter)
                 except _ControllerMoved as moved:
-                    failure = f"voter {voter}: {moved}"
-                    continue  # no backoff: the new controller is known
+                    step = progress.moved(voter, str(moved))  # the new controller is known
+                    continue
                 except RilletError as exc:
-                    failure = f"voter {voter}: {exc}"
                     conn_failed = self._connections.pop(voter, None)
                     if conn_failed is not None:
                         conn_failed.close()
                     self._hint = None
+                    step = progress.failed(voter, str(exc), trio.current_time())
                 else:
                     hint = check(response)
-                    if hint is None:
+                    step = progress.answered(voter, response, hint is not None, trio.current_time())
+                    if isinstance(step, Finished):
                         self._hint = self._answered_by = voter
                         return response
-                    failure = f"voter {voter} is not the controller"
                     self._hint = hint if hint in self._voters and hint != voter else None
-                await trio.sleep(backoff_s)
-                backoff_s = next_backoff_s(backoff_s)
-        raise ControllerUnreachable(f"no controller answered within {deadline_s:.3g}s ({failure})")
+        raise ControllerUnreachable(progress.unreachable_message())
 
     async def _request(self, conn: BrokerConnection, request: Request[R], voter: int) -> R:
         """One attempt at ``voter``, abandoned as soon as the local quorum names another

@@ -24,7 +24,7 @@ from rillet.broker.handlers.replica_fetch import (
 )
 from rillet.broker.replica.partition_replica import PartitionReplica
 from rillet.broker.replica.replication.encoded_fetch_answer import encoded_answer
-from rillet.broker.replica.replication.follower_fetch_answer import answers_at_once, long_poll_ends
+from rillet.broker.replica.replication.follower_fetch_answer import LongPoll, answers_at_once
 from rillet.broker.runtime.loop_slices import TimeSlicer
 from rillet.partition_store.errors import LogDamaged, OffsetOutOfRange, StoreError
 from rillet.wire.error_codes import ErrorCode
@@ -82,7 +82,7 @@ async def handle_fetch(
     if req.incremental:  # the dispatcher expands a fetch session's requests: none here
         return FetchResponse([], ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
     max_wait_ms = min(max(req.max_wait_ms, 0), ctx.config.limits.max_fetch_wait_ms)
-    deadline = trio.current_time() + max_wait_ms / 1000
+    poll = LongPoll(trio.current_time() + max_wait_ms / 1000)
     arrived_ms = ctx.steady_ms()  # a long poll re-reads; its fetch offsets date from now
     while True:
         reading, left_over = (req, False) if to_read is None else to_read(req, ctx.steady_ms())
@@ -94,16 +94,12 @@ async def handle_fetch(
                 await early.register_in_slices()
             response, total_bytes, has_error = await _read_once(ctx, reading, arrived_ms)
             if req.replica_id >= 0:  # bytes the leader's throttle held back go once it may
-                deadline = min(deadline, trio.current_time() + throttle_wait_s(ctx))
-            if (
-                long_poll_ends(total_bytes, req.min_bytes, has_error)
-                or left_over
-                or trio.current_time() >= deadline
-            ):
+                poll.shorten_to(trio.current_time() + throttle_wait_s(ctx))
+            if poll.ends(total_bytes, req.min_bytes, has_error, trio.current_time(), left_over):
                 return response
             _close_regions(response)
             waiters = early if early is not None else _DataWaiters.registered(ctx, req)
-            await waiters.wait(deadline)
+            await waiters.wait(poll.deadline_s)
         finally:
             if early is not None:
                 early.close()

@@ -26,8 +26,8 @@ from rillet.broker.replica.message_timestamps import InvalidTimestamp, apply_tim
 from rillet.broker.replica.produce_refusals import BatchSpan, ProduceRefusals, span_of
 from rillet.broker.replica.replication.acks_verdict import (
     STRANDED_MESSAGE,
+    acks_all_answer,
     acks_all_refusal,
-    acks_all_verdict,
 )
 from rillet.broker.runtime.loop_slices import TimeSlicer
 from rillet.partition_store.errors import StoreError
@@ -247,10 +247,7 @@ async def _await_high_watermarks(
     for index, target, leader_epoch in waits:
         r = results[index]
         replica = ctx.replicas.get(r.topic, r.partition)
-        # The waits ran one after another: one that timed out hid the partitions after it,
-        # whose high watermark may have passed meanwhile. Each is answered by its own.
-        passed = replica is not None and bool(replica.acks_progress(target, leader_epoch))
-        code, message = acks_all_verdict(replica, index in reached or passed, leader_epoch)
+        code, message = acks_all_answer(replica, target, leader_epoch, index in reached)
         if code == ErrorCode.NONE:
             continue
         final[index] = ProducePartitionResponse(r.topic, r.partition, code, error_message=message)

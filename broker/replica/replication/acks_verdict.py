@@ -2,9 +2,9 @@
 decisions, no I/O.
 
 Why apart: the produce handler and the replication simulation (tests) refuse and give the
-same verdict from the same code. The wait itself is ``PartitionReplica.acks_progress`` (the
-high watermark reached the batch's end in the leadership that appended it) and its
-timeout; this says what the client is told.
+same verdict from the same code (:func:`acks_all_answer` ends each wait). The wait itself
+is ``PartitionReplica.acks_progress`` (the high watermark reached the batch's end in the
+leadership that appended it) and its timeout; this says what the client is told.
 """
 
 from __future__ import annotations
@@ -71,3 +71,15 @@ def acks_all_verdict(
         ErrorCode.REQUEST_TIMED_OUT,
         "high watermark did not reach the batch within timeout_ms",
     )
+
+
+def acks_all_answer(
+    replica: PartitionReplica | None, target: int, leader_epoch: int, reached: bool
+) -> tuple[ErrorCode, str]:
+    """The answer to one acks=all wait (for the high watermark to reach ``target`` in
+    ``leader_epoch``) once it ended: ``reached`` while waiting, or found passed now (the
+    produce handler waits for a request's partitions one after another under one timeout,
+    so one that timed out hid the rest, whose high watermark may have passed meanwhile;
+    each is answered by its own), then :func:`acks_all_verdict`."""
+    passed = replica is not None and bool(replica.acks_progress(target, leader_epoch))
+    return acks_all_verdict(replica, reached or passed, leader_epoch)

@@ -3,8 +3,8 @@
 Why a module of its own:
 :class:`~rillet.broker.replica.replication.replica_fetcher.ReplicaFetcherManager`
 receives answers over a connection and the replication simulation over a scheduled
-network; both apply each answer with this step, so what an answer does to the follower (and
-whether the loop made progress or must back off) is decided in one place. It touches no
+network; both apply each answer with this step, so what an answer does to the follower is
+decided in one place (what the loop does next: fetch_round.py). It touches no
 socket or clock: the caller passes the time.
 """
 
@@ -25,11 +25,6 @@ class AnswerApplied(NamedTuple):
 
     applied: FetchApplied
     refused: StoreError | WireError | None = None
-
-    @property
-    def progressed(self) -> bool:
-        """Whether the loop may fetch again at once (anything but a back-off)."""
-        return self.applied is not FetchApplied.BACK_OFF
 
 
 def apply_answer(s: SentPosition, answer: FetchPartitionResponse, now_ms: int) -> AnswerApplied:

@@ -129,6 +129,37 @@ def long_poll_ends(total_bytes: int, min_bytes: int, answered_at_once: bool) -> 
     return total_bytes >= min_bytes or answered_at_once
 
 
+class LongPoll:
+    """One fetch's long poll: answered once it has ``min_bytes`` of records or an answer
+    that cannot wait (:func:`long_poll_ends`), or at its deadline (seconds on the caller's
+    clock); until then it waits for news. The fetch handler runs it on trio's clock, the
+    replication simulation (tests) on its virtual one."""
+
+    def __init__(self, deadline_s: float) -> None:
+        self.deadline_s = deadline_s
+
+    def shorten_to(self, at_s: float) -> None:
+        """Answer by ``at_s`` at the latest (bytes a leader's throttle held back from a
+        follower go as soon as they may)."""
+        self.deadline_s = min(self.deadline_s, at_s)
+
+    def ends(
+        self,
+        total_bytes: int,
+        min_bytes: int,
+        answered_at_once: bool,
+        now_s: float,
+        left_over: bool = False,
+    ) -> bool:
+        """Whether the fetch is answered now (``left_over``: the read stopped short, the
+        rest comes with the next request)."""
+        return (
+            long_poll_ends(total_bytes, min_bytes, answered_at_once)
+            or left_over
+            or now_s >= self.deadline_s
+        )
+
+
 def _epoch_error(replica: PartitionReplica, follower_epoch: int) -> ErrorCode | None:
     if follower_epoch < 0:
         return None

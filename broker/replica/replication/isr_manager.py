@@ -22,13 +22,14 @@ from rillet.broker.errors import ControllerUnreachable
 from rillet.broker.replica.partition_replica import PartitionReplica
 from rillet.broker.replica.replica_manager import ReplicaManager
 from rillet.broker.replica.replication.isr_proposal_step import (
+    IsrProposalCycle,
     ProposalSettled,
     ProposalSettlement,
     proposal_due,
 )
 from rillet.broker.replica.replication.leader_state import IsrProposal
 from rillet.broker.runtime.loop_slices import TimeSlicer
-from rillet.wire.cluster_messages import AlterPartitionRequest, AlterPartitionResponse
+from rillet.wire.cluster_messages import AlterPartitionRequest
 from rillet.wire.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
@@ -104,11 +105,15 @@ class IsrManager:
             in_flight.release()
 
     async def _propose(self, replica: PartitionReplica, proposal: IsrProposal, epoch: int) -> None:
-        leader = replica.leader
-        if leader is None:
+        """One :class:`IsrProposalCycle` over the controller link (whose own retries are a
+        :class:`~rillet.broker.cluster.controller_call.ControllerCall`)."""
+        timeout_s = self._config.quorum.request_timeout_ms / 1000
+        cycle = IsrProposalCycle.begin(replica, proposal, self._settlement)
+        if cycle is None:
             return
-        old_isr = leader.isr
-        log.info("%s: asking for ISR %s (was %s)", replica.key, list(proposal.isr), list(old_isr))
+        log.info(
+            "%s: asking for ISR %s (was %s)", replica.key, list(proposal.isr), list(cycle.old_isr)
+        )
         request = AlterPartitionRequest(
             self._auth.cluster_id,
             self._auth.token,
@@ -116,22 +121,17 @@ class IsrManager:
             epoch,
             replica.topic_id,
             replica.key.partition,
-            leader.leader_epoch,
+            cycle.leader_epoch,
             proposal.partition_epoch,
             list(proposal.isr),
         )
-        timeout_s = self._config.quorum.request_timeout_ms / 1000
-        response: AlterPartitionResponse | None = None
         try:
             response = await self._link.call(request, timeout_s)
         except ControllerUnreachable as exc:
             log.warning("%s: ISR change not decided: %s", replica.key, exc)
-        if response is None:
-            self._settlement.settle(replica, proposal, None)
+            cycle.finish(None)
             return
-        settled = self._settlement.settle(
-            replica, proposal, response.error_code, response.partition_epoch
-        )
+        settled = cycle.finish(response.error_code, response.partition_epoch)
         if settled is ProposalSettled.REFUSED:
             log.info(
                 "%s: ISR change refused (%s): %s",

@@ -1,9 +1,11 @@
-"""The ISR manager's two steps around an AlterPartition call, without the call.
+"""The ISR manager's steps around an AlterPartition call, without the call.
 
 Why a module of its own: :class:`~rillet.broker.replica.replication.isr_manager.IsrManager` sends
 each proposal to the controller over a trio link, and the replication simulation sends it
-over a scheduled network; both must decide the same way what to propose and what the
-answer (or its absence) means for the leader. The one bug the simulation found lived here:
+over a scheduled network; both must decide the same way what to propose
+(:func:`proposal_due`), what the call asks for and what its end (an answer, a refusal, or
+none before the deadline) does to the leader (:class:`IsrProposalCycle`, settling by
+:class:`ProposalSettlement`). The one bug the simulation found lived here:
 a lost answer counted as a refusal, so the leader stopped counting a member the controller
 may have added, and acknowledged records were lost when that member was elected next.
 These steps take the replica and the answer and touch no socket, clock or task.
@@ -74,3 +76,43 @@ class ProposalSettlement:
             leader.settle_proposal(proposal, None)
         else:
             leader.settle_proposal(proposal, error_code, answered_partition_epoch)
+
+
+class IsrProposalCycle:
+    """One ISR proposal from its AlterPartition call to its settling: what the call asks
+    for (the leader epoch and the ISR it replaces, taken when it starts) and what the
+    call's end (an answer, a refusal, or none before the deadline) does to the leader.
+    ``IsrManager._propose`` runs it over the controller link, the replication simulation
+    over its network; a broken subclass shows the simulation catches a wrong ending."""
+
+    def __init__(
+        self,
+        replica: PartitionReplica,
+        leader: LeaderState,
+        proposal: IsrProposal,
+        settlement: ProposalSettlement,
+    ) -> None:
+        self.replica = replica
+        self.proposal = proposal
+        self.leader_epoch = leader.leader_epoch
+        self.old_isr = leader.isr
+        self._settlement = settlement
+
+    @classmethod
+    def begin(
+        cls, replica: PartitionReplica, proposal: IsrProposal, settlement: ProposalSettlement
+    ) -> IsrProposalCycle | None:
+        """The cycle for ``proposal``, or None when the replica no longer leads."""
+        leader = replica.leader
+        if leader is None:
+            return None
+        return cls(replica, leader, proposal, settlement)
+
+    def finish(self, error_code: int | None, answered_partition_epoch: int = -1) -> ProposalSettled:
+        """The call ended: with the controller's answer (its error code and the partition
+        epoch it names), or with none (``error_code`` None: the deadline passed first)."""
+        if error_code is None:
+            return self._settlement.settle(self.replica, self.proposal, None)
+        return self._settlement.settle(
+            self.replica, self.proposal, error_code, answered_partition_epoch
+        )

@@ -17,7 +17,6 @@ and the bytes their answers bring are charged to it. Other partitions are never 
 
 from __future__ import annotations
 
-import enum
 import logging
 import ssl
 from collections.abc import Callable, Mapping
@@ -30,6 +29,11 @@ from rillet.broker.config import ReplicationConfig
 from rillet.broker.replica.partition_replica import PartitionReplica
 from rillet.broker.replica.replica_manager import ReplicaManager
 from rillet.broker.replica.replica_role import FetchApplied
+from rillet.broker.replica.replication.fetch_round import (
+    FetchRound,
+    RoundOutcome,
+    next_fetch,
+)
 from rillet.broker.replica.replication.fetch_session import FollowerFetchSession, partition_limit
 from rillet.broker.replica.replication.followed_positions import FollowedPositions, SentPosition
 from rillet.broker.replica.replication.follower_apply import apply_answer
@@ -45,12 +49,6 @@ log = logging.getLogger(__name__)
 
 # A follower's fetch is answered as soon as any partition has records for it.
 FETCH_MIN_BYTES = 1
-
-
-class _Outcome(enum.Enum):
-    PROGRESS = "progress"
-    ERRORS = "errors"
-    BROKEN = "broken"
 
 
 class ReplicaFetcherManager:
@@ -166,10 +164,11 @@ class ReplicaFetcherManager:
                         await self._wait_for_change(self._config.fetch_backoff_ms / 1000)
                         continue
                 outcome = await self._fetch_once(conn, session, positions, paused)
-                if outcome is _Outcome.BROKEN:
+                step = next_fetch(outcome, self._config.fetch_backoff_ms / 1000)
+                if step.reconnect:
                     conn.close()  # reconnect next round (the leader may have moved)
-                if outcome is not _Outcome.PROGRESS:
-                    await self._wait_for_change(self._config.fetch_backoff_ms / 1000)
+                if step.wait_s is not None:
+                    await self._wait_for_change(step.wait_s)
         finally:
             self._loops.discard(leader_id)
             if conn is not None:
@@ -205,7 +204,7 @@ class ReplicaFetcherManager:
         session: FollowerFetchSession,
         positions: FollowedPositions,
         paused: set[tuple[str, int]],
-    ) -> _Outcome:
+    ) -> RoundOutcome:
         """One fetch round trip: progress, only error answers (back off and fetch again on
         the same connection), or a broken connection. The fetch names only the partitions
         whose position changed since the last answer on this connection (fetch_session),
@@ -215,7 +214,7 @@ class ReplicaFetcherManager:
         now_paused = throttled if wait_ms > 0 else set()
         if now_paused and len(now_paused) == len(positions.positions):
             await self._wait_for_change(wait_ms / 1000)  # nothing else to fetch: wait it out
-            return _Outcome.PROGRESS
+            return RoundOutcome.PROGRESS
         slicer = TimeSlicer()
         moved = positions.take_moved_keys()
         await _flush_before_fetch(
@@ -258,13 +257,13 @@ class ReplicaFetcherManager:
             )
         except RilletError as exc:
             log.debug("replica fetch failed: %s", exc)
-            return _Outcome.BROKEN
+            return RoundOutcome.BROKEN
         if response.error_code != ErrorCode.NONE:
             log.info("replica fetch: %s; starting a new fetch session", response.error_code)
             session.reset()
-            return _Outcome.ERRORS
+            return RoundOutcome.ERRORS
         session.answered()
-        progressed = not response.partitions  # nothing new: fetch again at once
+        fetch_round = FetchRound(len(response.partitions))
         slicer = TimeSlicer()
         if throttled:
             now_ms = self._replicas.clock.now_ms()
@@ -286,9 +285,8 @@ class ReplicaFetcherManager:
             positions.mark_moved(key)
             if applied is FetchApplied.STALE:
                 session.ask_again(key)
-            if applied is not FetchApplied.BACK_OFF:
-                progressed = True
-        return _Outcome.PROGRESS if progressed else _Outcome.ERRORS
+            fetch_round.applied(applied)
+        return fetch_round.outcome
 
     def _throttled(self, positions: FollowedPositions) -> tuple[set[tuple[str, int]], int]:
         """The followed partitions the follower throttle covers now, and how long they must

@@ -17,7 +17,8 @@ from typing import Any, cast
 import trio
 import trio.testing
 
-from rillet.broker.cluster.broker_lifecycle import BrokerLifecycle, next_heartbeat_s
+from rillet.broker.cluster.broker_lifecycle import BrokerLifecycle
+from rillet.broker.cluster.broker_membership import next_heartbeat_s
 from rillet.broker.cluster.controller_link import ControllerLink
 from rillet.broker.cluster.metadata_view import MetadataView
 from rillet.broker.config import NodeConfig
@@ -75,7 +76,11 @@ def _heartbeats(keys: list[int], count: int) -> list[tuple[float, int]]:
         NodeConfig(), cast(MetadataView, _View()), cast(ControllerLink, link), 0
     )
 
-    # The loop runs until cancelled: stop it once enough heartbeats went.
+    # Registered as epoch 5 and caught up: the loop runs until cancelled; stop it once
+    # enough heartbeats went.
+    lifecycle.membership.registration_answered(ErrorCode.NONE, 5)
+    lifecycle.membership.metadata_caught_up()
+
     async def bounded() -> None:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(lifecycle._heartbeat_until_stale, 5)

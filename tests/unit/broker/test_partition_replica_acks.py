@@ -17,9 +17,11 @@ import trio
 
 from rillet.broker.replica.partition_replica import PartitionReplica
 from rillet.broker.replica.replica_role import ReplicaRole, TopicPartitionKey
+from rillet.broker.replica.replication.acks_verdict import acks_all_answer
 from rillet.partition_store.config import LogConfig
 from rillet.partition_store.log import PartitionLog
 from rillet.wire.batch import build_batch
+from rillet.wire.error_codes import ErrorCode
 
 T0 = 1_700_000_000_000
 NODE = 1
@@ -121,4 +123,21 @@ def test_a_replica_added_by_a_move_counts_without_a_leader_change(tmp_path: Path
     r.set_role(ReplicaRole(True, 5, (NODE,), NODE, replicas=(3, NODE, 2), leader_id=NODE), T0)
     r.on_follower_fetch(3, end, T0)
     assert r.leader is not None and r.leader.followers[3].log_end_offset == end
+    r.log.close()
+
+
+def test_a_wait_hidden_by_an_earlier_timeout_is_answered_by_its_own_progress(
+    tmp_path: Path,
+) -> None:
+    """The produce handler waits for a request's partitions one after another under one
+    timeout: a wait it never reached is answered by whether its high watermark passed
+    (acks_all_answer, which the replication simulation runs too)."""
+    r = replica(tmp_path)
+    r.set_role(leader(5), T0)
+    target = append(r, 2)
+    assert acks_all_answer(r, target, 5, reached=False)[0] == ErrorCode.REQUEST_TIMED_OUT
+    r.on_follower_fetch(2, target, T0)
+    assert acks_all_answer(r, target, 5, reached=False) == (ErrorCode.NONE, "")
+    r.set_role(leader(7), T0)  # a later leadership never answers an earlier wait
+    assert acks_all_answer(r, target, 5, reached=False)[0] == ErrorCode.NOT_LEADER_OR_FOLLOWER
     r.log.close()

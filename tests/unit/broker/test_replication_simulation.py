@@ -1,8 +1,9 @@
 """Partition replication under faults: the deterministic simulation of 3 replicas on a
 SimQuorum metadata log (the package tests/unit/broker/replication_sim/), over many seeds.
 It runs the broker's own replica code (PartitionReplica on real PartitionLog files, the
-follower-fetch answer, the ISR settling, the acks=all verdict) and its drivers' own steps
-(isr_proposal_step, follower_apply, the long-poll rule, the heartbeat), never a copy of them.
+follower-fetch answer, the ISR settling, the acks=all verdict) and its drivers' own
+sans-I/O control flow (ControllerCall, BrokerMembership, IsrProposalCycle, FetchRound,
+LongPoll and the drivers' steps), never a copy of them.
 
 A failing seed is a reproducible bug report; replay it with a trace of its last events:
 
@@ -17,9 +18,12 @@ member was elected next, acknowledged records were lost. Fixed by
 (replication/isr_proposal_step.py, which the simulation runs); the regression test below
 runs seeds that show it with the old step (the broken variant
 ``Bug.LOST_ALTER_ANSWER_REFUSED``, a subclass of the real step) to prove it was real and is
-caught. Since the simulation runs the real replica and log, the seeds that show it
-change when their behaviour does: 120, 170, 437 and 569 since followers of a new partition
-that have not fetched keep their ISR place longer (141 and 459 before).
+caught. Since the simulation runs the real replica, log and drivers' control flow, the
+seeds that show it change when their behaviour does: 20, 130, 151 and 236 since the simulation runs
+the broker's own membership (BrokerMembership: no heartbeat before the metadata has caught
+up, no ISR removals while deaf, a new incarnation on re-registering); 120, 170, 437 and 569
+before, and 141 and 459 before followers of a new partition that have not fetched kept
+their ISR place longer.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import pytest
 from replication_sim import Bug, SimResult, run_seed
 
 SEEDS = range(400)
-OLD_DRIVER_BUG_SEEDS = (120, 170, 437, 569)
+OLD_DRIVER_BUG_SEEDS = (20, 130, 151, 236)
 REPLAY = ".venv/bin/python tests/unit/broker/replication_sim {seed}{bug}"
 
 
@@ -117,9 +121,14 @@ def test_the_runs_go_through_the_paths_that_matter() -> None:
         assert total[path] > 0, f"no run went through {path!r}: {dict(total)}"
 
 
-# Where each broken variant is looked for: the first seeds, or (the old ISR settling step,
-# which needs a lost answer to an expansion at the wrong moment) the seeds that found it.
-CATCHING_SEEDS = {Bug.LOST_ALTER_ANSWER_REFUSED: OLD_DRIVER_BUG_SEEDS}
+# Where each broken variant is looked for: the first seeds, or (the ISR settling and the
+# ISR cycle's ending, which need a lost answer to an expansion at the wrong moment) the
+# seeds that show it (for the cycle reading a timed-out call as a refusal, the first three
+# of seeds 0-346 that do).
+CATCHING_SEEDS = {
+    Bug.LOST_ALTER_ANSWER_REFUSED: OLD_DRIVER_BUG_SEEDS,
+    Bug.UNANSWERED_ALTER_CALL_REFUSED: (130, 236, 346),
+}
 
 
 @pytest.mark.parametrize("bug", list(Bug), ids=lambda b: b.value)

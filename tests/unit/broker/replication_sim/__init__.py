@@ -20,23 +20,28 @@ What is real and what is scheduled:
   the metadata side: the real :class:`Controller` deciding on a real
   :class:`MetadataState`, its records encoded into entries of a :class:`SimCluster`
   metadata log (SimQuorum) and decoded again by every broker (:mod:`.controller`).
-- real driver steps, imported from the broker's trio drivers, which call the same
-  functions: the ISR manager's choice of a proposal and its settling of the answer
-  (:mod:`rillet.broker.replica.replication.isr_proposal_step`), the follower fetch loop's positions
-  (:class:`FollowedPositions`) and its apply step (:func:`apply_answer`), the fetch
-  handler's long-poll rule (``long_poll_ends``), the produce handler's acks=all refusal
-  (``acks_all_refusal``) and verdict, and the broker lifecycle's heartbeat step
-  (``next_heartbeat_s``).
-- scheduled here (the trio tasks of a node, as discrete events): the follower's fetch loop
-  (:mod:`.follower_fetch_loop`), the long poll on the leader (:mod:`.leader_fetch_handler`),
-  the ISR manager's calls (:mod:`.isr_proposer`), the broker lifecycle
-  (:mod:`.controller_session`: register, catch up, heartbeat, reconcile), the acks=all
-  produce path (:mod:`.client_request_handler`), and the flush and checkpoint tasks
-  (:mod:`.broker_process`). They hold timers and requests in flight and call the steps
-  above; what they still write themselves is plumbing with no step in the broker yet:
-  one fetch in flight per follower with its timeout and back-off, parking a long poll,
-  the controller link's retry on NOT_CONTROLLER, registering and polling metadata, and
-  installing the replica in its role (``ReplicaRole.of`` and ``set_role``).
+- real driver control flow, imported from the broker's sans-I/O objects that its trio
+  drivers run too: every call to the controller retries as
+  :class:`~rillet.broker.cluster.controller_call.ControllerCall` says (back off on
+  NOT_CONTROLLER, end without an answer at the deadline); a broker's membership is
+  :class:`~rillet.broker.cluster.broker_membership.BrokerMembership` (register, wait for
+  the metadata, heartbeat cadence and fencing, register again under a new incarnation,
+  whether it hears the controller); an ISR change is ``proposal_due`` and an
+  :class:`IsrProposalCycle` settled by :class:`ProposalSettlement`
+  (:mod:`rillet.broker.replica.replication.isr_proposal_step`); a follower's fetch loop is
+  :class:`FollowedPositions`, :func:`apply_answer` and :class:`FetchRound` /
+  ``next_fetch``; the fetch handler's long poll is :class:`LongPoll`; the produce
+  handler's acks=all path is ``acks_all_refusal`` and ``acks_all_answer``.
+- scheduled here (the trio tasks of a node, as discrete events): the parts of a broker
+  (:mod:`.controller_session`, :mod:`.isr_proposer`, :mod:`.follower_fetch_loop`,
+  :mod:`.leader_fetch_handler`, :mod:`.client_request_handler`) execute those objects'
+  actions as messages and timers (:mod:`.controller_calls` runs one controller call) and
+  translate the simulation's messages for them. Still written here, with no object in the
+  broker yet: polling the metadata log (the broker's metadata follower), installing the
+  replica in its role (the reconciler's loop around ``ReplicaRole.of`` and ``set_role``),
+  the flush and checkpoint tasks' passes around ``flush_due`` / ``flush_done`` and
+  ``checkpoint_high_watermark`` (:mod:`.broker_process`), and the controller's request
+  handling around the real :class:`Controller` (:mod:`.controller`).
 - faults (:mod:`.fault_schedule`): process crash (the files survive as written: a process
   crash, not a power loss, so acks that rely on the page cache stay true) and restart,
   pause (SIGSTOP: nothing runs, messages queue), network cuts (both ways, or between a

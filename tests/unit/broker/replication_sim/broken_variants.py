@@ -12,7 +12,11 @@ from __future__ import annotations
 import enum
 
 from rillet.broker.replica.partition_replica import PartitionReplica
-from rillet.broker.replica.replication.isr_proposal_step import ProposalSettlement
+from rillet.broker.replica.replication.isr_proposal_step import (
+    IsrProposalCycle,
+    ProposalSettled,
+    ProposalSettlement,
+)
 from rillet.broker.replica.replication.leader_state import IsrProposal, LeaderState
 from rillet.wire.error_codes import ErrorCode
 
@@ -35,6 +39,10 @@ class Bug(enum.Enum):
     # refused against a newer partition epoch) as refused, so the leader stops counting a
     # member the controller may have added (the bug this simulation found; the old step).
     LOST_ALTER_ANSWER_REFUSED = "lost-alter-answer-refused"
+    # A driver's control flow: the ISR proposal cycle ends an AlterPartition call that went
+    # unanswered until its deadline as if the controller had refused it (a timeout read as
+    # a refusal), so the leader stops counting a member the controller may have added.
+    UNANSWERED_ALTER_CALL_REFUSED = "unanswered-alter-call-refused"
 
 
 class _EveryFailureRefused(ProposalSettlement):
@@ -51,6 +59,13 @@ class _EveryFailureRefused(ProposalSettlement):
             super()._settle_leader(leader, proposal, error_code, answered_partition_epoch)
 
 
+class _TimeoutReadAsRefusal(IsrProposalCycle):
+    def finish(self, error_code: int | None, answered_partition_epoch: int = -1) -> ProposalSettled:
+        if error_code is None:  # refused against the proposal's own partition epoch
+            return super().finish(ErrorCode.REQUEST_TIMED_OUT, self.proposal.partition_epoch)
+        return super().finish(error_code, answered_partition_epoch)
+
+
 class _AckBeforeFsync(PartitionReplica):
     @property
     def local_committable_end(self) -> int:
@@ -65,3 +80,9 @@ def replica_type_for(bug: Bug | None) -> type[PartitionReplica]:
 def settlement_for(bug: Bug | None) -> ProposalSettlement:
     """The ISR manager's settling step a run uses: the real one, or the old broken one."""
     return _EveryFailureRefused() if bug is Bug.LOST_ALTER_ANSWER_REFUSED else ProposalSettlement()
+
+
+def cycle_type_for(bug: Bug | None) -> type[IsrProposalCycle]:
+    """The ISR proposal cycle a run uses: the real one, or one that reads a timeout as a
+    refusal."""
+    return _TimeoutReadAsRefusal if bug is Bug.UNANSWERED_ALTER_CALL_REFUSED else IsrProposalCycle

@@ -14,6 +14,7 @@ import abc
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from rillet.broker.cluster.broker_membership import BrokerMembership
 from rillet.broker.replica.partition_replica import PartitionReplica
 from rillet.metadata_quorum.state import MetadataState, PartitionState
 from rillet.partition_store.flush_plan import FlushPlan
@@ -23,8 +24,8 @@ from .partition_log import BrokerLog
 if TYPE_CHECKING:
     from rillet.broker.replica.replication.followed_positions import SentPosition
 
-    from .in_flight import AcksWaiter, AlterCall, ParkedFetch
-    from .messages import ControllerResp
+    from .controller_calls import SimCall
+    from .in_flight import AcksWaiter, ParkedFetch
     from .simulation import Simulation
 
 
@@ -46,9 +47,12 @@ class BrokerProcess(abc.ABC):
         self._reset()
 
     def _reset(self) -> None:
-        self.broker_epoch: int | None = None
-        self.registering: int | None = None
-        self.caught_up = False
+        # The broker's own membership state machine (broker_lifecycle.py drives it).
+        self.membership = BrokerMembership(
+            self.sim.config.heartbeat_ms / 1000, self.sim.config.session_timeout_ms / 1000
+        )
+        self.incarnation_id = ""  # the registration's, new with every new membership
+        self.catching_up_to: int | None = None  # the broker epoch the metadata must reach
         self.metadata = MetadataState()
         self.replica: PartitionReplica | None = None
         self.fetch_in_flight: tuple[int, int] | None = None  # (request id, leader)
@@ -56,8 +60,7 @@ class BrokerProcess(abc.ABC):
         self.parked: list[ParkedFetch] = []
         self.acks_waiters: list[AcksWaiter] = []
         self.md_in_flight: int | None = None
-        self.hb_in_flight: int | None = None
-        self.alter: AlterCall | None = None
+        self.calls: dict[int, SimCall] = {}  # calls to the controller, by attempt id
         self.flushing = False
 
     def __repr__(self) -> str:
@@ -72,7 +75,7 @@ class BrokerProcess(abc.ABC):
         self._reset()
         sim = self.sim
         self.log.open(sim.now)
-        self.register()
+        self.start_membership()
         self.poll_metadata()
         sim.later(self, sim.config.isr_check_ms, self.isr_check)
         sim.later(self, sim.config.checkpoint_ms, self.checkpoint)
@@ -126,7 +129,7 @@ class BrokerProcess(abc.ABC):
     # -- calls between the parts (see broker.py for which part implements which) ----------
 
     @abc.abstractmethod
-    def register(self) -> None: ...
+    def start_membership(self) -> None: ...
 
     @abc.abstractmethod
     def poll_metadata(self) -> None: ...
@@ -145,6 +148,3 @@ class BrokerProcess(abc.ABC):
 
     @abc.abstractmethod
     def isr_check(self) -> None: ...
-
-    @abc.abstractmethod
-    def _alter_answered(self, resp: ControllerResp) -> None: ...

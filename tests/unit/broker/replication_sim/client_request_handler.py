@@ -2,7 +2,8 @@
 reads up to the high watermark.
 
 Why a module of its own: it schedules handlers/produce.py's acks=all path (the real
-replica appends, decides when a wait ends and gives the verdict) and holds the two reads
+replica appends and decides when a wait ends; the handler's own steps refuse, and answer
+each wait once it ended: ``acks_all_refusal``, ``acks_all_answer``) and holds the two reads
 that tell the checker what was promised to a client: an acknowledgement, or records shown
 below a high watermark.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rillet.broker.replica.replication.acks_verdict import acks_all_refusal, acks_all_verdict
+from rillet.broker.replica.replication.acks_verdict import acks_all_answer, acks_all_refusal
 from rillet.wire.error_codes import ErrorCode
 
 from .broker_process import BrokerProcess
@@ -64,13 +65,13 @@ class ClientRequestHandler(BrokerProcess):
             self._acks_resolved(waiter, reached=False)
 
     def _acks_resolved(self, waiter: AcksWaiter, reached: bool) -> None:
-        """_await_high_watermarks' verdict for one batch: the replica's own."""
+        """_await_high_watermarks' end of one wait: the handler's own step."""
         if waiter.resolved:
             return
         waiter.resolved = True
         b = waiter.batch
         r = self.replica
-        code, _ = acks_all_verdict(r, reached, b.epoch)
+        code, _ = acks_all_answer(r, waiter.target, b.epoch, reached)
         if code == ErrorCode.NONE:
             plog = r.log if r is not None else None
             if plog is not None and plog.config.forces_fsync and plog.recovery_point < b.end:

@@ -1,42 +1,92 @@
-"""A broker's session with the controller: registration, heartbeats, the metadata log it
-follows, and reconciling its replica with what that log says.
+"""A broker's session with the controller: its membership (register, catch up, heartbeat),
+the metadata log it follows, and reconciling its replica with what that log says.
 
-Why a module of its own: this schedules broker_lifecycle.py (whose heartbeat step,
-``next_heartbeat_s``, it calls), the metadata follower and the partition reconciler, the
-path by which stale or late metadata reaches a replica; it also routes the controller's
-answers (an AlterPartition answer to :mod:`.isr_proposer`).
+Why a module of its own: the membership is the broker's own
+:class:`~rillet.broker.cluster.broker_membership.BrokerMembership` (the state machine
+broker_lifecycle.py drives); this part executes its actions as events (``Register`` and
+``Heartbeat`` as calls through :class:`~.controller_calls.SimCall`, ``CatchUp`` as a wait
+for the followed metadata), follows the metadata log and reconciles the replica, the path
+by which stale or late metadata reaches a replica; it also routes the controller's answers
+to the calls waiting for them.
 """
 
 from __future__ import annotations
 
-from rillet.broker.cluster.broker_lifecycle import next_heartbeat_s
+from collections.abc import Callable
+
+from rillet.broker.cluster.broker_membership import Action, CatchUp, Heartbeat, Register
 from rillet.broker.replica.replica_role import ReplicaRole, TopicPartitionKey
 from rillet.metadata_quorum.records import decode_entry
 from rillet.metadata_quorum.state import PartitionState
-from rillet.wire.error_codes import ErrorCode
 
 from .broker_process import BrokerProcess
+from .controller_calls import SimCall
 from .messages import ControllerReq, ControllerResp
 from .partition_log import TOPIC
 from .topology import CONTROLLER
 
 
 class ControllerSession(BrokerProcess):
-    """The broker's side of broker_lifecycle.py (register, catch up, heartbeat), the
-    metadata follower and the partition reconciler, scheduled."""
+    """BrokerLifecycle's driving of the membership, the metadata follower and the partition
+    reconciler, scheduled."""
 
-    def register(self) -> None:
-        req_id = self.sim.next_id()
-        self.registering = req_id
-        req = ControllerReq(
-            "register", self.node_id, req_id, incarnation=f"{self.node_id}.{self.incarnation}"
-        )
-        self.sim.send(self.node_id, CONTROLLER, self.sim.controller.on_request, req)
-        self.sim.later(self, self.sim.config.request_timeout_ms, self._register_timeout, req_id)
+    def start_membership(self) -> None:
+        self._act(self.membership.start())
 
-    def _register_timeout(self, req_id: int) -> None:
-        if self.registering == req_id:
-            self.register()
+    def _act(self, action: Action) -> None:
+        """Do what the membership asks for next."""
+        if isinstance(action, Register):
+            if action.fresh:  # BrokerLifecycle._register: a new incarnation id
+                self.incarnation_id = f"{self.node_id}.{self.sim.next_id()}"
+            self._after(action.after_s, self._register)
+        elif isinstance(action, CatchUp):
+            self.catching_up_to = action.broker_epoch
+            self._maybe_caught_up()
+        else:
+            self._after(action.after_s, self._heartbeat)
+
+    def _after(self, delay_s: float, fn: Callable[[], None]) -> None:
+        """Now, or after ``delay_s`` (the driver sleeps only for a positive delay)."""
+        if delay_s > 0:
+            self.sim.later(self, round(delay_s * 1000), fn)
+        else:
+            fn()
+
+    def _register(self) -> None:
+        incarnation = self.incarnation_id
+
+        def request(req_id: int) -> ControllerReq:
+            return ControllerReq("register", self.node_id, req_id, incarnation=incarnation)
+
+        SimCall(self, request, self.sim.config.request_timeout_ms, self._registered).start()
+
+    def _registered(self, resp: ControllerResp | None) -> None:
+        if resp is None:
+            self._act(self.membership.registration_answered(None))
+        else:
+            self._act(self.membership.registration_answered(resp.error, resp.broker_epoch))
+
+    def _heartbeat(self) -> None:
+        epoch = self.membership.broker_epoch
+        assert epoch is not None  # heartbeats follow a registration
+        caught_up = self.membership.caught_up
+
+        def request(req_id: int) -> ControllerReq:
+            return ControllerReq(
+                "heartbeat", self.node_id, req_id, broker_epoch=epoch, caught_up=caught_up
+            )
+
+        SimCall(self, request, self.sim.config.request_timeout_ms, self._heartbeat_answered).start()
+
+    def _heartbeat_answered(self, resp: ControllerResp | None) -> None:
+        now_s = self.sim.now / 1000
+        if resp is None:
+            action: Heartbeat | Register = self.membership.heartbeat_answered(None, now_s)
+        else:
+            action = self.membership.heartbeat_answered(resp.error, now_s, resp.fenced)
+        if isinstance(action, Register):
+            self.sim.trace_line(f"{self} broker epoch stale: registering again")
+        self._act(action)
 
     def poll_metadata(self) -> None:
         req_id = self.sim.next_id()
@@ -52,68 +102,35 @@ class ControllerSession(BrokerProcess):
         if self.md_in_flight == req_id:
             self.poll_metadata()
 
-    def heartbeat(self) -> None:
-        if self.broker_epoch is None or self.hb_in_flight is not None:
-            return
-        req_id = self.sim.next_id()
-        self.hb_in_flight = req_id
-        req = ControllerReq(
-            "heartbeat",
-            self.node_id,
-            req_id,
-            broker_epoch=self.broker_epoch,
-            caught_up=self.caught_up,
-        )
-        self.sim.send(self.node_id, CONTROLLER, self.sim.controller.on_request, req)
-        self.sim.later(self, self.sim.config.request_timeout_ms, self._heartbeat_timeout, req_id)
-
-    def _heartbeat_timeout(self, req_id: int) -> None:
-        if self.hb_in_flight == req_id:
-            self.hb_in_flight = None
-            self.heartbeat()
-
     def on_controller_response(self, resp: ControllerResp) -> None:
-        sim = self.sim
-        if resp.kind == "register" and resp.req_id == self.registering:
-            if resp.error != ErrorCode.NONE:
-                return  # the timeout registers again
-            self.registering = None
-            self.broker_epoch = resp.broker_epoch
-            self.hb_in_flight = None
-            self._maybe_caught_up()
-            self.heartbeat()
-        elif resp.kind == "heartbeat" and resp.req_id == self.hb_in_flight:
-            self.hb_in_flight = None
-            # The lifecycle's own step (broker_lifecycle.py), in virtual milliseconds.
-            delay_s = next_heartbeat_s(resp.error, resp.fenced, sim.config.heartbeat_ms / 1000)
-            if delay_s is None:
-                self.broker_epoch = None
-                self.register()
-                return
-            sim.later(self, round(delay_s * 1000), self.heartbeat)
-        elif resp.kind == "metadata" and resp.req_id == self.md_in_flight:
-            self.md_in_flight = None
-            for index, data in resp.entries:
-                if index == self.metadata.last_applied_index + 1:
-                    self.metadata.apply_entry(index, decode_entry(data))
-            self._maybe_caught_up()
-            if self.caught_up:
-                self.reconcile()
-            self.poll_metadata()
-        elif (
-            resp.kind == "alter" and self.alter is not None and resp.req_id == self.alter.req.req_id
-        ):
-            self._alter_answered(resp)
+        if resp.kind == "metadata":
+            if resp.req_id == self.md_in_flight:
+                self._metadata_answered(resp)
+            return
+        call = self.calls.get(resp.req_id)
+        if call is not None:
+            call.answered(resp)
+
+    def _metadata_answered(self, resp: ControllerResp) -> None:
+        self.md_in_flight = None
+        for index, data in resp.entries:
+            if index == self.metadata.last_applied_index + 1:
+                self.metadata.apply_entry(index, decode_entry(data))
+        self._maybe_caught_up()
+        if self.membership.caught_up:
+            self.reconcile()
+        self.poll_metadata()
 
     def _maybe_caught_up(self) -> None:
-        """broker_lifecycle: caught up once the metadata holds this broker's registration."""
-        if (
-            not self.caught_up
-            and self.broker_epoch is not None
-            and self.metadata.last_applied_index >= self.broker_epoch
-        ):
-            self.caught_up = True
-            self.reconcile()
+        """BrokerLifecycle.run's wait: caught up once the metadata holds the registration."""
+        epoch = self.catching_up_to
+        if epoch is not None and self.metadata.last_applied_index >= epoch:
+            self.catching_up_to = None
+            first = not self.membership.caught_up
+            action = self.membership.metadata_caught_up()
+            if first:
+                self.reconcile()  # the partition reconciler starts once caught up
+            self._act(action)
 
     def partition(self) -> PartitionState | None:
         for p in self.metadata.partitions.values():

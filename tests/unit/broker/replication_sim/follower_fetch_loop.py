@@ -3,13 +3,17 @@ replica builds each request and applies each answer (append, follow the high wat
 truncate on divergence, drop a stale answer).
 
 Why a module of its own: it schedules what replication/replica_fetcher.py's loop does for
-one leader (timeouts, back-off, a new loop for a new leader); the stats it counts prove
-the runs reach those paths.
+one leader, with the loop's own steps: :class:`FollowedPositions` says what to fetch,
+:func:`apply_answer` what an answer does, and :class:`FetchRound` with :func:`next_fetch`
+whether the loop fetches again at once or backs off (an unanswered fetch is a broken
+round); what it adds is scheduling (one fetch in flight, its timeout, a new loop for a new
+leader). The stats it counts prove the runs reach those paths.
 """
 
 from __future__ import annotations
 
 from rillet.broker.replica.replica_role import FetchApplied
+from rillet.broker.replica.replication.fetch_round import FetchRound, RoundOutcome, next_fetch
 from rillet.broker.replica.replication.followed_positions import FollowedPositions, SentPosition
 from rillet.broker.replica.replication.follower_apply import apply_answer
 from rillet.broker.replica.replication.follower_fetch_answer import is_diverging
@@ -49,30 +53,38 @@ class FollowerFetchLoop(BrokerProcess):
 
     def _fetch_timeout(self, req_id: int) -> None:
         if self.fetch_in_flight is not None and self.fetch_in_flight[0] == req_id:
-            self.fetch_in_flight = None  # a broken connection: back off, then fetch again
-            self.sim.later(self, self.sim.config.fetch_backoff_ms, self.maybe_fetch)
+            self.fetch_in_flight = None  # a broken connection
+            self._round_ended(RoundOutcome.BROKEN)
 
     def on_fetch_response(self, resp: FetchResp) -> None:
         s = self.sent.get(resp.req_id)
         if s is None:
             return
-        progressed = self._apply(s, resp.answer)
+        applied = self._apply(s, resp.answer)
         if self.fetch_in_flight is None or self.fetch_in_flight[0] != resp.req_id:
             return  # a duplicate, or the answer to a request already given up on
         self.fetch_in_flight = None
         self.sent.pop(resp.req_id, None)
-        if progressed:
+        fetch_round = FetchRound(1)  # one partition answered
+        fetch_round.applied(applied)
+        self._round_ended(fetch_round.outcome)
+
+    def _round_ended(self, outcome: RoundOutcome) -> None:
+        """The loop's own step after a round: fetch again at once, or after a back-off (a
+        new connection would be made then; here the next message simply goes)."""
+        step = next_fetch(outcome, self.sim.config.fetch_backoff_ms / 1000)
+        if step.wait_s is None:
             self.maybe_fetch()
         else:
-            self.sim.later(self, self.sim.config.fetch_backoff_ms, self.maybe_fetch)
+            self.sim.later(self, round(step.wait_s * 1000), self.maybe_fetch)
 
-    def _apply(self, s: SentPosition, answer: FetchPartitionResponse) -> bool:
+    def _apply(self, s: SentPosition, answer: FetchPartitionResponse) -> FetchApplied:
         """ReplicaFetcherManager._apply: its own step (:func:`apply_answer`) on the replica
         the fetch was sent for; an answer for a replica since replaced (a crash) is stale."""
         r = self.replica
         if r is None or s.replica is not r:
             self.sim.stats["stale fetch answers dropped"] += 1
-            return True
+            return FetchApplied.STALE
         done = apply_answer(s, answer, self.sim.now)
         if done.refused is not None:  # a leader that sends what cannot follow this log
             raise Violation(f"{self}: follower append refused: {done.refused}")
@@ -90,4 +102,4 @@ class FollowerFetchLoop(BrokerProcess):
                 self.sim.stats[f"follower got {ErrorCode(answer.error_code).name}"] += 1
         elif applied is FetchApplied.BACK_OFF:
             self.sim.stats[f"follower got {ErrorCode(answer.error_code).name}"] += 1
-        return done.progressed
+        return done.applied

@@ -1,5 +1,6 @@
-"""What a broker process remembers about work in flight: acks=all waiters, its ISR
-proposal, the follower fetch it sent, and the follower fetches it holds in a long poll.
+"""What a broker process remembers about work in flight: acks=all waiters, the follower
+fetch it sent, and the follower fetches it holds in a long poll (its calls to the
+controller are :class:`~.controller_calls.SimCall`).
 
 Why a module of its own: all of it lives in the process's memory, so a crash loses it and a
 restart starts empty (:meth:`BrokerProcess._reset`); the parts of the broker that create
@@ -12,10 +13,9 @@ from dataclasses import dataclass
 
 import trio
 
-from rillet.broker.cluster.controller_link import INITIAL_BACKOFF_S
-from rillet.broker.replica.replication.leader_state import IsrProposal
+from rillet.broker.replica.replication.follower_fetch_answer import LongPoll
 
-from .messages import ControllerReq, FetchReq
+from .messages import FetchReq
 from .partition_log import Batch
 
 
@@ -31,21 +31,11 @@ class AcksWaiter:
 
 
 @dataclass(slots=True)
-class AlterCall:
-    """One IsrManager._propose in flight (ControllerLink.call with its deadline)."""
-
-    proposal: IsrProposal
-    req: ControllerReq
-    deadline: int
-    backoff_s: float = INITIAL_BACKOFF_S  # the link's own backoff (next_backoff_s)
-    done: bool = False
-
-
-@dataclass(slots=True)
 class ParkedFetch:
-    """A follower fetch held in the leader's long poll until records come or ``deadline``;
-    ``woken`` is registered with the real replica, which sets it when its log end moves."""
+    """A follower fetch held in the leader's long poll (the handler's own
+    :class:`LongPoll`) until records come or its deadline; ``woken`` is registered with the
+    real replica, which sets it when its log end moves."""
 
     req: FetchReq
-    deadline: int
+    poll: LongPoll
     woken: trio.Event | None = None

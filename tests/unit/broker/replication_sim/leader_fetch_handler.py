@@ -3,9 +3,10 @@
 Why a module of its own: the answer is the real
 :func:`~rillet.broker.replica.replication.follower_fetch_answer.answer_follower_fetch` on the real
 replica (epoch fencing, the divergence check, the follower's progress reaching
-:class:`LeaderState`, reads of the real log); this part only schedules it, holds empty
-answers until the replica wakes them (its real follower waiters) or the wait expires, and
-is where the broken variants (:class:`~.broken_variants.Bug`) break the leader.
+:class:`LeaderState`, reads of the real log), and whether it goes now or is held is the
+fetch handler's own :class:`LongPoll`; this part only schedules them, holds empty answers
+until the replica wakes them (its real follower waiters) or the poll's deadline, and is
+where the broken variants (:class:`~.broken_variants.Bug`) break the leader.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ import os
 import trio
 
 from rillet.broker.replica.replication.follower_fetch_answer import (
+    LongPoll,
     answer_if_hosted,
     answers_at_once,
-    long_poll_ends,
 )
 from rillet.broker.replica.replication.replica_fetcher import FETCH_MIN_BYTES
 from rillet.wire.batch import read_header
@@ -35,23 +36,25 @@ class LeaderFetchHandler(BrokerProcess):
     """The leader's half of replication, scheduled: answer, or park until woken."""
 
     def on_fetch(self, req: FetchReq) -> None:
-        deadline = self.sim.now + self.sim.config.fetch_wait_ms
-        self._serve_fetch(ParkedFetch(req, deadline))
+        poll = LongPoll((self.sim.now + self.sim.config.fetch_wait_ms) / 1000)
+        self._serve_fetch(ParkedFetch(req, poll))
 
     def _serve_fetch(self, parked: ParkedFetch) -> None:
         resp = self.read_for_follower(parked.req)
         a = resp.answer
-        # The handler's own rule (handlers/fetch.py), for a follower's one-partition fetch.
-        done = long_poll_ends(blob_length(a.records), FETCH_MIN_BYTES, answers_at_once(a))
+        # The handler's own long poll (handlers/fetch.py), for a one-partition fetch.
+        now_s = self.sim.now / 1000
+        done = parked.poll.ends(blob_length(a.records), FETCH_MIN_BYTES, answers_at_once(a), now_s)
         r = self.replica
-        if done or self.sim.now >= parked.deadline or r is None:
+        if done or r is None:
             follower = self.sim.brokers[parked.req.follower]
             self.sim.send(self.node_id, follower.node_id, follower.on_fetch_response, resp)
             return
         parked.woken = trio.Event()
         r.register_waiter(parked.woken, follower=True)
         self.parked.append(parked)
-        self.sim.later(self, parked.deadline - self.sim.now, self._fetch_deadline, parked)
+        deadline_ms = round(parked.poll.deadline_s * 1000)
+        self.sim.later(self, deadline_ms - self.sim.now, self._fetch_deadline, parked)
 
     def _fetch_deadline(self, parked: ParkedFetch) -> None:
         if parked in self.parked:
