@@ -169,6 +169,21 @@ def test_the_cli_manages_users(cluster: tuple[LocalCluster, TlsPlan]) -> None:
     assert missing.returncode == 1 and "ResourceNotFoundError" in missing.stderr
 
 
+def _logins_admitted(c: LocalCluster, tls: TlsPlan) -> bool | None:
+    """Whether alice logs in with SCRAM-SHA-512 on each node, asked alone."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    for node in c.plan.nodes:
+        conf = sasl_conf(c, tls, "SCRAM-SHA-512", "alice", "alice-secret")
+        conf["bootstrap.servers"] = node.kafka_bootstrap
+        try:
+            AdminClient(conf).list_topics(timeout=8)
+        except KafkaException:
+            return None
+    return True
+
+
 def test_kafka_admin_clients_manage_scram_users(cluster: tuple[LocalCluster, TlsPlan]) -> None:
     from confluent_kafka.admin import AdminClient
     from kafka.admin import (
@@ -179,6 +194,10 @@ def test_kafka_admin_clients_manage_scram_users(cluster: tuple[LocalCluster, Tls
     )
 
     c, tls = cluster
+    # The tests before this one failed logins from this address on purpose, and each node
+    # spaces and refuses logins from an address with recent failures (up to
+    # failed_authentication_delay_max_ms): wait until every node admits alice again.
+    wait_for("alice's logins admitted on every node", lambda: _logins_admitted(c, tls), 40)
     kp = KafkaAdminClient(**kafka_python_sasl(c, tls, "SCRAM-SHA-512"))
     try:
         made = kp.alter_user_scram_credentials(
