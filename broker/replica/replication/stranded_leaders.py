@@ -63,7 +63,11 @@ class StrandedLeaderWatch:
         self._interval_s = interval_ms / 1000
         self._registered = registered
         self._hears_controller = hears_controller
-        self.stranded = 0  # leaders stranded after the last pass (for tests and logs)
+
+    @property
+    def stranded(self) -> int:
+        """How many leaders here were stranded after the last pass."""
+        return sum(len(ps) for ps in self._replicas.stranded.values())
 
     async def run(self) -> None:
         while True:
@@ -71,10 +75,15 @@ class StrandedLeaderWatch:
             self.check()
 
     def check(self) -> None:
-        """One pass: a single comparison per leader, no I/O."""
+        """One pass: a single comparison per leader, no I/O. While this node hears the
+        controller and no leader here is stranded (nearly always) there is nothing to mark
+        or clear, and the pass over every replica is skipped."""
         if not self._registered():
             return
         hears = self._hears_controller()
+        if hears and not self._replicas.stranded:
+            return
+        before = self.stranded
         now = self._replicas.clock.steady_ms()
         by_topic: dict[str, set[int]] = {}
         for replica in self._replicas.replicas():
@@ -84,8 +93,8 @@ class StrandedLeaderWatch:
             if replica.stranded:
                 by_topic.setdefault(replica.key.topic, set()).add(replica.key.partition)
         self._replicas.stranded = {t: frozenset(ps) for t, ps in by_topic.items()}
-        count = sum(len(ps) for ps in by_topic.values())
-        if count != self.stranded:
+        count = self.stranded
+        if count != before:
             if count:
                 log.warning(
                     "%d partitions led here take no writes: this node hears neither the "
@@ -94,4 +103,3 @@ class StrandedLeaderWatch:
                 )
             else:
                 log.info("no partition led here is cut off any more")
-        self.stranded = count
