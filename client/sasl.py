@@ -10,17 +10,24 @@ talked to a server that holds the user's credential. Nodes whose native listener
 from __future__ import annotations
 
 import base64
-import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass, field
 
 from rillet.client.errors import AuthenticationFailedError
+from rillet.wire.scram import (
+    MAX_ITERATIONS,
+    MIN_ITERATIONS,
+    SCRAM_DIGESTS,
+    attributes,
+    escape_name,
+    keys_from_salted,
+    salted_password,
+    signature,
+    xor,
+)
 
-SCRAM_DIGESTS = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}
 MECHANISMS = (*SCRAM_DIGESTS, "PLAIN")
-MIN_ITERATIONS = 4096  # a server asking for fewer is not trusted (as Kafka's clients do)
-MAX_ITERATIONS = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +58,7 @@ class ScramClient:
         self._digest = SCRAM_DIGESTS[login.mechanism]
         self._login = login
         self._nonce = nonce or secrets.token_urlsafe(24)
-        self._first_bare = f"n={_escape(login.username)},r={self._nonce}"
+        self._first_bare = f"n={escape_name(login.username)},r={self._nonce}"
         self._server_signature = b""
 
     def first(self) -> bytes:
@@ -59,7 +66,7 @@ class ScramClient:
 
     def final(self, server_first: bytes) -> bytes:
         text = _text(server_first)
-        fields = _fields(text)
+        fields = attributes(text)
         nonce, salt_b64, count = fields.get("r", ""), fields.get("s", ""), fields.get("i", "")
         if not nonce.startswith(self._nonce) or len(nonce) == len(self._nonce):
             raise AuthenticationFailedError("SCRAM: the server's nonce does not extend ours")
@@ -71,19 +78,17 @@ class ScramClient:
         if not MIN_ITERATIONS <= iterations <= MAX_ITERATIONS:
             raise AuthenticationFailedError(f"SCRAM: {iterations} iterations refused")
         digest = self._digest
-        salted = hashlib.pbkdf2_hmac(digest, self._login.password.encode(), salt, iterations)
-        client_key = hmac.digest(salted, b"Client Key", digest)
-        stored_key = hashlib.new(digest, client_key).digest()
+        keys = keys_from_salted(
+            digest, salted_password(digest, self._login.password, salt, iterations)
+        )
         without_proof = f"c=biws,r={nonce}"
         auth_message = f"{self._first_bare},{text},{without_proof}".encode()
-        signature = hmac.digest(stored_key, auth_message, digest)
-        proof = bytes(a ^ b for a, b in zip(client_key, signature, strict=True))
-        server_key = hmac.digest(salted, b"Server Key", digest)
-        self._server_signature = hmac.digest(server_key, auth_message, digest)
+        proof = xor(keys.client_key, signature(keys.stored_key, auth_message, digest))
+        self._server_signature = signature(keys.server_key, auth_message, digest)
         return f"{without_proof},p={base64.b64encode(proof).decode()}".encode()
 
     def verify(self, server_final: bytes) -> None:
-        fields = _fields(_text(server_final))
+        fields = attributes(_text(server_final))
         if "e" in fields:
             raise AuthenticationFailedError(f"SCRAM: the server says {fields['e']}")
         try:
@@ -99,16 +104,3 @@ def _text(message: bytes) -> str:
         return message.decode()
     except UnicodeDecodeError:
         raise AuthenticationFailedError("SCRAM: a server message is not UTF-8") from None
-
-
-def _fields(text: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for part in text.split(","):
-        key, sep, value = part.partition("=")
-        if sep and len(key) == 1:
-            out.setdefault(key, value)
-    return out
-
-
-def _escape(name: str) -> str:
-    return name.replace("=", "=3D").replace(",", "=2C")

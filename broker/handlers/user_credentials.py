@@ -9,14 +9,12 @@ so every node can authenticate the user a moment later.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-
 from rillet.broker.handlers.context import BrokerContext
 from rillet.broker.handlers.controller_calls import decide_on_controller, forward_once
-from rillet.broker.security.sasl.scram import MECHANISMS, MIN_ITERATIONS
 from rillet.metadata_quorum.scram_registry import UserScramCredential
 from rillet.wire.error_codes import ErrorCode
+from rillet.wire.scram import MAX_ITERATIONS, MIN_ITERATIONS, keys_from_salted
+from rillet.wire.scram import SCRAM_DIGESTS as MECHANISMS
 from rillet.wire.user_messages import (
     AlterUserScramCredentialsRequest,
     AlterUserScramCredentialsResponse,
@@ -26,8 +24,6 @@ from rillet.wire.user_messages import (
     DescribeUserScramCredentialsResponse,
     ScramCredentialUpsert,
 )
-
-MAX_ITERATIONS = 1_000_000  # what Kafka's clients accept from a server, too
 
 
 async def handle_alter_user_scram_credentials(
@@ -76,15 +72,9 @@ def _unacceptable(u: ScramCredentialUpsert) -> str | None:
 
 
 def _credential(u: ScramCredentialUpsert) -> UserScramCredential:
-    digest = MECHANISMS[u.mechanism]
-    client_key = hmac.digest(u.salted_password, b"Client Key", digest)
+    keys = keys_from_salted(MECHANISMS[u.mechanism], u.salted_password)
     return UserScramCredential(
-        u.name,
-        u.mechanism,
-        u.salt,
-        u.iterations,
-        hashlib.new(digest, client_key).digest(),
-        hmac.digest(u.salted_password, b"Server Key", digest),
+        u.name, u.mechanism, u.salt, u.iterations, keys.stored_key, keys.server_key
     )
 
 

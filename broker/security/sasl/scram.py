@@ -24,9 +24,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rillet.broker.errors import BrokerError
+from rillet.wire.scram import (
+    MIN_ITERATIONS,
+    SCRAM_DIGESTS,
+    attributes,
+    keys_from_salted,
+    salted_password,
+    signature,
+    unescape_name,
+    xor,
+)
 
-MECHANISMS = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}
-MIN_ITERATIONS = 4096
+MECHANISMS = SCRAM_DIGESTS
 DEFAULT_ITERATIONS = 8192
 SALT_BYTES = 32
 MAX_MESSAGE_BYTES = 4096
@@ -57,11 +66,8 @@ def make_credential(
         raise ValueError(f"iterations must be at least {MIN_ITERATIONS}")
     salt = salt if salt is not None else os.urandom(SALT_BYTES)
     digest = MECHANISMS[mechanism]
-    salted = hashlib.pbkdf2_hmac(digest, password.encode(), salt, iterations)
-    client_key = hmac.digest(salted, b"Client Key", digest)
-    stored_key = hashlib.new(digest, client_key).digest()
-    server_key = hmac.digest(salted, b"Server Key", digest)
-    return ScramCredential(mechanism, salt, iterations, stored_key, server_key)
+    keys = keys_from_salted(digest, salted_password(digest, password, salt, iterations))
+    return ScramCredential(mechanism, salt, iterations, keys.stored_key, keys.server_key)
 
 
 def password_matches(credential: ScramCredential, password: str) -> bool:
@@ -86,15 +92,15 @@ class ScramProof:
 
     def check(self) -> bytes | None:
         """The server-final message when the proof matches the credential, else None."""
-        signature = hmac.digest(self.credential.stored_key, self.auth_message, self.digest)
-        if len(self.proof) != len(signature):
+        client_signature = signature(self.credential.stored_key, self.auth_message, self.digest)
+        if len(self.proof) != len(client_signature):
             return None
-        client_key = bytes(a ^ b for a, b in zip(self.proof, signature, strict=True))
+        client_key = xor(self.proof, client_signature)
         if not hmac.compare_digest(
             hashlib.new(self.digest, client_key).digest(), self.credential.stored_key
         ):
             return None
-        server_signature = hmac.digest(self.credential.server_key, self.auth_message, self.digest)
+        server_signature = signature(self.credential.server_key, self.auth_message, self.digest)
         return b"v=" + base64.b64encode(server_signature)
 
 
@@ -132,8 +138,8 @@ class ScramServer:
         gs2, sep, bare = _split_gs2(text)
         if not sep:
             raise SaslAuthenticationFailed("malformed SCRAM client-first message")
-        fields = _fields(bare)
-        user = _unescape(fields.get("n", ""))
+        fields = attributes(bare)
+        user = unescape_name(fields.get("n", ""))
         client_nonce = fields.get("r", "")
         if not user or not client_nonce or gs2.startswith("p"):
             raise SaslAuthenticationFailed("malformed SCRAM client-first message")
@@ -163,7 +169,7 @@ class ScramServer:
             raise SaslAuthenticationFailed("SCRAM client-final message out of order")
         text = _text(message)
         without_proof, sep, proof_field = text.rpartition(",p=")
-        fields = _fields(without_proof)
+        fields = attributes(without_proof)
         if not sep or fields.get("r") != self._nonce or "c" not in fields:
             raise SaslAuthenticationFailed("malformed SCRAM client-final message")
         try:
@@ -199,16 +205,3 @@ def _split_gs2(text: str) -> tuple[str, bool, str]:
     if second < 0:
         return "", False, ""
     return text[: second + 1], True, text[second + 1 :]
-
-
-def _fields(text: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for part in text.split(","):
-        key, sep, value = part.partition("=")
-        if sep and len(key) == 1:
-            out.setdefault(key, value)
-    return out
-
-
-def _unescape(name: str) -> str:
-    return name.replace("=2C", ",").replace("=3D", "=")
