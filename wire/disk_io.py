@@ -130,3 +130,12 @@ def install(layer: FileLayer) -> None:
     module = globals()
     for name in _NAMES:
         module[name] = getattr(layer, name)
+
+
+def layered() -> bool:
+    """Whether the operations go through an installed layer rather than straight to the OS.
+
+    Work that another process does on this node's files (the log cleaner's child) would go
+    around such a layer, and the faults it injects would not reach those files; such work
+    asks here and stays in this process while a layer is installed."""
+    return pwrite is not os.pwrite

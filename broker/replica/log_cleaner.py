@@ -7,8 +7,11 @@ Kafka's cleaner picks the log with the highest dirty ratio. The planning and the
 the event loop (a few renames); reading, deduplicating and writing the cleaned segments run
 paced to ``log_cleaner_io_max_bytes_per_second``, by default in a child process at a lower
 CPU priority (``clean_process``: off the node's GIL), or with ``log_cleaner_worker =
-"thread"`` in a worker thread (``trio.to_thread``). A clean that fails there (a damaged
-source, a full disk, a child killed or answering garbage) is logged and changes nothing.
+"thread"`` in a worker thread (``trio.to_thread``). Under a file layer (the chaos harness's
+fault-injecting disk, ``wire.disk_io.layered``) cleans always run on a thread: a child's
+writes would go around the layer, and its faults would never reach them. A clean that
+fails there (a damaged source, a full disk, a child killed or answering garbage) is logged
+and changes nothing.
 Appends, fetches and replication go on meanwhile: the cleaner never touches the active
 segment, and a clean whose sources changed (a truncation, retention) is discarded. When no
 log needs cleaning it waits ``log_cleaner_backoff_ms``.
@@ -35,6 +38,7 @@ from rillet.partition_store.cleaning_pass import plan_for, work
 from rillet.partition_store.compaction_plan import CleanPlan
 from rillet.partition_store.errors import StoreError
 from rillet.partition_store.segment_cleaner import CleanJob, CleanResult, IoBudget, staging_dir
+from rillet.wire import disk_io
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +101,7 @@ class LogCleaner:
 
     async def _work(self, job: CleanJob) -> CleanResult:
         rate = self._tasks.log_cleaner_io_max_bytes_per_second
-        if self._tasks.log_cleaner_worker == "thread":
+        if worker_for(self._tasks) == "thread":
             return await trio.to_thread.run_sync(work, job, IoBudget(rate), abandon_on_cancel=True)
         return await clean_in_process(job, rate, self._tasks.log_cleaner_process_niceness)
 
@@ -115,3 +119,9 @@ class LogCleaner:
             if plan is not None and (best is None or plan.dirty_ratio > best[1].dirty_ratio):
                 best = (replica, plan)
         return best
+
+
+def worker_for(tasks: TasksConfig) -> str:
+    """Where a clean's file work runs: ``log_cleaner_worker``, except always ``"thread"``
+    while a file layer is installed (see the module's docstring)."""
+    return "thread" if disk_io.layered() else tasks.log_cleaner_worker

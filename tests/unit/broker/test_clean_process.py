@@ -158,3 +158,22 @@ async def test_a_damaged_source_fails_the_clean_in_the_child_as_in_the_thread(
     assert segment_files(log) == files
     with pytest.raises(CorruptLog, match="segment 0"):
         clean_now(log, T0 + 10_000)
+
+
+def test_under_a_file_layer_cleans_stay_on_a_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child's writes would go around the layer (the chaos harness's faulty disk), so the
+    layer's faults would never reach the cleaned segments."""
+    from rillet.broker.config import TasksConfig
+    from rillet.broker.replica.log_cleaner import worker_for
+    from rillet.wire import disk_io
+
+    assert not disk_io.layered()
+    assert worker_for(TasksConfig()) == "process"
+    assert worker_for(dataclasses.replace(TasksConfig(), log_cleaner_worker="thread")) == "thread"
+
+    def layered_pwrite(fd: int, data: bytes, offset: int) -> int:
+        return os.pwrite(fd, data, offset)
+
+    monkeypatch.setattr(disk_io, "pwrite", layered_pwrite)
+    assert disk_io.layered()
+    assert worker_for(TasksConfig()) == "thread"
