@@ -12,7 +12,6 @@ Not thread-safe: one owner (the broker's event loop) calls every method; only
 
 from __future__ import annotations
 
-import bisect
 import os
 import shutil
 from dataclasses import dataclass
@@ -54,6 +53,7 @@ from rillet.partition_store.log_loader import (
     make_name_durable,
     new_log,
 )
+from rillet.partition_store.log_segments import LogSegments
 from rillet.partition_store.partition_files import PartitionFiles, PartitionMeta
 from rillet.partition_store.producer_state import (
     InvalidProducerEpoch,
@@ -121,8 +121,7 @@ class PartitionLog:
             self._files.ensure_meta(topic, partition, now_ms, topic_id, sync_batch)
             loaded = load_log(directory, config, self._files, now_ms)
         self.recovery_stats: RecoveryStats = loaded.stats
-        self._segments = loaded.segments
-        self._bases = [s.base_offset for s in self._segments]
+        self._segments = LogSegments(loaded.segments)
         self._log_start_offset = loaded.log_start_offset
         self._flush = FlushPolicy(config, loaded.recovery_point, self.log_end_offset, now_ms)
         self._last_epoch = self._latest_segment_epoch()
@@ -135,10 +134,10 @@ class PartitionLog:
             self._aborted = AbortedIndex()
         else:
             self._epochs = LeaderEpochFile.open(
-                directory, self._segments, self._log_start_offset, self._last_epoch
+                directory, self._segments.as_list(), self._log_start_offset, self._last_epoch
             )
             self._producers, self._aborted = load_transaction_state(
-                directory, self._segments, self.log_end_offset
+                directory, self._segments.as_list(), self.log_end_offset
             )
         self._truncations = 0  # a scrub's findings apply only to the log it read
         self._first_dirty_offset = 0  # where the last clean stopped (in memory: see docs)
@@ -179,7 +178,7 @@ class PartitionLog:
     @property
     def log_end_offset(self) -> int:
         """The offset the next appended record gets (LEO)."""
-        return self._segments[-1].next_offset
+        return self._segments.active.next_offset
 
     @property
     def truncations(self) -> int:
@@ -219,7 +218,7 @@ class PartitionLog:
 
     @property
     def active_segment(self) -> LogSegment:
-        return self._segments[-1]
+        return self._segments.active
 
     def segments(self) -> list[SegmentInfo]:
         return [s.info() for s in self._segments]
@@ -401,8 +400,7 @@ class PartitionLog:
         segment = LogSegment(
             self.directory, self.log_end_offset, self.config.index_interval_bytes, fresh=True
         )
-        self._segments.append(segment)
-        self._bases.append(segment.base_offset)
+        self._segments.roll(segment)
         self._aborted.write(active.base_offset, active.paths.txn_index)
         self._producers.transactions.sealed_below(segment.base_offset)
         write_producer_state(self.directory, self._producers)  # bounds the scan on open
@@ -435,7 +433,7 @@ class PartitionLog:
         limit = log_end if max_offset is None else min(max_offset, log_end)
         if fetch_offset >= limit:
             return ReadResult(None, fetch_offset)
-        segment = self._segments[bisect.bisect_right(self._bases, fetch_offset) - 1]
+        segment = self._segments.holding(fetch_offset)
         found = segment.read(fetch_offset, limit, max_bytes, min_one_batch, recheck)
         if found is None:
             return ReadResult(None, fetch_offset)
@@ -462,7 +460,7 @@ class PartitionLog:
         """
         self._check_open()
         start = max(self._log_start_offset, from_offset)
-        for segment in self._segments[bisect.bisect_right(self._bases, start) - 1 :]:
+        for segment in self._segments.from_holding(start):
             header = segment.first_batch_at_time(timestamp_ms, start)
             if header is not None:
                 return max(header.base_offset, start), header.max_timestamp_ms
@@ -525,10 +523,9 @@ class PartitionLog:
     def _scrub_segment(self, target: ScrubTarget) -> LogSegment | None:
         if self._closed or target.generation != self._truncations:
             return None
-        i = bisect.bisect_right(self._bases, target.base_offset) - 1
-        if i < 0 or self._bases[i] != target.base_offset:
+        segment = self._segments.at_base(target.base_offset)
+        if segment is None:
             return None
-        segment = self._segments[i]
         return None if segment.closed or segment.size < target.size else segment
 
     def truncate_to_damage(self, damage: BatchDamage) -> int:
@@ -539,20 +536,14 @@ class PartitionLog:
         verified batches before the damage end, without reading the damaged header.
         """
         self._check_open()
-        i = next(
-            (k for k, s in enumerate(self._segments) if s.paths.log == damage.segment_path),
-            None,
-        )
+        i = self._segments.index_of_path(damage.segment_path)
         if i is None:
             return self.log_end_offset  # that segment is gone already (retention, a cut)
         if damage.offset <= self._log_start_offset:
             self.truncate_fully_and_start_at(self._log_start_offset)
             return self.log_end_offset
-        segment = self._segments[i]
-        for later in self._segments[i + 1 :]:
-            self._deletions.schedule(later, self._now_ms + self.config.file_delete_delay_ms)
-        del self._segments[i + 1 :]
-        del self._bases[i + 1 :]
+        segment = self._segments.at(i)
+        self._retire(self._segments.cut_after(i))
         segment.cut(damage.position, damage.offset)
         self._after_truncation(min(self.recovery_point, damage.offset))
         return self.log_end_offset
@@ -577,15 +568,12 @@ class PartitionLog:
             raise InvalidTruncation(
                 f"{offset} is outside [{self._log_start_offset}, {log_end}] of this log"
             )
-        i = bisect.bisect_right(self._bases, offset) - 1
-        segment = self._segments[i]
+        i = self._segments.index_holding(offset)
+        segment = self._segments.at(i)
         found = segment.find_batch(offset)
         if found is None or found[1].base_offset != offset:
             raise InvalidTruncation(f"offset {offset} is inside a batch, not at its start")
-        for later in self._segments[i + 1 :]:
-            self._deletions.schedule(later, self._now_ms + self.config.file_delete_delay_ms)
-        del self._segments[i + 1 :]
-        del self._bases[i + 1 :]
+        self._retire(self._segments.cut_after(i))
         segment.truncate_to(offset)
         self._after_truncation(min(self.recovery_point, offset))
 
@@ -599,8 +587,7 @@ class PartitionLog:
         self._check_open()
         offset = max(min(offset, self.log_end_offset), self._log_start_offset)
         if offset < self.log_end_offset:
-            segment = self._segments[bisect.bisect_right(self._bases, offset) - 1]
-            found = segment.find_batch(offset)
+            found = self._segments.holding(offset).find_batch(offset)
             if found is not None:
                 offset = max(found[1].base_offset, self._log_start_offset)
         self.truncate_to(offset)
@@ -614,10 +601,10 @@ class PartitionLog:
         self._check_open()
         if offset < 0:
             raise InvalidTruncation(f"offset {offset} is negative")
-        for segment in self._segments:
-            self._deletions.schedule(segment, self._now_ms + self.config.file_delete_delay_ms)
+        # Retired (renamed aside) first: the fresh segment may take the same file names.
+        self._retire(self._segments.as_list())
         fresh = LogSegment(self.directory, offset, self.config.index_interval_bytes, fresh=True)
-        self._segments, self._bases = [fresh], [offset]
+        self._segments.reset(fresh)
         self._log_start_offset = offset
         self._files.write_log_start_offset(offset)
         self._epochs.truncate_from_end(-1)  # an empty log has no epochs
@@ -633,8 +620,8 @@ class PartitionLog:
         self._epochs.truncate_from_end(self.log_end_offset)
         self._producers.truncate(self.log_end_offset)
         for base in self._aborted.truncate(self.log_end_offset):
-            if base in self._bases:
-                segment = self._segments[self._bases.index(base)]
+            segment = self._segments.at_base(base)
+            if segment is not None:
                 self._aborted.write(base, segment.paths.txn_index)
         # A snapshot past the cut would bring truncated batches back after a crash.
         write_producer_state(self.directory, self._producers)
@@ -660,13 +647,11 @@ class PartitionLog:
         self._note_time(now_ms)
         infos = [s.info() for s in self._segments]
         count = deletable_segment_count(infos, self.config, now_ms, self._log_start_offset)
-        for segment in self._segments[:count]:
-            self._deletions.schedule(segment, now_ms + self.config.file_delete_delay_ms)
-        del self._segments[:count]
-        del self._bases[:count]
-        self._aborted.drop_segments_below(self._segments[0].base_offset)
-        if self._segments[0].base_offset > self._log_start_offset:
-            self.advance_log_start_offset(self._segments[0].base_offset)
+        self._retire(self._segments.drop_first(count))
+        first_base = self._segments.first.base_offset
+        self._aborted.drop_segments_below(first_base)
+        if first_base > self._log_start_offset:
+            self.advance_log_start_offset(first_base)
         self._deletions.purge(now_ms)
         return count
 
@@ -691,15 +676,14 @@ class PartitionLog:
 
     def first_dirty_timestamp_ms(self) -> int | None:
         """Timestamp of the first dirty batch (``max_compaction_lag_ms``), if any."""
-        i = bisect.bisect_right(self._bases, self.first_dirty_offset) - 1
-        segment = self._segments[max(i, 0)]
+        segment = self._segments.holding(self.first_dirty_offset)
         return segment.first_batch_timestamp_ms() if segment.size else None
 
     def clean_job(self, plan: CleanPlan, map_max_bytes: int) -> CleanJob | None:
         """Duplicated descriptors of the plan's segments for a worker thread; None when
         one of them is gone or active (the plan is stale)."""
         self._check_open()
-        by_base = {s.base_offset: s for s in self._segments[:-1]}
+        by_base = {s.base_offset: s for s in self._segments.sealed()}
         wanted = [b for group in plan.groups for b in group]
         if not all(b in by_base for b in wanted):
             return None
@@ -733,15 +717,13 @@ class PartitionLog:
     def _install_one(self, job: CleanJob, staged: StagedSegment) -> bool:
         if job.generation != self._truncations:
             return False
-        i = bisect.bisect_left(self._bases, staged.base_offset)
-        old = self._segments[i : i + len(staged.sources)]
+        i, old = self._segments.run_from(staged.base_offset, len(staged.sources))
         if i + len(staged.sources) >= len(self._segments) or [
             (s.base_offset, s.size) for s in old
         ] != list(staged.sources):
             return False
         commit_swap(self.directory, staged.base_offset)
-        for segment in old:
-            self._deletions.schedule(segment, self._now_ms + self.config.file_delete_delay_ms)
+        self._retire(old)
         finish_swap(self.directory, staged.base_offset)
         cleaned = LogSegment(
             self.directory, staged.base_offset, self.config.index_interval_bytes, fresh=False
@@ -750,8 +732,7 @@ class PartitionLog:
             cleaned.load_trusted()
         except (IndexCorrupt, CorruptLog):
             cleaned.recover(-1)
-        self._segments[i : i + len(old)] = [cleaned]
-        self._bases[i : i + len(old)] = [cleaned.base_offset]
+        self._segments.replace(i, len(old), cleaned)
         # The cleaner copies transactional batches and markers unchanged: the sources'
         # aborted transactions are the merged segment's (its .txnindex went with them).
         self._aborted.merge(cleaned.base_offset, [s.base_offset for s in old])
@@ -765,7 +746,8 @@ class PartitionLog:
         after a roll, else per ``flush_messages`` / ``flush_ms``."""
         if self._closed:
             return False
-        sealed_end = self._segments[-2].next_offset if len(self._segments) > 1 else 0
+        sealed = self._segments.sealed()
+        sealed_end = sealed[-1].next_offset if sealed else 0
         return self._flush.needs_flush(now_ms, self.log_end_offset, sealed_end)
 
     def flush_plan(self) -> FlushPlan | None:
@@ -888,6 +870,12 @@ class PartitionLog:
     def _check_open(self) -> None:
         if self._closed:
             raise LogClosed(f"{self.directory} is closed")
+
+    def _retire(self, segments: list[LogSegment]) -> None:
+        """Segments taken out of the log: closed and unlinked once ``file_delete_delay_ms``
+        has passed (readers may still hold their regions until then)."""
+        for segment in segments:
+            self._deletions.schedule(segment, self._now_ms + self.config.file_delete_delay_ms)
 
     def _note_time(self, now_ms: int) -> None:
         self._now_ms = max(self._now_ms, now_ms)

@@ -55,7 +55,7 @@ def test_a_deleted_segment_never_writes_an_index_under_its_old_name(tmp_path: Pa
     log = open_log(directory, segment_bytes=1024, retention_bytes=1024, file_delete_delay_ms=60_000)
     for _ in range(30):
         log.append_as_leader(batch([bytes(100)]), 1, T0)
-    first = log._segments[0]
+    first = log._segments.first
     assert log.delete_expired_segments(T0) > 0
     first.index.write_pending()  # a late write of the deleted segment's entries
     first.time_index.write_pending()
