@@ -14,8 +14,9 @@ connection task, or by the Ready loop for the Readys it carries out), so a slow 
 commits but never stops the node's event loop (a broker's produce, fetch and replication
 share it).
 
-Committed entries are kept in memory after the latest snapshot for ``read_committed``; the
-leader's no-op entries take an index but are never handed to readers. A proposal resolves
+Committed entries are kept in memory after the latest snapshot for ``read_committed``
+(``committed_entries.py``; this driver only waits for them); the leader's no-op entries take
+an index but are never handed to readers. A proposal resolves
 when its entry commits with the term it was proposed in, fails as lost when another term's
 entry commits at its index, and is reported ``ProposalOutcomeUnknown`` when leadership
 changes before either.
@@ -23,7 +24,6 @@ changes before either.
 
 from __future__ import annotations
 
-import bisect
 import logging
 import random
 from collections.abc import Coroutine
@@ -33,11 +33,12 @@ from typing import Any
 
 import trio
 
+from rillet.raft.committed_entries import CommittedEntries
 from rillet.raft.core import RaftCore
 from rillet.raft.core_config import Config
 from rillet.raft.core_errors import CoreContractError
 from rillet.raft.durable_log import DurableLog
-from rillet.raft.errors import NotLeaderError, ProposalOutcomeUnknown, RaftError, SnapshotRequired
+from rillet.raft.errors import NotLeaderError, ProposalOutcomeUnknown, RaftError
 from rillet.raft.leadership_report import leadership_to_report
 from rillet.raft.message_codec import decode_message, encode_message
 from rillet.raft.messages import AppendEntries, EntryKind, Heartbeat, Message
@@ -53,10 +54,6 @@ from rillet.raft.transport import (
 )
 
 log = logging.getLogger(__name__)
-
-
-def _entry_index(entry: Entry) -> int:
-    return entry.index
 
 
 def _leader_replication(messages: tuple[Message, ...]) -> tuple[Message, ...]:
@@ -143,11 +140,7 @@ class RaftQuorum(Quorum):
             s.catch_up_timeout_ms / 1000 + s.commit_timeout_s,
             s.tick_ms,
         )
-        snapshot = self._storage.snapshot()
-        self._snapshot: Snapshot | None = snapshot if snapshot.index > 0 else None
-        self._trimmed_through = snapshot.index
-        self._committed: list[Entry] = []  # NORMAL entries after the snapshot, in order
-        self._applied_index = snapshot.index
+        self._committed = CommittedEntries(self._storage.snapshot())
         self._pending: dict[int, _Proposal] = {}
         self._leadership = Leadership(None, self._storage.hard_state().term)
         self._work = trio.Event()  # the core may have a Ready
@@ -336,15 +329,11 @@ class RaftQuorum(Quorum):
 
     def _install(self, snapshot: Snapshot) -> None:
         """A snapshot from the leader replaces everything this member had applied."""
-        self._snapshot = snapshot
-        self._trimmed_through = snapshot.index
-        self._committed = []
-        self._applied_index = max(self._applied_index, snapshot.index)
+        self._committed.installed(snapshot)
 
     def _apply(self, index: int, term: int, data: bytes, kind: EntryKind) -> None:
         if kind is EntryKind.NORMAL:
-            self._applied_index = index
-            self._committed.append(Entry(index, term, data))
+            self._committed.applied(Entry(index, term, data))
         proposal = self._pending.pop(index, None)
         if proposal is not None:
             if proposal.term == term and kind is EntryKind.NORMAL:
@@ -436,11 +425,8 @@ class RaftQuorum(Quorum):
 
     async def read_committed(self, after_index: int, max_entries: int = 1000) -> list[Entry]:
         while True:
-            if after_index < self._trimmed_through:
-                raise SnapshotRequired(self._trimmed_through)
             changed = self._changed
-            start = bisect.bisect_right(self._committed, after_index, key=_entry_index)
-            out = self._committed[start : start + max_entries]
+            out = self._committed.after(after_index, max_entries)
             if out:
                 return out
             await changed.wait()
@@ -451,7 +437,7 @@ class RaftQuorum(Quorum):
         Never a leader's no-op: a state machine waiting to have applied "the commit index"
         (a new controller does) would wait for an entry ``read_committed`` never returns.
         """
-        return self._applied_index
+        return self._committed.applied_index
 
     async def wait_for_leadership_change(self, known: Leadership) -> Leadership:
         while self._leadership == known:
@@ -466,14 +452,11 @@ class RaftQuorum(Quorum):
         except CoreContractError as exc:
             log.debug("snapshot at %d not taken: %s", snapshot.index, exc)
             return
-        self._snapshot = snapshot
-        self._trimmed_through = snapshot.index
-        start = bisect.bisect_right(self._committed, snapshot.index, key=_entry_index)
-        self._committed = self._committed[start:]
+        self._committed.compacted(snapshot)
         self._work.set()
 
     def latest_snapshot(self) -> Snapshot | None:
-        return self._snapshot
+        return self._committed.snapshot
 
     def close(self) -> None:
         if not self._closed:
