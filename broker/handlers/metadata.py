@@ -110,7 +110,7 @@ def _answering(ctx: BrokerContext, req: MetadataRequest) -> Generator[None, None
             topics.append(TopicMetadata(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, []))
             continue
         built = yield from answers.building(state, topic)  # kept until it changes
-        stranded = ctx.replicas.stranded.get(name)
+        stranded = _still_stranded(ctx, name)
         topics.append(built if not stranded else without_leader(built, stranded))
     brokers = [
         BrokerInfo(b.broker_id, b.host, b.port, b.rack)
@@ -124,6 +124,18 @@ def _answering(ctx: BrokerContext, req: MetadataRequest) -> Generator[None, None
         topics,
         applied_index,
         ctx.config.log.max_batch_bytes,
+    )
+
+
+def _still_stranded(ctx: BrokerContext, topic: str) -> frozenset[int]:
+    """The topic's partitions whose leader here is stranded now: the watch's map (rebuilt
+    every pass; nearly always empty) checked against each replica's own flag, which clears
+    the moment committed state reaches it, so a healed leader is named again at once."""
+    marked = ctx.replicas.stranded.get(topic)
+    if not marked:
+        return frozenset()
+    return frozenset(
+        p for p in marked if (r := ctx.replicas.get(topic, p)) is not None and r.stranded
     )
 
 

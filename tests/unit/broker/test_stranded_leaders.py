@@ -15,12 +15,20 @@ import trio
 import trio.testing
 from broker_context import Middle, middle
 
+from rillet.broker.handlers.metadata import handle_metadata
 from rillet.broker.handlers.produce import handle_produce
 from rillet.broker.replica.replication.leader_state import NEW_PARTITION_GRACE_LAGS
 from rillet.broker.replica.replication.stranded_leaders import StrandedLeaderWatch, is_stranded
+from rillet.metadata_quorum.records import PartitionRecord, TopicRecord
 from rillet.wire.batch import build_batch
 from rillet.wire.error_codes import ErrorCode
-from rillet.wire.messages import ProducePartitionData, ProduceRequest, ProduceResponse
+from rillet.wire.messages import (
+    MetadataRequest,
+    PartitionMetadata,
+    ProducePartitionData,
+    ProduceRequest,
+    ProduceResponse,
+)
 
 INTERVAL_MS = 200
 
@@ -125,3 +133,28 @@ async def test_a_wait_that_begins_after_the_leader_is_stranded_ends_at_once(
     assert replica.stranded
     with trio.fail_after(1):
         assert not await replica.wait_for_high_watermark(replica.log.log_end_offset, 1)
+
+
+async def test_metadata_names_a_healed_leader_again_at_once(tmp_path: Path) -> None:
+    """The watch's map is rebuilt every pass, but the committed state that clears a
+    replica's flag may arrive between two passes: Metadata must name the leader from then."""
+    m = middle(tmp_path)
+    m.ctx.metadata.state.apply_entry(
+        1,
+        [PartitionRecord("tid-t", 0, [1, 2], [1, 2], 1, 1), TopicRecord("t", "tid-t", {})],  # type: ignore[list-item]
+    )
+    replica = m.host("t", 0)
+    replica.set_stranded(True)  # what a pass of the watch does
+    m.replicas.stranded = {"t": frozenset({0})}
+
+    def partition() -> PartitionMetadata:
+        (topic,) = handle_metadata(m.ctx, MetadataRequest(["t"])).topics
+        (p,) = topic.partitions
+        return p
+
+    cut = partition()
+    assert (cut.leader_id, cut.error_code) == (-1, ErrorCode.LEADER_NOT_AVAILABLE)
+    assert replica.role is not None
+    replica.set_role(replica.role, m.clock.now_ms())  # committed state reached it
+    healed = partition()
+    assert (healed.leader_id, healed.error_code) == (1, ErrorCode.NONE)
