@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from rillet.metadata_quorum.acl_registry import AclCreated, AclRemoved
 from rillet.metadata_quorum.assignment import AssignmentError, assign_replicas
+from rillet.metadata_quorum.broker_leases import NO_ANSWER_HEARD, BrokerLeases, HeardAnswer
 from rillet.metadata_quorum.classic_group_coordinator import ClassicGroupCoordinator
 from rillet.metadata_quorum.classic_group_protocol import ClassicGroupConfig
 from rillet.metadata_quorum.decision import Decision
@@ -47,6 +48,8 @@ from rillet.metadata_quorum.state import MetadataState, PartitionState
 from rillet.metadata_quorum.txn_coordinator import TxnConfig, expire_idle, expire_timed_out
 from rillet.wire.acls import AclBinding
 from rillet.wire.error_codes import ErrorCode
+
+__all__ = ["NO_ANSWER_HEARD", "Controller", "ControllerConfig", "HeardAnswer"]
 
 # Producer ids handed to a broker at a time (one metadata record per block, like KIP-730).
 PRODUCER_ID_BLOCK_SIZE = 1000
@@ -86,41 +89,17 @@ class ControllerConfig:
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH
 
 
-@dataclass(frozen=True, slots=True)
-class HeardAnswer:
-    """The last heartbeat answer a broker received, as it echoes it: the answering
-    controller's ``key`` (drawn anew by each controller term) and that controller's clock
-    when it answered. Lets the controller tell a broker that reaches it but hears nothing
-    back (a one-way cut) from a live one, with no clock shared between nodes."""
-
-    key: int
-    answered_ms: int
-
-
-NO_ANSWER_HEARD = HeardAnswer(0, -1)
-
-
 class Controller:
     """Leader-only controller state (heartbeat deadlines) plus pure decision functions."""
 
     def __init__(self, config: ControllerConfig, rng: random.Random) -> None:
+        self.leases = BrokerLeases(config)  # broker liveness (broker_leases.py)
         self.config = config
         self._rng = rng
-        self._deadline_ms: dict[int, int] = {}
-        self._heard_from: set[int] = set()  # brokers that heartbeated to this controller
-        # When each broker's first heartbeat of this term arrived: until it echoes an answer
-        # of this controller, its last two-way exchange is taken to be then.
-        self._first_heard_ms: dict[int, int] = {}
-        # When this controller last stamped a heartbeat answer for each broker this term.
-        self._last_answer_ms: dict[int, int] = {}
-        # The previous quorum leader's broker, until it proves it hears this controller.
-        self._suspect: int | None = None
         # The last scan for moves off dead brokers that found none: of which state object,
         # at which applied index and with which live brokers (see _move_off_dead_brokers).
         self._clean_scan_state: MetadataState | None = None
         self._clean_scan_mark: tuple[int, frozenset[int]] = (-1, frozenset())
-        self.answer_key = 0  # stamped on heartbeat answers; new per term
-        self._activations = 0
         self._next_rebalance_ms = 0
         # A split topic creation its predecessor did not finish leaves partitions of no
         # topic: the first tick removes them (the creator was told it failed).
@@ -128,6 +107,16 @@ class Controller:
         self.groups = GroupCoordinator()  # consumer groups, decided alongside
         self.classic_groups = ClassicGroupCoordinator(config.classic_groups)  # JoinGroup/SyncGroup
         self.features = FeatureSupport()  # the levels brokers state (feature_decisions.py)
+
+    @property
+    def config(self) -> ControllerConfig:
+        return self._config
+
+    @config.setter
+    def config(self, config: ControllerConfig) -> None:
+        """Replaced whole (tests do): the leases read the same settings."""
+        self._config = config
+        self.leases.config = config
 
     def on_become_leader(
         self,
@@ -151,27 +140,8 @@ class Controller:
         its last two-way exchange is taken to be ``last_contact_ms``, not the arrival of its
         first heartbeat here: a deaf former controller is fenced a session after it went
         deaf, as any deaf broker is, rather than a session after this activation."""
-        cfg = self.config
-        deadline = now_ms + min(cfg.new_controller_grace_ms, cfg.broker_session_timeout_ms)
-        if last_contact_ms is not None:
-            deadline = min(deadline, last_contact_ms + cfg.broker_session_timeout_ms)
-        deadline = max(
-            deadline, now_ms + min(cfg.reannounce_window_ms, cfg.new_controller_grace_ms)
-        )
-        self._deadline_ms = dict.fromkeys(state.brokers, deadline)
-        self._heard_from = set()
-        self._first_heard_ms = {}
-        self._last_answer_ms = {}
-        self._suspect = None
+        self.leases.begin_term(state, now_ms, last_contact_ms, previous_leader)
         self._clean_scan_state = None  # a predecessor may have left moves undone: look
-        if last_contact_ms is not None and previous_leader in state.brokers:
-            self._suspect = previous_leader
-            self._first_heard_ms[previous_leader] = min(last_contact_ms, now_ms)
-        # A new key per term, from the clock rather than the decisions' random source (whose
-        # draws a seeded simulation replays); controllers of two terms differ in when they
-        # became active, and one node's successive terms in the activation count too.
-        self._activations += 1
-        self.answer_key = (max(now_ms, 0) << 16) + (self._activations & 0xFFFF) + 1
         self._next_rebalance_ms = now_ms + self.config.leader_rebalance_interval_ms
         self._remove_pending_topics = True
         self.groups.on_become_leader(state, now_ms)
@@ -182,11 +152,7 @@ class Controller:
         self, state: MetadataState, record: RegisterBroker, now_ms: int
     ) -> Decision:
         current = state.brokers.get(record.broker_id)
-        self._deadline_ms[record.broker_id] = now_ms + self.config.broker_session_timeout_ms
-        self._heard_from.add(record.broker_id)
-        self._first_heard_ms[record.broker_id] = now_ms  # a new incarnation starts afresh
-        if self._suspect == record.broker_id:
-            self._suspect = None
+        self.leases.registered(record.broker_id, now_ms)
         if current is not None and current.incarnation_id == record.incarnation_id:
             return Decision([])  # a retried registration: already done
         # A new incarnation is a restart the controller may not have noticed yet: the broker
@@ -207,32 +173,18 @@ class Controller:
         broker = state.brokers.get(broker_id)
         if broker is None or broker.broker_epoch != broker_epoch or broker.fenced:
             return
-        at = now_ms + self.config.connection_lost_grace_ms
-        self._deadline_ms[broker_id] = min(self._deadline_ms.get(broker_id, at), at)
+        self.leases.end_soon(broker_id, now_ms + self.config.connection_lost_grace_ms)
 
     def next_lease_end_ms(self, state: MetadataState) -> int | None:
         """When the first lease of an unfenced broker ends (None: no lease runs). The driver
         ticks then, so a silent broker is fenced when its session ends rather than at the
         next regular tick (up to a tick interval later)."""
-        return min(
-            (
-                self._deadline_ms[b.broker_id]
-                for b in state.brokers.values()
-                if not b.fenced and b.broker_id in self._deadline_ms
-            ),
-            default=None,
-        )
+        return self.leases.next_end_ms(state)
 
     def awaiting_first_heartbeat(self, state: MetadataState, now_ms: int) -> list[int]:
         """Unfenced brokers this controller has not heard from yet, while their grace runs:
         the driver probes their listeners (a new controller's blind spot)."""
-        return sorted(
-            b.broker_id
-            for b in state.brokers.values()
-            if not b.fenced
-            and b.broker_id not in self._heard_from
-            and self._deadline_ms.get(b.broker_id, now_ms) > now_ms
-        )
+        return self.leases.awaiting_first_heartbeat(state, now_ms)
 
     def listener_refused(
         self, state: MetadataState, broker_id: int, broker_epoch: int, now_ms: int
@@ -245,7 +197,7 @@ class Controller:
         broker = state.brokers.get(broker_id)
         if broker is None or broker.broker_epoch != broker_epoch or broker.fenced:
             return
-        self._deadline_ms[broker_id] = min(self._deadline_ms.get(broker_id, now_ms), now_ms)
+        self.leases.end_soon(broker_id, now_ms)
 
     def heartbeat_arrived(
         self,
@@ -265,72 +217,17 @@ class Controller:
         broker = state.brokers.get(broker_id)
         if broker is None or broker.broker_epoch != broker_epoch:
             return
-        self._renew(broker_id, now_ms, heard)
+        self.leases.renew(broker_id, now_ms, heard)
 
-    def _renew(self, broker_id: int, now_ms: int, heard: HeardAnswer) -> int:
-        """A heartbeat came: extend the lease (never shorten it) and return its new end."""
-        lease_end = self._lease_end_ms(broker_id, now_ms, heard)
-        self._deadline_ms[broker_id] = max(self._deadline_ms.get(broker_id, lease_end), lease_end)
-        self._heard_from.add(broker_id)
-        return lease_end
+    @property
+    def answer_key(self) -> int:
+        """Stamped on this term's heartbeat answers (brokers echo it)."""
+        return self.leases.answer_key
 
     def answered(self, broker_id: int, now_ms: int, arrived_ms: int | None = None) -> None:
-        """A heartbeat answer stamped ``now_ms`` goes to ``broker_id``, for its heartbeat
-        that arrived at ``arrived_ms``. An answer later than half a session (decisions
-        queued behind long commits) may reach a broker that gave up waiting for it, so its
-        not being echoed proves nothing: only timely answers count as given."""
-        late = (
-            arrived_ms is not None
-            and now_ms - arrived_ms > self.config.broker_session_timeout_ms // 2
-        )
-        if not late:
-            self._last_answer_ms[broker_id] = now_ms
-
-    def _two_way_ms(self, broker_id: int, now_ms: int, heard: HeardAnswer) -> int:
-        """The last moment a heartbeat exchange with ``broker_id`` is known to have gone
-        both ways.
-
-        - Now, when the broker has heard every answer this controller gave it (it echoes
-          the latest, or none was given this term yet): a controller slow to answer, with
-          decisions queued behind a long commit, must not take its own silence for the
-          broker's deafness (it fenced every broker of a cluster creating 10,000
-          partitions). Also now for a broker that echoes nothing (it has heard no answer
-          since it started, or predates the echo): taken at its word.
-        - When it echoes an older answer of this controller: when that answer was sent.
-        - When it echoes an earlier controller's answer although this one answered it: the
-          arrival of its first heartbeat here.
-        - The previous quorum leader's broker (``on_become_leader``), while it echoes an
-          earlier controller's answer: the quorum's last contact with that node, whether or
-          not this controller answered it yet.
-        """
-        first = self._first_heard_ms.setdefault(broker_id, now_ms)
-        last_answer = self._last_answer_ms.get(broker_id)
-        if heard.key == NO_ANSWER_HEARD.key:
-            return now_ms
-        if broker_id == self._suspect:
-            if heard.key != self.answer_key or heard.answered_ms < 0:
-                return first
-            self._suspect = None  # it hears this controller: the usual rules from now on
-        if last_answer is None:
-            return now_ms
-        if heard.key == self.answer_key and heard.answered_ms >= 0:
-            if heard.answered_ms >= last_answer:
-                return now_ms
-            return max(min(heard.answered_ms, now_ms), first)
-        return first
-
-    def _lease_end_ms(self, broker_id: int, now_ms: int, heard: HeardAnswer) -> int:
-        """A session after the last two-way exchange (plus the heartbeat interval that
-        its echo takes to come back), and never more than a session after now. A broker
-        whose heartbeats arrive but whose answers are lost (it receives nothing: a one-way
-        cut) is fenced a session after the cut, like a silent one, instead of never; a
-        broker that hears the answers keeps a full session from each heartbeat."""
-        cfg = self.config
-        two_way = self._two_way_ms(broker_id, now_ms, heard)
-        return min(
-            now_ms + cfg.broker_session_timeout_ms,
-            two_way + cfg.broker_session_timeout_ms + cfg.broker_heartbeat_interval_ms,
-        )
+        """A heartbeat answer stamped ``now_ms`` goes to ``broker_id`` (see
+        :meth:`BrokerLeases.answered`)."""
+        self.leases.answered(broker_id, now_ms, arrived_ms)
 
     def heartbeat(
         self,
@@ -346,7 +243,7 @@ class Controller:
         broker = state.brokers.get(broker_id)
         if broker is None or broker.broker_epoch != broker_epoch:
             return Decision([], ErrorCode.UNKNOWN_MEMBER_ID, "stale or unknown broker epoch")
-        lease_end = self._renew(broker_id, now_ms, heard)
+        lease_end = self.leases.renew(broker_id, now_ms, heard)
         if broker.fenced and caught_up and lease_end > now_ms:
             records: list[MetadataRecord] = [UnfenceBroker(broker_id, broker_epoch)]
             records += self._elect_where_possible(state, extra_live={broker_id})
@@ -361,11 +258,7 @@ class Controller:
         previous controller may have committed a FenceBroker and lost the partition changes
         that should have followed it.
         """
-        expired = sorted(
-            b.broker_id
-            for b in state.brokers.values()
-            if not b.fenced and self._deadline_ms.get(b.broker_id, now_ms) <= now_ms
-        )
+        expired = self.leases.expired(state, now_ms)
         live = set(state.unfenced_brokers()) - set(expired)
         if self._remove_pending_topics:
             self._remove_pending_topics = False
@@ -398,7 +291,7 @@ class Controller:
         broker = state.brokers.get(broker_id)
         if broker is None or broker.broker_epoch != broker_epoch:
             return Decision([], ErrorCode.UNKNOWN_MEMBER_ID, "stale or unknown broker epoch")
-        self._deadline_ms.pop(broker_id, None)
+        self.leases.forget(broker_id)
         records = self._move_off_broker(state, broker_id)  # moves before the fence
         if not broker.fenced:
             records.append(FenceBroker(broker_id, broker_epoch))
@@ -504,7 +397,7 @@ class Controller:
             )
         if sorted(new_isr) == sorted(p.isr):
             return Decision([])
-        if leader_id == self._suspect and not set(p.isr) <= set(new_isr):
+        if leader_id == self.leases.suspect and not set(p.isr) <= set(new_isr):
             # The previous quorum leader's node, not yet heard echoing this controller: it
             # may be the one cut off (a leader that hears nothing sees its followers stop
             # fetching). Shrunk to itself, the ISR would leave no replica to elect when it
