@@ -42,7 +42,8 @@ from rillet.broker.cluster.quorum_setup import (
 )
 from rillet.broker.cluster.raft_observer import follow_voters
 from rillet.broker.cluster.remote_metadata_log import RemoteMetadataLog
-from rillet.broker.config import NodeConfig, parse_overrides
+from rillet.broker.config import NodeConfig
+from rillet.broker.config.limits_config import parse_overrides
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.errors import BrokerError
 from rillet.broker.handlers.context import BrokerContext

@@ -34,7 +34,7 @@ from rillet.broker.network.read_shares import ByteBudget, ReadShares, RequestByt
 from rillet.broker.network.served_stream import ServedStream, wait_readable
 
 if TYPE_CHECKING:
-    from rillet.broker.config import LimitsConfig
+    from rillet.broker.config.limits_config import LimitsConfig
 
 
 class ReadDeadline(BrokerError):

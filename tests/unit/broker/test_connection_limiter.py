@@ -6,7 +6,8 @@ import pytest
 import trio
 import trio.testing
 
-from rillet.broker.config import load_config, parse_overrides
+from rillet.broker.config import load_config
+from rillet.broker.config.limits_config import parse_overrides
 from rillet.broker.errors import ConfigError
 from rillet.broker.network.connection_limits import ConnectionLimiter, Slot
 from rillet.broker.network.read_shares import RequestBytesBudget

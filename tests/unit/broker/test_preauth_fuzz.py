@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from served_connection import Served, serving
 from test_preauth_limits import kafka, native
 
-from rillet.broker.config import LimitsConfig
+from rillet.broker.config.limits_config import LimitsConfig
 from rillet.broker.network.read_shares import ReadShares, RequestBytesBudget
 from rillet.broker.network.request_budget import ReadPolicy
 

@@ -18,7 +18,8 @@ import trio
 from broker_context import Middle, middle
 from served_connection import LoopLagProbe, Served, blocking_twin, serving
 
-from rillet.broker.config import LimitsConfig, NodeConfig
+from rillet.broker.config import NodeConfig
+from rillet.broker.config.limits_config import LimitsConfig
 from rillet.broker.dispatcher import Dispatcher
 from rillet.broker.kafka.connection import kafka_front_end
 from rillet.broker.network.connection import Connection

@@ -7,7 +7,8 @@ from __future__ import annotations
 import cbor2
 import pytest
 
-from rillet.broker.config import LimitsConfig, load_config
+from rillet.broker.config import load_config
+from rillet.broker.config.limits_config import LimitsConfig
 from rillet.broker.errors import ConfigError
 from rillet.broker.network.read_shares import ReadShares, RequestBytesBudget
 from rillet.wire.errors import MalformedFrame
