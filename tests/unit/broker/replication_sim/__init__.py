@@ -19,7 +19,9 @@ What is real and what is scheduled:
   (:func:`answer_follower_fetch`); the ISR settling (``LeaderState.settle_proposal``); and
   the metadata side: the real :class:`Controller` deciding on a real
   :class:`MetadataState`, its records encoded into entries of a :class:`SimCluster`
-  metadata log (SimQuorum) and decoded again by every broker (:mod:`.controller`).
+  metadata log (SimQuorum) and decoded again by every broker (:mod:`.controller`); each
+  voter answers the brokers' real cluster-api wire messages by the node's own exchanges
+  (:mod:`rillet.broker.handlers.controller_decisions`).
 - real driver control flow, imported from the broker's sans-I/O objects that its trio
   drivers run too: every call to the controller retries as
   :class:`~rillet.broker.cluster.controller_call.ControllerCall` says (back off on
@@ -40,8 +42,7 @@ What is real and what is scheduled:
   broker yet: polling the metadata log (the broker's metadata follower), installing the
   replica in its role (the reconciler's loop around ``ReplicaRole.of`` and ``set_role``),
   the flush and checkpoint tasks' passes around ``flush_due`` / ``flush_done`` and
-  ``checkpoint_high_watermark`` (:mod:`.broker_process`), and the controller's request
-  handling around the real :class:`Controller` (:mod:`.controller`).
+  ``checkpoint_high_watermark`` (:mod:`.broker_process`).
 - faults (:mod:`.fault_schedule`): process crash (the files survive as written: a process
   crash, not a power loss, so acks that rely on the page cache stay true) and restart,
   pause (SIGSTOP: nothing runs, messages queue), network cuts (both ways, or between a

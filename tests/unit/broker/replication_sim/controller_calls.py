@@ -17,30 +17,31 @@ from typing import TYPE_CHECKING
 from rillet.broker.cluster.controller_call import ControllerCall, Finished, Retry, Send
 from rillet.wire.error_codes import ErrorCode
 
-from .messages import ControllerReq, ControllerResp
-from .topology import CONTROLLER
+from .messages import ClusterRequest, ClusterResponse, ControllerReq, ControllerResp
+from .topology import VOTERS
 
 if TYPE_CHECKING:
     from .broker_process import BrokerProcess
 
 
 class SimCall:
-    """One call: ``request(req_id)`` builds each attempt, ``finished`` receives the answer
-    (None: the deadline passed first)."""
+    """One call: ``request`` (the same wire request on every attempt), ``finished``
+    receives the answer (None: the deadline passed first)."""
 
     def __init__(
         self,
         process: BrokerProcess,
-        request: Callable[[int], ControllerReq],
+        request: ClusterRequest,
         deadline_ms: int,
-        finished: Callable[[ControllerResp | None], None],
+        finished: Callable[[ClusterResponse | None], None],
     ) -> None:
         self._process = process
         self._request = request
         self._deadline_ms = deadline_ms
         self._finished = finished
-        self._progress: ControllerCall[ControllerResp] = ControllerCall(deadline_ms / 1000)
+        self._progress: ControllerCall[ClusterResponse] = ControllerCall(deadline_ms / 1000)
         self._attempt = -1
+        self._voter = VOTERS[0]  # where the current attempt went
 
     def start(self) -> None:
         self._run(self._progress.start())
@@ -54,8 +55,8 @@ class SimCall:
             return
         self._process.calls.pop(resp.req_id, None)
         now_s = self._process.sim.now / 1000
-        not_controller = resp.error == ErrorCode.NOT_CONTROLLER
-        self._run(self._progress.answered(CONTROLLER, resp, not_controller, now_s))
+        not_controller = resp.response.error_code == ErrorCode.NOT_CONTROLLER
+        self._run(self._progress.answered(self._voter, resp.response, not_controller, now_s))
 
     def _deadline(self) -> None:
         if not self._progress.done:
@@ -66,13 +67,16 @@ class SimCall:
         if not self._progress.done:
             self._run(Send())
 
-    def _run(self, step: Send | Retry | Finished[ControllerResp]) -> None:
+    def _run(self, step: Send | Retry | Finished[ClusterResponse]) -> None:
         process, sim = self._process, self._process.sim
         if isinstance(step, Send):
             self._attempt = sim.next_id()
             process.calls[self._attempt] = self
-            req = self._request(self._attempt)
-            sim.send(process.node_id, CONTROLLER, sim.controller.on_request, req)
+            req = ControllerReq(process.node_id, self._attempt, self._request)
+            leader = sim.controller.cluster.leader_id
+            self._voter = VOTERS[0] if leader is None else leader
+            voter = sim.controller.voters[self._voter]
+            sim.send(process.node_id, self._voter, voter.on_request, req)
         elif isinstance(step, Retry):
             sim.later(process, max(0, round(step.at_s * 1000) - sim.now), self._send)
         else:

@@ -68,11 +68,12 @@ class FaultSchedule:
             b.paused = True
             sim.at(sim.now + duration, self.resume, b)
         elif action == "isolate":
-            links = {(b.node_id, o) for o in (*BROKERS, CONTROLLER, PRODUCER, CONSUMER)}
+            links = {(b.node_id, o) for o in (*BROKERS, CONTROLLER, *VOTERS, PRODUCER, CONSUMER)}
             links |= {(o, d) for d, o in links}
             self._cut_for(links, duration)
         elif action == "cut_controller":
-            self._cut_for({(b.node_id, CONTROLLER), (CONTROLLER, b.node_id)}, duration)
+            links = {(b.node_id, o) for o in (CONTROLLER, *VOTERS)}
+            self._cut_for(links | {(o, d) for d, o in links}, duration)
         elif action == "stall_metadata":
             b.metadata_stalled_until = max(b.metadata_stalled_until, sim.now + duration)
         elif action == "failover" and sim.controller.ctl is not None:
