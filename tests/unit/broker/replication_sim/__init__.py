@@ -25,7 +25,9 @@ What is real and what is scheduled:
 - real driver control flow, imported from the broker's sans-I/O objects that its trio
   drivers run too: every call to the controller retries as
   :class:`~rillet.broker.cluster.controller_call.ControllerCall` says (back off on
-  NOT_CONTROLLER, end without an answer at the deadline); a broker's membership is
+  NOT_CONTROLLER, end without an answer at the deadline), each attempt to the voter the
+  link's :class:`~rillet.broker.cluster.controller_call.VoterChoice` names, given up after
+  the per-attempt timeout; a broker's membership is
   :class:`~rillet.broker.cluster.broker_membership.BrokerMembership` (register, wait for
   the metadata, heartbeat cadence and fencing, register again under a new incarnation,
   whether it hears the controller); an ISR change is ``proposal_due`` and an
@@ -46,10 +48,10 @@ What is real and what is scheduled:
 - faults (:mod:`.fault_schedule`): process crash (the files survive as written: a process
   crash, not a power loss, so acks that rely on the page cache stay true) and restart,
   pause (SIGSTOP: nothing runs, messages queue), network cuts (both ways, or between a
-  broker and the controller only), message loss, delay, duplication and reordering
-  (:mod:`.simulation`), stalled metadata, controller failover. Per seed, the topic relies
-  on the page cache or forces fsyncs (``flush.messages`` / ``flush.ms``, with a seeded
-  fsync latency), and segments roll at a few KiB or not at all.
+  broker and the quorum, or its leading voter, only), message loss, delay, duplication
+  and reordering (:mod:`.simulation`), stalled metadata, controller failover. Per seed,
+  the topic relies on the page cache or forces fsyncs (``flush.messages`` / ``flush.ms``,
+  with a seeded fsync latency), and segments roll at a few KiB or not at all.
 
 The checker (:class:`~.checker.Checker`) runs after every event; the first violation ends the
 run. Tests use :func:`run_seed`; the rest of the package is its machinery.
