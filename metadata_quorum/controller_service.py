@@ -27,6 +27,7 @@ from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.entry_split import split_records
 from rillet.metadata_quorum.features import bootstrap_records
 from rillet.metadata_quorum.follower import MetadataFollower
+from rillet.metadata_quorum.heartbeat_exchange import answer_stamp, heartbeat_arrived
 from rillet.metadata_quorum.listener_probe import PROBE_INTERVAL_S, listener_refuses
 from rillet.metadata_quorum.records import (
     ControllerActivated,
@@ -231,10 +232,15 @@ class ControllerService:
         for the decision it asks for (from the last exchange that went both ways); the
         feature level it supports is noted for raising the cluster's level."""
         if self._controller is not None:
-            self._controller.heartbeat_arrived(
-                self._follower.state, broker_id, broker_epoch, self._clock_ms(), heard
+            heartbeat_arrived(
+                self._controller,
+                self._follower.state,
+                broker_id,
+                broker_epoch,
+                self._clock_ms(),
+                heard,
+                max_feature_level,
             )
-            self._controller.features.heartbeat(broker_id, broker_epoch, max_feature_level)
 
     def answer_stamp(self, broker_id: int, arrived_ms: int | None = None) -> HeardAnswer:
         """What a heartbeat answer to ``broker_id`` (its heartbeat arrived at
@@ -243,9 +249,7 @@ class ControllerService:
         controller = self._controller
         if controller is None:
             return NO_ANSWER_HEARD
-        now_ms = self._clock_ms()
-        controller.answered(broker_id, now_ms, arrived_ms)
-        return HeardAnswer(controller.answer_key, now_ms)
+        return answer_stamp(controller, broker_id, self._clock_ms(), arrived_ms)
 
     def broker_connection_lost(self, broker_id: int, broker_epoch: int) -> None:
         """A registered broker's heartbeat connection to this node closed: its lease ends

@@ -23,11 +23,17 @@ from typing import Any, TypeVar
 
 import trio
 
-from rillet.broker.cluster.controller_call import ControllerCall, Finished, Retry, Send
+from rillet.broker.cluster.controller_call import (
+    ControllerCall,
+    Finished,
+    Retry,
+    Send,
+    VoterChoice,
+    not_controller_hint,
+)
 from rillet.broker.errors import BrokerError, ControllerUnreachable
 from rillet.client.connection import BrokerConnection
 from rillet.client.errors import RilletError
-from rillet.wire.error_codes import ErrorCode
 from rillet.wire.request import Request
 
 R = TypeVar("R")
@@ -69,31 +75,24 @@ class ControllerLink:
         # The node handshake run on every new connection before it carries a request:
         # controllers serve internal apis only on connections authenticated as a node.
         self._authenticate = authenticate
-        self._hint: int | None = None
-        self._answered_by: int | None = None  # the voter whose answer was taken last
+        self._choice = VoterChoice(self._voters)
         self._cut_for: int | None = None  # the leader the last pause was cut short for
         self._connections: dict[int, BrokerConnection] = {}
-        self._next = 0
 
     def learn_voter(self, node_id: int, address: tuple[str, int]) -> None:
         """A voter added at run time (its listener, from the Raft configuration): it may
         become the controller, so requests may go there too."""
         if self._voters.get(node_id) != address:
             self._voters = dict(sorted({**self._voters, node_id: address}.items()))
+            self._choice.learn_voter(node_id)
 
     @property
     def controller_hint(self) -> int | None:
         """The voter believed to be the controller, or None."""
-        local = self._local_hint() if self._local_hint is not None else None
-        return local if local is not None else self._hint
+        return self._choice.hint(self._local())
 
-    def _target(self) -> int:
-        hint = self.controller_hint
-        if hint is not None and hint in self._voters:
-            return hint
-        ids = list(self._voters)
-        self._next = (self._next + 1) % len(ids)
-        return ids[self._next]
+    def _local(self) -> int | None:
+        return self._local_hint() if self._local_hint is not None else None
 
     async def _connection(self, voter: int) -> BrokerConnection:
         conn = self._connections.get(voter)
@@ -118,14 +117,14 @@ class ControllerLink:
         "not the controller"; by default the response's ``error_code`` and ``controller_id``
         fields are read. Raises ControllerUnreachable after ``deadline_s`` seconds.
         """
-        check = not_controller or _default_not_controller
+        check = not_controller or not_controller_hint
         progress: ControllerCall[R] = ControllerCall(deadline_s)
         step: Send | Retry | Finished[R] = progress.start()
         with trio.move_on_after(deadline_s):
             while True:
                 if isinstance(step, Retry):
                     await trio.sleep_until(step.at_s)
-                voter = self._target()
+                voter = self._choice.target(self._local())
                 try:
                     conn = await self._connection(voter)
                     response = await self._request(conn, request, voter)
@@ -136,15 +135,14 @@ class ControllerLink:
                     conn_failed = self._connections.pop(voter, None)
                     if conn_failed is not None:
                         conn_failed.close()
-                    self._hint = None
+                    self._choice.failed(voter)
                     step = progress.failed(voter, str(exc), trio.current_time())
                 else:
                     hint = check(response)
+                    self._choice.answered(voter, hint)
                     step = progress.answered(voter, response, hint is not None, trio.current_time())
                     if isinstance(step, Finished):
-                        self._hint = self._answered_by = voter
                         return response
-                    self._hint = hint if hint in self._voters and hint != voter else None
         raise ControllerUnreachable(progress.unreachable_message())
 
     async def _request(self, conn: BrokerConnection, request: Request[R], voter: int) -> R:
@@ -193,13 +191,14 @@ class ControllerLink:
                 await trio.sleep_forever()
             while True:
                 local = self._local_hint()
-                if self._local_leader_other_than(self._answered_by) and local != self._cut_for:
+                answered_by = self._choice.answered_by
+                if self._local_leader_other_than(answered_by) and local != self._cut_for:
                     self._cut_for = local
                     return
                 await self._local_change()
 
     def _local_leader_other_than(self, voter: int | None) -> bool:
-        local = self._local_hint() if self._local_hint is not None else None
+        local = self._local()
         return local is not None and local != voter and local in self._voters
 
     async def _local_changed(self) -> None:
@@ -213,9 +212,3 @@ class ControllerLink:
         for conn in self._connections.values():
             conn.close()
         self._connections.clear()
-
-
-def _default_not_controller(response: Any) -> int | None:
-    if getattr(response, "error_code", ErrorCode.NONE) == ErrorCode.NOT_CONTROLLER:
-        return int(getattr(response, "controller_id", -1))
-    return None

@@ -23,11 +23,22 @@ from rillet.broker.handlers.controller_calls import (
     forward_once,
     refused_auth,
 )
+from rillet.broker.handlers.controller_decisions import (
+    NOT_A_VOTER,
+    ControllerOutcome,
+    alter_partition,
+    heard_answer,
+    heartbeat,
+    metadata_fetch_answer,
+    metadata_fetch_max_records,
+    metadata_fetch_wait_ms,
+    register,
+)
 from rillet.broker.handlers.deferred import Deferred
 from rillet.broker.handlers.quorum_replication import voter_states
-from rillet.metadata_quorum.controller import NO_ANSWER_HEARD, Controller, HeardAnswer
-from rillet.metadata_quorum.decision import Decision
-from rillet.metadata_quorum.records import ProducerIds, RegisterBroker
+from rillet.metadata_quorum.controller import NO_ANSWER_HEARD, HeardAnswer
+from rillet.metadata_quorum.controller_service import DecideFn
+from rillet.metadata_quorum.records import ProducerIds
 from rillet.metadata_quorum.state import MetadataState
 from rillet.raft.errors import RaftError, SnapshotRequired
 from rillet.wire.cluster_messages import (
@@ -42,7 +53,6 @@ from rillet.wire.cluster_messages import (
     BrokerStatus,
     DescribeQuorumRequest,
     DescribeQuorumResponse,
-    MetadataEntry,
     MetadataFetchRequest,
     MetadataFetchResponse,
 )
@@ -50,8 +60,38 @@ from rillet.wire.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
 
-MAX_METADATA_FETCH_RECORDS = 10_000
-MAX_METADATA_FETCH_WAIT_MS = 5_000
+
+class _NodeController:
+    """The exchanges' :class:`ControllerSide` on this node: its ControllerService."""
+
+    def __init__(self, ctx: BrokerContext) -> None:
+        self._ctx = ctx
+
+    @property
+    def state(self) -> MetadataState:
+        return self._ctx.metadata.state
+
+    def controller_id(self) -> int:
+        return self._ctx.metadata.controller_id()
+
+    def now_ms(self) -> int:
+        return self._ctx.now_ms()
+
+    async def decide(self, decide: DecideFn, commuting: bool = False) -> ControllerOutcome:
+        return await decide_on_controller(self._ctx, decide, commuting)
+
+    def heartbeat_arrived(self, req: BrokerHeartbeatRequest) -> None:
+        controller = self._ctx.metadata.controller
+        if controller is not None and controller.active:
+            controller.broker_heartbeat_arrived(
+                req.broker_id, req.broker_epoch, heard_answer(req), req.max_feature_level
+            )
+
+    def answer_stamp(self, broker_id: int, arrived_ms: int) -> HeardAnswer:
+        controller = self._ctx.metadata.controller
+        if controller is None:
+            return NO_ANSWER_HEARD
+        return controller.answer_stamp(broker_id, arrived_ms)
 
 
 def handle_broker_registration(
@@ -67,25 +107,10 @@ def handle_broker_registration(
 async def _register(
     ctx: BrokerContext, req: BrokerRegistrationRequest
 ) -> BrokerRegistrationResponse:
-    record = RegisterBroker(
-        req.broker_id,
-        req.incarnation_id,
-        req.host,
-        req.port,
-        req.rack,
-        req.kafka_host,
-        req.kafka_port,
-        req.max_feature_level,
-    )
-    outcome = await decide_on_controller(
-        ctx, lambda ctl, state, now: ctl.register_broker(state, record, now)
-    )
-    controller_id = ctx.metadata.controller_id()
-    if outcome.error != ErrorCode.NONE:
-        return BrokerRegistrationResponse(outcome.error, controller_id, -1, outcome.message)
-    broker = ctx.metadata.state.brokers[req.broker_id]
-    log.info("broker %d registered with epoch %d", req.broker_id, broker.broker_epoch)
-    return BrokerRegistrationResponse(ErrorCode.NONE, controller_id, broker.broker_epoch)
+    answer = await register(_NodeController(ctx), req)
+    if answer.error_code == ErrorCode.NONE:
+        log.info("broker %d registered with epoch %d", req.broker_id, answer.broker_epoch)
+    return answer
 
 
 def handle_broker_heartbeat(
@@ -98,39 +123,7 @@ def handle_broker_heartbeat(
 
 
 async def _heartbeat(ctx: BrokerContext, req: BrokerHeartbeatRequest) -> BrokerHeartbeatResponse:
-    arrived_ms = ctx.now_ms()
-    if req.shutting_down:
-        outcome = await decide_on_controller(
-            ctx,
-            lambda ctl, state, now: ctl.controlled_shutdown(state, req.broker_id, req.broker_epoch),
-        )
-    else:
-        heard = HeardAnswer(req.heard_answer_key, req.heard_answer_ms)
-        controller = ctx.metadata.controller
-        if controller is not None and controller.active:
-            controller.broker_heartbeat_arrived(
-                req.broker_id, req.broker_epoch, heard, req.max_feature_level
-            )
-        outcome = await decide_on_controller(
-            ctx,
-            lambda ctl, state, now: ctl.heartbeat(
-                state, req.broker_id, req.broker_epoch, req.caught_up, now, heard
-            ),
-        )
-    controller_id = ctx.metadata.controller_id()
-    if outcome.error != ErrorCode.NONE:
-        return BrokerHeartbeatResponse(outcome.error, controller_id, True, outcome.message)
-    broker = ctx.metadata.state.brokers.get(req.broker_id)
-    fenced = broker is None or broker.fenced
-    controller = ctx.metadata.controller
-    stamp = (
-        controller.answer_stamp(req.broker_id, arrived_ms)
-        if controller is not None
-        else NO_ANSWER_HEARD
-    )
-    return BrokerHeartbeatResponse(
-        ErrorCode.NONE, controller_id, fenced, None, stamp.key, stamp.answered_ms
-    )
+    return await heartbeat(_NodeController(ctx), req)
 
 
 def handle_alter_partition(
@@ -145,38 +138,7 @@ def handle_alter_partition(
 async def _alter_partition(
     ctx: BrokerContext, req: AlterPartitionRequest
 ) -> AlterPartitionResponse:
-    def decide(ctl: Controller, state: MetadataState, now_ms: int) -> Decision:
-        broker = state.brokers.get(req.broker_id)
-        if broker is None or broker.broker_epoch != req.broker_epoch:
-            return Decision([], ErrorCode.UNKNOWN_MEMBER_ID, "stale or unknown broker epoch")
-        return ctl.alter_partition(
-            state,
-            req.topic_id,
-            req.partition,
-            req.broker_id,
-            req.leader_epoch,
-            req.partition_epoch,
-            list(req.new_isr),
-        )
-
-    # ISR changes of different partitions commute, and a leader has at most one in flight
-    # per partition: a broker leading thousands of partitions that all shrink at once (a
-    # follower died) gets them committed many per Raft entry, not one round trip each.
-    outcome = await decide_on_controller(ctx, decide, commuting=True)
-    controller_id = ctx.metadata.controller_id()
-    p = ctx.metadata.state.partitions.get((req.topic_id, req.partition))
-    if p is None:
-        return AlterPartitionResponse(
-            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, controller_id, error_message=outcome.message
-        )
-    return AlterPartitionResponse(
-        outcome.error,
-        controller_id,
-        list(p.isr),
-        p.leader_epoch,
-        p.partition_epoch,
-        outcome.message,
-    )
+    return await alter_partition(_NodeController(ctx), req)
 
 
 def handle_allocate_producer_ids(
@@ -215,21 +177,17 @@ def handle_metadata_fetch(
     if refusal is not None:
         return MetadataFetchResponse(ErrorCode.AUTHENTICATION_FAILED, error_message=refusal)
     if ctx.metadata.quorum is None:
-        return MetadataFetchResponse(
-            ErrorCode.NOT_CONTROLLER, error_message="only voters serve the metadata log"
-        )
+        return NOT_A_VOTER
     return _metadata_fetch(ctx, req)
 
 
 async def _metadata_fetch(ctx: BrokerContext, req: MetadataFetchRequest) -> MetadataFetchResponse:
     quorum = ctx.metadata.quorum
     assert quorum is not None
-    max_records = min(max(req.max_records, 1), MAX_METADATA_FETCH_RECORDS)
-    wait_s = min(max(req.max_wait_ms, 0), MAX_METADATA_FETCH_WAIT_MS) / 1000
     entries = []
     try:
-        with trio.move_on_after(wait_s):
-            entries = await quorum.read_committed(req.after_index, max_records)
+        with trio.move_on_after(metadata_fetch_wait_ms(req) / 1000):
+            entries = await quorum.read_committed(req.after_index, metadata_fetch_max_records(req))
     except SnapshotRequired:
         # The log before after_index was compacted: send this node's whole state instead.
         state = ctx.metadata.state
@@ -242,9 +200,7 @@ async def _metadata_fetch(ctx: BrokerContext, req: MetadataFetchRequest) -> Meta
         )
     except RaftError as exc:
         return MetadataFetchResponse(ErrorCode.REQUEST_TIMED_OUT, error_message=str(exc))
-    return MetadataFetchResponse(
-        ErrorCode.NONE, [MetadataEntry(e.index, e.term, e.data) for e in entries]
-    )
+    return metadata_fetch_answer(entries)
 
 
 class QuorumViewAt(enum.Enum):

@@ -9,29 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TypeVar
 
 from rillet.broker.errors import BrokerError
 from rillet.broker.handlers.context import BrokerContext
+from rillet.broker.handlers.controller_decisions import NOT_ACTIVE, ControllerOutcome, decided
 from rillet.metadata_quorum.controller_service import DecideFn
-from rillet.metadata_quorum.decision import Decision
 from rillet.raft.errors import NotLeaderError, RaftError
 from rillet.wire.error_codes import ErrorCode
 from rillet.wire.request import Request
-
-
-@dataclass(frozen=True, slots=True)
-class ControllerOutcome:
-    error: ErrorCode
-    message: str | None = None
-    decision: Decision | None = None
-
-    @property
-    def group_error(self) -> ErrorCode:
-        """The error as a group api answers it: a node that is not (or no longer) the
-        controller is not the coordinator, and the client looks for the new one."""
-        return ErrorCode.NOT_COORDINATOR if self.error == ErrorCode.NOT_CONTROLLER else self.error
 
 
 async def decide_on_controller(
@@ -41,7 +27,7 @@ async def decide_on_controller(
     committed in batches with others of their kind."""
     controller = ctx.metadata.controller
     if controller is None or not controller.active:
-        return ControllerOutcome(ErrorCode.NOT_CONTROLLER, "this node is not the controller")
+        return NOT_ACTIVE
     try:
         if commuting:
             decision = await controller.submit_commuting(decide)
@@ -51,7 +37,7 @@ async def decide_on_controller(
         return ControllerOutcome(ErrorCode.NOT_CONTROLLER, "leadership moved")
     except RaftError as exc:
         return ControllerOutcome(ErrorCode.REQUEST_TIMED_OUT, f"metadata commit failed: {exc}")
-    return ControllerOutcome(ErrorCode(decision.error), decision.message, decision)
+    return decided(decision)
 
 
 def refused_auth(ctx: BrokerContext, cluster_id: str, auth: bytes) -> str | None:

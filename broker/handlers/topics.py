@@ -22,7 +22,8 @@ import trio
 
 from rillet.broker.errors import BrokerError, TopicError
 from rillet.broker.handlers.context import BrokerContext
-from rillet.broker.handlers.controller_calls import ControllerOutcome, decide_on_controller
+from rillet.broker.handlers.controller_calls import decide_on_controller
+from rillet.broker.handlers.controller_decisions import ControllerOutcome
 from rillet.broker.replica.topic_config import validate_topic_configs, validate_topic_name
 from rillet.metadata_quorum.controller_service import DecideFn
 from rillet.wire.error_codes import ErrorCode

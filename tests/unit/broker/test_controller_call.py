@@ -1,5 +1,5 @@
-"""The controller call's retry schedule (ControllerLink.call and the replication simulation
-both run it), event by event: no socket, task or clock."""
+"""The controller call's retry schedule and the link's voter choice (ControllerLink.call and
+the replication simulation both run them), event by event: no socket, task or clock."""
 
 from __future__ import annotations
 
@@ -10,7 +10,11 @@ from rillet.broker.cluster.controller_call import (
     Finished,
     Retry,
     Send,
+    VoterChoice,
+    not_controller_hint,
 )
+from rillet.wire.cluster_messages import BrokerHeartbeatResponse
+from rillet.wire.error_codes import ErrorCode
 
 
 def test_an_answer_from_the_controller_ends_the_call() -> None:
@@ -56,3 +60,33 @@ def test_the_deadline_ends_the_call_without_an_answer() -> None:
     assert call.unreachable_message() == (
         "no controller answered within 0.2s (voter 1: connection reset)"
     )
+
+
+def test_the_voter_choice_follows_answers_and_hints_and_goes_round_otherwise() -> None:
+    choice = VoterChoice([3, 1, 2])
+    assert [choice.target(None) for _ in range(4)] == [2, 3, 1, 2]  # in turn, none known
+    choice.answered(2, 3)  # "not the controller, try 3"
+    assert (choice.target(None), choice.hint(None)) == (3, 3)
+    choice.answered(3, None)  # 3 answers as the controller: stay with it
+    assert [choice.target(None) for _ in range(2)] == [3, 3]
+    assert choice.answered_by == 3
+    assert choice.target(1) == 1  # the local quorum's leader comes first
+    choice.answered(3, -1)  # deposed, knows no leader: go round again
+    assert choice.hint(None) is None
+    choice.answered(1, 1)  # a voter naming itself is no hint
+    assert choice.hint(None) is None
+    choice.answered(2, 7)  # nor is a node that is not a voter
+    assert choice.hint(None) is None
+    choice.answered(2, None)
+    choice.failed(2)  # a broken attempt: the voter may be gone
+    assert choice.hint(None) is None
+    choice.learn_voter(4)
+    assert sorted({choice.target(None) for _ in range(4)}) == [1, 2, 3, 4]
+
+
+def test_an_answer_says_not_the_controller_by_its_error_and_hint() -> None:
+    assert not_controller_hint(BrokerHeartbeatResponse(ErrorCode.NONE, 2)) is None
+    refused = BrokerHeartbeatResponse(ErrorCode.NOT_CONTROLLER, 2)
+    assert not_controller_hint(refused) == 2
+    assert not_controller_hint(BrokerHeartbeatResponse(ErrorCode.NOT_CONTROLLER)) == -1
+    assert not_controller_hint(object()) is None

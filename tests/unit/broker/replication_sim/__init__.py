@@ -19,11 +19,15 @@ What is real and what is scheduled:
   (:func:`answer_follower_fetch`); the ISR settling (``LeaderState.settle_proposal``); and
   the metadata side: the real :class:`Controller` deciding on a real
   :class:`MetadataState`, its records encoded into entries of a :class:`SimCluster`
-  metadata log (SimQuorum) and decoded again by every broker (:mod:`.controller`).
+  metadata log (SimQuorum) and decoded again by every broker (:mod:`.controller`); each
+  voter answers the brokers' real cluster-api wire messages by the node's own exchanges
+  (:mod:`rillet.broker.handlers.controller_decisions`).
 - real driver control flow, imported from the broker's sans-I/O objects that its trio
   drivers run too: every call to the controller retries as
   :class:`~rillet.broker.cluster.controller_call.ControllerCall` says (back off on
-  NOT_CONTROLLER, end without an answer at the deadline); a broker's membership is
+  NOT_CONTROLLER, end without an answer at the deadline), each attempt to the voter the
+  link's :class:`~rillet.broker.cluster.controller_call.VoterChoice` names, given up after
+  the per-attempt timeout; a broker's membership is
   :class:`~rillet.broker.cluster.broker_membership.BrokerMembership` (register, wait for
   the metadata, heartbeat cadence and fencing, register again under a new incarnation,
   whether it hears the controller); an ISR change is ``proposal_due`` and an
@@ -40,15 +44,14 @@ What is real and what is scheduled:
   broker yet: polling the metadata log (the broker's metadata follower), installing the
   replica in its role (the reconciler's loop around ``ReplicaRole.of`` and ``set_role``),
   the flush and checkpoint tasks' passes around ``flush_due`` / ``flush_done`` and
-  ``checkpoint_high_watermark`` (:mod:`.broker_process`), and the controller's request
-  handling around the real :class:`Controller` (:mod:`.controller`).
+  ``checkpoint_high_watermark`` (:mod:`.broker_process`).
 - faults (:mod:`.fault_schedule`): process crash (the files survive as written: a process
   crash, not a power loss, so acks that rely on the page cache stay true) and restart,
   pause (SIGSTOP: nothing runs, messages queue), network cuts (both ways, or between a
-  broker and the controller only), message loss, delay, duplication and reordering
-  (:mod:`.simulation`), stalled metadata, controller failover. Per seed, the topic relies
-  on the page cache or forces fsyncs (``flush.messages`` / ``flush.ms``, with a seeded
-  fsync latency), and segments roll at a few KiB or not at all.
+  broker and the quorum, or its leading voter, only), message loss, delay, duplication
+  and reordering (:mod:`.simulation`), stalled metadata, controller failover. Per seed,
+  the topic relies on the page cache or forces fsyncs (``flush.messages`` / ``flush.ms``,
+  with a seeded fsync latency), and segments roll at a few KiB or not at all.
 
 The checker (:class:`~.checker.Checker`) runs after every event; the first violation ends the
 run. Tests use :func:`run_seed`; the rest of the package is its machinery.

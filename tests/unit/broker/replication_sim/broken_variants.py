@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 
+from rillet.broker.cluster.controller_call import VoterChoice
 from rillet.broker.replica.partition_replica import PartitionReplica
 from rillet.broker.replica.replication.isr_proposal_step import (
     IsrProposalCycle,
@@ -43,6 +44,10 @@ class Bug(enum.Enum):
     # unanswered until its deadline as if the controller had refused it (a timeout read as
     # a refusal), so the leader stops counting a member the controller may have added.
     UNANSWERED_ALTER_CALL_REFUSED = "unanswered-alter-call-refused"
+    # A driver step: the controller link's voter choice sticks to the voter that answered
+    # as the controller last, whatever NOT_CONTROLLER answers name and however its attempts
+    # fail, so a broker goes on calling a deposed controller.
+    STICKY_VOTER_CHOICE = "sticky-voter-choice"
 
 
 class _EveryFailureRefused(ProposalSettlement):
@@ -66,6 +71,13 @@ class _TimeoutReadAsRefusal(IsrProposalCycle):
         return super().finish(error_code, answered_partition_epoch)
 
 
+class _StickToTheLastController(VoterChoice):
+    def target(self, local: int | None) -> int:
+        if self.answered_by is not None:
+            return self.answered_by
+        return super().target(local)
+
+
 class _AckBeforeFsync(PartitionReplica):
     @property
     def local_committable_end(self) -> int:
@@ -86,3 +98,9 @@ def cycle_type_for(bug: Bug | None) -> type[IsrProposalCycle]:
     """The ISR proposal cycle a run uses: the real one, or one that reads a timeout as a
     refusal."""
     return _TimeoutReadAsRefusal if bug is Bug.UNANSWERED_ALTER_CALL_REFUSED else IsrProposalCycle
+
+
+def voter_choice_type_for(bug: Bug | None) -> type[VoterChoice]:
+    """The controller link's voter choice a run uses: the real one, or one that sticks to
+    the last voter that answered as the controller."""
+    return _StickToTheLastController if bug is Bug.STICKY_VOTER_CHOICE else VoterChoice

@@ -20,6 +20,7 @@ from rillet.metadata_quorum.state import MetadataState, PartitionState
 from rillet.partition_store.flush_plan import FlushPlan
 
 from .partition_log import BrokerLog
+from .topology import VOTERS
 
 if TYPE_CHECKING:
     from rillet.broker.replica.replication.followed_positions import SentPosition
@@ -61,6 +62,7 @@ class BrokerProcess(abc.ABC):
         self.acks_waiters: list[AcksWaiter] = []
         self.md_in_flight: int | None = None
         self.calls: dict[int, SimCall] = {}  # calls to the controller, by attempt id
+        self.voter_choice = self.sim.voter_choice_type(VOTERS)  # the controller link's
         self.flushing = False
 
     def __repr__(self) -> str:

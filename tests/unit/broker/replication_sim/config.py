@@ -33,7 +33,11 @@ class SimConfig:
     isr_check_ms: int = 50
     fetch_wait_ms: int = 60
     fetch_backoff_ms: int = 10
-    request_timeout_ms: int = 200
+    request_timeout_ms: int = 200  # a call's deadline (the node's quorum request timeout)
+    # The controller link's per-attempt timeout: the node uses the request timeout for both
+    # (then an unanswered attempt uses up the call); shorter, the call moves on to another
+    # voter within its deadline.
+    attempt_timeout_ms: int = 200
     produce_timeout_ms: int = 250
     metadata_wait_ms: int = 150
     controller_tick_ms: int = 60
@@ -70,6 +74,7 @@ class SimConfig:
             flush_messages=store_rng.choice([-1, -1, -1, 1, 8]),
             flush_ms=store_rng.choice([-1, -1, 0, 40]),
             segment_bytes=store_rng.choice([1024, 4096, 1 << 20]),
+            attempt_timeout_ms=rng.choice([60, 120, 200]),
         )
 
     def log_config(self) -> LogConfig:

@@ -1,36 +1,61 @@
-"""The active controller on the metadata quorum.
+"""The metadata quorum's voters and the controller that runs on whichever of them leads.
 
 Why it is real underneath: ISR and leader-epoch bugs often hide in the interplay of the
 controller's decisions with stale broker views, so the real :class:`Controller` decides on
 a real :class:`MetadataState`, its records go through a :class:`SimCluster` (SimQuorum)
-log, and brokers decode them again; only the request plumbing and failover are modelled.
+log, and brokers decode them again. A voter answers a broker's call as the node's handler
+does, by the same exchanges (:mod:`rillet.broker.handlers.controller_decisions`: the
+stale-epoch checks, the registration record, what a heartbeat notes and asks for, the
+answers' fields, NOT_CONTROLLER with the leader as hint on a voter that does not lead);
+only the Raft log (SimQuorum) and failover are modelled.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from sim_quorum import SimCluster
 
-from rillet.metadata_quorum.controller import Controller, ControllerConfig
+from rillet.broker.handlers.controller_decisions import (
+    NOT_ACTIVE,
+    ControllerOutcome,
+    alter_partition,
+    decided,
+    heard_answer,
+    heartbeat,
+    metadata_fetch_answer,
+    metadata_fetch_max_records,
+    metadata_fetch_wait_ms,
+    register,
+)
+from rillet.metadata_quorum.controller import NO_ANSWER_HEARD, Controller, ControllerConfig
+from rillet.metadata_quorum.controller_service import DecideFn
 from rillet.metadata_quorum.decision import Decision
-from rillet.metadata_quorum.records import RegisterBroker, decode_entry, encode_entry
+from rillet.metadata_quorum.heartbeat_exchange import answer_stamp, heartbeat_arrived
+from rillet.metadata_quorum.records import decode_entry, encode_entry
 from rillet.metadata_quorum.state import MetadataState, PartitionState
-from rillet.wire.error_codes import ErrorCode
+from rillet.wire.cluster_messages import (
+    AlterPartitionRequest,
+    BrokerHeartbeatRequest,
+    BrokerRegistrationRequest,
+    MetadataFetchRequest,
+)
 
-from .messages import ControllerReq, ControllerResp
+from .messages import ClusterResponse, ControllerReq, ControllerResp
 from .topology import BROKERS, CONTROLLER, TOPIC, VOTERS
 
 if TYPE_CHECKING:
+    from rillet.metadata_quorum.controller import HeardAnswer
+
     from .simulation import Simulation
 
 
 class SimController:
-    """The active controller: the real Controller deciding on the real MetadataState, its
-    records committed through a SimCluster (SimQuorum) and applied back from the log, one
-    decision at a time like ControllerService.submit."""
+    """The quorum: the real Controller of the leading voter deciding on the real
+    MetadataState, its records committed through a SimCluster (SimQuorum) and applied back
+    from the log, one decision at a time like ControllerService.submit; and its voters,
+    each answering the brokers' calls at its own network address."""
 
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
@@ -50,6 +75,7 @@ class SimController:
         self.ctl: Controller | None = None
         self.parked: list[ControllerReq] = []  # metadata fetches long-polling for entries
         self.topic_id: str | None = None
+        self.voters = {v: SimVoter(self, v) for v in VOTERS}
 
     def become_active(self) -> None:
         ctl = Controller(self.config, self.rng)
@@ -69,7 +95,7 @@ class SimController:
             self.cluster.elect(voter)
             self.become_active()
 
-    async def decide(self, fn: Callable[[Controller, MetadataState, int], Decision]) -> Decision:
+    async def decide(self, fn: DecideFn) -> Decision:
         assert self.ctl is not None
         decision = fn(self.ctl, self.state, self.sim.now)
         if decision.records:
@@ -112,56 +138,19 @@ class SimController:
         if self.ctl is not None and b is not None:
             self.ctl.connection_lost(self.state, broker_id, b.broker_epoch, self.sim.now)
 
-    async def on_request(self, req: ControllerReq) -> None:
-        """The handlers of broker/handlers/cluster.py, as the active controller runs them."""
-        if req.kind == "metadata":  # any voter serves the committed log
-            if self.cluster.commit_index > req.after_index:
-                self._answer_metadata(req)
-            else:
-                self.parked.append(req)
-                self.sim.at(
-                    self.sim.now + self.sim.config.metadata_wait_ms, self._metadata_expired, req
-                )
-            return
-        if self.ctl is None:
-            self._respond(req, ControllerResp(req.kind, req.req_id, ErrorCode.NOT_CONTROLLER))
-            return
-        if req.kind == "register":
-            record = RegisterBroker(req.broker, req.incarnation, "sim", req.broker)
-            d = await self.decide(lambda ctl, state, now: ctl.register_broker(state, record, now))
-            epoch = self.state.brokers[req.broker].broker_epoch if not d.error else -1
-            self._respond(req, ControllerResp(req.kind, req.req_id, d.error, broker_epoch=epoch))
-        elif req.kind == "heartbeat":
-            d = await self.decide(
-                lambda ctl, state, now: ctl.heartbeat(
-                    state, req.broker, req.broker_epoch, req.caught_up, now
-                )
-            )
-            b = self.state.brokers.get(req.broker)
-            fenced = b is None or b.fenced
-            self._respond(req, ControllerResp(req.kind, req.req_id, d.error, fenced=fenced))
-        elif req.kind == "alter":
-            d = await self.decide(lambda ctl, state, now: self._alter(ctl, state, req))
-            p = self.state.partitions[self._key()]
-            resp = ControllerResp(
-                req.kind, req.req_id, d.error, isr=p.isr, partition_epoch=p.partition_epoch
-            )
-            self._respond(req, resp)
+    # -- the metadata log, which any voter serves ------------------------------------------------
 
-    def _alter(self, ctl: Controller, state: MetadataState, req: ControllerReq) -> Decision:
-        broker = state.brokers.get(req.broker)
-        if broker is None or broker.broker_epoch != req.broker_epoch:
-            return Decision([], ErrorCode.UNKNOWN_MEMBER_ID, "stale or unknown broker epoch")
-        assert self.topic_id is not None
-        return ctl.alter_partition(
-            state,
-            self.topic_id,
-            0,
-            req.broker,
-            req.leader_epoch,
-            req.partition_epoch,
-            list(req.isr),
-        )
+    def on_request(self, req: ControllerReq) -> None:
+        """handlers/cluster.handle_metadata_fetch: the committed entries after the broker's
+        index, at once or when one commits within the request's (capped) wait."""
+        request = req.request
+        assert isinstance(request, MetadataFetchRequest)
+        if self.cluster.commit_index > request.after_index:
+            self._answer_metadata(req)
+        else:
+            self.parked.append(req)
+            wait_ms = metadata_fetch_wait_ms(request)
+            self.sim.at(self.sim.now + wait_ms, self._metadata_expired, req)
 
     def _metadata_expired(self, req: ControllerReq) -> None:
         if any(parked is req for parked in self.parked):
@@ -169,14 +158,77 @@ class SimController:
             self._answer_metadata(req)
 
     def _answer_metadata(self, req: ControllerReq) -> None:
-        """handlers/cluster._metadata_fetch: the committed entries after the broker's index
-        (the slice SimQuorum.read_committed returns, read without awaiting)."""
-        entries = tuple((e.index, e.data) for e in self.cluster.log[req.after_index :])
+        """The slice SimQuorum.read_committed returns, read without awaiting."""
+        request = req.request
+        assert isinstance(request, MetadataFetchRequest)
+        after = request.after_index
+        entries = self.cluster.log[after : after + metadata_fetch_max_records(request)]
         broker = self.sim.brokers[req.broker]
         if broker.metadata_stalled_until > self.sim.now:
             return  # this broker's metadata is late: it goes on believing what it knew
-        self._respond(req, ControllerResp("metadata", req.req_id, ErrorCode.NONE, entries=entries))
+        self.respond(CONTROLLER, req, metadata_fetch_answer(entries))
 
-    def _respond(self, req: ControllerReq, resp: ControllerResp) -> None:
+    def respond(self, src: int, req: ControllerReq, response: ClusterResponse) -> None:
         broker = self.sim.brokers[req.broker]
-        self.sim.send(CONTROLLER, req.broker, broker.on_controller_response, resp)
+        answer = ControllerResp(req.req_id, response)
+        self.sim.send(src, req.broker, broker.on_controller_response, answer)
+
+
+class SimVoter:
+    """One voter's side of the brokers' calls (the exchanges' ControllerSide): it decides
+    on the controller only while it leads the quorum; otherwise it answers NOT_CONTROLLER
+    naming the leader it knows of."""
+
+    def __init__(self, quorum: SimController, node_id: int) -> None:
+        self.quorum = quorum
+        self.node_id = node_id
+
+    @property
+    def active(self) -> bool:
+        quorum = self.quorum
+        return quorum.ctl is not None and quorum.cluster.leader_id == self.node_id
+
+    @property
+    def state(self) -> MetadataState:
+        return self.quorum.state
+
+    def controller_id(self) -> int:
+        leader = self.quorum.cluster.leader_id
+        return -1 if leader is None else leader
+
+    def now_ms(self) -> int:
+        return self.quorum.sim.now
+
+    async def decide(self, decide: DecideFn, commuting: bool = False) -> ControllerOutcome:
+        if not self.active:
+            return NOT_ACTIVE
+        return decided(await self.quorum.decide(decide))
+
+    def heartbeat_arrived(self, req: BrokerHeartbeatRequest) -> None:
+        ctl = self.quorum.ctl
+        if ctl is not None and self.active:
+            heard = heard_answer(req)
+            level = req.max_feature_level
+            heartbeat_arrived(
+                ctl, self.state, req.broker_id, req.broker_epoch, self.now_ms(), heard, level
+            )
+
+    def answer_stamp(self, broker_id: int, arrived_ms: int) -> HeardAnswer:
+        ctl = self.quorum.ctl
+        if ctl is None:
+            return NO_ANSWER_HEARD
+        return answer_stamp(ctl, broker_id, self.now_ms(), arrived_ms)
+
+    async def on_request(self, req: ControllerReq) -> None:
+        """The handlers of broker/handlers/cluster.py, on this voter."""
+        request = req.request
+        response: ClusterResponse
+        if isinstance(request, BrokerRegistrationRequest):
+            response = await register(self, request)
+        elif isinstance(request, BrokerHeartbeatRequest):
+            response = await heartbeat(self, request)
+        elif isinstance(request, AlterPartitionRequest):
+            response = await alter_partition(self, request)
+        else:
+            raise TypeError(f"voters take no {type(request).__name__} here")
+        self.quorum.respond(self.node_id, req, response)

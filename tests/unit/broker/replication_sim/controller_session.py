@@ -16,14 +16,23 @@ from collections.abc import Callable
 
 from rillet.broker.cluster.broker_membership import Action, CatchUp, Heartbeat, Register
 from rillet.broker.replica.replica_role import ReplicaRole, TopicPartitionKey
+from rillet.metadata_quorum.features import LATEST_LEVEL
 from rillet.metadata_quorum.records import decode_entry
 from rillet.metadata_quorum.state import PartitionState
+from rillet.wire.cluster_messages import (
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+    MetadataFetchRequest,
+    MetadataFetchResponse,
+)
 
 from .broker_process import BrokerProcess
 from .controller_calls import SimCall
-from .messages import ControllerReq, ControllerResp
+from .messages import ClusterResponse, ControllerReq, ControllerResp
 from .partition_log import TOPIC
-from .topology import CONTROLLER
+from .topology import CLUSTER_ID, CONTROLLER
 
 
 class ControllerSession(BrokerProcess):
@@ -53,37 +62,40 @@ class ControllerSession(BrokerProcess):
             fn()
 
     def _register(self) -> None:
-        incarnation = self.incarnation_id
+        request = BrokerRegistrationRequest(
+            CLUSTER_ID, b"", self.node_id, self.incarnation_id, "sim", self.node_id,
+            max_feature_level=LATEST_LEVEL,
+        )  # fmt: skip
+        timeout = self.sim.config.request_timeout_ms
+        SimCall(self, request, timeout, self._registered).start()
 
-        def request(req_id: int) -> ControllerReq:
-            return ControllerReq("register", self.node_id, req_id, incarnation=incarnation)
-
-        SimCall(self, request, self.sim.config.request_timeout_ms, self._registered).start()
-
-    def _registered(self, resp: ControllerResp | None) -> None:
+    def _registered(self, resp: ClusterResponse | None) -> None:
         if resp is None:
             self._act(self.membership.registration_answered(None))
         else:
-            self._act(self.membership.registration_answered(resp.error, resp.broker_epoch))
+            assert isinstance(resp, BrokerRegistrationResponse)
+            self._act(self.membership.registration_answered(resp.error_code, resp.broker_epoch))
 
     def _heartbeat(self) -> None:
+        """BrokerLifecycle._heartbeat_request: the answer it heard last, echoed."""
         epoch = self.membership.broker_epoch
         assert epoch is not None  # heartbeats follow a registration
-        caught_up = self.membership.caught_up
+        request = BrokerHeartbeatRequest(
+            CLUSTER_ID, b"", self.node_id, epoch, self.metadata.last_applied_index,
+            self.membership.caught_up, False, *self.membership.heard, LATEST_LEVEL,
+        )  # fmt: skip
+        timeout = self.sim.config.request_timeout_ms
+        SimCall(self, request, timeout, self._heartbeat_answered).start()
 
-        def request(req_id: int) -> ControllerReq:
-            return ControllerReq(
-                "heartbeat", self.node_id, req_id, broker_epoch=epoch, caught_up=caught_up
-            )
-
-        SimCall(self, request, self.sim.config.request_timeout_ms, self._heartbeat_answered).start()
-
-    def _heartbeat_answered(self, resp: ControllerResp | None) -> None:
+    def _heartbeat_answered(self, resp: ClusterResponse | None) -> None:
         now_s = self.sim.now / 1000
         if resp is None:
             action: Heartbeat | Register = self.membership.heartbeat_answered(None, now_s)
         else:
-            action = self.membership.heartbeat_answered(resp.error, now_s, resp.fenced)
+            assert isinstance(resp, BrokerHeartbeatResponse)
+            action = self.membership.heartbeat_answered(
+                resp.error_code, now_s, resp.fenced, resp.answer_key, resp.answered_ms
+            )
         if isinstance(action, Register):
             self.sim.trace_line(f"{self} broker epoch stale: registering again")
         self._act(action)
@@ -91,9 +103,10 @@ class ControllerSession(BrokerProcess):
     def poll_metadata(self) -> None:
         req_id = self.sim.next_id()
         self.md_in_flight = req_id
-        req = ControllerReq(
-            "metadata", self.node_id, req_id, after_index=self.metadata.last_applied_index
-        )
+        after = self.metadata.last_applied_index
+        wait_ms = self.sim.config.metadata_wait_ms
+        request = MetadataFetchRequest(CLUSTER_ID, b"", after, 1000, wait_ms)
+        req = ControllerReq(self.node_id, req_id, request)
         self.sim.send(self.node_id, CONTROLLER, self.sim.controller.on_request, req)
         timeout = self.sim.config.metadata_wait_ms + self.sim.config.request_timeout_ms
         self.sim.later(self, timeout, self._metadata_timeout, req_id)
@@ -103,19 +116,19 @@ class ControllerSession(BrokerProcess):
             self.poll_metadata()
 
     def on_controller_response(self, resp: ControllerResp) -> None:
-        if resp.kind == "metadata":
+        if isinstance(resp.response, MetadataFetchResponse):
             if resp.req_id == self.md_in_flight:
-                self._metadata_answered(resp)
+                self._metadata_answered(resp.response)
             return
         call = self.calls.get(resp.req_id)
         if call is not None:
             call.answered(resp)
 
-    def _metadata_answered(self, resp: ControllerResp) -> None:
+    def _metadata_answered(self, resp: MetadataFetchResponse) -> None:
         self.md_in_flight = None
-        for index, data in resp.entries:
-            if index == self.metadata.last_applied_index + 1:
-                self.metadata.apply_entry(index, decode_entry(data))
+        for entry in resp.entries:
+            if entry.index == self.metadata.last_applied_index + 1:
+                self.metadata.apply_entry(entry.index, decode_entry(entry.data))
         self._maybe_caught_up()
         if self.membership.caught_up:
             self.reconcile()

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 class FaultSchedule:
     """Crashes and restarts (the log survives), pauses (SIGSTOP: nothing runs, messages
-    queue), network cuts (a broker from everyone, or from the controller only), stalled
+    queue), network cuts (a broker from everyone, from the quorum, or from the leading voter
+    only), stalled
     metadata, controller failover and bursts of message loss; then :meth:`heal`."""
 
     def __init__(self, sim: Simulation) -> None:
@@ -68,11 +69,19 @@ class FaultSchedule:
             b.paused = True
             sim.at(sim.now + duration, self.resume, b)
         elif action == "isolate":
-            links = {(b.node_id, o) for o in (*BROKERS, CONTROLLER, PRODUCER, CONSUMER)}
+            links = {(b.node_id, o) for o in (*BROKERS, CONTROLLER, *VOTERS, PRODUCER, CONSUMER)}
             links |= {(o, d) for d, o in links}
             self._cut_for(links, duration)
         elif action == "cut_controller":
-            self._cut_for({(b.node_id, CONTROLLER), (CONTROLLER, b.node_id)}, duration)
+            # From the quorum (the leading voter and the metadata log too), or from the
+            # leading voter only: its calls time out there and go to another voter, which
+            # names the leader again.
+            leader = sim.controller.cluster.leader_id
+            others = [CONTROLLER, *VOTERS]
+            if leader is not None and sim.rng.random() < 0.5:
+                others = [leader]
+            links = {(b.node_id, o) for o in others}
+            self._cut_for(links | {(o, d) for d, o in links}, duration)
         elif action == "stall_metadata":
             b.metadata_stalled_until = max(b.metadata_stalled_until, sim.now + duration)
         elif action == "failover" and sim.controller.ctl is not None:

@@ -18,10 +18,12 @@ from rillet.broker.replica.replication.isr_proposal_step import (
     ProposalSettled,
     proposal_due,
 )
+from rillet.wire.cluster_messages import AlterPartitionRequest, AlterPartitionResponse
 
 from .broker_process import BrokerProcess
 from .controller_calls import SimCall
-from .messages import ControllerReq, ControllerResp
+from .messages import ClusterResponse
+from .topology import CLUSTER_ID, TOPIC
 
 
 class IsrProposer(BrokerProcess):
@@ -48,26 +50,22 @@ class IsrProposer(BrokerProcess):
         ] += 1
         sim.trace_line(f"{self} proposes ISR {proposal.isr} at pe {proposal.partition_epoch}")
 
-        def request(req_id: int) -> ControllerReq:
-            return ControllerReq(
-                "alter",
-                self.node_id,
-                req_id,
-                broker_epoch=epoch,
-                leader_epoch=cycle.leader_epoch,
-                partition_epoch=proposal.partition_epoch,
-                isr=proposal.isr,
-            )
-
+        topic = self.metadata.topic_by_name(TOPIC)
+        assert topic is not None  # a replica exists once its partition is in the metadata
+        request = AlterPartitionRequest(
+            CLUSTER_ID, b"", self.node_id, epoch, topic.topic_id, 0, cycle.leader_epoch,
+            proposal.partition_epoch, list(proposal.isr),
+        )  # fmt: skip
         finished = partial(self._alter_finished, cycle)
         SimCall(self, request, sim.config.request_timeout_ms, finished).start()
 
-    def _alter_finished(self, cycle: IsrProposalCycle, resp: ControllerResp | None) -> None:
+    def _alter_finished(self, cycle: IsrProposalCycle, resp: ClusterResponse | None) -> None:
         """The tail of IsrManager._propose: the cycle settles the leader."""
         if resp is None:
             settled = cycle.finish(None)
         else:
-            settled = cycle.finish(resp.error, resp.partition_epoch)
+            assert isinstance(resp, AlterPartitionResponse)
+            settled = cycle.finish(resp.error_code, resp.partition_epoch)
         if settled in (ProposalSettled.REFUSED, ProposalSettled.UNANSWERED):
             self.sim.trace_line(f"{self} ISR proposal {cycle.proposal.isr} failed: {resp}")
             self.sim.stats[

@@ -2,14 +2,25 @@
 
 Why a module of its own: these are the wire of the simulation (follower fetches, produce,
 and every call to the controller). Fetches carry the real request and answer of one
-partition, the rest only the fields the scheduling code reads; being frozen, they can be
-delivered twice or late without anyone mutating what another copy carries.
+partition, calls to the controller the real cluster-api messages, produce only the fields
+the scheduling code reads; being frozen, they can be delivered twice or late without anyone
+mutating what another copy carries.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rillet.wire.cluster_messages import (
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+    MetadataFetchRequest,
+    MetadataFetchResponse,
+)
 from rillet.wire.messages import FetchPartition, FetchPartitionResponse
 
 
@@ -44,29 +55,35 @@ class ProduceResp:
     count: int = 0
 
 
+# The cluster apis a broker calls on a voter, as the real wire messages.
+ClusterRequest = (
+    BrokerRegistrationRequest
+    | BrokerHeartbeatRequest
+    | AlterPartitionRequest
+    | MetadataFetchRequest
+)
+ClusterResponse = (
+    BrokerRegistrationResponse
+    | BrokerHeartbeatResponse
+    | AlterPartitionResponse
+    | MetadataFetchResponse
+)
+
+
 @dataclass(frozen=True, slots=True)
 class ControllerReq:
-    """Register / heartbeat / AlterPartition / metadata fetch, all to the controller."""
+    """A broker's request to a voter (register, heartbeat, AlterPartition, metadata fetch):
+    the real wire request, and who sent it under which attempt id (a connection's
+    correlation id)."""
 
-    kind: str
     broker: int
     req_id: int
-    broker_epoch: int = -1
-    caught_up: bool = False
-    incarnation: str = ""
-    leader_epoch: int = -1
-    partition_epoch: int = -1
-    isr: tuple[int, ...] = ()
-    after_index: int = 0
+    request: ClusterRequest
 
 
 @dataclass(frozen=True, slots=True)
 class ControllerResp:
-    kind: str
+    """The voter's answer, as the real handler builds it."""
+
     req_id: int
-    error: int
-    broker_epoch: int = -1
-    fenced: bool = True
-    isr: tuple[int, ...] = ()
-    partition_epoch: int = -1
-    entries: tuple[tuple[int, bytes], ...] = ()
+    response: ClusterResponse

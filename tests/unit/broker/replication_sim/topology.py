@@ -12,3 +12,4 @@ PRODUCER = -1
 CONSUMER = -2
 VOTERS = [101, 102, 103]
 TOPIC = "t"
+CLUSTER_ID = "sim"  # the cluster id the brokers' requests carry (no token is checked)
