@@ -19,6 +19,7 @@ import trio
 from rillet.broker.config import NodeConfig
 from rillet.broker.replica.clean_close import close_logs
 from rillet.broker.replica.partition_replica import PartitionReplica
+from rillet.broker.replica.reconcile_pass import install_in_role
 from rillet.broker.replica.replica_role import ReplicaRole, TopicPartitionKey
 from rillet.broker.replica.topic_config import effective_log_config, min_insync_replicas
 from rillet.broker.runtime.clock import SYSTEM_CLOCK, Clock
@@ -146,13 +147,13 @@ class ReplicaManager:
                 replica.on_damage = self._damage_listener
             self._replicas[key] = replica
             self._by_tuple[(key.topic, key.partition)] = replica
-        replica.min_insync_replicas = min_insync_replicas(
-            configs, self.config.replication.default_min_insync_replicas
+        install_in_role(
+            replica,
+            min_insync_replicas(configs, self.config.replication.default_min_insync_replicas),
+            effective_log_config(self.config.log, configs),
+            role,
+            self.clock.steady_ms(),
         )
-        log_config = effective_log_config(self.config.log, configs)
-        if plog.config != log_config:  # the topic's configs changed (or a first install)
-            plog.reconfigure(log_config)
-        replica.set_role(role, self.clock.steady_ms())
         return replica
 
     def remove_replica(self, topic: str, partition: int) -> None:

@@ -31,15 +31,18 @@ What is real and what is scheduled:
   (:mod:`rillet.broker.replica.replication.isr_proposal_step`); a follower's fetch loop is
   :class:`FollowedPositions`, :func:`apply_answer` and :class:`FetchRound` /
   ``next_fetch``; the fetch handler's long poll is :class:`LongPoll`; the produce
-  handler's acks=all path is ``acks_all_refusal`` and ``acks_all_answer``.
+  handler's acks=all path is ``acks_all_refusal`` and ``acks_all_answer``; the partition
+  reconciler's passes are :class:`~rillet.broker.replica.reconcile_pass.Reconciliation`
+  (no pass before the broker caught up; which replica to install in which role) and
+  ReplicaManager.install's ``install_in_role`` (:mod:`.replica_reconciler`).
 - scheduled here (the trio tasks of a node, as discrete events): the parts of a broker
-  (:mod:`.controller_session`, :mod:`.isr_proposer`, :mod:`.follower_fetch_loop`,
-  :mod:`.leader_fetch_handler`, :mod:`.client_request_handler`) execute those objects'
+  (:mod:`.controller_session`, :mod:`.replica_reconciler`, :mod:`.isr_proposer`,
+  :mod:`.follower_fetch_loop`, :mod:`.leader_fetch_handler`,
+  :mod:`.client_request_handler`) execute those objects'
   actions as messages and timers (:mod:`.controller_calls` runs one controller call) and
   translate the simulation's messages for them. Still written here, with no object in the
-  broker yet: polling the metadata log (the broker's metadata follower), installing the
-  replica in its role (the reconciler's loop around ``ReplicaRole.of`` and ``set_role``),
-  the flush and checkpoint tasks' passes around ``flush_due`` / ``flush_done`` and
+  broker yet: polling the metadata log (the broker's metadata follower), the flush and
+  checkpoint tasks' passes around ``flush_due`` / ``flush_done`` and
   ``checkpoint_high_watermark`` (:mod:`.broker_process`), and the controller's request
   handling around the real :class:`Controller` (:mod:`.controller`).
 - faults (:mod:`.fault_schedule`): process crash (the files survive as written: a process

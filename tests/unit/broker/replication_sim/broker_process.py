@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rillet.broker.cluster.broker_membership import BrokerMembership
 from rillet.broker.replica.partition_replica import PartitionReplica
+from rillet.broker.replica.reconcile_pass import Reconciliation
 from rillet.metadata_quorum.state import MetadataState, PartitionState
 from rillet.partition_store.flush_plan import FlushPlan
 
@@ -55,6 +56,7 @@ class BrokerProcess(abc.ABC):
         self.catching_up_to: int | None = None  # the broker epoch the metadata must reach
         self.metadata = MetadataState()
         self.replica: PartitionReplica | None = None
+        self.reconciliation = Reconciliation(self.node_id)  # PartitionReconciler's core
         self.fetch_in_flight: tuple[int, int] | None = None  # (request id, leader)
         self.sent: dict[int, SentPosition] = {}
         self.parked: list[ParkedFetch] = []
@@ -136,6 +138,12 @@ class BrokerProcess(abc.ABC):
 
     @abc.abstractmethod
     def partition(self) -> PartitionState | None: ...
+
+    @abc.abstractmethod
+    def metadata_caught_up(self) -> None: ...
+
+    @abc.abstractmethod
+    def metadata_applied(self) -> None: ...
 
     @abc.abstractmethod
     def maybe_fetch(self) -> None: ...

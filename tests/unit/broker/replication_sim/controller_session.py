@@ -15,14 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rillet.broker.cluster.broker_membership import Action, CatchUp, Heartbeat, Register
-from rillet.broker.replica.replica_role import ReplicaRole, TopicPartitionKey
 from rillet.metadata_quorum.records import decode_entry
 from rillet.metadata_quorum.state import PartitionState
 
 from .broker_process import BrokerProcess
 from .controller_calls import SimCall
 from .messages import ControllerReq, ControllerResp
-from .partition_log import TOPIC
 from .topology import CONTROLLER
 
 
@@ -117,8 +115,7 @@ class ControllerSession(BrokerProcess):
             if index == self.metadata.last_applied_index + 1:
                 self.metadata.apply_entry(index, decode_entry(data))
         self._maybe_caught_up()
-        if self.membership.caught_up:
-            self.reconcile()
+        self.metadata_applied()
         self.poll_metadata()
 
     def _maybe_caught_up(self) -> None:
@@ -126,31 +123,11 @@ class ControllerSession(BrokerProcess):
         epoch = self.catching_up_to
         if epoch is not None and self.metadata.last_applied_index >= epoch:
             self.catching_up_to = None
-            first = not self.membership.caught_up
             action = self.membership.metadata_caught_up()
-            if first:
-                self.reconcile()  # the partition reconciler starts once caught up
+            self.metadata_caught_up()  # the partition reconciler starts once caught up
             self._act(action)
 
     def partition(self) -> PartitionState | None:
         for p in self.metadata.partitions.values():
             return p
         return None
-
-    def reconcile(self) -> None:
-        """PartitionReconciler.reconcile for the one partition: the real replica on the
-        real log, given its role."""
-        p = self.partition()
-        plog = self.log.plog
-        if p is None or self.node_id not in p.replicas or plog is None:
-            return
-        if self.replica is None:
-            replica_type = self.sim.replica_type
-            self.replica = replica_type(TopicPartitionKey(TOPIC, 0), plog, self.request_flush)
-            self.replica.min_insync_replicas = self.sim.config.min_insync_replicas
-        role = ReplicaRole.of(p, self.node_id)
-        was_leading = self.replica.leader
-        self.replica.set_role(role, self.sim.now)
-        if self.replica.leader is not None and self.replica.leader is not was_leading:
-            self.sim.checker.leadership_started(self)
-        self.maybe_fetch()
