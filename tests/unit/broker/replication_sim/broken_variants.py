@@ -9,8 +9,10 @@ real driver step; nothing in the production packages knows of them.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 
+from rillet.broker.cluster.metadata_poll import Fetch, MetadataPoll
 from rillet.broker.replica.partition_replica import PartitionReplica
 from rillet.broker.replica.replication.isr_proposal_step import (
     IsrProposalCycle,
@@ -43,6 +45,11 @@ class Bug(enum.Enum):
     # unanswered until its deadline as if the controller had refused it (a timeout read as
     # a refusal), so the leader stops counting a member the controller may have added.
     UNANSWERED_ALTER_CALL_REFUSED = "unanswered-alter-call-refused"
+    # A driver's control flow: the metadata read sends its fetch again after one went
+    # unanswered, but from one entry further (an off-by-one in the retry), so a broker
+    # whose fetch timed out skips an entry and goes on believing in a leader, an ISR or a
+    # leader epoch the log moved past.
+    METADATA_RETRY_SKIPS_AN_ENTRY = "metadata-retry-skips-an-entry"
 
 
 class _EveryFailureRefused(ProposalSettlement):
@@ -72,6 +79,12 @@ class _AckBeforeFsync(PartitionReplica):
         return self.log.log_end_offset
 
 
+class _RetryPastTheNextEntry(MetadataPoll):
+    def unanswered(self) -> Fetch:
+        fetch = super().unanswered()
+        return dataclasses.replace(fetch, after_index=fetch.after_index + 1)
+
+
 def replica_type_for(bug: Bug | None) -> type[PartitionReplica]:
     """The replica class a run uses: the real one, or a broken subclass of it."""
     return _AckBeforeFsync if bug is Bug.ACK_BEFORE_FSYNC else PartitionReplica
@@ -86,3 +99,8 @@ def cycle_type_for(bug: Bug | None) -> type[IsrProposalCycle]:
     """The ISR proposal cycle a run uses: the real one, or one that reads a timeout as a
     refusal."""
     return _TimeoutReadAsRefusal if bug is Bug.UNANSWERED_ALTER_CALL_REFUSED else IsrProposalCycle
+
+
+def poll_type_for(bug: Bug | None) -> type[MetadataPoll]:
+    """The metadata read a run uses: the real one, or one whose retry skips an entry."""
+    return _RetryPastTheNextEntry if bug is Bug.METADATA_RETRY_SKIPS_AN_ENTRY else MetadataPoll

@@ -1,8 +1,9 @@
 """One broker process: what survives a crash, what a restart rebuilds, and its start.
 
 Why a module of its own: the broker is scheduled in parts, one per task of a node
-(:mod:`.controller_session`, :mod:`.follower_fetch_loop`, :mod:`.leader_fetch_handler`,
-:mod:`.isr_proposer`, :mod:`.client_request_handler`), assembled into
+(:mod:`.controller_session`, :mod:`.metadata_follower`, :mod:`.replica_reconciler`,
+:mod:`.follower_fetch_loop`, :mod:`.leader_fetch_handler`, :mod:`.isr_proposer`,
+:mod:`.client_request_handler`), assembled into
 :class:`~.broker.SimBroker`, all calling the one real replica. This base holds the state
 they share (with the flush and checkpoint tasks) and declares the few calls one part makes
 into another, so each part can be read (and type-checked) on its own.
@@ -15,8 +16,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rillet.broker.cluster.broker_membership import BrokerMembership
+from rillet.broker.cluster.metadata_poll import MetadataPoll
 from rillet.broker.replica.partition_replica import PartitionReplica
 from rillet.broker.replica.reconcile_pass import Reconciliation
+from rillet.metadata_quorum.follower_progress import FollowerProgress
 from rillet.metadata_quorum.state import MetadataState, PartitionState
 from rillet.partition_store.flush_plan import FlushPlan
 
@@ -27,6 +30,7 @@ if TYPE_CHECKING:
 
     from .controller_calls import SimCall
     from .in_flight import AcksWaiter, ParkedFetch
+    from .messages import ControllerResp
     from .simulation import Simulation
 
 
@@ -54,16 +58,23 @@ class BrokerProcess(abc.ABC):
         )
         self.incarnation_id = ""  # the registration's, new with every new membership
         self.catching_up_to: int | None = None  # the broker epoch the metadata must reach
-        self.metadata = MetadataState()
+        self.followed = FollowerProgress()  # MetadataFollower's core: the state it builds
         self.replica: PartitionReplica | None = None
         self.reconciliation = Reconciliation(self.node_id)  # PartitionReconciler's core
         self.fetch_in_flight: tuple[int, int] | None = None  # (request id, leader)
         self.sent: dict[int, SentPosition] = {}
         self.parked: list[ParkedFetch] = []
         self.acks_waiters: list[AcksWaiter] = []
-        self.md_in_flight: int | None = None
+        # The metadata read under way (MetadataPoll, or a broken subclass of it).
+        self.md_poll: MetadataPoll | None = None
+        self.md_in_flight: int | None = None  # the request id of its fetch in flight
         self.calls: dict[int, SimCall] = {}  # calls to the controller, by attempt id
         self.flushing = False
+
+    @property
+    def metadata(self) -> MetadataState:
+        """The broker's committed metadata, as its follower has applied it."""
+        return self.followed.state
 
     def __repr__(self) -> str:
         return f"b{self.node_id}"
@@ -138,6 +149,12 @@ class BrokerProcess(abc.ABC):
 
     @abc.abstractmethod
     def partition(self) -> PartitionState | None: ...
+
+    @abc.abstractmethod
+    def metadata_answered(self, resp: ControllerResp) -> None: ...
+
+    @abc.abstractmethod
+    def metadata_woke(self) -> None: ...
 
     @abc.abstractmethod
     def metadata_caught_up(self) -> None: ...

@@ -7,7 +7,7 @@ broker_lifecycle.py drives); this part executes its actions as events (``Registe
 ``Heartbeat`` as calls through :class:`~.controller_calls.SimCall`, ``CatchUp`` as a wait
 for the followed metadata), follows the metadata log and reconciles the replica, the path
 by which stale or late metadata reaches a replica; it also routes the controller's answers
-to the calls waiting for them.
+to the calls (and the metadata read) waiting for them.
 """
 
 from __future__ import annotations
@@ -15,13 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rillet.broker.cluster.broker_membership import Action, CatchUp, Heartbeat, Register
-from rillet.metadata_quorum.records import decode_entry
 from rillet.metadata_quorum.state import PartitionState
 
 from .broker_process import BrokerProcess
 from .controller_calls import SimCall
 from .messages import ControllerReq, ControllerResp
-from .topology import CONTROLLER
 
 
 class ControllerSession(BrokerProcess):
@@ -86,37 +84,19 @@ class ControllerSession(BrokerProcess):
             self.sim.trace_line(f"{self} broker epoch stale: registering again")
         self._act(action)
 
-    def poll_metadata(self) -> None:
-        req_id = self.sim.next_id()
-        self.md_in_flight = req_id
-        req = ControllerReq(
-            "metadata", self.node_id, req_id, after_index=self.metadata.last_applied_index
-        )
-        self.sim.send(self.node_id, CONTROLLER, self.sim.controller.on_request, req)
-        timeout = self.sim.config.metadata_wait_ms + self.sim.config.request_timeout_ms
-        self.sim.later(self, timeout, self._metadata_timeout, req_id)
-
-    def _metadata_timeout(self, req_id: int) -> None:
-        if self.md_in_flight == req_id:
-            self.poll_metadata()
-
     def on_controller_response(self, resp: ControllerResp) -> None:
         if resp.kind == "metadata":
-            if resp.req_id == self.md_in_flight:
-                self._metadata_answered(resp)
+            self.metadata_answered(resp)
             return
         call = self.calls.get(resp.req_id)
         if call is not None:
             call.answered(resp)
 
-    def _metadata_answered(self, resp: ControllerResp) -> None:
-        self.md_in_flight = None
-        for index, data in resp.entries:
-            if index == self.metadata.last_applied_index + 1:
-                self.metadata.apply_entry(index, decode_entry(data))
+    def metadata_woke(self) -> None:
+        """The follower applied entries: what waits on them (BrokerLifecycle's catch-up,
+        the partition reconciler) looks again."""
         self._maybe_caught_up()
         self.metadata_applied()
-        self.poll_metadata()
 
     def _maybe_caught_up(self) -> None:
         """BrokerLifecycle.run's wait: caught up once the metadata holds the registration."""

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from .broken_variants import cycle_type_for, replica_type_for, settlement_for
+from .broken_variants import cycle_type_for, poll_type_for, replica_type_for, settlement_for
 from .broker import SimBroker
 from .checker import Checker
 from .clients import Consumer, Producer
@@ -57,6 +57,7 @@ class Simulation:
         self.replica_type = replica_type_for(bug)
         self.settlement = settlement_for(bug)
         self.cycle_type = cycle_type_for(bug)
+        self.poll_type = poll_type_for(bug)
         self.now = 0
         self._seq = 0
         self._ids = 0
