@@ -2,8 +2,9 @@
 SimQuorum metadata log (the package tests/unit/broker/replication_sim/), over many seeds.
 It runs the broker's own replica code (PartitionReplica on real PartitionLog files, the
 follower-fetch answer, the ISR settling, the acks=all verdict) and its drivers' own
-sans-I/O control flow (ControllerCall, BrokerMembership, IsrProposalCycle, FetchRound,
-LongPoll and the drivers' steps), never a copy of them.
+sans-I/O control flow (ControllerCall, BrokerMembership, MetadataPoll, FollowerProgress,
+Reconciliation, IsrProposalCycle, FetchRound, LongPoll, FlushPass and the drivers' steps),
+never a copy of them.
 
 A failing seed is a reproducible bug report; replay it with a trace of its last events:
 
@@ -19,7 +20,9 @@ member was elected next, acknowledged records were lost. Fixed by
 runs seeds that show it with the old step (the broken variant
 ``Bug.LOST_ALTER_ANSWER_REFUSED``, a subclass of the real step) to prove it was real and is
 caught. Since the simulation runs the real replica, log and drivers' control flow, the
-seeds that show it change when their behaviour does: 130, 151, 236 and 346 since it runs the
+seeds that show it change when their behaviour does: 130, 236, 346 and 579 since it runs the
+flush task's own passes (FlushPass: a pass when a replica asks or after the check interval,
+not after every fsync); 130, 151, 236 and 346 since it runs the
 partition reconciler's own passes (Reconciliation: a pass that changes nothing no longer
 wakes the fetch loop); 20, 130, 151 and 236 since the simulation runs
 the broker's own membership (BrokerMembership: no heartbeat before the metadata has caught
@@ -36,7 +39,7 @@ import pytest
 from replication_sim import Bug, SimResult, run_seed
 
 SEEDS = range(400)
-OLD_DRIVER_BUG_SEEDS = (130, 151, 236, 346)
+OLD_DRIVER_BUG_SEEDS = (130, 236, 346, 579)
 REPLAY = ".venv/bin/python tests/unit/broker/replication_sim {seed}{bug}"
 
 
