@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from rillet.broker.replica.reconcile_pass import Install, Open, Reconciliation
+from rillet.broker.replica.reconcile_pass import Install, Open, ReconcilePass, Reconciliation
 from rillet.broker.replica.replica_role import TopicPartitionKey
 from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.decision import Decision
@@ -29,6 +29,16 @@ def cluster_with_topic() -> tuple[Controller, MetadataState]:
         apply_all(state, ctl.heartbeat(state, b, state.brokers[b].broker_epoch, True, 0))
     apply_all(state, ctl.create_topic(state, "t", 2, 2, {}))
     return ctl, state
+
+
+def reconciled_once(state: MetadataState) -> tuple[Reconciliation, ReconcilePass]:
+    """A core after its first pass, every step done."""
+    core = Reconciliation(NODE)
+    first = core.begin(state, set(), lambda key: None)
+    for step in first.steps:
+        core.installed(step.key, step.wanted)
+    core.finish(first, state)
+    return core, first
 
 
 def test_no_pass_runs_before_the_broker_has_caught_up() -> None:
@@ -61,11 +71,7 @@ def test_a_first_pass_opens_every_assigned_partition_then_skips_unchanged_ones()
 
 def test_a_changed_partition_is_installed_again_and_a_foreign_topic_id_replaced() -> None:
     ctl, state = cluster_with_topic()
-    core = Reconciliation(NODE)
-    first = core.begin(state, set(), lambda key: None)
-    for step in first.steps:
-        core.installed(step.key, step.wanted)
-    core.finish(first, state)
+    core, first = reconciled_once(state)
     topic = state.topic_by_name("t")
     assert topic is not None
     apply_all(state, ctl.tick(state, 10**9))  # broker 2 silent: fenced, out of the ISRs
@@ -81,11 +87,7 @@ def test_a_changed_partition_is_installed_again_and_a_foreign_topic_id_replaced(
 
 def test_a_partition_no_longer_assigned_is_removed() -> None:
     ctl, state = cluster_with_topic()
-    core = Reconciliation(NODE)
-    first = core.begin(state, set(), lambda key: None)
-    for step in first.steps:
-        core.installed(step.key, step.wanted)
-    core.finish(first, state)
+    core, first = reconciled_once(state)
     topic = state.topic_by_name("t")
     assert topic is not None
     apply_all(state, ctl.delete_topic(state, "t"))
