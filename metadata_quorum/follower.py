@@ -5,7 +5,9 @@ The follower reads committed entries from the quorum in order and applies them t
 snapshot to the quorum so the log can be compacted. A follower that fell behind compaction
 restores the latest snapshot and continues from there. Waiters can ask to be woken once a
 given index is applied, which is how a controller waits until its own records are visible
-before deciding again.
+before deciding again. What is applied and when a snapshot is due is
+:class:`~rillet.metadata_quorum.follower_progress.FollowerProgress`'s part (the replication
+simulation runs it too).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Protocol
 
 import trio
 
-from rillet.metadata_quorum.records import decode_entry
+from rillet.metadata_quorum.follower_progress import FollowerProgress
 from rillet.metadata_quorum.state import MetadataState
 from rillet.raft.errors import SnapshotRequired
 from rillet.raft.quorum import Entry, Snapshot
@@ -37,12 +39,17 @@ class CommittedLog(Protocol):
 
 
 class MetadataFollower:
+    """Reads the committed log and applies it as :class:`FollowerProgress` says; this
+    driver adds the waiting: for the log, of the waiters, and yields while applying."""
+
     def __init__(self, source: CommittedLog, snapshot_every: int = 10_000) -> None:
         self.source = source
-        self.state = MetadataState()
-        self._snapshot_every = snapshot_every
-        self._since_snapshot = 0
+        self.progress = FollowerProgress(snapshot_every)
         self._applied = trio.Event()
+
+    @property
+    def state(self) -> MetadataState:
+        return self.progress.state
 
     async def wait_applied(self, index: int) -> None:
         """Return once every entry up to ``index`` is applied to ``state``."""
@@ -57,43 +64,32 @@ class MetadataFollower:
 
     async def run(self) -> None:
         """Apply committed entries forever (cancel to stop)."""
+        progress = self.progress
         while True:
             try:
-                entries = await self.source.read_committed(self.state.last_applied_index)
+                entries = await self.source.read_committed(progress.read_after())
             except SnapshotRequired:
-                self._restore()
+                snapshot = self.source.latest_snapshot()
+                if snapshot is not None:
+                    log.info("restoring metadata from the snapshot at index %d", snapshot.index)
+                progress.restore(snapshot)
                 self._wake_waiters()  # a snapshot may cover what someone waits for
                 continue
             since = trio.current_time()
             for entry in entries:
-                self.state.apply_entry(entry.index, decode_entry(entry.data))
+                progress.apply(entry)
                 if trio.current_time() - since >= APPLY_SLICE_S:
                     # Entries are atomic, so a reader between two of them sees a state the
                     # log really had; yielding keeps requests and heartbeats on time while
                     # a long run of entries (a node catching up) is applied.
-                    self._applied.set()
-                    self._applied = trio.Event()
+                    self._wake_waiters()
                     await trio.lowlevel.checkpoint()
                     since = trio.current_time()
-            self._since_snapshot += len(entries)
-            if self._since_snapshot >= self._snapshot_every:
-                self._take_snapshot(entries[-1].term)
+            snapshot = progress.applied(entries)
+            if snapshot is not None:
+                self.source.save_snapshot(snapshot)
             self._wake_waiters()
 
     def _wake_waiters(self) -> None:
         self._applied.set()
         self._applied = trio.Event()
-
-    def _take_snapshot(self, term: int) -> None:
-        self.source.save_snapshot(
-            Snapshot(self.state.last_applied_index, term, self.state.to_snapshot())
-        )
-        self._since_snapshot = 0
-
-    def _restore(self) -> None:
-        snapshot = self.source.latest_snapshot()
-        if snapshot is None:
-            raise RuntimeError("entries were compacted but no snapshot is available")
-        log.info("restoring metadata from the snapshot at index %d", snapshot.index)
-        self.state = MetadataState.from_snapshot(snapshot.data)
-        self._since_snapshot = 0

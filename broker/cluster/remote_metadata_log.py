@@ -3,7 +3,9 @@
 Implements what :class:`~rillet.metadata_quorum.follower.MetadataFollower` reads
 (``read_committed``, snapshots) over the MetadataFetch api. When a voter has compacted the
 log past the requested index it answers with its whole state instead; that becomes this
-node's latest snapshot and the follower restores from it.
+node's latest snapshot and the follower restores from it. When to fetch, wait or stop is
+:class:`~rillet.broker.cluster.metadata_poll.MetadataPoll`'s decision (the replication
+simulation runs it too); this driver sends the fetches.
 """
 
 from __future__ import annotations
@@ -14,50 +16,67 @@ import trio
 
 from rillet.broker.cluster.cluster_auth import ClusterAuth
 from rillet.broker.cluster.controller_link import ControllerLink
+from rillet.broker.cluster.metadata_poll import (
+    Fetch,
+    MetadataPoll,
+    SnapshotReady,
+    Step,
+    Wait,
+)
 from rillet.broker.errors import ControllerUnreachable
 from rillet.raft.errors import SnapshotRequired
 from rillet.raft.quorum import Entry, Snapshot
 from rillet.wire.cluster_messages import MetadataFetchRequest, MetadataFetchResponse
-from rillet.wire.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
 
-LONG_POLL_MS = 1_000
-RETRY_S = 0.2
-
 
 class RemoteMetadataLog:
+    """Runs the steps :class:`~rillet.broker.cluster.metadata_poll.MetadataPoll` decides
+    (what to fetch, when to wait, when the read is over) over the controller link."""
+
     def __init__(self, link: ControllerLink, auth: ClusterAuth, request_timeout_s: float) -> None:
         self._link = link
         self._auth = auth
-        self._timeout_s = request_timeout_s + LONG_POLL_MS / 1000
+        self._request_timeout_s = request_timeout_s
         self._snapshot: Snapshot | None = None
 
     async def read_committed(self, after_index: int, max_entries: int = 1000) -> list[Entry]:
-        request = MetadataFetchRequest(
-            self._auth.cluster_id, self._auth.token, after_index, max_entries, LONG_POLL_MS
-        )
+        poll = MetadataPoll(after_index, self._request_timeout_s, max_entries)
+        step: Step = poll.fetch()
         while True:
-            try:
-                response: MetadataFetchResponse = await self._link.call(request, self._timeout_s)
-            except ControllerUnreachable as exc:
-                log.warning("metadata fetch failed: %s", exc)
-                continue
-            if response.error_code != ErrorCode.NONE:
-                log.warning(
-                    "metadata fetch refused: %s %s",
-                    ErrorCode(response.error_code).name,
-                    response.error_message or "",
+            if isinstance(step, Fetch):
+                request = MetadataFetchRequest(
+                    self._auth.cluster_id,
+                    self._auth.token,
+                    step.after_index,
+                    step.max_entries,
+                    step.long_poll_ms,
                 )
-                await trio.sleep(RETRY_S)
-                continue
-            if response.snapshot is not None:
-                self._snapshot = Snapshot(
-                    response.snapshot_index, response.snapshot_term, response.snapshot
+                try:
+                    response: MetadataFetchResponse = await self._link.call(request, step.timeout_s)
+                except ControllerUnreachable as exc:
+                    log.warning("metadata fetch failed: %s", exc)
+                    step = poll.unanswered()
+                    continue
+                snapshot = None
+                if response.snapshot is not None:
+                    snapshot = Snapshot(
+                        response.snapshot_index, response.snapshot_term, response.snapshot
+                    )
+                entries = [Entry(e.index, e.term, e.data) for e in response.entries]
+                step = poll.answered(
+                    response.error_code, entries, snapshot, response.error_message or ""
                 )
-                raise SnapshotRequired(response.snapshot_index)
-            if response.entries:
-                return [Entry(e.index, e.term, e.data) for e in response.entries]
+            elif isinstance(step, Wait):
+                log.warning("metadata fetch refused: %s", step.reason)
+                await trio.sleep(step.delay_s)
+                step = poll.fetch()
+            elif isinstance(step, SnapshotReady):
+                self._snapshot = step.snapshot
+                raise SnapshotRequired(step.snapshot.index)
+            else:
+                return list(step.entries)
 
     def save_snapshot(self, snapshot: Snapshot) -> None:
         """Nothing to compact here: the voters own the log."""

@@ -12,24 +12,28 @@ logs are opened (a few fsyncs each) in worker threads, a batch at a time, delete
 renamed aside at once and removed in a worker thread, and role changes yield to the loop
 every few milliseconds. Creating or deleting a topic of thousands of partitions therefore
 leaves heartbeats, Raft and requests on time.
+
+What a pass does (which replicas to install, replace or remove, in which role, and when a
+pass is due) is decided by :class:`~rillet.broker.replica.reconcile_pass.Reconciliation`,
+which the replication simulation runs too; this driver does the file and thread work.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 import trio
 
 from rillet.broker.replica.partition_replica import PartitionReplica
+from rillet.broker.replica.reconcile_pass import Open, Reconciliation, Wanted
 from rillet.broker.replica.replica_manager import ReplicaManager
-from rillet.broker.replica.replica_role import ReplicaRole, TopicPartitionKey
+from rillet.broker.replica.replica_role import TopicPartitionKey
 from rillet.broker.runtime.loop_slices import TimeSlicer
 from rillet.metadata_quorum.follower import MetadataFollower
-from rillet.metadata_quorum.state import MetadataState, PartitionState, TopicState
+from rillet.metadata_quorum.state import MetadataState
 from rillet.partition_store.log import PartitionLog
 from rillet.wire.atomic_file import SyncBatch
 
@@ -45,28 +49,18 @@ OPEN_INLINE_MAX = 8
 SLICE_S = 0.01
 
 
-@dataclass(frozen=True, slots=True)
-class _Wanted:
-    topic: TopicState
-    partition: PartitionState
-
-
 class PartitionReconciler:
+    """Runs the passes :class:`Reconciliation` decides: opens logs in worker threads,
+    installs replicas through the replica manager, removes what is no longer assigned."""
+
     def __init__(self, node_id: int, replicas: ReplicaManager, follower: MetadataFollower) -> None:
         self._node_id = node_id
         self._replicas = replicas
         self._follower = follower
-        self.reconciled_index = 0
+        self._core = Reconciliation(node_id)
         self._changed = trio.Event()
         self._listeners: list[Callable[[], None]] = []
-        # What each hosted partition was last given: unchanged states are skipped.
-        self._applied: dict[TopicPartitionKey, _Wanted] = {}
-        self._keys: dict[tuple[str, int], TopicPartitionKey] = {}  # (topic id, partition)
-        self._state: MetadataState | None = None  # the state object the last pass read
         self._open_limiter = trio.CapacityLimiter(OPEN_THREADS)
-        self._failed: set[tuple[str, int]] = set()  # opens to try again on the next pass
-        self._changes = 0  # replicas installed or removed so far
-        self._brokers: tuple[tuple[int, int, str, int, bool], ...] = ()
 
     def on_reconciled(self, listener: Callable[[], None]) -> None:
         """Call ``listener`` after every pass (the replica fetchers follow leader moves)."""
@@ -74,79 +68,41 @@ class PartitionReconciler:
 
     async def run(self, caught_up: trio.Event) -> None:
         await caught_up.wait()
+        self._core.caught_up()
         await self.reconcile(self._follower.state)
         removed = await trio.to_thread.run_sync(self._replicas.remove_unassigned_dirs)
         if removed:
             log.info("removed %d partition directories no longer assigned here", removed)
         while True:
-            await self._follower.wait_applied(self.reconciled_index + 1)
+            await self._follower.wait_applied(self._core.reconciled_index + 1)
             await self.reconcile(self._follower.state)
 
     async def wait_reconciled(self, index: int) -> None:
-        while self.reconciled_index < index:
+        while self._core.reconciled_index < index:
             await self._changed.wait()
 
-    def _wanted(
-        self, state: MetadataState, keys: Iterable[tuple[str, int]]
-    ) -> dict[TopicPartitionKey, _Wanted]:
-        """Which of ``keys`` are this node's partitions in ``state`` (taken without
-        yielding: the state changes in place as entries are applied)."""
-        wanted: dict[TopicPartitionKey, _Wanted] = {}
-        topics, partitions = state.topics, state.partitions
-        for key in keys:
-            p = partitions.get(key)
-            if p is not None and self._node_id in p.replicas:
-                topic = topics.get(key[0])
-                if topic is not None:
-                    wanted[TopicPartitionKey(topic.name, key[1])] = _Wanted(topic, p)
-        return wanted
+    def _topic_id_of(self, key: TopicPartitionKey) -> str | None:
+        replica = self._replicas.get(key.topic, key.partition)
+        return None if replica is None else replica.topic_id
 
     async def reconcile(self, state: MetadataState) -> None:
-        """One pass: every partition the first time and after a snapshot was restored (a
-        new state object), else only those the applied entries changed."""
-        index = state.last_applied_index
-        changed = state.drain_changed_partitions() | self._failed
-        self._failed = set()
-        full = state is not self._state
-        self._state = state
-        wanted = self._wanted(state, state.partitions if full else changed)
-        if full:
-            gone = sorted(self._replicas.hosted() - set(wanted), key=str)
-        else:
-            hosted = self._replicas.hosted()
-            gone = sorted(
-                {
-                    tpk
-                    for key in changed
-                    if (tpk := self._keys.get(key)) is not None
-                    and tpk not in wanted
-                    and tpk in hosted
-                },
-                key=str,
-            )
+        """One pass, as :meth:`Reconciliation.begin` plans it."""
+        planned = self._core.begin(state, self._replicas.hosted(), self._topic_id_of)
         slicer = TimeSlicer(SLICE_S)
-        changes_before = self._changes
-        await self._remove(gone, slicer)
-        to_open: list[tuple[TopicPartitionKey, _Wanted]] = []
-        for key, w in sorted(wanted.items(), key=lambda kv: str(kv[0])):
-            before = self._applied.get(key)
-            if before is not None and before.partition is w.partition and before.topic is w.topic:
+        await self._remove(planned.gone, slicer)
+        to_open: list[tuple[TopicPartitionKey, Wanted]] = []
+        for step in planned.steps:
+            if isinstance(step, Open):
+                if step.replace:  # an earlier topic of the same name
+                    await self._remove([step.key], slicer)
+                to_open.append((step.key, step.wanted))
                 continue
-            replica = self._replicas.get(key.topic, key.partition)
-            if replica is None or replica.topic_id != w.topic.topic_id:
-                if replica is not None:  # an earlier topic of the same name
-                    await self._remove([key], slicer)
-                to_open.append((key, w))
-                continue
-            self._install(key, replica.log, w)
+            replica = self._replicas.get(step.key.topic, step.key.partition)
+            assert replica is not None  # planned from the hosted replicas just now
+            self._install(step.key, replica.log, step.wanted)
             await slicer.step()
         await self._open(to_open)
-        self.reconciled_index = index
-        brokers = _broker_view(state)
-        if full or self._changes != changes_before or brokers != self._brokers:
-            # Only then: the fetchers rescan every replica (an idle node applies entries
-            # that change no partition: group offsets, heartbeats' decisions).
-            self._brokers = brokers
+        if self._core.finish(planned, state):
             self._notify()
         self._changed.set()
         self._changed = trio.Event()
@@ -155,25 +111,17 @@ class PartitionReconciler:
         for listener in self._listeners:
             listener()
 
-    def _role(self, p: PartitionState) -> ReplicaRole:
-        return ReplicaRole.of(p, self._node_id)
-
-    def _install(self, key: TopicPartitionKey, plog: PartitionLog, w: _Wanted) -> None:
-        self._changes += 1
+    def _install(self, key: TopicPartitionKey, plog: PartitionLog, w: Wanted) -> None:
         self._replicas.install(
-            key, plog, w.topic.topic_id, w.topic.configs, self._role(w.partition)
+            key, plog, w.topic.topic_id, w.topic.configs, self._core.role(w.partition)
         )
-        self._applied[key] = w
-        self._keys[(w.topic.topic_id, key.partition)] = key
+        self._core.installed(key, w)
 
     async def _remove(self, keys: list[TopicPartitionKey], slicer: TimeSlicer) -> None:
         detached = []
-        self._changes += len(keys)
         for key in keys:
             log.info("no longer hosting %s: removing it", key)
-            w = self._applied.pop(key, None)
-            if w is not None:
-                self._keys.pop((w.topic.topic_id, key.partition), None)
+            self._core.removing(key)
             try:
                 detached.append(self._replicas.detach_replica(key.topic, key.partition))
             except OSError:
@@ -189,7 +137,7 @@ class PartitionReconciler:
             except OSError:
                 log.exception("deleting %s failed", moved)
 
-    async def _open(self, to_open: list[tuple[TopicPartitionKey, _Wanted]]) -> None:
+    async def _open(self, to_open: list[tuple[TopicPartitionKey, Wanted]]) -> None:
         """Open new logs in worker threads, ``OPEN_BATCH`` at a time, and host each batch as
         soon as it is open (its leaders can take writes while later batches still open)."""
         if not to_open:
@@ -201,7 +149,7 @@ class PartitionReconciler:
             opened = self._open_logs(to_open, together=False)
             for (key, w), plog in zip(to_open, opened, strict=True):
                 if plog is None:
-                    self._failed.add((w.topic.topic_id, key.partition))
+                    self._core.open_failed(key, w)
                 else:
                     self._install(key, plog, w)
             return
@@ -217,12 +165,12 @@ class PartitionReconciler:
                 "opened %d new partitions in %.1f s", len(to_open), trio.current_time() - started_s
             )
 
-    async def _open_batch(self, batch: list[tuple[TopicPartitionKey, _Wanted]]) -> None:
+    async def _open_batch(self, batch: list[tuple[TopicPartitionKey, Wanted]]) -> None:
         opened = await trio.to_thread.run_sync(self._open_logs, batch, limiter=self._open_limiter)
         slicer = TimeSlicer(SLICE_S)
         for (key, w), plog in zip(batch, opened, strict=True):
             if plog is None:
-                self._failed.add((w.topic.topic_id, key.partition))
+                self._core.open_failed(key, w)
                 continue
             self._install(key, plog, w)
             await slicer.step()
@@ -231,7 +179,7 @@ class PartitionReconciler:
         self._notify()
 
     def _open_logs(
-        self, batch: list[tuple[TopicPartitionKey, _Wanted]], together: bool = True
+        self, batch: list[tuple[TopicPartitionKey, Wanted]], together: bool = True
     ) -> list[PartitionLog | None]:
         """Open each log (a new leader's epoch started in it already). ``together`` (a
         worker thread's batch): the files they created are made durable by one sync of the
@@ -262,11 +210,3 @@ class PartitionReconciler:
                         plog.close()
             return [None] * len(out)
         return out
-
-
-def _broker_view(state: MetadataState) -> tuple[tuple[int, int, str, int, bool], ...]:
-    """What the replica fetchers read of the brokers (where each leader listens)."""
-    return tuple(
-        (b.broker_id, b.broker_epoch, b.host, b.port, b.fenced)
-        for b in sorted(state.brokers.values(), key=lambda b: b.broker_id)
-    )

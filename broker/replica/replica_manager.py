@@ -18,7 +18,9 @@ import trio
 
 from rillet.broker.config import NodeConfig
 from rillet.broker.replica.clean_close import close_logs
+from rillet.broker.replica.flush_pass import FlushPass, checkpoints_due
 from rillet.broker.replica.partition_replica import PartitionReplica
+from rillet.broker.replica.reconcile_pass import install_in_role
 from rillet.broker.replica.replica_role import ReplicaRole, TopicPartitionKey
 from rillet.broker.replica.topic_config import effective_log_config, min_insync_replicas
 from rillet.broker.runtime.clock import SYSTEM_CLOCK, Clock
@@ -146,13 +148,13 @@ class ReplicaManager:
                 replica.on_damage = self._damage_listener
             self._replicas[key] = replica
             self._by_tuple[(key.topic, key.partition)] = replica
-        replica.min_insync_replicas = min_insync_replicas(
-            configs, self.config.replication.default_min_insync_replicas
+        install_in_role(
+            replica,
+            min_insync_replicas(configs, self.config.replication.default_min_insync_replicas),
+            effective_log_config(self.config.log, configs),
+            role,
+            self.clock.steady_ms(),
         )
-        log_config = effective_log_config(self.config.log, configs)
-        if plog.config != log_config:  # the topic's configs changed (or a first install)
-            plog.reconfigure(log_config)
-        replica.set_role(role, self.clock.steady_ms())
         return replica
 
     def remove_replica(self, topic: str, partition: int) -> None:
@@ -245,19 +247,21 @@ class ReplicaManager:
         self._flush_wakeup.set()
 
     async def run_flush_task(self) -> None:
-        """fsync partitions whose flush policy asks for it, off the event loop."""
+        """fsync partitions whose flush policy asks for it, off the event loop: passes of
+        :class:`~rillet.broker.replica.flush_pass.FlushPass`, when a replica asks or after
+        the check interval."""
         interval_s = self.config.tasks.flush_check_interval_ms / 1000
         while True:
             with trio.move_on_after(interval_s):
                 await self._flush_wakeup.wait()
             self._flush_wakeup = trio.Event()
-            now = self.clock.now_ms()
+            flush_pass = FlushPass(self._replicas.values(), self.clock.now_ms())
             # Checking 10,000 replicas for a due flush held the loop for up to 67 ms in one
             # step (measured); yield every slice of loop time instead.
             slicer = TimeSlicer()
-            for replica in list(self._replicas.values()):
+            for replica in flush_pass:
                 await slicer.step()
-                plan = replica.flush_due(now)
+                plan = flush_pass.due(replica)
                 if plan is None:
                     continue
                 started_s = self.clock.monotonic_s()
@@ -271,7 +275,7 @@ class ReplicaManager:
                     raise
                 if self.on_fsync_s is not None:
                     self.on_fsync_s(self.clock.monotonic_s() - started_s)
-                replica.flush_done(plan)
+                flush_pass.fsynced(replica, plan)
 
     async def run_high_watermark_checkpoint_task(self) -> None:
         """Persist moved high watermarks every few seconds (and on close), off the loop.
@@ -288,11 +292,7 @@ class ReplicaManager:
         """Write every moved high watermark, up to ``CHECKPOINT_BATCH`` per worker-thread
         call, without fsyncs (thousands of partitions move theirs between checkpoints; a
         checkpoint lost in a power failure is older or absent, which is safe)."""
-        moved = [
-            r
-            for r in self._replicas.values()
-            if not r.deleted and r.high_watermark != r.checkpointed_high_watermark
-        ]
+        moved = checkpoints_due(self._replicas.values())
         for start in range(0, len(moved), CHECKPOINT_BATCH):
             await trio.to_thread.run_sync(
                 _checkpoint_batch, moved[start : start + CHECKPOINT_BATCH]

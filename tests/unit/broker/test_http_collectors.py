@@ -69,7 +69,7 @@ def node(tmp_path: Path) -> Iterator[tuple[HttpEndpoint, MetadataState, ReplicaM
     config = NodeConfig(node_id=NODE, data_dir=tmp_path)
     manager = ReplicaManager(config)
     follower = MetadataFollower(SimCluster([1], random.Random(1)).member(1))
-    follower.state = state
+    follower.progress.state = state
     trio.run(PartitionReconciler(NODE, manager, follower).reconcile, state)
     view = MetadataView(NODE, follower, ClusterAuth("c", "s"))
     caught_up = trio.Event()

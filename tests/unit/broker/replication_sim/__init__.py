@@ -35,16 +35,24 @@ What is real and what is scheduled:
   (:mod:`rillet.broker.replica.replication.isr_proposal_step`); a follower's fetch loop is
   :class:`FollowedPositions`, :func:`apply_answer` and :class:`FetchRound` /
   ``next_fetch``; the fetch handler's long poll is :class:`LongPoll`; the produce
-  handler's acks=all path is ``acks_all_refusal`` and ``acks_all_answer``.
+  handler's acks=all path is ``acks_all_refusal`` and ``acks_all_answer``; the metadata
+  follower's reads are :class:`~rillet.broker.cluster.metadata_poll.MetadataPoll` (long
+  poll, its timeout, retry, snapshot) and
+  :class:`~rillet.metadata_quorum.follower_progress.FollowerProgress` (apply in order);
+  the partition reconciler's passes are
+  :class:`~rillet.broker.replica.reconcile_pass.Reconciliation` (no pass before the broker
+  caught up; which replica to install in which role) and ReplicaManager.install's
+  ``install_in_role``; the flush and checkpoint tasks' passes are
+  :class:`~rillet.broker.replica.flush_pass.FlushPass` (which fsyncs are due, one at a
+  time, what follows a finished one) and ``checkpoints_due``.
 - scheduled here (the trio tasks of a node, as discrete events): the parts of a broker
-  (:mod:`.controller_session`, :mod:`.isr_proposer`, :mod:`.follower_fetch_loop`,
-  :mod:`.leader_fetch_handler`, :mod:`.client_request_handler`) execute those objects'
-  actions as messages and timers (:mod:`.controller_calls` runs one controller call) and
-  translate the simulation's messages for them. Still written here, with no object in the
-  broker yet: polling the metadata log (the broker's metadata follower), installing the
-  replica in its role (the reconciler's loop around ``ReplicaRole.of`` and ``set_role``),
-  the flush and checkpoint tasks' passes around ``flush_due`` / ``flush_done`` and
-  ``checkpoint_high_watermark`` (:mod:`.broker_process`).
+  (:mod:`.controller_session`, :mod:`.metadata_follower`, :mod:`.replica_reconciler`,
+  :mod:`.isr_proposer`, :mod:`.follower_fetch_loop`, :mod:`.leader_fetch_handler`,
+  :mod:`.client_request_handler`, and the flush and checkpoint tasks in
+  :mod:`.broker_process`) execute those objects' actions as messages and timers
+  (:mod:`.controller_calls` runs one controller call) and translate the simulation's
+  messages for them; the voters (:mod:`.controller`) run the controller's own request
+  handling on the real wire messages.
 - faults (:mod:`.fault_schedule`): process crash (the files survive as written: a process
   crash, not a power loss, so acks that rely on the page cache stay true) and restart,
   pause (SIGSTOP: nothing runs, messages queue), network cuts (both ways, or between a

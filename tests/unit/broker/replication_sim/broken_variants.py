@@ -9,9 +9,11 @@ real driver step; nothing in the production packages knows of them.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 
 from rillet.broker.cluster.controller_call import VoterChoice
+from rillet.broker.cluster.metadata_poll import Fetch, MetadataPoll
 from rillet.broker.replica.partition_replica import PartitionReplica
 from rillet.broker.replica.replication.isr_proposal_step import (
     IsrProposalCycle,
@@ -48,6 +50,11 @@ class Bug(enum.Enum):
     # as the controller last, whatever NOT_CONTROLLER answers name and however its attempts
     # fail, so a broker goes on calling a deposed controller.
     STICKY_VOTER_CHOICE = "sticky-voter-choice"
+    # A driver's control flow: the metadata read sends its fetch again after one went
+    # unanswered, but from one entry further (an off-by-one in the retry), so a broker
+    # whose fetch timed out skips an entry and goes on believing in a leader, an ISR or a
+    # leader epoch the log moved past.
+    METADATA_RETRY_SKIPS_AN_ENTRY = "metadata-retry-skips-an-entry"
 
 
 class _EveryFailureRefused(ProposalSettlement):
@@ -84,6 +91,12 @@ class _AckBeforeFsync(PartitionReplica):
         return self.log.log_end_offset
 
 
+class _RetryPastTheNextEntry(MetadataPoll):
+    def unanswered(self) -> Fetch:
+        fetch = super().unanswered()
+        return dataclasses.replace(fetch, after_index=fetch.after_index + 1)
+
+
 def replica_type_for(bug: Bug | None) -> type[PartitionReplica]:
     """The replica class a run uses: the real one, or a broken subclass of it."""
     return _AckBeforeFsync if bug is Bug.ACK_BEFORE_FSYNC else PartitionReplica
@@ -104,3 +117,8 @@ def voter_choice_type_for(bug: Bug | None) -> type[VoterChoice]:
     """The controller link's voter choice a run uses: the real one, or one that sticks to
     the last voter that answered as the controller."""
     return _StickToTheLastController if bug is Bug.STICKY_VOTER_CHOICE else VoterChoice
+
+
+def poll_type_for(bug: Bug | None) -> type[MetadataPoll]:
+    """The metadata read a run uses: the real one, or one whose retry skips an entry."""
+    return _RetryPastTheNextEntry if bug is Bug.METADATA_RETRY_SKIPS_AN_ENTRY else MetadataPoll

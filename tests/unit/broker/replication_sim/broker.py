@@ -12,14 +12,24 @@ from .controller_session import ControllerSession
 from .follower_fetch_loop import FollowerFetchLoop
 from .isr_proposer import IsrProposer
 from .leader_fetch_handler import LeaderFetchHandler
+from .metadata_follower import MetadataFollowerLoop
+from .replica_reconciler import ReplicaReconciler
 
 
 class SimBroker(
-    ControllerSession, FollowerFetchLoop, LeaderFetchHandler, IsrProposer, ClientRequestHandler
+    ControllerSession,
+    MetadataFollowerLoop,
+    ReplicaReconciler,
+    FollowerFetchLoop,
+    LeaderFetchHandler,
+    IsrProposer,
+    ClientRequestHandler,
 ):
     """One broker: :class:`BrokerProcess` (what survives a crash) with every part.
 
-    - :class:`ControllerSession`: register, heartbeat, follow the metadata, reconcile;
+    - :class:`ControllerSession`: register, heartbeat, wait for the metadata to catch up;
+    - :class:`MetadataFollowerLoop`: read the committed metadata log and apply it;
+    - :class:`ReplicaReconciler`: install the replica in its committed role;
     - :class:`FollowerFetchLoop`: fetch from the leader and apply the answers;
     - :class:`LeaderFetchHandler`: answer followers' fetches, long-polling empty ones;
     - :class:`IsrProposer`: propose ISR changes and settle them;

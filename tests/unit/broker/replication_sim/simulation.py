@@ -22,6 +22,7 @@ import trio
 
 from .broken_variants import (
     cycle_type_for,
+    poll_type_for,
     replica_type_for,
     settlement_for,
     voter_choice_type_for,
@@ -63,6 +64,7 @@ class Simulation:
         self.settlement = settlement_for(bug)
         self.cycle_type = cycle_type_for(bug)
         self.voter_choice_type = voter_choice_type_for(bug)
+        self.poll_type = poll_type_for(bug)
         self.now = 0
         self._seq = 0
         self._ids = 0
