@@ -49,9 +49,16 @@ class Retry:
 
 @dataclass(frozen=True, slots=True)
 class Finished(Generic[R]):
-    """The call is over: the controller's answer, or None when the deadline passed first."""
+    """The call is over: the controller's answer, or None when the deadline passed first.
+
+    ``after_unanswered``: an earlier attempt went out and got no answer (it broke, timed
+    out, or was abandoned for another controller). A voter may still carry that attempt
+    out (its bytes may sit in a socket buffer, its record in a deposed controller's log
+    that the next one commits), so a refusal of a later attempt does not prove that the
+    request never takes effect."""
 
     response: R | None
+    after_unanswered: bool = False
 
 
 class ControllerCall(Generic[R]):
@@ -63,6 +70,7 @@ class ControllerCall(Generic[R]):
         self.deadline_s = deadline_s
         self.backoff_s = INITIAL_BACKOFF_S
         self.failure = "no attempt"  # why the last attempt did not end the call
+        self.unanswered_attempts = 0  # attempts sent that got no answer
         self.done = False
 
     def start(self) -> Send:
@@ -75,7 +83,7 @@ class ControllerCall(Generic[R]):
         (the caller takes its hint)."""
         if not not_controller:
             self.done = True
-            return Finished(response)
+            return Finished(response, self.unanswered_attempts > 0)
         self.failure = f"voter {voter} is not the controller"
         return self._back_off(now_s)
 
@@ -83,19 +91,21 @@ class ControllerCall(Generic[R]):
         """The attempt at ``voter`` broke (connection lost, refused, or no answer within the
         request timeout)."""
         self.failure = f"voter {voter}: {error}"
+        self.unanswered_attempts += 1
         return self._back_off(now_s)
 
     def moved(self, voter: int, reason: str) -> Send:
         """The attempt at ``voter`` was abandoned because another controller is known: no
         backoff."""
         self.failure = f"voter {voter}: {reason}"
+        self.unanswered_attempts += 1
         return Send()
 
     def deadline_passed(self) -> Finished[R]:
         """The caller's deadline came before an answer: the outcome is unknown (the
         controller may have decided on an attempt whose answer was lost)."""
         self.done = True
-        return Finished(None)
+        return Finished(None, after_unanswered=True)
 
     def unreachable_message(self) -> str:
         """The one-line reason a call ended without an answer."""

@@ -117,6 +117,18 @@ class ControllerLink:
         "not the controller"; by default the response's ``error_code`` and ``controller_id``
         fields are read. Raises ControllerUnreachable after ``deadline_s`` seconds.
         """
+        outcome = await self.call_outcome(request, deadline_s, not_controller)
+        assert outcome.response is not None  # no answer raises
+        return outcome.response
+
+    async def call_outcome(
+        self,
+        request: Request[R],
+        deadline_s: float,
+        not_controller: Callable[[Any], int | None] | None = None,
+    ) -> Finished[R]:
+        """:meth:`call`, with whether an earlier attempt went unanswered (a refusal then
+        does not prove the request never takes effect: ``Finished.after_unanswered``)."""
         check = not_controller or not_controller_hint
         progress: ControllerCall[R] = ControllerCall(deadline_s)
         step: Send | Retry | Finished[R] = progress.start()
@@ -142,7 +154,7 @@ class ControllerLink:
                     self._choice.answered(voter, hint)
                     step = progress.answered(voter, response, hint is not None, trio.current_time())
                     if isinstance(step, Finished):
-                        return response
+                        return step
         raise ControllerUnreachable(progress.unreachable_message())
 
     async def _request(self, conn: BrokerConnection, request: Request[R], voter: int) -> R:

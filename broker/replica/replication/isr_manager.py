@@ -126,12 +126,16 @@ class IsrManager:
             list(proposal.isr),
         )
         try:
-            response = await self._link.call(request, timeout_s)
+            outcome = await self._link.call_outcome(request, timeout_s)
         except ControllerUnreachable as exc:
             log.warning("%s: ISR change not decided: %s", replica.key, exc)
             cycle.finish(None)
             return
-        settled = cycle.finish(response.error_code, response.partition_epoch)
+        response = outcome.response
+        assert response is not None  # no answer raises
+        settled = cycle.finish(
+            response.error_code, response.partition_epoch, outcome.after_unanswered
+        )
         if settled is ProposalSettled.REFUSED:
             log.info(
                 "%s: ISR change refused (%s): %s",

@@ -108,10 +108,22 @@ class IsrProposalCycle:
             return None
         return cls(replica, leader, proposal, settlement)
 
-    def finish(self, error_code: int | None, answered_partition_epoch: int = -1) -> ProposalSettled:
+    def finish(
+        self,
+        error_code: int | None,
+        answered_partition_epoch: int = -1,
+        after_unanswered: bool = False,
+    ) -> ProposalSettled:
         """The call ended: with the controller's answer (its error code and the partition
-        epoch it names), or with none (``error_code`` None: the deadline passed first)."""
-        if error_code is None:
+        epoch it names), or with none (``error_code`` None: the deadline passed first).
+
+        ``after_unanswered``: an earlier attempt of the call got no answer. A refusal then
+        leaves the outcome open like no answer at all: the controller may still carry out
+        that attempt once it would no longer refuse (a fenced member unfenced meanwhile),
+        and the leader, taking the refusal as final, would stop counting a member the
+        committed ISR then holds (the replication simulation's seeds 692, 1153 and 2949)."""
+        refused = error_code is not None and error_code != ErrorCode.NONE
+        if error_code is None or (refused and after_unanswered):
             return self._settlement.settle(self.replica, self.proposal, None)
         return self._settlement.settle(
             self.replica, self.proposal, error_code, answered_partition_epoch

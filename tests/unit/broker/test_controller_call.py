@@ -49,13 +49,33 @@ def test_a_broken_attempt_backs_off_and_a_moved_controller_is_tried_at_once() ->
     assert call.failed(3, "timed out", now_s=2.0) == Retry(2.0 + 2 * INITIAL_BACKOFF_S)
 
 
+def test_an_answer_after_an_unanswered_attempt_says_so() -> None:
+    """A voter may still carry out an attempt that went unanswered (a broken connection, a
+    timeout, one abandoned for another controller): the answer that ends the call says so,
+    and the ISR cycle then takes a refusal as no proof (seeds 692 and 1153)."""
+    clean: ControllerCall[str] = ControllerCall(5.0)
+    clean.start()
+    clean.answered(2, "no", not_controller=True, now_s=0.1)  # refused to act: not ambiguous
+    assert clean.answered(1, "refused", False, now_s=0.2) == Finished("refused")
+    for unanswered in ("failed", "moved"):
+        call: ControllerCall[str] = ControllerCall(5.0)
+        call.start()
+        if unanswered == "failed":
+            call.failed(1, "timed out", now_s=0.1)
+        else:
+            call.moved(1, "another controller is known")
+        assert call.answered(2, "refused", False, now_s=0.3) == Finished(
+            "refused", after_unanswered=True
+        )
+
+
 def test_the_deadline_ends_the_call_without_an_answer() -> None:
     """No answer is "unknown outcome", never a refusal: the controller may have decided on
     an attempt whose answer was lost."""
     call: ControllerCall[str] = ControllerCall(0.2)
     call.start()
     call.failed(1, "connection reset", now_s=0.1)
-    assert call.deadline_passed() == Finished(None)
+    assert call.deadline_passed() == Finished(None, after_unanswered=True)
     assert call.done
     assert call.unreachable_message() == (
         "no controller answered within 0.2s (voter 1: connection reset)"

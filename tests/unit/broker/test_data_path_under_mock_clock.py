@@ -12,6 +12,7 @@ import trio
 import trio.testing
 from broker_context import NODE_ID, Middle, middle
 
+from rillet.broker.cluster.controller_call import Finished
 from rillet.broker.handlers.fetch import handle_fetch
 from rillet.broker.handlers.produce import handle_produce
 from rillet.broker.handlers.replica_fetch import read_for_follower
@@ -148,6 +149,12 @@ class RecordingLink:
             request.leader_epoch,
             request.partition_epoch + 1,
         )
+
+    async def call_outcome(
+        self, request: AlterPartitionRequest, timeout_s: float
+    ) -> Finished[AlterPartitionResponse]:
+        """One attempt, answered: nothing unanswered before it."""
+        return Finished(await self.call(request, timeout_s))
 
 
 async def test_the_isr_manager_drops_a_silent_follower_after_the_lag_window(

@@ -20,10 +20,12 @@ member was elected next, acknowledged records were lost. Fixed by
 runs seeds that show it with the old step (the broken variant
 ``Bug.LOST_ALTER_ANSWER_REFUSED``, a subclass of the real step) to prove it was real and is
 caught. Since the simulation runs the real replica, log and drivers' control flow, the
-seeds that show it change when their behaviour does: 68, 110, 235 and 391 since it runs
-both the controller side (three voters answering with the controller's own exchanges,
-reached through the link's voter choice and per-attempt timeout) and the broker's metadata
-follower, reconciler and flush task's own passes; 68, 110, 236 and 391 with the controller
+seeds that show it change when their behaviour does: 75, 248, 391 and 479 since a request
+reaches a voter at most once per attempt (no duplicate copies; the call marks the
+ambiguity of its own retries); 68, 110, 235 and 391 since it runs both the controller
+side (three voters answering with the controller's own exchanges, reached through the
+link's voter choice and per-attempt timeout) and the broker's metadata follower,
+reconciler and flush task's own passes; 68, 110, 236 and 391 with the controller
 side alone, 130, 236, 346 and 579 with the broker's passes alone; 20, 130, 151 and 236
 since the simulation runs the broker's own membership (BrokerMembership: no heartbeat
 before the metadata has caught up, no ISR removals while deaf, a new incarnation on
@@ -39,7 +41,7 @@ import pytest
 from replication_sim import Bug, SimResult, run_seed
 
 SEEDS = range(400)
-OLD_DRIVER_BUG_SEEDS = (68, 110, 235, 391)
+OLD_DRIVER_BUG_SEEDS = (75, 248, 391, 479)
 REPLAY = ".venv/bin/python tests/unit/broker/replication_sim {seed}{bug}"
 
 
@@ -130,12 +132,12 @@ def test_the_runs_go_through_the_paths_that_matter() -> None:
 
 # Where each broken variant is looked for: the first seeds, or (the ISR settling and the
 # ISR cycle's ending, which need a lost answer to an expansion at the wrong moment) the
-# seeds that show it (for the cycle reading a timed-out call as a refusal, the only one of
-# seeds 0-5000 that does: a call moves on to another voter after an unanswered attempt, so
-# few end without an answer; it was 1870 before the broker's own passes ran here).
+# seeds that show it (for the cycle reading an unanswered call, or a refusal after an
+# unanswered attempt, as a refusal: the first of seeds 0-1017 that does; a call moves on
+# to another voter after an unanswered attempt, so few end without any answer).
 CATCHING_SEEDS = {
     Bug.LOST_ALTER_ANSWER_REFUSED: OLD_DRIVER_BUG_SEEDS,
-    Bug.UNANSWERED_ALTER_CALL_REFUSED: (4987,),
+    Bug.UNANSWERED_ALTER_CALL_REFUSED: (1017,),
 }
 
 

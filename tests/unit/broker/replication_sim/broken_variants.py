@@ -43,8 +43,9 @@ class Bug(enum.Enum):
     # member the controller may have added (the bug this simulation found; the old step).
     LOST_ALTER_ANSWER_REFUSED = "lost-alter-answer-refused"
     # A driver's control flow: the ISR proposal cycle ends an AlterPartition call that went
-    # unanswered until its deadline as if the controller had refused it (a timeout read as
-    # a refusal), so the leader stops counting a member the controller may have added.
+    # unanswered until its deadline, or was refused after an unanswered attempt, as if the
+    # controller had refused it (a timeout read as a refusal), so the leader stops counting
+    # a member the controller may have added.
     UNANSWERED_ALTER_CALL_REFUSED = "unanswered-alter-call-refused"
     # A driver step: the controller link's voter choice sticks to the voter that answered
     # as the controller last, whatever NOT_CONTROLLER answers name and however its attempts
@@ -72,9 +73,15 @@ class _EveryFailureRefused(ProposalSettlement):
 
 
 class _TimeoutReadAsRefusal(IsrProposalCycle):
-    def finish(self, error_code: int | None, answered_partition_epoch: int = -1) -> ProposalSettled:
+    def finish(
+        self,
+        error_code: int | None,
+        answered_partition_epoch: int = -1,
+        after_unanswered: bool = False,
+    ) -> ProposalSettled:
         if error_code is None:  # refused against the proposal's own partition epoch
             return super().finish(ErrorCode.REQUEST_TIMED_OUT, self.proposal.partition_epoch)
+        # An earlier unanswered attempt is read as refused too: the later refusal counts.
         return super().finish(error_code, answered_partition_epoch)
 
 

@@ -41,6 +41,7 @@ from rillet.wire.cluster_messages import (
     BrokerRegistrationRequest,
     MetadataFetchRequest,
 )
+from rillet.wire.error_codes import ErrorCode
 
 from .messages import ClusterResponse, ControllerReq, ControllerResp
 from .topology import BROKERS, CONTROLLER, TOPIC, VOTERS
@@ -228,7 +229,15 @@ class SimVoter:
         elif isinstance(request, BrokerHeartbeatRequest):
             response = await heartbeat(self, request)
         elif isinstance(request, AlterPartitionRequest):
+            # Traced on arrival too: a late or second copy shows up here before its effect.
+            asked = (
+                f"v{self.node_id} alter from b{request.broker_id} attempt {req.req_id} "
+                f"pe {request.partition_epoch} isr {tuple(request.new_isr)}"
+            )
+            self.quorum.sim.trace_line(f"{asked}: arrived")
             response = await alter_partition(self, request)
+            answer = ErrorCode(response.error_code).name
+            self.quorum.sim.trace_line(f"{asked}: {answer} pe {response.partition_epoch}")
         else:
             raise TypeError(f"voters take no {type(request).__name__} here")
         self.quorum.respond(self.node_id, req, response)

@@ -48,6 +48,7 @@ class SimCall:
         self._finished = finished
         self._progress: ControllerCall[ClusterResponse] = ControllerCall(deadline_ms / 1000)
         self._attempt = -1
+        self.after_unanswered = False  # how the call ended (Finished.after_unanswered)
         self._voter = -1  # where the current attempt went
 
     def start(self) -> None:
@@ -105,4 +106,5 @@ class SimCall:
         elif isinstance(step, Retry):
             sim.later(process, max(0, round(step.at_s * 1000) - sim.now), self._send)
         else:
+            self.after_unanswered = step.after_unanswered
             self._finished(step.response)

@@ -11,8 +11,6 @@ answer counted as refused); broken variants of it (:mod:`.broken_variants`) must
 
 from __future__ import annotations
 
-from functools import partial
-
 from rillet.broker.replica.replication.isr_proposal_step import (
     IsrProposalCycle,
     ProposalSettled,
@@ -56,16 +54,23 @@ class IsrProposer(BrokerProcess):
             CLUSTER_ID, b"", self.node_id, epoch, topic.topic_id, 0, cycle.leader_epoch,
             proposal.partition_epoch, list(proposal.isr),
         )  # fmt: skip
-        finished = partial(self._alter_finished, cycle)
-        SimCall(self, request, sim.config.request_timeout_ms, finished).start()
+        call = SimCall(
+            self,
+            request,
+            sim.config.request_timeout_ms,
+            lambda resp: self._alter_finished(cycle, resp, call.after_unanswered),
+        )
+        call.start()
 
-    def _alter_finished(self, cycle: IsrProposalCycle, resp: ClusterResponse | None) -> None:
+    def _alter_finished(
+        self, cycle: IsrProposalCycle, resp: ClusterResponse | None, after_unanswered: bool
+    ) -> None:
         """The tail of IsrManager._propose: the cycle settles the leader."""
         if resp is None:
             settled = cycle.finish(None)
         else:
             assert isinstance(resp, AlterPartitionResponse)
-            settled = cycle.finish(resp.error_code, resp.partition_epoch)
+            settled = cycle.finish(resp.error_code, resp.partition_epoch, after_unanswered)
         if settled in (ProposalSettled.REFUSED, ProposalSettled.UNANSWERED):
             self.sim.trace_line(f"{self} ISR proposal {cycle.proposal.isr} failed: {resp}")
             self.sim.stats[
