@@ -49,8 +49,6 @@ from rillet.metadata_quorum.txn_coordinator import TxnConfig, expire_idle, expir
 from rillet.wire.acls import AclBinding
 from rillet.wire.error_codes import ErrorCode
 
-__all__ = ["NO_ANSWER_HEARD", "Controller", "ControllerConfig", "HeardAnswer"]
-
 # Producer ids handed to a broker at a time (one metadata record per block, like KIP-730).
 PRODUCER_ID_BLOCK_SIZE = 1000
 

@@ -16,13 +16,9 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
+from rillet.metadata_quorum.broker_leases import NO_ANSWER_HEARD, HeardAnswer
 from rillet.metadata_quorum.classic_group_answers import HeldAnswers
-from rillet.metadata_quorum.controller import (
-    NO_ANSWER_HEARD,
-    Controller,
-    ControllerConfig,
-    HeardAnswer,
-)
+from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.entry_split import split_records
 from rillet.metadata_quorum.features import bootstrap_records

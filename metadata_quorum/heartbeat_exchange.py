@@ -10,7 +10,8 @@ answers count as heard in both. Leader-only state: no records.
 
 from __future__ import annotations
 
-from rillet.metadata_quorum.controller import Controller, HeardAnswer
+from rillet.metadata_quorum.broker_leases import HeardAnswer
+from rillet.metadata_quorum.controller import Controller
 from rillet.metadata_quorum.state import MetadataState
 
 

@@ -36,7 +36,7 @@ from rillet.broker.handlers.controller_decisions import (
 )
 from rillet.broker.handlers.deferred import Deferred
 from rillet.broker.handlers.quorum_replication import voter_states
-from rillet.metadata_quorum.controller import NO_ANSWER_HEARD, HeardAnswer
+from rillet.metadata_quorum.broker_leases import NO_ANSWER_HEARD, HeardAnswer
 from rillet.metadata_quorum.controller_service import DecideFn
 from rillet.metadata_quorum.records import ProducerIds
 from rillet.metadata_quorum.state import MetadataState

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from rillet.metadata_quorum.controller import NO_ANSWER_HEARD, Controller, HeardAnswer
+from rillet.metadata_quorum.broker_leases import NO_ANSWER_HEARD, HeardAnswer
+from rillet.metadata_quorum.controller import Controller
 from rillet.metadata_quorum.controller_service import DecideFn
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.records import RegisterBroker

@@ -11,7 +11,8 @@ import trio.testing
 from sim_quorum import SimCluster
 
 from rillet.metadata_quorum.assignment import assign_replicas
-from rillet.metadata_quorum.controller import Controller, ControllerConfig, HeardAnswer
+from rillet.metadata_quorum.broker_leases import HeardAnswer
+from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.records import (
     NO_LEADER,

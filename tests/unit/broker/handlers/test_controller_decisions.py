@@ -16,12 +16,8 @@ from rillet.broker.handlers.controller_decisions import (
     metadata_fetch_wait_ms,
     register,
 )
-from rillet.metadata_quorum.controller import (
-    NO_ANSWER_HEARD,
-    Controller,
-    ControllerConfig,
-    HeardAnswer,
-)
+from rillet.metadata_quorum.broker_leases import NO_ANSWER_HEARD, HeardAnswer
+from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.controller_service import DecideFn
 from rillet.metadata_quorum.heartbeat_exchange import answer_stamp, heartbeat_arrived
 from rillet.metadata_quorum.state import MetadataState

@@ -29,7 +29,8 @@ from rillet.broker.handlers.controller_decisions import (
     metadata_fetch_wait_ms,
     register,
 )
-from rillet.metadata_quorum.controller import NO_ANSWER_HEARD, Controller, ControllerConfig
+from rillet.metadata_quorum.broker_leases import NO_ANSWER_HEARD
+from rillet.metadata_quorum.controller import Controller, ControllerConfig
 from rillet.metadata_quorum.controller_service import DecideFn
 from rillet.metadata_quorum.decision import Decision
 from rillet.metadata_quorum.heartbeat_exchange import answer_stamp, heartbeat_arrived
@@ -47,7 +48,7 @@ from .messages import ClusterResponse, ControllerReq, ControllerResp
 from .topology import BROKERS, CONTROLLER, TOPIC, VOTERS
 
 if TYPE_CHECKING:
-    from rillet.metadata_quorum.controller import HeardAnswer
+    from rillet.metadata_quorum.broker_leases import HeardAnswer
 
     from .simulation import Simulation
 
